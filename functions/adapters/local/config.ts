@@ -1,0 +1,43 @@
+import { resolve } from 'node:path';
+import type { CoreConfig } from '../../core/deps.js';
+
+/** The local shell's settings, from the environment (README lists them). */
+export interface LocalConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  adminToken: string | undefined;
+  defaultWorkspace: string;
+  workers: number;
+  maxBodyBytes: number;
+  /** Public address of this server, used as BASE_INTERNAL_URL; defaults to the listening address. */
+  baseUrl: string | undefined;
+  core: Omit<CoreConfig, 'baseInternalUrl'>;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    port: int(env.PORT, 8000),
+    dataDir: resolve(env.SVC_DATA_DIR ?? '.svc'),
+    adminToken: env.SVC_ADMIN_TOKEN || undefined,
+    defaultWorkspace: env.SVC_DEFAULT_WORKSPACE ?? 'main',
+    workers: int(env.SVC_WORKERS, 8),
+    maxBodyBytes: int(env.SVC_MAX_BODY_BYTES, 10 * 1024 * 1024),
+    baseUrl: env.SVC_BASE_URL,
+    core: {
+      jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
+      maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),
+      syncMaxWaitMs: int(env.SVC_SYNC_MAX_WAIT_SECONDS, 60) * 1000,
+      includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+      pollIntervalMs: 1000,
+    },
+  };
+}
+
+function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got ${JSON.stringify(value)}`);
+  return n;
+}

@@ -1,0 +1,79 @@
+import { mkdirSync, mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../../http/app.js';
+import { bootstrapInstance } from '../../core/bootstrap.js';
+import type { WorkerDeps } from '../../core/deps.js';
+import { createLocalRunner } from '../../runtime/index.js';
+import { SqliteStore } from './sqlite-store.js';
+import { LocalWorkerPool } from './worker-pool.js';
+import { LocalJobSignals } from './job-signals.js';
+import { FileBlobStore } from './file-blob-store.js';
+import type { LocalConfig } from './config.js';
+
+export const VERSION = '0.1.0';
+
+export interface RunningService {
+  url: string;
+  /** A new admin token, when this start created the instance; shown once. */
+  newAdminToken: string | null;
+  close(): Promise<void>;
+}
+
+/** The local shell: one process with the API, the worker pool and the sandboxed runner. */
+export async function startLocalService(config: LocalConfig): Promise<RunningService> {
+  // Only this process's user may read the database and uploads; jobs run as another user.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
+  const store = new SqliteStore(join(config.dataDir, 'svc.db'));
+  const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
+  chmodSync(runDir, 0o711);
+  const runner = createLocalRunner({ workDir: runDir });
+  const pool = new LocalWorkerPool(store, config.workers);
+  const clock = { now: () => new Date() };
+
+  const { newAdminToken } = await bootstrapInstance(store, clock, {
+    adminToken: config.adminToken,
+    defaultWorkspaceId: config.defaultWorkspace,
+  });
+
+  const deps: WorkerDeps = {
+    store,
+    queue: pool,
+    signals: new LocalJobSignals(),
+    blobs: new FileBlobStore(join(config.dataDir, 'objects')),
+    clock,
+    runner,
+    config: { ...config.core, baseInternalUrl: '' },
+  };
+  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION });
+  const server = await listen(app.fetch, config.host, config.port);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host}:${port}`;
+  deps.config.baseInternalUrl = config.baseUrl ?? url;
+
+  // Jobs a crash left `running` are run again (at-least-once), then the pool takes the queue.
+  await store.requeueInterrupted();
+  pool.start(deps);
+
+  return {
+    url,
+    newAdminToken,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.stop();
+      await runner.close();
+      store.close();
+      rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    server.once('error', reject);
+  });
+}

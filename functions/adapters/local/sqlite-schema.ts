@@ -1,0 +1,76 @@
+/** The local store's tables. Versioned by `user_version` so later issues can migrate forward. */
+export const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    object_storage_enabled INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE users (
+    username TEXT PRIMARY KEY,
+    email TEXT NOT NULL,
+    is_admin INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE script_versions (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+    hash TEXT NOT NULL,
+    path TEXT NOT NULL,
+    parent_hash TEXT,
+    content TEXT NOT NULL,
+    language TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    description TEXT NOT NULL,
+    schema TEXT NOT NULL,
+    delete_after_use INTEGER NOT NULL,
+    timeout INTEGER,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, hash)
+  );
+  CREATE INDEX script_versions_by_path ON script_versions(workspace_id, path);
+  -- The latest version of each path: the row a /p/ URL runs.
+  CREATE TABLE script_heads (
+    workspace_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, path)
+  );
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    script_path TEXT NOT NULL,
+    script_hash TEXT NOT NULL,
+    language TEXT NOT NULL,
+    args TEXT,
+    status TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    completed_at TEXT,
+    success INTEGER,
+    result TEXT,
+    logs TEXT NOT NULL DEFAULT '',
+    result_stream TEXT NOT NULL DEFAULT '',
+    streaming INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    delete_after_use INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX jobs_queue ON jobs(status);
+  CREATE INDEX jobs_by_workspace ON jobs(workspace_id, created_at);
+  CREATE TABLE tokens (
+    token_hash TEXT PRIMARY KEY,
+    prefix TEXT NOT NULL,
+    label TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    workspace_id TEXT,
+    job_id TEXT,
+    expires_at TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX tokens_by_job ON tokens(job_id);
+  `,
+];

@@ -1,0 +1,246 @@
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from './sqlite-schema.js';
+import type { Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+
+/**
+ * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
+ * is one short transaction and the async signatures of the port resolve immediately.
+ */
+export class SqliteStore implements Store {
+  readonly db: Database.Database;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode survives a process crash (kill -9); only an OS crash may lose the last commits.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate() {
+    const current = this.db.pragma('user_version', { simple: true }) as number;
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]);
+        this.db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  close() {
+    this.db.close();
+  }
+
+  async createWorkspace(ws: Workspace) {
+    const r = this.db
+      .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
+      .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
+    return r.changes === 1 ? ('created' as const) : ('exists' as const);
+  }
+
+  async getWorkspace(id: string) {
+    const row = this.stmt('SELECT * FROM workspaces WHERE id = ?').get(id) as Row | undefined;
+    return row ? toWorkspace(row) : null;
+  }
+
+  async listWorkspaces() {
+    return (this.stmt('SELECT * FROM workspaces ORDER BY id').all() as Row[]).map(toWorkspace);
+  }
+
+  async setObjectStorage(id: string, enabled: boolean) {
+    this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
+  }
+
+  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+    return this.db.transaction(() => {
+      const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
+      if ((head?.hash ?? null) !== expectedLatest) return false;
+      this.stmt(
+        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at)
+         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at)`,
+      ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0 });
+      this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
+      return true;
+    })();
+  }
+
+  async getLatestScript(workspaceId: string, path: string) {
+    const row = this.stmt(
+      `SELECT v.* FROM script_heads h JOIN script_versions v ON v.workspace_id = h.workspace_id AND v.hash = h.hash
+       WHERE h.workspace_id = ? AND h.path = ?`,
+    ).get(workspaceId, path) as Row | undefined;
+    return row ? toScript(row) : null;
+  }
+
+  async getScriptByHash(workspaceId: string, hash: string) {
+    const row = this.stmt('SELECT * FROM script_versions WHERE workspace_id = ? AND hash = ?').get(workspaceId, hash) as Row | undefined;
+    return row ? toScript(row) : null;
+  }
+
+  async listLatestScripts(workspaceId: string) {
+    const rows = this.stmt(
+      `SELECT v.* FROM script_heads h JOIN script_versions v ON v.workspace_id = h.workspace_id AND v.hash = h.hash
+       WHERE h.workspace_id = ? ORDER BY h.path`,
+    ).all(workspaceId) as Row[];
+    return rows.map(toScript);
+  }
+
+  async deleteScriptPath(workspaceId: string, path: string) {
+    return this.db.transaction(() => {
+      this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
+      return this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
+    })();
+  }
+
+  async insertJob(job: Job) {
+    this.stmt(
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_at, delete_after_use)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_at, @delete_after_use)`,
+    ).run({ ...job, args: JSON.stringify(job.args), delete_after_use: job.delete_after_use ? 1 : 0 });
+  }
+
+  async getJob(workspaceId: string, id: string) {
+    const row = this.stmt('SELECT * FROM jobs WHERE id = ? AND workspace_id = ?').get(id, workspaceId) as Row | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  async listJobs(f: JobListFilter) {
+    const where = ['workspace_id = @workspace_id'];
+    if (f.status) where.push('status = @status');
+    if (f.script_path) where.push('script_path = @script_path');
+    const rows = this.db
+      .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT @limit`)
+      .all({ status: null, script_path: null, ...f }) as Row[];
+    return rows.map(toJob);
+  }
+
+  async claimJob(id: string, startedAt: string) {
+    const row = this.stmt(
+      `UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING *`,
+    ).get(startedAt, id) as Row | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  /** Oldest queued jobs first, for the local worker pool. */
+  queuedJobIds(limit: number, exclude: ReadonlySet<string>): string[] {
+    const rows = this.stmt(`SELECT id FROM jobs WHERE status = 'queued' ORDER BY rowid LIMIT ?`).all(limit + exclude.size) as { id: string }[];
+    return rows.map((r) => r.id).filter((id) => !exclude.has(id)).slice(0, limit);
+  }
+
+  async appendJobStream(id: string, chunk: string) {
+    this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
+  }
+
+  async appendJobLogs(id: string, text: string) {
+    this.stmt('UPDATE jobs SET logs = logs || ? WHERE id = ?').run(text, id);
+  }
+
+  async completeJob(id: string, c: JobCompletion, completedAt: string) {
+    const r = this.stmt(
+      `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?
+       WHERE id = ? AND status IN ('queued', 'running', 'suspended', 'awaiting_approval')`,
+    ).run(c.status, c.status === 'success' ? 1 : 0, JSON.stringify(c.result ?? null), c.logs, completedAt, id);
+    return r.changes === 1;
+  }
+
+  async scrubJob(id: string) {
+    this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
+  }
+
+  async requeueInterrupted() {
+    const rows = this.stmt(`UPDATE jobs SET status = 'queued' WHERE status = 'running' RETURNING id`).all() as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  async createUser(u: User) {
+    return this.stmt('INSERT OR IGNORE INTO users (username, email, is_admin, created_at) VALUES (?, ?, ?, ?)')
+      .run(u.username, u.email, u.is_admin ? 1 : 0, u.created_at).changes === 1;
+  }
+
+  async getUser(username: string) {
+    const row = this.stmt('SELECT * FROM users WHERE username = ?').get(username) as Row | undefined;
+    return row ? { username: row.username, email: row.email, is_admin: row.is_admin === 1, created_at: row.created_at } : null;
+  }
+
+  async putToken(t: TokenRecord) {
+    this.stmt(
+      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, workspace_id, job_id, expires_at, created_at)
+       VALUES (@token_hash, @prefix, @label, @owner, @workspace_id, @job_id, @expires_at, @created_at)`,
+    ).run(t);
+  }
+
+  async getToken(tokenHash: string) {
+    return (this.stmt('SELECT * FROM tokens WHERE token_hash = ?').get(tokenHash) as TokenRecord | undefined) ?? null;
+  }
+
+  async deleteToken(tokenHash: string) {
+    this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash);
+  }
+
+  async deleteJobTokens(jobId: string) {
+    this.stmt('DELETE FROM tokens WHERE job_id = ?').run(jobId);
+  }
+
+  // Prepared statements are cached: the webhook hot path runs the same few queries.
+  private readonly statements = new Map<string, Database.Statement>();
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = Record<string, any>;
+
+function toWorkspace(r: Row): Workspace {
+  return { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 };
+}
+
+function toScript(r: Row): ScriptVersion {
+  return {
+    workspace_id: r.workspace_id,
+    path: r.path,
+    hash: r.hash,
+    parent_hash: r.parent_hash,
+    content: r.content,
+    language: r.language,
+    summary: r.summary,
+    description: r.description,
+    schema: JSON.parse(r.schema),
+    delete_after_use: r.delete_after_use === 1,
+    timeout: r.timeout,
+    created_by: r.created_by,
+    created_at: r.created_at,
+  };
+}
+
+function toJob(r: Row): Job {
+  return {
+    id: r.id,
+    workspace_id: r.workspace_id,
+    kind: r.kind,
+    script_path: r.script_path,
+    script_hash: r.script_hash,
+    language: r.language,
+    args: r.args === null ? null : JSON.parse(r.args),
+    status: r.status,
+    created_by: r.created_by,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    completed_at: r.completed_at,
+    success: r.success === null ? null : r.success === 1,
+    result: r.result === null ? null : JSON.parse(r.result),
+    logs: r.logs,
+    result_stream: r.result_stream,
+    streaming: r.streaming === 1,
+    attempts: r.attempts,
+    delete_after_use: r.delete_after_use === 1,
+    deleted: r.deleted === 1,
+  };
+}

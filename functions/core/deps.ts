@@ -1,0 +1,31 @@
+import type { BlobStore, Clock, CodeRunner, JobQueue, JobSignals, Store } from '../ports.js';
+
+/** Instance settings the core needs; each shell reads them from its own environment. */
+export interface CoreConfig {
+  /** Where user code reaches the API (BASE_INTERNAL_URL). */
+  baseInternalUrl: string;
+  /** Default per-job timeout when a script sets none. */
+  jobTimeoutMs: number;
+  /** Cap on what a job may print or stream. */
+  maxOutputBytes: number;
+  /** Instance-level maximum wait of the sync endpoints (spec 8). */
+  syncMaxWaitMs: number;
+  /** INCLUDE_HEADERS: header names passed to every run as arguments (spec 4.2 rule 6). */
+  includeHeaders: string[];
+  /** How often waiters re-read a job when the shell's signals cannot wake them (AWS). */
+  pollIntervalMs: number;
+}
+
+export interface CoreDeps {
+  store: Store;
+  queue: JobQueue;
+  signals: JobSignals;
+  blobs: BlobStore;
+  clock: Clock;
+  config: CoreConfig;
+}
+
+/** The worker side additionally runs user code. */
+export interface WorkerDeps extends CoreDeps {
+  runner: CodeRunner;
+}

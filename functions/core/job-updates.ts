@@ -1,0 +1,47 @@
+import { getJob, isFinished } from './jobs.js';
+import type { CoreDeps } from './deps.js';
+
+/** Spec 4.5: the SSE events of a job, as an async sequence the HTTP layer writes out. */
+
+export type JobUpdate =
+  | { type: 'update'; new_result_stream: string; stream_offset: number }
+  | {
+      type: 'update';
+      completed: true;
+      status: string;
+      success: boolean | null;
+      only_result: unknown;
+      new_result_stream?: string;
+      stream_offset: number;
+    };
+
+// With `fast=true` a new job is re-read quickly at first, then at the normal pace.
+const FAST_PHASE_MS = 2_000;
+const FAST_INTERVAL_MS = 50;
+
+export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean }): AsyncGenerator<JobUpdate> {
+  const startedAt = deps.clock.now().getTime();
+  let offset = 0;
+  for (;;) {
+    const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
+    const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
+    const job = await getJob(deps, workspaceId, id);
+    const fresh = job.result_stream.slice(offset);
+    offset = job.result_stream.length;
+    if (isFinished(job.status)) {
+      yield {
+        type: 'update',
+        completed: true,
+        status: job.status,
+        success: job.success,
+        // A streamed job's result is the whole stream; any other job's result is its value.
+        only_result: job.streaming && job.success ? job.result_stream : job.result,
+        ...(fresh ? { new_result_stream: fresh } : {}),
+        stream_offset: offset,
+      };
+      return;
+    }
+    if (fresh) yield { type: 'update', new_result_stream: fresh, stream_offset: offset };
+    await wake;
+  }
+}

@@ -1,0 +1,132 @@
+import { ApiError, notFound, conflict } from './errors.js';
+import { newUuid } from './crypto.js';
+import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type ScriptVersion } from '../ports.js';
+import type { CoreDeps } from './deps.js';
+import type { Principal } from './auth.js';
+
+/** Creating, finding, waiting for and cancelling jobs. Running them is the worker's part. */
+
+export type RunTarget = { by: 'path'; path: string } | { by: 'hash'; hash: string };
+
+export function isFinished(status: JobStatus): boolean {
+  return FINISHED_STATUSES.includes(status);
+}
+
+export async function resolveTarget(deps: CoreDeps, workspaceId: string, target: RunTarget): Promise<ScriptVersion> {
+  const script =
+    target.by === 'path'
+      ? await deps.store.getLatestScript(workspaceId, target.path)
+      : await deps.store.getScriptByHash(workspaceId, target.hash);
+  if (!script) throw notFound(target.by === 'path' ? `script ${target.path}` : `script version ${target.hash}`);
+  return script;
+}
+
+/** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
+export async function pushJob(
+  deps: CoreDeps,
+  principal: Principal,
+  script: ScriptVersion,
+  args: Record<string, unknown>,
+  id: string = newUuid(),
+): Promise<Job> {
+  const job: Job = {
+    id,
+    workspace_id: script.workspace_id,
+    kind: 'script',
+    script_path: script.path,
+    script_hash: script.hash,
+    language: script.language,
+    args,
+    status: 'queued',
+    created_by: principal.username,
+    created_at: deps.clock.now().toISOString(),
+    started_at: null,
+    completed_at: null,
+    success: null,
+    result: null,
+    logs: '',
+    result_stream: '',
+    streaming: false,
+    attempts: 0,
+    delete_after_use: script.delete_after_use,
+    deleted: false,
+  };
+  await deps.store.insertJob(job);
+  await deps.queue.enqueue(job);
+  return job;
+}
+
+export async function getJob(deps: CoreDeps, workspaceId: string, id: string): Promise<Job> {
+  return (await deps.store.getJob(workspaceId, id)) ?? fail(id);
+}
+
+/**
+ * Waits until the job finishes or `maxWaitMs` passes (null then). Subscribes before reading so a
+ * completion between the read and the wait cannot be missed.
+ */
+export async function awaitFinished(deps: CoreDeps, workspaceId: string, id: string, maxWaitMs: number): Promise<Job | null> {
+  const deadline = deps.clock.now().getTime() + maxWaitMs;
+  for (;;) {
+    const remaining = deadline - deps.clock.now().getTime();
+    const wake = deps.signals.wait(id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
+    const job = await getJob(deps, workspaceId, id);
+    if (isFinished(job.status)) return job;
+    if (remaining <= 0) return null;
+    await wake;
+  }
+}
+
+export function syncTimeout(jobId: string, maxWaitMs: number, workspaceId: string): ApiError {
+  return new ApiError(
+    504,
+    'sync_wait_timeout',
+    `job ${jobId} did not finish within the instance's maximum sync wait of ${maxWaitMs / 1000}s; it keeps running: poll /api/w/${workspaceId}/jobs_u/get/${jobId}`,
+    { job_id: jobId },
+  );
+}
+
+export async function cancelJob(deps: CoreDeps, principal: Principal, workspaceId: string, id: string, reason: string | undefined): Promise<Job> {
+  const job = await getJob(deps, workspaceId, id);
+  if (isFinished(job.status)) throw conflict(`job ${id} already finished as ${job.status}`);
+  const message = `canceled by ${principal.username}${reason ? `: ${reason}` : ''}`;
+  const won = await deps.store.completeJob(
+    id,
+    { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: job.logs },
+    deps.clock.now().toISOString(),
+  );
+  if (!won) throw conflict(`job ${id} finished before it could be canceled`);
+  deps.signals.notify(id);
+  return getJob(deps, workspaceId, id);
+}
+
+export function listJobs(deps: CoreDeps, filter: JobListFilter): Promise<Job[]> {
+  return deps.store.listJobs(filter);
+}
+
+/** The shape the API returns for a job. */
+export function jobView(job: Job) {
+  return {
+    id: job.id,
+    workspace_id: job.workspace_id,
+    type: isFinished(job.status) ? 'CompletedJob' : 'QueuedJob',
+    status: job.status,
+    running: job.status === 'running',
+    success: job.success,
+    result: job.result,
+    args: job.args,
+    logs: job.logs,
+    script_path: job.script_path,
+    script_hash: job.script_hash,
+    language: job.language,
+    created_by: job.created_by,
+    created_at: job.created_at,
+    started_at: job.started_at,
+    completed_at: job.completed_at,
+    attempts: job.attempts,
+    deleted: job.deleted,
+  };
+}
+
+function fail(id: string): never {
+  throw notFound(`job ${id}`);
+}

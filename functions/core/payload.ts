@@ -1,0 +1,191 @@
+import { badRequest } from './errors.js';
+import type { BlobStore } from '../ports.js';
+
+/**
+ * Turns a webhook request into the job's arguments: every rule of spec 4.2 and the query
+ * parameters of 4.3 live here, once, for both shells.
+ */
+
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface IncomingRequest {
+  contentType: string | null;
+  /** The raw body; empty for GET. */
+  body: Uint8Array;
+  /** Query string values (the first of repeated keys). */
+  query: Record<string, string>;
+  /** Header values keyed by lower-case name. */
+  headers: Record<string, string>;
+  /** Set by the HTTP layer for multipart/form-data bodies, which it parses with the platform's FormData. */
+  multipart?: { fields: Array<[string, string]>; files: UploadedFile[] };
+}
+
+export interface PayloadContext {
+  workspaceId: string;
+  objectStorageEnabled: boolean;
+  blobs: BlobStore;
+  /** Instance-wide headers passed to every run (the INCLUDE_HEADERS variable). */
+  includeHeaders: string[];
+  /** Names a stored upload uniquely. */
+  newId: () => string;
+}
+
+/** Query parameters that steer the endpoint and never become arguments on their own. */
+export const CONTROL_QUERY_PARAMS = ['token', 'payload', 'wrap_body', 'raw', 'include_header', 'include_query', 'fast'];
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext): Promise<Record<string, unknown>> {
+  const mediaType = (req.contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (mediaType === 'application/cloudevents-batch+json') {
+    throw badRequest('cloudevents_batch_unsupported', 'Cloud Events batch mode is not supported; send one event per request');
+  }
+  const wrapBody = req.query.wrap_body === 'true';
+  const text = decoder.decode(req.body);
+  let args: Record<string, unknown>;
+
+  if (req.query.payload !== undefined) {
+    args = shapeParsed(decodePayloadParam(req.query.payload), wrapBody);
+  } else if (req.multipart) {
+    args = await argsFromMultipart(req.multipart, ctx, wrapBody);
+  } else if (mediaType === 'application/x-www-form-urlencoded') {
+    args = shapeParsed(formToObject(new URLSearchParams(text)), wrapBody);
+  } else if (mediaType === 'application/cloudevents+json') {
+    args = structuredCloudEvent(text, wrapBody);
+  } else {
+    args = argsFromText(text, wrapBody);
+    const metadata = binaryCloudEventMetadata(req.headers, req.contentType);
+    if (metadata) args.WEBHOOK__METADATA__ = metadata;
+  }
+
+  if (req.query.raw === 'true') args.raw_string = text;
+  for (const name of [...ctx.includeHeaders, ...splitList(req.query.include_header)]) {
+    const value = req.headers[name.toLowerCase()];
+    if (value !== undefined) args[headerArgName(name)] = value;
+  }
+  for (const name of splitList(req.query.include_query)) {
+    if (req.query[name] !== undefined) args[name] = req.query[name];
+  }
+  return args;
+}
+
+/** `X-Hub-Signature` becomes the argument `x_hub_signature`, a valid parameter name in every language. */
+export function headerArgName(header: string): string {
+  return header.trim().toLowerCase().replace(/-/g, '_');
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Rule 3: objects are the arguments; anything else, or everything with wrap_body, goes under `body`. */
+function shapeParsed(value: unknown, wrapBody: boolean): Record<string, unknown> {
+  if (!wrapBody && isPlainObject(value)) return { ...value };
+  return { body: value };
+}
+
+/** Rule 1: whatever the content type says, JSON is tried; what does not parse is `raw_string`. */
+function argsFromText(text: string, wrapBody: boolean): Record<string, unknown> {
+  if (text.trim() === '') return wrapBody ? { body: {} } : {};
+  try {
+    return shapeParsed(JSON.parse(text), wrapBody);
+  } catch {
+    return wrapBody ? { body: text, raw_string: text } : { raw_string: text };
+  }
+}
+
+export function decodePayloadParam(payload: string): unknown {
+  try {
+    const json = Buffer.from(payload, 'base64url').toString('utf8');
+    return JSON.parse(json);
+  } catch {
+    throw badRequest('invalid_payload', 'query parameter payload must be JSON encoded as URL-safe base64', { field: 'payload' });
+  }
+}
+
+function formToObject(form: URLSearchParams | Array<[string, string]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of form) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+/** Rule 5: files go to the workspace's object storage; the script receives where they are. */
+async function argsFromMultipart(
+  multipart: NonNullable<IncomingRequest['multipart']>,
+  ctx: PayloadContext,
+  wrapBody: boolean,
+): Promise<Record<string, unknown>> {
+  if (multipart.files.length > 0 && !ctx.objectStorageEnabled) {
+    throw badRequest(
+      'object_storage_not_configured',
+      `multipart file uploads need the workspace's object storage; enable it with POST /api/w/${ctx.workspaceId}/workspaces/edit_object_storage`,
+    );
+  }
+  const args = formToObject(multipart.fields);
+  for (const file of multipart.files) {
+    const key = `webhook_uploads/${ctx.newId()}/${safeFileName(file.filename)}`;
+    await ctx.blobs.put(`${ctx.workspaceId}/${key}`, file.bytes, file.contentType);
+    const stored = { s3: key, filename: file.filename, content_type: file.contentType, size: file.bytes.byteLength };
+    const list = (args[file.field] as unknown[] | undefined) ?? [];
+    args[file.field] = [...(Array.isArray(list) ? list : [list]), stored];
+  }
+  return wrapBody ? { body: args } : args;
+}
+
+function safeFileName(name: string): string {
+  // Only the base name counts: a client-sent name must not steer where the file is stored.
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return cleaned.slice(0, 120) || 'file';
+}
+
+/** Rule 8, structured mode: the envelope is metadata, its `data` the payload. */
+function structuredCloudEvent(text: string, wrapBody: boolean): Record<string, unknown> {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    throw badRequest('invalid_cloudevent', 'a structured Cloud Event must be a JSON object');
+  }
+  if (!isPlainObject(envelope) || envelope.specversion !== '1.0') {
+    throw badRequest('invalid_cloudevent', 'a Cloud Event needs specversion "1.0"', { field: 'specversion' });
+  }
+  for (const field of ['id', 'source', 'type']) {
+    if (typeof envelope[field] !== 'string' || envelope[field] === '') {
+      throw badRequest('invalid_cloudevent', `a Cloud Event needs the attribute ${field}`, { field });
+    }
+  }
+  const { data, data_base64, ...metadata } = envelope;
+  let payload = data;
+  if (data === undefined && typeof data_base64 === 'string') {
+    payload = argsFromText(Buffer.from(data_base64, 'base64').toString('utf8'), false);
+  }
+  const args = payload === undefined ? {} : shapeParsed(payload, wrapBody);
+  return { ...args, WEBHOOK__METADATA__: metadata };
+}
+
+/** Rule 8, binary mode: attributes travel as `ce-*` headers, the body is the data. */
+function binaryCloudEventMetadata(headers: Record<string, string>, contentType: string | null) {
+  if (headers['ce-specversion'] === undefined) return null;
+  if (headers['ce-specversion'] !== '1.0') {
+    throw badRequest('invalid_cloudevent', 'a Cloud Event needs specversion "1.0"', { field: 'ce-specversion' });
+  }
+  const metadata: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith('ce-')) metadata[name.slice(3)] = value;
+  }
+  if (contentType) metadata.datacontenttype = contentType;
+  return metadata;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,11 @@
+import type { z } from 'zod';
+import { badRequest } from './errors.js';
+
+/** Validates a request body with its zod schema; a failure is a 400 naming the first bad field. */
+export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue.path.join('.') || 'body';
+  throw badRequest('invalid_request', `${field}: ${issue.message}`, { field });
+}

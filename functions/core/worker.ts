@@ -1,0 +1,107 @@
+import { issueToken } from './auth.js';
+import { isFinished } from './jobs.js';
+import type { WorkerDeps } from './deps.js';
+import type { JobCompletion, RunOutcome } from '../ports.js';
+
+/**
+ * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
+ * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
+ * caller that claims the job runs it, and a finished job is never written again.
+ */
+export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void> {
+  const { store, clock, signals, config } = deps;
+  const job = await store.claimJob(jobId, clock.now().toISOString());
+  if (!job) return;
+  signals.notify(jobId);
+
+  const script = await store.getScriptByHash(job.workspace_id, job.script_hash);
+  if (!script) {
+    await finish(deps, jobId, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${job.script_hash} no longer exists` } }, logs: '' });
+    return;
+  }
+
+  const timeoutMs = script.timeout ? script.timeout * 1000 : config.jobTimeoutMs;
+  // The job token lives as long as the job could; it is deleted as soon as the job ends.
+  const token = await issueToken(store, clock, {
+    label: `job ${jobId}`,
+    owner: job.created_by,
+    workspace_id: job.workspace_id,
+    job_id: jobId,
+    expires_at: new Date(clock.now().getTime() + timeoutMs + 60_000).toISOString(),
+  });
+
+  const abort = new AbortController();
+  const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
+  let logs = '';
+  // Stream chunks are written in order even when the store is asynchronous.
+  let streamWrites = Promise.resolve();
+  let outcome: RunOutcome;
+  try {
+    outcome = await deps.runner.run(
+      {
+        jobId,
+        workspaceId: job.workspace_id,
+        language: script.language,
+        scriptHash: script.hash,
+        content: script.content,
+        args: job.args ?? {},
+        schema: script.schema,
+        env: {
+          OV_TOKEN: token,
+          OV_WORKSPACE: job.workspace_id,
+          BASE_INTERNAL_URL: config.baseInternalUrl,
+          OV_JOB_ID: jobId,
+        },
+        timeoutMs,
+        maxOutputBytes: config.maxOutputBytes,
+      },
+      {
+        onStream: (chunk) => {
+          streamWrites = streamWrites.then(() => store.appendJobStream(jobId, chunk)).then(() => signals.notify(jobId));
+        },
+        onLog: (text) => {
+          logs += text;
+        },
+      },
+      abort.signal,
+    );
+  } catch (e) {
+    outcome = { ok: false, error: { name: 'InternalError', message: `the job could not be run: ${(e as Error).message}` } };
+  } finally {
+    stopWatching();
+  }
+  await streamWrites;
+  await store.deleteJobTokens(jobId);
+  await finish(
+    deps,
+    jobId,
+    outcome.ok
+      ? { status: 'success', result: outcome.result, logs }
+      : { status: 'failed', result: { error: outcome.error }, logs },
+  );
+}
+
+async function finish(deps: WorkerDeps, jobId: string, completion: JobCompletion): Promise<void> {
+  // Returns false when the job was canceled meanwhile: the cancellation stands.
+  await deps.store.completeJob(jobId, completion, deps.clock.now().toISOString());
+  deps.signals.notify(jobId);
+}
+
+/** Aborts the run when the job is canceled through the API while it runs. */
+function watchForCancel(deps: WorkerDeps, workspaceId: string, jobId: string, abort: AbortController): () => void {
+  let watching = true;
+  void (async () => {
+    while (watching) {
+      await deps.signals.wait(jobId, deps.config.pollIntervalMs);
+      if (!watching) return;
+      const job = await deps.store.getJob(workspaceId, jobId);
+      if (!job || (isFinished(job.status) && job.status === 'canceled')) {
+        abort.abort();
+        return;
+      }
+    }
+  })();
+  return () => {
+    watching = false;
+  };
+}

@@ -1,0 +1,74 @@
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { authorize } from '../core/auth.js';
+import { newUuid } from '../core/crypto.js';
+import { argsFromRequest } from '../core/payload.js';
+import { getJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
+import { syncResponse } from '../core/sync-run.js';
+import { jobUpdates } from '../core/job-updates.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { toIncoming } from './incoming.js';
+
+/** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
+export function runRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  const push = async (c: Context<AppEnv>, target: RunTarget) => {
+    const principal = c.get('principal');
+    const workspace = c.get('workspace');
+    authorize(principal, 'jobs:run', workspace.id);
+    const script = await resolveTarget(deps, workspace.id, target);
+    const args = await argsFromRequest(await toIncoming(c), {
+      workspaceId: workspace.id,
+      objectStorageEnabled: workspace.object_storage_enabled,
+      blobs: deps.blobs,
+      includeHeaders: deps.config.includeHeaders,
+      newId: newUuid,
+    });
+    return pushJob(deps, principal, script, args);
+  };
+
+  const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
+
+  const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
+    const shaped = await syncResponse(deps, await push(c, target));
+    return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
+  };
+
+  const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
+    const job = await push(c, target);
+    return sse(c, deps, job.workspace_id, job.id, true);
+  };
+
+  const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
+  const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
+
+  r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
+  r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/p/:path{.+}', (c) => runSync(c, byPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/h/:hash', (c) => runSync(c, byHash(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/p/:path{.+}', (c) => runStream(c, byPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/h/:hash', (c) => runStream(c, byHash(c)));
+
+  // The spec writes `job_u`; Windmill clients use `jobs_u`: both reach the same stream.
+  for (const prefix of ['/job_u', '/jobs_u']) {
+    r.get(`${prefix}/getupdate_sse/:id`, async (c) => {
+      authorize(c.get('principal'), 'jobs:read', c.get('workspace').id);
+      const id = c.req.param('id');
+      // Resolve the job before the stream opens, so an unknown id is a plain 404.
+      await getJob(deps, c.get('workspace').id, id);
+      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true');
+    });
+  }
+  return r;
+}
+
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean) {
+  return streamSSE(c, async (stream) => {
+    for await (const update of jobUpdates(deps, workspaceId, jobId, { fast })) {
+      if (stream.aborted) return;
+      await stream.writeSSE({ data: JSON.stringify(update) });
+    }
+  });
+}

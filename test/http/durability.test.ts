@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+
+const servers: TestServer[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+async function start(dataDir: string, env: Record<string, string> = {}) {
+  const s = await startServer({ dataDir, token: 'durable-admin', env });
+  servers.push(s);
+  return s;
+}
+
+describe('nothing accepted is lost (issue point 8)', () => {
+  it('re-runs a job interrupted by kill -9 on the next start', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    await createScript(first, 'u/admin/slow', 'python3', 'import time\ndef main(n: int):\n    time.sleep(1.5)\n    return n + 1\n');
+    const id = await (await first.fetch(`/api/w/main/jobs/run/p/u/admin/slow`, { method: 'POST', body: '{"n":1}' })).text();
+    for (let i = 0; i < 100; i++) {
+      if ((await (await first.fetch(`/api/w/main/jobs_u/get/${id}`)).json()).status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await first.kill9();
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await start(dataDir);
+    const job = await waitForJob(second, id);
+    expect(job).toMatchObject({ status: 'success', result: 2, attempts: 2 });
+  });
+
+  it('keeps every accepted job when the workers cannot keep up, and runs them after a crash', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
+    dirs.push(dataDir);
+    const first = await start(dataDir, { SVC_WORKERS: '1' });
+    await createScript(first, 'u/admin/echo', 'bash', 'x="$1"\nsleep 0.3\necho "$x"');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await first.fetch(`/api/w/main/jobs/run/p/u/admin/echo`, { method: 'POST', body: JSON.stringify({ x: `n${i}` }) });
+      expect(res.status).toBe(201);
+      ids.push(await res.text());
+    }
+    await first.kill9();
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await start(dataDir, { SVC_WORKERS: '4' });
+    for (const [i, id] of ids.entries()) {
+      expect(await waitForJob(second, id)).toMatchObject({ status: 'success', result: `n${i}` });
+    }
+  });
+
+  it('prints a new admin token once on the first start, none later', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
+    dirs.push(dataDir);
+    const first = await startServer({ dataDir, env: { SVC_ADMIN_TOKEN: '' } });
+    const token = first.output().match(/admin token \(shown once, keep it\): (\S+)/)?.[1];
+    expect(token).toBeTruthy();
+    expect((await first.fetch('/api/w/main/scripts/list', { token })).status).toBe(200);
+    await first.stop();
+    const second = await startServer({ dataDir, env: { SVC_ADMIN_TOKEN: '' } });
+    servers.push(second);
+    expect(second.output()).not.toMatch(/admin token/);
+    expect((await second.fetch('/api/w/main/scripts/list', { token })).status).toBe(200);
+  });
+});

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * Starts the real local service (`bin/svc.js serve`, as `npm start` does) on a random loopback
+ * port with its own data directory, and talks to it over HTTP like any client.
+ */
+export interface TestServer {
+  url: string;
+  token: string;
+  workspace: string;
+  dataDir: string;
+  process: ChildProcess;
+  output: () => string;
+  /** fetch against the server with the admin token unless headers say otherwise. */
+  fetch(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  /** JSON POST to a management endpoint. */
+  post(path: string, body: unknown): Promise<Response>;
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const token = opts.token ?? `test-admin-${Math.random().toString(36).slice(2)}`;
+  const child = spawn(process.execPath, [join(ROOT, 'bin/svc.js'), 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: '0',
+      SVC_DATA_DIR: dataDir,
+      SVC_ADMIN_TOKEN: token,
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = out.match(/svc listening on (http:\/\/\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(m[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+
+  const server: TestServer = {
+    url,
+    token,
+    workspace: opts.env?.SVC_DEFAULT_WORKSPACE ?? 'main',
+    dataDir,
+    process: child,
+    output: () => out,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      const t = init.token === undefined ? token : init.token;
+      if (t !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${t}`);
+      return fetch(url + path, { ...init, headers });
+    },
+    post(path, body) {
+      return server.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return server;
+}
+
+/** Creates a script and returns its hash. */
+export async function createScript(s: TestServer, path: string, language: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await s.post(`/api/w/${s.workspace}/scripts/create`, { path, language, content, ...extra });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`create ${path}: ${res.status} ${text}`);
+  return text;
+}
+
+export async function waitForJob(s: TestServer, id: string, timeoutMs = 20_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await (await s.fetch(`/api/w/${s.workspace}/jobs_u/get/${id}`)).json();
+    if (['success', 'failed', 'canceled'].includes(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
