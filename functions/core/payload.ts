@@ -53,7 +53,8 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     args = shapeParsed(decodePayloadParam(req.query.payload), wrapBody);
   } else if (req.multipart) {
     args = await argsFromMultipart(req.multipart, ctx, wrapBody);
-  } else if (mediaType === 'application/x-www-form-urlencoded') {
+  } else if (mediaType === 'application/x-www-form-urlencoded' && !looksLikeJson(text)) {
+    // curl -d sends JSON labelled as a form: JSON wins whenever the body is JSON (rule 1).
     args = shapeParsed(formToObject(new URLSearchParams(text)), wrapBody);
   } else if (mediaType === 'application/cloudevents+json') {
     args = structuredCloudEvent(text, wrapBody);
@@ -184,6 +185,15 @@ function binaryCloudEventMetadata(headers: Record<string, string>, contentType: 
   }
   if (contentType) metadata.datacontenttype = contentType;
   return metadata;
+}
+
+function looksLikeJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -92,9 +92,9 @@ describe('payload rules (spec 4.2, 4.3)', () => {
     // The SDK's own emitter, as a producer would send it.
     const url = `${s.url}${ws()}/jobs/run/p/f/hooks/all?token=${s.token}`;
     const emit = emitterFor(httpTransport(url));
-    const res: any = await emit(new CloudEvent({ type: 't', source: '/s', data: { b: 'emitted' } }));
-    expect(res.status).toBe(201);
-    const job = await waitForJob(s, await res.text());
+    const res = (await emit(new CloudEvent({ type: 't', source: '/s', data: { b: 'emitted' } }))) as { body: string };
+    expect(res.body).toMatch(/^[0-9a-f-]{36}$/);
+    const job = await waitForJob(s, res.body);
     expect(job.result.b).toBe('emitted');
   });
 

@@ -96,3 +96,9 @@ describe('argsFromRequest', () => {
     await expect(argsFromRequest(req('{"specversion":"1.0"}', 'application/cloudevents+json'), ctx())).rejects.toMatchObject({ status: 400 });
   });
 });
+
+describe('argsFromRequest with curl -d', () => {
+  it('parses a JSON body sent with the form content type curl uses by default', async () => {
+    expect(await argsFromRequest(req('{"name":"Ada"}', 'application/x-www-form-urlencoded'), ctx())).toEqual({ name: 'Ada' });
+  });
+});

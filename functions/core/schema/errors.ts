@@ -1,0 +1,13 @@
+import { ApiError } from '../errors.js';
+
+/**
+ * The script's source does not say what its inputs are (no `main`, a parameter we cannot read).
+ * It is an `ApiError` so that creating such a script answers 400 with this message unless the
+ * caller catches it, e.g. to fall back to a schema sent along with the script.
+ */
+export class SchemaInferenceError extends ApiError {
+  constructor(message: string) {
+    super(400, 'schema_inference_failed', message);
+    this.name = 'SchemaInferenceError';
+  }
+}
