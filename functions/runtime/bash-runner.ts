@@ -1,0 +1,104 @@
+import { join } from 'node:path';
+import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import { JobGuard, OutputTail } from './job-guard.js';
+import {
+  makeJobDir,
+  randomName,
+  removeDir,
+  resolveExecutable,
+  sandboxEnv,
+  spawnSandboxed,
+  writeCodeFile,
+  type SandboxProcess,
+} from './sandbox-process.js';
+
+/** Positional arguments in schema order: strings raw, everything else JSON, missing ones empty. */
+export function bashArguments(req: RunRequest): string[] {
+  return Object.keys(req.schema.properties).map((name) => {
+    const value = Object.hasOwn(req.args, name) ? req.args[name] : undefined;
+    if (value === undefined || value === null) return '';
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
+
+/**
+ * Runs a bash script in a fresh process (bash starts fast enough that a warm one buys nothing).
+ * stdout is both the log and the result: its last non-empty line, parsed as JSON when it is JSON.
+ */
+export async function runBash(
+  req: RunRequest,
+  hooks: RunHooks,
+  signal: AbortSignal,
+  workRoot: string,
+  track: (proc: SandboxProcess) => () => void,
+): Promise<RunOutcome> {
+  const jobDir = join(workRoot, randomName('sh'));
+  await makeJobDir(jobDir);
+  const guard = new JobGuard(req, signal);
+  try {
+    const scriptPath = join(jobDir, 'main.sh');
+    await writeCodeFile(scriptPath, req.content);
+    const proc = spawnSandboxed({
+      command: resolveExecutable('bash'),
+      args: [scriptPath, ...bashArguments(req)],
+      cwd: jobDir,
+      env: sandboxEnv(req.env, jobDir),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const untrack = track(proc);
+    try {
+      return await supervise(proc, hooks, guard);
+    } finally {
+      untrack();
+    }
+  } finally {
+    guard.dispose();
+    await removeDir(jobDir);
+  }
+}
+
+async function supervise(proc: SandboxProcess, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
+  const stdout: string[] = [];
+  const tail = new OutputTail();
+  const log = (text: string) => {
+    tail.push(text);
+    hooks.onLog(text);
+    guard.countOutput(text);
+  };
+  proc.child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    stdout.push(text);
+    log(text);
+  });
+  proc.child.stderr?.setEncoding('utf8').on('data', log);
+
+  const first = await Promise.race([
+    proc.exited.then((info) => ({ kind: 'exited' as const, info })),
+    guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
+  ]);
+  // Background processes the script left behind belong to the job and end with it.
+  proc.kill();
+  if (first.kind === 'stopped') {
+    await proc.exited;
+    return { ok: false, error: first.error };
+  }
+  await proc.closed;
+  if (guard.reason) return { ok: false, error: guard.reason };
+  const { code, signal, error } = first.info;
+  if (error) return { ok: false, error: { name: 'ExecutionErr', message: `could not start bash: ${error.message}` } };
+  if (code !== 0) {
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const output = tail.lastLines();
+    return { ok: false, error: { name: 'ExecutionErr', message: `bash ${how}${output ? `:\n${output}` : ''}` } };
+  }
+  return { ok: true, result: lastLineResult(stdout.join('')), streamed: false };
+}
+
+function lastLineResult(stdout: string): unknown {
+  const line = stdout.split('\n').map((l) => l.trim()).filter(Boolean).at(-1);
+  if (line === undefined) return null;
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return line;
+  }
+}

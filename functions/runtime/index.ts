@@ -1,0 +1,82 @@
+import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import { runBash } from './bash-runner.js';
+import { canceledError } from './job-guard.js';
+import { pythonCall, startPythonWorker } from './python-runner.js';
+import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
+import { ScriptStartError } from './script-start-error.js';
+import { startTypeScriptWorker, typeScriptCall } from './typescript-runner.js';
+import { WarmPool, type Lease } from './warm-pool.js';
+import type { WarmWorker } from './warm-worker.js';
+
+export interface LocalRunnerOptions {
+  /** Where per-process and per-job directories go (see `prepareWorkRoot` for the root case). */
+  workDir: string;
+  /** Warm processes per workspace and script version (default 4). */
+  maxWarmPerKey?: number;
+  /** Warm processes kept overall (default 32). */
+  maxWarmTotal?: number;
+  /** How long an idle warm process lives (default 60 s). */
+  idleMs?: number;
+}
+
+/**
+ * Runs user code in sandboxed child processes on this machine. TypeScript and Python jobs go to
+ * warm processes that already hold the script version, so a run costs a message, not a start.
+ */
+export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
+  const workRoot = prepareWorkRoot(options.workDir);
+  const pool = new WarmPool<WarmWorker>({
+    maxPerKey: options.maxWarmPerKey ?? 4,
+    maxTotal: options.maxWarmTotal ?? 32,
+    idleMs: options.idleMs ?? 60_000,
+  });
+  const bashJobs = new Set<SandboxProcess>();
+  let closing = false;
+
+  const trackBash = (proc: SandboxProcess) => {
+    bashJobs.add(proc);
+    return () => void bashJobs.delete(proc);
+  };
+
+  async function runWarm(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
+    const python = req.language === 'python3';
+    const start = () => (python ? startPythonWorker(req, workRoot) : startTypeScriptWorker(req, workRoot));
+    // Never shared across workspaces or versions: module state and code belong to one of each.
+    const key = `${req.workspaceId}:${req.scriptHash}`;
+    const lease: Lease<WarmWorker> = await pool.acquire(key, start, signal);
+    let reusable = false;
+    try {
+      const run = await lease.worker.run(req, python ? pythonCall(req) : typeScriptCall(req), hooks, signal);
+      reusable = run.reusable;
+      return run.outcome;
+    } finally {
+      pool.release(lease, reusable);
+    }
+  }
+
+  return {
+    async run(req, hooks, signal) {
+      if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
+      if (signal.aborted) return { ok: false, error: canceledError() };
+      try {
+        if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash);
+        return await runWarm(req, hooks, signal);
+      } catch (error) {
+        return { ok: false, error: asJobError(error) };
+      }
+    },
+
+    async close() {
+      closing = true;
+      const bash = [...bashJobs];
+      for (const proc of bash) proc.kill();
+      await Promise.all([pool.close(), ...bash.map((proc) => proc.exited)]);
+    },
+  };
+}
+
+function asJobError(error: unknown): JobError {
+  if (error instanceof ScriptStartError) return error.jobError;
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { name: 'RuntimeError', message: `the runner failed: ${e.message}`, stack: e.stack };
+}

@@ -1,0 +1,79 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { RunRequest } from '../ports.js';
+import {
+  copyCodeFile,
+  makeCodeDir,
+  randomName,
+  removeDir,
+  resolveExecutable,
+  sandboxEnv,
+  setReferenced,
+  spawnSandboxed,
+  writeCodeFile,
+} from './sandbox-process.js';
+import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
+
+const PYTHON_SHIM = fileURLToPath(new URL('./shims/python_shim.py', import.meta.url));
+
+/** Keyword arguments: only the names the schema declares, so undeclared args never reach main. */
+export function pythonCall(req: RunRequest): Record<string, unknown> {
+  const params = Object.keys(req.schema.properties).filter((name) => Object.hasOwn(req.args, name));
+  return { kwargs: Object.fromEntries(params.map((name) => [name, req.args[name]])) };
+}
+
+/** Starts a warm Python child that will import the script on its first job. */
+export async function startPythonWorker(req: RunRequest, workRoot: string): Promise<WarmWorker> {
+  const procDir = join(workRoot, randomName('py'));
+  await makeCodeDir(procDir);
+  try {
+    const scriptPath = join(procDir, 'main.py');
+    const shimPath = join(procDir, 'python_shim.py');
+    await writeCodeFile(scriptPath, req.content);
+    await copyCodeFile(PYTHON_SHIM, shimPath);
+    const proc = spawnSandboxed({
+      command: resolveExecutable('python3'),
+      // -u: prints reach the log as they happen; -B: the code dir is read-only, skip .pyc writes.
+      args: ['-u', '-B', shimPath, scriptPath],
+      cwd: procDir,
+      env: sandboxEnv({}, procDir),
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    });
+    return new WarmWorker(proc, pipeChannel(proc.child), procDir);
+  } catch (error) {
+    await removeDir(procDir);
+    throw error;
+  }
+}
+
+/** JSON lines: requests on the child's fd 3, replies on its fd 4. */
+function pipeChannel(child: ChildProcess): ShimChannel {
+  const requests = child.stdio[3] as Writable;
+  const replies = child.stdio[4] as Readable;
+  // Writes to a dead child fail with EPIPE; its exit is reported to the job separately.
+  requests.on('error', () => undefined);
+  replies.on('error', () => undefined);
+  const lines = createInterface({ input: replies, crlfDelay: Infinity });
+  return {
+    send(message) {
+      requests.write(`${JSON.stringify(message)}\n`);
+    },
+    onMessage(listener) {
+      lines.on('line', (line) => {
+        let message: ShimMessage;
+        try {
+          message = JSON.parse(line) as ShimMessage;
+        } catch {
+          return; // user code scribbling on fd 4 must not bring the parent down
+        }
+        listener(message);
+      });
+    },
+    holdEventLoop(referenced) {
+      setReferenced([requests, replies], referenced);
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+
+/**
+ * The uid/gid of `nobody`. When the service runs as root, user code runs as this identity so that
+ * the kernel, not our goodwill, keeps it away from root-owned 0600/0700 files such as the database.
+ */
+export const SANDBOX_UID = 65534;
+
+/** The only PATH user code gets; interpreters are looked up here first so `nobody` can run them. */
+export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+export interface SandboxIdentity {
+  uid: number;
+  gid: number;
+}
+
+export function sandboxIdentity(): SandboxIdentity | undefined {
+  return process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+}
+
+/** The complete environment of user code: the job's variables on top of a fixed minimum. */
+export function sandboxEnv(jobEnv: Record<string, string>, home: string): Record<string, string> {
+  return { PATH: SANDBOX_PATH, HOME: home, LANG: 'C.UTF-8', ...jobEnv };
+}
+
+/**
+ * Finds an interpreter, preferring the sandbox PATH: a copy under the parent's PATH may live in a
+ * private directory (e.g. pyenv under /root) that the sandbox user cannot enter.
+ */
+export function resolveExecutable(name: string): string {
+  const dirs = [...SANDBOX_PATH.split(delimiter), ...(process.env.PATH ?? '').split(delimiter)];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not here; keep looking
+    }
+  }
+  throw new Error(`${name} was not found on PATH`);
+}
+
+export interface SandboxSpawn {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdio: StdioOptions;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all. */
+  error?: Error;
+}
+
+/** A sandboxed child with its lifecycle captured from the moment of spawn, so no event is missed. */
+export interface SandboxProcess {
+  child: ChildProcess;
+  exited: Promise<ExitInfo>;
+  /** Exit plus drained pipes (bounded, since a stray grandchild in another group may hold them). */
+  closed: Promise<void>;
+  kill(): void;
+}
+
+/** Starts user code in its own process group (so the whole tree can be killed) as the sandbox user. */
+export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
+  const child = spawn(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: spec.stdio,
+    detached: true,
+    ...sandboxIdentity(),
+  });
+  const exitedPromise = new Promise<ExitInfo>((resolveExit) => {
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+    child.once('error', (error) => {
+      if (child.pid === undefined) resolveExit({ code: null, signal: null, error });
+    });
+  });
+  const pipesClosed = new Promise<void>((resolveClose) => child.once('close', () => resolveClose()));
+  const closedPromise = exitedPromise.then(async (info) => {
+    if (info.error) return;
+    await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, 250).unref())]);
+  });
+  return { child, exited: exitedPromise, closed: closedPromise, kill: () => killProcessGroup(child) };
+}
+
+/** Kills the child and everything it started that stayed in its process group. */
+export function killProcessGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  // Also after the leader exited: members it left behind still carry its pid as group id.
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // the group is already gone
+  }
+}
+
+interface Referencable {
+  ref?: () => unknown;
+  unref?: () => unknown;
+  destroyed?: boolean;
+}
+
+/**
+ * Lets an idle child's handles stop holding the event loop open. A closed socket is skipped: on
+ * one without a handle, `unref` would queue a listener for a 'connect' that never comes.
+ */
+export function setReferenced(handles: readonly unknown[], referenced: boolean): void {
+  for (const handle of handles as (Referencable | null | undefined)[]) {
+    if (!handle || handle.destroyed) continue;
+    if (referenced) handle.ref?.();
+    else handle.unref?.();
+  }
+}
+
+export function randomName(prefix: string): string {
+  return `${prefix}-${randomBytes(12).toString('hex')}`;
+}
+
+/** A directory only the sandbox user may use: a job's cwd and HOME. */
+export async function makeJobDir(path: string): Promise<void> {
+  await mkdir(path, { mode: 0o700 });
+  const id = sandboxIdentity();
+  if (id) await chown(path, id.uid, id.gid);
+}
+
+/** A root-owned directory the sandbox user may read but not change: the code it runs. */
+export async function makeCodeDir(path: string): Promise<void> {
+  await mkdir(path, { mode: 0o755 });
+  await chmod(path, 0o755);
+}
+
+export async function writeCodeFile(path: string, content: string): Promise<void> {
+  await writeFile(path, content, { mode: 0o644 });
+  await chmod(path, 0o644);
+}
+
+export async function copyCodeFile(from: string, to: string): Promise<void> {
+  await copyFile(from, to);
+  await chmod(to, 0o644);
+}
+
+export async function removeDir(path: string): Promise<void> {
+  await rm(path, { recursive: true, force: true, maxRetries: 2 });
+}
+
+/**
+ * Returns the directory job and process dirs go into. The sandbox user must be able to traverse
+ * every ancestor; when the given one sits inside a private directory (e.g. the 0700 data dir), a
+ * fresh directory under the system temp dir is used instead. Listing is denied (0711) so one job
+ * cannot discover another's randomly named directory.
+ */
+export function prepareWorkRoot(workDir: string): string {
+  const wanted = resolve(workDir);
+  mkdirSync(wanted, { recursive: true, mode: 0o711 });
+  if (!sandboxIdentity() || ancestorsTraversable(wanted)) {
+    chmodSync(wanted, 0o711);
+    return wanted;
+  }
+  const base = ancestorsTraversable(tmpdir()) ? tmpdir() : '/tmp';
+  const fallback = mkdtempSync(join(base, 'svc-runtime-'));
+  chmodSync(fallback, 0o711);
+  return fallback;
+}
+
+function ancestorsTraversable(dir: string): boolean {
+  for (let current = dirname(dir); ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false;
+    if (current === dirname(current)) return true;
+  }
+}

@@ -1,0 +1,92 @@
+// Runs inside the sandboxed Node child. It loads one transpiled user script and serves jobs that
+// arrive on the IPC channel, one at a time, so a warm process can run many jobs of one version.
+// stdout/stderr stay the user's: they are the job's log.
+import { pathToFileURL } from 'node:url';
+
+const scriptPath = process.argv[2];
+const reply = (message) => {
+  // The parent may be gone or may have killed us mid-send; there is no one left to tell.
+  try {
+    process.send(message);
+  } catch {}
+};
+
+// Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
+let loading;
+let queue = Promise.resolve();
+
+process.on('message', (message) => {
+  if (message?.type === 'job') queue = queue.then(() => serve(message));
+});
+// Without a parent nobody will send jobs or kill us.
+process.on('disconnect', () => process.exit(0));
+
+async function serve(job) {
+  let outcome;
+  try {
+    setEnvironment(job.env);
+    process.chdir(job.cwd);
+    outcome = await callMain(job);
+  } catch (error) {
+    outcome = { ok: false, error: toJobError(error) };
+  }
+  // Everything the job printed must reach the parent before the result; the marker closes it.
+  await new Promise((resolve) => process.stdout.write(job.marker, resolve));
+  reply({ type: 'done', id: job.id, ...outcome });
+}
+
+async function callMain(job) {
+  let userModule;
+  try {
+    userModule = await (loading ??= import(pathToFileURL(scriptPath).href));
+  } catch (error) {
+    // A module that failed to evaluate stays failed in this process; a fresh one may do better.
+    return { ok: false, error: toJobError(error), discard: true };
+  }
+  if (typeof userModule.main !== 'function') {
+    return { ok: false, error: { name: 'TypeError', message: 'the script does not export a function named main' } };
+  }
+  const args = job.params.map((name) => (Object.hasOwn(job.values, name) ? job.values[name] : undefined));
+  const value = await userModule.main(...args);
+  if (isStream(value)) {
+    for await (const chunk of value) {
+      reply({ type: 'stream', id: job.id, chunk: typeof chunk === 'string' ? chunk : (JSON.stringify(chunk) ?? '') });
+    }
+    return { ok: true, result: '', streamed: true };
+  }
+  let json;
+  try {
+    json = JSON.stringify(value ?? null) ?? 'null';
+  } catch (error) {
+    return { ok: false, error: { name: 'SerializationError', message: `the result is not JSON-serialisable: ${error.message}` } };
+  }
+  return { ok: true, result: json, streamed: false };
+}
+
+// Arrays, maps and strings are iterable too, but they are results, not streams.
+function isStream(value) {
+  if (value === null || typeof value !== 'object') return false;
+  return typeof value[Symbol.asyncIterator] === 'function' || Object.prototype.toString.call(value) === '[object Generator]';
+}
+
+function setEnvironment(env) {
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, env);
+}
+
+function toJobError(error) {
+  if (error !== null && typeof error === 'object' && 'message' in error) {
+    return {
+      name: typeof error.name === 'string' ? error.name : 'Error',
+      message: String(error.message),
+      ...(typeof error.stack === 'string' ? { stack: error.stack } : {}),
+    };
+  }
+  let message;
+  try {
+    message = typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+  } catch {
+    message = String(error);
+  }
+  return { name: 'Error', message };
+}

@@ -1,0 +1,97 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { transform, type TransformFailure } from 'esbuild';
+import type { RunRequest } from '../ports.js';
+import {
+  copyCodeFile,
+  makeCodeDir,
+  randomName,
+  removeDir,
+  resolveExecutable,
+  sandboxEnv,
+  setReferenced,
+  spawnSandboxed,
+  writeCodeFile,
+} from './sandbox-process.js';
+import { ScriptStartError } from './script-start-error.js';
+import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
+
+const NODE_SHIM = fileURLToPath(new URL('./shims/node-shim.mjs', import.meta.url));
+
+/** Positional arguments in schema order; names not given stay out so JS defaults apply. */
+export function typeScriptCall(req: RunRequest): Record<string, unknown> {
+  const params = Object.keys(req.schema.properties);
+  const values = Object.fromEntries(params.filter((name) => Object.hasOwn(req.args, name)).map((name) => [name, req.args[name]]));
+  return { params, values };
+}
+
+/** Transpiles the script and starts a warm Node child that has it ready to serve jobs. */
+export async function startTypeScriptWorker(req: RunRequest, workRoot: string): Promise<WarmWorker> {
+  const code = await transpile(req.content);
+  const procDir = join(workRoot, randomName('ts'));
+  await makeCodeDir(procDir);
+  try {
+    const scriptPath = join(procDir, 'main.mjs');
+    const shimPath = join(procDir, 'node-shim.mjs');
+    await writeCodeFile(scriptPath, code);
+    await copyCodeFile(NODE_SHIM, shimPath);
+    const nodeArgs = [
+      // Defence in depth beside the uid switch: fs access limited to this process's own dir.
+      '--experimental-permission',
+      `--allow-fs-read=${procDir}`,
+      `--allow-fs-write=${procDir}`,
+      '--allow-child-process',
+      '--disable-warning=ExperimentalWarning',
+      '--disable-warning=SecurityWarning',
+      '--enable-source-maps',
+      shimPath,
+      scriptPath,
+    ];
+    // Through sh only to point fd 2 at the stdout pipe (Node cannot dup2), so the log keeps the
+    // order in which stdout and stderr lines were written; `exec` keeps the pid and group.
+    const proc = spawnSandboxed({
+      command: resolveExecutable('sh'),
+      args: ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, ...nodeArgs],
+      cwd: procDir,
+      env: sandboxEnv({}, procDir),
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    return new WarmWorker(proc, ipcChannel(proc.child), procDir);
+  } catch (error) {
+    await removeDir(procDir);
+    throw error;
+  }
+}
+
+async function transpile(content: string): Promise<string> {
+  try {
+    const output = await transform(content, {
+      loader: 'ts',
+      format: 'esm',
+      target: 'node20',
+      sourcemap: 'inline',
+      sourcefile: 'main.ts',
+    });
+    return output.code;
+  } catch (error) {
+    const failure = error as TransformFailure;
+    const details = (failure.errors ?? []).map((e) => `${e.text}${e.location ? ` (line ${e.location.line}, column ${e.location.column})` : ''}`);
+    throw new ScriptStartError({ name: 'SyntaxError', message: details.join('\n') || String(error) });
+  }
+}
+
+function ipcChannel(child: ChildProcess): ShimChannel {
+  return {
+    send(message) {
+      // A closed channel means the child died; its exit is reported to the job separately.
+      child.send(message, (error) => void error);
+    },
+    onMessage(listener) {
+      child.on('message', (message) => listener(message as ShimMessage));
+    },
+    holdEventLoop(referenced) {
+      setReferenced([child.channel], referenced);
+    },
+  };
+}

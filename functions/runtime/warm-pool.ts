@@ -1,0 +1,162 @@
+import { canceledError } from './job-guard.js';
+import { ScriptStartError } from './script-start-error.js';
+
+/** What the pool needs from a warm process. */
+export interface PoolableWorker {
+  readonly alive: boolean;
+  onExit(listener: () => void): void;
+  /** Idle workers must not keep the service's event loop alive. */
+  setIdle(idle: boolean): void;
+  dispose(): Promise<void>;
+}
+
+export interface WarmPoolLimits {
+  maxPerKey: number;
+  maxTotal: number;
+  idleMs: number;
+}
+
+interface Entry<W> {
+  key: string;
+  worker: W;
+  busy: boolean;
+  lastUsed: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** A worker handed out for one job; give it back with `release`. */
+export interface Lease<W> {
+  readonly worker: W;
+  readonly entry: unknown;
+}
+
+type Waiter<W> = (handoff: Entry<W> | undefined) => void;
+
+/**
+ * Idle processes keyed by workspace and script version. A key never gets more than `maxPerKey`
+ * processes, so extra concurrent jobs queue for one. Idle processes die after `idleMs`, and at
+ * most `maxTotal` are kept: the least recently used idle one goes first. A process is busy while
+ * it serves a job, so the total may exceed `maxTotal` briefly; the excess goes when released.
+ */
+export class WarmPool<W extends PoolableWorker> {
+  private readonly entries = new Set<Entry<W>>();
+  private readonly starting = new Map<string, number>();
+  private readonly waiters = new Map<string, Waiter<W>[]>();
+  private readonly disposals = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly limits: WarmPoolLimits) {}
+
+  async acquire(key: string, start: () => Promise<W>, signal: AbortSignal): Promise<Lease<W>> {
+    for (;;) {
+      if (this.closed) throw new ScriptStartError(canceledError('the runner is shutting down'));
+      const idle = [...this.entries].find((e) => e.key === key && !e.busy && e.worker.alive);
+      if (idle) return this.lease(idle);
+      if (this.countFor(key) < this.limits.maxPerKey) return this.lease(await this.startEntry(key, start));
+      const handoff = await this.waitForTurn(key, signal);
+      if (handoff) return { worker: handoff.worker, entry: handoff };
+    }
+  }
+
+  /** Returns a worker after a job; one that is not `reusable` is killed. */
+  release(lease: Lease<W>, reusable: boolean): void {
+    const entry = lease.entry as Entry<W>;
+    if (!reusable || !entry.worker.alive || this.closed) {
+      this.remove(entry);
+      return;
+    }
+    const next = this.waiters.get(entry.key)?.shift();
+    if (next) return next(entry); // stays busy: handed straight to a queued job
+    entry.busy = false;
+    entry.lastUsed = Date.now();
+    entry.worker.setIdle(true);
+    entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
+    entry.idleTimer.unref();
+    this.trimTo(this.limits.maxTotal);
+  }
+
+  /** Kills every process, waiting ones included, and resolves when all are gone. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const queue of this.waiters.values()) for (const wake of queue.splice(0)) wake(undefined);
+    for (const entry of [...this.entries]) this.remove(entry);
+    while (this.disposals.size > 0 || this.starting.size > 0) {
+      await Promise.race([...this.disposals, new Promise((r) => setTimeout(r, 20))]);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private lease(entry: Entry<W>): Lease<W> {
+    clearTimeout(entry.idleTimer);
+    entry.busy = true;
+    entry.worker.setIdle(false);
+    return { worker: entry.worker, entry };
+  }
+
+  private async startEntry(key: string, start: () => Promise<W>): Promise<Entry<W>> {
+    this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
+    this.trimTo(this.limits.maxTotal - 1);
+    let worker: W;
+    try {
+      worker = await start();
+    } finally {
+      const left = (this.starting.get(key) ?? 1) - 1;
+      if (left > 0) this.starting.set(key, left);
+      else this.starting.delete(key);
+    }
+    const entry: Entry<W> = { key, worker, busy: true, lastUsed: Date.now() };
+    this.entries.add(entry);
+    worker.onExit(() => this.remove(entry));
+    if (this.closed) {
+      this.remove(entry);
+      throw new ScriptStartError(canceledError('the runner is shutting down'));
+    }
+    return entry;
+  }
+
+  private waitForTurn(key: string, signal: AbortSignal): Promise<Entry<W> | undefined> {
+    return new Promise((resolveTurn, rejectTurn) => {
+      const queue = this.waiters.get(key) ?? [];
+      this.waiters.set(key, queue);
+      const onAbort = () => {
+        queue.splice(queue.indexOf(waiter), 1);
+        rejectTurn(new ScriptStartError(canceledError()));
+      };
+      const waiter: Waiter<W> = (handoff) => {
+        signal.removeEventListener('abort', onAbort);
+        resolveTurn(handoff);
+      };
+      queue.push(waiter);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private countFor(key: string): number {
+    let count = this.starting.get(key) ?? 0;
+    for (const entry of this.entries) if (entry.key === key) count++;
+    return count;
+  }
+
+  private trimTo(max: number): void {
+    const idle = [...this.entries].filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
+    let excess = this.entries.size - Math.max(max, 0);
+    for (const entry of idle) {
+      if (excess-- <= 0) break;
+      this.remove(entry);
+    }
+  }
+
+  private remove(entry: Entry<W>): void {
+    if (!this.entries.delete(entry)) return;
+    clearTimeout(entry.idleTimer);
+    const disposal = entry.worker.dispose().catch(() => undefined);
+    this.disposals.add(disposal);
+    void disposal.finally(() => this.disposals.delete(disposal));
+    // A slot for this key opened up: the next queued job may start a process of its own.
+    this.waiters.get(entry.key)?.shift()?.(undefined);
+  }
+}

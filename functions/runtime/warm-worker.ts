@@ -1,0 +1,187 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import { JobGuard, OutputTail } from './job-guard.js';
+import { JobOutputRouter } from './job-output.js';
+import {
+  makeJobDir,
+  randomName,
+  removeDir,
+  sandboxEnv,
+  setReferenced,
+  type ExitInfo,
+  type SandboxProcess,
+} from './sandbox-process.js';
+
+const MARKER_GRACE_MS = 1000;
+
+/** What a shim reports about the job it serves (the same for every language). */
+export type ShimMessage =
+  | { type: 'stream'; id: string; chunk: string }
+  | { type: 'done'; id: string; ok: true; result: string; streamed: boolean }
+  | { type: 'done'; id: string; ok: false; error: JobError; discard?: boolean };
+
+type DoneMessage = Extract<ShimMessage, { type: 'done' }>;
+
+/** How the parent talks to a shim: the Node IPC channel, or a pair of extra pipes for Python. */
+export interface ShimChannel {
+  send(message: Record<string, unknown>): void;
+  onMessage(listener: (message: ShimMessage) => void): void;
+  /** Lets the parent exit while the process idles; `ref` undoes it when a job starts. */
+  holdEventLoop(hold: boolean): void;
+}
+
+export interface WorkerRun {
+  outcome: RunOutcome;
+  /** False when the process must not serve another job (killed, crashed, broken module). */
+  reusable: boolean;
+}
+
+interface CurrentJob {
+  id: string;
+  onStream(chunk: string): void;
+  onDone(message: DoneMessage): void;
+}
+
+/**
+ * One warm child process running a shim that has loaded (or will load) one script version. It
+ * serves one job at a time: the job's arguments, environment and cwd go in, logs, stream chunks
+ * and the result come out.
+ */
+export class WarmWorker {
+  private current: CurrentJob | undefined;
+  private readonly output = new JobOutputRouter();
+  private exitInfo: ExitInfo | undefined;
+  private disposed: Promise<void> | undefined;
+
+  constructor(
+    private readonly proc: SandboxProcess,
+    private readonly channel: ShimChannel,
+    /** Root-owned dir holding the code; job dirs are created inside it. */
+    private readonly procDir: string,
+  ) {
+    proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
+    proc.child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    channel.onMessage((message) => this.receive(message));
+    void proc.exited.then((info) => (this.exitInfo = info));
+  }
+
+  get alive(): boolean {
+    return this.exitInfo === undefined && this.disposed === undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.proc.child.pid;
+  }
+
+  onExit(listener: () => void): void {
+    void this.proc.exited.then(listener);
+  }
+
+  setIdle(idle: boolean): void {
+    const { child } = this.proc;
+    setReferenced([child, child.stdout, child.stderr], !idle);
+    this.channel.holdEventLoop(!idle);
+  }
+
+  /** Runs one job; `call` carries the language-specific arguments (positional or keyword). */
+  async run(req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
+    const jobDir = join(this.procDir, randomName('job'));
+    await makeJobDir(jobDir);
+    const guard = new JobGuard(req, signal);
+    const tail = new OutputTail();
+    const chunks: string[] = [];
+    const id = randomUUID();
+    const marker = `\u0000svc-end-${randomBytes(16).toString('hex')}\u0000`;
+    try {
+      const markerSeen = this.output.begin(marker, (text) => {
+        tail.push(text);
+        hooks.onLog(text);
+        guard.countOutput(text);
+      });
+      const done = new Promise<DoneMessage>((onDone) => {
+        this.current = {
+          id,
+          onDone,
+          onStream: (chunk) => {
+            chunks.push(chunk);
+            hooks.onStream(chunk);
+            guard.countOutput(chunk);
+          },
+        };
+      });
+      this.channel.send({ type: 'job', id, env: sandboxEnv(req.env, jobDir), cwd: jobDir, marker, ...call });
+
+      const finished = done.then(async (message) => {
+        // A child that closed its own stdout never sends the marker; don't wait for the timeout.
+        const markerArrived = await Promise.race([markerSeen.then(() => true), delay(MARKER_GRACE_MS, false, { ref: false })]);
+        return { kind: 'done' as const, message, markerArrived };
+      });
+      const first = await Promise.race([
+        finished,
+        guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
+        this.proc.exited.then((info) => ({ kind: 'exited' as const, info })),
+      ]);
+      if (first.kind === 'stopped') {
+        await this.dispose();
+        return { outcome: { ok: false, error: first.error }, reusable: false };
+      }
+      if (first.kind === 'exited') {
+        await this.proc.closed;
+        this.output.flush();
+        await this.dispose();
+        return { outcome: { ok: false, error: crashError(first.info, tail) }, reusable: false };
+      }
+      const run = await this.finish(first.message, chunks, guard);
+      return { ...run, reusable: run.reusable && first.markerArrived };
+    } finally {
+      guard.dispose();
+      this.current = undefined;
+      this.output.end();
+      await removeDir(jobDir);
+    }
+  }
+
+  /** Kills the process group and forgets the code; safe to call more than once. */
+  dispose(): Promise<void> {
+    this.disposed ??= (async () => {
+      this.proc.kill();
+      await this.proc.exited;
+      await removeDir(this.procDir);
+    })();
+    return this.disposed;
+  }
+
+  private async finish(message: DoneMessage, chunks: string[], guard: JobGuard): Promise<WorkerRun> {
+    let outcome: RunOutcome;
+    if (!message.ok) {
+      outcome = { ok: false, error: message.error };
+    } else if (message.streamed) {
+      outcome = { ok: true, result: chunks.join(''), streamed: true };
+    } else {
+      guard.countOutput(message.result);
+      outcome = { ok: true, result: JSON.parse(message.result) as unknown, streamed: false };
+    }
+    if (guard.reason) {
+      await this.dispose();
+      return { outcome: { ok: false, error: guard.reason }, reusable: false };
+    }
+    return { outcome, reusable: !(message.ok === false && message.discard) };
+  }
+
+  private receive(message: ShimMessage): void {
+    const job = this.current;
+    if (!job || typeof message !== 'object' || message === null || message.id !== job.id) return;
+    if (message.type === 'stream') job.onStream(String(message.chunk));
+    else if (message.type === 'done') job.onDone(message);
+  }
+}
+
+function crashError(info: ExitInfo, tail: OutputTail): JobError {
+  if (info.error) return { name: 'ExecutionErr', message: `could not start the interpreter: ${info.error.message}` };
+  const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
+  const output = tail.lastLines();
+  return { name: 'ExecutionErr', message: `the process ${how} before the job finished${output ? `:\n${output}` : ''}` };
+}

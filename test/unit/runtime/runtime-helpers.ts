@@ -1,0 +1,102 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CodeRunner, Language, RunOutcome, RunRequest } from '../../../functions/ports.js';
+import { createLocalRunner, type LocalRunnerOptions } from '../../../functions/runtime/index.js';
+
+export const isRoot = process.getuid?.() === 0;
+
+/** A runner over a fresh work dir; `dispose` closes it and removes the dir. */
+export function makeRunner(options: Partial<LocalRunnerOptions> = {}): { runner: CodeRunner; dispose: () => Promise<void> } {
+  const workDir = mkdtempSync(join(tmpdir(), 'svc-runtime-test-'));
+  const runner = createLocalRunner({ workDir, ...options });
+  return {
+    runner,
+    dispose: async () => {
+      await runner.close();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function request(language: Language, content: string, overrides: Partial<RunRequest> = {}): RunRequest {
+  return {
+    jobId: 'job-1',
+    workspaceId: 'ws',
+    language,
+    scriptHash: `hash-${language}-${content.length}-${hashOf(content)}`,
+    content,
+    args: {},
+    schema: { type: 'object', properties: {}, required: [] },
+    env: {},
+    timeoutMs: 10_000,
+    maxOutputBytes: 1_000_000,
+    ...overrides,
+  };
+}
+
+export function schemaOf(...names: string[]): RunRequest['schema'] {
+  return { type: 'object', properties: Object.fromEntries(names.map((n) => [n, {}])), required: [] };
+}
+
+/** Records what a run reported, and whether the outcome had resolved when each piece arrived. */
+export function recorder() {
+  const logs: string[] = [];
+  const chunks: string[] = [];
+  return {
+    logs,
+    chunks,
+    hooks: { onLog: (text: string) => logs.push(text), onStream: (chunk: string) => chunks.push(chunk) },
+    get log() {
+      return logs.join('');
+    },
+  };
+}
+
+export async function runOnce(runner: CodeRunner, req: RunRequest, signal = new AbortController().signal) {
+  const rec = recorder();
+  const outcome = await runner.run(req, rec.hooks, signal);
+  return { outcome, log: rec.log, chunks: rec.chunks };
+}
+
+export function resultOf(outcome: RunOutcome): unknown {
+  if (!outcome.ok) throw new Error(`expected success, got ${outcome.error.name}: ${outcome.error.message}`);
+  return outcome.result;
+}
+
+export function errorOf(outcome: RunOutcome) {
+  if (outcome.ok) throw new Error(`expected failure, got ${JSON.stringify(outcome.result)}`);
+  return outcome.error;
+}
+
+/**
+ * True once the process no longer exists. A killed process whose parent died is a zombie until
+ * someone reaps it, and this container's PID 1 does not reap: a zombie counts as gone.
+ */
+export function isProcessGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? false;
+  } catch {
+    return true;
+  }
+}
+
+export async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return check();
+}
+
+function hashOf(text: string): string {
+  let h = 0;
+  for (const ch of text) h = (h * 31 + ch.charCodeAt(0)) | 0;
+  return (h >>> 0).toString(16);
+}

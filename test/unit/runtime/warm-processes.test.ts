@@ -1,0 +1,128 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CodeRunner, RunRequest } from '../../../functions/ports.js';
+import { errorOf, eventually, isProcessGone, makeRunner, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
+
+const TS_PID = 'export async function main(ms = 0) { await new Promise((r) => setTimeout(r, ms)); return process.pid; }';
+const PY_PID = 'import os, time\ndef main(ms=0):\n    time.sleep(ms / 1000)\n    return os.getpid()\n';
+
+async function pidOf(runner: CodeRunner, req: RunRequest): Promise<number> {
+  return resultOf((await runOnce(runner, req)).outcome) as number;
+}
+
+describe.each([
+  ['nativets', TS_PID],
+  ['python3', PY_PID],
+] as const)('%s warm processes', (language, content) => {
+  const { runner, dispose } = makeRunner({ maxWarmPerKey: 2 });
+  afterAll(dispose);
+  const req = (overrides: Partial<RunRequest> = {}) =>
+    request(language, content, { scriptHash: 'h1', schema: schemaOf('ms'), ...overrides });
+
+  it('reuse the process for the same workspace and hash only', async () => {
+    const first = await pidOf(runner, req());
+    expect(await pidOf(runner, req())).toBe(first);
+    const otherWorkspace = await pidOf(runner, req({ workspaceId: 'other' }));
+    const otherHash = await pidOf(runner, req({ scriptHash: 'h2' }));
+    expect(new Set([first, otherWorkspace, otherHash]).size).toBe(3);
+  });
+
+  it('give each job its own env on the same process', async () => {
+    const envScript =
+      language === 'python3'
+        ? 'import os\ndef main():\n    return [os.getpid(), dict(os.environ)]\n'
+        : 'export function main() { return [process.pid, { ...process.env }]; }';
+    const envReq = (env: Record<string, string>) => request(language, envScript, { scriptHash: 'env', env });
+    const [pid1, env1] = resultOf((await runOnce(runner, envReq({ X: '1' }))).outcome) as [number, Record<string, string>];
+    const [pid2, env2] = resultOf((await runOnce(runner, envReq({ Y: '2' }))).outcome) as [number, Record<string, string>];
+    expect(pid2).toBe(pid1);
+    expect(env1.X).toBe('1');
+    expect(env2.Y).toBe('2');
+    expect(env2).not.toHaveProperty('X');
+  });
+
+  it('start at most maxWarmPerKey processes for concurrent jobs; the rest wait their turn', async () => {
+    const runs = await Promise.all([1, 2, 3, 4].map(() => pidOf(runner, req({ scriptHash: 'busy', args: { ms: 300 } }))));
+    expect(new Set(runs).size).toBe(2);
+  });
+
+  it('let a job waiting for a process be canceled while the busy one carries on', async () => {
+    const busy = runOnce(runner, req({ scriptHash: 'queue', args: { ms: 600 } }));
+    const alsoBusy = runOnce(runner, req({ scriptHash: 'queue', args: { ms: 600 } }));
+    const controller = new AbortController();
+    const waiting = runOnce(runner, req({ scriptHash: 'queue' }), controller.signal);
+    setTimeout(() => controller.abort(), 100);
+    expect(errorOf((await waiting).outcome).name).toBe('Canceled');
+    expect((await busy).outcome.ok).toBe(true);
+    expect((await alsoBusy).outcome.ok).toBe(true);
+  });
+
+  it('never reuse a process that was stopped', async () => {
+    const before = await pidOf(runner, req({ scriptHash: 'stopped' }));
+    const timedOut = await runOnce(runner, req({ scriptHash: 'stopped', args: { ms: 5000 }, timeoutMs: 300 }));
+    expect(errorOf(timedOut.outcome).name).toBe('TimeoutError');
+    expect(await eventually(() => isProcessGone(before))).toBe(true);
+    expect(await pidOf(runner, req({ scriptHash: 'stopped' }))).not.toBe(before);
+  });
+});
+
+describe('warm process lifetime', () => {
+  it('evicts idle processes after idleMs', async () => {
+    const { runner, dispose } = makeRunner({ idleMs: 200 });
+    try {
+      const pid = await pidOf(runner, request('nativets', TS_PID));
+      expect(await eventually(() => isProcessGone(pid))).toBe(true);
+      expect(await pidOf(runner, request('nativets', TS_PID))).not.toBe(pid);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('keeps at most maxWarmTotal processes, evicting the least recently used', async () => {
+    const { runner, dispose } = makeRunner({ maxWarmTotal: 2 });
+    try {
+      const a = await pidOf(runner, request('nativets', TS_PID, { scriptHash: 'a' }));
+      const b = await pidOf(runner, request('python3', PY_PID, { scriptHash: 'b' }));
+      expect(await pidOf(runner, request('nativets', TS_PID, { scriptHash: 'a' }))).toBe(a);
+      await pidOf(runner, request('nativets', TS_PID, { scriptHash: 'c' }));
+      expect(await eventually(() => isProcessGone(b))).toBe(true);
+      expect(isProcessGone(a)).toBe(false);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('close() kills every process, busy ones included', async () => {
+    const { runner, dispose } = makeRunner();
+    const idle = await pidOf(runner, request('python3', PY_PID));
+    const busy = runner.run(
+      request('nativets', TS_PID, { schema: schemaOf('ms'), args: { ms: 10_000 } }),
+      { onLog: () => undefined, onStream: () => undefined },
+      new AbortController().signal,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await dispose();
+    expect(isProcessGone(idle)).toBe(true);
+    expect((await busy).ok).toBe(false);
+  });
+
+  it('makes a warm trivial TypeScript run cost milliseconds (printed, not asserted)', async () => {
+    const { runner, dispose } = makeRunner();
+    try {
+      const req = request('nativets', 'export function main(x: number) { return x + 1; }', { schema: schemaOf('x'), args: { x: 1 } });
+      const coldStart = performance.now();
+      await runOnce(runner, req);
+      const cold = performance.now() - coldStart;
+      const samples: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const start = performance.now();
+        await runOnce(runner, req);
+        samples.push(performance.now() - start);
+      }
+      samples.sort((x, y) => x - y);
+      const at = (q: number) => samples[Math.floor(q * (samples.length - 1))].toFixed(2);
+      console.log(`[runtime] TS first run ${cold.toFixed(1)} ms; warm runs: median ${at(0.5)} ms, p95 ${at(0.95)} ms`);
+    } finally {
+      await dispose();
+    }
+  });
+});
