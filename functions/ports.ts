@@ -98,9 +98,8 @@ export interface TokenRecord {
   prefix: string;
   label: string;
   owner: string;
-  /** Null for an instance token; set for job tokens, which only reach their workspace. */
+  /** Null for an instance token; a workspace id limits the token to that workspace. */
   workspace_id: string | null;
-  job_id: string | null;
   expires_at: string | null;
   created_at: string;
 }
@@ -152,7 +151,6 @@ export interface Store {
   putToken(t: TokenRecord): Promise<void>;
   getToken(tokenHash: string): Promise<TokenRecord | null>;
   deleteToken(tokenHash: string): Promise<void>;
-  deleteJobTokens(jobId: string): Promise<void>;
 }
 
 /** Hands accepted jobs to workers (local: queue table + pool; AWS: SQS). */

@@ -17,7 +17,7 @@ export async function bootstrapInstance(store: Store, clock: Clock, opts: Bootst
   const now = clock.now().toISOString();
   const fresh = (await store.listWorkspaces()).length === 0;
   await store.createUser({ username: ADMIN_USERNAME, email: 'admin@svc.local', is_admin: true, created_at: now });
-  const adminToken = { label: 'admin (bootstrap)', owner: ADMIN_USERNAME, workspace_id: null, job_id: null, expires_at: null };
+  const adminToken = { label: 'admin (bootstrap)', owner: ADMIN_USERNAME, workspace_id: null, expires_at: null };
   if (opts.adminToken) await issueToken(store, clock, { ...adminToken, label: 'admin (SVC_ADMIN_TOKEN)' }, opts.adminToken);
   if (!fresh) return { newAdminToken: null };
   await store.createWorkspace({ id: opts.defaultWorkspaceId, name: opts.defaultWorkspaceId, created_at: now, object_storage_enabled: false });

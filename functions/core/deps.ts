@@ -12,6 +12,8 @@ export interface CoreConfig {
   syncMaxWaitMs: number;
   /** INCLUDE_HEADERS: header names passed to every run as arguments (spec 4.2 rule 6). */
   includeHeaders: string[];
+  /** The instance secret that signs job tokens (and, later, resume URLs). */
+  signingKey: Uint8Array;
   /** How often waiters re-read a job when the shell's signals cannot wake them (AWS). */
   pollIntervalMs: number;
 }

@@ -8,6 +8,11 @@ import type { Principal } from './auth.js';
 
 export type RunTarget = { by: 'path'; path: string } | { by: 'hash'; hash: string };
 
+/** The signal a running job's worker listens on, apart from the job's own updates. */
+export function cancelSignal(jobId: string): string {
+  return `cancel:${jobId}`;
+}
+
 export function isFinished(status: JobStatus): boolean {
   return FINISHED_STATUSES.includes(status);
 }
@@ -96,6 +101,7 @@ export async function cancelJob(deps: CoreDeps, principal: Principal, workspaceI
   );
   if (!won) throw conflict(`job ${id} finished before it could be canceled`);
   deps.signals.notify(id);
+  deps.signals.notify(cancelSignal(id));
   return getJob(deps, workspaceId, id);
 }
 

@@ -49,7 +49,7 @@ export async function createScript(store: Store, clock: Clock, workspaceId: stri
     throw conflict(`parent_hash ${parentHash} is not the latest version of ${input.path}`);
   }
   const createdAt = clock.now().toISOString();
-  const hash = (await sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
+  const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
     workspace_id: workspaceId,
     path: input.path,

@@ -1,5 +1,5 @@
-import { issueToken } from './auth.js';
-import { isFinished } from './jobs.js';
+import { signJobToken } from './job-tokens.js';
+import { cancelSignal, isFinished } from './jobs.js';
 import type { WorkerDeps } from './deps.js';
 import type { JobCompletion, RunOutcome } from '../ports.js';
 
@@ -12,7 +12,6 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   const { store, clock, signals, config } = deps;
   const job = await store.claimJob(jobId, clock.now().toISOString());
   if (!job) return;
-  signals.notify(jobId);
 
   const script = await store.getScriptByHash(job.workspace_id, job.script_hash);
   if (!script) {
@@ -21,14 +20,12 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   }
 
   const timeoutMs = script.timeout ? script.timeout * 1000 : config.jobTimeoutMs;
-  // The job token lives as long as the job could; it is deleted as soon as the job ends.
-  const token = await issueToken(store, clock, {
-    label: `job ${jobId}`,
-    owner: job.created_by,
-    workspace_id: job.workspace_id,
-    job_id: jobId,
-    expires_at: new Date(clock.now().getTime() + timeoutMs + 60_000).toISOString(),
-  });
+  // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
+  const token = await signJobToken(
+    config.signingKey,
+    { username: job.created_by, workspaceId: job.workspace_id, jobId },
+    new Date(clock.now().getTime() + timeoutMs + 60_000),
+  );
 
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
@@ -71,7 +68,6 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
     stopWatching();
   }
   await streamWrites;
-  await store.deleteJobTokens(jobId);
   await finish(
     deps,
     jobId,
@@ -92,7 +88,7 @@ function watchForCancel(deps: WorkerDeps, workspaceId: string, jobId: string, ab
   let watching = true;
   void (async () => {
     while (watching) {
-      await deps.signals.wait(jobId, deps.config.pollIntervalMs);
+      await deps.signals.wait(cancelSignal(jobId), deps.config.pollIntervalMs);
       if (!watching) return;
       const job = await deps.store.getJob(workspaceId, jobId);
       if (!job || (isFinished(job.status) && job.status === 'canceled')) {

@@ -34,7 +34,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 
   app.use('/api/*', async (c, next) => {
     if (c.req.path === '/api/version') return next();
-    c.set('principal', await authenticate(deps.store, deps.clock, bearerToken(c.req.header('authorization'), c.req.query('token'))));
+    c.set('principal', await authenticate(deps, bearerToken(c.req.header('authorization'), c.req.query('token'))));
     await next();
   });
   app.use('/api/w/:workspace/*', async (c, next) => {

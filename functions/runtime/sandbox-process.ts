@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -148,6 +148,21 @@ export async function writeCodeFile(path: string, content: string): Promise<void
 export async function copyCodeFile(from: string, to: string): Promise<void> {
   await copyFile(from, to);
   await chmod(to, 0o644);
+}
+
+/**
+ * True when the directory holds nothing (not even dotfiles), so the next job may start in it.
+ * Synchronous on purpose: two tiny syscalls on the hot path cost less than the promise machinery.
+ */
+export function isEmptyDir(path: string): boolean {
+  try {
+    if (readdirSync(path).length > 0) return false;
+    // The job owned it and may have opened it up; it goes back to private.
+    chmodSync(path, 0o700);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function removeDir(path: string): Promise<void> {

@@ -30,7 +30,7 @@ describe('running user code (issue point 6)', () => {
       const env = await run(path);
       expect(env.OV_WORKSPACE).toBe(s.workspace);
       expect(env.BASE_INTERNAL_URL).toBe(s.url);
-      expect(env.OV_TOKEN).toMatch(/^svc_/);
+      expect(env.OV_TOKEN.split('.')).toHaveLength(3); // a signed JWT
       expect(env.OV_JOB_ID).toMatch(/^[0-9a-f-]{36}$/);
       expect(JSON.stringify(env)).not.toContain('hunter2');
       expect(env.SVC_ADMIN_TOKEN).toBeUndefined();

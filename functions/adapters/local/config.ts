@@ -12,7 +12,7 @@ export interface LocalConfig {
   maxBodyBytes: number;
   /** Public address of this server, used as BASE_INTERNAL_URL; defaults to the listening address. */
   baseUrl: string | undefined;
-  core: Omit<CoreConfig, 'baseInternalUrl'>;
+  core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {

@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -46,7 +47,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     blobs: new FileBlobStore(join(config.dataDir, 'objects')),
     clock,
     runner,
-    config: { ...config.core, baseInternalUrl: '' },
+    config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKey(join(config.dataDir, 'signing.key')) },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION });
   const server = await listen(app.fetch, config.host, config.port);
@@ -69,6 +70,12 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       rmSync(runDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The instance secret, made on the first start and kept beside the database (never logged). */
+function loadOrCreateKey(file: string): Uint8Array {
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32), { mode: 0o600, flag: 'wx' });
+  return new Uint8Array(readFileSync(file));
 }
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {

@@ -67,10 +67,8 @@ export const MIGRATIONS: string[] = [
     label TEXT NOT NULL,
     owner TEXT NOT NULL,
     workspace_id TEXT,
-    job_id TEXT,
     expires_at TEXT,
     created_at TEXT NOT NULL
   );
-  CREATE INDEX tokens_by_job ON tokens(job_id);
   `,
 ];

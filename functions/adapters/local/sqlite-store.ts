@@ -166,8 +166,8 @@ export class SqliteStore implements Store {
 
   async putToken(t: TokenRecord) {
     this.stmt(
-      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, workspace_id, job_id, expires_at, created_at)
-       VALUES (@token_hash, @prefix, @label, @owner, @workspace_id, @job_id, @expires_at, @created_at)`,
+      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, workspace_id, expires_at, created_at)
+       VALUES (@token_hash, @prefix, @label, @owner, @workspace_id, @expires_at, @created_at)`,
     ).run(t);
   }
 
@@ -177,10 +177,6 @@ export class SqliteStore implements Store {
 
   async deleteToken(tokenHash: string) {
     this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash);
-  }
-
-  async deleteJobTokens(jobId: string) {
-    this.stmt('DELETE FROM tokens WHERE job_id = ?').run(jobId);
   }
 
   // Prepared statements are cached: the webhook hot path runs the same few queries.

@@ -12,6 +12,8 @@ export class LocalWorkerPool implements JobQueue {
   private readonly inFlight = new Set<string>();
   private deps: WorkerDeps | null = null;
   private stopped = false;
+  /** Whether SQLite may hold queued jobs the pool has not taken; saves a query per finished job. */
+  private backlog = true;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -26,8 +28,12 @@ export class LocalWorkerPool implements JobQueue {
   }
 
   async enqueue(job: Job): Promise<void> {
+    // Not started or stopping: the job waits in SQLite for the next start.
     if (!this.deps || this.stopped) return;
-    if (this.inFlight.size < this.concurrency) this.dispatch(job.id);
+    if (this.inFlight.size >= this.concurrency) this.backlog = true;
+    // Older queued jobs go first; the new one is among them in SQLite.
+    else if (this.backlog) this.fill();
+    else this.dispatch(job.id);
   }
 
   /** Stops taking jobs and waits for the running ones. */
@@ -38,10 +44,13 @@ export class LocalWorkerPool implements JobQueue {
   }
 
   private fill(): void {
-    if (!this.deps || this.stopped) return;
+    if (!this.deps || this.stopped || !this.backlog) return;
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return;
-    for (const id of this.store.queuedJobIds(free, this.inFlight)) this.dispatch(id);
+    const ids = this.store.queuedJobIds(free, this.inFlight);
+    // Fewer than asked for: everything queued is now in flight.
+    if (ids.length < free) this.backlog = false;
+    for (const id of ids) this.dispatch(id);
   }
 
   private dispatch(id: string): void {
