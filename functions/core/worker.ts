@@ -21,7 +21,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
 
   const timeoutMs = script.timeout ? script.timeout * 1000 : config.jobTimeoutMs;
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
-  const token = await signJobToken(
+  const token = signJobToken(
     config.signingKey,
     { username: job.created_by, workspaceId: job.workspace_id, jobId },
     new Date(clock.now().getTime() + timeoutMs + 60_000),
