@@ -135,7 +135,6 @@ export interface Store {
   /** queued -> running, only if still queued; returns the job when this caller won it. */
   claimJob(id: string, startedAt: string): Promise<Job | null>;
   appendJobStream(id: string, chunk: string): Promise<void>;
-  appendJobLogs(id: string, text: string): Promise<void>;
   /** running|queued -> finished, only if not finished already; returns false when it was. */
   completeJob(id: string, completion: JobCompletion, completedAt: string): Promise<boolean>;
   /** Irreversibly removes args, result, logs and stream of a job. */

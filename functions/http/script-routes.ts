@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { authorize } from '../core/auth.js';
 import { createScript, deleteScript, getScriptByHash, getScriptByPath, scriptSummary } from '../core/scripts.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -7,7 +7,7 @@ import { readJsonBody } from './json-body.js';
 
 export function scriptRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
-  const ws = (c: { req: { param(name: 'workspace'): string } }) => c.req.param('workspace');
+  const ws = (c: Context<AppEnv>) => c.get('workspace').id;
 
   r.post('/scripts/create', async (c) => {
     const principal = c.get('principal');

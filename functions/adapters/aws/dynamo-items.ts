@@ -1,0 +1,195 @@
+import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
+import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type Entity } from './dynamo-keys.js';
+
+/**
+ * Translation between the port's records and table items. Free-form JSON (job args and results,
+ * input schemas) is stored as a JSON string: DynamoDB maps do not keep key order (a schema's
+ * `properties` order is the parameter order) and its number type rejects values JSON accepts.
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Item = Record<string, any>;
+
+/**
+ * DynamoDB refuses items over 400 KB. Large args, results and logs belong in S3 with a reference
+ * in the item; until that offload exists, writes that would come near the limit fail with this
+ * error instead of a bare ValidationException.
+ */
+export const MAX_PAYLOAD_BYTES = 350 * 1024;
+
+export class ItemTooLargeError extends Error {
+  /** `detail` says how big it is, e.g. "is 512 KB, more than the 350 KB ...". */
+  constructor(what: string, detail: string) {
+    super(`${what} ${detail}; offloading large payloads to S3 is not implemented yet`);
+    this.name = 'ItemTooLargeError';
+  }
+}
+
+export function assertFits(what: string, ...parts: (string | null)[]): void {
+  const bytes = parts.reduce((sum, p) => sum + (p === null ? 0 : Buffer.byteLength(p, 'utf8')), 0);
+  if (bytes > MAX_PAYLOAD_BYTES) {
+    throw new ItemTooLargeError(what, `is ${Math.ceil(bytes / 1024)} KB, more than the ${MAX_PAYLOAD_BYTES / 1024} KB the DynamoDB store keeps in one item`);
+  }
+}
+
+function entity(e: Entity) {
+  return { entity: e };
+}
+
+export function workspaceItem(ws: Workspace): Item {
+  return {
+    ...keys.workspace(ws.id),
+    ...gsi1.workspace(ws.id),
+    ...entity('workspace'),
+    id: ws.id,
+    name: ws.name,
+    created_at: ws.created_at,
+    object_storage_enabled: ws.object_storage_enabled,
+  };
+}
+
+export function toWorkspace(i: Item): Workspace {
+  return { id: i.id, name: i.name, created_at: i.created_at, object_storage_enabled: i.object_storage_enabled };
+}
+
+/** The version's own attributes, shared by the immutable version item and the path's head copy. */
+export function scriptAttributes(v: ScriptVersion): Item {
+  return {
+    workspace_id: v.workspace_id,
+    path: v.path,
+    hash: v.hash,
+    parent_hash: v.parent_hash,
+    content: v.content,
+    language: v.language,
+    summary: v.summary,
+    description: v.description,
+    schema_json: JSON.stringify(v.schema),
+    delete_after_use: v.delete_after_use,
+    timeout: v.timeout,
+    created_by: v.created_by,
+    created_at: v.created_at,
+  };
+}
+
+export function scriptVersionItem(v: ScriptVersion): Item {
+  return { ...keys.scriptVersion(v.workspace_id, v.hash), ...entity('script_version'), ...scriptAttributes(v) };
+}
+
+export function toScript(i: Item): ScriptVersion {
+  return {
+    workspace_id: i.workspace_id,
+    path: i.path,
+    hash: i.hash,
+    parent_hash: i.parent_hash,
+    content: i.content,
+    language: i.language,
+    summary: i.summary,
+    description: i.description,
+    schema: JSON.parse(i.schema_json),
+    delete_after_use: i.delete_after_use,
+    timeout: i.timeout,
+    created_by: i.created_by,
+    created_at: i.created_at,
+  };
+}
+
+/**
+ * Logs and the result stream are lists of chunks: DynamoDB update expressions cannot concatenate
+ * strings, but `list_append` appends atomically and in order.
+ */
+export function jobItem(job: Job): Item {
+  const argsJson = job.args === null ? null : JSON.stringify(job.args);
+  const resultJson = JSON.stringify(job.result ?? null);
+  assertFits(`job ${job.id}: args, result and logs`, argsJson, resultJson, job.logs, job.result_stream);
+  return {
+    ...keys.job(job.id),
+    ...gsi1.job(job.workspace_id, job.created_at, job.id),
+    ...(FINISHED_STATUSES.includes(job.status) ? {} : gsi2.job(job.status, job.created_at, job.id)),
+    ...entity('job'),
+    id: job.id,
+    workspace_id: job.workspace_id,
+    kind: job.kind,
+    script_path: job.script_path,
+    script_hash: job.script_hash,
+    language: job.language,
+    args_json: argsJson,
+    status: job.status,
+    created_by: job.created_by,
+    created_at: job.created_at,
+    started_at: job.started_at,
+    completed_at: job.completed_at,
+    success: job.success,
+    result_json: resultJson,
+    log_chunks: job.logs ? [job.logs] : [],
+    stream_chunks: job.result_stream ? [job.result_stream] : [],
+    streaming: job.streaming,
+    attempts: job.attempts,
+    delete_after_use: job.delete_after_use,
+    deleted: job.deleted,
+  };
+}
+
+export function toJob(i: Item): Job {
+  return {
+    id: i.id,
+    workspace_id: i.workspace_id,
+    kind: i.kind,
+    script_path: i.script_path,
+    script_hash: i.script_hash,
+    language: i.language,
+    args: i.args_json === null ? null : JSON.parse(i.args_json),
+    status: i.status,
+    created_by: i.created_by,
+    created_at: i.created_at,
+    started_at: i.started_at,
+    completed_at: i.completed_at,
+    success: i.success,
+    result: JSON.parse(i.result_json),
+    logs: (i.log_chunks as string[]).join(''),
+    result_stream: (i.stream_chunks as string[]).join(''),
+    streaming: i.streaming,
+    attempts: i.attempts,
+    delete_after_use: i.delete_after_use,
+    deleted: i.deleted,
+  };
+}
+
+export function userItem(u: User): Item {
+  return { ...keys.user(u.username), ...entity('user'), username: u.username, email: u.email, is_admin: u.is_admin, created_at: u.created_at };
+}
+
+export function toUser(i: Item): User {
+  return { username: i.username, email: i.email, is_admin: i.is_admin, created_at: i.created_at };
+}
+
+export function tokenItem(t: TokenRecord): Item {
+  return {
+    ...keys.token(t.token_hash),
+    ...entity('token'),
+    token_hash: t.token_hash,
+    prefix: t.prefix,
+    label: t.label,
+    owner: t.owner,
+    workspace_id: t.workspace_id,
+    expires_at: t.expires_at,
+    created_at: t.created_at,
+    ...ttl(t.expires_at),
+  };
+}
+
+function ttl(expiresAt: string | null): Item {
+  const ms = expiresAt === null ? NaN : Date.parse(expiresAt);
+  return Number.isFinite(ms) ? { [TTL_ATTRIBUTE]: Math.ceil(ms / 1000) } : {};
+}
+
+export function toToken(i: Item): TokenRecord {
+  return {
+    token_hash: i.token_hash,
+    prefix: i.prefix,
+    label: i.label,
+    owner: i.owner,
+    workspace_id: i.workspace_id,
+    expires_at: i.expires_at,
+    created_at: i.created_at,
+  };
+}

@@ -1,0 +1,102 @@
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { JobStatus } from '../../ports.js';
+
+/**
+ * The single table's key schema, written once: the store builds its keys here, the tests create
+ * their tables from `tableDefinition`, and the CDK stack mirrors the same definition.
+ *
+ * | entity         | pk               | sk                    | gsi1 (listing)                        | gsi2 (unfinished jobs)        |
+ * |----------------|------------------|-----------------------|---------------------------------------|-------------------------------|
+ * | workspace      | `WS#<id>`        | `WORKSPACE`           | `WORKSPACES` / `<id>`                 |                               |
+ * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                     |                               |
+ * | script head    | `WS#<ws>`        | `SCRIPT#<path>`       |                                       |                               |
+ * | job            | `JOB#<id>`       | `JOB`                 | `WS#<ws>#JOBS` / `<created_at>#<id>`  | `JOBS#<status>` / `<created_at>#<id>` |
+ * | user           | `USER#<name>`    | `USER`                |                                       |                               |
+ * | token          | `TOKEN#<hash>`   | `TOKEN`               |                                       |                               |
+ */
+
+export const PK = 'pk';
+export const SK = 'sk';
+export const GSI1 = 'gsi1';
+export const GSI2 = 'gsi2';
+
+/**
+ * Epoch seconds after which DynamoDB may delete the item (tokens with an expiry). Deletion is lazy
+ * (up to days late), so readers still check `expires_at`; TTL only keeps the table from growing.
+ */
+export const TTL_ATTRIBUTE = 'ttl';
+
+/**
+ * Which shape an item has. Not needed for reads (keys say it) but DynamoDB Streams consumers
+ * (workspace webhooks) see bare items and dispatch on it.
+ */
+export type Entity = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token';
+
+export const keys = {
+  workspace: (id: string) => ({ [PK]: `WS#${id}`, [SK]: 'WORKSPACE' }),
+  // Versions live under their workspace, keyed by hash: runs by hash (every worker start) are one
+  // strongly consistent GetItem, and a hash names its version forever.
+  scriptVersion: (workspaceId: string, hash: string) => ({ [PK]: `WS#${workspaceId}`, [SK]: `SCRIPT_VERSION#${hash}` }),
+  // One head per path, also under the workspace, so listing the latest scripts is one Query whose
+  // sort key order is path order.
+  scriptHead: (workspaceId: string, path: string) => ({ [PK]: `WS#${workspaceId}`, [SK]: `SCRIPT#${path}` }),
+  // Jobs are addressed by id alone (claim, complete and append know no workspace); getJob checks
+  // the workspace after reading.
+  job: (id: string) => ({ [PK]: `JOB#${id}`, [SK]: 'JOB' }),
+  user: (username: string) => ({ [PK]: `USER#${username}`, [SK]: 'USER' }),
+  token: (tokenHash: string) => ({ [PK]: `TOKEN#${tokenHash}`, [SK]: 'TOKEN' }),
+};
+
+export const SCRIPT_HEAD_PREFIX = 'SCRIPT#';
+
+export const gsi1 = {
+  // A few items per instance in one partition; an index avoids scanning the table to list them.
+  workspaces: () => 'WORKSPACES',
+  workspace: (id: string) => ({ gsi1pk: gsi1.workspaces(), gsi1sk: id }),
+  jobsOf: (workspaceId: string) => `WS#${workspaceId}#JOBS`,
+  // ISO timestamps sort as text, so a descending Query is newest first.
+  job: (workspaceId: string, createdAt: string, id: string) => ({ gsi1pk: gsi1.jobsOf(workspaceId), gsi1sk: `${createdAt}#${id}` }),
+};
+
+export const gsi2 = {
+  // Sparse: only unfinished jobs carry gsi2 keys, so the index stays as small as the backlog and a
+  // crash sweep (requeueInterrupted) reads only running jobs. One partition per status: fine for
+  // a sweep that runs at start-up, to be sharded if running jobs ever need more than ~1000 writes/s.
+  status: (status: JobStatus) => `JOBS#${status}`,
+  job: (status: JobStatus, createdAt: string, id: string) => ({ gsi2pk: gsi2.status(status), gsi2sk: `${createdAt}#${id}` }),
+};
+
+/** The CreateTable input: keys, indexes, on-demand billing. */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: PK, KeyType: 'HASH' },
+      { AttributeName: SK, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: GSI1,
+        KeySchema: [
+          { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+        ],
+        // Enough to filter a job listing in the index; the matching items are then read from the
+        // table (consistent, and large logs/results are not copied into the index).
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['status', 'script_path'] },
+      },
+      {
+        IndexName: GSI2,
+        KeySchema: [
+          { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ],
+    // Change events for workspace webhooks are read from the stream (see DESIGN.md).
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+  };
+}

@@ -1,0 +1,67 @@
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ItemTooLargeError, type Item } from './dynamo-items.js';
+
+/** Small DynamoDB helpers the store needs and the SDK leaves to the caller. */
+
+const BATCH_GET_MAX = 100;
+const BATCH_WRITE_MAX = 25;
+
+export function isConditionFailure(e: unknown): boolean {
+  return (e as Error | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * The per-item cancellation codes of a canceled transaction ('ConditionalCheckFailed',
+ * 'TransactionConflict', 'None', ...), or null when `e` is some other error.
+ */
+export function transactionFailures(e: unknown): string[] | null {
+  if ((e as Error | null)?.name !== 'TransactionCanceledException') return null;
+  const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.map((r) => r.Code ?? 'None');
+}
+
+/** DynamoDB reports an update that grows an item past 400 KB as a generic ValidationException. */
+export function translateSizeError(e: unknown, what: string): unknown {
+  const err = e as Error | null;
+  if (err?.name === 'ValidationException' && /item size/i.test(err.message)) {
+    return new ItemTooLargeError(what, "would grow past DynamoDB's 400 KB item limit with this write");
+  }
+  return e;
+}
+
+const keyOf = (i: Item) => `${i.pk}\u0000${i.sk}`;
+
+/**
+ * Reads the items behind `refs` (anything carrying pk/sk, such as index entries) with strongly
+ * consistent reads, in the order of `refs`; items deleted meanwhile are left out.
+ */
+export async function batchGet(doc: DynamoDBDocumentClient, table: string, refs: Item[]): Promise<Item[]> {
+  const found = new Map<string, Item>();
+  for (let i = 0; i < refs.length; i += BATCH_GET_MAX) {
+    let pending: Item[] | undefined = refs.slice(i, i + BATCH_GET_MAX).map((r) => ({ pk: r.pk, sk: r.sk }));
+    for (let attempt = 0; pending?.length; attempt++) {
+      await backoff(attempt);
+      const r = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of r.Responses?.[table] ?? []) found.set(keyOf(item), item);
+      pending = r.UnprocessedKeys?.[table]?.Keys as Item[] | undefined;
+    }
+  }
+  return refs.map((r) => found.get(keyOf(r))).filter((i): i is Item => i !== undefined);
+}
+
+export async function batchDelete(doc: DynamoDBDocumentClient, table: string, keys: Item[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
+    let pending = keys.slice(i, i + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; pending.length; attempt++) {
+      await backoff(attempt);
+      const r = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+      pending = (r.UnprocessedItems?.[table] ?? []) as typeof pending;
+    }
+  }
+}
+
+/** Unprocessed batch entries mean throttling: wait a little longer each round before retrying. */
+function backoff(attempt: number): Promise<void> {
+  if (attempt === 0) return Promise.resolve();
+  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+}
