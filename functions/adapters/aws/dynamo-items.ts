@@ -53,7 +53,7 @@ export function toWorkspace(i: Item): Workspace {
 }
 
 /** The version's own attributes, shared by the immutable version item and the path's head copy. */
-export function scriptAttributes(v: ScriptVersion): Item {
+function scriptAttributes(v: ScriptVersion): Item {
   return {
     workspace_id: v.workspace_id,
     path: v.path,
@@ -68,6 +68,23 @@ export function scriptAttributes(v: ScriptVersion): Item {
     timeout: v.timeout,
     created_by: v.created_by,
     created_at: v.created_at,
+  };
+}
+
+/**
+ * The update that makes a path's head a full copy of `v` (so a run by path is one GetItem) and adds
+ * `v.hash` to the set of every hash at the path, which deleting the path needs without reading an
+ * eventually consistent index. The caller adds the race condition.
+ */
+export function scriptHeadUpdate(v: ScriptVersion) {
+  const attributes = scriptAttributes(v);
+  assertFits(`script ${v.path}: content and schema`, attributes.content, attributes.schema_json);
+  const names = ['entity', ...Object.keys(attributes)];
+  const values: Item = { entity: 'script_head', ...attributes };
+  return {
+    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD version_hashes :hashes`,
+    ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])) as Record<string, string>,
+    ExpressionAttributeValues: { ':hashes': new Set([v.hash]), ...Object.fromEntries(names.map((n) => [`:${n}`, values[n]])) } as Item,
   };
 }
 

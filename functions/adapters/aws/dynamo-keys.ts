@@ -5,14 +5,14 @@ import type { JobStatus } from '../../ports.js';
  * The single table's key schema, written once: the store builds its keys here, the tests create
  * their tables from `tableDefinition`, and the CDK stack mirrors the same definition.
  *
- * | entity         | pk               | sk                    | gsi1 (listing)                        | gsi2 (unfinished jobs)        |
- * |----------------|------------------|-----------------------|---------------------------------------|-------------------------------|
- * | workspace      | `WS#<id>`        | `WORKSPACE`           | `WORKSPACES` / `<id>`                 |                               |
- * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                     |                               |
- * | script head    | `WS#<ws>`        | `SCRIPT#<path>`       |                                       |                               |
- * | job            | `JOB#<id>`       | `JOB`                 | `WS#<ws>#JOBS` / `<created_at>#<id>`  | `JOBS#<status>` / `<created_at>#<id>` |
- * | user           | `USER#<name>`    | `USER`                |                                       |                               |
- * | token          | `TOKEN#<hash>`   | `TOKEN`               |                                       |                               |
+ * | entity         | pk             | sk                      | gsi1 pk / sk (listings)               | gsi2 pk / sk (unfinished jobs)         |
+ * |----------------|----------------|-------------------------|---------------------------------------|----------------------------------------|
+ * | workspace      | `WS#<id>`      | `WORKSPACE`             | `WORKSPACES` / `<id>`                 |                                        |
+ * | script version | `WS#<ws>`      | `SCRIPT_VERSION#<hash>` |                                       |                                        |
+ * | script head    | `WS#<ws>`      | `SCRIPT#<path>`         |                                       |                                        |
+ * | job            | `JOB#<id>`     | `JOB`                   | `WS#<ws>#JOBS` / `<created_at>#<id>`  | `JOBS#<status>` / `<created_at>#<id>`  |
+ * | user           | `USER#<name>`  | `USER`                  |                                       |                                        |
+ * | token          | `TOKEN#<hash>` | `TOKEN`                 |                                       |                                        |
  */
 
 export const PK = 'pk';

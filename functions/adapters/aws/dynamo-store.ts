@@ -9,14 +9,15 @@ import {
   paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { Job, JobCompletion, JobListFilter, JobStatus, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
-  assertFits, jobItem, scriptAttributes, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item,
+  assertFits, jobItem, scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item,
 } from './dynamo-items.js';
 import { batchDelete, batchGet, isConditionFailure, transactionFailures, translateSizeError } from './dynamo-ops.js';
 
-const UNFINISHED = ['queued', 'running', 'suspended', 'awaiting_approval'] as const;
+/** Every JobStatus not in FINISHED_STATUSES: the states completeJob may leave. */
+const UNFINISHED = ['queued', 'running', 'suspended', 'awaiting_approval'] as const satisfies readonly JobStatus[];
 
 /**
  * The AWS shell's state in one DynamoDB table (layout in dynamo-keys.ts). Every state change the
@@ -51,34 +52,25 @@ export class DynamoStore implements Store {
   }
 
   async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
-    const attributes = scriptAttributes(v);
-    assertFits(`script ${v.path}: content and schema`, attributes.content, attributes.schema_json);
-    // The head is a full copy of the latest version (a run by path is one GetItem) plus the set of
-    // every hash at the path, which deleteScriptPath needs without an (eventually consistent) index.
-    const names = Object.keys(attributes);
+    // One transaction: the version exists exactly when the head moved to it, and the head moves
+    // only from the hash the caller saw (null: only onto a free path).
     const head = {
       Update: {
         TableName: this.table,
         Key: keys.scriptHead(v.workspace_id, v.path),
-        UpdateExpression: `SET #entity = :entity, ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD version_hashes :hashes`,
+        ...scriptHeadUpdate(v),
         ConditionExpression: expectedLatest === null ? 'attribute_not_exists(pk)' : '#hash = :expected',
-        ExpressionAttributeNames: { '#entity': 'entity', ...Object.fromEntries(names.map((n) => [`#${n}`, n])) },
-        ExpressionAttributeValues: {
-          ':entity': 'script_head',
-          ':hashes': new Set([v.hash]),
-          ...Object.fromEntries(names.map((n) => [`:${n}`, attributes[n]])),
-          ...(expectedLatest === null ? {} : { ':expected': expectedLatest }),
-        },
       },
     };
+    if (expectedLatest !== null) head.Update.ExpressionAttributeValues[':expected'] = expectedLatest;
     const version = { Put: { TableName: this.table, Item: scriptVersionItem(v), ConditionExpression: 'attribute_not_exists(pk)' } };
     try {
       await this.doc.send(new TransactWriteCommand({ TransactItems: [version, head] }));
       return true;
     } catch (e) {
-      const failed = transactionFailures(e);
-      if (!failed) throw e;
-      if (failed[0] === 'ConditionalCheckFailed') throw new Error(`script version ${v.hash} already exists in ${v.workspace_id}`);
+      const [versionFailure] = transactionFailures(e) ?? [];
+      if (versionFailure === undefined) throw e;
+      if (versionFailure === 'ConditionalCheckFailed') throw new Error(`script version ${v.hash} already exists in ${v.workspace_id}`);
       // The head moved (or a concurrent transaction was touching it): another version won.
       return false;
     }
@@ -106,7 +98,7 @@ export class DynamoStore implements Store {
 
   async deleteScriptPath(workspaceId: string, path: string) {
     // Retried when a new version lands between reading the head and deleting it.
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const head = await this.get(keys.scriptHead(workspaceId, path));
       if (!head) return 0;
       const hashes = [...(head.version_hashes as Set<string>)];
@@ -131,7 +123,7 @@ export class DynamoStore implements Store {
           }),
         );
       } catch (e) {
-        if (transactionFailures(e)) continue;
+        if (transactionFailures(e) && attempt < 5) continue;
         throw e;
       }
       await batchDelete(this.doc, this.table, hashes.slice(99).map((h) => keys.scriptVersion(workspaceId, h)));
@@ -203,10 +195,6 @@ export class DynamoStore implements Store {
       ':true': true,
       ':running': 'running',
     });
-  }
-
-  async appendJobLogs(id: string, text: string) {
-    await this.updateJob(id, 'SET log_chunks = list_append(log_chunks, :text)', 'attribute_exists(pk)', { ':text': [text] });
   }
 
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
@@ -304,6 +292,7 @@ export class DynamoStore implements Store {
   }
 
   private async conditionalUpdate(key: Item, update: string, condition: string, values: Item, what = 'item'): Promise<boolean> {
+    // `status` is a reserved word, and DynamoDB also rejects a name placeholder left unused.
     const mentionsStatus = update.includes('#status') || condition.includes('#status');
     try {
       await this.doc.send(

@@ -1,0 +1,326 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job, JobListFilter, Store } from '../../functions/ports.js';
+import { aJob, aScriptVersion, aToken, aUser, aWorkspace, eventually, nextTimestamp, uid } from './store-fixtures.js';
+
+/**
+ * What the core relies on from a Store, run against every adapter so the two shells cannot drift.
+ * One store per suite; tests keep apart through unique ids (see store-fixtures.ts).
+ */
+export function describeStoreContract(name: string, makeStore: () => Promise<{ store: Store; cleanup(): Promise<void> }>) {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+    let cleanup: (() => Promise<void>) | undefined;
+    beforeAll(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+    afterAll(async () => {
+      await cleanup?.();
+    });
+
+    async function newWorkspace(): Promise<string> {
+      const ws = aWorkspace();
+      await store.createWorkspace(ws);
+      return ws.id;
+    }
+
+    describe('workspaces', () => {
+      it('creates a workspace once; a second create reports it exists and changes nothing', async () => {
+        const ws = aWorkspace();
+        expect(await store.createWorkspace(ws)).toBe('created');
+        expect(await store.createWorkspace({ ...ws, name: 'other name', object_storage_enabled: true })).toBe('exists');
+        expect(await store.getWorkspace(ws.id)).toEqual(ws);
+        expect(await store.getWorkspace(uid('missing'))).toBeNull();
+      });
+
+      it('lists workspaces ordered by id', async () => {
+        const b = aWorkspace({ id: uid('list-b') });
+        const a = aWorkspace({ id: uid('list-a') });
+        await store.createWorkspace(b);
+        await store.createWorkspace(a);
+        const mine = (all: { id: string }[]) => all.filter((w) => w.id === a.id || w.id === b.id);
+        const listed = await eventually(() => store.listWorkspaces(), (all) => mine(all).length === 2);
+        expect(mine(listed)).toEqual([a, b]);
+        const ids = listed.map((w) => w.id);
+        expect(ids).toEqual([...ids].sort());
+      });
+
+      it('turns object storage on and off', async () => {
+        const ws = aWorkspace();
+        await store.createWorkspace(ws);
+        await store.setObjectStorage(ws.id, true);
+        expect((await store.getWorkspace(ws.id))?.object_storage_enabled).toBe(true);
+        await store.setObjectStorage(ws.id, false);
+        expect((await store.getWorkspace(ws.id))?.object_storage_enabled).toBe(false);
+      });
+    });
+
+    describe('script versions', () => {
+      it('inserts the first version of a free path and finds it by path and by hash', async () => {
+        const ws = await newWorkspace();
+        const v = aScriptVersion(ws, 'f/s/first', { timeout: 30, delete_after_use: true, description: 'd' });
+        expect(await store.insertScriptVersion(v, null)).toBe(true);
+        expect(await store.getLatestScript(ws, v.path)).toEqual(v);
+        const byHash = await store.getScriptByHash(ws, v.hash);
+        expect(byHash).toEqual(v);
+        expect(Object.keys(byHash!.schema.properties)).toEqual(['b', 'a']);
+      });
+
+      it('refuses a null expectedLatest when the path is taken, and a non-null one when it is free', async () => {
+        const ws = await newWorkspace();
+        const v1 = aScriptVersion(ws, 'f/s/taken');
+        await store.insertScriptVersion(v1, null);
+        const intruder = aScriptVersion(ws, v1.path);
+        expect(await store.insertScriptVersion(intruder, null)).toBe(false);
+        expect(await store.getLatestScript(ws, v1.path)).toEqual(v1);
+        expect(await store.getScriptByHash(ws, intruder.hash)).toBeNull();
+
+        const orphan = aScriptVersion(ws, 'f/s/free', { parent_hash: v1.hash });
+        expect(await store.insertScriptVersion(orphan, v1.hash)).toBe(false);
+        expect(await store.getLatestScript(ws, orphan.path)).toBeNull();
+        expect(await store.getScriptByHash(ws, orphan.hash)).toBeNull();
+      });
+
+      it('moves the path to a new version that names the latest, keeping old versions by hash', async () => {
+        const ws = await newWorkspace();
+        const v1 = aScriptVersion(ws, 'f/s/versions');
+        const v2 = aScriptVersion(ws, v1.path, { parent_hash: v1.hash, content: 'def main():\n    return 2\n', language: 'python3' });
+        await store.insertScriptVersion(v1, null);
+        expect(await store.insertScriptVersion(v2, v1.hash)).toBe(true);
+        expect(await store.getLatestScript(ws, v1.path)).toEqual(v2);
+        expect(await store.getScriptByHash(ws, v1.hash)).toEqual(v1);
+
+        const stale = aScriptVersion(ws, v1.path, { parent_hash: v1.hash });
+        expect(await store.insertScriptVersion(stale, v1.hash)).toBe(false);
+        expect(await store.getLatestScript(ws, v1.path)).toEqual(v2);
+        expect(await store.getScriptByHash(ws, stale.hash)).toBeNull();
+      });
+
+      it('lets at most one of two racing versions with the same parent in', async () => {
+        const ws = await newWorkspace();
+        const v1 = aScriptVersion(ws, 'f/s/race');
+        await store.insertScriptVersion(v1, null);
+        const [a, b] = [aScriptVersion(ws, v1.path, { parent_hash: v1.hash }), aScriptVersion(ws, v1.path, { parent_hash: v1.hash })];
+        const results = await Promise.all([store.insertScriptVersion(a, v1.hash), store.insertScriptVersion(b, v1.hash)]);
+        expect(results.filter(Boolean).length).toBeLessThanOrEqual(1);
+        const latest = await store.getLatestScript(ws, v1.path);
+        expect(latest?.hash).toBe(results[0] ? a.hash : results[1] ? b.hash : v1.hash);
+      });
+
+      it('is scoped by workspace', async () => {
+        const [ws, other] = [await newWorkspace(), await newWorkspace()];
+        const v = aScriptVersion(ws, 'f/s/scoped');
+        await store.insertScriptVersion(v, null);
+        expect(await store.getLatestScript(other, v.path)).toBeNull();
+        expect(await store.getScriptByHash(other, v.hash)).toBeNull();
+        expect(await store.listLatestScripts(other)).toEqual([]);
+        expect(await store.insertScriptVersion(aScriptVersion(other, v.path), null)).toBe(true);
+      });
+
+      it('lists only the latest version of each path, ordered by path', async () => {
+        const ws = await newWorkspace();
+        const b1 = aScriptVersion(ws, 'f/b/script');
+        const b2 = aScriptVersion(ws, b1.path, { parent_hash: b1.hash });
+        const a = aScriptVersion(ws, 'f/a/script');
+        const u = aScriptVersion(ws, 'u/alice/script');
+        await store.insertScriptVersion(b1, null);
+        await store.insertScriptVersion(u, null);
+        await store.insertScriptVersion(a, null);
+        await store.insertScriptVersion(b2, b1.hash);
+        expect(await store.listLatestScripts(ws)).toEqual([a, b2, u]);
+      });
+
+      it('deletes every version at a path and says how many', async () => {
+        const ws = await newWorkspace();
+        const v1 = aScriptVersion(ws, 'f/s/doomed');
+        const v2 = aScriptVersion(ws, v1.path, { parent_hash: v1.hash });
+        const kept = aScriptVersion(ws, 'f/s/kept');
+        await store.insertScriptVersion(v1, null);
+        await store.insertScriptVersion(v2, v1.hash);
+        await store.insertScriptVersion(kept, null);
+
+        expect(await store.deleteScriptPath(ws, v1.path)).toBe(2);
+        expect(await store.getLatestScript(ws, v1.path)).toBeNull();
+        expect(await store.getScriptByHash(ws, v1.hash)).toBeNull();
+        expect(await store.getScriptByHash(ws, v2.hash)).toBeNull();
+        expect(await store.listLatestScripts(ws)).toEqual([kept]);
+        expect(await store.deleteScriptPath(ws, v1.path)).toBe(0);
+        // The path is free again.
+        expect(await store.insertScriptVersion(aScriptVersion(ws, v1.path), null)).toBe(true);
+      });
+    });
+
+    describe('jobs', () => {
+      async function runningJob(ws: string): Promise<Job> {
+        const job = aJob(ws);
+        await store.insertJob(job);
+        return (await store.claimJob(job.id, nextTimestamp()))!;
+      }
+
+      it('stores a job and finds it only in its own workspace', async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws, { delete_after_use: true });
+        await store.insertJob(job);
+        expect(await store.getJob(ws, job.id)).toEqual(job);
+        expect(await store.getJob(await newWorkspace(), job.id)).toBeNull();
+        expect(await store.getJob(ws, uid('no-such-job'))).toBeNull();
+
+        const noArgs = aJob(ws, { args: null });
+        await store.insertJob(noArgs);
+        expect((await store.getJob(ws, noArgs.id))?.args).toBeNull();
+      });
+
+      it('claims a queued job once: running, started, one more attempt', async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws);
+        await store.insertJob(job);
+        const startedAt = nextTimestamp();
+        const claimed = await store.claimJob(job.id, startedAt);
+        expect(claimed).toEqual({ ...job, status: 'running', started_at: startedAt, attempts: 1 });
+        expect(await store.claimJob(job.id, nextTimestamp())).toBeNull();
+        expect(await store.getJob(ws, job.id)).toEqual(claimed);
+        expect(await store.claimJob(uid('no-such-job'), nextTimestamp())).toBeNull();
+      });
+
+      it('lets exactly one of two concurrent claims win', async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws);
+        await store.insertJob(job);
+        const claims = await Promise.all([store.claimJob(job.id, nextTimestamp()), store.claimJob(job.id, nextTimestamp())]);
+        expect(claims.filter((c) => c !== null)).toHaveLength(1);
+        expect((await store.getJob(ws, job.id))?.attempts).toBe(1);
+      });
+
+      it('appends stream chunks in order, only while the job runs', async () => {
+        const ws = await newWorkspace();
+        const queued = aJob(ws);
+        await store.insertJob(queued);
+        await store.appendJobStream(queued.id, 'too early');
+        expect(await store.getJob(ws, queued.id)).toMatchObject({ result_stream: '', streaming: false });
+
+        const job = await runningJob(ws);
+        for (const chunk of ['one ', 'two ', 'three ✓']) await store.appendJobStream(job.id, chunk);
+        expect(await store.getJob(ws, job.id)).toMatchObject({ result_stream: 'one two three ✓', streaming: true, status: 'running' });
+
+        await store.completeJob(job.id, { status: 'success', result: 'done', logs: '' }, nextTimestamp());
+        await store.appendJobStream(job.id, ' too late');
+        expect((await store.getJob(ws, job.id))?.result_stream).toBe('one two three ✓');
+      });
+
+      it('completes a job once; a second completion changes nothing', async () => {
+        const ws = await newWorkspace();
+        const job = await runningJob(ws);
+        const completedAt = nextTimestamp();
+        const result = { rows: [{ id: 1, score: 0.25 }], note: null, big: 12345678901 };
+        expect(await store.completeJob(job.id, { status: 'success', result, logs: 'ok\n' }, completedAt)).toBe(true);
+        const done = await store.getJob(ws, job.id);
+        expect(done).toEqual({ ...job, status: 'success', success: true, result, logs: 'ok\n', completed_at: completedAt });
+
+        expect(await store.completeJob(job.id, { status: 'failed', result: { error: { name: 'E', message: 'm' } }, logs: '' }, nextTimestamp())).toBe(false);
+        expect(await store.getJob(ws, job.id)).toEqual(done);
+        expect(await store.completeJob(uid('no-such-job'), { status: 'success', result: 1, logs: '' }, nextTimestamp())).toBe(false);
+      });
+
+      it('records a failure as success=false', async () => {
+        const ws = await newWorkspace();
+        const job = await runningJob(ws);
+        const result = { error: { name: 'ValueError', message: 'bad', stack: 'Traceback...' } };
+        await store.completeJob(job.id, { status: 'failed', result, logs: 'boom\n' }, nextTimestamp());
+        expect(await store.getJob(ws, job.id)).toMatchObject({ status: 'failed', success: false, result, logs: 'boom\n' });
+      });
+
+      it('keeps a cancellation when the worker finishes later', async () => {
+        const ws = await newWorkspace();
+        const queued = aJob(ws);
+        await store.insertJob(queued);
+        const canceled = { status: 'canceled' as const, result: { error: { name: 'Canceled', message: 'canceled by alice' } }, logs: '' };
+        expect(await store.completeJob(queued.id, canceled, nextTimestamp())).toBe(true);
+        expect(await store.claimJob(queued.id, nextTimestamp())).toBeNull();
+
+        const running = await runningJob(ws);
+        expect(await store.completeJob(running.id, canceled, nextTimestamp())).toBe(true);
+        expect(await store.completeJob(running.id, { status: 'success', result: 42, logs: 'late' }, nextTimestamp())).toBe(false);
+        expect(await store.getJob(ws, running.id)).toMatchObject({ status: 'canceled', success: false, result: canceled.result, logs: '' });
+      });
+
+      it('scrubs args, result, logs and stream for good', async () => {
+        const ws = await newWorkspace();
+        const job = await runningJob(ws);
+        await store.appendJobStream(job.id, 'secret stream');
+        await store.completeJob(job.id, { status: 'success', result: { secret: 1 }, logs: 'secret logs' }, nextTimestamp());
+        await store.scrubJob(job.id);
+        expect(await store.getJob(ws, job.id)).toMatchObject({ args: null, result: null, logs: '', result_stream: '', deleted: true, status: 'success' });
+        await store.scrubJob(uid('no-such-job'));
+      });
+
+      it('requeues jobs left running, and only those', async () => {
+        const ws = await newWorkspace();
+        const running = await runningJob(ws);
+        const queued = aJob(ws);
+        await store.insertJob(queued);
+        const finished = await runningJob(ws);
+        await store.completeJob(finished.id, { status: 'success', result: null, logs: '' }, nextTimestamp());
+
+        const requeued: string[] = [];
+        await eventually(async () => requeued.push(...(await store.requeueInterrupted())), () => requeued.includes(running.id));
+        expect(requeued).toContain(running.id);
+        expect(requeued).not.toContain(queued.id);
+        expect(requeued).not.toContain(finished.id);
+        expect((await store.getJob(ws, running.id))?.status).toBe('queued');
+        expect((await store.getJob(ws, finished.id))?.status).toBe('success');
+        // At-least-once: the requeued job is claimed again, counting a second attempt.
+        expect((await store.claimJob(running.id, nextTimestamp()))?.attempts).toBe(2);
+      });
+
+      it('lists jobs newest first, filtered by status and script path, up to the limit', async () => {
+        const ws = await newWorkspace();
+        const j1 = aJob(ws, { script_path: 'f/list/a' });
+        const j2 = aJob(ws, { script_path: 'f/list/b' });
+        const j3 = aJob(ws, { script_path: 'f/list/a' });
+        const j4 = aJob(ws, { script_path: 'f/list/a' });
+        for (const j of [j1, j2, j3, j4]) await store.insertJob(j);
+        await store.insertJob(aJob(await newWorkspace(), { script_path: 'f/list/a' }));
+        await store.claimJob(j3.id, nextTimestamp());
+
+        const ids = async (filter: Omit<JobListFilter, 'workspace_id'>) => (await store.listJobs({ workspace_id: ws, ...filter })).map((j) => j.id);
+        const all = await eventually(() => ids({ limit: 10 }), (l) => l.length === 4);
+        expect(all).toEqual([j4.id, j3.id, j2.id, j1.id]);
+        expect(await ids({ limit: 2 })).toEqual([j4.id, j3.id]);
+        expect(await ids({ status: 'queued', limit: 10 })).toEqual([j4.id, j2.id, j1.id]);
+        expect(await ids({ script_path: 'f/list/a', limit: 10 })).toEqual([j4.id, j3.id, j1.id]);
+        expect(await ids({ status: 'queued', script_path: 'f/list/a', limit: 1 })).toEqual([j4.id]);
+        expect(await ids({ status: 'running', script_path: 'f/list/b', limit: 10 })).toEqual([]);
+        // The HTTP route passes absent filters as explicit undefined.
+        expect(await ids({ status: undefined, script_path: undefined, limit: 10 })).toEqual(all);
+        const full = await store.listJobs({ workspace_id: ws, status: 'running', limit: 10 });
+        expect(full).toEqual([await store.getJob(ws, j3.id)]);
+      });
+    });
+
+    describe('users', () => {
+      it('creates a user once and never overwrites it', async () => {
+        const u = aUser({ is_admin: true });
+        expect(await store.createUser(u)).toBe(true);
+        expect(await store.createUser({ ...u, email: 'other@example.com', is_admin: false })).toBe(false);
+        expect(await store.getUser(u.username)).toEqual(u);
+        expect(await store.getUser(uid('nobody'))).toBeNull();
+      });
+    });
+
+    describe('tokens', () => {
+      it('puts (replacing by hash), gets and deletes tokens', async () => {
+        const t = aToken();
+        await store.putToken(t);
+        expect(await store.getToken(t.token_hash)).toEqual(t);
+
+        const scoped = { ...t, label: 'job', workspace_id: uid('ws'), expires_at: '2030-06-01T00:00:00.000Z' };
+        await store.putToken(scoped);
+        expect(await store.getToken(t.token_hash)).toEqual(scoped);
+
+        await store.deleteToken(t.token_hash);
+        expect(await store.getToken(t.token_hash)).toBeNull();
+        await store.deleteToken(t.token_hash);
+        expect(await store.getToken(uid('unknown'))).toBeNull();
+      });
+    });
+  });
+}
