@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScript, startServer, type TestServer } from './harness.js';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -51,6 +51,9 @@ describe('scripts', () => {
     expect(await byPath.json()).toBe('hi Ada v2');
     const byHash = await s.fetch(`${ws()}/jobs/run_wait_result/h/${v1}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Ada","greeting":"hello"}' });
     expect(await byHash.json()).toBe('hello Ada v1');
+    const asyncByHash = await s.fetch(`${ws()}/jobs/run/h/${v1}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Bo"}' });
+    expect(asyncByHash.status).toBe(201);
+    expect((await waitForJob(s, await asyncByHash.text())).result).toBe('hi Bo v1');
 
     const list = await (await s.fetch(`${ws()}/scripts/list`)).json();
     expect(list.map((x: any) => x.path)).toContain('u/admin/greet');
