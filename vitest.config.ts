@@ -1,12 +1,23 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Three projects. `node`: unit, contract, aws (adapters against emulators) and cdk tests. The
+ * http-tier tests run twice, unchanged: against the local shell (`bin/svc.js serve`) and against
+ * the AWS shell on this machine (test/aws/aws-shell-server.ts); test/http/harness.ts picks the
+ * shell from SVC_TEST_SHELL.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: running the server-backed files in parallel mostly adds contention.
     fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/http/**'] } },
+      { extends: true, test: { name: 'http-local', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' } } },
+      // Each file's server starts DynamoDB Local (a JVM) before it answers.
+      { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
+    ],
   },
 });

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform, type TransformFailure } from 'esbuild';
+import ts from 'typescript';
 import type { RunRequest } from '../ports.js';
 import {
   copyCodeFile,
@@ -64,21 +64,33 @@ export async function startTypeScriptWorker(req: RunRequest, workRoot: string): 
   }
 }
 
+/**
+ * Types are stripped, never checked, as Windmill's runtimes do. TypeScript's own transpiler is
+ * plain JavaScript, so the same code runs on this machine and inside a bundled Lambda (esbuild's
+ * API needs a native binary for the platform, which a bundle cannot carry).
+ */
 async function transpile(content: string): Promise<string> {
-  try {
-    const output = await transform(content, {
-      loader: 'ts',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: 'inline',
-      sourcefile: 'main.ts',
+  const output = ts.transpileModule(content, {
+    fileName: 'main.ts',
+    reportDiagnostics: true,
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      inlineSourceMap: true,
+      inlineSources: true,
+      verbatimModuleSyntax: false,
+    },
+  });
+  const errors = (output.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
+  if (errors.length > 0) {
+    const details = errors.map((d) => {
+      const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+      const at = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : null;
+      return at ? `${text} (line ${at.line + 1}, column ${at.character})` : text;
     });
-    return output.code;
-  } catch (error) {
-    const failure = error as TransformFailure;
-    const details = (failure.errors ?? []).map((e) => `${e.text}${e.location ? ` (line ${e.location.line}, column ${e.location.column})` : ''}`);
-    throw new ScriptStartError({ name: 'SyntaxError', message: details.join('\n') || String(error) });
+    throw new ScriptStartError({ name: 'SyntaxError', message: details.join('\n') });
   }
+  return output.outputText;
 }
 
 function ipcChannel(child: ChildProcess): ShimChannel {

@@ -5,7 +5,10 @@ import { join, resolve } from 'node:path';
 
 /**
  * Starts the real local service (`bin/svc.js serve`, as `npm start` does) on a random loopback
- * port with its own data directory, and talks to it over HTTP like any client.
+ * port with its own data directory, and talks to it over HTTP like any client. With
+ * SVC_TEST_SHELL=aws the same tests run against the AWS shell on this machine instead: the api and
+ * worker Lambda handlers behind emulated API Gateway and SQS, on DynamoDB Local and s3rver
+ * (test/aws/aws-shell-server.ts), which takes the same settings and prints the same line.
  */
 export interface TestServer {
   url: string;
@@ -24,10 +27,20 @@ export interface TestServer {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
+const SHELL = process.env.SVC_TEST_SHELL === 'aws' ? 'aws' : 'local';
+
+const SERVER_ARGS = {
+  local: [join(ROOT, 'bin/svc.js'), 'serve'],
+  aws: ['--import', 'tsx', join(ROOT, 'test/aws/aws-shell-server.ts')],
+};
+
+/** The AWS shell starts DynamoDB Local (a JVM) first, which takes a few seconds on a busy machine. */
+const START_TIMEOUT_MS = SHELL === 'aws' ? 90_000 : 30_000;
+
 export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const token = opts.token ?? `test-admin-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(process.execPath, [join(ROOT, 'bin/svc.js'), 'serve'], {
+  const child = spawn(process.execPath, SERVER_ARGS[SHELL], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -43,7 +56,7 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), START_TIMEOUT_MS);
     const check = () => {
       const m = out.match(/svc listening on (http:\/\/\S+)/);
       if (m) {

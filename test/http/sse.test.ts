@@ -39,7 +39,9 @@ describe('SSE streams (spec 4.5)', () => {
     expect(text + (last.new_result_stream ?? '')).toBe('tok0 tok1 tok2 tok3 ');
   });
 
-  it('streams a Python generator over GET with a payload', async () => {
+  // On AWS, Python jobs run in the Python sandbox Lambda, and Lambda's Python runtime cannot stream
+  // a response: a Python generator's chunks reach the job together when it ends.
+  it.skipIf(process.env.SVC_TEST_SHELL === 'aws')('streams a Python generator over GET with a payload', async () => {
     const payload = Buffer.from(JSON.stringify({ words: ['x', 'y', 'z'] })).toString('base64url');
     const events = await readSse(await s.fetch(`${ws()}/jobs/run_and_stream/p/f/stream/py?payload=${payload}`));
     expect(progress(events).length).toBeGreaterThanOrEqual(2);

@@ -1,0 +1,120 @@
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { CoreConfig } from '../../core/deps.js';
+import type { SandboxFunctions } from './lambda-sandbox-runner.js';
+
+/**
+ * The AWS shell's settings, from the Lambda environment the stack sets (README lists them).
+ * Secrets are named by ARN and read from Secrets Manager once per cold start; tests and emulators
+ * may give their values directly instead (`SIGNING_KEY_HEX`, `SVC_ADMIN_TOKEN`).
+ */
+export interface AwsConfig {
+  tableName: string;
+  bucketName: string;
+  jobsQueueUrl: string;
+  defaultWorkspace: string;
+  maxBodyBytes: number;
+  /** Only the worker invokes sandboxes; `requireSandboxFunctions` checks they are set. */
+  sandboxFunctions: Partial<SandboxFunctions>;
+  /** The admin token only the api needs (bootstrap); the worker's environment does not name it. */
+  secrets: { signingKey: SecretSource; adminToken: SecretSource | null };
+  core: Omit<CoreConfig, 'signingKey'>;
+}
+
+/** Where a secret's value comes from: Secrets Manager, or the environment (tests, emulators). */
+export type SecretSource = { arn: string } | { value: string };
+
+export interface AwsSecrets {
+  signingKey: Uint8Array;
+  adminToken: string | null;
+}
+
+export type SecretReader = (arn: string) => Promise<string>;
+
+/** The Lambda runtime's 6 MB invocation payload, less the event around a base64 body (4/3). */
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Result and logs live in one DynamoDB item (400 KB), arguments beside them. */
+const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
+/** Must stay under the worker and sandbox Lambda timeouts (at most 900 s). */
+const DEFAULT_JOB_TIMEOUT_SECONDS = 600;
+const DEFAULT_SYNC_MAX_WAIT_SECONDS = 60;
+/** Waiters re-read the job from DynamoDB this often: the only way to see another Lambda's writes. */
+const POLL_INTERVAL_MS = 100;
+
+export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfig {
+  return {
+    tableName: required(env, 'TABLE_NAME'),
+    bucketName: required(env, 'BUCKET_NAME'),
+    jobsQueueUrl: required(env, 'JOBS_QUEUE_URL'),
+    defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
+    maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    sandboxFunctions: { node: env.SANDBOX_NODE_FUNCTION || undefined, python: env.SANDBOX_PYTHON_FUNCTION || undefined },
+    secrets: {
+      signingKey: secretSource(env, 'SIGNING_KEY_SECRET_ARN', 'SIGNING_KEY_HEX') ?? missing('SIGNING_KEY_SECRET_ARN (or, outside AWS, SIGNING_KEY_HEX)'),
+      adminToken: secretSource(env, 'ADMIN_TOKEN_SECRET_ARN', 'SVC_ADMIN_TOKEN'),
+    },
+    core: {
+      // The stage URL (RestApi.url ends in a slash); scripts append `/api/...` to it.
+      baseInternalUrl: (env.API_BASE_URL ?? '').replace(/\/+$/, ''),
+      jobTimeoutMs: int(env, 'JOB_TIMEOUT_SECONDS', DEFAULT_JOB_TIMEOUT_SECONDS) * 1000,
+      maxOutputBytes: int(env, 'MAX_OUTPUT_BYTES', DEFAULT_MAX_OUTPUT_BYTES),
+      syncMaxWaitMs: int(env, 'SYNC_MAX_WAIT_SECONDS', DEFAULT_SYNC_MAX_WAIT_SECONDS) * 1000,
+      includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+      pollIntervalMs: POLL_INTERVAL_MS,
+    },
+  };
+}
+
+export function requireSandboxFunctions(config: AwsConfig): SandboxFunctions {
+  const { node, python } = config.sandboxFunctions;
+  if (!node || !python) throw new Error('SANDBOX_NODE_FUNCTION and SANDBOX_PYTHON_FUNCTION must name the sandbox functions');
+  return { node, python };
+}
+
+export async function loadSecrets(sources: AwsConfig['secrets'], read: SecretReader): Promise<AwsSecrets> {
+  const value = (source: SecretSource) => ('arn' in source ? read(source.arn) : Promise.resolve(source.value));
+  const [signingKeyHex, adminToken] = await Promise.all([value(sources.signingKey), sources.adminToken && value(sources.adminToken)]);
+  return { signingKey: signingKeyFromHex(signingKeyHex), adminToken: adminToken?.trim() || null };
+}
+
+/** The api bootstraps the admin with it: a Lambda has no console to show a freshly made token once. */
+export function requireAdminToken(secrets: AwsSecrets): string {
+  return secrets.adminToken ?? missing('ADMIN_TOKEN_SECRET_ARN (or, outside AWS, SVC_ADMIN_TOKEN)');
+}
+
+export function secretsManagerReader(client: SecretsManagerClient): SecretReader {
+  return async (arn) => {
+    const secret = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+    if (secret.SecretString === undefined) throw new Error(`secret ${arn} has no string value`);
+    return secret.SecretString;
+  };
+}
+
+/** The instance signing key: 64 hex characters, 32 bytes. Never echoed in errors. */
+export function signingKeyFromHex(hex: string): Uint8Array {
+  const trimmed = hex.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(trimmed)) throw new Error('the signing key secret must be 64 hex characters (32 bytes)');
+  return new Uint8Array(Buffer.from(trimmed, 'hex'));
+}
+
+function secretSource(env: NodeJS.ProcessEnv, arnName: string, valueName: string): SecretSource | null {
+  const arn = env[arnName];
+  if (arn) return { arn };
+  const value = env[valueName];
+  return value ? { value } : null;
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  return env[name] || missing(name);
+}
+
+function missing(name: string): never {
+  throw new Error(`${name} must be set`);
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
+  return n;
+}

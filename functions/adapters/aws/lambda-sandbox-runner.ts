@@ -1,0 +1,119 @@
+import {
+  InvokeCommand,
+  InvokeWithResponseStreamCommand,
+  type InvokeCommandInput,
+  type InvokeWithResponseStreamCommandInput,
+  type InvokeWithResponseStreamResponseEvent,
+  type LambdaClient,
+} from '@aws-sdk/client-lambda';
+import type { CodeRunner, RunOutcome } from '../../ports.js';
+import { canceledError } from '../../runtime/job-guard.js';
+import { sandboxFor, type SandboxEvent, type SandboxInvoke } from './sandbox-protocol.js';
+import { decodeEventStream, functionErrorMessage, parseBufferedEvents, sandboxFailure } from './sandbox-wire.js';
+
+/**
+ * Runs user code by asking a sandbox (on AWS: a Lambda function whose role has no permissions)
+ * and relaying what it reports. Nothing runs here, so there is nothing to close.
+ */
+export function createLambdaSandboxRunner(invoke: SandboxInvoke): CodeRunner {
+  return {
+    async run(req, hooks, signal) {
+      if (signal.aborted) return { ok: false, error: canceledError() };
+      // An invocation cannot be called back, so cancel stops listening at once rather than
+      // waiting for an invoker that may not watch the signal; the sandbox ends at its timeout.
+      let onAbort!: () => void;
+      const aborted = new Promise<'aborted'>((resolve) => (onAbort = () => resolve('aborted')));
+      signal.addEventListener('abort', onAbort, { once: true });
+      let events: AsyncIterator<SandboxEvent> | undefined;
+      try {
+        events = invoke(req, signal)[Symbol.asyncIterator]();
+        for (;;) {
+          const next = events.next();
+          next.catch(() => undefined); // it may reject after we stopped listening
+          const step = await Promise.race([next, aborted]);
+          if (step === 'aborted') return { ok: false, error: canceledError() };
+          if (step.done) return sandboxFailure('the sandbox ended without reporting an outcome');
+          const event = step.value;
+          if (event.type === 'outcome') return event.outcome;
+          if (event.type === 'log') hooks.onLog(event.text);
+          else hooks.onStream(event.chunk);
+        }
+      } catch (error) {
+        if (signal.aborted) return { ok: false, error: canceledError() };
+        return sandboxFailure(`the sandbox invocation failed: ${messageOf(error)}`);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        // Lets the invoker release what it holds (a response stream, a child process).
+        void events?.return?.().catch(() => undefined);
+      }
+    },
+    async close() {},
+  };
+}
+
+/** The Lambda functions running sandboxed code: one for Node languages and bash, one for Python. */
+export interface SandboxFunctions {
+  node: string;
+  python: string;
+}
+
+export interface LambdaInvokeOptions {
+  /**
+   * Invoke with the workspace as Lambda tenant. For functions created with per-tenant isolation
+   * (`TenancyConfig.PER_TENANT`), so a container, its /tmp and its warm processes only ever serve
+   * one workspace: every job in a container runs as the same OS user and could otherwise look at
+   * another workspace's warm process. Lambda rejects a tenant id for functions without isolation.
+   */
+  tenantPerWorkspace?: boolean;
+}
+
+/** Invokes the real sandbox functions. */
+export function lambdaInvoke(client: LambdaClient, functions: SandboxFunctions, options: LambdaInvokeOptions = {}): SandboxInvoke {
+  return (request, signal) => {
+    const target = {
+      Payload: new TextEncoder().encode(JSON.stringify(request)),
+      ...(options.tenantPerWorkspace ? { TenantId: request.workspaceId } : {}),
+    };
+    return sandboxFor(request.language) === 'python'
+      ? invokeBuffered(client, { ...target, FunctionName: functions.python }, signal)
+      : invokeStreaming(client, { ...target, FunctionName: functions.node }, signal);
+  };
+}
+
+/** The Node sandbox streams NDJSON events, so logs and stream chunks reach the job as they happen. */
+async function* invokeStreaming(client: LambdaClient, input: InvokeWithResponseStreamCommandInput, signal: AbortSignal): AsyncGenerator<SandboxEvent> {
+  const response = await client.send(new InvokeWithResponseStreamCommand(input), { abortSignal: signal });
+  if (!response.EventStream) return;
+  yield* responseStreamEvents(response.EventStream);
+}
+
+/** Turns Lambda's response event stream into sandbox events; a function error becomes the outcome. */
+async function* responseStreamEvents(
+  stream: AsyncIterable<InvokeWithResponseStreamResponseEvent>,
+): AsyncGenerator<SandboxEvent> {
+  let failure: RunOutcome | undefined;
+  async function* payloads(): AsyncGenerator<Uint8Array> {
+    for await (const event of stream) {
+      if (event.PayloadChunk?.Payload) yield event.PayloadChunk.Payload;
+      const complete = event.InvokeComplete;
+      if (complete?.ErrorCode) failure = sandboxFailure(functionErrorMessage(complete.ErrorCode, complete.ErrorDetails ?? ''));
+    }
+  }
+  yield* decodeEventStream(payloads());
+  if (failure) yield { type: 'outcome', outcome: failure };
+}
+
+/** Lambda's Python runtime cannot stream, so the Python sandbox answers once with every event. */
+async function* invokeBuffered(client: LambdaClient, input: InvokeCommandInput, signal: AbortSignal): AsyncGenerator<SandboxEvent> {
+  const response = await client.send(new InvokeCommand(input), { abortSignal: signal });
+  const payload = new TextDecoder().decode(response.Payload ?? new Uint8Array());
+  if (response.FunctionError) {
+    yield { type: 'outcome', outcome: sandboxFailure(functionErrorMessage(response.FunctionError, payload)) };
+    return;
+  }
+  yield* parseBufferedEvents(payload);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,48 @@
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Job, JobQueue } from '../../ports.js';
+
+/**
+ * What a jobs-queue message carries: a reference, never the job itself. The job (arguments
+ * included) is already in the store, and SQS messages are capped at 256 KB.
+ */
+export interface JobMessage {
+  jobId: string;
+  workspaceId: string;
+}
+
+/** Hands accepted jobs to the worker Lambda through the SQS jobs queue. */
+export class SqsJobQueue implements JobQueue {
+  private readonly client: SQSClient;
+  private readonly queueUrl: string;
+
+  constructor(opts: { client: SQSClient; queueUrl: string }) {
+    this.client = opts.client;
+    this.queueUrl = opts.queueUrl;
+  }
+
+  async enqueue(job: Job): Promise<void> {
+    await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: job.id, workspaceId: job.workspace_id }) }));
+  }
+}
+
+export function encodeJobMessage(message: JobMessage): string {
+  return JSON.stringify({ jobId: message.jobId, workspaceId: message.workspaceId });
+}
+
+/**
+ * Reads a message body back. Throws on anything else, so a malformed message fails its record and
+ * ends in the dead-letter queue instead of being dropped.
+ */
+export function decodeJobMessage(body: string): JobMessage {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new Error(`jobs queue message is not JSON: ${body.slice(0, 200)}`);
+  }
+  const { jobId, workspaceId } = (parsed ?? {}) as Partial<Record<keyof JobMessage, unknown>>;
+  if (typeof jobId !== 'string' || !jobId || typeof workspaceId !== 'string' || !workspaceId) {
+    throw new Error(`jobs queue message lacks jobId/workspaceId: ${body.slice(0, 200)}`);
+  }
+  return { jobId, workspaceId };
+}

@@ -1,0 +1,60 @@
+"""The Python sandbox Lambda: runs one python3 job per invocation, for the worker.
+
+Its role has no permissions, and the job runs in a child process that sees only the job's
+environment, so user code holds no service credentials. Lambda's Python runtime cannot stream a
+response: the job's log, its stream chunks and its outcome come back together as
+{"events": [SandboxEvent, ...]} in the order they happened (see sandbox-protocol.ts).
+"""
+import json
+import signal
+import sys
+
+from one_shot_job import run_job
+from sandbox_request import validate_request
+
+# Kept back from the function's deadline, so a job that runs long still gets its outcome out.
+DEADLINE_MARGIN_MS = 2000
+# Lambda refuses a synchronous response above 6 MB (6,291,456 bytes); this leaves room to spare.
+MAX_RESPONSE_BYTES = 6_000_000
+
+
+def handler(event, context):
+    request, problem = validate_request(event)
+    if problem:
+        return respond([], sandbox_error(problem))
+    timeout_ms = request["timeoutMs"]
+    if context is not None:
+        timeout_ms = max(1, min(timeout_ms, context.get_remaining_time_in_millis() - DEADLINE_MARGIN_MS))
+    try:
+        events, outcome = run_job(request, timeout_ms)
+    except Exception as error:  # the sandbox itself failed: still an outcome, never a raw error
+        events, outcome = [], sandbox_error(f"the sandbox failed: {type(error).__name__}: {error}")
+    return respond(events, outcome)
+
+
+def respond(events, outcome):
+    response = {"events": [*events, {"type": "outcome", "outcome": outcome}]}
+    # Measured as the runtime will encode it (ensure_ascii expands non-ASCII text).
+    if len(json.dumps(response)) <= MAX_RESPONSE_BYTES:
+        return response
+    error = {"name": "OutputLimitExceeded", "message": "the job's output does not fit in the Python sandbox's 6 MB response"}
+    return {"events": [{"type": "outcome", "outcome": {"ok": False, "error": error}}]}
+
+
+def sandbox_error(message):
+    return {"ok": False, "error": {"name": "SandboxError", "message": message}}
+
+
+def main():
+    """For the in-process invoker (tests, local bridges): an event on stdin, the answer on stdout."""
+    # Ending the handler by exception runs its cleanup, which kills the job's process group.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        event = json.load(sys.stdin)
+    except ValueError:
+        event = None
+    json.dump(handler(event, None), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

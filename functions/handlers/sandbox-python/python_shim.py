@@ -1,0 +1,130 @@
+"""Runs inside the sandboxed Python child.
+
+It loads one user script and serves jobs one at a time, so a warm process can run many jobs of one
+version. Jobs arrive as JSON lines on fd 3 and replies leave on fd 4: stdout and stderr stay the
+user's, because they are the job's log.
+"""
+import asyncio
+import collections.abc
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import traceback
+
+REQUESTS_FD = 3
+REPLIES_FD = 4
+
+
+class Shim:
+    def __init__(self, script_path, replies):
+        self.script_path = script_path
+        self.replies = replies
+        self.module = None
+
+    def reply(self, message):
+        self.replies.write(json.dumps(message) + "\n")
+        self.replies.flush()
+
+    def serve(self, job):
+        try:
+            set_environment(job["env"])
+            os.chdir(job["cwd"])
+            outcome = self.call_main(job)
+        except BaseException as error:  # SystemExit from user code fails the job, not the process
+            outcome = {"ok": False, "error": to_job_error(error)}
+        # Everything the job printed must reach the parent before the result; the marker closes it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(1, job["marker"].encode("utf-8"))
+        self.reply({"type": "done", "id": job["id"], **outcome})
+
+    def call_main(self, job):
+        try:
+            module = self.load()
+        except BaseException as error:
+            # A module that failed to import stays half-initialised here; a fresh process may do better.
+            return {"ok": False, "error": to_job_error(error), "discard": True}
+        main = getattr(module, "main", None)
+        if not callable(main):
+            return {"ok": False, "error": {"name": "TypeError", "message": "the script does not define a function named main"}}
+        value = main(**job["kwargs"])
+        if inspect.iscoroutine(value):
+            value = asyncio.run(value)
+        if inspect.isasyncgen(value):
+            self.stream_async(job["id"], value)
+            return {"ok": True, "result": "", "streamed": True}
+        if is_stream(value):
+            for chunk in value:
+                self.send_chunk(job["id"], chunk)
+            return {"ok": True, "result": "", "streamed": True}
+        try:
+            result = json.dumps(value, default=str, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            return {"ok": False, "error": {"name": "SerializationError", "message": f"the result is not JSON-serialisable: {error}"}}
+        return {"ok": True, "result": result, "streamed": False}
+
+    def stream_async(self, job_id, generator):
+        loop = asyncio.new_event_loop()
+        try:
+            while True:
+                try:
+                    chunk = loop.run_until_complete(generator.__anext__())
+                except StopAsyncIteration:
+                    return
+                self.send_chunk(job_id, chunk)
+        finally:
+            loop.close()
+
+    def send_chunk(self, job_id, chunk):
+        text = chunk if isinstance(chunk, str) else json.dumps(chunk, default=str)
+        self.reply({"type": "stream", "id": job_id, "chunk": text})
+
+    def load(self):
+        # Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
+        if self.module is None:
+            spec = importlib.util.spec_from_file_location("_svc_user_script", self.script_path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            self.module = module
+        return self.module
+
+
+def is_stream(value):
+    # Lists, dicts and strings are iterable too, but they are results, not streams.
+    if isinstance(value, (str, bytes, bytearray, dict, list, tuple)):
+        return False
+    return isinstance(value, collections.abc.Iterator)
+
+
+def set_environment(env):
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def to_job_error(error):
+    return {
+        "name": type(error).__name__,
+        "message": str(error),
+        "stack": "".join(traceback.format_exception(error)),
+    }
+
+
+def run(script_path):
+    # stderr joins stdout so the log keeps the order in which the job wrote its lines.
+    os.dup2(1, 2)
+    for fd in (REQUESTS_FD, REPLIES_FD):
+        os.set_inheritable(fd, False)
+    requests = os.fdopen(REQUESTS_FD, "r", encoding="utf-8")
+    replies = os.fdopen(REPLIES_FD, "w", encoding="utf-8")
+    shim = Shim(script_path, replies)
+    while True:
+        line = requests.readline()
+        if not line:
+            return  # the parent is gone: nobody will send jobs or kill us
+        shim.serve(json.loads(line))
+
+
+if __name__ == "__main__":
+    run(sys.argv[1])

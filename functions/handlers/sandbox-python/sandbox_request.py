@@ -1,0 +1,70 @@
+"""Checks the invocation payload: the sandbox trusts nothing it is sent (RunRequest in ports.ts)."""
+
+LANGUAGES = ("bun", "deno", "nativets", "python3", "bash")
+
+
+def validate_request(event):
+    """Returns (request, None) for a usable RunRequest, else (None, a message saying what is wrong)."""
+    if not isinstance(event, dict):
+        return None, "the sandbox request is invalid: (payload): expected an object"
+    problems = [f"{name}: {problem}" for name, check in FIELDS.items() if (problem := check(event.get(name))) is not None]
+    if problems:
+        return None, "the sandbox request is invalid: " + "; ".join(problems)
+    if event["language"] != "python3":
+        return None, f"the Python sandbox does not run {event['language']} jobs"
+    return event, None
+
+
+def string(value):
+    return None if isinstance(value, str) else "expected a string"
+
+
+def language(value):
+    return None if value in LANGUAGES else f"expected one of {', '.join(LANGUAGES)}"
+
+
+def positive_number(value):
+    # bool is an int in Python, but JSON true is not a number.
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return None if ok else "expected a positive number"
+
+
+def object_of(check_value):
+    def check(value):
+        if not isinstance(value, dict):
+            return "expected an object"
+        bad = [key for key, item in value.items() if check_value(item) is not None]
+        return f"bad value at {', '.join(bad)}" if bad else None
+
+    return check
+
+
+def anything(_value):
+    return None
+
+
+def input_schema(value):
+    if not isinstance(value, dict):
+        return "expected an object"
+    if value.get("type") != "object":
+        return 'type: expected "object"'
+    if object_of(object_of(anything))(value.get("properties")) is not None:
+        return "properties: expected an object of objects"
+    required = value.get("required")
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return "required: expected a list of strings"
+    return None
+
+
+FIELDS = {
+    "jobId": string,
+    "workspaceId": string,
+    "language": language,
+    "scriptHash": string,
+    "content": string,
+    "args": object_of(anything),
+    "schema": input_schema,
+    "env": object_of(string),
+    "timeoutMs": positive_number,
+    "maxOutputBytes": positive_number,
+}

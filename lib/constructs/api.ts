@@ -1,0 +1,128 @@
+import { Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LAMBDA_MAX_SECONDS, removalPolicyFor, type SvcConfig } from '../config.js';
+import type { Data } from './data.js';
+import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import type { Secrets } from './secrets.js';
+
+export interface ApiProps {
+  readonly config: SvcConfig;
+  readonly data: Data;
+  readonly secrets: Secrets;
+  readonly jobsQueue: sqs.IQueue;
+}
+
+/**
+ * The HTTP API: API Gateway REST API -> one Lambda running the same Hono app as the local server.
+ * Every path goes to the app (`{proxy+}` and the root); routing, auth and errors are the app's.
+ */
+export class Api extends Construct {
+  readonly handler: lambda.Function;
+  readonly restApi: apigw.RestApi;
+  /** The stage's base URL without a trailing slash, the form BASE_INTERNAL_URL takes locally. */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const { config, data, secrets } = props;
+
+    const logGroup = functionLogGroup(this, 'HandlerLogs', config);
+    const role = serviceRole(this, 'HandlerRole', logGroup, 'svc api: serves the HTTP API');
+    this.handler = nodeFunction(this, 'Handler', {
+      entry: 'functions/handlers/api.ts',
+      description: 'svc api: the HTTP API (webhooks, jobs, scripts), response streaming',
+      role,
+      logGroup,
+      // Lambda's maximum: the handler streams SSE and holds sync webhooks until their job ends.
+      timeout: Duration.seconds(LAMBDA_MAX_SECONDS),
+      environment: {
+        TABLE_NAME: data.table.tableName,
+        BUCKET_NAME: data.bucket.bucketName,
+        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
+        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
+        ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
+        SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
+        JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
+        MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+      },
+    });
+    Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
+
+    // The api creates jobs and updates them (cancel, resume), so it writes the table too: "only the
+    // worker writes job results" holds in the code, not in IAM. Separating them in IAM would take
+    // dynamodb:Attributes conditions on every job write, which the core's updates do not fit yet.
+    data.grantTableReadWrite(role);
+    data.grantObjectReadWrite(role);
+    props.jobsQueue.grantSendMessages(role);
+    secrets.signingKey.grantRead(role);
+    secrets.adminToken.grantRead(role);
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: config.logRetentionDays,
+      removalPolicy: removalPolicyFor(config.stage),
+    });
+
+    this.restApi = new apigw.RestApi(this, 'RestApi', {
+      restApiName: `svc-${config.stage}`,
+      description: `svc ${config.stage}: workflow automation API`,
+      // Regional: a streamed response may idle 5 minutes there, 30 seconds on edge-optimized.
+      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      // Multipart uploads and raw bodies reach the app base64-encoded instead of mangled as text.
+      binaryMediaTypes: ['multipart/form-data', 'application/octet-stream'],
+      // The account-wide role API Gateway needs to write execution logs (AWS::ApiGateway::Account).
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: config.stage,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        // Full request/response logging would put bearer tokens and secret values in the logs.
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        // A ceiling per stage so one noisy client cannot run up the Lambda bill unnoticed.
+        throttlingRateLimit: 100,
+        throttlingBurstLimit: 200,
+      },
+    });
+
+    // STREAM: the integration calls Lambda's response-streaming-invocations, so SSE events reach
+    // the client as they happen and sync waits may run past API Gateway's 29 s buffered limit
+    // (up to 15 minutes when streaming).
+    const integration = new apigw.LambdaIntegration(this.handler, {
+      proxy: true,
+      responseTransferMode: apigw.ResponseTransferMode.STREAM,
+      timeout: Duration.seconds(LAMBDA_MAX_SECONDS),
+      // Console test invocations would need a second permission per method; nobody uses them.
+      allowTestInvoke: false,
+    });
+    this.restApi.root.addMethod('ANY', integration);
+    this.restApi.root.addProxy({ defaultIntegration: integration, anyMethod: true });
+
+    this.baseUrl = Fn.join('', ['https://', this.restApi.restApiId, '.execute-api.', Stack.of(this).region, '.', Stack.of(this).urlSuffix, '/', config.stage]);
+
+    const appAuth =
+      'The app authenticates every request itself (bearer API tokens, job tokens, signed single-use resume URLs, session cookies), ' +
+      'as the spec requires for webhooks called by third parties; an API Gateway authorizer or API key would add a second, different credential.';
+    Validations.of(this.restApi).acknowledge(
+      { id: 'AwsSolutions-APIG4', reason: appAuth },
+      { id: 'AwsSolutions-COG4', reason: `${appAuth} There are no Cognito users: svc keeps its own users and tokens.` },
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'A single proxy resource hands every request to the app, which validates each body with zod and answers 4xx with a JSON error; a model here would duplicate those schemas.',
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason: 'No WAF web ACL by default (it costs per ACL and rule); stage throttling bounds abuse, and an operator can associate a web ACL with the stage without changing the stack.',
+      },
+    );
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: 'The account-level CloudWatch role of API Gateway, created the way CDK does it; the AWS managed policy is the documented one and is tracked by AWS as the service changes.',
+    });
+  }
+}

@@ -1,0 +1,95 @@
+import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { Construct } from 'constructs';
+import { removalPolicyFor, type SvcConfig } from '../config.js';
+
+/** The repository root: entries, the lock file and the Python asset are found from here, not the cwd. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export const repoPath = (relative: string): string => join(REPO_ROOT, relative);
+
+/** The runtime the design pins (DESIGN.md "Pins that matter"); Graviton is cheaper per GB-second. */
+export const NODE_RUNTIME = lambda.Runtime.NODEJS_22_X;
+export const ARCHITECTURE = lambda.Architecture.ARM_64;
+
+/**
+ * One log group per function, created here rather than by Lambda on first write, so its retention
+ * and removal follow the stage instead of "never expire" and "left behind".
+ */
+export function functionLogGroup(scope: Construct, id: string, config: SvcConfig): logs.LogGroup {
+  return new logs.LogGroup(scope, id, {
+    retention: config.logRetentionDays,
+    removalPolicy: removalPolicyFor(config.stage),
+  });
+}
+
+/**
+ * A role for a service function (api, worker) that may write its own logs and nothing else yet;
+ * callers add exactly the grants the function needs. Not AWSLambdaBasicExecutionRole: that
+ * managed policy lets the function write to every log group in the account.
+ */
+export function serviceRole(scope: Construct, id: string, logGroup: logs.ILogGroup, description: string): iam.Role {
+  const role = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  logGroup.grantWrite(role);
+  return role;
+}
+
+export interface NodeFunctionProps {
+  /** Handler file relative to the repository root; it exports `handler`. */
+  readonly entry: string;
+  readonly role: iam.IRole;
+  readonly logGroup: logs.ILogGroup;
+  readonly timeout: Duration;
+  readonly memorySize?: number;
+  readonly environment?: Record<string, string>;
+  readonly description: string;
+  /** Extra bundling settings for one function (the sandbox ships files beside its bundle). */
+  readonly bundling?: Partial<BundlingOptions>;
+  readonly ephemeralStorageSize?: lambda.FunctionProps['ephemeralStorageSize'];
+}
+
+/**
+ * A Node function bundled by the esbuild in node_modules: `cdk synth` needs neither Docker nor
+ * network. ESM so `import.meta.url` keeps working (the runtime finds its shims relative to it);
+ * the banner gives CommonJS dependencies the `require` they expect inside an ES module.
+ */
+export function nodeFunction(scope: Construct, id: string, props: NodeFunctionProps): NodejsFunction {
+  const sourceMap = props.bundling?.sourceMap ?? true;
+  // Node maps stack traces back to the TypeScript only when asked to; CDK no longer sets this.
+  const environment = sourceMap ? { NODE_OPTIONS: '--enable-source-maps', ...props.environment } : props.environment;
+  return new NodejsFunction(scope, id, {
+    entry: repoPath(props.entry),
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: repoPath('package-lock.json'),
+    runtime: NODE_RUNTIME,
+    architecture: ARCHITECTURE,
+    role: props.role,
+    logGroup: props.logGroup,
+    loggingFormat: lambda.LoggingFormat.JSON,
+    timeout: props.timeout,
+    memorySize: props.memorySize ?? 1024,
+    ephemeralStorageSize: props.ephemeralStorageSize,
+    environment,
+    description: props.description,
+    bundling: {
+      forceDockerBundling: false,
+      format: OutputFormat.ESM,
+      target: 'node22',
+      minify: true,
+      sourceMap,
+      sourcesContent: false,
+      mainFields: ['module', 'main'],
+      banner: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+      // Bundle the AWS SDK instead of using the runtime's copy: the deployed code then runs the
+      // exact SDK versions package.json pins and the aws test tier exercised.
+      externalModules: [],
+      ...props.bundling,
+    },
+  });
+}

@@ -1,0 +1,90 @@
+import { Duration, Size, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
+import { ARCHITECTURE, functionLogGroup, nodeFunction, repoPath } from './lambda-defaults.js';
+import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+
+/** Room for the scripts a job writes to /tmp and for the warm interpreters the runner keeps. */
+const SANDBOX_MEMORY_MB = 1024;
+const SANDBOX_EPHEMERAL_STORAGE = Size.mebibytes(1024);
+
+/**
+ * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker invokes them.
+ *
+ * Their roles have NO permissions at all — no managed policies, no inline policies, not even
+ * CloudWatch Logs. Lambda hands a function its role's credentials through the environment, where
+ * user code can read them; any permission here would be a permission of every script ever run.
+ * The price is that the sandboxes write no CloudWatch logs: they stream a job's output back to the
+ * worker (see functions/adapters/aws/sandbox-protocol.ts), which stores it as the job's log, and the
+ * worker logs failed invocations (errors, timeouts) under its own role. To debug a sandbox itself,
+ * grant its role its own log group's CreateLogStream/PutLogEvents for the time being.
+ *
+ * Their log groups exist anyway so that such a temporary grant writes with the stage's retention.
+ */
+export class Sandboxes extends Construct {
+  readonly nodeSandbox: lambda.Function;
+  readonly pythonSandbox: lambda.Function;
+  readonly nodeSandboxRole: iam.Role;
+  readonly pythonSandboxRole: iam.Role;
+
+  constructor(scope: Construct, id: string, config: SvcConfig) {
+    super(scope, id);
+    const timeout = Duration.seconds(LAMBDA_MAX_SECONDS);
+
+    this.nodeSandboxRole = noPermissionRole(this, 'NodeRole', 'svc Node sandbox: runs user code, so it holds no permissions');
+    this.nodeSandbox = nodeFunction(this, 'Node', {
+      entry: 'functions/handlers/sandbox.ts',
+      description: 'svc sandbox: runs user TypeScript and Bash jobs for the worker',
+      role: this.nodeSandboxRole,
+      logGroup: functionLogGroup(this, 'NodeLogs', config),
+      timeout,
+      memorySize: SANDBOX_MEMORY_MB,
+      ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
+      bundling: {
+        // No source maps: they would need NODE_OPTIONS, and this function's environment is meant to
+        // hold nothing of ours.
+        sourceMap: false,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          // The runner resolves its language shims next to itself (new URL('./shims/...',
+          // import.meta.url)); in the bundle "itself" is index.mjs at the asset root.
+          afterBundling: (inputDir, outputDir) => [
+            `mkdir -p "${outputDir}/shims"`,
+            `cp -R "${inputDir}/functions/runtime/shims/." "${outputDir}/shims/"`,
+          ],
+        },
+      },
+    });
+
+    this.pythonSandboxRole = noPermissionRole(this, 'PythonRole', 'svc Python sandbox: runs user code, so it holds no permissions');
+    this.pythonSandbox = new lambda.Function(this, 'Python', {
+      description: 'svc sandbox: runs user Python jobs for the worker',
+      runtime: lambda.Runtime.PYTHON_3_12,
+      architecture: ARCHITECTURE,
+      handler: 'handler.handler',
+      code: lambda.Code.fromAsset(repoPath('functions/handlers/sandbox-python'), {
+        exclude: ['__pycache__', '*.pyc', '.pytest_cache'],
+      }),
+      role: this.pythonSandboxRole,
+      logGroup: functionLogGroup(this, 'PythonLogs', config),
+      loggingFormat: lambda.LoggingFormat.JSON,
+      timeout,
+      memorySize: SANDBOX_MEMORY_MB,
+      ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
+    });
+
+    Validations.of(this.nodeSandbox).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
+    Validations.of(this.pythonSandbox).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'python3.12 is the runtime the design asks for; user scripts are written against one Python version, so moving to a newer one is a deliberate, announced change.',
+    });
+  }
+}
+
+/** A role Lambda can assume that grants nothing: no managed and no inline policies. */
+function noPermissionRole(scope: Construct, id: string, description: string): iam.Role {
+  return new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+}

@@ -1,0 +1,83 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
+import type { Data } from './data.js';
+import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import type { Sandboxes } from './sandbox.js';
+import type { Secrets } from './secrets.js';
+
+/** The worker holds its messages while their jobs run, so it may run as long as Lambda allows. */
+export const WORKER_TIMEOUT = Duration.seconds(LAMBDA_MAX_SECONDS);
+
+/** Jobs one worker invocation takes at once; it runs them concurrently, each in its own sandbox call. */
+export const WORKER_BATCH_SIZE = 5;
+
+export interface WorkerProps {
+  readonly config: SvcConfig;
+  readonly data: Data;
+  readonly secrets: Secrets;
+  readonly jobsQueue: sqs.IQueue;
+  readonly sandboxes: Sandboxes;
+  /** The API's base URL, handed to jobs as BASE_INTERNAL_URL. */
+  readonly apiBaseUrl: string;
+}
+
+/**
+ * Consumes the jobs queue: claims each job, has a sandbox function run its code, writes status,
+ * logs and result back. It holds the service's credentials; the code it runs never does.
+ */
+export class Worker extends Construct {
+  readonly handler: lambda.Function;
+
+  constructor(scope: Construct, id: string, props: WorkerProps) {
+    super(scope, id);
+    const { config, data, secrets, sandboxes } = props;
+
+    const logGroup = functionLogGroup(this, 'HandlerLogs', config);
+    const role = serviceRole(this, 'HandlerRole', logGroup, 'svc worker: runs queued jobs through the sandboxes');
+    this.handler = nodeFunction(this, 'Handler', {
+      entry: 'functions/handlers/worker.ts',
+      description: 'svc worker: runs jobs from the queue in the sandbox functions',
+      role,
+      logGroup,
+      timeout: WORKER_TIMEOUT,
+      environment: {
+        TABLE_NAME: data.table.tableName,
+        BUCKET_NAME: data.bucket.bucketName,
+        // Read by the shared AWS config; the worker has no permission to send to it.
+        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
+        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
+        SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
+        SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
+        API_BASE_URL: props.apiBaseUrl,
+        JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
+        MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+      },
+    });
+    Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
+
+    // Partial batch failures: one failing job is retried alone instead of its whole batch.
+    this.handler.addEventSource(
+      new SqsEventSource(props.jobsQueue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
+    );
+
+    data.grantTableReadWrite(role);
+    data.grantObjectReadWrite(role);
+    // The worker signs job tokens (OV_TOKEN); it never needs the admin token.
+    secrets.signingKey.grantRead(role);
+    // Exactly the two sandboxes, unqualified ARNs only. lambda:InvokeFunction also authorizes
+    // InvokeWithResponseStream, which the worker uses to read a job's output while it runs.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'InvokeSandboxes',
+        actions: ['lambda:InvokeFunction'],
+        resources: [sandboxes.nodeSandbox.functionArn, sandboxes.pythonSandbox.functionArn],
+      }),
+    );
+  }
+}

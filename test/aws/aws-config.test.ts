@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { awsConfigFromEnv, loadSecrets, requireAdminToken, requireSandboxFunctions, signingKeyFromHex } from '../../functions/adapters/aws/aws-config.js';
+
+const KEY_HEX = 'ab'.repeat(32);
+const base = {
+  TABLE_NAME: 'svc-table',
+  BUCKET_NAME: 'svc-bucket',
+  JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/jobs',
+  SIGNING_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:signing',
+  ADMIN_TOKEN_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin',
+};
+
+describe('AWS shell config', () => {
+  it('reads the stack environment, with defaults that fit Lambda and DynamoDB limits', () => {
+    const config = awsConfigFromEnv(base);
+    expect(config).toMatchObject({ tableName: 'svc-table', bucketName: 'svc-bucket', jobsQueueUrl: base.JOBS_QUEUE_URL, defaultWorkspace: 'main' });
+    expect(config.secrets).toEqual({ signingKey: { arn: base.SIGNING_KEY_SECRET_ARN }, adminToken: { arn: base.ADMIN_TOKEN_SECRET_ARN } });
+    expect(config.maxBodyBytes).toBeLessThan(6 * 1024 * 1024);
+    expect(config.core).toMatchObject({ baseInternalUrl: '', pollIntervalMs: 100, includeHeaders: [] });
+    expect(config.core.jobTimeoutMs).toBeLessThanOrEqual(900_000);
+  });
+
+  it('takes every setting the stack may pass', () => {
+    const config = awsConfigFromEnv({
+      ...base,
+      SYNC_MAX_WAIT_SECONDS: '3',
+      JOB_TIMEOUT_SECONDS: '2',
+      MAX_OUTPUT_BYTES: '1000',
+      MAX_BODY_BYTES: '2000',
+      INCLUDE_HEADERS: 'X-Tag, X-Other',
+      API_BASE_URL: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/',
+      SANDBOX_NODE_FUNCTION: 'node-fn',
+      SANDBOX_PYTHON_FUNCTION: 'python-fn',
+      SVC_DEFAULT_WORKSPACE: 'team',
+    });
+    expect(config.core).toEqual({
+      baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+      jobTimeoutMs: 2_000,
+      maxOutputBytes: 1000,
+      syncMaxWaitMs: 3_000,
+      includeHeaders: ['X-Tag', 'X-Other'],
+      pollIntervalMs: 100,
+    });
+    expect(config.maxBodyBytes).toBe(2000);
+    expect(config.defaultWorkspace).toBe('team');
+    expect(requireSandboxFunctions(config)).toEqual({ node: 'node-fn', python: 'python-fn' });
+  });
+
+  it('names what is missing or malformed', () => {
+    expect(() => awsConfigFromEnv({ ...base, TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
+    expect(() => awsConfigFromEnv({ ...base, SIGNING_KEY_SECRET_ARN: undefined })).toThrow(/SIGNING_KEY_SECRET_ARN \(or, outside AWS, SIGNING_KEY_HEX\)/);
+    expect(() => awsConfigFromEnv({ ...base, JOB_TIMEOUT_SECONDS: 'soon' })).toThrow(/JOB_TIMEOUT_SECONDS/);
+    expect(() => requireSandboxFunctions(awsConfigFromEnv(base))).toThrow(/SANDBOX_NODE_FUNCTION/);
+  });
+
+  it('leaves the admin token out where the stack does not give it (the worker), and the api asks for it', async () => {
+    const worker = awsConfigFromEnv({ ...base, ADMIN_TOKEN_SECRET_ARN: undefined });
+    expect(worker.secrets.adminToken).toBeNull();
+    const secrets = await loadSecrets(worker.secrets, async () => KEY_HEX);
+    expect(secrets.adminToken).toBeNull();
+    expect(() => requireAdminToken(secrets)).toThrow(/ADMIN_TOKEN_SECRET_ARN \(or, outside AWS, SVC_ADMIN_TOKEN\)/);
+  });
+
+  it('reads each secret once from Secrets Manager, or from the environment outside AWS', async () => {
+    const reads: string[] = [];
+    const secrets = await loadSecrets(awsConfigFromEnv(base).secrets, async (arn) => {
+      reads.push(arn);
+      return arn === base.SIGNING_KEY_SECRET_ARN ? `${KEY_HEX}\n` : 'admin-token';
+    });
+    expect(reads.sort()).toEqual([base.ADMIN_TOKEN_SECRET_ARN, base.SIGNING_KEY_SECRET_ARN].sort());
+    expect(secrets.adminToken).toBe('admin-token');
+    expect(Buffer.from(secrets.signingKey).toString('hex')).toBe(KEY_HEX);
+
+    const fromEnv = awsConfigFromEnv({ ...base, SIGNING_KEY_SECRET_ARN: '', ADMIN_TOKEN_SECRET_ARN: '', SIGNING_KEY_HEX: KEY_HEX, SVC_ADMIN_TOKEN: 't' });
+    const loaded = await loadSecrets(fromEnv.secrets, async () => expect.fail('no Secrets Manager call expected'));
+    expect(loaded.adminToken).toBe('t');
+    expect(loaded.signingKey).toHaveLength(32);
+  });
+
+  it('accepts only a 32-byte hex signing key, without echoing it', () => {
+    expect(signingKeyFromHex(KEY_HEX.toUpperCase())).toHaveLength(32);
+    for (const bad of ['', 'ab'.repeat(16), 'zz'.repeat(32), `${KEY_HEX}00`]) {
+      let message = '';
+      try {
+        signingKeyFromHex(bad);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message).toMatch(/64 hex characters/);
+      if (bad) expect(message).not.toContain(bad);
+    }
+  });
+});

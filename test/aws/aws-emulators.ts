@@ -1,0 +1,56 @@
+import { createTestTable, dynamoClient, externalEndpoint, startDynamoDb } from './dynamodb-local.js';
+import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
+import { createTestBucket, s3Client, startS3 } from './s3-local.js';
+import { createTestQueue, sqsClient, startSqs } from './sqs-local.js';
+
+/**
+ * Everything the AWS shell's handlers talk to, on loopback: DynamoDB Local, local-aws-sqs and
+ * s3rver, with the table, the jobs queue (and its DLQ) and the bucket created the way the stack
+ * makes them. With SVC_TEST_AWS_ENDPOINT set, the resources are made there instead.
+ */
+export interface AwsEmulators {
+  /** The environment that points the handlers' SDK clients and config at these resources. */
+  env: Record<string, string>;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Mirrors lib/constructs/job-queue.ts: a job that fails this many deliveries goes to the DLQ. */
+const MAX_RECEIVE_COUNT = 3;
+/** Short next to the stack's (worker timeout + 1 min), so a failed job is retried within a test run. */
+const VISIBILITY_TIMEOUT_SECONDS = 30;
+
+export async function startAwsEmulators(opts: { dataDir?: string } = {}): Promise<AwsEmulators> {
+  const [dynamo, sqs, s3] = await Promise.all([startDynamoDb(), startSqs(), startS3(opts.dataDir)]);
+  const clients = { dynamo: dynamoClient(dynamo.endpoint), sqs: sqsClient(sqs.endpoint), s3: s3Client(s3.endpoint) };
+  const [table, queue, bucket] = await Promise.all([
+    createTestTable(clients.dynamo),
+    createTestQueue(clients.sqs, { visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS, maxReceiveCount: MAX_RECEIVE_COUNT }),
+    createTestBucket(clients.s3),
+  ]);
+  const emulated = externalEndpoint() === null;
+  return {
+    env: {
+      AWS_REGION: emulated ? EMULATOR_REGION : (process.env.AWS_REGION ?? EMULATOR_REGION),
+      ...(emulated ? { AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey } : {}),
+      // Service-specific endpoint variables, read by the SDK itself: the handlers never see them.
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      JOBS_QUEUE_URL: queue.queueUrl,
+    },
+    queueUrl: queue.queueUrl,
+    deadLetterQueueUrl: queue.deadLetterQueueUrl,
+    async stop() {
+      // Only a real endpoint keeps anything; the emulators forget it all when they stop.
+      if (!emulated) {
+        await Promise.allSettled([table.drop(), queue.drop(), bucket.drop()]);
+      }
+      for (const client of Object.values(clients)) client.destroy();
+      await Promise.allSettled([dynamo.stop(), sqs.stop(), s3.stop()]);
+    },
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The AWS shell on one machine: `node --import tsx test/aws/aws-shell-server.ts`. Starts the
+ * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
+ * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
+ * whose response stream is read as API Gateway reads it. A second process plays the worker
+ * Lambda's SQS event source (sqs-event-source.ts). Prints `svc listening on <url>` like
+ * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
+ *
+ * Stops everything it started (emulators, Java, the worker process and its sandboxes) on SIGTERM
+ * or SIGINT, and when the process that started it goes away.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
+import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { lambdaContext } from './lambda-context.js';
+import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
+
+const STAGE = 'local';
+/** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
+const API_TIMEOUT_MS = 900_000;
+const EVENT_SOURCE = resolve(import.meta.dirname, 'sqs-event-source.ts');
+
+/** The local shell's setting names, as the harness passes them, and the Lambda variables they set. */
+const RENAMED_SETTINGS: Record<string, string> = {
+  SVC_JOB_TIMEOUT_SECONDS: 'JOB_TIMEOUT_SECONDS',
+  SVC_SYNC_MAX_WAIT_SECONDS: 'SYNC_MAX_WAIT_SECONDS',
+  SVC_MAX_OUTPUT_BYTES: 'MAX_OUTPUT_BYTES',
+  SVC_MAX_BODY_BYTES: 'MAX_BODY_BYTES',
+  SVC_BASE_URL: 'API_BASE_URL',
+};
+
+const cleanups: Array<() => Promise<void> | void> = [];
+let stopping = false;
+
+async function main(): Promise<void> {
+  const ownDataDir = !process.env.SVC_DATA_DIR;
+  const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
+  if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const emulators = await startAwsEmulators({ dataDir });
+  cleanups.push(() => emulators.stop());
+
+  const server = createServer();
+  cleanups.push(
+    () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  );
+  const url = await listen(server, process.env.HOST ?? '127.0.0.1', Number(process.env.PORT ?? 8000));
+
+  const lambdaEnv = lambdaEnvironment(emulators, url);
+  // The api Lambda's environment is this process's; the worker process gets it too.
+  Object.assign(process.env, lambdaEnv);
+  // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
+  installLambdaStreamingGlobals();
+  const { handler } = await import('../../functions/handlers/api.js');
+  // Nobody knows the URL before the line below is printed, so no request arrives before this.
+  server.on('request', (req, res) => void serveRequest(handler, req, res));
+
+  const worker = startEventSource(lambdaEnv);
+  cleanups.push(() => stopProcessGroup(worker));
+
+  console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, DynamoDB Local, s3rver)`);
+}
+
+function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined) env[RENAMED_SETTINGS[name] ?? name] = value;
+  }
+  return {
+    ...env,
+    ...emulators.env,
+    API_BASE_URL: env.API_BASE_URL || url,
+    // Secrets Manager's part: a new signing key per start (nothing outlives the emulators anyway).
+    SIGNING_KEY_HEX: randomBytes(32).toString('hex'),
+  };
+}
+
+async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const body = await readBody(req);
+    const event = proxyEvent(req, body, { stage: STAGE, binaryMediaTypes: BINARY_MEDIA_TYPES });
+    await sendStreamedResponse(invokeStreaming(handler, event, lambdaContext('svc-api', API_TIMEOUT_MS)), res);
+  } catch (error) {
+    console.error(JSON.stringify({ level: 'error', msg: 'request failed', error: String(error) }));
+    if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end('{"message":"Internal server error"}');
+    else res.destroy();
+  }
+}
+
+/** The worker side in its own process group, so stopping it reaches the sandbox processes it starts. */
+function startEventSource(env: Record<string, string>): ChildProcess {
+  const sandboxDir = mkdtempSync(join(tmpdir(), 'svc-sandbox-'));
+  // Jobs run as another user when this runs as root: they must be able to enter it.
+  chmodSync(sandboxDir, 0o711);
+  cleanups.push(() => rmSync(sandboxDir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['--import', 'tsx', EVENT_SOURCE], {
+    env: { ...env, SANDBOX_WORK_DIR: sandboxDir, WORKER_CONCURRENCY: env.SVC_WORKERS || '8' },
+    // stdin stays open as the child's lifeline: it exits when this process is gone.
+    stdio: ['pipe', 'inherit', 'inherit'],
+    detached: true,
+  });
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`svc: the worker event source exited (${code ?? signal}); stopping`);
+      void shutdown(1);
+    }
+  });
+  return child;
+}
+
+async function stopProcessGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  signalGroup(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+  // Whatever the worker left behind in its group (a Python sandbox handler) goes with it.
+  signalGroup(child.pid, 'SIGKILL');
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  // Also keeps the event loop alive while emulators stop: the unref'd Java process would not.
+  setTimeout(() => process.exit(code), 15_000);
+  // In reverse: the server stops taking requests first, the data it served goes last.
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'error', msg: 'cleanup failed', error: String(error) }));
+    }
+  }
+  process.exit(code);
+}
+
+function listen(server: ReturnType<typeof createServer>, host: string, port: number): Promise<string> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => done(`http://${host}:${(server.address() as AddressInfo).port}`));
+  });
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** When the starting process dies (a killed test run), this one is re-parented: then it stops. */
+function watchParent(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0);
+  }, 500).unref();
+}
+
+process.once('SIGTERM', () => void shutdown(0));
+process.once('SIGINT', () => void shutdown(0));
+watchParent();
+main().catch((error: unknown) => {
+  console.error(`svc: ${error instanceof Error ? error.stack : String(error)}`);
+  void shutdown(1);
+});

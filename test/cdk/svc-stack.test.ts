@@ -1,0 +1,325 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableDefinition, TTL_ATTRIBUTE } from '../../functions/adapters/aws/dynamo-keys.js';
+import { MAX_RECEIVE_COUNT } from '../../lib/constructs/job-queue.js';
+import type { SvcStack } from '../../lib/svc-stack.js';
+import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
+
+type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
+
+// One bundled synth for the whole file: esbuild runs for the three Node functions.
+let stack: SvcStack;
+let template: Template;
+let assemblyDir: string;
+
+beforeAll(() => {
+  const built = buildSvcApp({ bundle: true });
+  stack = built.stack;
+  template = Template.fromStack(stack);
+  assemblyDir = built.app.synth().directory;
+});
+
+interface BundledSandbox {
+  setSandboxWorkDir(dir: string): void;
+  closeSandbox(): Promise<void>;
+  runSandboxed(payload: unknown, write: (event: { type: string; outcome?: unknown }) => void, signal: AbortSignal, remainingMs?: number): Promise<void>;
+}
+
+/** The sandbox function's asset directory in the cloud assembly (its S3 key is the asset hash). */
+const nodeSandboxAsset = (): string => {
+  const s3Key: string = propsOf(stack.sandboxes.nodeSandbox).Code.S3Key;
+  return join(assemblyDir, `asset.${s3Key.replace(/\.zip$/, '')}`);
+};
+
+const propsOf = (construct: Parameters<typeof logicalId>[0]): Record<string, any> =>
+  (template.toJSON().Resources[logicalId(construct)] as Resource).Properties;
+
+describe('DynamoDB table', () => {
+  it('has the key schema and indexes of tableDefinition()', () => {
+    const definition = tableDefinition('unused');
+    const table = propsOf(stack.data.table);
+    expect(table.KeySchema).toEqual(definition.KeySchema);
+    expect(table.AttributeDefinitions).toEqual(expect.arrayContaining(definition.AttributeDefinitions ?? []));
+    expect(table.AttributeDefinitions).toHaveLength(definition.AttributeDefinitions?.length ?? 0);
+    expect(table.GlobalSecondaryIndexes).toEqual(definition.GlobalSecondaryIndexes);
+    expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+  });
+
+  it('keeps point-in-time recovery, TTL, a stream with both images, and encryption', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+
+  it('is deleted with a dev stack', () => {
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('S3 bucket', () => {
+  it('blocks public access, encrypts, keeps no versions and logs access to the log bucket', () => {
+    const bucket = propsOf(stack.data.bucket);
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+    expect(bucket.VersioningConfiguration).toBeUndefined();
+    expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: expect.stringMatching(/AccessLogs/) });
+  });
+
+  it('expires webhook uploads after 30 days and aborts incomplete multipart uploads', () => {
+    const rules = propsOf(stack.data.bucket).LifecycleConfiguration.Rules;
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Prefix: 'webhook_uploads/', ExpirationInDays: 30, Status: 'Enabled' }),
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      ]),
+    );
+  });
+
+  it('refuses requests without TLS', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalId(stack.data.bucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('jobs queue', () => {
+  it('parks a job in the DLQ after three deliveries', () => {
+    expect(MAX_RECEIVE_COUNT).toBe(3);
+    expect(propsOf(stack.jobQueue.queue).RedrivePolicy).toEqual({
+      deadLetterTargetArn: arnOf(stack.jobQueue.deadLetterQueue),
+      maxReceiveCount: 3,
+    });
+  });
+
+  it('encrypts both queues and holds a message longer than the worker may run', () => {
+    const queue = propsOf(stack.jobQueue.queue);
+    expect(queue.SqsManagedSseEnabled).toBe(true);
+    expect(propsOf(stack.jobQueue.deadLetterQueue).SqsManagedSseEnabled).toBe(true);
+    expect(queue.VisibilityTimeout).toBeGreaterThan(propsOf(stack.worker.handler).Timeout);
+  });
+
+  it('alarms through an encrypted topic when the DLQ holds a message', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack.jobQueue.deadLetterQueue), 'QueueName'] } }],
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [{ Ref: logicalId(stack.alarms.topic) }],
+    });
+    expect(propsOf(stack.alarms.topic).KmsMasterKeyId).toBeDefined();
+  });
+});
+
+describe('functions', () => {
+  it('are three Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
+    for (const f of functions) {
+      expect(f.Properties.Architectures).toEqual(['arm64']);
+      expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
+    }
+    const retentions = Object.values(template.findResources('AWS::Logs::LogGroup')).map((g: any) => g.Properties.RetentionInDays);
+    expect(new Set(retentions)).toEqual(new Set([30]));
+  });
+
+  it('give the api and the worker the settings the handlers read', () => {
+    const apiEnv = propsOf(stack.api.handler).Environment.Variables;
+    expect(Object.keys(apiEnv)).toEqual(
+      expect.arrayContaining(['TABLE_NAME', 'BUCKET_NAME', 'JOBS_QUEUE_URL', 'SIGNING_KEY_SECRET_ARN', 'ADMIN_TOKEN_SECRET_ARN', 'SYNC_MAX_WAIT_SECONDS', 'JOB_TIMEOUT_SECONDS']),
+    );
+    expect(apiEnv).toMatchObject({ SYNC_MAX_WAIT_SECONDS: '60', JOB_TIMEOUT_SECONDS: '840' });
+    const workerEnv = propsOf(stack.worker.handler).Environment.Variables;
+    expect(workerEnv).toMatchObject({
+      SANDBOX_NODE_FUNCTION: arnOf(stack.sandboxes.nodeSandbox),
+      SANDBOX_PYTHON_FUNCTION: arnOf(stack.sandboxes.pythonSandbox),
+      JOB_TIMEOUT_SECONDS: '840',
+      MAX_OUTPUT_BYTES: expect.any(String),
+    });
+    expect(Object.keys(workerEnv)).toEqual(expect.arrayContaining(['TABLE_NAME', 'BUCKET_NAME', 'SIGNING_KEY_SECRET_ARN', 'API_BASE_URL']));
+    expect(workerEnv.ADMIN_TOKEN_SECRET_ARN).toBeUndefined();
+  });
+
+  it('run the worker from the queue with partial batch failures', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: arnOf(stack.jobQueue.queue),
+      FunctionName: { Ref: logicalId(stack.worker.handler) },
+      BatchSize: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('ship the Node sandbox with its language shims beside the bundle', () => {
+    const assetDir = nodeSandboxAsset();
+    expect(existsSync(join(assetDir, 'index.mjs'))).toBe(true);
+    expect(existsSync(join(assetDir, 'shims', 'node-shim.mjs'))).toBe(true);
+  });
+});
+
+describe('the bundled Node sandbox, run as Lambda would load it', () => {
+  let sandbox: BundledSandbox;
+  let workDir: string;
+
+  beforeAll(async () => {
+    sandbox = (await import(pathToFileURL(join(nodeSandboxAsset(), 'index.mjs')).href)) as BundledSandbox;
+    workDir = mkdtempSync(join(tmpdir(), 'svc-cdk-sandbox-'));
+    sandbox.setSandboxWorkDir(workDir);
+  });
+  afterAll(async () => {
+    await sandbox?.closeSandbox();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  const outcomeOf = async (language: string, content: string) => {
+    const events: Array<{ type: string; outcome?: unknown }> = [];
+    const request = { jobId: 'job-1', workspaceId: 'ws', language, scriptHash: `h-${language}`, content, args: {}, env: {} };
+    const schema = { type: 'object', properties: {}, required: [] };
+    await sandbox.runSandboxed({ ...request, schema, timeoutMs: 10_000, maxOutputBytes: 100_000 }, (e) => events.push(e), new AbortController().signal, 60_000);
+    return events.at(-1)?.outcome;
+  };
+
+  it('runs a Bash job', async () => {
+    expect(await outcomeOf('bash', 'echo hi')).toMatchObject({ ok: true, result: 'hi' });
+  });
+
+  // The bundle carries no native binary: TypeScript is transpiled by the typescript package itself.
+  it('runs a TypeScript job', async () => {
+    expect(await outcomeOf('nativets', 'export function main(): number { return 42; }')).toMatchObject({ ok: true, result: 42 });
+  });
+});
+
+describe('API Gateway', () => {
+  it('proxies the root and every path to the api function through response streaming', () => {
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method')) as Resource[];
+    expect(methods).toHaveLength(2);
+    for (const method of methods) {
+      expect(method.Properties.HttpMethod).toBe('ANY');
+      const integration = method.Properties.Integration;
+      expect(integration).toMatchObject({ Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
+      const uriParts: unknown[] = integration.Uri['Fn::Join'][1];
+      expect(uriParts).toContainEqual(arnOf(stack.api.handler));
+      expect(uriParts.at(-1)).toBe('/response-streaming-invocations');
+    }
+    template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{proxy+}' });
+  });
+
+  it('deploys the stage named after the stage setting, with access logs and throttling', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'dev',
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200, DataTraceEnabled: false })],
+    });
+  });
+});
+
+describe('IAM boundaries', () => {
+  const policies = (): Resource[] => Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
+  const statementsOf = (role: Parameters<typeof logicalId>[0]) =>
+    policies()
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === logicalId(role)))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+
+  it('gives the sandbox roles no permissions at all', () => {
+    for (const role of [stack.sandboxes.nodeSandboxRole, stack.sandboxes.pythonSandboxRole]) {
+      const props = propsOf(role);
+      expect(props.ManagedPolicyArns).toBeUndefined();
+      expect(props.Policies).toBeUndefined();
+      expect(statementsOf(role)).toEqual([]);
+    }
+    template.resourcePropertiesCountIs('AWS::IAM::ManagedPolicy', {}, 0);
+  });
+
+  it('keeps service settings out of the sandboxes', () => {
+    expect(propsOf(stack.sandboxes.nodeSandbox).Environment).toBeUndefined();
+    expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
+  });
+
+  it('lets only the worker invoke Lambda, and only the two sandboxes', () => {
+    const invokes = [stack.api.handler.role!, stack.worker.handler.role!].flatMap((role) =>
+      statementsOf(role)
+        .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
+        .map((s) => ({ role: logicalId(role), ...s })),
+    );
+    expect(invokes).toEqual([
+      expect.objectContaining({
+        role: logicalId(stack.worker.handler.role!),
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
+      }),
+    ]);
+  });
+
+  it('lets the api read both secrets and the worker only the signing key', () => {
+    const secretReads = (role: Parameters<typeof logicalId>[0]) =>
+      statementsOf(role)
+        .filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'))
+        .flatMap((s) => [s.Resource].flat());
+    const signingKey = { Ref: logicalId(stack.secrets.signingKey) };
+    const adminToken = { Ref: logicalId(stack.secrets.adminToken) };
+    expect(secretReads(stack.api.handler.role!)).toEqual(expect.arrayContaining([signingKey, adminToken]));
+    expect(secretReads(stack.worker.handler.role!)).toEqual([signingKey]);
+  });
+
+  it('generates a 64-character hex signing key', () => {
+    expect(propsOf(stack.secrets.signingKey).GenerateSecretString).toMatchObject({
+      PasswordLength: 64,
+      ExcludeUppercase: true,
+      ExcludePunctuation: true,
+      ExcludeCharacters: 'ghijklmnopqrstuvwxyz',
+    });
+  });
+});
+
+describe('outputs', () => {
+  it('name the API URL and the admin token secret', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'AdminTokenSecretName', 'AdminTokenSecretArn', 'AlarmTopicArn']));
+    expect(outputs.AdminTokenSecretArn.Value).toEqual({ Ref: logicalId(stack.secrets.adminToken) });
+    expect(JSON.stringify(outputs.ApiUrl.Value)).toContain(logicalId(stack.api.restApi));
+  });
+});
+
+describe('settings', () => {
+  it('retains data and protects the table on the prod stage', () => {
+    const prod = Template.fromStack(buildSvcApp({ bundle: false, props: { stage: 'prod' } }).stack);
+    prod.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ DeletionProtectionEnabled: true }) });
+    prod.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+    prod.allResources('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
+    prod.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'prod' });
+  });
+
+  it('passes the sync wait, job timeout and log retention through', () => {
+    const custom = buildSvcApp({ bundle: false, props: { syncMaxWaitSeconds: 120, jobTimeoutSeconds: 600, logRetentionDays: 7 } }).stack;
+    const t = Template.fromStack(custom);
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ SYNC_MAX_WAIT_SECONDS: '120', JOB_TIMEOUT_SECONDS: '600' }) },
+    });
+    t.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  it('rejects settings Lambda cannot honour', () => {
+    expect(() => buildSvcApp({ bundle: false, props: { jobTimeoutSeconds: 901 } })).toThrow(/jobTimeoutSeconds/);
+    expect(() => buildSvcApp({ bundle: false, props: { syncMaxWaitSeconds: 0 } })).toThrow(/syncMaxWaitSeconds/);
+    expect(() => buildSvcApp({ bundle: false, props: { logRetentionDays: 31 as RetentionDays } })).toThrow(/logRetentionDays/);
+    expect(() => buildSvcApp({ bundle: false, props: { stage: 'no spaces' } })).toThrow(/stage/);
+  });
+});
