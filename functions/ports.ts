@@ -132,8 +132,12 @@ export interface Store {
   insertJob(job: Job): Promise<void>;
   getJob(workspaceId: string, id: string): Promise<Job | null>;
   listJobs(filter: JobListFilter): Promise<Job[]>;
-  /** queued -> running, only if still queued; returns the job when this caller won it. */
-  claimJob(id: string, startedAt: string): Promise<Job | null>;
+  /**
+   * queued -> running, returning the job when this caller won it. A job still `running` after its
+   * lease (`leaseUntil` of the previous claim) ran out lost its worker (a crashed or timed-out
+   * Lambda) and may be claimed again: that is how a redelivered message finishes it.
+   */
+  claimJob(id: string, startedAt: string, leaseUntil: string): Promise<Job | null>;
   appendJobStream(id: string, chunk: string): Promise<void>;
   /** running|queued -> finished, only if not finished already; returns false when it was. */
   completeJob(id: string, completion: JobCompletion, completedAt: string): Promise<boolean>;

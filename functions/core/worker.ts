@@ -3,6 +3,9 @@ import { cancelSignal, isFinished } from './jobs.js';
 import type { WorkerDeps } from './deps.js';
 import type { JobCompletion, RunOutcome } from '../ports.js';
 
+/** Time to store the outcome after the run's own timeout, before another worker may take over. */
+const LEASE_MARGIN_MS = 60_000;
+
 /**
  * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
  * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
@@ -10,7 +13,9 @@ import type { JobCompletion, RunOutcome } from '../ports.js';
  */
 export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void> {
   const { store, clock, signals, config } = deps;
-  const job = await store.claimJob(jobId, clock.now().toISOString());
+  const now = clock.now();
+  // No job outlives the instance's job timeout, so a lease of that plus a margin is never cut short.
+  const job = await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString());
   if (!job) return;
 
   const script = await store.getScriptByHash(job.workspace_id, job.script_hash);
@@ -19,7 +24,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
     return;
   }
 
-  const timeoutMs = script.timeout ? script.timeout * 1000 : config.jobTimeoutMs;
+  // A script may ask for less time than the instance allows, never more.
+  const timeoutMs = Math.min(script.timeout ? script.timeout * 1000 : config.jobTimeoutMs, config.jobTimeoutMs);
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
   const token = signJobToken(
     config.signingKey,

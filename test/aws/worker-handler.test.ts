@@ -134,9 +134,26 @@ describe('worker handler: at-least-once delivery', () => {
     expect((await store.getJob(job.workspace_id, job.id))?.status).toBe('canceled');
   });
 
-  // Needs the core: the redelivered message finds the job `running` (its worker died of a timeout,
-  // out of memory, or a final write that failed) and claimJob only takes `queued` jobs.
-  it.todo('runs a job again when its worker died mid-run and SQS redelivers the message');
+  it('runs a job again when its worker died mid-run and SQS redelivers the message', async () => {
+    const job = await queuedJob();
+    // A worker claimed it long ago and died (timeout, out of memory): running, its lease long over.
+    await store.claimJob(job.id, '2020-01-01T00:00:00.000Z', '2020-01-01T00:15:00.000Z');
+    await queue.enqueue(job);
+
+    expect(await deliver(await receive(1))).toEqual({ batchItemFailures: [] });
+    expect(runsOf(job)).toBe(1);
+    expect(await store.getJob(job.workspace_id, job.id)).toMatchObject({ status: 'success', attempts: 2 });
+  });
+
+  it('leaves a job alone while its worker still holds the lease', async () => {
+    const job = await queuedJob();
+    await store.claimJob(job.id, new Date().toISOString(), '2100-01-01T00:00:00.000Z');
+    await queue.enqueue(job);
+
+    expect(await deliver(await receive(1))).toEqual({ batchItemFailures: [] });
+    expect(runsOf(job)).toBe(0);
+    expect(await store.getJob(job.workspace_id, job.id)).toMatchObject({ status: 'running', attempts: 1 });
+  });
 
   it('fails only the record it cannot process, so SQS retries that one alone', async () => {
     const job = await queuedJob();

@@ -3,7 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
 import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from '../aws/dynamodb-local.js';
 import { describeStoreContract } from './store.contract.js';
-import { aJob, aScriptVersion, nextTimestamp, uid } from './store-fixtures.js';
+import { aJob, aScriptVersion, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 // DynamoDB Local by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let dynamo: DynamoEndpoint | undefined;
@@ -42,7 +42,7 @@ describe('DynamoStore limits', () => {
 
     const small = aJob(job.workspace_id);
     await store.insertJob(small);
-    await store.claimJob(small.id, nextTimestamp());
+    await store.claimJob(small.id, nextTimestamp(), FAR_FUTURE);
     await expect(store.completeJob(small.id, { status: 'success', result: 'y'.repeat(360 * 1024), logs: '' }, nextTimestamp())).rejects.toThrow(/S3/);
     expect((await store.getJob(small.workspace_id, small.id))?.status).toBe('running');
   });
@@ -50,7 +50,7 @@ describe('DynamoStore limits', () => {
   it('reports a stream that grows past the item limit as ItemTooLargeError', async () => {
     const job = aJob(uid('ws'));
     await store.insertJob(job);
-    await store.claimJob(job.id, nextTimestamp());
+    await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE);
     const chunk = 'z'.repeat(100 * 1024);
     for (let i = 0; i < 3; i++) await store.appendJobStream(job.id, chunk);
     await expect(store.appendJobStream(job.id, chunk)).rejects.toThrow(ItemTooLargeError);

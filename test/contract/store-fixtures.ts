@@ -16,6 +16,9 @@ export function uid(prefix: string): string {
 const EPOCH = Date.UTC(2030, 0, 1);
 let tick = 0;
 
+/** A lease that outlasts every test: the claimed job is never taken over. */
+export const FAR_FUTURE = new Date(Date.UTC(2100, 0, 1)).toISOString();
+
 /** Strictly increasing timestamps, so "newest first" never depends on a tie-break. */
 export function nextTimestamp(): string {
   return new Date(EPOCH + ++tick * 1000).toISOString();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, JobListFilter, Store } from '../../functions/ports.js';
-import { aJob, aScriptVersion, aToken, aUser, aWorkspace, eventually, nextTimestamp, uid } from './store-fixtures.js';
+import { aJob, aScriptVersion, aToken, aUser, aWorkspace, eventually, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 /**
  * What the core relies on from a Store, run against every adapter so the two shells cannot drift.
@@ -153,7 +153,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
       async function runningJob(ws: string): Promise<Job> {
         const job = aJob(ws);
         await store.insertJob(job);
-        return (await store.claimJob(job.id, nextTimestamp()))!;
+        return (await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE))!;
       }
 
       it('stores a job and finds it only in its own workspace', async () => {
@@ -174,18 +174,35 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         const job = aJob(ws);
         await store.insertJob(job);
         const startedAt = nextTimestamp();
-        const claimed = await store.claimJob(job.id, startedAt);
+        const claimed = await store.claimJob(job.id, startedAt, FAR_FUTURE);
         expect(claimed).toEqual({ ...job, status: 'running', started_at: startedAt, attempts: 1 });
-        expect(await store.claimJob(job.id, nextTimestamp())).toBeNull();
+        expect(await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE)).toBeNull();
         expect(await store.getJob(ws, job.id)).toEqual(claimed);
-        expect(await store.claimJob(uid('no-such-job'), nextTimestamp())).toBeNull();
+        expect(await store.claimJob(uid('no-such-job'), nextTimestamp(), FAR_FUTURE)).toBeNull();
+      });
+
+      it('lets a running job be claimed again only once its lease ran out (its worker died)', async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws);
+        await store.insertJob(job);
+        const first = nextTimestamp();
+        const leaseEnd = nextTimestamp();
+        expect(await store.claimJob(job.id, first, leaseEnd)).not.toBeNull();
+        // Still within the lease: the worker may be alive, so nobody takes the job over.
+        expect(await store.claimJob(job.id, first, FAR_FUTURE)).toBeNull();
+        const afterLease = nextTimestamp();
+        const reclaimed = await store.claimJob(job.id, afterLease, FAR_FUTURE);
+        expect(reclaimed).toMatchObject({ status: 'running', started_at: afterLease, attempts: 2 });
+        // A finished job is never claimed again, lease or not.
+        await store.completeJob(job.id, { status: 'success', result: 1, logs: '' }, nextTimestamp());
+        expect(await store.claimJob(job.id, '2200-01-01T00:00:00.000Z', FAR_FUTURE)).toBeNull();
       });
 
       it('lets exactly one of two concurrent claims win', async () => {
         const ws = await newWorkspace();
         const job = aJob(ws);
         await store.insertJob(job);
-        const claims = await Promise.all([store.claimJob(job.id, nextTimestamp()), store.claimJob(job.id, nextTimestamp())]);
+        const claims = await Promise.all([store.claimJob(job.id, nextTimestamp(), FAR_FUTURE), store.claimJob(job.id, nextTimestamp(), FAR_FUTURE)]);
         expect(claims.filter((c) => c !== null)).toHaveLength(1);
         expect((await store.getJob(ws, job.id))?.attempts).toBe(1);
       });
@@ -234,7 +251,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         await store.insertJob(queued);
         const canceled = { status: 'canceled' as const, result: { error: { name: 'Canceled', message: 'canceled by alice' } }, logs: '' };
         expect(await store.completeJob(queued.id, canceled, nextTimestamp())).toBe(true);
-        expect(await store.claimJob(queued.id, nextTimestamp())).toBeNull();
+        expect(await store.claimJob(queued.id, nextTimestamp(), FAR_FUTURE)).toBeNull();
 
         const running = await runningJob(ws);
         expect(await store.completeJob(running.id, canceled, nextTimestamp())).toBe(true);
@@ -268,7 +285,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect((await store.getJob(ws, running.id))?.status).toBe('queued');
         expect((await store.getJob(ws, finished.id))?.status).toBe('success');
         // At-least-once: the requeued job is claimed again, counting a second attempt.
-        expect((await store.claimJob(running.id, nextTimestamp()))?.attempts).toBe(2);
+        expect((await store.claimJob(running.id, nextTimestamp(), FAR_FUTURE))?.attempts).toBe(2);
       });
 
       it('lists jobs newest first, filtered by status and script path, up to the limit', async () => {
@@ -279,7 +296,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         const j4 = aJob(ws, { script_path: 'f/list/a' });
         for (const j of [j1, j2, j3, j4]) await store.insertJob(j);
         await store.insertJob(aJob(await newWorkspace(), { script_path: 'f/list/a' }));
-        await store.claimJob(j3.id, nextTimestamp());
+        await store.claimJob(j3.id, nextTimestamp(), FAR_FUTURE);
 
         const ids = async (filter: Omit<JobListFilter, 'workspace_id'>) => (await store.listJobs({ workspace_id: ws, ...filter })).map((j) => j.id);
         const all = await eventually(() => ids({ limit: 10 }), (l) => l.length === 4);

@@ -168,16 +168,24 @@ export class DynamoStore implements Store {
     return jobs.filter((j) => (!f.status || j.status === f.status) && (!f.script_path || j.script_path === f.script_path));
   }
 
-  async claimJob(id: string, startedAt: string) {
+  async claimJob(id: string, startedAt: string, leaseUntil: string) {
     try {
       const r = await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: keys.job(id),
-          UpdateExpression: 'SET #status = :running, started_at = :startedAt, attempts = attempts + :one, gsi2pk = :gsi2pk',
-          ConditionExpression: '#status = :queued',
+          UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk',
+          // ISO timestamps compare as strings; an item without a lease is never reclaimed.
+          ConditionExpression: '#status = :queued OR (#status = :running AND lease_until < :startedAt)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':startedAt': startedAt, ':one': 1, ':gsi2pk': gsi2.status('running') },
+          ExpressionAttributeValues: {
+            ':running': 'running',
+            ':queued': 'queued',
+            ':startedAt': startedAt,
+            ':leaseUntil': leaseUntil,
+            ':one': 1,
+            ':gsi2pk': gsi2.status('running'),
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );

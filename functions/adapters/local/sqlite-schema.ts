@@ -71,4 +71,6 @@ export const MIGRATIONS: string[] = [
     created_at TEXT NOT NULL
   );
   `,
+  // The worker's lease on a running job: past it, the job may be claimed again.
+  `ALTER TABLE jobs ADD COLUMN lease_until TEXT;`,
 ];

@@ -116,10 +116,11 @@ export class SqliteStore implements Store {
     return rows.map(toJob);
   }
 
-  async claimJob(id: string, startedAt: string) {
+  async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const row = this.stmt(
-      `UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING *`,
-    ).get(startedAt, id) as Row | undefined;
+      `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
+       WHERE id = @id AND (status = 'queued' OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
+    ).get({ id, startedAt, leaseUntil }) as Row | undefined;
     return row ? toJob(row) : null;
   }
 
