@@ -14,7 +14,8 @@ import { awsShell, once, type AwsShell } from './aws-deps.js';
  * The worker Lambda: each SQS record names a job, which the core runs through a sandbox Lambda.
  * Records of a batch run side by side. One whose processing throws is reported as a batch item
  * failure, so SQS redelivers it (then parks it in the DLQ) while the others are done with.
- * Redeliveries are harmless: the core only runs a job it claims from `queued`.
+ * Redeliveries are harmless: the core only runs a job it claims, from `queued` or from a worker
+ * whose lease ran out (it died mid-run).
  */
 export function createWorkerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke) {
   const workerDeps = once(async (): Promise<WorkerDeps> => {
