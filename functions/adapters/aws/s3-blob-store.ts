@@ -12,10 +12,12 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    assertPlainKey(key);
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
   }
 
   async get(key: string): Promise<Uint8Array | null> {
+    assertPlainKey(key);
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return object.Body ? await object.Body.transformToByteArray() : new Uint8Array();
@@ -23,6 +25,16 @@ export class S3BlobStore implements BlobStore {
       if (e instanceof NoSuchKey) return null;
       throw e;
     }
+  }
+}
+
+/**
+ * The SDK sends `.` and `..` segments unescaped in the URL, and some S3-compatible servers resolve
+ * them into another bucket; the file store refuses them too, so both shells take the same keys.
+ */
+function assertPlainKey(key: string): void {
+  if (key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw new Error(`blob key has an empty, '.' or '..' segment: ${key}`);
   }
 }
 

@@ -20,7 +20,8 @@ export class FileBlobStore implements BlobStore {
     try {
       return await readFile(this.fileFor(key));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // A folder of other keys, or a path below a file, is no key at all: S3 answers null there too.
+      if (['ENOENT', 'EISDIR', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return null;
       throw e;
     }
   }
