@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
-import { PollingJobSignals } from '../adapters/aws/polling-job-signals.js';
+import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
 
@@ -28,7 +28,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const deps: CoreDeps = {
     store: new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName }),
     queue: new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }),
-    signals: new PollingJobSignals(),
+    signals: new InProcessJobSignals({ holdProcess: true }),
     blobs: new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName }),
     clock: { now: () => new Date() },
     config: { ...config.core, signingKey: secrets.signingKey },

@@ -10,7 +10,7 @@ import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
 import { SqliteStore } from './sqlite-store.js';
 import { LocalWorkerPool } from './worker-pool.js';
-import { LocalJobSignals } from './job-signals.js';
+import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { FileBlobStore } from './file-blob-store.js';
 import type { LocalConfig } from './config.js';
 
@@ -43,7 +43,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const deps: WorkerDeps = {
     store,
     queue: pool,
-    signals: new LocalJobSignals(),
+    signals: new InProcessJobSignals({ holdProcess: false }),
     blobs: new FileBlobStore(join(config.dataDir, 'objects')),
     clock,
     runner,
