@@ -16,7 +16,7 @@ const app = once(async () => {
   const { deps, config, secrets } = await awsShell();
   // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
   await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace });
-  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: packageJson.version });
+  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: packageJson.version, sseKeepAliveMs: config.sseKeepAliveMs });
 });
 
 // streamHandle wants an app when the module loads; the real one needs secrets and the table first.

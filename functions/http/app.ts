@@ -14,6 +14,8 @@ import { runRoutes } from './run-routes.js';
 export interface AppOptions {
   maxBodyBytes: number;
   version: string;
+  /** How long an SSE stream may stay silent before a comment line keeps proxies from closing it. */
+  sseKeepAliveMs: number;
 }
 
 /** The whole HTTP API; the local server and the Lambda handler serve this same app. */
@@ -45,7 +47,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api', workspaceRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
-  app.route('/api/w/:workspace', runRoutes(deps));
+  app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   return app;
 }
 

@@ -11,7 +11,7 @@ import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
-export function runRoutes(deps: CoreDeps) {
+export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const r = new Hono<AppEnv>();
 
   const push = async (c: Context<AppEnv>, target: RunTarget) => {
@@ -38,7 +38,7 @@ export function runRoutes(deps: CoreDeps) {
 
   const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
     const job = await push(c, target);
-    return sse(c, deps, job.workspace_id, job.id, true);
+    return sse(c, deps, job.workspace_id, job.id, true, sseKeepAliveMs);
   };
 
   const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
@@ -58,17 +58,37 @@ export function runRoutes(deps: CoreDeps) {
       const id = c.req.param('id');
       // Resolve the job before the stream opens, so an unknown id is a plain 404.
       await getJob(deps, c.get('workspace').id, id);
-      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true');
+      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs);
     });
   }
   return r;
 }
 
-function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean) {
+/**
+ * Writes the job's updates as SSE events. A job may be silent for minutes; a comment line (which
+ * SSE clients ignore) goes out whenever nothing else did for `keepAliveMs`, so proxies and load
+ * balancers with idle timeouts keep the stream open.
+ */
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number) {
   return streamSSE(c, async (stream) => {
-    for await (const update of jobUpdates(deps, workspaceId, jobId, { fast })) {
-      if (stream.aborted) return;
-      await stream.writeSSE({ data: JSON.stringify(update) });
+    const updates = jobUpdates(deps, workspaceId, jobId, { fast });
+    let next = updates.next();
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const silence = new Promise<'silence'>((resolve) => (timer = setTimeout(() => resolve('silence'), keepAliveMs)));
+      const step = await Promise.race([next, silence]);
+      clearTimeout(timer);
+      if (stream.aborted) {
+        await updates.return(undefined);
+        return;
+      }
+      if (step === 'silence') {
+        await stream.write(': keep-alive\n\n');
+        continue;
+      }
+      if (step.done) return;
+      await stream.writeSSE({ data: JSON.stringify(step.value) });
+      next = updates.next();
     }
   });
 }

@@ -13,6 +13,7 @@ export interface AwsConfig {
   jobsQueueUrl: string;
   defaultWorkspace: string;
   maxBodyBytes: number;
+  sseKeepAliveMs: number;
   /** Only the worker invokes sandboxes; `requireSandboxFunctions` checks they are set. */
   sandboxFunctions: Partial<SandboxFunctions>;
   /** The admin token only the api needs (bootstrap); the worker's environment does not name it. */
@@ -47,6 +48,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     jobsQueueUrl: required(env, 'JOBS_QUEUE_URL'),
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_SECONDS', 15) * 1000,
     sandboxFunctions: { node: env.SANDBOX_NODE_FUNCTION || undefined, python: env.SANDBOX_PYTHON_FUNCTION || undefined },
     secrets: {
       signingKey: secretSource(env, 'SIGNING_KEY_SECRET_ARN', 'SIGNING_KEY_HEX') ?? missing('SIGNING_KEY_SECRET_ARN (or, outside AWS, SIGNING_KEY_HEX)'),

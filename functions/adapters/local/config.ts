@@ -10,6 +10,7 @@ export interface LocalConfig {
   defaultWorkspace: string;
   workers: number;
   maxBodyBytes: number;
+  sseKeepAliveMs: number;
   /** Public address of this server, used as BASE_INTERNAL_URL; defaults to the listening address. */
   baseUrl: string | undefined;
   core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
@@ -24,6 +25,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE ?? 'main',
     workers: int(env.SVC_WORKERS, 8),
     maxBodyBytes: int(env.SVC_MAX_BODY_BYTES, 10 * 1024 * 1024),
+    sseKeepAliveMs: int(env.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     baseUrl: env.SVC_BASE_URL,
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,

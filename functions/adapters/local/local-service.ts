@@ -49,7 +49,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     runner,
     config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKey(join(config.dataDir, 'signing.key')) },
   };
-  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION });
+  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
   const server = await listen(app.fetch, config.host, config.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
