@@ -25,11 +25,13 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const config = awsConfigFromEnv();
   const secretsClient = new SecretsManagerClient({});
   const secrets = await loadSecrets(config.secrets, secretsManagerReader(secretsClient)).finally(() => secretsClient.destroy());
+  const blobs = new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName });
   const deps: CoreDeps = {
-    store: new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName }),
+    // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
+    store: new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName, blobs }),
     queue: new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }),
     signals: new InProcessJobSignals({ holdProcess: true }),
-    blobs: new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName }),
+    blobs,
     clock: { now: () => new Date() },
     config: { ...config.core, signingKey: secrets.signingKey },
   };

@@ -1,37 +1,198 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
+import { S3BlobStore } from '../../functions/adapters/aws/s3-blob-store.js';
+import type { Job } from '../../functions/ports.js';
 import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from '../aws/dynamodb-local.js';
+import { createTestBucket, s3Client, startS3, type S3Endpoint } from '../aws/s3-local.js';
 import { describeStoreContract } from './store.contract.js';
 import { aJob, aScriptVersion, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
-// DynamoDB Local by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
+// DynamoDB Local and s3rver by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let dynamo: DynamoEndpoint | undefined;
+let s3: S3Endpoint | undefined;
 let client: DynamoDBClient;
+let s3client: S3Client;
 
 beforeAll(async () => {
-  dynamo = await startDynamoDb();
+  [dynamo, s3] = await Promise.all([startDynamoDb(), startS3()]);
   client = dynamoClient(dynamo.endpoint);
+  s3client = s3Client(s3.endpoint);
 }, 120_000);
 
 afterAll(async () => {
   client?.destroy();
-  await dynamo?.stop();
+  s3client?.destroy();
+  await Promise.all([dynamo?.stop(), s3?.stop()]);
 });
 
-describeStoreContract('DynamoStore', async () => {
+/** A table and, with `offload`, a bucket for the payloads that do not fit an item. */
+async function makeStore(offload: boolean) {
   const table = await createTestTable(client);
-  return { store: new DynamoStore({ client, tableName: table.tableName }), cleanup: table.drop };
+  const bucket = offload ? await createTestBucket(s3client) : undefined;
+  const blobs = bucket ? new S3BlobStore({ client: s3client, bucketName: bucket.bucketName }) : undefined;
+  return {
+    store: new DynamoStore({ client, tableName: table.tableName, blobs }),
+    tableName: table.tableName,
+    bucketName: bucket?.bucketName ?? '',
+    cleanup: async () => {
+      await Promise.all([table.drop(), bucket?.drop()]);
+    },
+  };
+}
+
+describeStoreContract('DynamoStore', () => makeStore(false));
+describeStoreContract('DynamoStore with S3 offload', () => makeStore(true));
+
+const KB = 1024;
+const MB = 1024 * KB;
+
+/** `bytes` of varied text (multi-byte characters included) starting with `tag`, so no two are alike. */
+function text(tag: string, bytes: number): string {
+  const unit = `${tag} ünïcødé ✓ line of text\n`;
+  return unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit))).slice(0, bytes);
+}
+
+describe('DynamoStore with S3 offload: large payloads', () => {
+  let h: Awaited<ReturnType<typeof makeStore>>;
+  beforeAll(async () => {
+    h = await makeStore(true);
+  });
+  afterAll(async () => h?.cleanup());
+
+  /** Every object under `prefix`, with its body as text. */
+  async function objectsUnder(prefix: string): Promise<{ key: string; body: string }[]> {
+    const listed = await s3client.send(new ListObjectsV2Command({ Bucket: h.bucketName, Prefix: prefix }));
+    return Promise.all(
+      (listed.Contents ?? []).map(async (o) => {
+        const object = await s3client.send(new GetObjectCommand({ Bucket: h.bucketName, Key: o.Key! }));
+        return { key: o.Key!, body: (await object.Body?.transformToString('utf-8')) ?? '' };
+      }),
+    );
+  }
+
+  const jobObjects = (id: string) => objectsUnder(`_store/jobs/${id}/`);
+
+  async function rawJobItem(id: string): Promise<string> {
+    const r = await client.send(new GetItemCommand({ TableName: h.tableName, Key: { pk: { S: `JOB#${id}` }, sk: { S: 'JOB' } }, ConsistentRead: true }));
+    return JSON.stringify(r.Item ?? {});
+  }
+
+  async function running(overrides: Partial<Job> = {}): Promise<Job> {
+    const job = aJob(uid('ws'), overrides);
+    await h.store.insertJob(job);
+    return (await h.store.claimJob(job.id, nextTimestamp(), FAR_FUTURE))!;
+  }
+
+  it('round-trips 1 MB of args through insert, claim, get and list', async () => {
+    const job = aJob(uid('ws'), { args: { blob: text('args', MB), n: 1, nested: { list: [1, 'two', null] } } });
+    await h.store.insertJob(job);
+    expect(await h.store.getJob(job.workspace_id, job.id)).toEqual(job);
+    const claimed = await h.store.claimJob(job.id, nextTimestamp(), FAR_FUTURE);
+    expect(claimed?.args).toEqual(job.args);
+    expect(await h.store.listJobs({ workspace_id: job.workspace_id, limit: 10 })).toEqual([claimed]);
+    expect((await rawJobItem(job.id)).length).toBeLessThan(10 * KB);
+  });
+
+  it('round-trips a 1 MB result and 2 MB of logs, whether they go to S3 together or alone', async () => {
+    const big = { rows: [text('result', MB)], note: null, n: 12345678901 };
+    const logs = text('logs', 2 * MB);
+    for (const c of [
+      { result: big, logs },
+      { result: big, logs: 'short logs\n' },
+      { result: 'small', logs },
+    ]) {
+      const job = await running();
+      expect(await h.store.completeJob(job.id, { status: 'success', ...c }, nextTimestamp())).toBe(true);
+      expect(await h.store.getJob(job.workspace_id, job.id)).toMatchObject({ status: 'success', success: true, result: c.result, logs: c.logs });
+    }
+  });
+
+  it('keeps the first completion when a second one loses, and blanks what the loser wrote', async () => {
+    const job = await running();
+    const first = { status: 'canceled' as const, result: text('first', 500 * KB), logs: '' };
+    expect(await h.store.completeJob(job.id, first, nextTimestamp())).toBe(true);
+    expect(await h.store.completeJob(job.id, { status: 'success', result: text('second', 500 * KB), logs: text('late', 300 * KB) }, nextTimestamp())).toBe(false);
+    expect(await h.store.getJob(job.workspace_id, job.id)).toMatchObject({ status: 'canceled', result: first.result, logs: '' });
+    const nonEmpty = (await jobObjects(job.id)).filter((o) => o.body !== '');
+    expect(nonEmpty).toHaveLength(1);
+    expect(nonEmpty[0].body).toBe(JSON.stringify(first.result));
+  });
+
+  it('keeps small jobs entirely in the item', async () => {
+    const job = await running();
+    await h.store.appendJobStream(job.id, 'chunk');
+    await h.store.completeJob(job.id, { status: 'success', result: { ok: true }, logs: 'ok\n' }, nextTimestamp());
+    expect(await jobObjects(job.id)).toEqual([]);
+  });
+
+  it('lets a stream grow to 1 MB in chunks of any size, in order, readable all along', async () => {
+    const job = await running();
+    const sizes = [1, 700, 5 * KB, 20 * KB, 70 * KB, 3, 200 * KB, 9 * KB];
+    let expected = '';
+    for (let i = 0; expected.length < MB; i++) {
+      const chunk = text(`c${i}`, sizes[i % sizes.length]);
+      await h.store.appendJobStream(job.id, chunk);
+      expected += chunk;
+      if (i % 5 === 0) expect((await h.store.getJob(job.workspace_id, job.id))?.result_stream).toBe(expected);
+    }
+    expect(await h.store.getJob(job.workspace_id, job.id)).toMatchObject({ result_stream: expected, streaming: true, status: 'running' });
+    expect((await rawJobItem(job.id)).length).toBeLessThan(100 * KB);
+    await h.store.completeJob(job.id, { status: 'success', result: null, logs: '' }, nextTimestamp());
+    await h.store.appendJobStream(job.id, text('too late', 100 * KB));
+    expect((await h.store.getJob(job.workspace_id, job.id))?.result_stream).toBe(expected);
+  });
+
+  it('scrubs offloaded args, result, logs and stream: nothing is left readable', async () => {
+    const secret = 'SECRET-MARKER';
+    const job = await running({ args: { blob: text(`${secret} args`, MB) } });
+    for (let i = 0; i < 12; i++) await h.store.appendJobStream(job.id, text(`${secret} stream ${i}`, 30 * KB));
+    await h.store.completeJob(job.id, { status: 'success', result: text(`${secret} result`, MB), logs: text(`${secret} logs`, 2 * MB) }, nextTimestamp());
+    expect((await jobObjects(job.id)).filter((o) => o.body.includes(secret)).length).toBeGreaterThanOrEqual(4);
+
+    await h.store.scrubJob(job.id);
+    expect(await h.store.getJob(job.workspace_id, job.id)).toMatchObject({ args: null, result: null, logs: '', result_stream: '', deleted: true, status: 'success' });
+    expect((await jobObjects(job.id)).filter((o) => o.body !== '')).toEqual([]);
+    expect(await rawJobItem(job.id)).not.toContain(secret);
+    await h.store.scrubJob(job.id);
+  });
+
+  it('round-trips a 600 KB script by path, by hash and in the listing, and replaces it with a small one', async () => {
+    const ws = uid('ws');
+    const big = aScriptVersion(ws, 'f/big/script', { content: text('// code', 600 * KB) });
+    const bigSchema = aScriptVersion(ws, 'f/big/schema', {
+      schema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`p${i}`, { type: 'string', description: text('d', 60) }])), required: [] },
+    });
+    expect(await h.store.insertScriptVersion(big, null)).toBe(true);
+    expect(await h.store.insertScriptVersion(bigSchema, null)).toBe(true);
+    expect(await h.store.getLatestScript(ws, big.path)).toEqual(big);
+    expect(await h.store.getScriptByHash(ws, big.hash)).toEqual(big);
+    expect(await h.store.getScriptByHash(ws, bigSchema.hash)).toEqual(bigSchema);
+    expect(await h.store.listLatestScripts(ws)).toEqual([bigSchema, big]);
+
+    const small = aScriptVersion(ws, big.path, { parent_hash: big.hash });
+    expect(await h.store.insertScriptVersion(small, big.hash)).toBe(true);
+    expect(await h.store.getLatestScript(ws, big.path)).toEqual(small);
+    expect(await h.store.getScriptByHash(ws, big.hash)).toEqual(big);
+    // A version that lost the race leaves no readable object behind.
+    const loser = aScriptVersion(ws, big.path, { parent_hash: big.hash, content: text('// lost', 600 * KB) });
+    expect(await h.store.insertScriptVersion(loser, big.hash)).toBe(false);
+    expect(await h.store.getScriptByHash(ws, loser.hash)).toBeNull();
+
+    expect(await h.store.deleteScriptPath(ws, big.path)).toBe(2);
+    expect(await h.store.getScriptByHash(ws, big.hash)).toBeNull();
+    const left = (await objectsUnder(`_store/scripts/${ws}/`)).filter((o) => o.body !== '');
+    expect(left.map((o) => o.key)).toEqual([expect.stringContaining(`/${bigSchema.hash}/schema-`)]);
+  });
 });
 
-// Limits only the DynamoDB shell has: the 400 KB item and the 100-item transaction.
+// Without a BlobStore, and the limits only the DynamoDB shell has: the 400 KB item and the 100-item transaction.
 describe('DynamoStore limits', () => {
   let store: DynamoStore;
   let drop: () => Promise<void>;
   beforeAll(async () => {
-    const table = await createTestTable(client);
-    store = new DynamoStore({ client, tableName: table.tableName });
-    drop = table.drop;
+    ({ store, cleanup: drop } = await makeStore(false));
   });
   afterAll(async () => drop?.());
 
@@ -45,6 +206,11 @@ describe('DynamoStore limits', () => {
     await store.claimJob(small.id, nextTimestamp(), FAR_FUTURE);
     await expect(store.completeJob(small.id, { status: 'success', result: 'y'.repeat(360 * 1024), logs: '' }, nextTimestamp())).rejects.toThrow(/S3/);
     expect((await store.getJob(small.workspace_id, small.id))?.status).toBe('running');
+
+    const ws = uid('ws');
+    const script = aScriptVersion(ws, 'f/too/big', { content: 'z'.repeat(600 * 1024) });
+    await expect(store.insertScriptVersion(script, null)).rejects.toThrow(ItemTooLargeError);
+    expect(await store.getLatestScript(ws, script.path)).toBeNull();
   });
 
   it('reports a stream that grows past the item limit as ItemTooLargeError', async () => {

@@ -11,16 +11,16 @@ import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type Entity } from './dynamo-keys.js';
 export type Item = Record<string, any>;
 
 /**
- * DynamoDB refuses items over 400 KB. Large args, results and logs belong in S3 with a reference
- * in the item; until that offload exists, writes that would come near the limit fail with this
- * error instead of a bare ValidationException.
+ * DynamoDB refuses items over 400 KB. With a BlobStore, large args, results, logs, streams and
+ * script contents go to S3 with a reference in the item (dynamo-offload.ts); without one, writes
+ * that would come near the limit fail with this error instead of a bare ValidationException.
  */
 export const MAX_PAYLOAD_BYTES = 350 * 1024;
 
 export class ItemTooLargeError extends Error {
   /** `detail` says how big it is, e.g. "is 512 KB, more than the 350 KB ...". */
   constructor(what: string, detail: string) {
-    super(`${what} ${detail}; offloading large payloads to S3 is not implemented yet`);
+    super(`${what} ${detail}; large payloads go to S3 only when the DynamoDB store has a BlobStore`);
     this.name = 'ItemTooLargeError';
   }
 }
@@ -52,18 +52,24 @@ export function toWorkspace(i: Item): Workspace {
   return { id: i.id, name: i.name, created_at: i.created_at, object_storage_enabled: i.object_storage_enabled };
 }
 
+/**
+ * Where a version's content and schema are: inline (`content`, `schema_json`) or in the BlobStore
+ * (`content_ref`, `schema_ref`), one of each pair.
+ */
+export type ScriptPayload = ({ content: string } | { content_ref: string }) & ({ schema_json: string } | { schema_ref: string });
+const SCRIPT_PAYLOAD_ATTRIBUTES = ['content', 'content_ref', 'schema_json', 'schema_ref'];
+
 /** The version's own attributes, shared by the immutable version item and the path's head copy. */
-function scriptAttributes(v: ScriptVersion): Item {
+function scriptAttributes(v: ScriptVersion, payload: ScriptPayload): Item {
   return {
     workspace_id: v.workspace_id,
     path: v.path,
     hash: v.hash,
     parent_hash: v.parent_hash,
-    content: v.content,
+    ...payload,
     language: v.language,
     summary: v.summary,
     description: v.description,
-    schema_json: JSON.stringify(v.schema),
     delete_after_use: v.delete_after_use,
     timeout: v.timeout,
     created_by: v.created_by,
@@ -74,22 +80,23 @@ function scriptAttributes(v: ScriptVersion): Item {
 /**
  * The update that makes a path's head a full copy of `v` (so a run by path is one GetItem) and adds
  * `v.hash` to the set of every hash at the path, which deleting the path needs without reading an
- * eventually consistent index. The caller adds the race condition.
+ * eventually consistent index. The previous head's payload attributes `v` does not use go. The
+ * caller adds the race condition.
  */
-export function scriptHeadUpdate(v: ScriptVersion) {
-  const attributes = scriptAttributes(v);
-  assertFits(`script ${v.path}: content and schema`, attributes.content, attributes.schema_json);
+export function scriptHeadUpdate(v: ScriptVersion, payload: ScriptPayload) {
+  const attributes = scriptAttributes(v, payload);
   const names = ['entity', ...Object.keys(attributes)];
+  const removed = SCRIPT_PAYLOAD_ATTRIBUTES.filter((n) => !(n in attributes));
   const values: Item = { entity: 'script_head', ...attributes };
   return {
-    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD version_hashes :hashes`,
-    ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])) as Record<string, string>,
+    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD version_hashes :hashes${removed.length ? ` REMOVE ${removed.map((n) => `#${n}`).join(', ')}` : ''}`,
+    ExpressionAttributeNames: Object.fromEntries([...names, ...removed].map((n) => [`#${n}`, n])) as Record<string, string>,
     ExpressionAttributeValues: { ':hashes': new Set([v.hash]), ...Object.fromEntries(names.map((n) => [`:${n}`, values[n]])) } as Item,
   };
 }
 
-export function scriptVersionItem(v: ScriptVersion): Item {
-  return { ...keys.scriptVersion(v.workspace_id, v.hash), ...entity('script_version'), ...scriptAttributes(v) };
+export function scriptVersionItem(v: ScriptVersion, payload: ScriptPayload): Item {
+  return { ...keys.scriptVersion(v.workspace_id, v.hash), ...entity('script_version'), ...scriptAttributes(v, payload) };
 }
 
 export function toScript(i: Item): ScriptVersion {
@@ -111,13 +118,26 @@ export function toScript(i: Item): ScriptVersion {
 }
 
 /**
- * Logs and the result stream are lists of chunks: DynamoDB update expressions cannot concatenate
- * strings, but `list_append` appends atomically and in order.
+ * A job's args, result, logs and stream as the item stores them. Logs and the result stream are
+ * lists of chunks: DynamoDB update expressions cannot concatenate strings, but `list_append`
+ * appends atomically and in order. Offloaded parts are `args_ref`, `result_ref`, `logs_ref` and
+ * `stream_refs` (the stream's earlier segments, in order) instead; `stream_bytes` counts the
+ * inline stream and `stream_seq` every change to it (see appendJobStream).
  */
-export function jobItem(job: Job): Item {
-  const argsJson = job.args === null ? null : JSON.stringify(job.args);
-  const resultJson = JSON.stringify(job.result ?? null);
-  assertFits(`job ${job.id}: args, result and logs`, argsJson, resultJson, job.logs, job.result_stream);
+export interface JobPayload {
+  args_json?: string | null;
+  args_ref?: string;
+  result_json?: string;
+  result_ref?: string;
+  log_chunks: string[];
+  logs_ref?: string;
+  stream_chunks: string[];
+  stream_refs: string[];
+  stream_bytes: number;
+  stream_seq: number;
+}
+
+export function jobItem(job: Job, payload: JobPayload): Item {
   return {
     ...keys.job(job.id),
     ...gsi1.job(job.workspace_id, job.created_at, job.id),
@@ -129,16 +149,13 @@ export function jobItem(job: Job): Item {
     script_path: job.script_path,
     script_hash: job.script_hash,
     language: job.language,
-    args_json: argsJson,
     status: job.status,
     created_by: job.created_by,
     created_at: job.created_at,
     started_at: job.started_at,
     completed_at: job.completed_at,
     success: job.success,
-    result_json: resultJson,
-    log_chunks: job.logs ? [job.logs] : [],
-    stream_chunks: job.result_stream ? [job.result_stream] : [],
+    ...payload,
     streaming: job.streaming,
     attempts: job.attempts,
     delete_after_use: job.delete_after_use,
@@ -146,6 +163,7 @@ export function jobItem(job: Job): Item {
   };
 }
 
+/** An item whose references were resolved (Offload.resolveJob) as a Job. */
 export function toJob(i: Item): Job {
   return {
     id: i.id,

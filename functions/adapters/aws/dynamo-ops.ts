@@ -1,4 +1,4 @@
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ItemTooLargeError, type Item } from './dynamo-items.js';
 
 /** Small DynamoDB helpers the store needs and the SDK leaves to the caller. */
@@ -29,19 +29,57 @@ export function translateSizeError(e: unknown, what: string): unknown {
   return e;
 }
 
+export interface ConditionalUpdate {
+  table: string;
+  key: Item;
+  update: string;
+  condition: string;
+  values: Item;
+  /** Names the item in a size error. */
+  what: string;
+  returnValues?: 'ALL_OLD' | 'UPDATED_OLD' | 'ALL_NEW';
+}
+
+/**
+ * An update that may lose its condition: null then, else the attributes asked for ({} by default).
+ * `#status` stands for the reserved word `status`; DynamoDB rejects a name placeholder left unused.
+ */
+export async function conditionalUpdate(doc: DynamoDBDocumentClient, u: ConditionalUpdate): Promise<Item | null> {
+  const mentionsStatus = u.update.includes('#status') || u.condition.includes('#status');
+  try {
+    const r = await doc.send(
+      new UpdateCommand({
+        TableName: u.table,
+        Key: u.key,
+        UpdateExpression: u.update,
+        ConditionExpression: u.condition,
+        ExpressionAttributeNames: mentionsStatus ? { '#status': 'status' } : undefined,
+        ExpressionAttributeValues: u.values,
+        ReturnValues: u.returnValues,
+      }),
+    );
+    return r.Attributes ?? {};
+  } catch (e) {
+    if (isConditionFailure(e)) return null;
+    throw translateSizeError(e, u.what);
+  }
+}
+
 const keyOf = (i: Item) => `${i.pk}\u0000${i.sk}`;
 
 /**
  * Reads the items behind `refs` (anything carrying pk/sk, such as index entries) with strongly
- * consistent reads, in the order of `refs`; items deleted meanwhile are left out.
+ * consistent reads, in the order of `refs`; items deleted meanwhile are left out. `attributes`
+ * limits what is read (the keys are always included).
  */
-export async function batchGet(doc: DynamoDBDocumentClient, table: string, refs: Item[]): Promise<Item[]> {
+export async function batchGet(doc: DynamoDBDocumentClient, table: string, refs: Item[], attributes?: string[]): Promise<Item[]> {
+  const projection = attributes ? { ProjectionExpression: ['pk', 'sk', ...attributes].join(', ') } : {};
   const found = new Map<string, Item>();
   for (let i = 0; i < refs.length; i += BATCH_GET_MAX) {
     let pending: Item[] | undefined = refs.slice(i, i + BATCH_GET_MAX).map((r) => ({ pk: r.pk, sk: r.sk }));
     for (let attempt = 0; pending?.length; attempt++) {
       await backoff(attempt);
-      const r = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      const r = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true, ...projection } } }));
       for (const item of r.Responses?.[table] ?? []) found.set(keyOf(item), item);
       pending = r.UnprocessedKeys?.[table]?.Keys as Item[] | undefined;
     }

@@ -9,28 +9,34 @@ import {
   paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Job, JobCompletion, JobListFilter, JobStatus, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { BlobStore, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
-  assertFits, jobItem, scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item,
+  scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
-import { batchDelete, batchGet, isConditionFailure, transactionFailures, translateSizeError } from './dynamo-ops.js';
-
-/** Every JobStatus not in FINISHED_STATUSES: the states completeJob may leave. */
-const UNFINISHED = ['queued', 'running', 'suspended', 'awaiting_approval'] as const satisfies readonly JobStatus[];
+import { DynamoJobWrites } from './dynamo-job-writes.js';
+import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
+import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, transactionFailures } from './dynamo-ops.js';
 
 /**
  * The AWS shell's state in one DynamoDB table (layout in dynamo-keys.ts). Every state change the
  * core races on is a conditional write, so SQS redeliveries and concurrent API calls resolve in
  * the database: one claim wins, a finished job stays finished, a script version names its parent.
+ * With `blobs`, payloads too large for an item (job args, result, logs and stream; script content
+ * and schema) go there and the item refers to them (dynamo-offload.ts); reads resolve the
+ * references, so the Store contract does not change.
  */
 export class DynamoStore implements Store {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
+  private readonly offload: Offload;
+  private readonly jobs: DynamoJobWrites;
 
-  constructor(opts: { client: DynamoDBClient; tableName: string }) {
+  constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
+    this.offload = new Offload(opts.blobs);
+    this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
   }
 
   async createWorkspace(ws: Workspace) {
@@ -52,18 +58,29 @@ export class DynamoStore implements Store {
   }
 
   async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+    const { payload, written } = await this.offload.stashScript(v);
+    // Objects written for a version that did not get in are nobody's.
+    const inserted = await this.insertScriptItems(v, expectedLatest, payload).catch(async (e: unknown) => {
+      await this.offload.blank(written).catch(() => {});
+      throw e;
+    });
+    if (!inserted) await this.offload.blank(written).catch(() => {});
+    return inserted;
+  }
+
+  private async insertScriptItems(v: ScriptVersion, expectedLatest: string | null, payload: ScriptPayload) {
     // One transaction: the version exists exactly when the head moved to it, and the head moves
     // only from the hash the caller saw (null: only onto a free path).
     const head = {
       Update: {
         TableName: this.table,
         Key: keys.scriptHead(v.workspace_id, v.path),
-        ...scriptHeadUpdate(v),
+        ...scriptHeadUpdate(v, payload),
         ConditionExpression: expectedLatest === null ? 'attribute_not_exists(pk)' : '#hash = :expected',
       },
     };
     if (expectedLatest !== null) head.Update.ExpressionAttributeValues[':expected'] = expectedLatest;
-    const version = { Put: { TableName: this.table, Item: scriptVersionItem(v), ConditionExpression: 'attribute_not_exists(pk)' } };
+    const version = { Put: { TableName: this.table, Item: scriptVersionItem(v, payload), ConditionExpression: 'attribute_not_exists(pk)' } };
     try {
       await this.doc.send(new TransactWriteCommand({ TransactItems: [version, head] }));
       return true;
@@ -78,12 +95,12 @@ export class DynamoStore implements Store {
 
   async getLatestScript(workspaceId: string, path: string) {
     const item = await this.get(keys.scriptHead(workspaceId, path));
-    return item ? toScript(item) : null;
+    return item ? toScript(await this.offload.resolveScript(item)) : null;
   }
 
   async getScriptByHash(workspaceId: string, hash: string) {
     const item = await this.get(keys.scriptVersion(workspaceId, hash));
-    return item ? toScript(item) : null;
+    return item ? toScript(await this.offload.resolveScript(item)) : null;
   }
 
   async listLatestScripts(workspaceId: string) {
@@ -93,7 +110,7 @@ export class DynamoStore implements Store {
       ExpressionAttributeValues: { ':pk': pk, ':prefix': SCRIPT_HEAD_PREFIX },
       ConsistentRead: true,
     });
-    return heads.map(toScript);
+    return Promise.all(heads.map(async (h) => toScript(await this.offload.resolveScript(h))));
   }
 
   async deleteScriptPath(workspaceId: string, path: string) {
@@ -102,6 +119,10 @@ export class DynamoStore implements Store {
       const head = await this.get(keys.scriptHead(workspaceId, path));
       if (!head) return 0;
       const hashes = [...(head.version_hashes as Set<string>)];
+      // Offloaded contents go with their versions; the head refers to its version's objects.
+      const versions = this.offload.enabled
+        ? await batchGet(this.doc, this.table, hashes.map((h) => keys.scriptVersion(workspaceId, h)), SCRIPT_REF_ATTRIBUTES)
+        : [];
       // Head and up to 99 versions go in one transaction (the limit is 100 items), so a usual
       // delete is atomic; a longer history's remaining versions follow in batches.
       const atomic = hashes.slice(0, 99);
@@ -127,17 +148,18 @@ export class DynamoStore implements Store {
         throw e;
       }
       await batchDelete(this.doc, this.table, hashes.slice(99).map((h) => keys.scriptVersion(workspaceId, h)));
+      await this.offload.blank([head, ...versions].flatMap(scriptRefs));
       return hashes.length;
     }
   }
 
   async insertJob(job: Job) {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: jobItem(job), ConditionExpression: 'attribute_not_exists(pk)' }));
+    await this.jobs.insert(job);
   }
 
   async getJob(workspaceId: string, id: string) {
     const item = await this.get(keys.job(id));
-    return item && item.workspace_id === workspaceId ? toJob(item) : null;
+    return item && item.workspace_id === workspaceId ? this.toJob(item) : null;
   }
 
   async listJobs(f: JobListFilter) {
@@ -163,9 +185,11 @@ export class DynamoStore implements Store {
       refs.push(...(page.Items ?? []));
       if (refs.length >= f.limit) break;
     }
-    // The index is eventually consistent: read the jobs themselves and apply the filter again.
-    const jobs = (await batchGet(this.doc, this.table, refs.slice(0, f.limit))).map(toJob);
-    return jobs.filter((j) => (!f.status || j.status === f.status) && (!f.script_path || j.script_path === f.script_path));
+    // The index is eventually consistent: read the jobs themselves and apply the filter again
+    // (before fetching any offloaded payloads).
+    const items = await batchGet(this.doc, this.table, refs.slice(0, f.limit));
+    const matching = items.filter((i) => (!f.status || i.status === f.status) && (!f.script_path || i.script_path === f.script_path));
+    return Promise.all(matching.map((i) => this.toJob(i)));
   }
 
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
@@ -189,7 +213,7 @@ export class DynamoStore implements Store {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return toJob(r.Attributes!);
+      return await this.toJob(r.Attributes!);
     } catch (e) {
       if (isConditionFailure(e)) return null;
       throw e;
@@ -197,40 +221,15 @@ export class DynamoStore implements Store {
   }
 
   async appendJobStream(id: string, chunk: string) {
-    // Only a running job streams: a chunk arriving after completion or cancel is dropped.
-    await this.updateJob(id, 'SET stream_chunks = list_append(stream_chunks, :chunk), streaming = :true', '#status = :running', {
-      ':chunk': [chunk],
-      ':true': true,
-      ':running': 'running',
-    });
+    await this.jobs.appendStream(id, chunk);
   }
 
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
-    const resultJson = JSON.stringify(c.result ?? null);
-    assertFits(`job ${id}: result and logs`, resultJson, c.logs);
-    // Leaving the unfinished states also takes the job out of the sparse status index.
-    return this.updateJob(
-      id,
-      'SET #status = :status, success = :success, result_json = :result, log_chunks = :logs, completed_at = :completedAt REMOVE gsi2pk, gsi2sk',
-      `#status IN (${UNFINISHED.map((_, i) => `:u${i}`).join(', ')})`,
-      {
-        ':status': c.status,
-        ':success': c.status === 'success',
-        ':result': resultJson,
-        ':logs': c.logs ? [c.logs] : [],
-        ':completedAt': completedAt,
-        ...Object.fromEntries(UNFINISHED.map((s, i) => [`:u${i}`, s])),
-      },
-    );
+    return this.jobs.complete(id, c, completedAt);
   }
 
   async scrubJob(id: string) {
-    await this.updateJob(
-      id,
-      'SET args_json = :null, result_json = :nullJson, log_chunks = :empty, stream_chunks = :empty, deleted = :true',
-      'attribute_exists(pk)',
-      { ':null': null, ':nullJson': 'null', ':empty': [], ':true': true },
-    );
+    await this.jobs.scrub(id);
   }
 
   async requeueInterrupted() {
@@ -289,35 +288,19 @@ export class DynamoStore implements Store {
     }
   }
 
-  private updateIfExists(key: Item, update: string, values: Item): Promise<boolean> {
-    return this.conditionalUpdate(key, update, 'attribute_exists(pk)', values);
+  private async updateIfExists(key: Item, update: string, values: Item): Promise<void> {
+    await conditionalUpdate(this.doc, { table: this.table, key, update, condition: 'attribute_exists(pk)', values, what: 'item' });
   }
 
   /** A conditional update of a job; false when the condition (or the job's existence) failed. */
-  private updateJob(id: string, update: string, condition: string, values: Item): Promise<boolean> {
+  private async updateJob(id: string, update: string, condition: string, values: Item): Promise<boolean> {
     // Every condition is checked against an existing job, never one the update would create.
-    return this.conditionalUpdate(keys.job(id), update, `attribute_exists(pk) AND (${condition})`, values, `job ${id}`);
+    const key = keys.job(id);
+    return (await conditionalUpdate(this.doc, { table: this.table, key, update, condition: `attribute_exists(pk) AND (${condition})`, values, what: `job ${id}` })) !== null;
   }
 
-  private async conditionalUpdate(key: Item, update: string, condition: string, values: Item, what = 'item'): Promise<boolean> {
-    // `status` is a reserved word, and DynamoDB also rejects a name placeholder left unused.
-    const mentionsStatus = update.includes('#status') || condition.includes('#status');
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: key,
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: mentionsStatus ? { '#status': 'status' } : undefined,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw translateSizeError(e, what);
-    }
+  private async toJob(item: Item): Promise<Job> {
+    return toJob(await this.offload.resolveJob(item));
   }
 
   private async queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
