@@ -1,4 +1,7 @@
-import { Duration, Size, Validations } from 'aws-cdk-lib';
+import { copyFileSync, cpSync } from 'node:fs';
+import { join } from 'node:path';
+import * as cdk from 'aws-cdk-lib';
+import { DockerImage, Duration, Size, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
@@ -65,9 +68,7 @@ export class Sandboxes extends Construct {
       runtime: lambda.Runtime.PYTHON_3_12,
       architecture: ARCHITECTURE,
       handler: 'handler.handler',
-      code: lambda.Code.fromAsset(repoPath('functions/handlers/sandbox-python'), {
-        exclude: ['__pycache__', '*.pyc', '.pytest_cache'],
-      }),
+      code: pythonSandboxCode(),
       role: this.pythonSandboxRole,
       logGroup: functionLogGroup(this, 'PythonLogs', config),
       loggingFormat: lambda.LoggingFormat.JSON,
@@ -87,4 +88,26 @@ export class Sandboxes extends Construct {
 /** A role Lambda can assume that grants nothing: no managed and no inline policies. */
 function noPermissionRole(scope: Construct, id: string, description: string): iam.Role {
   return new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+}
+
+/**
+ * The Python handler plus the local runner's shim, so both shells run Python jobs through the same
+ * file. Bundled on this machine (a copy, no Docker); the image is only CDK's required fallback.
+ */
+function pythonSandboxCode(): lambda.Code {
+  const handlerDir = repoPath('functions/handlers/sandbox-python');
+  const shim = repoPath('functions/runtime/shims/python_shim.py');
+  return lambda.Code.fromAsset(handlerDir, {
+    assetHashType: cdk.AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/sam/build-python3.12'),
+      local: {
+        tryBundle(outputDir: string) {
+          cpSync(handlerDir, outputDir, { recursive: true, filter: (src) => !/__pycache__|\.pyc$/.test(src) });
+          copyFileSync(shim, join(outputDir, 'python_shim.py'));
+          return true;
+        },
+      },
+    },
+  });
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,11 +31,12 @@ interface BundledSandbox {
   runSandboxed(payload: unknown, write: (event: { type: string; outcome?: unknown }) => void, signal: AbortSignal, remainingMs?: number): Promise<void>;
 }
 
-/** The sandbox function's asset directory in the cloud assembly (its S3 key is the asset hash). */
-const nodeSandboxAsset = (): string => {
-  const s3Key: string = propsOf(stack.sandboxes.nodeSandbox).Code.S3Key;
+/** A function's asset directory in the cloud assembly (its S3 key is the asset hash). */
+const assetOf = (fn: Parameters<typeof logicalId>[0]): string => {
+  const s3Key: string = propsOf(fn).Code.S3Key;
   return join(assemblyDir, `asset.${s3Key.replace(/\.zip$/, '')}`);
 };
+const nodeSandboxAsset = (): string => assetOf(stack.sandboxes.nodeSandbox);
 
 const propsOf = (construct: Parameters<typeof logicalId>[0]): Record<string, any> =>
   (template.toJSON().Resources[logicalId(construct)] as Resource).Properties;
@@ -171,6 +173,20 @@ describe('functions', () => {
     const assetDir = nodeSandboxAsset();
     expect(existsSync(join(assetDir, 'index.mjs'))).toBe(true);
     expect(existsSync(join(assetDir, 'shims', 'node-shim.mjs'))).toBe(true);
+  });
+
+  it('ship the Python sandbox with the local runner\'s shim beside its handler, and it runs a job', () => {
+    const assetDir = assetOf(stack.sandboxes.pythonSandbox);
+    expect(readFileSync(join(assetDir, 'python_shim.py'), 'utf8')).toBe(readFileSync('functions/runtime/shims/python_shim.py', 'utf8'));
+    const event = {
+      jobId: 'job-py', workspaceId: 'ws', language: 'python3', scriptHash: 'h-py', env: {}, args: { n: 20 },
+      content: 'def main(n: int):\n    return n + 1\n', schema: { type: 'object', properties: { n: {} }, required: ['n'] },
+      timeoutMs: 10_000, maxOutputBytes: 100_000,
+    };
+    // The handler as Lambda's Python runtime would call it, from the bundled directory alone.
+    const script = 'import json, sys; from handler import handler; print(json.dumps(handler(json.load(sys.stdin), None)))';
+    const out = execFileSync('python3', ['-c', script], { cwd: assetDir, input: JSON.stringify(event), encoding: 'utf8' });
+    expect(JSON.parse(out).events.at(-1)).toEqual({ type: 'outcome', outcome: { ok: true, result: 21, streamed: false } });
   });
 });
 

@@ -1,6 +1,6 @@
 """Runs one python3 job in a sandboxed child process and records what it reports.
 
-The child runs python_shim.py, a copy of the local runner's shim (a test keeps the two identical),
+The child runs python_shim.py, the local runner's own shim,
 serving exactly one job, so a script gives the same result in either shell. The shim takes the
 job as a JSON line on its fd 3 and replies on its fd 4 (stream chunks, then `done`); stdout and
 stderr are the job's log, which the shim ends with a per-job marker.
@@ -17,7 +17,17 @@ import sys
 import tempfile
 import time
 
-SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_shim.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+# One shim for both shells: the stack copies the local runner's shim beside this file when it
+# bundles the function; in a checkout (tests, local bridges) it is read where the runner keeps it.
+SHIM = next(
+    path
+    for path in (
+        os.path.join(HERE, "python_shim.py"),
+        os.path.join(HERE, "..", "..", "runtime", "shims", "python_shim.py"),
+    )
+    if os.path.exists(path)
+)
 REQUESTS_FD = 3
 REPLIES_FD = 4
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
