@@ -3,7 +3,7 @@ import { streamHandle } from 'hono/aws-lambda';
 import { bootstrapInstance } from '../core/bootstrap.js';
 import { createApp } from '../http/app.js';
 import { errorResponse } from '../http/errors.js';
-import packageJson from '../../package.json' with { type: 'json' };
+import { VERSION } from '../version.js';
 import { requireAdminToken } from '../adapters/aws/aws-config.js';
 import { awsShell, once } from './aws-deps.js';
 
@@ -16,7 +16,7 @@ const app = once(async () => {
   const { deps, config, secrets } = await awsShell();
   // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
   await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace });
-  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: packageJson.version, sseKeepAliveMs: config.sseKeepAliveMs });
+  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
 });
 
 // streamHandle wants an app when the module loads; the real one needs secrets and the table first.

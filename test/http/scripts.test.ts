@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
 let s: TestServer;
@@ -134,6 +135,6 @@ describe('auth', () => {
   it('reports the version without a token', async () => {
     const res = await s.fetch('/api/version', { token: null });
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/^svc v\d/);
+    expect(await res.text()).toBe(`svc v${packageJson.version}`);
   });
 });

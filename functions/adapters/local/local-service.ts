@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../../http/app.js';
+import { VERSION } from '../../version.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
@@ -14,7 +15,6 @@ import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { FileBlobStore } from './file-blob-store.js';
 import type { LocalConfig } from './config.js';
 
-export const VERSION = '0.1.0';
 
 export interface RunningService {
   url: string;
