@@ -9,7 +9,8 @@ const run = async (path: string, body = '{}') =>
   (await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json();
 
 beforeAll(async () => {
-  s = await startServer({ env: { SVC_JOB_TIMEOUT_SECONDS: '2', SVC_MAX_OUTPUT_BYTES: '100000', SVC_SERVER_ONLY_SECRET: 'hunter2' } });
+  // The timeout leaves room for a cold first run on a loaded machine (process start, transpiling).
+  s = await startServer({ env: { SVC_JOB_TIMEOUT_SECONDS: '5', SVC_MAX_OUTPUT_BYTES: '100000', SVC_SERVER_ONLY_SECRET: 'hunter2' } });
 });
 afterAll(() => s?.stop());
 
