@@ -35,9 +35,6 @@ export interface PayloadContext {
   newId: () => string;
 }
 
-/** Query parameters that steer the endpoint and never become arguments on their own. */
-export const CONTROL_QUERY_PARAMS = ['token', 'payload', 'wrap_body', 'raw', 'include_header', 'include_query', 'fast'];
-
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
 export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext): Promise<Record<string, unknown>> {
@@ -76,7 +73,7 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
 }
 
 /** `X-Hub-Signature` becomes the argument `x_hub_signature`, a valid parameter name in every language. */
-export function headerArgName(header: string): string {
+function headerArgName(header: string): string {
   return header.trim().toLowerCase().replace(/-/g, '_');
 }
 
@@ -100,7 +97,7 @@ function argsFromText(text: string, wrapBody: boolean): Record<string, unknown> 
   }
 }
 
-export function decodePayloadParam(payload: string): unknown {
+function decodePayloadParam(payload: string): unknown {
   try {
     const json = Buffer.from(payload, 'base64url').toString('utf8');
     return JSON.parse(json);
