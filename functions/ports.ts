@@ -88,20 +88,49 @@ export interface JobCompletion {
 export interface User {
   username: string;
   email: string;
+  /** Instance administrator (superadmin): every workspace, users and instance settings. */
   is_admin: boolean;
+  /** A self-describing password hash (`scrypt$...`); null when the user cannot log in with a password. */
+  password_hash: string | null;
   created_at: string;
 }
 
+/**
+ * An API token or a browser session, stored by the hash of its value. A token acts as its owner,
+ * narrowed by `workspace_id` and `scopes` when set.
+ */
 export interface TokenRecord {
   token_hash: string;
   /** First characters of the token, for listing without revealing it. */
   prefix: string;
   label: string;
   owner: string;
-  /** Null for an instance token; a workspace id limits the token to that workspace. */
+  /** `session`: created by a password login and sent as a cookie; `api`: created explicitly. */
+  kind: 'api' | 'session';
+  /** Null: every workspace the owner belongs to; a workspace id limits the token to that workspace. */
   workspace_id: string | null;
+  /** Null: all of the owner's permissions; otherwise only what one of these scopes allows. */
+  scopes: string[] | null;
   expires_at: string | null;
   created_at: string;
+}
+
+/**
+ * The workspace-scoped records that are documents rather than rows of their own: members, groups,
+ * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
+ * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
+ */
+export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable';
+
+export interface Entity<T = Record<string, unknown>> {
+  kind: EntityKind;
+  workspace_id: string;
+  /** A path (`u/alice/db`), a name (`ops`) or a username, unique per kind and workspace. */
+  key: string;
+  value: T;
+  version: number;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface JobListFilter {
@@ -149,11 +178,41 @@ export interface Store {
   /** Inserts the user unless one with that username exists; returns whether it was created. */
   createUser(u: User): Promise<boolean>;
   getUser(username: string): Promise<User | null>;
+  /** Every user, ordered by username. */
+  listUsers(): Promise<User[]>;
+  /** Replaces an existing user (same username); returns false when there is none. */
+  updateUser(u: User): Promise<boolean>;
 
   /** Inserts or replaces the token with this hash. */
   putToken(t: TokenRecord): Promise<void>;
   getToken(tokenHash: string): Promise<TokenRecord | null>;
+  /** The owner's tokens and sessions, ordered by created_at. Expired ones may still be listed. */
+  listTokens(owner: string): Promise<TokenRecord[]>;
   deleteToken(tokenHash: string): Promise<void>;
+
+  /** Inserts the entity unless one with its kind, workspace and key exists; returns whether it did. */
+  createEntity(e: Entity): Promise<boolean>;
+  /**
+   * Replaces the entity if its stored version is still `expectedVersion` (the caller passes
+   * `e.version = expectedVersion + 1`); returns false when it is missing or was changed meanwhile.
+   */
+  replaceEntity(e: Entity, expectedVersion: number): Promise<boolean>;
+  getEntity(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null>;
+  /** Every entity of the kind in the workspace, ordered by key. */
+  listEntities(kind: EntityKind, workspaceId: string): Promise<Entity[]>;
+  /** Returns whether there was one to delete. */
+  deleteEntity(kind: EntityKind, workspaceId: string, key: string): Promise<boolean>;
+}
+
+/**
+ * Encrypts secret variables at rest (local: AES-256-GCM with a key in the data directory; AWS: KMS
+ * envelope encryption). `context` names where the secret belongs (workspace and path) and is bound
+ * to the ciphertext, so a ciphertext copied to another variable does not decrypt.
+ */
+export interface SecretCipher {
+  encrypt(plaintext: string, context: Record<string, string>): Promise<string>;
+  /** Throws when the ciphertext was altered or the context does not match. */
+  decrypt(ciphertext: string, context: Record<string, string>): Promise<string>;
 }
 
 /** Hands accepted jobs to workers (local: queue table + pool; AWS: SQS). */
@@ -187,7 +246,7 @@ export interface RunRequest {
   /** Arguments by parameter name; the runner passes those named in `schema` to `main`. */
   args: Record<string, unknown>;
   schema: InputSchema;
-  /** The only environment the user code sees (OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID). */
+  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3). */
   env: Record<string, string>;
   timeoutMs: number;
   maxOutputBytes: number;

@@ -1,4 +1,5 @@
 import { issueToken } from './auth.js';
+import { addCreatorAsAdmin } from './workspaces.js';
 import type { Clock, Store } from '../ports.js';
 
 export const ADMIN_USERNAME = 'admin';
@@ -16,10 +17,11 @@ export interface BootstrapOptions {
 export async function bootstrapInstance(store: Store, clock: Clock, opts: BootstrapOptions): Promise<{ newAdminToken: string | null }> {
   const now = clock.now().toISOString();
   const fresh = (await store.listWorkspaces()).length === 0;
-  await store.createUser({ username: ADMIN_USERNAME, email: 'admin@svc.local', is_admin: true, created_at: now });
-  const adminToken = { label: 'admin (bootstrap)', owner: ADMIN_USERNAME, workspace_id: null, expires_at: null };
+  await store.createUser({ username: ADMIN_USERNAME, email: 'admin@svc.local', is_admin: true, password_hash: null, created_at: now });
+  const adminToken = { label: 'admin (bootstrap)', owner: ADMIN_USERNAME, kind: 'api' as const, workspace_id: null, scopes: null, expires_at: null };
   if (opts.adminToken) await issueToken(store, clock, { ...adminToken, label: 'admin (SVC_ADMIN_TOKEN)' }, opts.adminToken);
   if (!fresh) return { newAdminToken: null };
   await store.createWorkspace({ id: opts.defaultWorkspaceId, name: opts.defaultWorkspaceId, created_at: now, object_storage_enabled: false });
+  await addCreatorAsAdmin(store, clock, opts.defaultWorkspaceId, ADMIN_USERNAME);
   return { newAdminToken: opts.adminToken ? null : await issueToken(store, clock, adminToken) };
 }

@@ -1,4 +1,4 @@
-import type { BlobStore, Clock, CodeRunner, JobQueue, JobSignals, Store } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -23,6 +23,7 @@ export interface CoreDeps {
   queue: JobQueue;
   signals: JobSignals;
   blobs: BlobStore;
+  cipher: SecretCipher;
   clock: Clock;
   config: CoreConfig;
 }

@@ -3,6 +3,7 @@ import { newUuid } from './crypto.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type ScriptVersion } from '../ports.js';
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
+import type { Rights } from './permissions.js';
 
 /** Creating, finding, waiting for and cancelling jobs. Running them is the worker's part. */
 
@@ -17,12 +18,16 @@ export function isFinished(status: JobStatus): boolean {
   return FINISHED_STATUSES.includes(status);
 }
 
-export async function resolveTarget(deps: CoreDeps, workspaceId: string, target: RunTarget): Promise<ScriptVersion> {
+/** The script version to run, once the caller is known to be allowed to run it. */
+export async function resolveTarget(deps: CoreDeps, rights: Rights, target: RunTarget): Promise<ScriptVersion> {
+  // By path, the check comes first so a caller without rights cannot probe which paths exist.
+  if (target.by === 'path') rights.check('jobs', 'run', target.path);
   const script =
     target.by === 'path'
-      ? await deps.store.getLatestScript(workspaceId, target.path)
-      : await deps.store.getScriptByHash(workspaceId, target.hash);
+      ? await deps.store.getLatestScript(rights.workspaceId, target.path)
+      : await deps.store.getScriptByHash(rights.workspaceId, target.hash);
   if (!script) throw notFound(target.by === 'path' ? `script ${target.path}` : `script version ${target.hash}`);
+  rights.check('jobs', 'run', script.path);
   return script;
 }
 
@@ -90,8 +95,10 @@ export function syncTimeout(jobId: string, maxWaitMs: number, workspaceId: strin
   );
 }
 
-export async function cancelJob(deps: CoreDeps, principal: Principal, workspaceId: string, id: string, reason: string | undefined): Promise<Job> {
-  const job = await getJob(deps, workspaceId, id);
+export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reason: string | undefined): Promise<Job> {
+  const job = await getVisibleJob(deps, rights, id, 'cancel');
+  const principal = rights.principal;
+  const workspaceId = rights.workspaceId;
   if (isFinished(job.status)) throw conflict(`job ${id} already finished as ${job.status}`);
   const message = `canceled by ${principal.username}${reason ? `: ${reason}` : ''}`;
   const won = await deps.store.completeJob(
@@ -105,8 +112,18 @@ export async function cancelJob(deps: CoreDeps, principal: Principal, workspaceI
   return getJob(deps, workspaceId, id);
 }
 
-export function listJobs(deps: CoreDeps, filter: JobListFilter): Promise<Job[]> {
-  return deps.store.listJobs(filter);
+/** A job the caller may see (its creator, or anyone who may read its script); 404 when missing. */
+export async function getVisibleJob(deps: CoreDeps, rights: Rights, id: string, verb: 'read' | 'cancel' = 'read'): Promise<Job> {
+  const job = await getJob(deps, rights.workspaceId, id);
+  rights.checkJob(job, verb);
+  return job;
+}
+
+/** The newest jobs the caller may see. */
+export async function listJobs(deps: CoreDeps, rights: Rights, filter: Omit<JobListFilter, 'workspace_id'>): Promise<Job[]> {
+  rights.check('jobs', 'read');
+  const jobs = await deps.store.listJobs({ ...filter, workspace_id: rights.workspaceId });
+  return jobs.filter((j) => rights.canJob(j, 'read'));
 }
 
 /** The shape the API returns for a job. */

@@ -5,6 +5,7 @@ import { sha256Hex } from './crypto.js';
 import { parseBody } from './validation.js';
 import { inferSchema, SchemaInferenceError } from './schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type ScriptVersion, type Store } from '../ports.js';
+import type { Rights } from './permissions.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -27,9 +28,12 @@ export const createScriptBody = z.object({
   timeout: z.number().int().positive().max(86_400).nullish(),
 });
 
-export async function createScript(store: Store, clock: Clock, workspaceId: string, username: string, body: unknown): Promise<ScriptVersion> {
+export async function createScript(store: Store, clock: Clock, rights: Rights, body: unknown): Promise<ScriptVersion> {
   const input = parseBody(createScriptBody, body);
   assertItemPath(input.path);
+  rights.check('scripts', 'write', input.path);
+  const workspaceId = rights.workspaceId;
+  const username = rights.principal.username;
   const language = input.language as ScriptVersion['language'];
   let schema: InputSchema;
   try {
@@ -71,16 +75,25 @@ export async function createScript(store: Store, clock: Clock, workspaceId: stri
   return version;
 }
 
-export async function getScriptByPath(store: Store, workspaceId: string, path: string): Promise<ScriptVersion> {
-  return (await store.getLatestScript(workspaceId, path)) ?? fail(`script ${path}`);
+export async function getScriptByPath(store: Store, rights: Rights, path: string): Promise<ScriptVersion> {
+  rights.check('scripts', 'read', path);
+  return (await store.getLatestScript(rights.workspaceId, path)) ?? fail(`script ${path}`);
 }
 
-export async function getScriptByHash(store: Store, workspaceId: string, hash: string): Promise<ScriptVersion> {
-  return (await store.getScriptByHash(workspaceId, hash)) ?? fail(`script version ${hash}`);
+export async function getScriptByHash(store: Store, rights: Rights, hash: string): Promise<ScriptVersion> {
+  const script = (await store.getScriptByHash(rights.workspaceId, hash)) ?? fail(`script version ${hash}`);
+  rights.check('scripts', 'read', script.path);
+  return script;
 }
 
-export async function deleteScript(store: Store, workspaceId: string, path: string): Promise<void> {
-  if ((await store.deleteScriptPath(workspaceId, path)) === 0) fail(`script ${path}`);
+export async function listScripts(store: Store, rights: Rights): Promise<ReturnType<typeof scriptSummary>[]> {
+  rights.check('scripts', 'read');
+  return (await store.listLatestScripts(rights.workspaceId)).filter((s) => rights.can('scripts', 'read', s.path)).map(scriptSummary);
+}
+
+export async function deleteScript(store: Store, rights: Rights, path: string): Promise<void> {
+  rights.check('scripts', 'write', path);
+  if ((await store.deleteScriptPath(rights.workspaceId, path)) === 0) fail(`script ${path}`);
 }
 
 /** The listing leaves out the content; `get` returns it. */

@@ -1,7 +1,10 @@
 import { signJobToken } from './job-tokens.js';
 import { cancelSignal, isFinished } from './jobs.js';
+import { jobPrincipal } from './auth.js';
+import { Rights } from './permissions.js';
+import { BindingError, resolveArgs } from './bindings.js';
 import type { WorkerDeps } from './deps.js';
-import type { JobCompletion, RunOutcome } from '../ports.js';
+import type { Job, JobCompletion, RunOutcome } from '../ports.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -21,6 +24,16 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   const script = await store.getScriptByHash(job.workspace_id, job.script_hash);
   if (!script) {
     await finish(deps, jobId, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${job.script_hash} no longer exists` } }, logs: '' });
+    return;
+  }
+
+  let args: Record<string, unknown>;
+  try {
+    args = await boundArgs(deps, job);
+  } catch (e) {
+    if (!(e instanceof BindingError)) throw e;
+    // Spec 5.5 / 7.5: a reference the job's identity may not read fails the job, naming only the reference.
+    await finish(deps, jobId, { status: 'failed', result: { error: { name: e.name, message: e.message } }, logs: '' });
     return;
   }
 
@@ -47,13 +60,15 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
         language: script.language,
         scriptHash: script.hash,
         content: script.content,
-        args: job.args ?? {},
+        args,
         schema: script.schema,
         env: {
           OV_TOKEN: token,
           OV_WORKSPACE: job.workspace_id,
           BASE_INTERNAL_URL: config.baseInternalUrl,
           OV_JOB_ID: jobId,
+          OV_JOB_PATH: job.script_path,
+          OV_USERNAME: job.created_by,
         },
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
@@ -81,6 +96,16 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
       ? { status: 'success', result: outcome.result, logs }
       : { status: 'failed', result: { error: outcome.error }, logs },
   );
+}
+
+/** The job's arguments with `$var:`/`$res:` references resolved as the job's creator. */
+async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unknown>> {
+  const args = job.args ?? {};
+  if (!Object.values(args).some((v) => typeof v === 'string' && v.startsWith('$'))) return args;
+  const user = await deps.store.getUser(job.created_by);
+  if (!user) throw new BindingError(`the job's creator ${job.created_by} no longer exists`);
+  const rights = await Rights.load(deps, jobPrincipal(user.username, user.is_admin, job.workspace_id, job.id), job.workspace_id);
+  return resolveArgs(deps, rights, args);
 }
 
 async function finish(deps: WorkerDeps, jobId: string, completion: JobCompletion): Promise<void> {

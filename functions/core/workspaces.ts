@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { conflict, notFound } from './errors.js';
 import { assertWorkspaceId } from './paths.js';
 import { parseBody } from './validation.js';
+import { requireInstanceAdmin, type Principal } from './auth.js';
+import type { Member, Rights } from './permissions.js';
 import type { Clock, Store, Workspace } from '../ports.js';
 
 export const createWorkspaceBody = z.object({
@@ -9,12 +11,29 @@ export const createWorkspaceBody = z.object({
   name: z.string().min(1).max(200),
 });
 
-export async function createWorkspace(store: Store, clock: Clock, body: unknown): Promise<Workspace> {
+export async function createWorkspace(store: Store, clock: Clock, principal: Principal, body: unknown): Promise<Workspace> {
+  requireInstanceAdmin(principal, 'create workspaces');
   const input = parseBody(createWorkspaceBody, body);
   assertWorkspaceId(input.id);
   const ws: Workspace = { id: input.id, name: input.name, created_at: clock.now().toISOString(), object_storage_enabled: false };
   if ((await store.createWorkspace(ws)) === 'exists') throw conflict(`workspace ${input.id} already exists`);
+  await addCreatorAsAdmin(store, clock, ws.id, principal.username);
   return ws;
+}
+
+/** Whoever creates a workspace administers it. */
+export async function addCreatorAsAdmin(store: Store, clock: Clock, workspaceId: string, username: string): Promise<void> {
+  const now = clock.now().toISOString();
+  const member: Member = { username, role: 'admin', added_by: username };
+  await store.createEntity({ kind: 'member', workspace_id: workspaceId, key: username, value: { ...member }, version: 1, created_at: now, updated_at: now });
+}
+
+/** Workspaces the caller belongs to (instance admins: all). */
+export async function listWorkspacesOf(store: Store, principal: Principal): Promise<Workspace[]> {
+  const all = await store.listWorkspaces();
+  if (principal.isSuperadmin && principal.workspaceId === null) return all;
+  const visible = await Promise.all(all.map(async (w) => (principal.workspaceId === null || principal.workspaceId === w.id) && (principal.isSuperadmin || (await store.getEntity('member', w.id, principal.username)) !== null)));
+  return all.filter((_, i) => visible[i]);
 }
 
 export async function requireWorkspace(store: Store, id: string): Promise<Workspace> {
@@ -25,8 +44,10 @@ export async function requireWorkspace(store: Store, id: string): Promise<Worksp
 
 export const objectStorageBody = z.object({ enabled: z.boolean() });
 
-export async function setObjectStorage(store: Store, id: string, body: unknown): Promise<Workspace> {
+export async function setObjectStorage(store: Store, rights: Rights, body: unknown): Promise<Workspace> {
+  rights.check('workspaces', 'write');
   const input = parseBody(objectStorageBody, body);
+  const id = rights.workspaceId;
   await requireWorkspace(store, id);
   await store.setObjectStorage(id, input.enabled);
   return requireWorkspace(store, id);

@@ -1,12 +1,18 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../core/errors.js';
+import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/auth.js';
+import { Rights } from '../core/permissions.js';
+import { SESSION_COOKIE } from '../core/users.js';
 import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { errorResponse, notFoundResponse } from './errors.js';
-import { workspaceRoutes } from './workspace-routes.js';
+import { workspaceMemberRoutes, workspaceRoutes } from './workspace-routes.js';
+import { authRoutes } from './auth-routes.js';
+import { groupFolderRoutes } from './group-folder-routes.js';
+import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
@@ -35,21 +41,31 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
 
   app.use('/api/*', async (c, next) => {
-    if (c.req.path === '/api/version') return next();
-    c.set('principal', await authenticate(deps, bearerToken(c.req.header('authorization'), c.req.query('token'))));
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
+    c.set('principal', await authenticate(deps, credentials));
     await next();
   });
   app.use('/api/w/:workspace/*', async (c, next) => {
-    c.set('workspace', await requireWorkspace(deps.store, c.req.param('workspace')));
+    const workspace = await requireWorkspace(deps.store, c.req.param('workspace'));
+    c.set('workspace', workspace);
+    c.set('rights', await Rights.load(deps, c.get('principal'), workspace.id));
     await next();
   });
 
+  app.route('/api', authRoutes(deps));
   app.route('/api', workspaceRoutes(deps));
+  app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
+  app.route('/api/w/:workspace', groupFolderRoutes(deps));
+  app.route('/api/w/:workspace', resourceVariableRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   return app;
 }
+
+/** Reachable without a token. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/auth/login']);
 
 /** Spec 5.1: the header is preferred; `?token=` is the alternative for clients that cannot set one. */
 function bearerToken(header: string | undefined, query: string | undefined): string | null {

@@ -1,4 +1,5 @@
 import type { Principal } from '../core/auth.js';
+import type { Rights } from '../core/permissions.js';
 import type { Workspace } from '../ports.js';
 
 /** What middleware puts on the Hono context for the routes. */
@@ -6,5 +7,7 @@ export interface AppEnv {
   Variables: {
     principal: Principal;
     workspace: Workspace;
+    /** The caller's rights in `workspace`, loaded once per request. */
+    rights: Rights;
   };
 }

@@ -1,8 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { authorize } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
-import { cancelJob, getJob, isFinished, jobView, listJobs } from '../core/jobs.js';
+import { cancelJob, getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs.js';
 import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
@@ -20,20 +19,16 @@ export function jobRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.get('/jobs_u/get/:id', async (c) => {
-    authorize(c.get('principal'), 'jobs:read', c.get('workspace').id);
-    return c.json(jobView(await getJob(deps, c.get('workspace').id, c.req.param('id'))));
+    return c.json(jobView(await getVisibleJob(deps, c.get('rights'), c.req.param('id'))));
   });
 
   r.get('/jobs_u/completed/get_result/:id', async (c) => {
-    authorize(c.get('principal'), 'jobs:read', c.get('workspace').id);
-    const job = await getJob(deps, c.get('workspace').id, c.req.param('id'));
+    const job = await getVisibleJob(deps, c.get('rights'), c.req.param('id'));
     if (!isFinished(job.status)) throw new ApiError(404, 'not_completed', `job ${job.id} has not completed yet (${job.status})`);
     return c.json(job.result);
   });
 
   r.post('/jobs_u/queue/cancel/:id', async (c) => {
-    const principal = c.get('principal');
-    authorize(principal, 'jobs:cancel', c.get('workspace').id);
     // The reason is optional, so an empty or non-JSON body is accepted as "no reason".
     const text = await c.req.text();
     let body: unknown = {};
@@ -45,15 +40,13 @@ export function jobRoutes(deps: CoreDeps) {
       }
     }
     const { reason } = parseBody(cancelBody, body);
-    const job = await cancelJob(deps, principal, c.get('workspace').id, c.req.param('id'), reason);
+    const job = await cancelJob(deps, c.get('rights'), c.req.param('id'), reason);
     return c.text(`job ${job.id} canceled`);
   });
 
   r.get('/jobs/list', async (c) => {
-    authorize(c.get('principal'), 'jobs:read', c.get('workspace').id);
     const q = parseBody(listQuery, c.req.query());
-    const jobs = await listJobs(deps, {
-      workspace_id: c.get('workspace').id,
+    const jobs = await listJobs(deps, c.get('rights'), {
       status: q.status as JobStatus | undefined,
       script_path: q.script_path_exact,
       limit: q.per_page,

@@ -1,9 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { authorize } from '../core/auth.js';
 import { newUuid } from '../core/crypto.js';
 import { argsFromRequest } from '../core/payload.js';
-import { getJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
+import { getVisibleJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
 import { syncResponse } from '../core/sync-run.js';
 import { jobUpdates } from '../core/job-updates.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -17,8 +16,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const push = async (c: Context<AppEnv>, target: RunTarget) => {
     const principal = c.get('principal');
     const workspace = c.get('workspace');
-    authorize(principal, 'jobs:run', workspace.id);
-    const script = await resolveTarget(deps, workspace.id, target);
+    const script = await resolveTarget(deps, c.get('rights'), target);
     const args = await argsFromRequest(await toIncoming(c), {
       workspaceId: workspace.id,
       objectStorageEnabled: workspace.object_storage_enabled,
@@ -54,10 +52,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   // The spec writes `job_u`; Windmill clients use `jobs_u`: both reach the same stream.
   for (const prefix of ['/job_u', '/jobs_u']) {
     r.get(`${prefix}/getupdate_sse/:id`, async (c) => {
-      authorize(c.get('principal'), 'jobs:read', c.get('workspace').id);
       const id = c.req.param('id');
       // Resolve the job before the stream opens, so an unknown id is a plain 404.
-      await getJob(deps, c.get('workspace').id, id);
+      await getVisibleJob(deps, c.get('rights'), id);
       return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs);
     });
   }

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { authorize } from '../core/auth.js';
-import { createWorkspace, setObjectStorage } from '../core/workspaces.js';
+import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspaces.js';
+import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -9,25 +9,32 @@ export function workspaceRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/workspaces/create', async (c) => {
-    authorize(c.get('principal'), 'workspace:create', null);
-    const ws = await createWorkspace(deps.store, deps.clock, await readJsonBody(c));
+    const ws = await createWorkspace(deps.store, deps.clock, c.get('principal'), await readJsonBody(c));
     return c.text(ws.id, 201);
   });
 
-  r.get('/workspaces/list', async (c) => {
-    authorize(c.get('principal'), 'workspace:create', null);
-    return c.json(await deps.store.listWorkspaces());
-  });
+  r.get('/workspaces/list', async (c) => c.json(await listWorkspacesOf(deps.store, c.get('principal'))));
 
-  r.get('/w/:workspace/workspaces/get_settings', async (c) => {
-    authorize(c.get('principal'), 'scripts:read', c.req.param('workspace'));
+  return r;
+}
+
+/** Settings and members of one workspace. */
+export function workspaceMemberRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  r.get('/workspaces/get_settings', async (c) => {
+    c.get('rights').check('workspaces', 'read');
     return c.json(c.get('workspace'));
   });
+  r.post('/workspaces/edit_object_storage', async (c) => c.json(await setObjectStorage(deps.store, c.get('rights'), await readJsonBody(c))));
 
-  r.post('/w/:workspace/workspaces/edit_object_storage', async (c) => {
-    authorize(c.get('principal'), 'workspace:admin', c.req.param('workspace'));
-    return c.json(await setObjectStorage(deps.store, c.req.param('workspace'), await readJsonBody(c)));
+  r.get('/users/list', async (c) => c.json(await listMembers(deps, c.get('rights'))));
+  r.post('/workspaces/add_user', async (c) => c.json(await addMember(deps, c.get('rights'), await readJsonBody(c)), 201));
+  r.post('/workspaces/remove_user', async (c) => {
+    await removeMember(deps, c.get('rights'), await readJsonBody(c));
+    return c.text('removed');
   });
+  r.post('/users/update/:username', async (c) => c.json(await updateMember(deps, c.get('rights'), c.req.param('username'), await readJsonBody(c))));
 
   return r;
 }

@@ -82,3 +82,25 @@ export function mergeUnion(members: readonly PropertySchema[]): PropertySchema {
   }
   return { type };
 }
+
+/** The schema of a parameter that asks for a resource of the given type (`postgresql`). */
+export function resourceSchema(resourceType: string): PropertySchema {
+  return { type: 'object', format: `resource-${resourceType}` };
+}
+
+/**
+ * The resource type a type name stands for: `db: Postgresql` wants a `postgresql`. Resource type
+ * names are snake_case; a type name is converted the way Windmill's TypeScript parser does
+ * (convert_case's snake case, then digits joined to the word before): `PostgresqlConn` ->
+ * `postgresql_conn`, `S3Bucket` -> `s3_bucket`, `HTTPRequest` -> `http_request`, `postgresql` stays.
+ */
+export function resourceTypeOf(typeName: string): string {
+  // Words: a run of capitals not followed by lower case (an acronym: `HTTP` of `HTTPRequest`),
+  // an optionally capitalised lower-case run, or a run of digits; `_`, `-` and spaces only split.
+  const words = typeName.match(/\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\p{N}+/gu);
+  if (!words) return typeName.toLowerCase(); // `_`: no word to keep, nothing better to say
+  return words
+    .map((word) => word.toLowerCase())
+    .join('_')
+    .replace(/_(\d)/g, '$1');
+}

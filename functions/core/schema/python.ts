@@ -1,4 +1,4 @@
-import { mergeUnion, type ParamInfo, type PropertySchema } from './build.js';
+import { mergeUnion, resourceSchema, resourceTypeOf, type ParamInfo, type PropertySchema } from './build.js';
 import { SchemaInferenceError } from './errors.js';
 import { literalValue, NOT_LITERAL, parseExpr, type PyExpr } from './python-expr.js';
 import { tokenize, type PyToken } from './python-lexer.js';
@@ -132,6 +132,16 @@ const SIMPLE_TYPES: Record<string, PropertySchema> = {
   object: {},
 };
 const ARRAY_TYPES = new Set(['list', 'List', 'Sequence', 'Iterable', 'set', 'Set', 'frozenset', 'FrozenSet', 'tuple', 'Tuple']);
+/**
+ * Builtins, typing and standard-library names that say nothing a form could use: every other name
+ * is a resource type (below), so these must not be taken for one.
+ */
+const UNTYPED_NAMES = new Set([
+  'complex', 'bytearray', 'memoryview', 'range', 'slice', 'type', 'Type', 'callable', 'Callable', 'Iterator',
+  'Generator', 'AsyncIterator', 'AsyncIterable', 'AsyncGenerator', 'Awaitable', 'Coroutine', 'Collection',
+  'MutableMapping', 'MutableSequence', 'TypeVar', 'TypeAlias', 'Self', 'NoReturn', 'Never', 'Final', 'ClassVar',
+  'TypedDict', 'NamedTuple', 'Enum', 'Decimal', 'UUID', 'Path', 'time', 'timedelta', 'timezone', 'Pattern', 'Match',
+]);
 
 const plain = (schema: PropertySchema): TypedSchema => ({ schema, optional: false });
 
@@ -169,9 +179,10 @@ const baseName = (dotted: string) => dotted.slice(dotted.lastIndexOf('.') + 1);
 function namedType(name: string): PropertySchema {
   if (Object.hasOwn(SIMPLE_TYPES, name)) return { ...SIMPLE_TYPES[name] };
   if (ARRAY_TYPES.has(name)) return { type: 'array' };
-  // As in Windmill, a class the script names (`db: Postgresql`) asks for a resource of that type.
-  if (/^[A-Z]/.test(name)) return { type: 'object', format: `resource-${name.toLowerCase()}` };
-  return {};
+  if (UNTYPED_NAMES.has(name)) return {};
+  // As in Windmill, any other name asks for a resource of that type, declared or not: the
+  // convention is `class postgresql(TypedDict): ...` then `db: postgresql`.
+  return resourceSchema(resourceTypeOf(name));
 }
 
 function genericType(name: string, args: PyExpr[], nesting: number): TypedSchema {

@@ -1,5 +1,5 @@
 import ts from 'typescript';
-import { mergeUnion, recordOf, type PropertySchema } from './build.js';
+import { mergeUnion, recordOf, resourceSchema, resourceTypeOf, type PropertySchema } from './build.js';
 
 export interface TypeContext {
   /** Top-level `type X = …` of the script, so `p: X` can see what X stands for. */
@@ -134,9 +134,9 @@ function typeReference(node: ts.TypeReferenceNode, ctx: TypeContext): TypedSchem
   const plain = (schema: PropertySchema): TypedSchema => ({ schema, optional: false });
   if (name === 'Array' || name === 'ReadonlyArray') return plain(arrayOf(args[0], ctx));
   if (name === 'Readonly' && args[0]) return typeToSchema(args[0], ctx);
-  // Windmill's client spells a resource parameter `Resource<'postgresql'>`.
+  // Windmill's client spells a resource parameter `Resource<'postgresql'>`: the type, as written.
   if (name === 'Resource' && args[0] && ts.isLiteralTypeNode(args[0]) && ts.isStringLiteral(args[0].literal)) {
-    return plain(resource(args[0].literal.text));
+    return plain(resourceSchema(args[0].literal.text));
   }
   if (Object.hasOwn(BUILT_IN, name)) return plain({ ...BUILT_IN[name] });
   const alias = ctx.aliases.get(name);
@@ -150,7 +150,5 @@ function typeReference(node: ts.TypeReferenceNode, ctx: TypeContext): TypedSchem
       ctx.resolving.delete(name);
     }
   }
-  return plain(resource(name));
+  return plain(resourceSchema(resourceTypeOf(name)));
 }
-
-const resource = (name: string): PropertySchema => ({ type: 'object', format: `resource-${name.toLowerCase()}` });

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
+import { NAME } from './groups.js';
+import { parseBody } from './validation.js';
+import type { Folder, Rights } from './permissions.js';
+import type { CoreDeps } from './deps.js';
+
+/** Folders: `f/<folder>/...` items follow their folder's owners and extra_perms (see permissions.ts). */
+
+const principalRef = z.string().regex(/^[ug]\/[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$/, 'u/<username> or g/<group>');
+
+const createFolderBody = z.object({
+  name: NAME,
+  summary: z.string().max(1000).default(''),
+  owners: z.array(principalRef).max(100).optional(),
+  extra_perms: z.record(principalRef, z.boolean()).default({}),
+});
+
+const updateFolderBody = z.object({
+  summary: z.string().max(1000).optional(),
+  owners: z.array(principalRef).max(100).optional(),
+  extra_perms: z.record(principalRef, z.boolean()).optional(),
+});
+
+const what = (name: string) => `folder ${name}`;
+
+export async function createFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Folder> {
+  const input = parseBody(createFolderBody, body);
+  rights.check('folders', 'write', input.name);
+  const me = `u/${rights.principal.username}`;
+  const folder: Folder = {
+    name: input.name,
+    summary: input.summary,
+    // The creator owns the folder unless they hand it to others explicitly.
+    owners: input.owners ?? [me],
+    extra_perms: input.extra_perms,
+    created_by: rights.principal.username,
+  };
+  return (await createEntity(deps.store, deps.clock, 'folder', rights.workspaceId, input.name, folder, what(input.name))).value;
+}
+
+export async function updateFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<Folder> {
+  rights.check('folders', 'write', name);
+  const input = parseBody(updateFolderBody, body);
+  const e = await updateEntity<Folder>(deps.store, deps.clock, 'folder', rights.workspaceId, name, what(name), (f) => ({
+    ...f,
+    summary: input.summary ?? f.summary,
+    owners: input.owners ?? f.owners,
+    extra_perms: input.extra_perms ?? f.extra_perms,
+  }));
+  return e.value;
+}
+
+export async function getFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<Folder> {
+  rights.check('folders', 'read', name);
+  return (await requireEntity<Folder>(deps.store, 'folder', rights.workspaceId, name, what(name))).value;
+}
+
+export async function listFolders(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Folder[]> {
+  rights.check('folders', 'read');
+  return (await listEntityValues<Folder>(deps.store, 'folder', rights.workspaceId)).map((e) => e.value).filter((f) => rights.can('folders', 'read', f.name));
+}
+
+export async function deleteFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {
+  rights.check('folders', 'write', name);
+  await deleteEntity(deps.store, 'folder', rights.workspaceId, name, what(name));
+}

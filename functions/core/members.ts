@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { createEntity, deleteEntity, listEntityValues, updateEntity } from './entities.js';
+import { requireUser } from './users.js';
+import { parseBody } from './validation.js';
+import { ROLES, type Member, type Rights, type Role } from './permissions.js';
+import type { CoreDeps } from './deps.js';
+
+/** Workspace membership and roles. */
+
+const addMemberBody = z.object({ username: z.string().min(1), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
+const updateMemberBody = z.object({ role: z.enum(ROLES as [Role, ...Role[]]) });
+const removeMemberBody = z.object({ username: z.string().min(1) });
+
+export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Member> {
+  rights.check('workspaces', 'write');
+  const input = parseBody(addMemberBody, body);
+  await requireUser(deps, input.username);
+  const member: Member = { username: input.username, role: input.role, added_by: rights.principal.username };
+  await createEntity(deps.store, deps.clock, 'member', rights.workspaceId, input.username, member, `${input.username} as a member of ${rights.workspaceId}`);
+  return member;
+}
+
+export async function updateMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, username: string, body: unknown): Promise<Member> {
+  rights.check('workspaces', 'write');
+  const input = parseBody(updateMemberBody, body);
+  const e = await updateEntity<Member>(deps.store, deps.clock, 'member', rights.workspaceId, username, `member ${username}`, (m) => ({ ...m, role: input.role }));
+  return e.value;
+}
+
+export async function removeMember(deps: Pick<CoreDeps, 'store'>, rights: Rights, body: unknown): Promise<void> {
+  rights.check('workspaces', 'write');
+  const input = parseBody(removeMemberBody, body);
+  await deleteEntity(deps.store, 'member', rights.workspaceId, input.username, `member ${input.username}`);
+}
+
+export async function listMembers(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Member[]> {
+  rights.check('users', 'read');
+  return (await listEntityValues<Member>(deps.store, 'member', rights.workspaceId)).map((e) => e.value);
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { badRequest, conflict, notFound } from './errors.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from './entities.js';
+import { parseBody } from './validation.js';
+import type { Rights } from './permissions.js';
+import type { CoreDeps } from './deps.js';
+
+/** Connection (resource) types: a name and the JSON Schema every resource of that type follows. */
+
+export interface ResourceType {
+  name: string;
+  schema: Record<string, unknown>;
+  description: string;
+  /** Shipped with the service; cannot be changed or deleted. */
+  builtin: boolean;
+}
+
+/** The database example of spec 2.2, shipped in every workspace. */
+export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
+  {
+    name: 'postgresql',
+    description: 'A PostgreSQL database connection',
+    builtin: true,
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        host: { type: 'string', description: 'The instance host' },
+        port: { type: 'number', description: 'The instance port', default: 5432 },
+        user: { type: 'string', description: 'The postgres username' },
+        dbname: { type: 'string', description: 'The database name' },
+        sslmode: { type: 'string', enum: ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'], description: 'The SSL mode' },
+        password: { type: 'string', description: 'The postgres user password' },
+        root_certificate_pem: { type: 'string', description: 'The CA certificate, for verify-ca and verify-full' },
+      },
+      required: ['host', 'dbname', 'user'],
+      order: ['host', 'port', 'user', 'dbname', 'sslmode', 'password', 'root_certificate_pem'],
+    },
+  },
+];
+
+export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lowercase letters, digits and _, starting with a letter');
+
+const jsonSchema = z.record(z.string(), z.unknown()).refine((s) => compiles(s), 'is not a JSON Schema this service can validate with');
+
+const createBody = z.object({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
+const updateBody = z.object({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
+
+function compiles(schema: Record<string, unknown>): boolean {
+  try {
+    z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const builtin = (name: string) => BUILTIN_RESOURCE_TYPES.find((t) => t.name === name);
+const what = (name: string) => `resource type ${name}`;
+
+export async function createResourceType(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<ResourceType> {
+  rights.check('resources', 'write');
+  const input = parseBody(createBody, body);
+  if (builtin(input.name)) throw conflict(`${what(input.name)} is built in`);
+  const type: ResourceType = { name: input.name, schema: input.schema, description: input.description, builtin: false };
+  return (await createEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, input.name, type, what(input.name))).value;
+}
+
+export async function updateResourceType(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<ResourceType> {
+  rights.check('resources', 'write');
+  if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be changed`);
+  const input = parseBody(updateBody, body);
+  const e = await updateEntity<ResourceType>(deps.store, deps.clock, 'resource_type', rights.workspaceId, name, what(name), (t) => ({
+    ...t,
+    schema: input.schema ?? t.schema,
+    description: input.description ?? t.description,
+  }));
+  return e.value;
+}
+
+export async function deleteResourceType(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {
+  rights.check('resources', 'write');
+  if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be deleted`);
+  await deleteEntity(deps.store, 'resource_type', rights.workspaceId, name, what(name));
+}
+
+export async function findResourceType(deps: Pick<CoreDeps, 'store'>, workspaceId: string, name: string): Promise<ResourceType | null> {
+  return builtin(name) ?? (await getEntityValue<ResourceType>(deps.store, 'resource_type', workspaceId, name));
+}
+
+export async function getResourceType(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<ResourceType> {
+  rights.check('resources', 'read');
+  return (await findResourceType(deps, rights.workspaceId, name)) ?? (() => { throw notFound(what(name)); })();
+}
+
+export async function listResourceTypes(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<ResourceType[]> {
+  rights.check('resources', 'read');
+  const own = (await listEntityValues<ResourceType>(deps.store, 'resource_type', rights.workspaceId)).map((e) => e.value);
+  return [...BUILTIN_RESOURCE_TYPES, ...own].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** 400 naming the first field of `value` that does not follow the type's schema. */
+export function validateResourceValue(type: ResourceType, value: unknown): void {
+  const parsed = z.fromJSONSchema(type.schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0];
+  const field = ['value', ...issue.path.map(String)].join('.');
+  throw badRequest('invalid_resource', `${field}: ${issue.message} (resource type ${type.name})`, { field });
+}

@@ -1,0 +1,63 @@
+import picomatch from 'picomatch';
+import { badRequest } from './errors.js';
+
+/**
+ * Token scopes (spec 2.8, 5.2). A scope is `<domain>:<action>[:<pattern>]`:
+ *
+ * - domain: scripts, flows, jobs, resources, variables, folders, groups, workspaces or `*`
+ * - action: read, write, run, cancel or `*`; `write` includes `read`; on `jobs`, `run` and `cancel`
+ *   include reading the jobs they apply to
+ * - pattern: a glob over item paths (`f/ops/*`, `u/alice/**`), folder or group names; none means all
+ *
+ * `jobs:run:f/ops/deploy` is a webhook-specific token: it runs that one script or flow and reads
+ * its jobs, with its creator's permissions on it, and nothing else. A scoped token never manages
+ * users or tokens.
+ */
+
+export const SCOPE_DOMAINS = ['scripts', 'flows', 'jobs', 'resources', 'variables', 'folders', 'groups', 'workspaces'] as const;
+export const SCOPE_ACTIONS = ['read', 'write', 'run', 'cancel'] as const;
+
+export type Domain = (typeof SCOPE_DOMAINS)[number] | 'users' | 'tokens';
+export type Verb = (typeof SCOPE_ACTIONS)[number];
+
+export interface Scope {
+  domain: Domain | '*';
+  action: Verb | '*';
+  matches: (path: string) => boolean;
+  text: string;
+}
+
+const SHAPE = /^([a-z*]+):([a-z*]+)(?::(.+))?$/;
+
+export function parseScope(text: string): Scope {
+  const m = SHAPE.exec(text);
+  const domain = m?.[1];
+  const action = m?.[2];
+  if (!m || !(domain === '*' || (SCOPE_DOMAINS as readonly string[]).includes(domain!)) || !(action === '*' || (SCOPE_ACTIONS as readonly string[]).includes(action!))) {
+    throw badRequest(
+      'invalid_scope',
+      `scope ${JSON.stringify(text)} must be <domain>:<action>[:<pattern>] with domain one of ${SCOPE_DOMAINS.join(', ')} or *, and action one of ${SCOPE_ACTIONS.join(', ')} or *`,
+      { field: 'scopes' },
+    );
+  }
+  const pattern = m[3];
+  const matches = pattern ? picomatch(pattern, { dot: true }) : () => true;
+  return { domain: domain as Scope['domain'], action: action as Scope['action'], matches, text };
+}
+
+export function parseScopes(texts: readonly string[]): Scope[] {
+  return texts.map(parseScope);
+}
+
+/** Whether one of the scopes allows `action` on `domain` (for `path`, when the access has one). */
+export function scopesAllow(scopes: readonly Scope[], domain: Domain, action: Verb, path: string | null): boolean {
+  return scopes.some(
+    (s) => (s.domain === '*' || s.domain === domain) && actionCovers(s.action, action, domain) && (path === null || s.matches(path)),
+  );
+}
+
+function actionCovers(granted: Scope['action'], wanted: Verb, domain: Domain): boolean {
+  if (granted === '*' || granted === wanted) return true;
+  if (wanted !== 'read') return false;
+  return granted === 'write' || (domain === 'jobs' && (granted === 'run' || granted === 'cancel'));
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { badRequest, notFound } from './errors.js';
+import { isExpired, issueToken, requireFullIdentity, type Principal } from './auth.js';
+import { parseScopes } from './scopes.js';
+import { parseBody } from './validation.js';
+import type { CoreDeps } from './deps.js';
+import type { TokenRecord } from '../ports.js';
+
+/** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
+
+const createTokenBody = z.object({
+  label: z.string().min(1).max(200),
+  expiration: z.iso.datetime({ offset: true }).nullish(),
+  scopes: z.array(z.string().max(300)).min(1).max(100).nullish(),
+  workspace_id: z.string().nullish(),
+});
+
+/** Spec 5.8: tokens expiring within this many days are flagged in the listing. */
+const EXPIRING_SOON_DAYS = 30;
+
+export async function createToken(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal, body: unknown): Promise<string> {
+  requireFullIdentity(principal, 'creating a token');
+  const input = parseBody(createTokenBody, body);
+  if (input.scopes) parseScopes(input.scopes);
+  const expiresAt = input.expiration ? new Date(input.expiration) : null;
+  if (expiresAt && expiresAt.getTime() <= deps.clock.now().getTime()) {
+    throw badRequest('invalid_request', 'expiration: must be in the future', { field: 'expiration' });
+  }
+  if (input.workspace_id && !(await deps.store.getWorkspace(input.workspace_id))) {
+    throw badRequest('invalid_request', `workspace_id: no workspace ${input.workspace_id}`, { field: 'workspace_id' });
+  }
+  return issueToken(deps.store, deps.clock, {
+    label: input.label,
+    owner: principal.username,
+    kind: 'api',
+    workspace_id: input.workspace_id ?? null,
+    scopes: input.scopes ?? null,
+    expires_at: expiresAt?.toISOString() ?? null,
+  });
+}
+
+export interface TokenView {
+  token_prefix: string;
+  label: string;
+  scopes: string[] | null;
+  workspace_id: string | null;
+  expiration: string | null;
+  created_at: string;
+  expired: boolean;
+  /** Spec 5.8: the listing's badge for tokens expiring within 30 days. */
+  expires_soon: boolean;
+}
+
+export async function listTokens(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal): Promise<TokenView[]> {
+  requireFullIdentity(principal, 'listing tokens');
+  const soon = deps.clock.now().getTime() + EXPIRING_SOON_DAYS * 24 * 3600 * 1000;
+  return (await deps.store.listTokens(principal.username))
+    .filter((t) => t.kind === 'api')
+    .map((t) => ({
+      token_prefix: t.prefix,
+      label: t.label,
+      scopes: t.scopes,
+      workspace_id: t.workspace_id,
+      expiration: t.expires_at,
+      created_at: t.created_at,
+      expired: isExpired(t, deps.clock),
+      expires_soon: t.expires_at !== null && !isExpired(t, deps.clock) && Date.parse(t.expires_at) <= soon,
+    }));
+}
+
+/** Deletes the caller's token with this prefix; it stops working at once. */
+export async function deleteToken(deps: Pick<CoreDeps, 'store'>, principal: Principal, prefix: string): Promise<void> {
+  requireFullIdentity(principal, 'deleting a token');
+  const matches: TokenRecord[] = (await deps.store.listTokens(principal.username)).filter((t) => t.kind === 'api' && t.prefix === prefix);
+  if (matches.length === 0) throw notFound(`token ${prefix}`);
+  for (const t of matches) await deps.store.deleteToken(t.token_hash);
+}

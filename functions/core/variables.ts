@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { assertItemPath } from './paths.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
+import { parseBody } from './validation.js';
+import { MAX_VALUE_BYTES } from './resources.js';
+import type { Rights } from './permissions.js';
+import type { CoreDeps } from './deps.js';
+import type { Entity, SecretCipher } from '../ports.js';
+
+/**
+ * Variables, plain or secret (spec 1.3, 2.1, 4.6). A secret's value is stored only encrypted, bound
+ * to its workspace and path; it is decrypted for `get` and for jobs that may read it, and never
+ * appears in listings or errors.
+ */
+
+export interface Variable {
+  path: string;
+  /** The plain value, or the ciphertext of a secret. */
+  value: string;
+  is_secret: boolean;
+  description: string;
+  created_by: string;
+}
+
+const value = z.string().refine((v) => Buffer.byteLength(v) <= MAX_VALUE_BYTES, `at most ${MAX_VALUE_BYTES} bytes`);
+
+const createBody = z.object({
+  path: z.string(),
+  value,
+  is_secret: z.boolean().default(false),
+  description: z.string().max(10_000).default(''),
+});
+
+const updateBody = z.object({
+  value: value.optional(),
+  is_secret: z.boolean().optional(),
+  description: z.string().max(10_000).optional(),
+});
+
+const what = (path: string) => `variable ${path}`;
+const context = (workspaceId: string, path: string) => ({ workspace: workspaceId, variable: path });
+
+async function seal(cipher: SecretCipher, workspaceId: string, path: string, plain: string, secret: boolean): Promise<string> {
+  return secret ? cipher.encrypt(plain, context(workspaceId, path)) : plain;
+}
+
+async function open(cipher: SecretCipher, workspaceId: string, v: Variable): Promise<string> {
+  return v.is_secret ? cipher.decrypt(v.value, context(workspaceId, v.path)) : v.value;
+}
+
+export type VariableView = Omit<Variable, 'value'> & { value?: string; created_at: string; updated_at: string };
+
+function view(e: Entity<Variable>, plain: string | undefined): VariableView {
+  const { value: _stored, ...rest } = e.value;
+  return { ...rest, ...(plain === undefined ? {} : { value: plain }), created_at: e.created_at, updated_at: e.updated_at };
+}
+
+export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, body: unknown): Promise<VariableView> {
+  const input = parseBody(createBody, body);
+  assertItemPath(input.path);
+  rights.check('variables', 'write', input.path);
+  const variable: Variable = {
+    path: input.path,
+    value: await seal(deps.cipher, rights.workspaceId, input.path, input.value, input.is_secret),
+    is_secret: input.is_secret,
+    description: input.description,
+    created_by: rights.principal.username,
+  };
+  const e = await createEntity(deps.store, deps.clock, 'variable', rights.workspaceId, input.path, variable, what(input.path));
+  return view(e, undefined);
+}
+
+export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, path: string, body: unknown): Promise<VariableView> {
+  rights.check('variables', 'write', path);
+  const input = parseBody(updateBody, body);
+  const e = await updateEntity<Variable>(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
+    const secret = input.is_secret ?? v.is_secret;
+    const plain = input.value ?? (await open(deps.cipher, rights.workspaceId, v));
+    return { ...v, is_secret: secret, value: await seal(deps.cipher, rights.workspaceId, path, plain, secret), description: input.description ?? v.description };
+  });
+  return view(e, undefined);
+}
+
+export async function deleteVariable(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<void> {
+  rights.check('variables', 'write', path);
+  await deleteEntity(deps.store, 'variable', rights.workspaceId, path, what(path));
+}
+
+/** Spec 4.6: an object whose `value` is the variable's (decrypted) value. */
+export async function getVariable(deps: Pick<CoreDeps, 'store' | 'cipher'>, rights: Rights, path: string): Promise<VariableView & { value: string }> {
+  rights.check('variables', 'read', path);
+  const e = await requireEntity<Variable>(deps.store, 'variable', rights.workspaceId, path, what(path));
+  return { ...view(e, undefined), value: await open(deps.cipher, rights.workspaceId, e.value) };
+}
+
+/** Plain values are listed; secret ones never are. */
+export async function listVariables(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<VariableView[]> {
+  rights.check('variables', 'read');
+  return (await listEntityValues<Variable>(deps.store, 'variable', rights.workspaceId))
+    .filter((e) => rights.can('variables', 'read', e.key))
+    .map((e) => view(e, e.value.is_secret ? undefined : e.value.value));
+}

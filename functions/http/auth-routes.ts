@@ -1,0 +1,49 @@
+import { Hono } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/users.js';
+import { createToken, deleteToken, listTokens } from '../core/tokens.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { readJsonBody } from './json-body.js';
+
+/** Users, password login (session cookie) and the caller's own API tokens. */
+export function authRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  r.post('/auth/login', async (c) => {
+    const session = await login(deps, await readJsonBody(c));
+    setCookie(c, SESSION_COOKIE, session.token, {
+      httpOnly: true,
+      // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).
+      sameSite: 'Strict',
+      secure: new URL(c.req.url).protocol === 'https:',
+      path: '/',
+      expires: new Date(session.expires_at),
+    });
+    return c.json({ username: session.username, expires_at: session.expires_at });
+  });
+
+  r.post('/auth/logout', async (c) => {
+    await logout(deps, c.get('principal'));
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    return c.text('logged out');
+  });
+
+  r.get('/users/whoami', async (c) => c.json(await whoami(deps, c.get('principal'))));
+  r.post('/users/create', async (c) => c.text((await createUser(deps, c.get('principal'), await readJsonBody(c))).username, 201));
+  r.get('/users/list', async (c) => c.json(await listUsers(deps, c.get('principal'))));
+  r.post('/users/setpassword', async (c) => {
+    await setPassword(deps, c.get('principal'), await readJsonBody(c));
+    return c.text('password changed');
+  });
+
+  // The token's value is in this response and nowhere else, ever (spec 5.2).
+  r.post('/users/tokens/create', async (c) => c.text(await createToken(deps, c.get('principal'), await readJsonBody(c)), 201));
+  r.get('/users/tokens/list', async (c) => c.json(await listTokens(deps, c.get('principal'))));
+  r.delete('/users/tokens/delete/:prefix', async (c) => {
+    await deleteToken(deps, c.get('principal'), c.req.param('prefix'));
+    return c.text(`deleted token ${c.req.param('prefix')}`);
+  });
+
+  return r;
+}
