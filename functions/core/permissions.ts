@@ -116,8 +116,10 @@ export class Rights {
     if (this.role === 'instance_admin' || this.role === 'admin') return true;
     if (this.role === null) return false;
     if (ITEM_DOMAINS.has(domain)) {
-      const right = path === null ? null : this.rightOn(path);
-      if (verb === 'read' || verb === 'run') return path === null || right !== null;
+      // Without a path the question is about the domain as a whole (listing, resource types).
+      if (path === null) return verb === 'read' || verb === 'run' || this.role !== 'operator';
+      const right = this.rightOn(path);
+      if (verb === 'read' || verb === 'run') return right !== null;
       return this.role !== 'operator' && right !== null && RANK[right] >= RANK.writer;
     }
     switch (domain) {

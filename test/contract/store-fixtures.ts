@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Job, ScriptVersion, TokenRecord, User, Workspace } from '../../functions/ports.js';
+import type { Entity, EntityKind, Job, ScriptVersion, TokenRecord, User, Workspace } from '../../functions/ports.js';
 
 /**
  * Records for the store contract. A suite shares one store (a real cloud table takes too long to
@@ -80,7 +80,14 @@ export function aJob(workspaceId: string, overrides: Partial<Job> = {}): Job {
 }
 
 export function aUser(overrides: Partial<User> = {}): User {
-  return { username: uid('user'), email: 'someone@example.com', is_admin: false, created_at: nextTimestamp(), ...overrides };
+  return {
+    username: uid('user'),
+    email: 'someone@example.com',
+    is_admin: false,
+    password_hash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
+    created_at: nextTimestamp(),
+    ...overrides,
+  };
 }
 
 export function aToken(overrides: Partial<TokenRecord> = {}): TokenRecord {
@@ -89,9 +96,25 @@ export function aToken(overrides: Partial<TokenRecord> = {}): TokenRecord {
     prefix: 'svc_abcdef',
     label: 'ci',
     owner: 'alice',
+    kind: 'api',
     workspace_id: null,
+    scopes: null,
     expires_at: null,
     created_at: nextTimestamp(),
+    ...overrides,
+  };
+}
+
+export function anEntity(kind: EntityKind, workspaceId: string, key: string, overrides: Partial<Entity> = {}): Entity {
+  const at = nextTimestamp();
+  return {
+    kind,
+    workspace_id: workspaceId,
+    key,
+    value: { path: key, description: 'ünïcødé ✓', tags: ['a', 'b'], nested: { n: 1, on: true, none: null } },
+    version: 1,
+    created_at: at,
+    updated_at: at,
     ...overrides,
   };
 }

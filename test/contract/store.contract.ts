@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, JobListFilter, Store } from '../../functions/ports.js';
+import { describeEntityContract } from './store-entities.contract.js';
 import { aJob, aScriptVersion, aToken, aUser, aWorkspace, eventually, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 /**
@@ -317,9 +318,41 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
       it('creates a user once and never overwrites it', async () => {
         const u = aUser({ is_admin: true });
         expect(await store.createUser(u)).toBe(true);
-        expect(await store.createUser({ ...u, email: 'other@example.com', is_admin: false })).toBe(false);
+        expect(await store.createUser({ ...u, email: 'other@example.com', is_admin: false, password_hash: null })).toBe(false);
         expect(await store.getUser(u.username)).toEqual(u);
         expect(await store.getUser(uid('nobody'))).toBeNull();
+        const passwordless = aUser({ password_hash: null });
+        await store.createUser(passwordless);
+        expect(await store.getUser(passwordless.username)).toEqual(passwordless);
+      });
+
+      it('lists users ordered by username', async () => {
+        const b = aUser({ username: uid('list-b') });
+        const a = aUser({ username: uid('list-a') });
+        await store.createUser(b);
+        await store.createUser(a);
+        const mine = (all: { username: string }[]) => all.filter((u) => u.username === a.username || u.username === b.username);
+        const listed = await eventually(() => store.listUsers(), (all) => mine(all).length === 2);
+        expect(mine(listed)).toEqual([a, b]);
+        const names = listed.map((u) => u.username);
+        expect(names).toEqual([...names].sort());
+      });
+
+      it('replaces an existing user, password hash included, and creates none', async () => {
+        const u = aUser();
+        await store.createUser(u);
+        const changed = { ...u, email: 'new@example.com', is_admin: true, password_hash: 'scrypt$16384$8$1$bmV3$bmV3' };
+        expect(await store.updateUser(changed)).toBe(true);
+        expect(await store.getUser(u.username)).toEqual(changed);
+        const cleared = { ...changed, password_hash: null };
+        expect(await store.updateUser(cleared)).toBe(true);
+        expect(await store.getUser(u.username)).toEqual(cleared);
+        const listed = await eventually(() => store.listUsers(), (all) => all.some((x) => x.username === u.username));
+        expect(listed.find((x) => x.username === u.username)).toEqual(cleared);
+
+        const ghost = aUser();
+        expect(await store.updateUser(ghost)).toBe(false);
+        expect(await store.getUser(ghost.username)).toBeNull();
       });
     });
 
@@ -329,7 +362,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         await store.putToken(t);
         expect(await store.getToken(t.token_hash)).toEqual(t);
 
-        const scoped = { ...t, label: 'job', workspace_id: uid('ws'), expires_at: '2030-06-01T00:00:00.000Z' };
+        const scoped = { ...t, label: 'job', kind: 'session' as const, workspace_id: uid('ws'), scopes: ['jobs:run'], expires_at: '2030-06-01T00:00:00.000Z' };
         await store.putToken(scoped);
         expect(await store.getToken(t.token_hash)).toEqual(scoped);
 
@@ -338,6 +371,35 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         await store.deleteToken(t.token_hash);
         expect(await store.getToken(uid('unknown'))).toBeNull();
       });
+
+      it('keeps scopes as given: null (all permissions), none, or a list in order', async () => {
+        for (const scopes of [null, [], ['scripts:run:f/ops/*', 'jobs:read', 'variables:read:u/alice/db']]) {
+          const t = aToken({ scopes, kind: 'api' });
+          await store.putToken(t);
+          expect(await store.getToken(t.token_hash)).toEqual(t);
+        }
+      });
+
+      it("lists only the owner's tokens, oldest first, and forgets deleted ones", async () => {
+        const owner = uid('owner');
+        const [first, second, third] = [aToken({ owner, kind: 'session' }), aToken({ owner, scopes: ['jobs:read'] }), aToken({ owner })];
+        // Written out of creation order: the listing orders by created_at, not by write.
+        for (const t of [second, third, first]) await store.putToken(t);
+        const strangers = aToken({ owner: uid('owner') });
+        await store.putToken(strangers);
+
+        expect(await eventually(() => store.listTokens(owner), (l) => l.length === 3)).toEqual([first, second, third]);
+        await store.deleteToken(second.token_hash);
+        expect(await eventually(() => store.listTokens(owner), (l) => l.length === 2)).toEqual([first, third]);
+        // Handed to another owner: it leaves this owner's list.
+        const moved = { ...third, owner: strangers.owner };
+        await store.putToken(moved);
+        expect(await eventually(() => store.listTokens(owner), (l) => l.length === 1)).toEqual([first]);
+        expect(await eventually(() => store.listTokens(strangers.owner), (l) => l.length === 2)).toEqual([moved, strangers]);
+        expect(await store.listTokens(uid('nobody'))).toEqual([]);
+      });
     });
+
+    describeEntityContract(() => store, newWorkspace);
   });
 }

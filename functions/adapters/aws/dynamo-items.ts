@@ -1,5 +1,5 @@
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
-import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type Entity } from './dynamo-keys.js';
+import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
 
 /**
  * Translation between the port's records and table items. Free-form JSON (job args and results,
@@ -32,8 +32,8 @@ export function assertFits(what: string, ...parts: (string | null)[]): void {
   }
 }
 
-function entity(e: Entity) {
-  return { entity: e };
+export function entity(type: ItemType) {
+  return { entity: type };
 }
 
 export function workspaceItem(ws: Workspace): Item {
@@ -190,22 +190,35 @@ export function toJob(i: Item): Job {
 }
 
 export function userItem(u: User): Item {
-  return { ...keys.user(u.username), ...entity('user'), username: u.username, email: u.email, is_admin: u.is_admin, created_at: u.created_at };
+  return {
+    ...keys.user(u.username),
+    ...gsi1.user(u.username),
+    ...entity('user'),
+    username: u.username,
+    email: u.email,
+    is_admin: u.is_admin,
+    password_hash: u.password_hash,
+    created_at: u.created_at,
+  };
 }
 
 export function toUser(i: Item): User {
-  return { username: i.username, email: i.email, is_admin: i.is_admin, created_at: i.created_at };
+  return { username: i.username, email: i.email, is_admin: i.is_admin, password_hash: i.password_hash, created_at: i.created_at };
 }
 
 export function tokenItem(t: TokenRecord): Item {
   return {
     ...keys.token(t.token_hash),
+    ...gsi1.token(t.owner, t.created_at, t.token_hash),
     ...entity('token'),
     token_hash: t.token_hash,
     prefix: t.prefix,
     label: t.label,
     owner: t.owner,
+    kind: t.kind,
     workspace_id: t.workspace_id,
+    // A list keeps the scopes' order; null (all permissions) stays distinct from [] (none).
+    scopes: t.scopes,
     expires_at: t.expires_at,
     created_at: t.created_at,
     ...ttl(t.expires_at),
@@ -223,7 +236,9 @@ export function toToken(i: Item): TokenRecord {
     prefix: i.prefix,
     label: i.label,
     owner: i.owner,
+    kind: i.kind,
     workspace_id: i.workspace_id,
+    scopes: i.scopes,
     expires_at: i.expires_at,
     created_at: i.created_at,
   };

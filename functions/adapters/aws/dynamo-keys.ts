@@ -1,18 +1,23 @@
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import type { JobStatus } from '../../ports.js';
+import type { EntityKind, JobStatus } from '../../ports.js';
 
 /**
  * The single table's key schema, written once: the store builds its keys here, the tests create
  * their tables from `tableDefinition`, and the CDK stack mirrors the same definition.
  *
- * | entity         | pk             | sk                      | gsi1 pk / sk (listings)               | gsi2 pk / sk (unfinished jobs)         |
- * |----------------|----------------|-------------------------|---------------------------------------|----------------------------------------|
- * | workspace      | `WS#<id>`      | `WORKSPACE`             | `WORKSPACES` / `<id>`                 |                                        |
- * | script version | `WS#<ws>`      | `SCRIPT_VERSION#<hash>` |                                       |                                        |
- * | script head    | `WS#<ws>`      | `SCRIPT#<path>`         |                                       |                                        |
- * | job            | `JOB#<id>`     | `JOB`                   | `WS#<ws>#JOBS` / `<created_at>#<id>`  | `JOBS#<status>` / `<created_at>#<id>`  |
- * | user           | `USER#<name>`  | `USER`                  |                                       |                                        |
- * | token          | `TOKEN#<hash>` | `TOKEN`                 |                                       |                                        |
+ * | item           | pk               | sk                      | gsi1 pk / sk (listings)                  | gsi2 pk / sk (unfinished jobs)        |
+ * |----------------|------------------|-------------------------|------------------------------------------|---------------------------------------|
+ * | workspace      | `WS#<id>`        | `WORKSPACE`             | `WORKSPACES` / `<id>`                    |                                       |
+ * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                          |                                       |
+ * | script head    | `WS#<ws>`        | `SCRIPT#<path>`         |                                          |                                       |
+ * | job            | `JOB#<id>`       | `JOB`                   | `WS#<ws>#JOBS` / `<created_at>#<id>`     | `JOBS#<status>` / `<created_at>#<id>` |
+ * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
+ * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
+ * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
+ *
+ * Workspace ids are `[a-z0-9_-]` (core/paths.ts), so `WS#<ws>#<KIND>` never meets another
+ * workspace's `WS#<id>`. Entity keys are never empty (paths, names, usernames): DynamoDB refuses
+ * an empty sort key.
  */
 
 export const PK = 'pk';
@@ -30,7 +35,7 @@ export const TTL_ATTRIBUTE = 'ttl';
  * Which shape an item has. Not needed for reads (keys say it) but DynamoDB Streams consumers
  * (workspace webhooks) see bare items and dispatch on it.
  */
-export type Entity = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token';
+export type ItemType = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token' | EntityKind;
 
 export const keys = {
   workspace: (id: string) => ({ [PK]: `WS#${id}`, [SK]: 'WORKSPACE' }),
@@ -45,6 +50,10 @@ export const keys = {
   job: (id: string) => ({ [PK]: `JOB#${id}`, [SK]: 'JOB' }),
   user: (username: string) => ({ [PK]: `USER#${username}`, [SK]: 'USER' }),
   token: (tokenHash: string) => ({ [PK]: `TOKEN#${tokenHash}`, [SK]: 'TOKEN' }),
+  // One partition per kind and workspace, sorted by key: listing is one strongly consistent Query
+  // in key order, and kinds and workspaces cannot see each other's items.
+  entitiesOf: (kind: EntityKind, workspaceId: string) => `WS#${workspaceId}#${kind.toUpperCase()}`,
+  entity: (kind: EntityKind, workspaceId: string, key: string) => ({ [PK]: keys.entitiesOf(kind, workspaceId), [SK]: key }),
 };
 
 export const SCRIPT_HEAD_PREFIX = 'SCRIPT#';
@@ -56,6 +65,17 @@ export const gsi1 = {
   jobsOf: (workspaceId: string) => `WS#${workspaceId}#JOBS`,
   // ISO timestamps sort as text, so a descending Query is newest first.
   job: (workspaceId: string, createdAt: string, id: string) => ({ gsi1pk: gsi1.jobsOf(workspaceId), gsi1sk: `${createdAt}#${id}` }),
+  // Users keep a partition each (getUser is on the request path and stays spread out); the
+  // listing, an admin's page, reads the index and then the users themselves.
+  users: () => 'USERS',
+  user: (username: string) => ({ gsi1pk: gsi1.users(), gsi1sk: username }),
+  // A token's owner listing is this index rather than a second item per token written in the same
+  // transaction: putToken replaces by hash and deleteToken knows only the hash, so a second item
+  // would need a read of the old owner before every write, and TTL expiry deletes the token item
+  // alone, which would leave the second one behind. The index follows every write and expiry by
+  // itself; its lag is covered by reading the tokens from the table afterwards (see listTokens).
+  tokensOf: (owner: string) => `TOKENS#${owner}`,
+  token: (owner: string, createdAt: string, tokenHash: string) => ({ gsi1pk: gsi1.tokensOf(owner), gsi1sk: `${createdAt}#${tokenHash}` }),
 };
 
 export const gsi2 = {

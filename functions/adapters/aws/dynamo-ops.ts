@@ -1,4 +1,4 @@
-import { BatchGetCommand, BatchWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ItemTooLargeError, type Item } from './dynamo-items.js';
 
 /** Small DynamoDB helpers the store needs and the SDK leaves to the caller. */
@@ -63,6 +63,13 @@ export async function conditionalUpdate(doc: DynamoDBDocumentClient, u: Conditio
     if (isConditionFailure(e)) return null;
     throw translateSizeError(e, u.what);
   }
+}
+
+/** Every item the query matches: a Query page stops at 1 MB, so follow LastEvaluatedKey to the end. */
+export async function queryAll(doc: DynamoDBDocumentClient, table: string, input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
+  const items: Item[] = [];
+  for await (const page of paginateQuery({ client: doc }, { TableName: table, ...input })) items.push(...(page.Items ?? []));
+  return items;
 }
 
 const keyOf = (i: Item) => `${i.pk}\u0000${i.sk}`;

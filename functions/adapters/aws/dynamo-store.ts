@@ -9,14 +9,15 @@ import {
   paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { BlobStore, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { BlobStore, Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
   scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
+import { DynamoEntities } from './dynamo-entities.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
-import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, transactionFailures } from './dynamo-ops.js';
+import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
 
 /**
  * The AWS shell's state in one DynamoDB table (layout in dynamo-keys.ts). Every state change the
@@ -31,12 +32,14 @@ export class DynamoStore implements Store {
   private readonly table: string;
   private readonly offload: Offload;
   private readonly jobs: DynamoJobWrites;
+  private readonly entities: DynamoEntities;
 
   constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
     this.offload = new Offload(opts.blobs);
     this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
+    this.entities = new DynamoEntities(this.doc, this.table);
   }
 
   async createWorkspace(ws: Workspace) {
@@ -258,6 +261,23 @@ export class DynamoStore implements Store {
     return item ? toUser(item) : null;
   }
 
+  async listUsers() {
+    // The index gives the usernames in order; the users are then read from the table, so an
+    // update is seen at once (a user created a moment ago may still be missing from the index).
+    const refs = await this.queryAll({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1.users() } });
+    return (await batchGet(this.doc, this.table, refs)).map(toUser);
+  }
+
+  async updateUser(u: User) {
+    try {
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_exists(pk)' }));
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  }
+
   async putToken(t: TokenRecord) {
     await this.doc.send(new PutCommand({ TableName: this.table, Item: tokenItem(t) }));
   }
@@ -267,8 +287,37 @@ export class DynamoStore implements Store {
     return item ? toToken(item) : null;
   }
 
+  async listTokens(owner: string) {
+    // Why an index and not a second item per token: see gsi1.tokensOf. The index may lag behind:
+    // reading the tokens from the table drops deleted ones, and checking the owner and order again
+    // drops a token that was replaced with another owner or creation time.
+    const refs = await this.queryAll({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1.tokensOf(owner) } });
+    const tokens = (await batchGet(this.doc, this.table, refs)).map(toToken).filter((t) => t.owner === owner);
+    return tokens.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.token_hash, b.token_hash));
+  }
+
   async deleteToken(tokenHash: string) {
     await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.token(tokenHash) }));
+  }
+
+  async createEntity(e: Entity) {
+    return this.entities.create(e);
+  }
+
+  async replaceEntity(e: Entity, expectedVersion: number) {
+    return this.entities.replace(e, expectedVersion);
+  }
+
+  async getEntity(kind: EntityKind, workspaceId: string, key: string) {
+    return this.entities.get(kind, workspaceId, key);
+  }
+
+  async listEntities(kind: EntityKind, workspaceId: string) {
+    return this.entities.list(kind, workspaceId);
+  }
+
+  async deleteEntity(kind: EntityKind, workspaceId: string, key: string) {
+    return this.entities.delete(kind, workspaceId, key);
   }
 
   // Strongly consistent: the core reads its own writes (a job right after claiming it, a script
@@ -303,11 +352,14 @@ export class DynamoStore implements Store {
     return toJob(await this.offload.resolveJob(item));
   }
 
-  private async queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
-    const items: Item[] = [];
-    for await (const page of paginateQuery({ client: this.doc }, { TableName: this.table, ...input })) items.push(...(page.Items ?? []));
-    return items;
+  private queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
+    return queryAll(this.doc, this.table, input);
   }
+}
+
+/** Code-unit order, as DynamoDB and SQLite sort the ASCII timestamps and hashes compared here. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export { tableDefinition } from './dynamo-keys.js';

@@ -73,4 +73,26 @@ export const MIGRATIONS: string[] = [
   `,
   // The worker's lease on a running job: past it, the job may be claimed again.
   `ALTER TABLE jobs ADD COLUMN lease_until TEXT;`,
+  // Password logins, sessions and scoped tokens; workspace documents (members, groups, folders,
+  // resources, resource types, variables) as versioned JSON.
+  `
+  ALTER TABLE users ADD COLUMN password_hash TEXT;
+  ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'api';
+  -- A JSON array of scope strings; NULL means the owner's full permissions.
+  ALTER TABLE tokens ADD COLUMN scopes TEXT;
+  -- listTokens reads one owner's tokens in creation order.
+  CREATE INDEX tokens_by_owner ON tokens(owner, created_at);
+  -- No foreign key to workspaces: the DynamoDB store cannot enforce one, and both shells must
+  -- accept the same writes.
+  CREATE TABLE entities (
+    kind TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (kind, workspace_id, key)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
-import type { Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
  * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
@@ -152,28 +152,75 @@ export class SqliteStore implements Store {
   }
 
   async createUser(u: User) {
-    return this.stmt('INSERT OR IGNORE INTO users (username, email, is_admin, created_at) VALUES (?, ?, ?, ?)')
-      .run(u.username, u.email, u.is_admin ? 1 : 0, u.created_at).changes === 1;
+    return this.stmt(
+      `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
+       VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
+    ).run(userRow(u)).changes === 1;
   }
 
   async getUser(username: string) {
     const row = this.stmt('SELECT * FROM users WHERE username = ?').get(username) as Row | undefined;
-    return row ? { username: row.username, email: row.email, is_admin: row.is_admin === 1, created_at: row.created_at } : null;
+    return row ? toUser(row) : null;
+  }
+
+  async listUsers() {
+    return (this.stmt('SELECT * FROM users ORDER BY username').all() as Row[]).map(toUser);
+  }
+
+  async updateUser(u: User) {
+    return this.stmt(
+      'UPDATE users SET email = @email, is_admin = @is_admin, password_hash = @password_hash, created_at = @created_at WHERE username = @username',
+    ).run(userRow(u)).changes === 1;
   }
 
   async putToken(t: TokenRecord) {
     this.stmt(
-      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, workspace_id, expires_at, created_at)
-       VALUES (@token_hash, @prefix, @label, @owner, @workspace_id, @expires_at, @created_at)`,
-    ).run(t);
+      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at)
+       VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at)`,
+    ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes) });
   }
 
   async getToken(tokenHash: string) {
-    return (this.stmt('SELECT * FROM tokens WHERE token_hash = ?').get(tokenHash) as TokenRecord | undefined) ?? null;
+    const row = this.stmt('SELECT * FROM tokens WHERE token_hash = ?').get(tokenHash) as Row | undefined;
+    return row ? toToken(row) : null;
+  }
+
+  async listTokens(owner: string) {
+    // token_hash breaks ties so both shells list tokens created in the same instant alike.
+    return (this.stmt('SELECT * FROM tokens WHERE owner = ? ORDER BY created_at, token_hash').all(owner) as Row[]).map(toToken);
   }
 
   async deleteToken(tokenHash: string) {
     this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash);
+  }
+
+  async createEntity(e: Entity) {
+    return this.stmt(
+      `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
+       VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
+    ).run(entityRow(e)).changes === 1;
+  }
+
+  async replaceEntity(e: Entity, expectedVersion: number) {
+    // The version check and the write are one statement: of two replaces that read the same
+    // version, the second finds the version moved on and changes nothing.
+    return this.stmt(
+      `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
+       WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
+    ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1;
+  }
+
+  async getEntity(kind: EntityKind, workspaceId: string, key: string) {
+    const row = this.stmt('SELECT * FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').get(kind, workspaceId, key) as Row | undefined;
+    return row ? toEntity(row) : null;
+  }
+
+  async listEntities(kind: EntityKind, workspaceId: string) {
+    return (this.stmt('SELECT * FROM entities WHERE kind = ? AND workspace_id = ? ORDER BY key').all(kind, workspaceId) as Row[]).map(toEntity);
+  }
+
+  async deleteEntity(kind: EntityKind, workspaceId: string, key: string) {
+    return this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1;
   }
 
   // Prepared statements are cached: the webhook hot path runs the same few queries.
@@ -235,5 +282,43 @@ function toJob(r: Row): Job {
     attempts: r.attempts,
     delete_after_use: r.delete_after_use === 1,
     deleted: r.deleted === 1,
+  };
+}
+
+function userRow(u: User): Row {
+  return { ...u, is_admin: u.is_admin ? 1 : 0 };
+}
+
+function toUser(r: Row): User {
+  return { username: r.username, email: r.email, is_admin: r.is_admin === 1, password_hash: r.password_hash, created_at: r.created_at };
+}
+
+function toToken(r: Row): TokenRecord {
+  return {
+    token_hash: r.token_hash,
+    prefix: r.prefix,
+    label: r.label,
+    owner: r.owner,
+    kind: r.kind,
+    workspace_id: r.workspace_id,
+    scopes: r.scopes === null ? null : JSON.parse(r.scopes),
+    expires_at: r.expires_at,
+    created_at: r.created_at,
+  };
+}
+
+function entityRow(e: Entity): Row {
+  return { ...e, value: JSON.stringify(e.value) };
+}
+
+function toEntity(r: Row): Entity {
+  return {
+    kind: r.kind,
+    workspace_id: r.workspace_id,
+    key: r.key,
+    value: JSON.parse(r.value),
+    version: r.version,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }

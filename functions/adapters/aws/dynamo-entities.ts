@@ -1,0 +1,103 @@
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Entity, EntityKind } from '../../ports.js';
+import { keys } from './dynamo-keys.js';
+import { assertFits, entity, type Item } from './dynamo-items.js';
+import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
+
+/**
+ * The DynamoStore's workspace documents (members, groups, folders, resources, resource types,
+ * variables): one item each, under `WS#<ws>#<KIND>` / `<key>` (dynamo-keys.ts). Every write that
+ * the core races on is conditional: create on the key being free, replace on the version read.
+ */
+export class DynamoEntities {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async create(e: Entity): Promise<boolean> {
+    return this.put(entityItem(e), 'attribute_not_exists(pk)');
+  }
+
+  /**
+   * A conditional Put rather than an Update: the caller hands over the whole entity, and the
+   * condition fails alike for a changed version and for a missing item (no version to compare).
+   */
+  async replace(e: Entity, expectedVersion: number): Promise<boolean> {
+    return this.put(entityItem(e), '#version = :expected', { ':expected': expectedVersion });
+  }
+
+  async get(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
+    // Strongly consistent: a read-modify-replace must start from the latest version.
+    const r = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConsistentRead: true }));
+    return r.Item ? toEntity(r.Item) : null;
+  }
+
+  async list(kind: EntityKind, workspaceId: string): Promise<Entity[]> {
+    // The partition holds exactly this kind in this workspace; its sort key order is key order.
+    const items = await queryAll(this.doc, this.table, {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.entitiesOf(kind, workspaceId) },
+      ConsistentRead: true,
+    });
+    return items.map(toEntity);
+  }
+
+  async delete(kind: EntityKind, workspaceId: string, key: string): Promise<boolean> {
+    // The old image says whether there was an item, without a read before the delete.
+    const r = await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ReturnValues: 'ALL_OLD' }));
+    return r.Attributes !== undefined;
+  }
+
+  /** `#version` stands for the attribute `version` (DynamoDB rejects a placeholder left unused). */
+  private async put(item: Item, condition: string, values?: Item): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: condition.includes('#version') ? { '#version': 'version' } : undefined,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw translateSizeError(e, `${item.kind} ${item.key}`);
+    }
+  }
+}
+
+/**
+ * The value is kept as a JSON string, like job args: JSON text round-trips exactly (key order,
+ * numbers DynamoDB's number type would reject or round), whatever the document holds.
+ */
+function entityItem(e: Entity): Item {
+  const valueJson = JSON.stringify(e.value);
+  assertFits(`${e.kind} ${e.key} in ${e.workspace_id}`, valueJson);
+  return {
+    ...keys.entity(e.kind, e.workspace_id, e.key),
+    // Streams consumers (workspace webhooks) see the kind directly.
+    ...entity(e.kind),
+    kind: e.kind,
+    workspace_id: e.workspace_id,
+    key: e.key,
+    value_json: valueJson,
+    version: e.version,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}
+
+function toEntity(i: Item): Entity {
+  return {
+    kind: i.kind,
+    workspace_id: i.workspace_id,
+    key: i.key,
+    value: JSON.parse(i.value_json),
+    version: i.version,
+    created_at: i.created_at,
+    updated_at: i.updated_at,
+  };
+}
