@@ -52,7 +52,7 @@ export function parseScopes(texts: readonly string[]): Scope[] {
 /** Whether one of the scopes allows `action` on `domain` (for `path`, when the access has one). */
 export function scopesAllow(scopes: readonly Scope[], domain: Domain, action: Verb, path: string | null): boolean {
   return scopes.some(
-    (s) => (s.domain === '*' || s.domain === domain) && actionCovers(s.action, action, domain) && (path === null || s.matches(path)),
+    (s) => (s.domain === domain || (s.domain === '*' && (SCOPE_DOMAINS as readonly string[]).includes(domain))) && actionCovers(s.action, action, domain) && (path === null || s.matches(path)),
   );
 }
 
