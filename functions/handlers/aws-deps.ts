@@ -1,10 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
+import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
@@ -32,6 +34,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     queue: new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }),
     signals: new InProcessJobSignals({ holdProcess: true }),
     blobs,
+    cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),
     clock: { now: () => new Date() },
     config: { ...config.core, signingKey: secrets.signingKey },
   };

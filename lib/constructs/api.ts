@@ -46,6 +46,7 @@ export class Api extends Construct {
         JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
         SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
         ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
+        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
         SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
@@ -61,6 +62,7 @@ export class Api extends Construct {
     props.jobsQueue.grantSendMessages(role);
     secrets.signingKey.grantRead(role);
     secrets.adminToken.grantRead(role);
+    secrets.grantSecretVariables(role);
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: config.logRetentionDays,

@@ -52,6 +52,7 @@ export class Worker extends Construct {
         // Read by the shared AWS config; the worker has no permission to send to it.
         JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
         SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
+        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
         SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         API_BASE_URL: props.apiBaseUrl,
@@ -70,6 +71,7 @@ export class Worker extends Construct {
     data.grantObjectReadWrite(role);
     // The worker signs job tokens (OV_TOKEN); it never needs the admin token.
     secrets.signingKey.grantRead(role);
+    secrets.grantSecretVariables(role);
     // Exactly the two sandboxes, unqualified ARNs only. lambda:InvokeFunction also authorizes
     // InvokeWithResponseStream, which the worker uses to read a job's output while it runs.
     role.addToPrincipalPolicy(

@@ -6,6 +6,7 @@ const base = {
   TABLE_NAME: 'svc-table',
   BUCKET_NAME: 'svc-bucket',
   JOBS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/jobs',
+  SECRETS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
   SIGNING_KEY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:signing',
   ADMIN_TOKEN_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin',
 };
@@ -13,7 +14,13 @@ const base = {
 describe('AWS shell config', () => {
   it('reads the stack environment, with defaults that fit Lambda and DynamoDB limits', () => {
     const config = awsConfigFromEnv(base);
-    expect(config).toMatchObject({ tableName: 'svc-table', bucketName: 'svc-bucket', jobsQueueUrl: base.JOBS_QUEUE_URL, defaultWorkspace: 'main' });
+    expect(config).toMatchObject({
+      tableName: 'svc-table',
+      bucketName: 'svc-bucket',
+      jobsQueueUrl: base.JOBS_QUEUE_URL,
+      secretsKmsKeyId: base.SECRETS_KMS_KEY_ID,
+      defaultWorkspace: 'main',
+    });
     expect(config.secrets).toEqual({ signingKey: { arn: base.SIGNING_KEY_SECRET_ARN }, adminToken: { arn: base.ADMIN_TOKEN_SECRET_ARN } });
     expect(config.maxBodyBytes).toBeLessThan(6 * 1024 * 1024);
     expect(config.core).toMatchObject({ baseInternalUrl: '', pollIntervalMs: 100, includeHeaders: [] });
@@ -48,6 +55,8 @@ describe('AWS shell config', () => {
 
   it('names what is missing or malformed', () => {
     expect(() => awsConfigFromEnv({ ...base, TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
+    // Secret variables cannot be stored or read without it: fail at cold start, not on first use.
+    expect(() => awsConfigFromEnv({ ...base, SECRETS_KMS_KEY_ID: undefined })).toThrow(/SECRETS_KMS_KEY_ID must be set/);
     expect(() => awsConfigFromEnv({ ...base, SIGNING_KEY_SECRET_ARN: undefined })).toThrow(/SIGNING_KEY_SECRET_ARN \(or, outside AWS, SIGNING_KEY_HEX\)/);
     expect(() => awsConfigFromEnv({ ...base, JOB_TIMEOUT_SECONDS: 'soon' })).toThrow(/JOB_TIMEOUT_SECONDS/);
     expect(() => requireSandboxFunctions(awsConfigFromEnv(base))).toThrow(/SANDBOX_NODE_FUNCTION/);

@@ -1,12 +1,14 @@
 import { createTestTable, dynamoClient, externalEndpoint, startDynamoDb } from './dynamodb-local.js';
 import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
+import { createTestKey, kmsClient, startKms } from './kms-local.js';
 import { createTestBucket, s3Client, startS3 } from './s3-local.js';
 import { createTestQueue, sqsClient, startSqs } from './sqs-local.js';
 
 /**
- * Everything the AWS shell's handlers talk to, on loopback: DynamoDB Local, local-aws-sqs and
- * s3rver, with the table, the jobs queue (and its DLQ) and the bucket created the way the stack
- * makes them. With SVC_TEST_AWS_ENDPOINT set, the resources are made there instead.
+ * Everything the AWS shell's handlers talk to, on loopback: DynamoDB Local, local-aws-sqs, s3rver
+ * and moto's KMS, with the table, the jobs queue (and its DLQ), the bucket and the secrets key
+ * created the way the stack makes them. With SVC_TEST_AWS_ENDPOINT set, the resources are made
+ * there instead.
  */
 export interface AwsEmulators {
   /** The environment that points the handlers' SDK clients and config at these resources. */
@@ -22,12 +24,13 @@ const MAX_RECEIVE_COUNT = 3;
 const VISIBILITY_TIMEOUT_SECONDS = 30;
 
 export async function startAwsEmulators(opts: { dataDir?: string } = {}): Promise<AwsEmulators> {
-  const [dynamo, sqs, s3] = await Promise.all([startDynamoDb(), startSqs(), startS3(opts.dataDir)]);
-  const clients = { dynamo: dynamoClient(dynamo.endpoint), sqs: sqsClient(sqs.endpoint), s3: s3Client(s3.endpoint) };
-  const [table, queue, bucket] = await Promise.all([
+  const [dynamo, sqs, s3, kms] = await Promise.all([startDynamoDb(), startSqs(), startS3(opts.dataDir), startKms()]);
+  const clients = { dynamo: dynamoClient(dynamo.endpoint), sqs: sqsClient(sqs.endpoint), s3: s3Client(s3.endpoint), kms: kmsClient(kms.endpoint) };
+  const [table, queue, bucket, key] = await Promise.all([
     createTestTable(clients.dynamo),
     createTestQueue(clients.sqs, { visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS, maxReceiveCount: MAX_RECEIVE_COUNT }),
     createTestBucket(clients.s3),
+    createTestKey(clients.kms),
   ]);
   const emulated = externalEndpoint() === null;
   return {
@@ -38,19 +41,21 @@ export async function startAwsEmulators(opts: { dataDir?: string } = {}): Promis
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_KMS: kms.endpoint,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       JOBS_QUEUE_URL: queue.queueUrl,
+      SECRETS_KMS_KEY_ID: key.keyArn,
     },
     queueUrl: queue.queueUrl,
     deadLetterQueueUrl: queue.deadLetterQueueUrl,
     async stop() {
       // Only a real endpoint keeps anything; the emulators forget it all when they stop.
       if (!emulated) {
-        await Promise.allSettled([table.drop(), queue.drop(), bucket.drop()]);
+        await Promise.allSettled([table.drop(), queue.drop(), bucket.drop(), key.drop()]);
       }
       for (const client of Object.values(clients)) client.destroy();
-      await Promise.allSettled([dynamo.stop(), sqs.stop(), s3.stop()]);
+      await Promise.allSettled([dynamo.stop(), sqs.stop(), s3.stop(), kms.stop()]);
     },
   };
 }

@@ -6,7 +6,7 @@
  * Lambda's SQS event source (sqs-event-source.ts). Prints `svc listening on <url>` like
  * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
  *
- * Stops everything it started (emulators, Java, the worker process and its sandboxes) on SIGTERM
+ * Stops everything it started (emulators, Java, moto, the worker process and its sandboxes) on SIGTERM
  * or SIGINT, and when the process that started it goes away.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const worker = startEventSource(lambdaEnv);
   cleanups.push(() => stopProcessGroup(worker));
 
-  console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, DynamoDB Local, s3rver)`);
+  console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, DynamoDB Local, s3rver, moto KMS)`);
 }
 
 function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string, string> {

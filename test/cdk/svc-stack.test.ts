@@ -148,13 +148,14 @@ describe('functions', () => {
     expect(Object.keys(apiEnv)).toEqual(
       expect.arrayContaining(['TABLE_NAME', 'BUCKET_NAME', 'JOBS_QUEUE_URL', 'SIGNING_KEY_SECRET_ARN', 'ADMIN_TOKEN_SECRET_ARN', 'SYNC_MAX_WAIT_SECONDS', 'JOB_TIMEOUT_SECONDS']),
     );
-    expect(apiEnv).toMatchObject({ SYNC_MAX_WAIT_SECONDS: '60', JOB_TIMEOUT_SECONDS: '840' });
+    expect(apiEnv).toMatchObject({ SYNC_MAX_WAIT_SECONDS: '60', JOB_TIMEOUT_SECONDS: '840', SECRETS_KMS_KEY_ID: arnOf(stack.secrets.secretVariablesKey) });
     const workerEnv = propsOf(stack.worker.handler).Environment.Variables;
     expect(workerEnv).toMatchObject({
       SANDBOX_NODE_FUNCTION: arnOf(stack.sandboxes.nodeSandbox),
       SANDBOX_PYTHON_FUNCTION: arnOf(stack.sandboxes.pythonSandbox),
       JOB_TIMEOUT_SECONDS: '840',
       MAX_OUTPUT_BYTES: expect.any(String),
+      SECRETS_KMS_KEY_ID: arnOf(stack.secrets.secretVariablesKey),
     });
     expect(Object.keys(workerEnv)).toEqual(expect.arrayContaining(['TABLE_NAME', 'BUCKET_NAME', 'SIGNING_KEY_SECRET_ARN', 'API_BASE_URL']));
     expect(workerEnv.ADMIN_TOKEN_SECRET_ARN).toBeUndefined();
@@ -169,10 +170,14 @@ describe('functions', () => {
     });
   });
 
-  it('ship the Node sandbox with its language shims beside the bundle', () => {
+  it('ship the Node sandbox with its language shims and the svc-client library beside the bundle', () => {
     const assetDir = nodeSandboxAsset();
     expect(existsSync(join(assetDir, 'index.mjs'))).toBe(true);
     expect(existsSync(join(assetDir, 'shims', 'node-shim.mjs'))).toBe(true);
+    for (const file of ['package.json', 'index.mjs', 'index.d.ts']) {
+      const client = `clients/ts/svc-client/${file}`;
+      expect(readFileSync(join(assetDir, client), 'utf8')).toBe(readFileSync(client, 'utf8'));
+    }
   });
 
   it('ship the Python sandbox with the local runner\'s shim beside its handler, and it runs a job', () => {
@@ -187,6 +192,20 @@ describe('functions', () => {
     const script = 'import json, sys; from handler import handler; print(json.dumps(handler(json.load(sys.stdin), None)))';
     const out = execFileSync('python3', ['-c', script], { cwd: assetDir, input: JSON.stringify(event), encoding: 'utf8' });
     expect(JSON.parse(out).events.at(-1)).toEqual({ type: 'outcome', outcome: { ok: true, result: 21, streamed: false } });
+  });
+
+  it('ship the Python sandbox with the svc client package, and a job imports it', () => {
+    const assetDir = assetOf(stack.sandboxes.pythonSandbox);
+    expect(readFileSync(join(assetDir, 'svc', '__init__.py'), 'utf8')).toBe(readFileSync('clients/python/svc/__init__.py', 'utf8'));
+    const event = {
+      jobId: 'job-py', workspaceId: 'ws', language: 'python3', scriptHash: 'h-py-client', env: { OV_WORKSPACE: 'ws', OV_JOB_ID: 'job-py' },
+      args: {}, content: 'import svc\ndef main():\n    return svc.get_context()\n', schema: { type: 'object', properties: {}, required: [] },
+      timeoutMs: 10_000, maxOutputBytes: 100_000,
+    };
+    // Run from a directory outside the checkout, so only the bundled copy can be found.
+    const script = `import json, sys; sys.path.insert(0, ${JSON.stringify(assetDir)}); from handler import handler; print(json.dumps(handler(json.load(sys.stdin), None)))`;
+    const out = execFileSync('python3', ['-B', '-c', script], { cwd: tmpdir(), input: JSON.stringify(event), encoding: 'utf8' });
+    expect(JSON.parse(out).events.at(-1)).toMatchObject({ outcome: { ok: true, result: { workspace: 'ws', job_id: 'job-py', flow_path: null } } });
   });
 });
 
@@ -204,9 +223,9 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
-  const outcomeOf = async (language: string, content: string) => {
+  const outcomeOf = async (language: string, content: string, env: Record<string, string> = {}) => {
     const events: Array<{ type: string; outcome?: unknown }> = [];
-    const request = { jobId: 'job-1', workspaceId: 'ws', language, scriptHash: `h-${language}`, content, args: {}, env: {} };
+    const request = { jobId: 'job-1', workspaceId: 'ws', language, scriptHash: `h-${language}-${content.length}`, content, args: {}, env };
     const schema = { type: 'object', properties: {}, required: [] };
     await sandbox.runSandboxed({ ...request, schema, timeoutMs: 10_000, maxOutputBytes: 100_000 }, (e) => events.push(e), new AbortController().signal, 60_000);
     return events.at(-1)?.outcome;
@@ -219,6 +238,14 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
   // The bundle carries no native binary: TypeScript is transpiled by the typescript package itself.
   it('runs a TypeScript job', async () => {
     expect(await outcomeOf('nativets', 'export function main(): number { return 42; }')).toMatchObject({ ok: true, result: 42 });
+  });
+
+  it('runs a TypeScript job that imports svc-client', async () => {
+    const content = "import * as svc from 'svc-client';\nexport function main() { return svc.getContext(); }";
+    expect(await outcomeOf('nativets', content, { OV_WORKSPACE: 'ws', OV_JOB_ID: 'job-1' })).toMatchObject({
+      ok: true,
+      result: { workspace: 'ws', jobId: 'job-1', flowPath: null },
+    });
   });
 });
 
@@ -295,6 +322,24 @@ describe('IAM boundaries', () => {
     expect(secretReads(stack.worker.handler.role!)).toEqual([signingKey]);
   });
 
+  it('lets only the api and the worker use the secret variables key, to make and open data keys', () => {
+    const key = arnOf(stack.secrets.secretVariablesKey);
+    const kmsStatements = policies().flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
+        .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('kms:')) || JSON.stringify(s.Resource ?? null).includes(key['Fn::GetAtt'][0]))
+        .map((s) => ({ roles: p.Properties.Roles, ...s })),
+    );
+    expect(kmsStatements).toEqual(
+      [stack.api.handler.role!, stack.worker.handler.role!].map((role) =>
+        expect.objectContaining({ roles: [{ Ref: logicalId(role) }], Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Resource: key }),
+      ),
+    );
+    // The key policy names no function: it only delegates to IAM, where the grants above live.
+    const keyPolicy = propsOf(stack.secrets.secretVariablesKey).KeyPolicy.Statement as Array<Record<string, any>>;
+    expect(keyPolicy).toHaveLength(1);
+    expect(JSON.stringify(keyPolicy[0].Principal)).toMatch(/:root/);
+  });
+
   it('generates a 64-character hex signing key', () => {
     expect(propsOf(stack.secrets.signingKey).GenerateSecretString).toMatchObject({
       PasswordLength: 64,
@@ -302,6 +347,15 @@ describe('IAM boundaries', () => {
       ExcludePunctuation: true,
       ExcludeCharacters: 'ghijklmnopqrstuvwxyz',
     });
+  });
+});
+
+describe('secret variables key', () => {
+  it('is a customer managed symmetric key with yearly rotation, deleted with a dev stack', () => {
+    const key = template.toJSON().Resources[logicalId(stack.secrets.secretVariablesKey)] as Resource;
+    expect(key.Properties).toMatchObject({ EnableKeyRotation: true });
+    expect(key.Properties.KeySpec ?? 'SYMMETRIC_DEFAULT').toBe('SYMMETRIC_DEFAULT');
+    expect(key.DeletionPolicy).toBe('Delete');
   });
 });
 
@@ -320,6 +374,8 @@ describe('settings', () => {
     prod.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ DeletionProtectionEnabled: true }) });
     prod.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
     prod.allResources('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
+    // Without the secret variables key, the stored secret variables could never be read again.
+    prod.allResources('AWS::KMS::Key', { DeletionPolicy: 'Retain' });
     prod.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'prod' });
   });
 

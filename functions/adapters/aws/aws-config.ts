@@ -11,6 +11,8 @@ export interface AwsConfig {
   tableName: string;
   bucketName: string;
   jobsQueueUrl: string;
+  /** The KMS key that wraps the data keys of secret variables (the stack passes its ARN). */
+  secretsKmsKeyId: string;
   defaultWorkspace: string;
   maxBodyBytes: number;
   sseKeepAliveMs: number;
@@ -46,6 +48,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     tableName: required(env, 'TABLE_NAME'),
     bucketName: required(env, 'BUCKET_NAME'),
     jobsQueueUrl: required(env, 'JOBS_QUEUE_URL'),
+    secretsKmsKeyId: required(env, 'SECRETS_KMS_KEY_ID'),
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_SECONDS', 15) * 1000,

@@ -1,5 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +12,8 @@ import { SqliteStore } from './sqlite-store.js';
 import { LocalWorkerPool } from './worker-pool.js';
 import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { FileBlobStore } from './file-blob-store.js';
+import { AesSecretCipher } from './aes-secret-cipher.js';
+import { loadOrCreateKeyFile } from './key-file.js';
 import type { LocalConfig } from './config.js';
 
 
@@ -45,9 +46,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     queue: pool,
     signals: new InProcessJobSignals({ holdProcess: false }),
     blobs: new FileBlobStore(join(config.dataDir, 'objects')),
+    // Its own key rather than the signing key: each can then be replaced without the other.
+    cipher: AesSecretCipher.fromKeyFile(join(config.dataDir, 'secrets.key')),
     clock,
     runner,
-    config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKey(join(config.dataDir, 'signing.key')) },
+    config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKeyFile(join(config.dataDir, 'signing.key')) },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
   const server = await listen(app.fetch, config.host, config.port);
@@ -70,12 +73,6 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       rmSync(runDir, { recursive: true, force: true });
     },
   };
-}
-
-/** The instance secret, made on the first start and kept beside the database (never logged). */
-function loadOrCreateKey(file: string): Uint8Array {
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32), { mode: 0o600, flag: 'wx' });
-  return new Uint8Array(readFileSync(file));
 }
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
