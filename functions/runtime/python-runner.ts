@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { RunRequest } from '../ports.js';
+import { installPythonClient } from './client-libraries.js';
 import {
   copyCodeFile,
   makeCodeDir,
@@ -34,6 +35,7 @@ export async function startPythonWorker(req: RunRequest, workRoot: string): Prom
     const shimPath = join(procDir, 'python_shim.py');
     await writeCodeFile(scriptPath, req.content);
     await copyCodeFile(PYTHON_SHIM, shimPath);
+    await installPythonClient(procDir);
     const proc = spawnSandboxed({
       command: resolveExecutable('python3'),
       // -u: prints reach the log as they happen; -B: the code dir is read-only, skip .pyc writes.

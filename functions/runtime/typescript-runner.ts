@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { RunRequest } from '../ports.js';
+import { installTypeScriptClient } from './client-libraries.js';
 import {
   copyCodeFile,
   makeCodeDir,
@@ -36,6 +37,7 @@ export async function startTypeScriptWorker(req: RunRequest, workRoot: string): 
     const shimPath = join(procDir, 'node-shim.mjs');
     await writeCodeFile(scriptPath, code);
     await copyCodeFile(NODE_SHIM, shimPath);
+    await installTypeScriptClient(procDir);
     const nodeArgs = [
       // Defence in depth beside the uid switch: fs access limited to this process's own dir.
       '--experimental-permission',

@@ -12,6 +12,9 @@ import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 /** Room for the scripts a job writes to /tmp and for the warm interpreters the runner keeps. */
 const SANDBOX_MEMORY_MB = 1024;
 const SANDBOX_EPHEMERAL_STORAGE = Size.mebibytes(1024);
+/** The client libraries scripts import with no install step, as the repository keeps them. */
+const TS_CLIENT = 'clients/ts/svc-client';
+const PY_CLIENT = 'clients/python/svc';
 
 /**
  * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker invokes them.
@@ -53,10 +56,13 @@ export class Sandboxes extends Construct {
           beforeBundling: () => [],
           beforeInstall: () => [],
           // The runner resolves its language shims next to itself (new URL('./shims/...',
-          // import.meta.url)); in the bundle "itself" is index.mjs at the asset root.
+          // import.meta.url)); in the bundle "itself" is index.mjs at the asset root. The
+          // svc-client library scripts import goes under its repository path beside it (see
+          // functions/runtime/client-libraries.ts).
           afterBundling: (inputDir, outputDir) => [
-            `mkdir -p "${outputDir}/shims"`,
+            `mkdir -p "${outputDir}/shims" "${outputDir}/${TS_CLIENT}"`,
             `cp -R "${inputDir}/functions/runtime/shims/." "${outputDir}/shims/"`,
+            `cp -R "${inputDir}/${TS_CLIENT}/." "${outputDir}/${TS_CLIENT}/"`,
           ],
         },
       },
@@ -92,19 +98,23 @@ function noPermissionRole(scope: Construct, id: string, description: string): ia
 
 /**
  * The Python handler plus the local runner's shim, so both shells run Python jobs through the same
- * file. Bundled on this machine (a copy, no Docker); the image is only CDK's required fallback.
+ * file, and the `svc` client package the handler hands to each job. Bundled on this machine (a
+ * copy, no Docker); the image is only CDK's required fallback.
  */
 function pythonSandboxCode(): lambda.Code {
   const handlerDir = repoPath('functions/handlers/sandbox-python');
   const shim = repoPath('functions/runtime/shims/python_shim.py');
+  const client = repoPath(PY_CLIENT);
+  const noBytecode = (src: string) => !/__pycache__|\.pyc$/.test(src);
   return lambda.Code.fromAsset(handlerDir, {
     assetHashType: cdk.AssetHashType.OUTPUT,
     bundling: {
       image: DockerImage.fromRegistry('public.ecr.aws/sam/build-python3.12'),
       local: {
         tryBundle(outputDir: string) {
-          cpSync(handlerDir, outputDir, { recursive: true, filter: (src) => !/__pycache__|\.pyc$/.test(src) });
+          cpSync(handlerDir, outputDir, { recursive: true, filter: noBytecode });
           copyFileSync(shim, join(outputDir, 'python_shim.py'));
+          cpSync(client, join(outputDir, 'svc'), { recursive: true, filter: noBytecode });
           return true;
         },
       },

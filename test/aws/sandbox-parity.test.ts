@@ -132,3 +132,19 @@ describe('Python jobs in the Python sandbox match the local runner', () => {
     expect(fromSandbox.outcome).toEqual({ ok: false, error: { name: 'OutputLimitExceeded', message: 'job output exceeded the limit of 1000 bytes' } });
   });
 });
+
+describe('the svc client libraries import the same in both shells', () => {
+  const env = { OV_TOKEN: 'tok', OV_WORKSPACE: 'ws', BASE_INTERNAL_URL: 'http://127.0.0.1:1', OV_JOB_ID: 'job-1', OV_USERNAME: 'alice' };
+
+  it('TypeScript: svc-client getContext()', async () => {
+    const content = "import { getContext } from 'svc-client';\nexport function main() { return getContext(); }\n";
+    const seen = await expectSameInBoth(request('nativets', content, { env }));
+    expect(seen.outcome).toMatchObject({ ok: true, result: { workspace: 'ws', jobId: 'job-1', username: 'alice', flowPath: null } });
+  });
+
+  it('Python: svc.get_context()', async () => {
+    const content = 'import svc\ndef main():\n    return svc.get_context()\n';
+    const seen = await expectSameInBoth(request('python3', content, { env }));
+    expect(seen.outcome).toMatchObject({ ok: true, result: { workspace: 'ws', job_id: 'job-1', username: 'alice', flow_path: null } });
+  });
+});

@@ -28,6 +28,16 @@ SHIM = next(
     )
     if os.path.exists(path)
 )
+# The `svc` client library scripts import with no install step; found the same two ways as the
+# shim, and copied beside it for each job (the shim's dir is first on the job's sys.path).
+CLIENT = next(
+    path
+    for path in (
+        os.path.join(HERE, "svc"),
+        os.path.join(HERE, "..", "..", "..", "clients", "python", "svc"),
+    )
+    if os.path.isdir(path)
+)
 REQUESTS_FD = 3
 REPLIES_FD = 4
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -60,12 +70,22 @@ def run_job(request, timeout_ms):
         shutil.copyfile(SHIM, shim_path)
         for path in (script_path, shim_path):
             os.chmod(path, 0o644)
+        copy_client(os.path.join(run_dir, "svc"))
         job = OneShotJob(request, timeout_ms, job_dir)
         outcome = job.run(shim_path, script_path)
         job.settle_log()
         return job.events, outcome
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def copy_client(target):
+    """A copy the job may read but not change, without bytecode caches."""
+    shutil.copytree(CLIENT, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for root, _dirs, files in os.walk(target):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
 
 
 class OneShotJob:

@@ -100,7 +100,7 @@ def main(
     expect(schema.required).toEqual(['e']);
   });
 
-  it('turns capitalised unknown classes into resources, including quoted forward references', () => {
+  it('turns any class it does not know into a resource, as Windmill does, including quoted forward references', () => {
     const schema = py(`class Postgresql(TypedDict):
     host: str
 
@@ -109,9 +109,42 @@ def main(db: Postgresql, slack: "Slack", s3: Optional[S3Bucket] = None, helper: 
     expect(schema.properties).toEqual({
       db: { type: 'object', format: 'resource-postgresql' },
       slack: { type: 'object', format: 'resource-slack' },
-      s3: { type: 'object', format: 'resource-s3bucket', default: null },
-      helper: {},
+      s3: { type: 'object', format: 'resource-s3_bucket', default: null },
+      helper: { type: 'object', format: 'resource-some_type' },
       odd: {},
+    });
+  });
+
+  it('reads the Windmill convention: a lower-case TypedDict named after the resource type', () => {
+    const schema = py(`from typing import TypedDict
+
+class postgresql(TypedDict):
+    host: str
+    port: int
+
+class c_my_api(TypedDict):
+    token: str
+
+def main(db: postgresql, api: c_my_api | None = None, plain: str = "x"):
+    pass`);
+    expect(schema.properties).toEqual({
+      db: { type: 'object', format: 'resource-postgresql' },
+      api: { type: 'object', format: 'resource-c_my_api', default: null },
+      plain: { type: 'string', default: 'x' },
+    });
+    expect(schema.required).toEqual(['db']);
+  });
+
+  it('names resource types in snake_case, and leaves builtin and typing names alone', () => {
+    const schema = py(`def main(a: PostgresqlConn, b: typing.Callable, c: Decimal, d: complex, e: "HTTPRequest", f: List[gcp_service_account]):
+    pass`);
+    expect(schema.properties).toEqual({
+      a: { type: 'object', format: 'resource-postgresql_conn' },
+      b: {},
+      c: {},
+      d: {},
+      e: { type: 'object', format: 'resource-http_request' },
+      f: { type: 'array', items: { type: 'object', format: 'resource-gcp_service_account' } },
     });
   });
 

@@ -130,6 +130,29 @@ export async function main(db: Postgresql, slack: Slack, gh: Github, s3: RT.S3, 
     });
   });
 
+  it('names the resource type of a type name in snake_case, as Windmill does', () => {
+    expect(
+      props(`type PostgresqlConn = { host: string };
+export async function main(a: PostgresqlConn, b: S3Bucket, c: HTTPRequest, d: c_my_type, e: Oauth2Token, f: Resource<'c_custom'>) {}`),
+    ).toEqual({
+      a: { type: 'object', format: 'resource-postgresql_conn' },
+      b: { type: 'object', format: 'resource-s3_bucket' },
+      c: { type: 'object', format: 'resource-http_request' },
+      d: { type: 'object', format: 'resource-c_my_type' },
+      e: { type: 'object', format: 'resource-oauth2_token' },
+      f: { type: 'object', format: 'resource-c_custom' },
+    });
+  });
+
+  it('asks for a resource also when the type is not declared in the script, optional or in a list', () => {
+    expect(props('export async function main(db: Postgresql, dbs: Postgresql[], spare?: Mysql, other: Mysql | undefined) {}')).toEqual({
+      db: { type: 'object', format: 'resource-postgresql' },
+      dbs: { type: 'array', items: { type: 'object', format: 'resource-postgresql' } },
+      spare: { type: 'object', format: 'resource-mysql' },
+      other: { type: 'object', format: 'resource-mysql' },
+    });
+  });
+
   it('expands an alias that stands for plain data instead of calling it a resource', () => {
     expect(
       props(`type Mode = 'fast' | 'slow';

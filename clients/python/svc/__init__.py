@@ -1,0 +1,107 @@
+"""svc: what a running job needs from the svc API.
+
+Every job can `import svc` without installing anything: the runner puts this package beside the
+script. Standard library only, so it runs as shipped on any Python 3.11+, locally and in the
+python3.12 sandbox Lambda.
+
+The environment is read on every call, never cached: a warm process serves many jobs, each with
+its own token, workspace and ids.
+"""
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+
+__all__ = ["ApiError", "get_context", "get_resource", "get_variable"]
+
+# get_context() key -> the environment variable the worker sets for the job.
+_CONTEXT_ENV = {
+    "workspace": "OV_WORKSPACE",
+    "job_id": "OV_JOB_ID",
+    "job_path": "OV_JOB_PATH",
+    "username": "OV_USERNAME",
+    "flow_job_id": "OV_FLOW_JOB_ID",
+    "flow_path": "OV_FLOW_PATH",
+    "root_flow_job_id": "OV_ROOT_FLOW_JOB_ID",
+    "base_url": "BASE_INTERNAL_URL",
+}
+
+
+class ApiError(Exception):
+    """A non-2xx answer of the API. `status` is the HTTP status; the message never holds the token."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def get_resource(path):
+    """The value of the resource at `path`, with any `$var:` references inside it resolved."""
+    route = "resources/get_value_interpolated/" + _encode_path(_strip_prefix(path, "$res:", "get_resource"))
+    return _api_get(route, f"get_resource({path!r})")
+
+
+def get_variable(path):
+    """The value of the variable at `path` (secret variables come back decrypted)."""
+    what = f"get_variable({path!r})"
+    body = _api_get("variables/get/" + _encode_path(_strip_prefix(path, "$var:", "get_variable")), what)
+    if not isinstance(body, dict) or "value" not in body:
+        raise RuntimeError(f"svc: {what}: the API answered without a value")
+    return body["value"]
+
+
+def get_context():
+    """Who and where this job is; a variable the job was not given is None."""
+    return {key: os.environ.get(name) for key, name in _CONTEXT_ENV.items()}
+
+
+def _strip_prefix(path, prefix, fn):
+    # Windmill's clients accept `$res:u/x/y` as well as `u/x/y`, so a bound argument can be passed on.
+    if not isinstance(path, str) or not path:
+        raise TypeError(f'svc: {fn} needs a path such as "u/alice/db"')
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
+def _encode_path(path):
+    # Each segment on its own, so the slashes of `f/folder/name` stay separators.
+    return "/".join(urllib.parse.quote(segment, safe="") for segment in path.split("/"))
+
+
+def _required(name):
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"svc: {name} is not set; the client works inside a svc job, which is given it")
+    return value
+
+
+def _api_get(route, what):
+    base = _required("BASE_INTERNAL_URL").rstrip("/")
+    url = f"{base}/api/w/{urllib.parse.quote(_required('OV_WORKSPACE'), safe='')}/{route}"
+    request = urllib.request.Request(
+        url, headers={"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            text = response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        text = error.read().decode("utf-8", errors="replace")
+        # `from None`: the chained HTTPError would repeat the request in the traceback for nothing.
+        raise ApiError(f"svc: {what} failed with status {error.code}: {_error_message(text, error.reason)}", error.code) from None
+    except urllib.error.URLError as error:
+        raise ConnectionError(f"svc: {what}: could not reach {base}: {error.reason}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise RuntimeError(f"svc: {what}: the API answered something that is not JSON") from None
+
+
+def _error_message(text, reason):
+    # The API answers errors as {"error": {"code", "message"}}; anything else is shown briefly.
+    try:
+        message = json.loads(text)["error"]["message"]
+        if isinstance(message, str):
+            return message
+    except (ValueError, TypeError, KeyError):
+        pass
+    return text.strip()[:200] or str(reason or "no message")

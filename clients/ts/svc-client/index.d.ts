@@ -1,0 +1,43 @@
+/**
+ * svc-client: what a running job needs from the svc API. Import it in a script with no install
+ * step: `import * as svc from 'svc-client'`. The job's environment (OV_TOKEN, OV_WORKSPACE,
+ * BASE_INTERNAL_URL, ...) is read on every call.
+ */
+
+/** Who and where the running job is; a variable the job was not given is null. */
+export interface JobContext {
+  /** OV_WORKSPACE */
+  workspace: string | null;
+  /** OV_JOB_ID */
+  jobId: string | null;
+  /** OV_JOB_PATH: the path of the script the job runs */
+  jobPath: string | null;
+  /** OV_USERNAME: who triggered the job */
+  username: string | null;
+  /** OV_FLOW_JOB_ID: the flow job this job is a step of */
+  flowJobId: string | null;
+  /** OV_FLOW_PATH */
+  flowPath: string | null;
+  /** OV_ROOT_FLOW_JOB_ID: the outermost flow job */
+  rootFlowJobId: string | null;
+  /** BASE_INTERNAL_URL: where the job reaches the API */
+  baseUrl: string | null;
+}
+
+/** A non-2xx answer of the API; the message carries the status and the API's own message. */
+export declare class ApiError extends Error {
+  readonly status: number;
+  constructor(message: string, status: number);
+}
+
+/**
+ * The value of the resource at `path` (`u/alice/db`, or `$res:u/alice/db`), with any `$var:`
+ * references inside it resolved. Throws ApiError when the job may not read it or it is missing.
+ */
+export declare function getResource<T = any>(path: string): Promise<T>;
+
+/** The value of the variable at `path` (`u/alice/key`, or `$var:u/alice/key`). */
+export declare function getVariable(path: string): Promise<string>;
+
+/** The running job's context, from its environment. */
+export declare function getContext(): JobContext;

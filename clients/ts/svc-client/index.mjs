@@ -1,0 +1,97 @@
+// svc-client: what a running job needs from the svc API. Every job finds this package without an
+// install step (the runner puts it beside the script). Plain JavaScript with no dependencies, so
+// it runs as shipped on any Node with fetch, locally and in the sandbox Lambda.
+//
+// The environment is read on every call, never cached: a warm process serves many jobs, each
+// with its own token, workspace and ids.
+
+/** A non-2xx answer of the API. `status` is the HTTP status; the message never holds the token. */
+export class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+/** The value of the resource at `path`, with any `$var:` references inside it resolved. */
+export async function getResource(path) {
+  const route = `resources/get_value_interpolated/${encodePath(stripPrefix(path, '$res:', 'getResource'))}`;
+  return apiGet(route, `getResource(${JSON.stringify(path)})`);
+}
+
+/** The value of the variable at `path` (secret variables come back decrypted). */
+export async function getVariable(path) {
+  const what = `getVariable(${JSON.stringify(path)})`;
+  const body = await apiGet(`variables/get/${encodePath(stripPrefix(path, '$var:', 'getVariable'))}`, what);
+  if (body === null || typeof body !== 'object' || !('value' in body)) {
+    throw new Error(`svc-client: ${what}: the API answered without a value`);
+  }
+  return body.value;
+}
+
+/** Who and where this job is; a variable the job was not given is null. */
+export function getContext() {
+  const env = (name) => process.env[name] ?? null;
+  return {
+    workspace: env('OV_WORKSPACE'),
+    jobId: env('OV_JOB_ID'),
+    jobPath: env('OV_JOB_PATH'),
+    username: env('OV_USERNAME'),
+    flowJobId: env('OV_FLOW_JOB_ID'),
+    flowPath: env('OV_FLOW_PATH'),
+    rootFlowJobId: env('OV_ROOT_FLOW_JOB_ID'),
+    baseUrl: env('BASE_INTERNAL_URL'),
+  };
+}
+
+/** Windmill's clients accept `$res:u/x/y` as well as `u/x/y`, so a bound argument can be passed on. */
+function stripPrefix(path, prefix, fn) {
+  if (typeof path !== 'string' || path === '') throw new TypeError(`svc-client: ${fn} needs a path such as "u/alice/db"`);
+  return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+}
+
+/** Each segment on its own, so the slashes of `f/folder/name` stay separators. */
+function encodePath(path) {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`svc-client: ${name} is not set; the client works inside a svc job, which is given it`);
+  return value;
+}
+
+async function apiGet(route, what) {
+  const base = required('BASE_INTERNAL_URL').replace(/\/+$/, '');
+  const url = `${base}/api/w/${encodeURIComponent(required('OV_WORKSPACE'))}/${route}`;
+  const token = required('OV_TOKEN');
+  let response;
+  try {
+    response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+  } catch (error) {
+    // fetch says only "fetch failed"; the reason (refused, DNS, reset) is in its cause.
+    const reason = error?.cause?.message ?? error?.message ?? String(error);
+    throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    throw new ApiError(`svc-client: ${what} failed with status ${response.status}: ${errorMessage(text, response.statusText)}`, response.status);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`svc-client: ${what}: the API answered something that is not JSON`);
+  }
+}
+
+/** The API answers errors as {"error": {"code", "message"}}; anything else is shown briefly. */
+function errorMessage(text, statusText) {
+  try {
+    const message = JSON.parse(text)?.error?.message;
+    if (typeof message === 'string') return message;
+  } catch {
+    // not JSON: a proxy's page, say
+  }
+  return text.trim().slice(0, 200) || statusText || 'no message';
+}
