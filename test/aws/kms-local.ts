@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { CreateKeyCommand, KMSClient, ListKeysCommand, ScheduleKeyDeletionCommand } from '@aws-sdk/client-kms';
 import { externalEndpoint } from './dynamodb-local.js';
 import { clientConfig } from './emulator-endpoints.js';
+import { collectOutput } from './child-output.js';
 
 /**
  * KMS for the aws tier: moto's server (python3, `import moto`; the machine image has moto 5 for
@@ -104,16 +105,6 @@ async function answers(endpoint: string): Promise<boolean> {
   }
 }
 
-/** Keeps the last output (werkzeug logs to stderr) and drains the pipes, which would block moto when full. */
-function collectOutput(child: ChildProcess): () => string {
-  let text = '';
-  const keep = (chunk: Buffer) => {
-    text = (text + chunk.toString('utf8')).slice(-8_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return () => text;
-}
 
 async function killAndWait(child: ChildProcess): Promise<void> {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
