@@ -54,7 +54,14 @@ export interface JobError {
 export interface Job {
   id: string;
   workspace_id: string;
-  kind: 'script';
+  /**
+   * `script`: a script version run on its own; `flow`: a flow run (`script_path` is the flow's
+   * path, `script_hash` its version id); `flowstep`: an inline script of a flow, whose code lives
+   * in the flow version (`script_hash` is `<flow version>:<module id>`).
+   */
+  kind: 'script' | 'flow' | 'flowstep';
+  /** The flow job this job is a step or sub-flow of. */
+  parent_job: string | null;
   script_path: string;
   script_hash: string;
   language: Language;
@@ -120,7 +127,7 @@ export interface TokenRecord {
  * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
  * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
  */
-export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable';
+export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'sequence';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;
@@ -213,6 +220,14 @@ export interface SecretCipher {
   encrypt(plaintext: string, context: Record<string, string>): Promise<string>;
   /** Throws when the ciphertext was altered or the context does not match. */
   decrypt(ciphertext: string, context: Record<string, string>): Promise<string>;
+}
+
+/**
+ * Makes a flow job's interpreter run again (core/flows/advance.ts) after something changed: a step
+ * finished, an approval arrived, a timeout is due. Local: in-process; AWS: a message to the worker.
+ */
+export interface FlowDriver {
+  wake(workspaceId: string, flowJobId: string): Promise<void>;
 }
 
 /** Hands accepted jobs to workers (local: queue table + pool; AWS: SQS). */

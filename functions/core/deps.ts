@@ -1,4 +1,4 @@
-import type { BlobStore, Clock, CodeRunner, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -21,6 +21,7 @@ export interface CoreConfig {
 export interface CoreDeps {
   store: Store;
   queue: JobQueue;
+  flows: FlowDriver;
   signals: JobSignals;
   blobs: BlobStore;
   cipher: SecretCipher;

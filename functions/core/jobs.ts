@@ -43,6 +43,7 @@ export async function pushJob(
     id,
     workspace_id: script.workspace_id,
     kind: 'script',
+    parent_job: null,
     script_path: script.path,
     script_hash: script.hash,
     language: script.language,
@@ -109,6 +110,9 @@ export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reas
   if (!won) throw conflict(`job ${id} finished before it could be canceled`);
   deps.signals.notify(id);
   deps.signals.notify(cancelSignal(id));
+  // A cancelled flow stops its steps; a cancelled step lets its flow fail or go on.
+  if (job.kind === 'flow') await deps.flows.wake(workspaceId, job.id);
+  if (job.parent_job) await deps.flows.wake(workspaceId, job.parent_job);
   return getJob(deps, workspaceId, id);
 }
 
@@ -138,6 +142,8 @@ export function jobView(job: Job) {
     result: job.result,
     args: job.args,
     logs: job.logs,
+    job_kind: job.kind,
+    parent_job: job.parent_job,
     script_path: job.script_path,
     script_hash: job.script_hash,
     language: job.language,

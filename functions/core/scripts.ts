@@ -42,6 +42,7 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;
   }
+  if (await store.getEntity('flow', workspaceId, input.path)) throw conflict(`a flow already exists at ${input.path}`);
   const latest = await store.getLatestScript(workspaceId, input.path);
   const parentHash = input.parent_hash ?? null;
   // Optimistic concurrency: a new version must name the version it replaces, so two editors

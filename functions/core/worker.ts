@@ -4,7 +4,11 @@ import { jobPrincipal } from './auth.js';
 import { Rights } from './permissions.js';
 import { BindingError, resolveArgs } from './bindings.js';
 import type { WorkerDeps } from './deps.js';
-import type { Job, JobCompletion, RunOutcome } from '../ports.js';
+import { advanceFlow } from './flows/advance.js';
+import { findFlowVersion } from './flows/flows.js';
+import { findModule } from './flows/definition.js';
+import { inferSchema } from './schema/index.js';
+import type { Job, JobCompletion, Language, RunOutcome, ScriptVersion } from '../ports.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -20,10 +24,11 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   // No job outlives the instance's job timeout, so a lease of that plus a margin is never cut short.
   const job = await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString());
   if (!job) return;
+  if (job.kind === 'flow') return advanceFlow(deps, job.workspace_id, job.id);
 
-  const script = await store.getScriptByHash(job.workspace_id, job.script_hash);
+  const script = await jobCode(deps, job);
   if (!script) {
-    await finish(deps, jobId, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${job.script_hash} no longer exists` } }, logs: '' });
+    await finish(deps, job, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${job.script_hash} no longer exists` } }, logs: '' });
     return;
   }
 
@@ -33,7 +38,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   } catch (e) {
     if (!(e instanceof BindingError)) throw e;
     // Spec 5.5 / 7.5: a reference the job's identity may not read fails the job, naming only the reference.
-    await finish(deps, jobId, { status: 'failed', result: { error: { name: e.name, message: e.message } }, logs: '' });
+    await finish(deps, job, { status: 'failed', result: { error: { name: e.name, message: e.message } }, logs: '' });
     return;
   }
 
@@ -69,6 +74,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
           OV_JOB_ID: jobId,
           OV_JOB_PATH: job.script_path,
           OV_USERNAME: job.created_by,
+          ...(await flowContext(deps, job)),
         },
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
@@ -91,7 +97,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   await streamWrites;
   await finish(
     deps,
-    jobId,
+    job,
     outcome.ok
       ? { status: 'success', result: outcome.result, logs }
       : { status: 'failed', result: { error: outcome.error }, logs },
@@ -108,10 +114,52 @@ async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unk
   return resolveArgs(deps, rights, args);
 }
 
-async function finish(deps: WorkerDeps, jobId: string, completion: JobCompletion): Promise<void> {
+async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Promise<void> {
   // Returns false when the job was canceled meanwhile: the cancellation stands.
-  await deps.store.completeJob(jobId, completion, deps.clock.now().toISOString());
-  deps.signals.notify(jobId);
+  await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
+  deps.signals.notify(job.id);
+  // A flow step is done: its flow can go on.
+  if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);
+}
+
+/** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */
+async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, string>> {
+  if (!job.parent_job) return {};
+  const parent = await deps.store.getJob(job.workspace_id, job.parent_job);
+  if (!parent) return {};
+  let root = parent;
+  for (let depth = 0; root.parent_job && depth < 20; depth++) {
+    const up = await deps.store.getJob(job.workspace_id, root.parent_job);
+    if (!up) break;
+    root = up;
+  }
+  return { OV_FLOW_JOB_ID: parent.id, OV_FLOW_PATH: root.script_path, OV_ROOT_FLOW_JOB_ID: root.id };
+}
+
+/** The code a job runs: a script version, or an inline script of a flow version. */
+async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null> {
+  if (job.kind !== 'flowstep') return deps.store.getScriptByHash(job.workspace_id, job.script_hash);
+  const [version, moduleId] = job.script_hash.split(':');
+  const flow = await findFlowVersion(deps.store, job.workspace_id, Number(version));
+  const module = flow && findModule(flow.value.modules, moduleId);
+  if (!flow || module?.value.type !== 'rawscript') return null;
+  const language = module.value.language as Language;
+  return {
+    workspace_id: job.workspace_id,
+    path: job.script_path,
+    // Warm processes are reused per hash: one per flow version and step.
+    hash: `flow-${job.script_hash}`,
+    parent_hash: null,
+    content: module.value.content,
+    language,
+    summary: module.summary ?? '',
+    description: '',
+    schema: inferSchema(language, module.value.content),
+    delete_after_use: false,
+    timeout: null,
+    created_by: flow.created_by,
+    created_at: flow.created_at,
+  };
 }
 
 /** Aborts the run when the job is canceled through the API while it runs. */

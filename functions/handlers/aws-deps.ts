@@ -28,10 +28,13 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const secretsClient = new SecretsManagerClient({});
   const secrets = await loadSecrets(config.secrets, secretsManagerReader(secretsClient)).finally(() => secretsClient.destroy());
   const blobs = new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName });
+  // One queue carries both jobs to run and flows to advance: the worker does both.
+  const jobsQueue = new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl });
   const deps: CoreDeps = {
     // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
     store: new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName, blobs }),
-    queue: new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }),
+    queue: jobsQueue,
+    flows: jobsQueue,
     signals: new InProcessJobSignals({ holdProcess: true }),
     blobs,
     cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),

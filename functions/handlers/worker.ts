@@ -4,6 +4,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkerDeps } from '../core/deps.js';
 import { executeJob } from '../core/worker.js';
+import { advanceFlow } from '../core/flows/advance.js';
 import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
@@ -25,7 +26,12 @@ export function createWorkerHandler(sandboxInvoker: (shell: AwsShell) => Sandbox
 
   const runJobs = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const deps = await workerDeps();
-    const settled = await Promise.allSettled(event.Records.map(async (record) => executeJob(deps, decodeJobMessage(record.body).jobId)));
+    const settled = await Promise.allSettled(
+      event.Records.map(async (record) => {
+        const message = decodeJobMessage(record.body);
+        return message.action === 'advance' ? advanceFlow(deps, message.workspaceId, message.jobId) : executeJob(deps, message.jobId);
+      }),
+    );
     // What the middleware expects: it answers Lambda with `{ batchItemFailures }` in their place.
     return settled as unknown as SQSBatchResponse;
   };

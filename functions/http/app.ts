@@ -13,6 +13,7 @@ import { workspaceMemberRoutes, workspaceRoutes } from './workspace-routes.js';
 import { authRoutes } from './auth-routes.js';
 import { groupFolderRoutes } from './group-folder-routes.js';
 import { resourceVariableRoutes } from './resource-variable-routes.js';
+import { flowRoutes } from './flow-routes.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
@@ -43,13 +44,16 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.use('/api/*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
+    // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
+    if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
     c.set('principal', await authenticate(deps, credentials));
     await next();
   });
   app.use('/api/w/:workspace/*', async (c, next) => {
     const workspace = await requireWorkspace(deps.store, c.req.param('workspace'));
     c.set('workspace', workspace);
-    c.set('rights', await Rights.load(deps, c.get('principal'), workspace.id));
+    const principal = c.get('principal');
+    if (principal) c.set('rights', await Rights.load(deps, principal, workspace.id));
     await next();
   });
 
@@ -58,6 +62,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
   app.route('/api/w/:workspace', groupFolderRoutes(deps));
   app.route('/api/w/:workspace', resourceVariableRoutes(deps));
+  app.route('/api/w/:workspace', flowRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
@@ -66,6 +71,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/auth/login']);
+const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 
 /** Spec 5.1: the header is preferred; `?token=` is the alternative for clients that cannot set one. */
 function bearerToken(header: string | undefined, query: string | undefined): string | null {

@@ -6,6 +6,8 @@ import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
+import { getFlowRun } from '../core/flows/advance.js';
+import { withFlowStatus } from '../core/flows/run-state.js';
 
 const listQuery = z.object({
   script_path_exact: z.string().optional(),
@@ -19,7 +21,9 @@ export function jobRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.get('/jobs_u/get/:id', async (c) => {
-    return c.json(jobView(await getVisibleJob(deps, c.get('rights'), c.req.param('id'))));
+    const job = await getVisibleJob(deps, c.get('rights'), c.req.param('id'));
+    const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+    return c.json(withFlowStatus(jobView(job), run));
   });
 
   r.get('/jobs_u/completed/get_result/:id', async (c) => {

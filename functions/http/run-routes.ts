@@ -3,44 +3,63 @@ import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
 import { argsFromRequest } from '../core/payload.js';
 import { getVisibleJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
+import { pushFlowJob, resolveFlowByPath, resolveFlowVersion } from '../core/flows/run-flow.js';
+import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
 import { jobUpdates } from '../core/job-updates.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 
+type Target = RunTarget | { by: 'flow_version'; version: string };
+
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const r = new Hono<AppEnv>();
 
-  const push = async (c: Context<AppEnv>, target: RunTarget) => {
-    const principal = c.get('principal');
+  const argsOf = async (c: Context<AppEnv>) => {
     const workspace = c.get('workspace');
-    const script = await resolveTarget(deps, c.get('rights'), target);
-    const args = await argsFromRequest(await toIncoming(c), {
+    return argsFromRequest(await toIncoming(c), {
       workspaceId: workspace.id,
       objectStorageEnabled: workspace.object_storage_enabled,
       blobs: deps.blobs,
       includeHeaders: deps.config.includeHeaders,
       newId: newUuid,
     });
-    return pushJob(deps, principal, script, args);
   };
 
-  const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
+  /** A path names a script or a flow (never both); `fv/<id>` a flow version. */
+  const push = async (c: Context<AppEnv>, target: Target): Promise<Job> => {
+    const principal = c.get('principal');
+    const rights = c.get('rights');
+    if (target.by === 'flow_version') {
+      const flow = await resolveFlowVersion(deps, rights, target.version);
+      return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
+    }
+    if (target.by === 'path') {
+      rights.check('jobs', 'run', target.path);
+      const flow = await resolveFlowByPath(deps, rights, target.path);
+      if (flow) return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
+    }
+    const script = await resolveTarget(deps, rights, target);
+    return pushJob(deps, principal, script, await argsOf(c));
+  };
 
-  const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
+  const runAsync = async (c: Context<AppEnv>, target: Target) => c.text((await push(c, target)).id, 201);
+
+  const runSync = async (c: Context<AppEnv>, target: Target) => {
     const shaped = await syncResponse(deps, await push(c, target));
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
 
-  const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
+  const runStream = async (c: Context<AppEnv>, target: Target) => {
     const job = await push(c, target);
     return sse(c, deps, job.workspace_id, job.id, true, sseKeepAliveMs);
   };
 
-  const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
-  const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
+  const byPath = (c: Context<AppEnv>): Target => ({ by: 'path', path: c.req.param('path') as string });
+  const byVersion = (c: Context<AppEnv>): Target => ({ by: 'flow_version', version: c.req.param('version') as string });
+  const byHash = (c: Context<AppEnv>): Target => ({ by: 'hash', hash: c.req.param('hash') as string });
 
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
@@ -48,6 +67,13 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   r.on(['GET', 'POST'], '/jobs/run_wait_result/h/:hash', (c) => runSync(c, byHash(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/p/:path{.+}', (c) => runStream(c, byPath(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/h/:hash', (c) => runStream(c, byHash(c)));
+  r.post('/jobs/run/fv/:version', (c) => runAsync(c, byVersion(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/fv/:version', (c) => runSync(c, byVersion(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/fv/:version', (c) => runStream(c, byVersion(c)));
+  // DESIGN.md: `/f/<path>` is accepted as an alias for flows.
+  r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byPath(c)));
 
   // The spec writes `job_u`; Windmill clients use `jobs_u`: both reach the same stream.
   for (const prefix of ['/job_u', '/jobs_u']) {

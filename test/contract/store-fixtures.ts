@@ -58,6 +58,7 @@ export function aJob(workspaceId: string, overrides: Partial<Job> = {}): Job {
     id: randomUUID(),
     workspace_id: workspaceId,
     kind: 'script',
+    parent_job: null,
     script_path: 'f/jobs/run',
     script_hash: uid('h'),
     language: 'python3',

@@ -170,6 +170,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect((await store.getJob(ws, noArgs.id))?.args).toBeNull();
       });
 
+      it('keeps the kind of a job and the flow job it belongs to', async () => {
+        const ws = await newWorkspace();
+        const flow = aJob(ws, { kind: 'flow', script_hash: '17' });
+        const step = aJob(ws, { kind: 'flowstep', parent_job: flow.id, script_hash: '17:a' });
+        await store.insertJob(flow);
+        await store.insertJob(step);
+        expect(await store.getJob(ws, flow.id)).toEqual(flow);
+        expect(await store.getJob(ws, step.id)).toEqual(step);
+      });
+
       it('claims a queued job once: running, started, one more attempt', async () => {
         const ws = await newWorkspace();
         const job = aJob(ws);

@@ -9,6 +9,7 @@ its own token, workspace and ids.
 """
 import json
 import os
+import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -49,6 +50,18 @@ def get_variable(path):
     if not isinstance(body, dict) or "value" not in body:
         raise RuntimeError(f"svc: {what}: the API answered without a value")
     return body["value"]
+
+
+def get_resume_urls(approver=None):
+    """Resume and cancel URLs for this job as an approval step, plus its approval page.
+
+    Each call makes a fresh resume id, so each URL handed out counts as one approval.
+    """
+    resume_id = secrets.randbelow(2**32)
+    query = "?approver=" + urllib.parse.quote(approver, safe="") if approver else ""
+    route = f"jobs/resume_urls/{urllib.parse.quote(_required('OV_JOB_ID'), safe='')}/{resume_id}{query}"
+    urls = _api_get(route, "get_resume_urls()")
+    return {"resume": urls["resume"], "cancel": urls["cancel"], "approval_page": urls["approvalPage"]}
 
 
 def get_context():

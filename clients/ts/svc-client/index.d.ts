@@ -41,3 +41,12 @@ export declare function getVariable(path: string): Promise<string>;
 
 /** The running job's context, from its environment. */
 export declare function getContext(): JobContext;
+
+export interface ResumeUrls {
+  resume: string;
+  cancel: string;
+  approvalPage: string;
+}
+
+/** Resume and cancel URLs for this job as an approval step, plus its approval page; each call counts once. */
+export function getResumeUrls(approver?: string): Promise<ResumeUrls>;

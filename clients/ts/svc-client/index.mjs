@@ -30,6 +30,17 @@ export async function getVariable(path) {
   return body.value;
 }
 
+/**
+ * Resume and cancel URLs for this job as an approval step (spec 4.8, 4.9), plus its approval page.
+ * Each call makes a fresh resume id, so each URL handed out counts as one approval. `approver`
+ * names who the URL is meant for (shown as the approver unless someone logs in).
+ */
+export async function getResumeUrls(approver) {
+  const resumeId = Math.floor(Math.random() * 2 ** 32);
+  const query = approver ? `?approver=${encodeURIComponent(approver)}` : '';
+  return apiGet(`jobs/resume_urls/${encodeURIComponent(required('OV_JOB_ID'))}/${resumeId}${query}`, 'getResumeUrls()');
+}
+
 /** Who and where this job is; a variable the job was not given is null. */
 export function getContext() {
   const env = (name) => process.env[name] ?? null;

@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Job, JobQueue } from '../../ports.js';
+import type { FlowDriver, Job, JobQueue } from '../../ports.js';
 
 /**
  * What a jobs-queue message carries: a reference, never the job itself. The job (arguments
@@ -8,10 +8,12 @@ import type { Job, JobQueue } from '../../ports.js';
 export interface JobMessage {
   jobId: string;
   workspaceId: string;
+  /** `run` (the default): claim and run the job; `advance`: run the flow interpreter on a flow job. */
+  action?: 'run' | 'advance';
 }
 
-/** Hands accepted jobs to the worker Lambda through the SQS jobs queue. */
-export class SqsJobQueue implements JobQueue {
+/** Hands accepted jobs, and flows to advance, to the worker Lambda through the SQS jobs queue. */
+export class SqsJobQueue implements JobQueue, FlowDriver {
   private readonly client: SQSClient;
   private readonly queueUrl: string;
 
@@ -23,10 +25,14 @@ export class SqsJobQueue implements JobQueue {
   async enqueue(job: Job): Promise<void> {
     await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: job.id, workspaceId: job.workspace_id }) }));
   }
+
+  async wake(workspaceId: string, flowJobId: string): Promise<void> {
+    await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: flowJobId, workspaceId, action: 'advance' }) }));
+  }
 }
 
 export function encodeJobMessage(message: JobMessage): string {
-  return JSON.stringify({ jobId: message.jobId, workspaceId: message.workspaceId });
+  return JSON.stringify({ jobId: message.jobId, workspaceId: message.workspaceId, ...(message.action === 'advance' ? { action: 'advance' } : {}) });
 }
 
 /**
@@ -40,9 +46,10 @@ export function decodeJobMessage(body: string): JobMessage {
   } catch {
     throw new Error(`jobs queue message is not JSON: ${body.slice(0, 200)}`);
   }
-  const { jobId, workspaceId } = (parsed ?? {}) as Partial<Record<keyof JobMessage, unknown>>;
+  const { jobId, workspaceId, action } = (parsed ?? {}) as Partial<Record<keyof JobMessage, unknown>>;
   if (typeof jobId !== 'string' || !jobId || typeof workspaceId !== 'string' || !workspaceId) {
     throw new Error(`jobs queue message lacks jobId/workspaceId: ${body.slice(0, 200)}`);
   }
-  return { jobId, workspaceId };
+  if (action !== undefined && action !== 'run' && action !== 'advance') throw new Error(`jobs queue message has an unknown action: ${body.slice(0, 200)}`);
+  return { jobId, workspaceId, action: action ?? 'run' };
 }

@@ -9,6 +9,7 @@ import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
 import { SqliteStore } from './sqlite-store.js';
+import { LocalFlowDriver } from './local-flow-driver.js';
 import { LocalWorkerPool } from './worker-pool.js';
 import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { FileBlobStore } from './file-blob-store.js';
@@ -34,6 +35,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   chmodSync(runDir, 0o711);
   const runner = createLocalRunner({ workDir: runDir });
   const pool = new LocalWorkerPool(store, config.workers);
+  const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
 
   const { newAdminToken } = await bootstrapInstance(store, clock, {
@@ -44,6 +46,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const deps: WorkerDeps = {
     store,
     queue: pool,
+    flows,
     signals: new InProcessJobSignals({ holdProcess: false }),
     blobs: new FileBlobStore(join(config.dataDir, 'objects')),
     // Its own key rather than the signing key: each can then be replaced without the other.
@@ -61,12 +64,14 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Jobs a crash left `running` are run again (at-least-once), then the pool takes the queue.
   await store.requeueInterrupted();
   pool.start(deps);
+  flows.start(deps);
 
   return {
     url,
     newAdminToken,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await flows.stop();
       await pool.stop();
       await runner.close();
       store.close();

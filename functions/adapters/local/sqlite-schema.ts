@@ -95,4 +95,6 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (kind, workspace_id, key)
   ) WITHOUT ROWID;
   `,
+  // Flow steps and sub-flows point at the flow job that runs them.
+  `ALTER TABLE jobs ADD COLUMN parent_job TEXT;`,
 ];

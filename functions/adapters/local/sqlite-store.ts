@@ -96,8 +96,8 @@ export class SqliteStore implements Store {
 
   async insertJob(job: Job) {
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_at, delete_after_use)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_at, @delete_after_use)`,
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_at, delete_after_use, parent_job)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_at, @delete_after_use, @parent_job)`,
     ).run({ ...job, args: JSON.stringify(job.args), delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
@@ -265,6 +265,7 @@ function toJob(r: Row): Job {
     id: r.id,
     workspace_id: r.workspace_id,
     kind: r.kind,
+    parent_job: r.parent_job ?? null,
     script_path: r.script_path,
     script_hash: r.script_hash,
     language: r.language,

@@ -1,0 +1,364 @@
+import { newUuid } from '../crypto.js';
+import { cancelSignal, isFinished } from '../jobs.js';
+import { jobPrincipal } from '../auth.js';
+import { Rights } from '../permissions.js';
+import { getEntityValue } from '../entities.js';
+import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
+import { findFlowVersion, findLatestFlow } from './flows.js';
+import { expressionScope, type FlowRun, type FlowStep } from './run-state.js';
+import type { FlowModule } from './definition.js';
+import type { WorkerDeps } from '../deps.js';
+import type { Entity, Job, Language } from '../../ports.js';
+
+/**
+ * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
+ * waiting — starting the next step, collecting a finished one, suspending, resuming, failing or
+ * finishing. It is called whenever something may have changed (the flow job starts, a step job
+ * finishes, an approval or cancel arrives, a suspend timeout is due) and may be called any number
+ * of times: the run is stored with optimistic versions, and jobs are started only after the state
+ * naming them was stored, so a crash or a concurrent call never loses or doubles a step.
+ */
+
+const ATTEMPTS = 20;
+
+/** Effects to carry out once the new state is stored. */
+interface Effects {
+  push: Job[];
+  cancel: Job[];
+}
+
+export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const job = await deps.store.getJob(workspaceId, flowJobId);
+    if (!job || job.kind !== 'flow') return;
+    const entity = (await deps.store.getEntity('flow_run', workspaceId, flowJobId)) as Entity<FlowRun> | null;
+    const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
+    if (!run) return;
+    const effects: Effects = { push: [], cancel: [] };
+    await step(deps, job, run, effects);
+    const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
+    if (!stored) continue;
+    await carryOut(deps, job, run, effects);
+    return;
+  }
+  throw new Error(`flow ${flowJobId}: too many concurrent updates`);
+}
+
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: Entity<FlowRun> | null): Promise<boolean> {
+  const now = deps.clock.now().toISOString();
+  if (!previous) {
+    return deps.store.createEntity({ kind: 'flow_run', workspace_id: workspaceId, key, value: run as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
+  }
+  if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
+  return deps.store.replaceEntity({ ...previous, value: run as unknown as Record<string, unknown>, version: previous.version + 1, updated_at: now } as Entity, previous.version);
+}
+
+/** A top-level flow job's run starts from its version and its arguments. */
+async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
+  const version = await findFlowVersion(deps.store, job.workspace_id, Number(job.script_hash));
+  if (!version) {
+    await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.script_hash} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
+    return null;
+  }
+  return newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {});
+}
+
+export function newRun(flowJob: string, version: number, path: string, modules: FlowModule[], flowInput: Record<string, unknown>, outerResults: Record<string, unknown>): FlowRun {
+  return {
+    flow_job: flowJob,
+    version,
+    path,
+    modules,
+    flow_input: flowInput,
+    outer_results: outerResults,
+    results: {},
+    previous_result: null,
+    resume: null,
+    resumes: [],
+    approvers: [],
+    index: 0,
+    step: null,
+    status: 'running',
+    events: {},
+    step_modules: {},
+  };
+}
+
+/** Moves the run forward in memory, collecting the jobs to start or stop. */
+async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects): Promise<void> {
+  if (run.status === 'finished') return;
+  if (isFinished(job.status)) {
+    // Cancelled from outside: stop what runs on its behalf.
+    finish(run, { status: job.status as 'canceled', result: job.result });
+    if (run.step?.kind === 'child') effects.cancel.push(run.step.job);
+    if (run.step?.kind === 'children') effects.cancel.push(...run.step.jobs);
+    return;
+  }
+  for (;;) {
+    if ((run.status as FlowRun['status']) === 'finished') return;
+    const current = run.step;
+    if (current === null) {
+      if (run.index >= run.modules.length) return finish(run, { status: 'success', result: run.previous_result });
+      const started = await startModule(deps, job, run, run.modules[run.index], effects);
+      if (!started) continue;
+      return;
+    }
+    const module = run.modules[run.index];
+    if (current.kind === 'suspend') {
+      if (!settleSuspend(deps, run, current, module)) return;
+      continue;
+    }
+    const outcome = await collect(deps, job, current, effects);
+    if (!outcome) return;
+    completeModule(run, module, outcome);
+  }
+}
+
+type Outcome = { ok: boolean; value: unknown; stepJob: string | null };
+
+/** Starts a module; returns false when it completed at once (no job needed). */
+async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, effects: Effects): Promise<boolean> {
+  const scope = expressionScope(run);
+  const v = module.value;
+  try {
+    switch (v.type) {
+      case 'identity':
+        completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
+        return false;
+      case 'rawscript': {
+        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flowstep', path: `${run.path}/${module.id}`, hash: `${run.version}:${module.id}`, language: v.language as Language, args }));
+      }
+      case 'script': {
+        const script = v.hash ? await deps.store.getScriptByHash(flowJob.workspace_id, v.hash) : await deps.store.getLatestScript(flowJob.workspace_id, v.path);
+        if (!script) throw new StepError('ScriptNotFound', `step ${module.id}: no script ${v.hash ?? v.path}`);
+        await requireRunRight(deps, flowJob, script.path, module.id);
+        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
+        return child(run, module, effects, { ...stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'script', path: script.path, hash: script.hash, language: script.language, args }), delete_after_use: false });
+      }
+      case 'flow': {
+        const flow = await findLatestFlow(deps.store, flowJob.workspace_id, v.path);
+        if (!flow) throw new StepError('FlowNotFound', `step ${module.id}: no flow ${v.path}`);
+        await requireRunRight(deps, flowJob, flow.path, module.id);
+        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: flow.path, hash: String(flow.id), language: 'nativets', args }));
+      }
+      case 'branchone': {
+        const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
+        const index = taken.findIndex(Boolean);
+        const modules = index === -1 ? v.default : v.branches[index].modules;
+        if (modules.length === 0) {
+          completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
+          return false;
+        }
+        return child(run, module, effects, await inlineFlow(deps, flowJob, run, module, modules, run.flow_input));
+      }
+      case 'branchall': {
+        const jobs = await Promise.all(v.branches.map((b) => inlineFlow(deps, flowJob, run, module, b.modules, run.flow_input)));
+        return children(run, module, effects, jobs, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
+      }
+      case 'forloopflow': {
+        const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob.workspace_id, [v.iterator.expr], scope);
+        if (!Array.isArray(items)) throw new StepError('InvalidIterator', `step ${module.id}: the iterator is not an array`);
+        // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
+        const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } })));
+        return children(run, module, effects, jobs, v.parallel, jobs.map(() => v.skip_failures));
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof ExpressionError || e instanceof StepError)) throw e;
+    completeModule(run, module, { ok: false, value: { error: { name: e.name, message: e.message, step_id: module.id } }, stepJob: null });
+    return false;
+  }
+}
+
+class StepError extends Error {
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** A flow step runs with the permissions of whoever started the flow. */
+async function requireRunRight(deps: WorkerDeps, flowJob: Job, path: string, moduleId: string): Promise<void> {
+  const user = await deps.store.getUser(flowJob.created_by);
+  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
+  if (!rights?.can('jobs', 'run', path)) throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${path}`);
+}
+
+function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kind']; path: string; hash: string; language: Language; args: Record<string, unknown> }): Job {
+  return {
+    id: newUuid(),
+    workspace_id: flowJob.workspace_id,
+    kind: what.kind,
+    parent_job: run.flow_job,
+    script_path: what.path,
+    script_hash: what.hash,
+    language: what.language,
+    args: what.args,
+    status: 'queued',
+    created_by: flowJob.created_by,
+    created_at: now,
+    started_at: null,
+    completed_at: null,
+    success: null,
+    result: null,
+    logs: '',
+    result_stream: '',
+    streaming: false,
+    attempts: 0,
+    delete_after_use: false,
+    deleted: false,
+  };
+}
+
+/** A branch or iteration: a flow job whose run is stored before the job exists. */
+async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
+  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: `${run.path}/${module.id}`, hash: String(run.version), language: 'nativets', args: flowInput });
+  const inner = newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results });
+  const now = deps.clock.now().toISOString();
+  await deps.store.createEntity({ kind: 'flow_run', workspace_id: job.workspace_id, key: job.id, value: inner as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
+  return job;
+}
+
+function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job): boolean {
+  run.step = { kind: 'child', module: module.id, job };
+  run.step_modules[job.id] = module.id;
+  effects.push.push(job);
+  return true;
+}
+
+function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], parallel: boolean, skipFailures: boolean[]): boolean {
+  if (jobs.length === 0) {
+    completeModule(run, module, { ok: true, value: [], stepJob: null });
+    return false;
+  }
+  const started = parallel ? jobs.length : 1;
+  run.step = { kind: 'children', module: module.id, jobs, parallel, started, skip_failures: skipFailures };
+  effects.push.push(...jobs.slice(0, started));
+  return true;
+}
+
+/** The outcome of the step's job(s), or null while they run. Restarts what a crash lost. */
+async function collect(deps: WorkerDeps, flowJob: Job, current: Extract<FlowStep, { kind: 'child' | 'children' }>, effects: Effects): Promise<Outcome | null> {
+  if (current.kind === 'child') {
+    const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
+    if (!job) {
+      effects.push.push(current.job);
+      return null;
+    }
+    if (!isFinished(job.status)) return null;
+    return { ok: job.status === 'success', value: job.result, stepJob: job.id };
+  }
+  const jobs = await Promise.all(current.jobs.slice(0, current.started).map((j) => deps.store.getJob(flowJob.workspace_id, j.id)));
+  jobs.forEach((j, i) => !j && effects.push.push(current.jobs[i]));
+  const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
+  if (done.length < current.started) return null;
+  if (current.started < current.jobs.length) {
+    // Sequential: the next one starts when the previous one is done.
+    effects.push.push(current.jobs[current.started]);
+    current.started += 1;
+    return null;
+  }
+  const failed = done.findIndex((j, i) => j.status !== 'success' && !current.skip_failures[i]);
+  if (failed !== -1) return { ok: false, value: done[failed].result, stepJob: null };
+  return { ok: true, value: done.map((j) => j.result), stepJob: null };
+}
+
+/** Records a module's outcome: the flow fails, suspends, or moves to the next module. */
+function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): void {
+  run.step = null;
+  if (!outcome.ok && !module.continue_on_error) {
+    return finish(run, { status: 'failed', result: withStep(outcome.value, module.id) });
+  }
+  run.results[module.id] = outcome.value;
+  run.previous_result = outcome.value;
+  if (module.suspend && outcome.ok && outcome.stepJob) {
+    run.step = {
+      kind: 'suspend',
+      module: module.id,
+      resume_job: outcome.stepJob,
+      required: module.suspend.required_events,
+      deadline: null,
+      step_result: outcome.value,
+    };
+    run.status = 'suspended';
+    return;
+  }
+  run.index += 1;
+}
+
+/** Applies approvals, a cancel or a timeout to a suspended step; false while it keeps waiting. */
+function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep, { kind: 'suspend' }>, module: FlowModule): boolean {
+  const now = deps.clock.now();
+  const timeout = module.suspend?.timeout;
+  if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
+  const events = run.events[current.resume_job] ?? { approvals: [] };
+  let error: { name: string; message: string } | null = null;
+  if (events.cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${events.cancel.by}${events.cancel.reason ? `: ${events.cancel.reason}` : ''}` };
+  else if (events.approvals.length >= current.required) {
+    run.resumes = events.approvals.map((a) => a.payload);
+    run.resume = run.resumes[run.resumes.length - 1] ?? {};
+    run.approvers = [...new Set(events.approvals.map((a) => a.approver))];
+  } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
+    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${events.approvals.length} of ${current.required} approvals` };
+  } else {
+    return false;
+  }
+  run.step = null;
+  run.status = 'running';
+  if (error) {
+    // Spec 3 / 7.6: the flow is canceled, or with continue_on_error goes on with an `error` payload.
+    if (!module.continue_on_error) {
+      finish(run, { status: 'canceled', result: { error: { ...error, step_id: module.id } } });
+      return true;
+    }
+    run.resume = { error };
+    run.resumes = [];
+    run.approvers = [];
+    run.previous_result = { error };
+  }
+  run.index += 1;
+  return true;
+}
+
+function withStep(value: unknown, stepId: string): unknown {
+  if (value && typeof value === 'object' && 'error' in value && value.error && typeof value.error === 'object') {
+    return { error: { ...(value.error as object), step_id: (value.error as { step_id?: string }).step_id ?? stepId } };
+  }
+  return { error: { name: 'StepFailed', message: `step ${stepId} failed`, step_id: stepId, result: value } };
+}
+
+function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
+  run.status = 'finished';
+  run.step = null;
+  run.outcome = outcome;
+}
+
+/** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
+async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
+  for (const job of effects.push) {
+    // A crashed earlier attempt may have inserted it already.
+    if (await deps.store.getJob(job.workspace_id, job.id)) continue;
+    await deps.store.insertJob(job);
+    await deps.queue.enqueue(job);
+  }
+  const now = deps.clock.now().toISOString();
+  for (const job of effects.cancel) {
+    if (await deps.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message: 'the flow was canceled' } }, logs: '' }, now)) {
+      deps.signals.notify(job.id);
+      deps.signals.notify(cancelSignal(job.id));
+    }
+  }
+  if (run.outcome && !isFinished(flowJob.status)) {
+    const { status, result } = run.outcome;
+    await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
+  }
+  deps.signals.notify(flowJob.id);
+  if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
+}
+
+/** The run of a flow job, for views and resume checks. */
+export async function getFlowRun(deps: Pick<WorkerDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
+  return getEntityValue<FlowRun>(deps.store, 'flow_run', workspaceId, flowJobId);
+}

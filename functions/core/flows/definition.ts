@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { LANGUAGES } from '../../ports.js';
+
+/**
+ * The shape of a flow (spec 2.4, Windmill's OpenFlow): a list of modules run in order, each a
+ * script (inline or by path), a sub-flow, or a branch/loop holding modules of its own.
+ */
+
+export const transform = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('static'), value: z.unknown() }),
+  z.object({ type: z.literal('javascript'), expr: z.string().min(1).max(10_000) }),
+]);
+export type Transform = z.infer<typeof transform>;
+
+const inputTransforms = z.record(z.string(), transform).default({});
+
+const resumeFormSchema = z
+  .object({
+    properties: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+    required: z.array(z.string()).default([]),
+    order: z.array(z.string()).optional(),
+  })
+  .passthrough();
+
+export const suspendSettings = z.object({
+  /** Approvals needed before the flow goes on. */
+  required_events: z.number().int().min(1).max(100).default(1),
+  /** Seconds after which a flow still missing approvals is cancelled. */
+  timeout: z.number().positive().max(30 * 24 * 3600).optional(),
+  hide_cancel: z.boolean().default(false),
+  resume_form: z.object({ schema: resumeFormSchema }).optional(),
+  /** Only logged-in users may approve. */
+  user_auth_required: z.boolean().default(false),
+  /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
+  self_approval_disabled: z.boolean().default(false),
+  /** Only logged-in members of these groups may approve; may come from another node's output. */
+  user_groups_required: transform.optional(),
+});
+export type SuspendSettings = z.infer<typeof suspendSettings>;
+
+export interface FlowModule {
+  id: string;
+  summary?: string;
+  value: ModuleValue;
+  continue_on_error?: boolean;
+  is_trigger?: boolean;
+  same_worker?: boolean;
+  suspend?: SuspendSettings;
+}
+
+export type ModuleValue =
+  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform> }
+  | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform> }
+  | { type: 'flow'; path: string; input_transforms: Record<string, Transform> }
+  | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
+  | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
+  | { type: 'forloopflow'; iterator: Transform; modules: FlowModule[]; skip_failures: boolean; parallel: boolean; parallelism?: number }
+  | { type: 'identity' };
+
+const MODULE_ID = /^[a-z_][a-z0-9_]{0,63}$/;
+
+export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
+  z.object({
+    id: z.string().regex(MODULE_ID, 'lowercase letters, digits and _, starting with a letter or _'),
+    summary: z.string().max(1000).optional(),
+    value: moduleValue,
+    continue_on_error: z.boolean().optional(),
+    is_trigger: z.boolean().optional(),
+    same_worker: z.boolean().optional(),
+    suspend: suspendSettings.optional(),
+  }),
+) as z.ZodType<FlowModule>;
+
+const modules = z.array(z.lazy(() => flowModule)).max(200);
+
+const moduleValue = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('rawscript'), content: z.string().max(1_000_000), language: z.enum(LANGUAGES as [string, ...string[]]), input_transforms: inputTransforms }),
+  z.object({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
+  z.object({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
+  z.object({
+    type: z.literal('branchone'),
+    branches: z.array(z.object({ summary: z.string().optional(), expr: z.string().min(1), modules })),
+    default: modules.default([]),
+  }),
+  z.object({
+    type: z.literal('branchall'),
+    branches: z.array(z.object({ summary: z.string().optional(), skip_failure: z.boolean().optional(), modules })),
+    parallel: z.boolean().default(true),
+  }),
+  z.object({
+    type: z.literal('forloopflow'),
+    iterator: transform,
+    modules,
+    skip_failures: z.boolean().default(false),
+    parallel: z.boolean().default(false),
+    parallelism: z.number().int().min(1).max(100).optional(),
+  }),
+  z.object({ type: z.literal('identity') }),
+]);
+
+export const flowValue = z.object({
+  modules,
+  /** The module at whose completion sync endpoints answer; the flow goes on asynchronously (spec 4.4). */
+  early_return: z.string().optional(),
+});
+export type FlowValue = { modules: FlowModule[]; early_return?: string };
+
+/** Every module of the flow, nested ones included, in definition order. */
+export function allModules(list: readonly FlowModule[]): FlowModule[] {
+  return list.flatMap((m) => [m, ...allModules(childLists(m.value).flat())]);
+}
+
+export function childLists(v: ModuleValue): FlowModule[][] {
+  switch (v.type) {
+    case 'branchone':
+      return [...v.branches.map((b) => b.modules), v.default];
+    case 'branchall':
+      return v.branches.map((b) => b.modules);
+    case 'forloopflow':
+      return [v.modules];
+    default:
+      return [];
+  }
+}
+
+export function findModule(list: readonly FlowModule[], id: string): FlowModule | undefined {
+  return allModules(list).find((m) => m.id === id);
+}

@@ -1,0 +1,69 @@
+import { sha256Hex } from '../crypto.js';
+import { newUuid } from '../crypto.js';
+import type { Transform } from './definition.js';
+import type { WorkerDeps } from '../deps.js';
+
+/**
+ * JavaScript expressions of a flow (input transforms, branch conditions, loop iterators) run in the
+ * sandbox like user code, never in the API or worker process: they are user code.
+ */
+
+export class ExpressionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExpressionError';
+  }
+}
+
+// One fixed evaluator, so every workspace keeps one warm process for all of its expressions.
+const EVALUATOR = `export function main(exprs: string[], scope: Record<string, unknown>) {
+  const names = Object.keys(scope);
+  const values = names.map((n) => scope[n]);
+  return exprs.map((expr, i) => {
+    try {
+      return { ok: true, value: new Function(...names, '"use strict"; return (' + expr + '\\n);')(...values) };
+    } catch (e) {
+      return { ok: false, index: i, message: e instanceof Error ? e.message : String(e) };
+    }
+  });
+}
+`;
+const EVALUATOR_HASH = `expr-${sha256Hex(EVALUATOR).slice(0, 16)}`;
+const SCHEMA = { type: 'object' as const, properties: { exprs: {}, scope: {} }, required: ['exprs', 'scope'] };
+
+/** Evaluates the expressions against the scope; throws ExpressionError naming the first failing one. */
+export async function evaluate(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
+  if (exprs.length === 0) return [];
+  const outcome = await deps.runner.run(
+    {
+      jobId: newUuid(),
+      workspaceId,
+      language: 'nativets',
+      scriptHash: EVALUATOR_HASH,
+      content: EVALUATOR,
+      args: { exprs, scope },
+      schema: SCHEMA,
+      // Expressions get no token: they compute values, they do not call the API.
+      env: {},
+      timeoutMs: Math.min(deps.config.jobTimeoutMs, 30_000),
+      maxOutputBytes: deps.config.maxOutputBytes,
+    },
+    { onStream: () => {}, onLog: () => {} },
+    new AbortController().signal,
+  );
+  if (!outcome.ok) throw new ExpressionError(`expressions could not be evaluated: ${outcome.error.message}`);
+  const results = outcome.result as ({ ok: true; value: unknown } | { ok: false; index: number; message: string })[];
+  return results.map((r, i) => {
+    if (!r.ok) throw new ExpressionError(`expression ${JSON.stringify(exprs[i])} failed: ${r.message}`);
+    return r.value;
+  });
+}
+
+/** Input transforms to argument values: static ones as they are, javascript ones in one sandbox call. */
+export async function applyTransforms(deps: WorkerDeps, workspaceId: string, transforms: Record<string, Transform>, scope: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const entries = Object.entries(transforms);
+  const dynamic = entries.filter(([, t]) => t.type === 'javascript') as [string, { type: 'javascript'; expr: string }][];
+  const values = await evaluate(deps, workspaceId, dynamic.map(([, t]) => t.expr), scope);
+  const computed = new Map(dynamic.map(([name], i) => [name, values[i]]));
+  return Object.fromEntries(entries.map(([name, t]) => [name, t.type === 'static' ? t.value : computed.get(name)]));
+}

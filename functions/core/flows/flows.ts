@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { assertItemPath } from '../paths.js';
+import { parseBody } from '../validation.js';
+import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
+import { inferSchema, SchemaInferenceError } from '../schema/index.js';
+import { nextSequence } from '../sequences.js';
+import { allModules, flowValue, type FlowValue } from './definition.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { InputSchema, Language, Store } from '../../ports.js';
+
+/**
+ * Flows and their versions (spec 2.4, 4.1, 9). Every create or update makes a new version with a
+ * numeric id, global and increasing; `fv/<id>` URLs run that version forever, `p/<path>` the latest.
+ */
+
+export interface FlowVersion {
+  id: number;
+  path: string;
+  summary: string;
+  description: string;
+  value: FlowValue;
+  schema: InputSchema | null;
+  created_by: string;
+  created_at: string;
+}
+
+/** The head of a path: its latest version id. */
+interface FlowHead {
+  path: string;
+  version: number;
+}
+
+const flowBody = z.object({
+  path: z.string(),
+  summary: z.string().max(1000).default(''),
+  description: z.string().max(10_000).default(''),
+  value: flowValue,
+  schema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.record(z.string(), z.unknown())), required: z.array(z.string()).default([]) }).passthrough().nullish(),
+});
+
+const VERSIONS = 'flow_version';
+const versionKey = (id: number) => String(id).padStart(12, '0');
+const what = (path: string) => `flow ${path}`;
+
+function checkDefinition(value: FlowValue): void {
+  const seen = new Set<string>();
+  for (const m of allModules(value.modules)) {
+    if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
+    seen.add(m.id);
+    if (m.value.type === 'rawscript') {
+      try {
+        inferSchema(m.value.language as Language, m.value.content);
+      } catch (e) {
+        if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
+        throw e;
+      }
+    }
+    if (m.value.type === 'script' || m.value.type === 'flow') assertItemPath(m.value.path, `value.modules.${m.id}.path`);
+  }
+  if (value.early_return !== undefined && !value.modules.some((m) => m.id === value.early_return)) {
+    throw badRequest('invalid_flow', `value.early_return: no top-level module ${value.early_return}`, { field: 'value.early_return' });
+  }
+}
+
+async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
+  checkDefinition(input.value as FlowValue);
+  const id = await nextSequence(deps.store, deps.clock, VERSIONS);
+  const version: FlowVersion = {
+    id,
+    path: input.path,
+    summary: input.summary,
+    description: input.description,
+    value: input.value as FlowValue,
+    schema: (input.schema as InputSchema | null | undefined) ?? null,
+    created_by: rights.principal.username,
+    created_at: deps.clock.now().toISOString(),
+  };
+  await createEntity(deps.store, deps.clock, 'flow_version', rights.workspaceId, versionKey(id), version, `flow version ${id}`);
+  return version;
+}
+
+export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<FlowVersion> {
+  const input = parseBody(flowBody, body);
+  assertItemPath(input.path);
+  rights.check('flows', 'write', input.path);
+  // A path names one thing, so `/p/<path>` is never ambiguous.
+  if (await deps.store.getLatestScript(rights.workspaceId, input.path)) throw conflict(`a script already exists at ${input.path}`);
+  if (await deps.store.getEntity('flow', rights.workspaceId, input.path)) throw conflict(`${what(input.path)} already exists: update it instead`);
+  const version = await storeVersion(deps, rights, input);
+  await createEntity<FlowHead>(deps.store, deps.clock, 'flow', rights.workspaceId, input.path, { path: input.path, version: version.id }, what(input.path));
+  return version;
+}
+
+export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
+  rights.check('flows', 'write', path);
+  const input = parseBody(flowBody, { path, ...(body as object) });
+  if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });
+  await requireEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
+  const version = await storeVersion(deps, rights, input);
+  await updateEntity<FlowHead>(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, version: Math.max(h.version, version.id) }));
+  return version;
+}
+
+/** The latest version of a flow, or null when there is no flow at the path. */
+export async function findLatestFlow(store: Store, workspaceId: string, path: string): Promise<FlowVersion | null> {
+  const head = await getEntityValue<FlowHead>(store, 'flow', workspaceId, path);
+  return head ? findFlowVersion(store, workspaceId, head.version) : null;
+}
+
+export async function findFlowVersion(store: Store, workspaceId: string, id: number): Promise<FlowVersion | null> {
+  return getEntityValue<FlowVersion>(store, 'flow_version', workspaceId, versionKey(id));
+}
+
+export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<FlowVersion> {
+  rights.check('flows', 'read', path);
+  return (await findLatestFlow(deps.store, rights.workspaceId, path)) ?? (() => { throw notFound(what(path)); })();
+}
+
+export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<{ path: string; version: number }[]> {
+  rights.check('flows', 'read');
+  return (await listEntityValues<FlowHead>(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path));
+}
+
+/** Newest first (spec 9: numeric version ids). */
+export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string }[]> {
+  rights.check('flows', 'read', path);
+  const versions = (await listEntityValues<FlowVersion>(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
+  if (versions.length === 0) throw notFound(what(path));
+  return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary }));
+}
+
+/** Removes the path; its versions stay, so `fv/<id>` URLs already handed out keep working. */
+export async function deleteFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<void> {
+  rights.check('flows', 'write', path);
+  await deleteEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
+}

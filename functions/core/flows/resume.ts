@@ -1,0 +1,137 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError, conflict, notFound } from '../errors.js';
+import { updateEntity } from '../entities.js';
+import type { Rights } from '../permissions.js';
+import { findModule, type SuspendSettings } from './definition.js';
+import { getFlowRun } from './advance.js';
+import type { FlowRun } from './run-state.js';
+import type { Principal } from '../auth.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Resume and cancel URLs of approval steps (spec 4.8, 5.6, 7.4). A URL names the step job, a
+ * resume id and optionally an approver, and carries an HMAC of them under the instance key: only
+ * holders can act, a changed URL is refused with nothing changed, and each resume id counts once.
+ */
+
+export interface ResumeUrls {
+  resume: string;
+  cancel: string;
+  approvalPage: string;
+}
+
+export function resumeSignature(key: Uint8Array, workspaceId: string, stepJobId: string, resumeId: number, approver: string | null): string {
+  return createHmac('sha256', key).update(`resume\n${workspaceId}\n${stepJobId}\n${resumeId}\n${approver ?? ''}`).digest('hex');
+}
+
+export function resumeUrls(deps: Pick<CoreDeps, 'config'>, workspaceId: string, stepJobId: string, resumeId: number, approver: string | null): ResumeUrls {
+  const signature = resumeSignature(deps.config.signingKey, workspaceId, stepJobId, resumeId, approver);
+  const base = deps.config.baseInternalUrl;
+  const tail = `${stepJobId}/${resumeId}/${signature}${approver ? `?approver=${encodeURIComponent(approver)}` : ''}`;
+  return {
+    resume: `${base}/api/w/${workspaceId}/jobs_u/resume/${tail}`,
+    cancel: `${base}/api/w/${workspaceId}/jobs_u/cancel/${tail}`,
+    approvalPage: `${base}/approve/${workspaceId}/${tail}`,
+  };
+}
+
+/** What the client libraries' getResumeUrls calls: the URLs for a step job the caller may see. */
+export async function getResumeUrls(deps: Pick<CoreDeps, 'store' | 'config'>, rights: Rights, stepJobId: string, resumeId: number, approver: string | null): Promise<ResumeUrls> {
+  const job = await deps.store.getJob(rights.workspaceId, stepJobId);
+  if (!job) throw notFound(`job ${stepJobId}`);
+  rights.checkJob(job, 'read');
+  return resumeUrls(deps, rights.workspaceId, stepJobId, resumeId, approver);
+}
+
+export interface ResumeRequest {
+  workspaceId: string;
+  stepJobId: string;
+  resumeId: number;
+  signature: string;
+  approver: string | null;
+  /** The logged-in caller, if any (session cookie or token). */
+  principal: Principal | null;
+}
+
+export interface SuspendContext {
+  flowJob: Job;
+  stepJob: Job;
+  run: FlowRun;
+  moduleId: string;
+  settings: SuspendSettings;
+}
+
+/** Checks the signature and finds the suspended step; 403 for a bad signature, 404 when unknown. */
+export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, req: ResumeRequest): Promise<SuspendContext> {
+  const expected = Buffer.from(resumeSignature(deps.config.signingKey, req.workspaceId, req.stepJobId, req.resumeId, req.approver));
+  const given = Buffer.from(req.signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new ApiError(403, 'invalid_signature', 'this resume URL is not valid: its signature does not match');
+  }
+  const stepJob = await deps.store.getJob(req.workspaceId, req.stepJobId);
+  const flowJob = stepJob?.parent_job ? await deps.store.getJob(req.workspaceId, stepJob.parent_job) : null;
+  const run = flowJob ? await getFlowRun(deps, req.workspaceId, flowJob.id) : null;
+  const moduleId = run?.step_modules[req.stepJobId];
+  const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
+  if (!stepJob || !flowJob || !run || !moduleId || !module?.suspend) throw notFound(`approval step ${req.stepJobId}`);
+  return { flowJob, stepJob, run, moduleId, settings: module.suspend };
+}
+
+/**
+ * Why this caller may not approve, or null (spec 2.4 options, 7.4): only logged-in users, not the
+ * user who triggered the flow, only members of the given groups.
+ */
+export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: SuspendContext, principal: Principal | null): Promise<ApiError | null> {
+  const { settings, flowJob } = ctx;
+  const groups = settings.user_groups_required?.type === 'static' ? (settings.user_groups_required.value as string[] | undefined) ?? [] : [];
+  const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
+  if (!needsLogin) return null;
+  if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
+  if (settings.self_approval_disabled && principal.username === flowJob.created_by) {
+    return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
+  }
+  if (groups.length > 0) {
+    const members = await Promise.all(groups.map(async (g) => ((await deps.store.getEntity('group', flowJob.workspace_id, g))?.value as { members?: string[] } | undefined)?.members ?? []));
+    if (!members.some((m) => m.includes(principal.username))) return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
+  }
+  return null;
+}
+
+export interface ResumeOutcome {
+  approvals_received: number;
+  approvals_required: number;
+}
+
+/** Counts an approval (or records a cancel) and wakes the flow; a resume id counts once. */
+export async function resumeStep(
+  deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'flows'>,
+  req: ResumeRequest,
+  action: { kind: 'approve'; payload: unknown } | { kind: 'cancel'; reason: string },
+): Promise<ResumeOutcome> {
+  const ctx = await suspendContext(deps, req);
+  const blocker = await approvalBlocker(deps, ctx, req.principal);
+  if (blocker) throw blocker;
+  if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
+  const approver = req.principal?.username ?? req.approver ?? 'anonymous';
+  const at = deps.clock.now().toISOString();
+  const stored = await updateEntity<FlowRun>(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
+    if (run.status === 'finished') throw conflict('the flow already finished');
+    const step = run.step;
+    if (step?.kind === 'suspend' && step.resume_job !== req.stepJobId) throw conflict('the flow is no longer waiting for this step');
+    const events = run.events[req.stepJobId] ?? { approvals: [] };
+    if (events.cancel) throw conflict('this approval step was already canceled');
+    if (action.kind === 'cancel') {
+      events.cancel = { by: approver, reason: action.reason, at };
+    } else {
+      if (events.approvals.some((a) => a.resume_id === req.resumeId)) throw conflict('this resume URL was already used: it counts once');
+      events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at });
+    }
+    return { ...run, events: { ...run.events, [req.stepJobId]: events } };
+  });
+  await deps.flows.wake(req.workspaceId, ctx.flowJob.id);
+  return {
+    approvals_received: stored.value.events[req.stepJobId].approvals.length,
+    approvals_required: ctx.settings.required_events,
+  };
+}

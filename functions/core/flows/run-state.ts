@@ -1,0 +1,99 @@
+import type { FlowModule } from './definition.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * What a flow job has done so far, kept as the `flow_run` entity under the flow job's id and
+ * changed only through optimistic updates (see advance.ts). Inline branches and loop iterations
+ * are flow jobs of their own, whose run starts with their modules and the parent's scope.
+ */
+
+export interface Approval {
+  resume_id: number;
+  /** The logged-in user, else the `approver` named in the URL, else "anonymous". */
+  approver: string;
+  payload: unknown;
+  at: string;
+}
+
+/** Resume and cancel requests for one step job; they may arrive before the flow reaches them. */
+export interface StepEvents {
+  approvals: Approval[];
+  cancel?: { by: string; reason: string; at: string };
+}
+
+export type FlowStep =
+  /** Waiting for one job: a script step, a sub-flow or the chosen branch. */
+  | { kind: 'child'; module: string; job: Job }
+  /** Waiting for several flow jobs: branchall branches or loop iterations. */
+  | { kind: 'children'; module: string; jobs: Job[]; parallel: boolean; started: number; skip_failures: boolean[] }
+  /** A step with `suspend` finished and the flow waits for approvals (spec 3). */
+  | { kind: 'suspend'; module: string; resume_job: string; required: number; deadline: string | null; step_result: unknown };
+
+export interface FlowRun {
+  flow_job: string;
+  /** The flow version the code comes from (for inline scripts). */
+  version: number;
+  path: string;
+  modules: FlowModule[];
+  flow_input: Record<string, unknown>;
+  /** Results of the enclosing flow's steps, visible to an inline branch or iteration. */
+  outer_results: Record<string, unknown>;
+  results: Record<string, unknown>;
+  previous_result: unknown;
+  /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */
+  resume: unknown;
+  resumes: unknown[];
+  approvers: string[];
+  index: number;
+  step: FlowStep | null;
+  status: 'running' | 'suspended' | 'finished';
+  events: Record<string, StepEvents>;
+  /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
+  step_modules: Record<string, string>;
+  /** The flow's early-return value, once its early-return module finished (spec 4.4). */
+  early_result?: { value: unknown };
+  /** Set once the outcome is decided; the flow job is then completed with it. */
+  outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
+}
+
+/** What expressions see (spec 2.4): `flow_input`, `results.<id>`, `previous_result`, `resume`, `approvers`. */
+export function expressionScope(run: FlowRun): Record<string, unknown> {
+  return {
+    flow_input: run.flow_input,
+    results: { ...run.outer_results, ...run.results },
+    previous_result: run.previous_result,
+    resume: run.resume,
+    resumes: run.resumes,
+    approvers: run.approvers,
+  };
+}
+
+/** What the job API shows of a flow run. */
+export function flowStatusView(run: FlowRun) {
+  const step = run.step;
+  return {
+    status: run.status,
+    step: run.index,
+    modules: run.modules.map((m) => m.id),
+    results: run.results,
+    ...(step?.kind === 'suspend'
+      ? {
+          suspend: {
+            module: step.module,
+            step_job: step.resume_job,
+            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length,
+            approvals_required: step.required,
+            deadline: step.deadline,
+          },
+        }
+      : {}),
+    ...(step && step.kind !== 'suspend' ? { running: step.module } : {}),
+  };
+}
+
+/** A flow job as the API shows it: `suspended` while it waits for approvals, with its run. */
+export function withFlowStatus<V extends { status: string }>(view: V, run: FlowRun | null): V & { flow_status?: ReturnType<typeof flowStatusView> } {
+  if (!run) return view;
+  const suspended = run.status === 'suspended' && view.status === 'running';
+  return { ...view, status: suspended ? 'suspended' : view.status, flow_status: flowStatusView(run) };
+}

@@ -1,0 +1,72 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { createFlow, deleteFlow, flowHistory, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
+import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/flows/resume.js';
+import { parseBody } from '../core/validation.js';
+import { ApiError } from '../core/errors.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { readJsonBody } from './json-body.js';
+
+/** Flows and their versions (DESIGN.md routes), and the resume/cancel URLs of approval steps. */
+export function flowRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  r.post('/flows/create', async (c) => c.text((await createFlow(deps, c.get('rights'), await readJsonBody(c))).path, 201));
+  r.post('/flows/update/:path{.+}', async (c) => c.json(await updateFlow(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
+  r.get('/flows/get/:path{.+}', async (c) => c.json(await getFlow(deps, c.get('rights'), c.req.param('path'))));
+  r.get('/flows/history/p/:path{.+}', async (c) => c.json(await flowHistory(deps, c.get('rights'), c.req.param('path'))));
+  r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'))));
+  r.delete('/flows/delete/:path{.+}', async (c) => {
+    await deleteFlow(deps, c.get('rights'), c.req.param('path'));
+    return c.text(`deleted flow ${c.req.param('path')}`);
+  });
+
+  // What getResumeUrls / get_resume_urls call from inside the step.
+  r.get('/jobs/resume_urls/:job/:resumeId', async (c) => {
+    const approver = c.req.query('approver') || null;
+    return c.json(await getResumeUrls(deps, c.get('rights'), c.req.param('job'), resumeIdOf(c.req.param('resumeId')), approver));
+  });
+
+  // Spec 4.8: every request to a resume URL counts (GET from a mail link, POST with form values).
+  r.on(['GET', 'POST'], '/jobs_u/resume/:job/:resumeId/:signature', async (c) => {
+    const payload = c.req.method === 'POST' ? await optionalJson(c) : Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => k !== 'approver' && k !== 'token'));
+    return c.json(await resumeStep(deps, resumeRequest(c), { kind: 'approve', payload }));
+  });
+  r.on(['GET', 'POST'], '/jobs_u/cancel/:job/:resumeId/:signature', async (c) => {
+    const body = c.req.method === 'POST' ? await optionalJson(c) : {};
+    const { reason } = parseBody(z.object({ reason: z.string().max(1000).default('') }).passthrough(), body ?? {});
+    await resumeStep(deps, resumeRequest(c), { kind: 'cancel', reason });
+    return c.json({ canceled: true });
+  });
+
+  return r;
+}
+
+export function resumeIdOf(text: string): number {
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id < 0) throw new ApiError(400, 'invalid_resume_id', 'the resume id must be a non-negative integer');
+  return id;
+}
+
+function resumeRequest(c: Context<AppEnv>): ResumeRequest {
+  return {
+    workspaceId: c.get('workspace').id,
+    stepJobId: c.req.param('job') as string,
+    resumeId: resumeIdOf(c.req.param('resumeId') as string),
+    signature: c.req.param('signature') as string,
+    approver: c.req.query('approver') || null,
+    principal: c.get('principal') ?? null,
+  };
+}
+
+/** The approval form's values; an empty body is an approval without a form. */
+async function optionalJson(c: Context<AppEnv>): Promise<unknown> {
+  const text = await c.req.text();
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
+  }
+}
