@@ -1,10 +1,10 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Three projects. `node`: unit, contract, aws (adapters against emulators) and cdk tests. The
+ * Four projects. `node`: unit, contract, aws (adapters against emulators) and cdk tests. The
  * http-tier tests run twice, unchanged: against the local shell (`bin/svc.js serve`) and against
  * the AWS shell on this machine (test/aws/aws-shell-server.ts); test/http/harness.ts picks the
- * shell from SVC_TEST_SHELL.
+ * shell from SVC_TEST_SHELL. `browser`: pages in headless Debian Chromium (test/browser/browser.ts).
  */
 export default defineConfig({
   test: {
@@ -14,10 +14,11 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/http/**'] } },
+      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/http/**', 'test/browser/**'] } },
       { extends: true, test: { name: 'http-local', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' } } },
       // Each file's server starts DynamoDB Local (a JVM) before it answers.
       { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
     ],
   },
 });

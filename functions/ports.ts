@@ -228,6 +228,8 @@ export interface SecretCipher {
  */
 export interface FlowDriver {
   wake(workspaceId: string, flowJobId: string): Promise<void>;
+  /** Wakes the flow at `at` (or a little later), for approval timeouts; may wake it earlier too. */
+  wakeAt(workspaceId: string, flowJobId: string, at: Date): Promise<void>;
 }
 
 /** Hands accepted jobs to workers (local: queue table + pool; AWS: SQS). */

@@ -27,9 +27,22 @@ export class SqsJobQueue implements JobQueue, FlowDriver {
   }
 
   async wake(workspaceId: string, flowJobId: string): Promise<void> {
-    await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: flowJobId, workspaceId, action: 'advance' }) }));
+    await this.wakeAt(workspaceId, flowJobId, new Date(0));
+  }
+
+  /**
+   * A delayed message: SQS delays at most 15 minutes, so a later time is reached in hops — the
+   * flow, woken early, finds its timeout not yet due and asks again.
+   */
+  async wakeAt(workspaceId: string, flowJobId: string, at: Date): Promise<void> {
+    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((at.getTime() - Date.now()) / 1000)));
+    await this.client.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, DelaySeconds: delay, MessageBody: encodeJobMessage({ jobId: flowJobId, workspaceId, action: 'advance' }) }),
+    );
   }
 }
+
+const MAX_DELAY_SECONDS = 900;
 
 export function encodeJobMessage(message: JobMessage): string {
   return JSON.stringify({ jobId: message.jobId, workspaceId: message.workspaceId, ...(message.action === 'advance' ? { action: 'advance' } : {}) });

@@ -3,23 +3,24 @@ import { dueSuspendedFlows } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { FlowDriver } from '../../ports.js';
 
+/** setTimeout's limit (about 24.8 days); a later time is reached in hops. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The local flow driver: runs the core's flow interpreter in this process, one call at a time per
- * flow (calls for the same flow queue up; different flows go side by side), and polls for due
+ * flow (calls for the same flow queue up; different flows go side by side), and keeps timers for
  * approval timeouts. Everything it needs is in SQLite, so a restart loses nothing: interrupted
- * flow jobs are requeued like any job and pick up where their stored run stands.
+ * flow jobs are requeued like any job, and on start every suspended flow is woken once, which
+ * fires the timeouts that fell due while the process was down and re-arms the others.
  */
 export class LocalFlowDriver implements FlowDriver {
   private deps: WorkerDeps | null = null;
   private readonly chains = new Map<string, Promise<void>>();
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private scanning = false;
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
 
-  constructor(private readonly timerIntervalMs = 1_000) {}
-
-  start(deps: WorkerDeps): void {
+  async start(deps: WorkerDeps): Promise<void> {
     this.deps = deps;
-    this.timer = setInterval(() => void this.fireDueTimeouts(), this.timerIntervalMs);
+    for (const { workspaceId, flowJobId } of await dueSuspendedFlows(deps, { includeFuture: true })) await this.wake(workspaceId, flowJobId);
   }
 
   async wake(workspaceId: string, flowJobId: string): Promise<void> {
@@ -35,22 +36,23 @@ export class LocalFlowDriver implements FlowDriver {
     });
   }
 
-  /** Stops the timer and waits for the interpreter calls under way. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.deps = null;
-    await Promise.all([...this.chains.values()]);
+  async wakeAt(workspaceId: string, flowJobId: string, at: Date): Promise<void> {
+    if (!this.deps) return;
+    clearTimeout(this.timers.get(flowJobId));
+    const timer = setTimeout(() => {
+      this.timers.delete(flowJobId);
+      void this.wake(workspaceId, flowJobId);
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at.getTime() - Date.now())));
+    // A pending timeout must not keep a stopping process alive; the next start re-arms it.
+    timer.unref();
+    this.timers.set(flowJobId, timer);
   }
 
-  private async fireDueTimeouts(): Promise<void> {
-    if (!this.deps || this.scanning) return;
-    this.scanning = true;
-    try {
-      for (const { workspaceId, flowJobId } of await dueSuspendedFlows(this.deps)) await this.wake(workspaceId, flowJobId);
-    } catch (e) {
-      console.error(JSON.stringify({ level: 'error', msg: 'flow timer scan failed', error: String(e) }));
-    } finally {
-      this.scanning = false;
-    }
+  /** Drops the timers and waits for the interpreter calls under way. */
+  async stop(): Promise<void> {
+    this.deps = null;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all([...this.chains.values()]);
   }
 }

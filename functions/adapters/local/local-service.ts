@@ -64,7 +64,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Jobs a crash left `running` are run again (at-least-once), then the pool takes the queue.
   await store.requeueInterrupted();
   pool.start(deps);
-  flows.start(deps);
+  await flows.start(deps);
 
   return {
     url,

@@ -25,6 +25,8 @@ const ATTEMPTS = 20;
 interface Effects {
   push: Job[];
   cancel: Job[];
+  /** A suspended step's timeout: the flow must be woken then. */
+  wakeAt: Date | null;
 }
 
 export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
@@ -34,7 +36,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = (await deps.store.getEntity('flow_run', workspaceId, flowJobId)) as Entity<FlowRun> | null;
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], cancel: [] };
+    const effects: Effects = { push: [], cancel: [], wakeAt: null };
     await step(deps, job, run, effects);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) continue;
@@ -105,8 +107,9 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
     }
     const module = run.modules[run.index];
     if (current.kind === 'suspend') {
-      if (!settleSuspend(deps, run, current, module)) return;
-      continue;
+      if (settleSuspend(deps, run, current, module)) continue;
+      if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
+      return;
     }
     const outcome = await collect(deps, job, current, effects);
     if (!outcome) return;
@@ -355,6 +358,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
     await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
   }
   deps.signals.notify(flowJob.id);
+  if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
 }
 

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
+import { escapeHtml, jsonForScript, originOf, safeHref } from './html.js';
+import { renderDescription } from './render-all.js';
+
+/**
+ * The approval page of a suspended flow step (spec 2.4-2.6), served at
+ * `GET /approve/{workspace}/{jobId}/{resumeId}/{signature}`. A pure function of its model: the
+ * route decides who may approve and what state the step is in; this file only shows it.
+ *
+ * The page is self-contained (no external resources) under a strict CSP that admits exactly its
+ * own inline style and script by hash. Its URL carries the resume signature, so it never sends a
+ * Referer. The Approve button POSTs the typed form values as JSON to `resumeUrl`; a 2xx answer may
+ * carry `approvals_received` / `approvals_required` to update the counts shown, and an error answer
+ * is expected as `{"error": {"message"}}`.
+ */
+export interface ApprovalPageModel {
+  workspace: string;
+  flowPath: string;
+  flowSummary: string;
+  stepId: string;
+  stepSummary: string;
+  triggeredBy: string;
+  approvalsReceived: number;
+  approvalsRequired: number;
+  /** The step's `description` (spec 2.6): a string, or `{ render_all: [...] }` with items: string, {markdown}, {map: {lat, lon, zoom?, markers?: [{lat, lon, title?}]}}, {html}, {table-row-object: [...]}, {table-col: {...}}, {png|jpeg|gif: base64}, {svg: string}. */
+  description: unknown;
+  /** `suspend.resume_form.schema`: JSON Schema with properties (type, description, default, enum, items, format), required, order. */
+  formSchema: { properties: Record<string, Record<string, unknown>>; required?: string[]; order?: string[] } | null;
+  /** Prefill values by field (spec 2.6 default_args) and runtime choices (enums) that override the schema's. */
+  defaultArgs: Record<string, unknown>;
+  enums: Record<string, string[]>;
+  hideCancel: boolean;
+  /** Where the page POSTs: the resume URL (JSON body = the form values) and the cancel URL (JSON body {reason?}). */
+  resumeUrl: string;
+  cancelUrl: string | null;
+  /** waiting: show form and buttons; resumed/canceled/timed_out/finished: say so, no buttons. */
+  state: 'waiting' | 'resumed' | 'canceled' | 'timed_out' | 'finished';
+  /** The logged-in viewer, if any. */
+  viewer: string | null;
+  /** Why this viewer may not approve (e.g. "the user who triggered the flow may not approve it", "log in to approve"); buttons are hidden and the reason shown. */
+  blockedReason: string | null;
+  /** Where to log in when blocked for lack of a session (a link is shown). */
+  loginUrl?: string;
+}
+
+const STATE_MESSAGES: Record<Exclude<ApprovalPageModel['state'], 'waiting'>, string> = {
+  resumed: 'This step has been approved and the flow has resumed.',
+  canceled: 'This approval was canceled: the flow does not resume from this step.',
+  timed_out: 'This approval timed out before enough approvals arrived.',
+  finished: 'The flow has already finished.',
+};
+
+export function renderApprovalPage(model: ApprovalPageModel): string {
+  const interactive = model.state === 'waiting' && !model.blockedReason;
+  const showCancel = interactive && !model.hideCancel && model.cancelUrl !== null;
+  const script = interactive
+    ? `var CONFIG = ${jsonForScript({ resumeUrl: model.resumeUrl, cancelUrl: showCancel ? model.cancelUrl : null, received: model.approvalsReceived, required: model.approvalsRequired })};\n${CLIENT_SCRIPT}`
+    : null;
+  const title = model.flowSummary || model.flowPath;
+  const description = renderDescription(model.description);
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(model, script))}">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>Approval: ${escapeHtml(model.stepSummary || model.stepId)} (${escapeHtml(title)})</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<header>
+<p class="eyebrow">Approval requested</p>
+<h1 id="flow-summary">${escapeHtml(title)}</h1>
+<p class="path" id="flow-path">${escapeHtml(model.workspace)} / ${escapeHtml(model.flowPath)}</p>
+</header>
+<dl class="facts">
+<dt>Step</dt><dd id="step">${escapeHtml(model.stepSummary || model.stepId)}${model.stepSummary ? ` <code>${escapeHtml(model.stepId)}</code>` : ''}</dd>
+<dt>Triggered by</dt><dd id="triggered-by">${escapeHtml(model.triggeredBy)}</dd>
+<dt>Approvals</dt><dd id="approvals"><span id="approvals-received">${Number(model.approvalsReceived)}</span> of <span id="approvals-required">${Number(model.approvalsRequired)}</span> received</dd>
+<dt>You</dt><dd id="viewer">${model.viewer ? `signed in as ${escapeHtml(model.viewer)}` : 'not signed in'}</dd>
+</dl>
+${description ? `<section class="description" id="description" aria-label="Description">\n${description}\n</section>` : ''}
+<section class="decision" id="decision">
+${renderDecision(model, interactive, showCancel)}
+</section>
+</main>${script ? `\n<script>${script}</script>` : ''}
+</body>
+</html>
+`;
+}
+
+function renderDecision(model: ApprovalPageModel, interactive: boolean, showCancel: boolean): string {
+  if (model.state !== 'waiting') return `<p class="state state-${escapeHtml(model.state)}" id="state" role="status">${escapeHtml(STATE_MESSAGES[model.state])}</p>`;
+  if (!interactive) {
+    const login = safeHref(model.loginUrl);
+    return `<p class="blocked" id="blocked" role="alert">${escapeHtml(model.blockedReason)}</p>` + (login ? `\n<p><a id="login" href="${escapeHtml(login)}">Log in</a></p>` : '');
+  }
+  const schema: ResumeFormSchema | null = model.formSchema && typeof model.formSchema.properties === 'object' ? model.formSchema : null;
+  const fields = schema ? renderFormFields(schema, model.defaultArgs ?? {}, model.enums ?? {}) : '';
+  const cancel = showCancel
+    ? `\n<div class="cancel" id="cancel-area"><input type="text" id="cancel-reason" aria-label="Reason for canceling (optional)" placeholder="Reason (optional)"><button type="button" id="cancel" class="secondary">Cancel</button></div>`
+    : '';
+  return `<form id="approval-form">
+${fields}
+<div class="actions" id="actions"><button type="submit" id="approve">Approve</button></div>
+</form>${cancel}
+<p class="status" id="status" role="status" hidden></p>`;
+}
+
+function sha256(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/** Nothing loads from anywhere; the only script and style are the page's own, by hash. */
+function contentSecurityPolicy(model: ApprovalPageModel, script: string | null): string {
+  const targets = new Set(["'self'"]);
+  for (const url of [model.resumeUrl, model.cancelUrl]) {
+    const origin = originOf(url);
+    if (origin) targets.add(origin);
+  }
+  return [
+    "default-src 'none'",
+    `script-src ${script ? sha256(script) : "'none'"}`,
+    `style-src ${STYLE_HASH}`,
+    'img-src data:',
+    `connect-src ${[...targets].join(' ')}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+const STYLE = `
+:root { color-scheme: light; --fg: #1d2430; --muted: #5b6576; --line: #d9dee7; --accent: #2457c5; --bad: #b42318; --good: #067647; }
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: #f4f6f9; }
+main { max-width: 760px; margin: 2rem auto; padding: 1.5rem 2rem; background: #fff; border: 1px solid var(--line); border-radius: 10px; }
+.eyebrow { margin: 0; color: var(--muted); text-transform: uppercase; letter-spacing: .06em; font-size: .75rem; }
+h1 { margin: .2rem 0; font-size: 1.5rem; }
+.path { margin: 0 0 1rem; color: var(--muted); font-family: ui-monospace, monospace; font-size: .85rem; word-break: break-all; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 1.25rem; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+.description { border-top: 1px solid var(--line); padding-top: 1rem; }
+.item { margin-bottom: 1rem; overflow-wrap: anywhere; }
+.text { white-space: pre-wrap; }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; vertical-align: top; }
+th { background: #f0f3f8; }
+pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; border-radius: 6px; }
+img { max-width: 100%; }
+.invalid { color: var(--bad); }
+.map-figure { margin: 0; }
+.map { width: 100%; max-width: 480px; display: block; border: 1px solid var(--line); border-radius: 6px; }
+.map-bg { fill: #e8f0e6; }
+.map-center { stroke: var(--muted); stroke-width: 2; fill: none; }
+.marker circle { fill: #d92d20; stroke: #fff; stroke-width: 2; }
+.marker text { font-size: 12px; fill: var(--fg); }
+.markers { padding-left: 1rem; margin: .4rem 0 0; list-style: none; }
+.coords { font-family: ui-monospace, monospace; }
+.decision { border-top: 1px solid var(--line); padding-top: 1rem; }
+.field { margin-bottom: .9rem; display: flex; flex-direction: column; gap: .25rem; }
+.field-boolean { flex-direction: row; flex-wrap: wrap; align-items: center; }
+.field-boolean .hint { flex-basis: 100%; }
+label { font-weight: 600; }
+.hint { margin: 0; color: var(--muted); font-size: .85rem; }
+.required { color: var(--bad); }
+input, select, textarea { font: inherit; padding: .35rem .5rem; border: 1px solid #b8c0cc; border-radius: 6px; }
+textarea.json { font-family: ui-monospace, monospace; }
+button { font: inherit; padding: .45rem 1.2rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: var(--bad); border-color: var(--bad); }
+button:disabled { opacity: .6; cursor: progress; }
+.cancel { display: flex; gap: .5rem; margin-top: .75rem; }
+.cancel input { flex: 1; }
+.status { padding: .6rem .8rem; border-radius: 6px; }
+.status.ok { background: #ecfdf3; color: var(--good); }
+.status.error, .blocked { background: #fef3f2; color: var(--bad); padding: .6rem .8rem; border-radius: 6px; }
+.state { background: #f0f3f8; padding: .6rem .8rem; border-radius: 6px; }
+`;
+const STYLE_HASH = sha256(STYLE);
+
+/** Plain browser JavaScript, run with `CONFIG` defined before it; no model data is spliced in here. */
+const CLIENT_SCRIPT = `(function () {
+  'use strict';
+  var form = document.getElementById('approval-form');
+  var actions = document.getElementById('actions');
+  var cancelArea = document.getElementById('cancel-area');
+  var status = document.getElementById('status');
+  function pad(n) { return String(n).padStart(2, '0'); }
+  function show(message, kind) { status.textContent = message; status.className = 'status ' + kind; status.hidden = false; }
+  function buttons() { return document.querySelectorAll('#actions button, #cancel-area button'); }
+  function setBusy(busy) { buttons().forEach(function (b) { b.disabled = busy; }); }
+  function finish() {
+    actions.hidden = true;
+    if (cancelArea) cancelArea.hidden = true;
+    form.querySelectorAll('[data-field]').forEach(function (el) { el.disabled = true; });
+  }
+  document.querySelectorAll('[data-kind="datetime"]').forEach(function (el) {
+    var iso = el.getAttribute('data-iso'), d = new Date(iso);
+    if (!iso || isNaN(d.getTime())) return;
+    el.value = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  });
+  function toNumber(text, integer, name) {
+    var n = Number(text);
+    if (text.trim() === '' || !isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(name + ': expected ' + (integer ? 'an integer' : 'a number'));
+    return n;
+  }
+  function collect() {
+    var values = Object.create(null); // a field named __proto__ stays a field
+    form.querySelectorAll('[data-field]').forEach(function (el) {
+      var name = el.getAttribute('data-field'), kind = el.getAttribute('data-kind');
+      if (kind === 'boolean') { values[name] = el.checked; return; }
+      if (kind === 'multiselect') { values[name] = Array.from(el.selectedOptions).map(function (o) { return o.value; }); return; }
+      if (kind === 'list') {
+        var items = el.value.split('\\n').map(function (s) { return s.trim(); }).filter(Boolean), itemKind = el.getAttribute('data-items');
+        values[name] = itemKind === 'string' ? items : items.map(function (s) { return toNumber(s, itemKind === 'integer', name); });
+        return;
+      }
+      var text = el.value;
+      if (text === '' && !el.hasAttribute('data-required')) return;
+      if (kind === 'number' || kind === 'integer') values[name] = toNumber(text, kind === 'integer', name);
+      else if (kind === 'datetime') values[name] = new Date(text).toISOString();
+      else if (kind === 'json') {
+        try { values[name] = JSON.parse(text); } catch (e) { throw new Error(name + ': not valid JSON'); }
+      } else values[name] = text;
+    });
+    return values;
+  }
+  function post(url, body) {
+    setBusy(true);
+    return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
+      .then(function (res) {
+        return res.text().then(function (text) {
+          var data = null;
+          try { data = JSON.parse(text); } catch (e) { data = null; }
+          return { ok: res.ok, status: res.status, data: data, text: text };
+        });
+      });
+  }
+  function errorMessage(r) {
+    var d = r.data;
+    if (d && d.error) return typeof d.error === 'string' ? d.error : (d.error.message || JSON.stringify(d.error));
+    return (typeof d === 'string' && d) || r.text || ('HTTP ' + r.status);
+  }
+  function failed(message) { setBusy(false); show('Error: ' + message, 'error'); }
+  function count(data, key, fallback) { return data && typeof data[key] === 'number' ? data[key] : fallback; }
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var values;
+    try { values = collect(); } catch (e) { show(e.message, 'error'); return; }
+    post(CONFIG.resumeUrl, values).then(function (r) {
+      if (!r.ok) return failed(errorMessage(r));
+      var received = count(r.data, 'approvals_received', CONFIG.received + 1), required = count(r.data, 'approvals_required', CONFIG.required);
+      document.getElementById('approvals-received').textContent = String(received);
+      document.getElementById('approvals-required').textContent = String(required);
+      finish();
+      show('Approved. ' + received + ' of ' + required + ' approvals received' + (received >= required ? '; the flow resumes.' : '.'), 'ok');
+    }).catch(function (e) { failed(e.message); });
+  });
+  var cancel = document.getElementById('cancel');
+  if (cancel && CONFIG.cancelUrl) cancel.addEventListener('click', function () {
+    var reason = document.getElementById('cancel-reason').value.trim();
+    post(CONFIG.cancelUrl, reason ? { reason: reason } : {}).then(function (r) {
+      if (!r.ok) return failed(errorMessage(r));
+      finish();
+      show('Canceled. The flow does not resume from this step.', 'ok');
+    }).catch(function (e) { failed(e.message); });
+  });
+})();`;

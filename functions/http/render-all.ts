@@ -1,0 +1,202 @@
+import { Marked } from 'marked';
+import sanitizeHtml from 'sanitize-html';
+import { escapeHtml } from './html.js';
+
+/**
+ * Renders an approval step's `description` (spec 2.6): a plain string, one rich-display item, or
+ * `{render_all: [...items]}`. Everything here is user-supplied: markdown and html are sanitized,
+ * images must be valid base64 and are shown as data: URLs, and nothing ever loads from the network
+ * (the page's CSP forbids it), so maps are drawn as an inline SVG plus links to openstreetmap.org.
+ */
+export function renderDescription(description: unknown): string {
+  if (description === null || description === undefined || description === '') return '';
+  if (isRecord(description) && Array.isArray(description.render_all)) {
+    return description.render_all.map((item) => `<div class="item">${renderItem(item)}</div>`).join('\n');
+  }
+  return `<div class="item">${renderItem(description)}</div>`;
+}
+
+const markdown = new Marked({ gfm: true, async: false });
+
+const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
+
+const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 's', 'ins', 'details', 'summary'],
+  allowedAttributes: {
+    a: ['href', 'title', 'rel', 'target'],
+    img: ['src', 'alt', 'title', 'width', 'height'],
+    th: ['align', 'colspan', 'rowspan'],
+    td: ['align', 'colspan', 'rowspan'],
+    ol: ['start'],
+    code: ['class'],
+  },
+  allowedClasses: { code: ['language-*'] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  // Images may only be inline data: the page cannot load anything else.
+  allowedSchemesByTag: { img: ['data'] },
+  allowProtocolRelative: false,
+  // Relative image URLs pass the scheme check but would be fetched (and refused by the CSP).
+  exclusiveFilter: (frame) => frame.tag === 'img' && !DATA_IMAGE.test(frame.attribs.src ?? ''),
+  transformTags: {
+    // The page's URL is a secret (it carries the signature): never send it as a Referer.
+    a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }),
+  },
+};
+
+/** Sanitized HTML from untrusted HTML: no scripts, event handlers, styles, frames or remote loads. */
+export function sanitizeUserHtml(html: string): string {
+  return sanitizeHtml(html, SANITIZE_OPTIONS);
+}
+
+export function renderMarkdown(source: string): string {
+  return sanitizeUserHtml(markdown.parse(source, { async: false }));
+}
+
+function renderItem(item: unknown): string {
+  if (typeof item === 'string') return `<p class="text">${escapeHtml(item)}</p>`;
+  if (!isRecord(item)) return renderJson(item);
+  const keys = Object.keys(item);
+  if (keys.length !== 1) return renderJson(item);
+  const [kind] = keys;
+  const value = item[kind];
+  switch (kind) {
+    case 'markdown':
+    case 'md':
+      return typeof value === 'string' ? `<div class="markdown">${renderMarkdown(value)}</div>` : renderJson(item);
+    case 'html':
+      return typeof value === 'string' ? `<div class="html">${sanitizeUserHtml(value)}</div>` : renderJson(item);
+    case 'map':
+      return renderMap(value);
+    case 'table-row-object':
+    case 'table-row':
+      return renderRowTable(value);
+    case 'table-col':
+      return renderColumnTable(value);
+    case 'png':
+    case 'jpeg':
+    case 'gif':
+      return renderImage(kind, value);
+    case 'svg':
+      // As an <img>, an SVG document can neither run script nor load anything.
+      return typeof value === 'string' ? image('image/svg+xml', Buffer.from(value, 'utf8').toString('base64'), 'svg image') : renderJson(item);
+    default:
+      return renderJson(item);
+  }
+}
+
+function renderJson(value: unknown): string {
+  return `<pre class="json">${escapeHtml(JSON.stringify(value, null, 2) ?? String(value))}</pre>`;
+}
+
+function renderImage(kind: string, value: unknown): string {
+  const data = typeof value === 'string' ? value.replace(/\s+/g, '') : '';
+  const valid = data.length > 0 && data.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(data);
+  if (!valid) return `<p class="invalid">invalid ${escapeHtml(kind)} image: not base64 data</p>`;
+  return image(`image/${kind}`, data, `${kind} image`);
+}
+
+function image(mime: string, base64: string, alt: string): string {
+  return `<img class="image" alt="${escapeHtml(alt)}" src="data:${mime};base64,${base64}">`;
+}
+
+function cell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return escapeHtml(typeof value === 'object' ? JSON.stringify(value) : String(value));
+}
+
+function table(headers: string[], rows: unknown[][]): string {
+  const head = `<thead><tr>${headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead>`;
+  const body = rows.map((row) => `<tr>${headers.map((_, i) => `<td>${cell(row[i])}</td>`).join('')}</tr>`).join('');
+  return `<div class="table-wrap"><table>${head}<tbody>${body}</tbody></table></div>`;
+}
+
+/** `[{a, b}, ...]` (columns are the union of the keys), or `[[header...], [row...], ...]`. */
+function renderRowTable(value: unknown): string {
+  if (!Array.isArray(value)) return renderJson(value);
+  if (value.length > 0 && value.every(Array.isArray)) {
+    const [headers, ...rows] = value as unknown[][];
+    return table(headers.map(String), rows);
+  }
+  const headers: string[] = [];
+  for (const row of value) if (isRecord(row)) for (const key of Object.keys(row)) if (!headers.includes(key)) headers.push(key);
+  const rows = value.map((row) => (isRecord(row) ? headers.map((h) => row[h]) : [row]));
+  return table(headers.length > 0 ? headers : ['value'], rows);
+}
+
+/** `{a: [1, 2], b: [3, 4]}`: each key a column. */
+function renderColumnTable(value: unknown): string {
+  if (!isRecord(value)) return renderJson(value);
+  const headers = Object.keys(value);
+  const columns = headers.map((h) => (Array.isArray(value[h]) ? (value[h] as unknown[]) : [value[h]]));
+  const height = Math.max(0, ...columns.map((c) => c.length));
+  const rows = Array.from({ length: height }, (_, r) => columns.map((c) => c[r]));
+  return table(headers, rows);
+}
+
+interface Marker {
+  lat: number;
+  lon: number;
+  title?: string;
+}
+
+function validCoordinate(lat: unknown, lon: unknown): boolean {
+  return typeof lat === 'number' && typeof lon === 'number' && Math.abs(lat) <= 90 && Math.abs(lon) <= 180;
+}
+
+function osmLink(lat: number, lon: number, zoom: number): string {
+  return `https://www.openstreetmap.org/?mlat=${lat}&amp;mlon=${lon}#map=${zoom}/${lat}/${lon}`;
+}
+
+/** Web Mercator, so the sketch keeps the shape a map would show. */
+function mercatorY(lat: number): number {
+  const rad = (Math.max(-85, Math.min(85, lat)) * Math.PI) / 180;
+  return Math.log(Math.tan(Math.PI / 4 + rad / 2));
+}
+
+function renderMap(value: unknown): string {
+  if (!isRecord(value) || !validCoordinate(value.lat, value.lon)) return `<p class="invalid">invalid map: lat and lon must be numbers within range</p>${renderJson(value)}`;
+  const center = { lat: value.lat as number, lon: value.lon as number };
+  const zoom = typeof value.zoom === 'number' && value.zoom >= 0 && value.zoom <= 19 ? Math.round(value.zoom) : 13;
+  const markers: Marker[] = (Array.isArray(value.markers) ? value.markers : [])
+    .filter((m): m is Record<string, unknown> => isRecord(m) && validCoordinate(m.lat, m.lon))
+    .map((m) => ({ lat: m.lat as number, lon: m.lon as number, title: typeof m.title === 'string' ? m.title : undefined }));
+
+  const points = [center, ...markers];
+  const xs = points.map((p) => p.lon);
+  const ys = points.map((p) => mercatorY(p.lat));
+  const spanX = Math.max(...xs) - Math.min(...xs) || 0.01;
+  const spanY = Math.max(...ys) - Math.min(...ys) || 0.0002;
+  const [width, height, pad] = [480, 240, 30];
+  const scale = Math.min((width - 2 * pad) / spanX, (height - 2 * pad) / ((spanY * 180) / Math.PI));
+  const midX = (Math.max(...xs) + Math.min(...xs)) / 2;
+  const midY = (Math.max(...ys) + Math.min(...ys)) / 2;
+  const project = (p: { lat: number; lon: number }) => ({
+    x: (width / 2 + (p.lon - midX) * scale).toFixed(1),
+    y: (height / 2 - ((mercatorY(p.lat) - midY) * 180 * scale) / Math.PI).toFixed(1),
+  });
+
+  const c = project(center);
+  const dots = markers
+    .map((m, i) => {
+      const p = project(m);
+      const label = m.title ?? `${m.lat}, ${m.lon}`;
+      return `<g class="marker"><circle cx="${p.x}" cy="${p.y}" r="6"><title>${escapeHtml(label)}</title></circle><text x="${p.x}" y="${p.y}" dx="9" dy="4">${i + 1}</text></g>`;
+    })
+    .join('');
+  const svg =
+    `<svg class="map" viewBox="0 0 ${width} ${height}" role="img" aria-label="map sketch centred on ${center.lat}, ${center.lon}">` +
+    `<rect width="${width}" height="${height}" class="map-bg"/>` +
+    `<path class="map-center" d="M${c.x} ${Number(c.y) - 8}v16M${Number(c.x) - 8} ${c.y}h16"/>${dots}</svg>`;
+  const items = markers
+    .map((m, i) => `<li>${i + 1}. ${escapeHtml(m.title ?? 'marker')}: <span class="coords">${m.lat}, ${m.lon}</span> <a href="${osmLink(m.lat, m.lon, zoom)}" target="_blank" rel="noopener noreferrer">open map</a></li>`)
+    .join('');
+  return (
+    `<figure class="map-figure">${svg}<figcaption>Map centred on <span class="coords">${center.lat}, ${center.lon}</span> ` +
+    `(<a href="${osmLink(center.lat, center.lon, zoom)}" target="_blank" rel="noopener noreferrer">openstreetmap.org</a>)` +
+    `${items ? `<ul class="markers">${items}</ul>` : ''}</figcaption></figure>`
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
