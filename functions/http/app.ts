@@ -14,6 +14,8 @@ import { authRoutes } from './auth-routes.js';
 import { groupFolderRoutes } from './group-folder-routes.js';
 import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { flowRoutes } from './flow-routes.js';
+import { approvalRoutes } from './approval-routes.js';
+import { loginPageRoutes } from './login-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
@@ -40,6 +42,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   );
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
+  app.route('/', approvalRoutes(deps));
+  app.route('/', loginPageRoutes());
 
   app.use('/api/*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();

@@ -135,3 +135,68 @@ export async function resumeStep(
     approvals_required: ctx.settings.required_events,
   };
 }
+
+/** What the approval page shows (spec 2.4-2.6), decided here; the page only renders it. */
+export interface ApprovalView {
+  flowPath: string;
+  flowSummary: string;
+  stepId: string;
+  stepSummary: string;
+  triggeredBy: string;
+  approvalsReceived: number;
+  approvalsRequired: number;
+  description: unknown;
+  formSchema: { properties: Record<string, Record<string, unknown>>; required?: string[]; order?: string[] } | null;
+  defaultArgs: Record<string, unknown>;
+  enums: Record<string, string[]>;
+  hideCancel: boolean;
+  state: 'waiting' | 'resumed' | 'canceled' | 'timed_out' | 'finished';
+  blockedReason: string | null;
+  /** Whether logging in could lift the block. */
+  loginWouldHelp: boolean;
+}
+
+export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req: ResumeRequest): Promise<ApprovalView> {
+  const ctx = await suspendContext(deps, req);
+  const { run, settings, stepJob, flowJob, moduleId } = ctx;
+  const module = findModule(run.modules, moduleId);
+  const version = await deps.store.getEntity('flow_version', req.workspaceId, String(run.version).padStart(12, '0'));
+  // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
+  const prompt = (stepJob.result && typeof stepJob.result === 'object' ? stepJob.result : {}) as Record<string, unknown>;
+  const events = run.events[req.stepJobId] ?? { approvals: [] };
+  const blocker = await approvalBlocker(deps, ctx, req.principal);
+  const used = events.approvals.some((a) => a.resume_id === req.resumeId);
+  return {
+    flowPath: flowJob.script_path,
+    flowSummary: ((version?.value as { summary?: string } | undefined)?.summary ?? ''),
+    stepId: moduleId,
+    stepSummary: module?.summary ?? '',
+    triggeredBy: flowJob.created_by,
+    approvalsReceived: events.approvals.length,
+    approvalsRequired: settings.required_events,
+    description: prompt.description ?? null,
+    formSchema: (settings.resume_form?.schema as ApprovalView['formSchema']) ?? null,
+    defaultArgs: isRecord(prompt.default_args) ? prompt.default_args : {},
+    enums: isRecord(prompt.enums) ? (prompt.enums as Record<string, string[]>) : {},
+    hideCancel: settings.hide_cancel,
+    state: pageState(run, req.stepJobId, settings.required_events),
+    blockedReason: blocker?.message ?? (used ? 'this link was already used to approve: it counts once' : null),
+    loginWouldHelp: blocker?.status === 401,
+  };
+}
+
+function pageState(run: FlowRun, stepJobId: string, required: number): ApprovalView['state'] {
+  const events = run.events[stepJobId];
+  if (events?.cancel) return 'canceled';
+  const step = run.step;
+  // Approvals may come in while the step itself still runs, before the flow suspends.
+  const here = (step?.kind === 'suspend' && step.resume_job === stepJobId) || (step?.kind === 'child' && step.job.id === stepJobId);
+  if (here && run.status !== 'finished') return 'waiting';
+  if ((events?.approvals.length ?? 0) >= required) return 'resumed';
+  if (JSON.stringify(run.outcome?.result ?? run.resume ?? null).includes('SuspendTimeout')) return 'timed_out';
+  return 'finished';
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}

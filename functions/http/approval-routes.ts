@@ -1,0 +1,50 @@
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticate, type Principal } from '../core/auth.js';
+import { ApiError } from '../core/errors.js';
+import { approvalView, resumeUrls } from '../core/flows/resume.js';
+import { requireWorkspace } from '../core/workspaces.js';
+import { SESSION_COOKIE } from '../core/users.js';
+import type { CoreDeps } from '../core/deps.js';
+import { renderApprovalPage } from './approval-page.js';
+import { resumeIdOf } from './flow-routes.js';
+import { escapeHtml } from './html.js';
+
+/**
+ * The approval page of each resume URL (spec 2.4-2.6). The signed URL is the secret; a session
+ * cookie, when there is one, says who is looking, for the login, self-approval and group options.
+ */
+export function approvalRoutes(deps: CoreDeps) {
+  const r = new Hono();
+
+  r.get('/approve/:workspace/:job/:resumeId/:signature', async (c) => {
+    try {
+      const workspace = await requireWorkspace(deps.store, c.req.param('workspace'));
+      const session = getCookie(c, SESSION_COOKIE) ?? null;
+      const principal: Principal | null = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
+      const approver = c.req.query('approver') || null;
+      const req = { workspaceId: workspace.id, stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), signature: c.req.param('signature'), approver, principal };
+      const view = await approvalView(deps, req);
+      // Same-origin paths, so the page's fetches carry the session cookie and pass its CSP.
+      const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, workspace.id, req.stepJobId, req.resumeId, approver);
+      const html = renderApprovalPage({
+        ...view,
+        workspace: workspace.id,
+        resumeUrl: urls.resume,
+        cancelUrl: view.hideCancel ? null : urls.cancel,
+        viewer: principal?.username ?? null,
+        loginUrl: view.loginWouldHelp ? `/login?next=${encodeURIComponent(c.req.path + (approver ? `?approver=${encodeURIComponent(approver)}` : ''))}` : undefined,
+      });
+      return c.html(html, 200, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return c.html(errorPage(e.message), e.status as 400, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    }
+  });
+
+  return r;
+}
+
+function errorPage(message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'"><title>Approval</title></head><body><h1>Approval</h1><p>${escapeHtml(message)}</p></body></html>`;
+}
