@@ -71,22 +71,6 @@ export async function getJob(deps: CoreDeps, workspaceId: string, id: string): P
   return (await deps.store.getJob(workspaceId, id)) ?? fail(id);
 }
 
-/**
- * Waits until the job finishes or `maxWaitMs` passes (null then). Subscribes before reading so a
- * completion between the read and the wait cannot be missed.
- */
-export async function awaitFinished(deps: CoreDeps, workspaceId: string, id: string, maxWaitMs: number): Promise<Job | null> {
-  const deadline = deps.clock.now().getTime() + maxWaitMs;
-  for (;;) {
-    const remaining = deadline - deps.clock.now().getTime();
-    const wake = deps.signals.wait(id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
-    const job = await getJob(deps, workspaceId, id);
-    if (isFinished(job.status)) return job;
-    if (remaining <= 0) return null;
-    await wake;
-  }
-}
-
 export function syncTimeout(jobId: string, maxWaitMs: number, workspaceId: string): ApiError {
   return new ApiError(
     504,

@@ -1,5 +1,6 @@
 import { ApiError } from './errors.js';
-import { awaitFinished, syncTimeout } from './jobs.js';
+import { getJob, isFinished, syncTimeout } from './jobs.js';
+import { getFlowRun } from './flows/advance.js';
 import { shapeSyncResponse, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
@@ -9,15 +10,37 @@ import type { Job } from '../ports.js';
  * result (spec 4.4, 7.1-7.2), then honour the script's delete-after-use setting.
  */
 export async function syncResponse(deps: CoreDeps, job: Job): Promise<ShapedResponse> {
-  const done = await awaitFinished(deps, job.workspace_id, job.id, deps.config.syncMaxWaitMs);
-  if (!done) throw syncTimeout(job.id, deps.config.syncMaxWaitMs, job.workspace_id);
+  const answer = await awaitAnswer(deps, job);
+  if (!answer) throw syncTimeout(job.id, deps.config.syncMaxWaitMs, job.workspace_id);
+  const done = answer.job;
   try {
     // A failed job's result is `{error: {...}}`, answered with 200 like any result (spec 7.1).
-    return shapeSyncResponse(done.result);
+    return shapeSyncResponse(answer.result);
   } catch (e) {
     if (e instanceof InvalidResponseShape) throw new ApiError(500, e.code, e.message, { job_id: job.id });
     throw e;
   } finally {
-    if (done.delete_after_use) await deps.store.scrubJob(done.id);
+    if (done?.delete_after_use) await deps.store.scrubJob(done.id);
+  }
+}
+
+/**
+ * Waits (at most the instance maximum) for the job's result — or, for a flow with an early-return
+ * module, for that module's result, the rest of the flow running on (spec 4.4). Subscribes before
+ * reading, so a change between the read and the wait cannot be missed.
+ */
+async function awaitAnswer(deps: CoreDeps, job: Job): Promise<{ result: unknown; job: Job | null } | null> {
+  const deadline = deps.clock.now().getTime() + deps.config.syncMaxWaitMs;
+  for (;;) {
+    const remaining = deadline - deps.clock.now().getTime();
+    const wake = deps.signals.wait(job.id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
+    const current = await getJob(deps, job.workspace_id, job.id);
+    if (isFinished(current.status)) return { result: current.result, job: current };
+    if (current.kind === 'flow') {
+      const early = (await getFlowRun(deps, job.workspace_id, job.id))?.early_result;
+      if (early) return { result: early.value, job: null };
+    }
+    if (remaining <= 0) return null;
+    await wake;
   }
 }

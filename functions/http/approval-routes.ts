@@ -23,17 +23,18 @@ export function approvalRoutes(deps: CoreDeps) {
       const session = getCookie(c, SESSION_COOKIE) ?? null;
       const principal: Principal | null = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
       const approver = c.req.query('approver') || null;
-      const req = { workspaceId: workspace.id, stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), signature: c.req.param('signature'), approver, principal };
+      const flowLevel = c.req.query('flow_level') === 'true';
+      const req = { workspaceId: workspace.id, stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), signature: c.req.param('signature'), approver, flowLevel, principal };
       const view = await approvalView(deps, req);
       // Same-origin paths, so the page's fetches carry the session cookie and pass its CSP.
-      const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, workspace.id, req.stepJobId, req.resumeId, approver);
+      const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, req);
       const html = renderApprovalPage({
         ...view,
         workspace: workspace.id,
         resumeUrl: urls.resume,
         cancelUrl: view.hideCancel ? null : urls.cancel,
         viewer: principal?.username ?? null,
-        loginUrl: view.loginWouldHelp ? `/login?next=${encodeURIComponent(c.req.path + (approver ? `?approver=${encodeURIComponent(approver)}` : ''))}` : undefined,
+        loginUrl: view.loginWouldHelp ? `/login?next=${encodeURIComponent(c.req.url.slice(new URL(c.req.url).origin.length))}` : undefined,
       });
       return c.html(html, 200, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
     } catch (e) {

@@ -24,13 +24,13 @@ export function flowRoutes(deps: CoreDeps) {
 
   // What getResumeUrls / get_resume_urls call from inside the step.
   r.get('/jobs/resume_urls/:job/:resumeId', async (c) => {
-    const approver = c.req.query('approver') || null;
-    return c.json(await getResumeUrls(deps, c.get('rights'), c.req.param('job'), resumeIdOf(c.req.param('resumeId')), approver));
+    const key = { stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), approver: c.req.query('approver') || null, flowLevel: c.req.query('flow_level') === 'true' };
+    return c.json(await getResumeUrls(deps, c.get('rights'), key));
   });
 
   // Spec 4.8: every request to a resume URL counts (GET from a mail link, POST with form values).
   r.on(['GET', 'POST'], '/jobs_u/resume/:job/:resumeId/:signature', async (c) => {
-    const payload = c.req.method === 'POST' ? await optionalJson(c) : Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => k !== 'approver' && k !== 'token'));
+    const payload = c.req.method === 'POST' ? await optionalJson(c) : Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => !['approver', 'token', 'flow_level'].includes(k)));
     return c.json(await resumeStep(deps, resumeRequest(c), { kind: 'approve', payload }));
   });
   r.on(['GET', 'POST'], '/jobs_u/cancel/:job/:resumeId/:signature', async (c) => {
@@ -56,6 +56,7 @@ function resumeRequest(c: Context<AppEnv>): ResumeRequest {
     resumeId: resumeIdOf(c.req.param('resumeId') as string),
     signature: c.req.param('signature') as string,
     approver: c.req.query('approver') || null,
+    flowLevel: c.req.query('flow_level') === 'true',
     principal: c.get('principal') ?? null,
   };
 }

@@ -166,4 +166,42 @@ describe('approval steps', () => {
     const forged = await s.fetch(local(urls.gina.approvalPage).replace(/\/(\d+)\//, (_, n: string) => `/${Number(n) + 1}/`), { token: null });
     expect(forged.status).toBe(403);
   });
+
+  it('counts a pre-approval received earlier in the flow at the next suspend step, once', async () => {
+    const pre = `import svc
+
+def main():
+    return svc.get_resume_urls(approver="early-bird", flow_level=True)
+`;
+    const gate = (id: string) => ({ id, value: { type: 'rawscript', language: 'bun', content: 'export function main() { return "gate" }', input_transforms: {} }, suspend: { required_events: 1, timeout: 600 } });
+    await createFlow('u/admin/preapproved', {
+      modules: [
+        { id: 'pre', value: { type: 'rawscript', language: 'python3', content: pre, input_transforms: {} } },
+        { id: 'work', value: { type: 'rawscript', language: 'bun', content: 'export async function main() { await new Promise((r) => setTimeout(r, 1500)); return "worked" }', input_transforms: {} } },
+        gate('first_gate'),
+        { id: 'seen', value: { type: 'rawscript', language: 'bun', content: 'export function main(a: string[]) { return a }', input_transforms: { a: { type: 'javascript', expr: 'approvers' } } } },
+        gate('second_gate'),
+      ],
+    });
+    const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/preapproved`, {})).text();
+    // While `work` runs, approve through the pre-approval URL `pre` handed out.
+    let urls: { resume: string; approval_page: string } | undefined;
+    for (const deadline = Date.now() + 20_000; !urls && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      urls = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status?.results?.pre;
+    }
+    expect(urls!.resume).toContain('flow_level=true');
+    expect((await s.fetch(local(urls!.resume), { ...json({ ok: true }), token: null })).status).toBe(200);
+
+    // The first gate goes through on it; the second one waits: a pre-approval is used up once.
+    let job: any;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+      if (job.status === 'suspended' && job.flow_status.suspend.module === 'second_gate') break;
+    }
+    expect(job.flow_status.suspend.module).toBe('second_gate');
+    expect(job.flow_status.results.seen).toEqual(['early-bird']);
+    expect((await s.fetch(local(urls!.resume), { ...json({}), token: null })).status).toBe(409);
+    await s.post(`${ws()}/jobs_u/queue/cancel/${id}`, {});
+    expect((await waitForJob(s, id)).status).toBe('canceled');
+  });
 });

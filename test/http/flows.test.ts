@@ -169,4 +169,17 @@ describe('running flows', () => {
     const failed = (await runSync('u/admin/bad_expr', {})) as { error: { name: string; step_id: string } };
     expect(failed.error).toMatchObject({ name: 'ExpressionError', step_id: 'a' });
   });
+
+  it('answers a sync call at the early-return step while the rest of the flow runs on', async () => {
+    await createFlow(
+      'u/admin/early',
+      [ts('quick', 'export function main() { return "accepted" }'), ts('slow', 'export async function main() { await new Promise((r) => setTimeout(r, 1500)); return "all done" }')],
+      { value: { modules: [ts('quick', 'export function main() { return "accepted" }'), ts('slow', 'export async function main() { await new Promise((r) => setTimeout(r, 1500)); return "all done" }')], early_return: 'quick' } },
+    );
+    expect(await runSync('u/admin/early', {})).toBe('accepted');
+    const jobs = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/early`)).json();
+    const flowJob = jobs.find((j: { job_kind: string }) => j.job_kind === 'flow');
+    expect(['running', 'success']).toContain(flowJob.status);
+    expect((await waitForJob(s, flowJob.id)).result).toBe('all done');
+  });
 });

@@ -52,13 +52,15 @@ def get_variable(path):
     return body["value"]
 
 
-def get_resume_urls(approver=None):
+def get_resume_urls(approver=None, flow_level=False):
     """Resume and cancel URLs for this job as an approval step, plus its approval page.
 
-    Each call makes a fresh resume id, so each URL handed out counts as one approval.
+    Each call makes a fresh resume id, so each URL handed out counts as one approval. With
+    flow_level the URLs are pre-approvals of the flow, counted by any later suspend step of it.
     """
     resume_id = secrets.randbelow(2**32)
-    query = "?approver=" + urllib.parse.quote(approver, safe="") if approver else ""
+    params = {**({"approver": approver} if approver else {}), **({"flow_level": "true"} if flow_level else {})}
+    query = "?" + urllib.parse.urlencode(params) if params else ""
     route = f"jobs/resume_urls/{urllib.parse.quote(_required('OV_JOB_ID'), safe='')}/{resume_id}{query}"
     urls = _api_get(route, "get_resume_urls()")
     return {"resume": urls["resume"], "cancel": urls["cancel"], "approval_page": urls["approvalPage"]}

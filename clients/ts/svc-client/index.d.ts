@@ -49,4 +49,4 @@ export interface ResumeUrls {
 }
 
 /** Resume and cancel URLs for this job as an approval step, plus its approval page; each call counts once. */
-export function getResumeUrls(approver?: string): Promise<ResumeUrls>;
+export function getResumeUrls(approver?: string, flowLevel?: boolean): Promise<ResumeUrls>;

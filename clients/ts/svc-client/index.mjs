@@ -33,11 +33,13 @@ export async function getVariable(path) {
 /**
  * Resume and cancel URLs for this job as an approval step (spec 4.8, 4.9), plus its approval page.
  * Each call makes a fresh resume id, so each URL handed out counts as one approval. `approver`
- * names who the URL is meant for (shown as the approver unless someone logs in).
+ * names who the URL is meant for (shown as the approver unless someone logs in). With `flowLevel`
+ * the URLs are pre-approvals of the flow, counted by any later suspend step of it.
  */
-export async function getResumeUrls(approver) {
+export async function getResumeUrls(approver, flowLevel = false) {
   const resumeId = Math.floor(Math.random() * 2 ** 32);
-  const query = approver ? `?approver=${encodeURIComponent(approver)}` : '';
+  const params = new URLSearchParams({ ...(approver ? { approver } : {}), ...(flowLevel ? { flow_level: 'true' } : {}) }).toString();
+  const query = params ? `?${params}` : '';
   return apiGet(`jobs/resume_urls/${encodeURIComponent(required('OV_JOB_ID'))}/${resumeId}${query}`, 'getResumeUrls()');
 }
 

@@ -5,7 +5,7 @@ import { Rights } from '../permissions.js';
 import { getEntityValue } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion, findLatestFlow } from './flows.js';
-import { expressionScope, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Entity, Job, Language } from '../../ports.js';
@@ -62,7 +62,7 @@ async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
     await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.script_hash} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
     return null;
   }
-  return newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {});
+  return { ...newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {}), early_return: version.value.early_return };
 }
 
 export function newRun(flowJob: string, version: number, path: string, modules: FlowModule[], flowInput: Record<string, unknown>, outerResults: Record<string, unknown>): FlowRun {
@@ -276,6 +276,7 @@ function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): voi
   }
   run.results[module.id] = outcome.value;
   run.previous_result = outcome.value;
+  if (module.id === run.early_return && outcome.ok && !run.early_result) run.early_result = { value: outcome.value };
   if (module.suspend && outcome.ok && outcome.stepJob) {
     run.step = {
       kind: 'suspend',
@@ -296,15 +297,21 @@ function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep
   const now = deps.clock.now();
   const timeout = module.suspend?.timeout;
   if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
-  const events = run.events[current.resume_job] ?? { approvals: [] };
+  const own = run.events[current.resume_job] ?? { approvals: [] };
+  // Pre-approvals received earlier in the flow count here, and are then used up (spec 3).
+  const pre = run.events[FLOW_LEVEL] ?? { approvals: [] };
+  const approvals = [...pre.approvals, ...own.approvals];
+  const cancel = own.cancel ?? pre.cancel;
   let error: { name: string; message: string } | null = null;
-  if (events.cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${events.cancel.by}${events.cancel.reason ? `: ${events.cancel.reason}` : ''}` };
-  else if (events.approvals.length >= current.required) {
-    run.resumes = events.approvals.map((a) => a.payload);
+  if (cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${cancel.by}${cancel.reason ? `: ${cancel.reason}` : ''}` };
+  else if (approvals.length >= current.required) {
+    run.resumes = approvals.map((a) => a.payload);
     run.resume = run.resumes[run.resumes.length - 1] ?? {};
-    run.approvers = [...new Set(events.approvals.map((a) => a.approver))];
+    run.approvers = [...new Set(approvals.map((a) => a.approver))];
+    run.consumed = [...(run.consumed ?? []), ...pre.approvals.map((a) => a.resume_id)];
+    if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: [] };
   } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
-    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${events.approvals.length} of ${current.required} approvals` };
+    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
   } else {
     return false;
   }

@@ -2,9 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, conflict, notFound } from '../errors.js';
 import { updateEntity } from '../entities.js';
 import type { Rights } from '../permissions.js';
-import { findModule, type SuspendSettings } from './definition.js';
+import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { getFlowRun } from './advance.js';
-import type { FlowRun } from './run-state.js';
+import { FLOW_LEVEL, type FlowRun } from './run-state.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -21,35 +21,42 @@ export interface ResumeUrls {
   approvalPage: string;
 }
 
-export function resumeSignature(key: Uint8Array, workspaceId: string, stepJobId: string, resumeId: number, approver: string | null): string {
-  return createHmac('sha256', key).update(`resume\n${workspaceId}\n${stepJobId}\n${resumeId}\n${approver ?? ''}`).digest('hex');
+/** What a resume URL names, all of it covered by its signature. */
+export interface ResumeKey {
+  workspaceId: string;
+  stepJobId: string;
+  resumeId: number;
+  approver: string | null;
+  /** A pre-approval for the flow: any later suspend step of it may count it (spec 3, 4.9). */
+  flowLevel: boolean;
 }
 
-export function resumeUrls(deps: Pick<CoreDeps, 'config'>, workspaceId: string, stepJobId: string, resumeId: number, approver: string | null): ResumeUrls {
-  const signature = resumeSignature(deps.config.signingKey, workspaceId, stepJobId, resumeId, approver);
+export function resumeSignature(key: Uint8Array, k: ResumeKey): string {
+  return createHmac('sha256', key).update(`resume\n${k.workspaceId}\n${k.stepJobId}\n${k.resumeId}\n${k.approver ?? ''}\n${k.flowLevel ? 'flow' : 'step'}`).digest('hex');
+}
+
+export function resumeUrls(deps: Pick<CoreDeps, 'config'>, k: ResumeKey): ResumeUrls {
+  const signature = resumeSignature(deps.config.signingKey, k);
   const base = deps.config.baseInternalUrl;
-  const tail = `${stepJobId}/${resumeId}/${signature}${approver ? `?approver=${encodeURIComponent(approver)}` : ''}`;
+  const query = new URLSearchParams({ ...(k.approver ? { approver: k.approver } : {}), ...(k.flowLevel ? { flow_level: 'true' } : {}) }).toString();
+  const tail = `${k.stepJobId}/${k.resumeId}/${signature}${query ? `?${query}` : ''}`;
   return {
-    resume: `${base}/api/w/${workspaceId}/jobs_u/resume/${tail}`,
-    cancel: `${base}/api/w/${workspaceId}/jobs_u/cancel/${tail}`,
-    approvalPage: `${base}/approve/${workspaceId}/${tail}`,
+    resume: `${base}/api/w/${k.workspaceId}/jobs_u/resume/${tail}`,
+    cancel: `${base}/api/w/${k.workspaceId}/jobs_u/cancel/${tail}`,
+    approvalPage: `${base}/approve/${k.workspaceId}/${tail}`,
   };
 }
 
 /** What the client libraries' getResumeUrls calls: the URLs for a step job the caller may see. */
-export async function getResumeUrls(deps: Pick<CoreDeps, 'store' | 'config'>, rights: Rights, stepJobId: string, resumeId: number, approver: string | null): Promise<ResumeUrls> {
-  const job = await deps.store.getJob(rights.workspaceId, stepJobId);
-  if (!job) throw notFound(`job ${stepJobId}`);
+export async function getResumeUrls(deps: Pick<CoreDeps, 'store' | 'config'>, rights: Rights, k: Omit<ResumeKey, 'workspaceId'>): Promise<ResumeUrls> {
+  const job = await deps.store.getJob(rights.workspaceId, k.stepJobId);
+  if (!job) throw notFound(`job ${k.stepJobId}`);
   rights.checkJob(job, 'read');
-  return resumeUrls(deps, rights.workspaceId, stepJobId, resumeId, approver);
+  return resumeUrls(deps, { ...k, workspaceId: rights.workspaceId });
 }
 
-export interface ResumeRequest {
-  workspaceId: string;
-  stepJobId: string;
-  resumeId: number;
+export interface ResumeRequest extends ResumeKey {
   signature: string;
-  approver: string | null;
   /** The logged-in caller, if any (session cookie or token). */
   principal: Principal | null;
 }
@@ -64,7 +71,7 @@ export interface SuspendContext {
 
 /** Checks the signature and finds the suspended step; 403 for a bad signature, 404 when unknown. */
 export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, req: ResumeRequest): Promise<SuspendContext> {
-  const expected = Buffer.from(resumeSignature(deps.config.signingKey, req.workspaceId, req.stepJobId, req.resumeId, req.approver));
+  const expected = Buffer.from(resumeSignature(deps.config.signingKey, req));
   const given = Buffer.from(req.signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new ApiError(403, 'invalid_signature', 'this resume URL is not valid: its signature does not match');
@@ -74,8 +81,9 @@ export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, r
   const run = flowJob ? await getFlowRun(deps, req.workspaceId, flowJob.id) : null;
   const moduleId = run?.step_modules[req.stepJobId];
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
-  if (!stepJob || !flowJob || !run || !moduleId || !module?.suspend) throw notFound(`approval step ${req.stepJobId}`);
-  return { flowJob, stepJob, run, moduleId, settings: module.suspend };
+  // A pre-approval may come from any step; a step's own URLs only from one that suspends.
+  if (!stepJob || !flowJob || !run || !moduleId || (!module?.suspend && !req.flowLevel)) throw notFound(`approval step ${req.stepJobId}`);
+  return { flowJob, stepJob, run, moduleId, settings: module?.suspend ?? suspendSettings.parse({}) };
 }
 
 /**
@@ -115,25 +123,32 @@ export async function resumeStep(
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';
   const at = deps.clock.now().toISOString();
+  const key = eventsKey(req);
   const stored = await updateEntity<FlowRun>(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
     if (run.status === 'finished') throw conflict('the flow already finished');
     const step = run.step;
-    if (step?.kind === 'suspend' && step.resume_job !== req.stepJobId) throw conflict('the flow is no longer waiting for this step');
-    const events = run.events[req.stepJobId] ?? { approvals: [] };
+    if (!req.flowLevel && step?.kind === 'suspend' && step.resume_job !== req.stepJobId) throw conflict('the flow is no longer waiting for this step');
+    const events = run.events[key] ?? { approvals: [] };
     if (events.cancel) throw conflict('this approval step was already canceled');
     if (action.kind === 'cancel') {
       events.cancel = { by: approver, reason: action.reason, at };
     } else {
-      if (events.approvals.some((a) => a.resume_id === req.resumeId)) throw conflict('this resume URL was already used: it counts once');
+      const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
+      if (used) throw conflict('this resume URL was already used: it counts once');
       events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at });
     }
-    return { ...run, events: { ...run.events, [req.stepJobId]: events } };
+    return { ...run, events: { ...run.events, [key]: events } };
   });
   await deps.flows.wake(req.workspaceId, ctx.flowJob.id);
   return {
-    approvals_received: stored.value.events[req.stepJobId].approvals.length,
+    approvals_received: stored.value.events[key].approvals.length,
     approvals_required: ctx.settings.required_events,
   };
+}
+
+/** A step's own approvals are kept under its job id; pre-approvals under the flow's. */
+function eventsKey(req: ResumeKey): string {
+  return req.flowLevel ? FLOW_LEVEL : req.stepJobId;
 }
 
 /** What the approval page shows (spec 2.4-2.6), decided here; the page only renders it. */
@@ -163,9 +178,9 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const version = await deps.store.getEntity('flow_version', req.workspaceId, String(run.version).padStart(12, '0'));
   // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
   const prompt = (stepJob.result && typeof stepJob.result === 'object' ? stepJob.result : {}) as Record<string, unknown>;
-  const events = run.events[req.stepJobId] ?? { approvals: [] };
+  const events = run.events[eventsKey(req)] ?? { approvals: [] };
   const blocker = await approvalBlocker(deps, ctx, req.principal);
-  const used = events.approvals.some((a) => a.resume_id === req.resumeId);
+  const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
   return {
     flowPath: flowJob.script_path,
     flowSummary: ((version?.value as { summary?: string } | undefined)?.summary ?? ''),

@@ -15,6 +15,9 @@ export interface Approval {
   at: string;
 }
 
+/** Where a flow's pre-approvals wait (spec 3), beside the events of each step job. */
+export const FLOW_LEVEL = '*flow';
+
 /** Resume and cancel requests for one step job; they may arrive before the flow reaches them. */
 export interface StepEvents {
   approvals: Approval[];
@@ -48,9 +51,12 @@ export interface FlowRun {
   step: FlowStep | null;
   status: 'running' | 'suspended' | 'finished';
   events: Record<string, StepEvents>;
+  /** Resume ids of pre-approvals a suspend step used up: they never count again. */
+  consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
   step_modules: Record<string, string>;
-  /** The flow's early-return value, once its early-return module finished (spec 4.4). */
+  /** The module at whose completion sync endpoints answer (spec 4.4), and its value once it did. */
+  early_return?: string;
   early_result?: { value: unknown };
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
