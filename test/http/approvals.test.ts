@@ -204,4 +204,29 @@ def main():
     await s.post(`${ws()}/jobs_u/queue/cancel/${id}`, {});
     expect((await waitForJob(s, id)).status).toBe('canceled');
   });
+
+  it('lets only members of a group approve, the group coming from another step', async () => {
+    const session = async (username: string) => {
+      await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password` });
+      await s.post(`${ws()}/workspaces/add_user`, { username, role: 'operator' });
+      const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password` }), token: null });
+      return (login.headers.get('set-cookie') ?? '').split(';')[0];
+    };
+    const henry = await session('henry');
+    const ivy = await session('ivy');
+    await s.post(`${ws()}/groups/create`, { name: 'finance' });
+    await s.post(`${ws()}/groups/adduser/finance`, { username: 'henry' });
+    const value = approvalFlow({ required_events: 1, user_groups_required: { type: 'javascript', expr: 'results.pick.groups' } });
+    value.modules.unshift({ id: 'pick', value: { type: 'rawscript', language: 'python3', content: 'def main():\n    return {"groups": ["finance"]}\n', input_transforms: {} } } as any);
+    await createFlow('u/admin/finance_only', value);
+    const { id, urls } = await runUntilSuspended('u/admin/finance_only', { approvers: ['x'] });
+
+    const asIvy = await s.fetch(local(urls.x.resume), { ...json({}), token: null, headers: { cookie: ivy, 'content-type': 'application/json' } });
+    expect(asIvy.status).toBe(403);
+    expect((await asIvy.json()).error.message).toBe('only members of finance may approve this step');
+    expect((await s.fetch(local(urls.x.resume), { ...json({}), token: null })).status).toBe(401);
+    const asHenry = await s.fetch(local(urls.x.resume), { ...json({ reason: 'ok' }), token: null, headers: { cookie: henry, 'content-type': 'application/json' } });
+    expect(asHenry.status).toBe(200);
+    expect((await waitForJob(s, id)).result.approvers).toEqual(['henry']);
+  });
 });

@@ -74,4 +74,37 @@ describe('nothing accepted is lost (issue point 8)', () => {
     expect(second.output()).not.toMatch(/admin token/);
     expect((await second.fetch('/api/w/main/scripts/list', { token })).status).toBe(200);
   });
+
+  it.skipIf(localProcessOnly)('keeps a suspended flow through kill -9: it resumes after a restart, and its timeout still fires', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    const ask = `import * as svc from 'svc-client';\nexport async function main() { return await svc.getResumeUrls('ops') }`;
+    const flow = (timeout: number) => ({
+      modules: [
+        { id: 'ask', value: { type: 'rawscript', language: 'bun', content: ask, input_transforms: {} }, suspend: { required_events: 1, timeout } },
+        { id: 'after', value: { type: 'rawscript', language: 'bun', content: 'export function main(a: string[]) { return a }', input_transforms: { a: { type: 'javascript', expr: 'approvers' } } } },
+      ],
+    });
+    expect((await first.post('/api/w/main/flows/create', { path: 'u/admin/patient', value: flow(600) })).status).toBe(201);
+    expect((await first.post('/api/w/main/flows/create', { path: 'u/admin/impatient', value: flow(3) })).status).toBe(201);
+    const suspended = async (s: TestServer, id: string) => {
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        const job = await (await s.fetch(`/api/w/main/jobs_u/get/${id}`)).json();
+        if (job.status === 'suspended') return job;
+      }
+      throw new Error(`flow ${id} did not suspend`);
+    };
+    const patient = await (await first.fetch('/api/w/main/jobs/run/p/u/admin/patient', { method: 'POST', body: '{}' })).text();
+    const impatient = await (await first.fetch('/api/w/main/jobs/run/p/u/admin/impatient', { method: 'POST', body: '{}' })).text();
+    const resume = (await suspended(first, patient)).flow_status.results.ask.resume as string;
+    await suspended(first, impatient);
+    await first.kill9();
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await start(dataDir);
+    expect((await second.fetch(resume.replace(/^https?:\/\/[^/]+/, ''), { method: 'POST', token: null })).status).toBe(200);
+    expect(await waitForJob(second, patient)).toMatchObject({ status: 'success', result: ['ops'] });
+    expect((await waitForJob(second, impatient)).result.error).toMatchObject({ name: 'SuspendTimeout' });
+  });
 });

@@ -107,6 +107,15 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
     }
     const module = run.modules[run.index];
     if (current.kind === 'suspend') {
+      const groups = module.suspend?.user_groups_required;
+      if (groups?.type === 'javascript' && current.groups === undefined) {
+        const [value] = await evaluate(deps, job.workspace_id, [groups.expr], expressionScope(run)).catch((e: Error) => [e]);
+        if (!Array.isArray(value) || !value.every((g) => typeof g === 'string')) {
+          const message = value instanceof Error ? value.message : 'user_groups_required did not evaluate to a list of group names';
+          return finish(run, { status: 'failed', result: { error: { name: 'ExpressionError', message, step_id: module.id } } });
+        }
+        current.groups = value;
+      }
       if (settleSuspend(deps, run, current, module)) continue;
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;

@@ -91,8 +91,11 @@ export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, r
  * user who triggered the flow, only members of the given groups.
  */
 export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: SuspendContext, principal: Principal | null): Promise<ApiError | null> {
-  const { settings, flowJob } = ctx;
-  const groups = settings.user_groups_required?.type === 'static' ? (settings.user_groups_required.value as string[] | undefined) ?? [] : [];
+  const { settings, flowJob, run } = ctx;
+  const required = settings.user_groups_required;
+  // An expression's groups are known once the flow reached the step; until then nobody may approve.
+  const evaluated = run.step?.kind === 'suspend' && run.step.resume_job === ctx.stepJob.id ? run.step.groups : undefined;
+  const groups = required?.type === 'static' ? ((required.value as string[] | undefined) ?? []) : required ? (evaluated ?? ['(not yet known)']) : [];
   const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
   if (!needsLogin) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');

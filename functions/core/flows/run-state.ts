@@ -30,7 +30,16 @@ export type FlowStep =
   /** Waiting for several flow jobs: branchall branches or loop iterations. */
   | { kind: 'children'; module: string; jobs: Job[]; parallel: boolean; started: number; skip_failures: boolean[] }
   /** A step with `suspend` finished and the flow waits for approvals (spec 3). */
-  | { kind: 'suspend'; module: string; resume_job: string; required: number; deadline: string | null; step_result: unknown };
+  | {
+      kind: 'suspend';
+      module: string;
+      resume_job: string;
+      required: number;
+      deadline: string | null;
+      step_result: unknown;
+      /** `user_groups_required` given as an expression (another node's output), evaluated once. */
+      groups?: string[];
+    };
 
 export interface FlowRun {
   flow_job: string;
