@@ -1,5 +1,7 @@
 import { getJob, isFinished } from './jobs.js';
+import { getFlowRun } from './flows/advance.js';
 import type { CoreDeps } from './deps.js';
+import type { Job } from '../ports.js';
 
 /** Spec 4.5: the SSE events of a job, as an async sequence the HTTP layer writes out. */
 
@@ -26,8 +28,11 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
     const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
     const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
     const job = await getJob(deps, workspaceId, id);
-    const fresh = job.result_stream.slice(offset);
-    offset = job.result_stream.length;
+    // A flow streams what its last step streams, if that step is a script (spec 4.5).
+    const source = job.kind === 'flow' ? await lastStepJob(deps, job) : job;
+    const stream = source?.result_stream ?? '';
+    const fresh = stream.slice(offset);
+    offset = stream.length;
     if (isFinished(job.status)) {
       yield {
         type: 'update',
@@ -35,7 +40,7 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
         status: job.status,
         success: job.success,
         // A streamed job's result is the whole stream; any other job's result is its value.
-        only_result: job.streaming && job.success ? job.result_stream : job.result,
+        only_result: source?.streaming && job.success ? stream : job.result,
         ...(fresh ? { new_result_stream: fresh } : {}),
         stream_offset: offset,
       };
@@ -44,4 +49,13 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
     if (fresh) yield { type: 'update', new_result_stream: fresh, stream_offset: offset };
     await wake;
   }
+}
+
+/** The job of a flow's last step, when that step is a script that has started. */
+async function lastStepJob(deps: CoreDeps, flowJob: Job): Promise<Job | null> {
+  const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);
+  const last = run?.modules[run.modules.length - 1];
+  if (!run || !last || (last.value.type !== 'rawscript' && last.value.type !== 'script')) return null;
+  const childId = Object.keys(run.step_modules).find((jobId) => run.step_modules[jobId] === last.id);
+  return childId ? deps.store.getJob(flowJob.workspace_id, childId) : null;
 }

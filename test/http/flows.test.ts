@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+import { readSse } from './sse-client.js';
 
 /** Flows over real HTTP (spec 2.4, 4.1, 9): definitions, versions, runs, branches and loops. */
 
@@ -181,5 +182,22 @@ describe('running flows', () => {
     const flowJob = jobs.find((j: { job_kind: string }) => j.job_kind === 'flow');
     expect(['running', 'success']).toContain(flowJob.status);
     expect((await waitForJob(s, flowJob.id)).result).toBe('all done');
+  });
+
+  it('streams a flow over SSE only when its last step is a script that streams (spec 4.5)', async () => {
+    const gen = 'export async function* main(w: string[]) { for (const x of w) { yield x + " "; await new Promise((r) => setTimeout(r, 150)); } }';
+    await createFlow('u/admin/streaming', [ts('words', 'export function main() { return ["one", "two", "three"] }'), ts('speak', gen, { w: js('previous_result') })]);
+    const events = await readSse(await s.post(`${ws()}/jobs/run_and_stream/p/u/admin/streaming`, {}));
+    const last = events.at(-1);
+    expect(last).toMatchObject({ completed: true, status: 'success', only_result: 'one two three ' });
+    const streamed = events.map((e) => e.new_result_stream ?? '').join('');
+    expect(streamed).toBe('one two three ');
+    // Progress arrived before the end.
+    expect(events.filter((e) => !e.completed && e.new_result_stream).length).toBeGreaterThanOrEqual(1);
+
+    await createFlow('u/admin/not_streaming', [ts('speak', gen, { w: fixed(['a']) }), ts('done', 'export function main() { return "plain" }')]);
+    const plain = await readSse(await s.post(`${ws()}/jobs/run_and_stream/p/u/admin/not_streaming`, {}));
+    expect(plain.at(-1)).toMatchObject({ completed: true, only_result: 'plain' });
+    expect(plain.every((e) => !e.new_result_stream)).toBe(true);
   });
 });
