@@ -31,26 +31,17 @@ export async function resolveTarget(deps: CoreDeps, rights: Rights, target: RunT
   return script;
 }
 
-/** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
-export async function pushJob(
-  deps: CoreDeps,
-  principal: Principal,
-  script: ScriptVersion,
-  args: Record<string, unknown>,
-  id: string = newUuid(),
-): Promise<Job> {
-  const job: Job = {
-    id,
-    workspace_id: script.workspace_id,
-    kind: 'script',
-    parent_job: null,
-    script_path: script.path,
-    script_hash: script.hash,
-    language: script.language,
-    args,
+/** A new job in `queued`, with nothing run yet. */
+export function queuedJob(
+  createdAt: string,
+  fields: Pick<Job, 'workspace_id' | 'kind' | 'parent_job' | 'script_path' | 'script_hash' | 'language' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use'>>,
+): Job {
+  return {
+    id: newUuid(),
+    delete_after_use: false,
+    ...fields,
     status: 'queued',
-    created_by: principal.username,
-    created_at: deps.clock.now().toISOString(),
+    created_at: createdAt,
     started_at: null,
     completed_at: null,
     success: null,
@@ -59,9 +50,30 @@ export async function pushJob(
     result_stream: '',
     streaming: false,
     attempts: 0,
-    delete_after_use: script.delete_after_use,
     deleted: false,
   };
+}
+
+/** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
+export async function pushJob(
+  deps: CoreDeps,
+  principal: Principal,
+  script: ScriptVersion,
+  args: Record<string, unknown>,
+  id: string = newUuid(),
+): Promise<Job> {
+  const job = queuedJob(deps.clock.now().toISOString(), {
+    id,
+    workspace_id: script.workspace_id,
+    kind: 'script',
+    parent_job: null,
+    script_path: script.path,
+    script_hash: script.hash,
+    language: script.language,
+    args,
+    created_by: principal.username,
+    delete_after_use: script.delete_after_use,
+  });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;

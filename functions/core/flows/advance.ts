@@ -1,5 +1,4 @@
-import { newUuid } from '../crypto.js';
-import { cancelSignal, isFinished } from '../jobs.js';
+import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
 import { jobPrincipal } from '../auth.js';
 import { Rights } from '../permissions.js';
 import { getEntityValue } from '../entities.js';
@@ -146,7 +145,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         if (!script) throw new StepError('ScriptNotFound', `step ${module.id}: no script ${v.hash ?? v.path}`);
         await requireRunRight(deps, flowJob, script.path, module.id);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, { ...stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'script', path: script.path, hash: script.hash, language: script.language, args }), delete_after_use: false });
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'script', path: script.path, hash: script.hash, language: script.language, args }));
       }
       case 'flow': {
         const flow = await findLatestFlow(deps.store, flowJob.workspace_id, v.path);
@@ -199,8 +198,7 @@ async function requireRunRight(deps: WorkerDeps, flowJob: Job, path: string, mod
 }
 
 function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kind']; path: string; hash: string; language: Language; args: Record<string, unknown> }): Job {
-  return {
-    id: newUuid(),
+  return queuedJob(now, {
     workspace_id: flowJob.workspace_id,
     kind: what.kind,
     parent_job: run.flow_job,
@@ -208,20 +206,8 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kin
     script_hash: what.hash,
     language: what.language,
     args: what.args,
-    status: 'queued',
     created_by: flowJob.created_by,
-    created_at: now,
-    started_at: null,
-    completed_at: null,
-    success: null,
-    result: null,
-    logs: '',
-    result_stream: '',
-    streaming: false,
-    attempts: 0,
-    delete_after_use: false,
-    deleted: false,
-  };
+  });
 }
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */

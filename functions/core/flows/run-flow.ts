@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, notFound } from '../errors.js';
-import { newUuid } from '../crypto.js';
+import { queuedJob } from '../jobs.js';
 import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
 import type { Rights } from '../permissions.js';
@@ -40,8 +40,7 @@ function validateInputs(flow: FlowVersion, args: Record<string, unknown>): void 
 
 export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: FlowVersion, workspaceId: string, args: Record<string, unknown>): Promise<Job> {
   validateInputs(flow, args);
-  const job: Job = {
-    id: newUuid(),
+  const job = queuedJob(deps.clock.now().toISOString(), {
     workspace_id: workspaceId,
     kind: 'flow',
     parent_job: null,
@@ -50,20 +49,8 @@ export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: Fl
     // A flow has no language of its own; its steps have theirs.
     language: 'nativets',
     args,
-    status: 'queued',
     created_by: principal.username,
-    created_at: deps.clock.now().toISOString(),
-    started_at: null,
-    completed_at: null,
-    success: null,
-    result: null,
-    logs: '',
-    result_stream: '',
-    streaming: false,
-    attempts: 0,
-    delete_after_use: false,
-    deleted: false,
-  };
+  });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
