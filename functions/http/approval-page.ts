@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ApprovalView } from '../core/flows/resume.js';
 import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { escapeHtml, jsonForScript, originOf, safeHref } from './html.js';
 import { renderDescription } from './render-all.js';
@@ -14,32 +15,13 @@ import { renderDescription } from './render-all.js';
  * carry `approvals_received` / `approvals_required` to update the counts shown, and an error answer
  * is expected as `{"error": {"message"}}`.
  */
-export interface ApprovalPageModel {
+export interface ApprovalPageModel extends Omit<ApprovalView, 'loginWouldHelp'> {
   workspace: string;
-  flowPath: string;
-  flowSummary: string;
-  stepId: string;
-  stepSummary: string;
-  triggeredBy: string;
-  approvalsReceived: number;
-  approvalsRequired: number;
-  /** The step's `description` (spec 2.6): a string, or `{ render_all: [...] }` with items: string, {markdown}, {map: {lat, lon, zoom?, markers?: [{lat, lon, title?}]}}, {html}, {table-row-object: [...]}, {table-col: {...}}, {png|jpeg|gif: base64}, {svg: string}. */
-  description: unknown;
-  /** `suspend.resume_form.schema`: JSON Schema with properties (type, description, default, enum, items, format), required, order. */
-  formSchema: { properties: Record<string, Record<string, unknown>>; required?: string[]; order?: string[] } | null;
-  /** Prefill values by field (spec 2.6 default_args) and runtime choices (enums) that override the schema's. */
-  defaultArgs: Record<string, unknown>;
-  enums: Record<string, string[]>;
-  hideCancel: boolean;
   /** Where the page POSTs: the resume URL (JSON body = the form values) and the cancel URL (JSON body {reason?}). */
   resumeUrl: string;
   cancelUrl: string | null;
-  /** waiting: show form and buttons; resumed/canceled/timed_out/finished: say so, no buttons. */
-  state: 'waiting' | 'resumed' | 'canceled' | 'timed_out' | 'finished';
   /** The logged-in viewer, if any. */
   viewer: string | null;
-  /** Why this viewer may not approve (e.g. "the user who triggered the flow may not approve it", "log in to approve"); buttons are hidden and the reason shown. */
-  blockedReason: string | null;
   /** Where to log in when blocked for lack of a session (a link is shown). */
   loginUrl?: string;
 }

@@ -163,12 +163,17 @@ export interface ApprovalView {
   triggeredBy: string;
   approvalsReceived: number;
   approvalsRequired: number;
+  /** The step's `description` (spec 2.6): a string, or `{ render_all: [...] }` (markdown, map, html, tables, images). */
   description: unknown;
+  /** `suspend.resume_form.schema`: properties (type, description, default, enum, items, format), required, order. */
   formSchema: { properties: Record<string, Record<string, unknown>>; required?: string[]; order?: string[] } | null;
+  /** Prefill values by field (spec 2.6 default_args) and runtime choices (enums) overriding the schema's. */
   defaultArgs: Record<string, unknown>;
   enums: Record<string, string[]>;
   hideCancel: boolean;
+  /** waiting: the form and buttons; the others say what happened, without buttons. */
   state: 'waiting' | 'resumed' | 'canceled' | 'timed_out' | 'finished';
+  /** Why this viewer may not approve; the buttons are hidden and the reason shown. */
   blockedReason: string | null;
   /** Whether logging in could lift the block. */
   loginWouldHelp: boolean;
