@@ -229,4 +229,28 @@ def main():
     expect(asHenry.status).toBe(200);
     expect((await waitForJob(s, id)).result.approvers).toEqual(['henry']);
   });
+
+  it('shows a step that returns its resume URL as a prompt the runner may approve themselves (spec 2.6)', async () => {
+    const prompt = `import * as svc from 'svc-client';
+export async function main() {
+  return { ...(await svc.getResumeUrls()), default_args: { size: 'M' }, enums: { size: ['S', 'M', 'L'] }, description: 'Pick a size' };
+}`;
+    await createFlow('u/admin/prompted', {
+      modules: [
+        { id: 'ask', value: { type: 'rawscript', language: 'bun', content: prompt, input_transforms: {} }, suspend: { required_events: 1 } },
+        { id: 'after', value: { type: 'rawscript', language: 'bun', content: 'export function main(r: any) { return r }', input_transforms: { r: { type: 'javascript', expr: 'resume' } } } },
+      ],
+    });
+    const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/prompted`, {})).text();
+    let job: any;
+    for (const deadline = Date.now() + 20_000; job?.status !== 'suspended' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+    }
+    const shown = job.flow_status.suspend.prompt;
+    expect(shown).toMatchObject({ default_args: { size: 'M' }, enums: { size: ['S', 'M', 'L'] }, description: 'Pick a size' });
+    expect(shown.resume).toContain('/jobs_u/resume/');
+    // The admin who ran the flow answers their own prompt.
+    expect((await s.fetch(local(shown.resume), { ...json({ size: 'L' }) })).status).toBe(200);
+    expect((await waitForJob(s, id)).result).toEqual({ size: 'L' });
+  });
 });

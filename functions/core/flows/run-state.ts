@@ -99,6 +99,7 @@ export function flowStatusView(run: FlowRun) {
             approvals_received: (run.events[step.resume_job]?.approvals ?? []).length,
             approvals_required: step.required,
             deadline: step.deadline,
+            ...promptOf(step.step_result),
           },
         }
       : {}),
@@ -111,4 +112,15 @@ export function withFlowStatus<V extends { status: string }>(view: V, run: FlowR
   if (!run) return view;
   const suspended = run.status === 'suspended' && view.status === 'running';
   return { ...view, status: suspended ? 'suspended' : view.status, flow_status: flowStatusView(run) };
+}
+
+/**
+ * Spec 2.6: a step that returns its resume URL is a prompt — whoever runs the flow sees it (and may
+ * approve it themselves) with its prefills, choices and description.
+ */
+function promptOf(result: unknown): { prompt?: Record<string, unknown> } {
+  if (!result || typeof result !== 'object' || typeof (result as { resume?: unknown }).resume !== 'string') return {};
+  const r = result as Record<string, unknown>;
+  const keys = ['resume', 'cancel', 'approvalPage', 'default_args', 'enums', 'description'] as const;
+  return { prompt: Object.fromEntries(keys.filter((k) => r[k] !== undefined).map((k) => [k, r[k]])) };
 }
