@@ -127,7 +127,7 @@ export interface TokenRecord {
  * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
  * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
  */
-export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'sequence';
+export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'flow_wait' | 'sequence';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;
@@ -223,16 +223,26 @@ export interface SecretCipher {
 }
 
 /**
- * Makes a flow job's interpreter run again (core/flows/advance.ts) after something changed: a step
- * finished, an approval arrived, a timeout is due. Local: in-process; AWS: a message to the worker.
+ * Carries out flow runs for the core's interpreter (core/flows/advance.ts), which decides every
+ * step. Local: the interpreter runs in-process, woken by events and timers. AWS: one Step Functions
+ * execution per flow job calls the interpreter and waits on task tokens between calls.
  */
 export interface FlowDriver {
+  /**
+   * Hands step jobs the interpreter has just stored to whatever runs them. Local: the job queue.
+   * AWS: nothing to do here — the flow's execution sends them itself, each with a task token.
+   */
+  dispatch(jobs: Job[]): Promise<void>;
+  /** Makes the flow job's interpreter run again: a step finished, an approval or a cancel arrived. */
   wake(workspaceId: string, flowJobId: string): Promise<void>;
-  /** Wakes the flow at `at` (or a little later), for approval timeouts; may wake it earlier too. */
+  /**
+   * The flow must be woken at `at` (or a little later), for an approval timeout; it may be woken
+   * earlier too. AWS: the execution's waiting state has this timeout itself.
+   */
   wakeAt(workspaceId: string, flowJobId: string, at: Date): Promise<void>;
 }
 
-/** Hands accepted jobs to workers (local: queue table + pool; AWS: SQS). */
+/** Starts accepted jobs (local: queue table + pool; AWS: SQS for scripts, a Step Functions execution for flows). */
 export interface JobQueue {
   enqueue(job: Job): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { DEFAULT_CONFIG, validateConfig, type SvcConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
+import { FlowRunner } from './constructs/flow-runner.js';
 import { JobQueue } from './constructs/job-queue.js';
 import { Sandboxes } from './constructs/sandbox.js';
 import { Secrets } from './constructs/secrets.js';
@@ -13,7 +14,8 @@ export interface SvcStackProps extends StackProps, Partial<SvcConfig> {}
 
 /**
  * svc on AWS (DESIGN.md "Mapping the spec onto AWS"): API Gateway -> api Lambda; jobs on SQS ->
- * worker Lambda -> sandbox Lambdas without permissions; state in DynamoDB; large payloads in S3.
+ * worker Lambda -> sandbox Lambdas without permissions; flows on a Step Functions state machine;
+ * state in DynamoDB; large payloads in S3.
  */
 export class SvcStack extends Stack {
   readonly config: SvcConfig;
@@ -23,6 +25,7 @@ export class SvcStack extends Stack {
   readonly sandboxes: Sandboxes;
   readonly api: Api;
   readonly worker: Worker;
+  readonly flowRunner: FlowRunner;
   readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
@@ -40,13 +43,15 @@ export class SvcStack extends Stack {
     this.secrets = new Secrets(this, 'Secrets', config);
     this.jobQueue = new JobQueue(this, 'JobQueue', { consumerTimeout: WORKER_TIMEOUT });
     this.sandboxes = new Sandboxes(this, 'Sandboxes', config);
-    this.api = new Api(this, 'Api', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
+    this.flowRunner = new FlowRunner(this, 'FlowRunner', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, sandboxes: this.sandboxes });
+    this.api = new Api(this, 'Api', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner });
     this.worker = new Worker(this, 'Worker', {
       config,
       data: this.data,
       secrets: this.secrets,
       jobsQueue: this.jobQueue.queue,
       sandboxes: this.sandboxes,
+      flowRunner: this.flowRunner,
       apiBaseUrl: this.api.baseUrl,
     });
     this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
@@ -60,6 +65,7 @@ export class SvcStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear about jobs parked in the dead-letter queue' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.data.bucket.bucketName });
+    new CfnOutput(this, 'FlowRunnerStateMachineArn', { value: this.flowRunner.stateMachine.stateMachineArn, description: 'Every flow run is an execution of this state machine, named <flow path>-<job id>' });
     new CfnOutput(this, 'JobsQueueUrl', { value: this.jobQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.jobQueue.deadLetterQueue.queueUrl });
   }

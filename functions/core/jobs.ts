@@ -4,6 +4,7 @@ import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type S
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
 import type { Rights } from './permissions.js';
+import { cancelFlowSteps } from './flows/advance.js';
 
 /** Creating, finding, waiting for and cancelling jobs. Running them is the worker's part. */
 
@@ -107,7 +108,10 @@ export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reas
   deps.signals.notify(id);
   deps.signals.notify(cancelSignal(id));
   // A cancelled flow stops its steps; a cancelled step lets its flow fail or go on.
-  if (job.kind === 'flow') await deps.flows.wake(workspaceId, job.id);
+  if (job.kind === 'flow') {
+    await cancelFlowSteps(deps, workspaceId, job.id);
+    await deps.flows.wake(workspaceId, job.id);
+  }
   if (job.parent_job) await deps.flows.wake(workspaceId, job.parent_job);
   return getJob(deps, workspaceId, id);
 }

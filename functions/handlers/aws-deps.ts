@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
@@ -10,12 +11,16 @@ import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
+import { AwsJobQueue } from '../adapters/aws/aws-job-queue.js';
+import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
 
 /** What every AWS handler shares: the config, the core's dependencies and the secrets. */
 export interface AwsShell {
   config: AwsConfig;
   deps: CoreDeps;
   secrets: AwsSecrets;
+  /** `deps.flows`, with what the flow-runner and worker functions also need of it. */
+  flowRunner: StepFunctionsFlowRunner;
 }
 
 /**
@@ -28,20 +33,22 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const secretsClient = new SecretsManagerClient({});
   const secrets = await loadSecrets(config.secrets, secretsManagerReader(secretsClient)).finally(() => secretsClient.destroy());
   const blobs = new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName });
-  // One queue carries both jobs to run and flows to advance: the worker does both.
-  const jobsQueue = new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl });
+  // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
+  const store = new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName, blobs });
+  const clock = { now: () => new Date() };
+  const flowRunner = new StepFunctionsFlowRunner({ client: new SFNClient({}), stateMachineArn: config.stateMachineArn, store, clock });
   const deps: CoreDeps = {
-    // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
-    store: new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName, blobs }),
-    queue: jobsQueue,
-    flows: jobsQueue,
+    store,
+    // Script jobs go to the worker through SQS; flow jobs become Step Functions executions.
+    queue: new AwsJobQueue(new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }), flowRunner),
+    flows: flowRunner,
     signals: new InProcessJobSignals({ holdProcess: true }),
     blobs,
     cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),
-    clock: { now: () => new Date() },
+    clock,
     config: { ...config.core, signingKey: secrets.signingKey },
   };
-  return { config, deps, secrets };
+  return { config, deps, secrets, flowRunner };
 });
 
 /**

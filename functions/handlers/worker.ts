@@ -4,7 +4,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkerDeps } from '../core/deps.js';
 import { executeJob } from '../core/worker.js';
-import { advanceFlow } from '../core/flows/advance.js';
+import { isFinished } from '../core/jobs.js';
 import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
@@ -12,26 +12,32 @@ import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { awsShell, once, type AwsShell } from './aws-deps.js';
 
 /**
- * The worker Lambda: each SQS record names a job, which the core runs through a sandbox Lambda.
+ * The worker Lambda: each SQS record names a job, which the core runs through a sandbox Lambda
+ * (a flow's step job also carries its execution's task token, completed when the job is done).
  * Records of a batch run side by side. One whose processing throws is reported as a batch item
  * failure, so SQS redelivers it (then parks it in the DLQ) while the others are done with.
  * Redeliveries are harmless: the core only runs a job it claims, from `queued` or from a worker
  * whose lease ran out (it died mid-run).
  */
 export function createWorkerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke) {
-  const workerDeps = once(async (): Promise<WorkerDeps> => {
+  const worker = once(async (): Promise<{ deps: WorkerDeps; shell: AwsShell }> => {
     const shell = await awsShell();
-    return { ...shell.deps, runner: createLambdaSandboxRunner(sandboxInvoker(shell)) };
+    return { shell, deps: { ...shell.deps, runner: createLambdaSandboxRunner(sandboxInvoker(shell)) } };
   });
 
+  const runJob = async (record: SQSRecord): Promise<void> => {
+    const { deps, shell } = await worker();
+    const message = decodeJobMessage(record.body);
+    await executeJob(deps, message.jobId);
+    if (!message.taskToken) return;
+    // A flow's step: its execution goes on once the job has finished. Not finished means another
+    // delivery of this message holds the job; that one completes the token.
+    const job = await deps.store.getJob(message.workspaceId, message.jobId);
+    if (!job || isFinished(job.status)) await shell.flowRunner.completeTask(message.taskToken);
+  };
+
   const runJobs = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const deps = await workerDeps();
-    const settled = await Promise.allSettled(
-      event.Records.map(async (record) => {
-        const message = decodeJobMessage(record.body);
-        return message.action === 'advance' ? advanceFlow(deps, message.workspaceId, message.jobId) : executeJob(deps, message.jobId);
-      }),
-    );
+    const settled = await Promise.allSettled(event.Records.map(runJob));
     // What the middleware expects: it answers Lambda with `{ batchItemFailures }` in their place.
     return settled as unknown as SQSBatchResponse;
   };

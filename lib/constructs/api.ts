@@ -1,5 +1,6 @@
 import { Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -8,6 +9,7 @@ import { LAMBDA_MAX_SECONDS, removalPolicyFor, type SvcConfig } from '../config.
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import type { FlowRunner } from './flow-runner.js';
 import type { Secrets } from './secrets.js';
 
 export interface ApiProps {
@@ -15,6 +17,7 @@ export interface ApiProps {
   readonly data: Data;
   readonly secrets: Secrets;
   readonly jobsQueue: sqs.IQueue;
+  readonly flowRunner: FlowRunner;
 }
 
 /**
@@ -44,6 +47,7 @@ export class Api extends Construct {
         TABLE_NAME: data.table.tableName,
         BUCKET_NAME: data.bucket.bucketName,
         JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
+        STATE_MACHINE_ARN: props.flowRunner.stateMachineArn,
         SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
         ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
         SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
@@ -60,6 +64,8 @@ export class Api extends Construct {
     data.grantTableReadWrite(role);
     data.grantObjectReadWrite(role);
     props.jobsQueue.grantSendMessages(role);
+    // Runs a flow as an execution; a resume, cancel or finished step wakes its waiting state.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'RunFlows', actions: ['states:StartExecution', 'states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
     secrets.signingKey.grantRead(role);
     secrets.adminToken.grantRead(role);
     secrets.grantSecretVariables(role);

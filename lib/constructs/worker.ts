@@ -8,6 +8,7 @@ import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import type { FlowRunner } from './flow-runner.js';
 import type { Sandboxes } from './sandbox.js';
 import type { Secrets } from './secrets.js';
 
@@ -23,6 +24,7 @@ export interface WorkerProps {
   readonly secrets: Secrets;
   readonly jobsQueue: sqs.IQueue;
   readonly sandboxes: Sandboxes;
+  readonly flowRunner: FlowRunner;
   /** The API's base URL, handed to jobs as BASE_INTERNAL_URL. */
   readonly apiBaseUrl: string;
 }
@@ -81,5 +83,8 @@ export class Worker extends Construct {
         resources: [sandboxes.nodeSandbox.functionArn, sandboxes.pythonSandbox.functionArn],
       }),
     );
+    // A flow's step job carries its execution's task token, completed once the job has finished;
+    // a finished step also wakes its flow if it waits.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'CompleteFlowSteps', actions: ['states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
   }
 }

@@ -3,7 +3,9 @@
  * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
  * whose response stream is read as API Gateway reads it. A second process plays the worker
- * Lambda's SQS event source (sqs-event-source.ts). Prints `svc listening on <url>` like
+ * Lambda's SQS event source (sqs-event-source.ts). Flows run on the Step Functions emulator
+ * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
+ * real flow-runner handler in this process. Prints `svc listening on <url>` like
  * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
  *
  * Stops everything it started (emulators, Java, moto, the worker process and its sandboxes) on SIGTERM
@@ -18,6 +20,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { startFlowRunnerLocal } from './flow-runner-local.js';
+import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
 
@@ -57,7 +61,26 @@ async function main(): Promise<void> {
   );
   const url = await listen(server, process.env.HOST ?? '127.0.0.1', Number(process.env.PORT ?? 8000));
 
-  const lambdaEnv = lambdaEnvironment(emulators, url);
+  const sandboxDir = sandboxWorkDir();
+  const sqs = sqsClient(emulators.env.AWS_ENDPOINT_URL_SQS);
+  cleanups.push(() => sqs.destroy());
+  // The handler module reads its environment when first invoked, by then set below.
+  const flowRunnerHandler = import('../../functions/handlers/flow-runner.js').then(async ({ createFlowRunnerHandler }) => {
+    const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
+    const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
+    setSandboxWorkDir(sandboxDir);
+    return createFlowRunnerHandler(() => inProcessInvoke());
+  });
+  const jobTimeoutSeconds = Number(process.env.SVC_JOB_TIMEOUT_SECONDS || 600);
+  const flowRunner = await startFlowRunnerLocal({
+    sqs,
+    queueUrl: emulators.queueUrl,
+    flowRunner: async (payload) => (await flowRunnerHandler)(payload),
+    stepTimeoutSeconds: jobTimeoutSeconds + 60,
+  });
+  cleanups.push(() => flowRunner.stop());
+
+  const lambdaEnv = { ...lambdaEnvironment(emulators, url), ...flowRunner.env };
   // The api Lambda's environment is this process's; the worker process gets it too.
   Object.assign(process.env, lambdaEnv);
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
@@ -66,10 +89,12 @@ async function main(): Promise<void> {
   // Nobody knows the URL before the line below is printed, so no request arrives before this.
   server.on('request', (req, res) => void serveRequest(handler, req, res));
 
-  const worker = startEventSource(lambdaEnv);
+  const worker = startEventSource(lambdaEnv, sandboxDir);
   cleanups.push(() => stopProcessGroup(worker));
 
-  console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, DynamoDB Local, s3rver, moto KMS)`);
+  // Tests look at executions the way one would in the console, through the Step Functions API.
+  console.log(`step functions endpoint ${flowRunner.endpoint}, state machine ${flowRunner.stateMachineArn}`);
+  console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, Step Functions flow runner, DynamoDB Local, s3rver, moto KMS)`);
 }
 
 function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string, string> {
@@ -98,12 +123,17 @@ async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerR
   }
 }
 
-/** The worker side in its own process group, so stopping it reaches the sandbox processes it starts. */
-function startEventSource(env: Record<string, string>): ChildProcess {
-  const sandboxDir = mkdtempSync(join(tmpdir(), 'svc-sandbox-'));
+/** Where sandboxed code runs (the worker's jobs, the flow runner's expressions). */
+function sandboxWorkDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-sandbox-'));
   // Jobs run as another user when this runs as root: they must be able to enter it.
-  chmodSync(sandboxDir, 0o711);
-  cleanups.push(() => rmSync(sandboxDir, { recursive: true, force: true }));
+  chmodSync(dir, 0o711);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The worker side in its own process group, so stopping it reaches the sandbox processes it starts. */
+function startEventSource(env: Record<string, string>, sandboxDir: string): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', EVENT_SOURCE], {
     env: { ...env, SANDBOX_WORK_DIR: sandboxDir, WORKER_CONCURRENCY: env.SVC_WORKERS || '8' },
     // stdin stays open as the child's lifeline: it exits when this process is gone.

@@ -27,20 +27,16 @@ describe('SqsJobQueue', () => {
     const received = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, WaitTimeSeconds: 5, AttributeNames: ['All'] }));
     expect(received.Messages).toHaveLength(1);
     const [message] = received.Messages!;
-    expect(decodeJobMessage(message.Body!)).toEqual({ jobId: job.id, workspaceId: job.workspace_id, action: 'run' });
+    expect(decodeJobMessage(message.Body!)).toEqual({ jobId: job.id, workspaceId: job.workspace_id });
     expect(message.Body).not.toContain('not in the message');
     expect(message.Attributes?.ApproximateReceiveCount).toBe('1');
   });
 
-  it('asks the worker to advance a flow with a message of its own', async () => {
-    await new SqsJobQueue({ client, queueUrl: queue.queueUrl }).wake('ws1', 'flow-job-1');
-    const received = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, WaitTimeSeconds: 5 }));
-    expect(decodeJobMessage(received.Messages![0].Body!)).toEqual({ jobId: 'flow-job-1', workspaceId: 'ws1', action: 'advance' });
-  });
-
   it('refuses a message that does not name a job, so it fails its record instead of vanishing', () => {
-    expect(decodeJobMessage(encodeJobMessage({ jobId: 'j', workspaceId: 'w' }))).toEqual({ jobId: 'j', workspaceId: 'w', action: 'run' });
-    for (const body of ['', 'not json', 'null', '{"jobId":"j"}', '{"jobId":1,"workspaceId":"w"}', '{"jobId":"j","workspaceId":"w","action":"explode"}']) {
+    expect(decodeJobMessage(encodeJobMessage({ jobId: 'j', workspaceId: 'w' }))).toEqual({ jobId: 'j', workspaceId: 'w' });
+    // What a flow's execution sends (statemachines/flow-runner.ts): the same, with its task token.
+    expect(decodeJobMessage('{"jobId":"j","workspaceId":"w","taskToken":"AQB8"}')).toEqual({ jobId: 'j', workspaceId: 'w', taskToken: 'AQB8' });
+    for (const body of ['', 'not json', 'null', '{"jobId":"j"}', '{"jobId":1,"workspaceId":"w"}', '{"jobId":"j","workspaceId":"w","taskToken":7}', '{"jobId":"j","workspaceId":"w","taskToken":""}']) {
       expect(() => decodeJobMessage(body)).toThrow(/jobs queue message/);
     }
   });

@@ -8,6 +8,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition, TTL_ATTRIBUTE } from '../../functions/adapters/aws/dynamo-keys.js';
 import { MAX_RECEIVE_COUNT } from '../../lib/constructs/job-queue.js';
+import { flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
 
@@ -132,9 +133,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are three Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are four Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
@@ -249,6 +250,57 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
   });
 });
 
+describe('flow-runner state machine', () => {
+  const machine = () => propsOf(stack.flowRunner.stateMachine);
+
+  it('is one Standard state machine, named for the stage, logging every transition without data, traced', () => {
+    expect(machine()).toMatchObject({
+      StateMachineName: 'svc-dev-flow-runner',
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+    });
+  });
+
+  it('runs the definition of statemachines/flow-runner.ts with the flow-runner function and the jobs queue', () => {
+    // The deployed definition with its two references put back as markers, against the builder's.
+    const parts: unknown[] = machine().DefinitionString['Fn::Join'][1];
+    const json = parts
+      .map((part) => {
+        if (typeof part === 'string') return part;
+        if (JSON.stringify(part) === JSON.stringify(arnOf(stack.flowRunner.handler))) return 'FLOW_RUNNER_ARN';
+        if (JSON.stringify(part) === JSON.stringify({ Ref: logicalId(stack.jobQueue.queue) })) return 'JOBS_QUEUE_URL';
+        throw new Error(`unexpected reference in the definition: ${JSON.stringify(part)}`);
+      })
+      .join('');
+    expect(JSON.parse(json)).toEqual(flowRunnerDefinition({ flowRunnerFunctionArn: 'FLOW_RUNNER_ARN', jobsQueueUrl: 'JOBS_QUEUE_URL', stepTimeoutSeconds: 840 + 900 }));
+  });
+
+  it('may call the flow-runner function, send to the jobs queue and run itself for sub-flows, nothing more', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === logicalId(stack.flowRunner.stateMachine.role)))
+      .flatMap((p: any) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+    const actions = statements.flatMap((st) => [st.Action].flat()).sort();
+    expect(actions).toEqual(
+      [
+        'events:DescribeRule', 'events:PutRule', 'events:PutTargets',
+        'lambda:InvokeFunction',
+        'logs:CreateLogDelivery', 'logs:DeleteLogDelivery', 'logs:DescribeLogGroups', 'logs:DescribeResourcePolicies', 'logs:GetLogDelivery', 'logs:ListLogDeliveries', 'logs:PutResourcePolicy', 'logs:UpdateLogDelivery',
+        'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
+        'states:DescribeExecution', 'states:StartExecution', 'states:StopExecution',
+        'xray:GetSamplingRules', 'xray:GetSamplingTargets', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
+      ].sort(),
+    );
+    const invoke = statements.find((st) => st.Action === 'lambda:InvokeFunction')!;
+    expect(JSON.stringify(invoke.Resource)).toContain(logicalId(stack.flowRunner.handler));
+    expect(statements.find((st) => [st.Action].flat().includes('sqs:SendMessage'))!.Resource).toEqual(arnOf(stack.jobQueue.queue));
+  });
+
+  it('is named to the api, which starts flows (STATE_MACHINE_ARN)', () => {
+    expect(JSON.stringify(propsOf(stack.api.handler).Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:svc-dev-flow-runner/);
+  });
+});
+
 describe('API Gateway', () => {
   it('proxies the root and every path to the api function through response streaming', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method')) as Resource[];
@@ -295,8 +347,8 @@ describe('IAM boundaries', () => {
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
   });
 
-  it('lets only the worker invoke Lambda, and only the two sandboxes', () => {
-    const invokes = [stack.api.handler.role!, stack.worker.handler.role!].flatMap((role) =>
+  it('lets only the worker and the flow runner invoke Lambda: the worker both sandboxes, the flow runner the Node one', () => {
+    const invokes = [stack.api.handler.role!, stack.worker.handler.role!, stack.flowRunner.handler.role!].flatMap((role) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
         .map((s) => ({ role: logicalId(role), ...s })),
@@ -308,7 +360,20 @@ describe('IAM boundaries', () => {
         Action: 'lambda:InvokeFunction',
         Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
       }),
+      // Flow expressions are user code too.
+      expect.objectContaining({ role: logicalId(stack.flowRunner.handler.role!), Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(stack.sandboxes.nodeSandbox) }),
     ]);
+  });
+
+  it('lets the api start flows and wake them, and the worker and flow runner only wake them, on the flow-runner state machine alone', () => {
+    const sfnGrants = (role: Parameters<typeof logicalId>[0]) =>
+      statementsOf(role)
+        .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('states:')))
+        .map((s) => ({ actions: [s.Action].flat().sort(), resource: JSON.stringify(s.Resource) }));
+    const onlyThisMachine = expect.stringMatching(/:stateMachine:svc-dev-flow-runner"\]\]\}$/);
+    expect(sfnGrants(stack.api.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess', 'states:StartExecution'], resource: onlyThisMachine }]);
+    expect(sfnGrants(stack.worker.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
+    expect(sfnGrants(stack.flowRunner.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
   });
 
   it('lets the api read both secrets and the worker only the signing key', () => {

@@ -165,6 +165,35 @@ describe('running flows', () => {
     expect(await runSync('u/admin/outer', { name: 'ada' })).toBe('HELLO ADA!');
   });
 
+  it('cancels a running flow through the API, stopping its running steps down through sub-flows', async () => {
+    const sleeper = 'export async function main() { await new Promise((r) => setTimeout(r, 60_000)); return "woke" }';
+    await createFlow('u/admin/sleepy_inner', [ts('nap', sleeper)]);
+    await createFlow('u/admin/sleepy', [
+      {
+        id: 'both',
+        value: { type: 'branchall', parallel: true, branches: [{ modules: [ts('nap', sleeper)] }, { modules: [{ id: 'sub', value: { type: 'flow', path: 'u/admin/sleepy_inner', input_transforms: {} } }] }] },
+      },
+      ts('never', 'export function main() { return "should not run" }'),
+    ]);
+    const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/sleepy`, {})).text();
+    // Both naps running: the branch's script step and the sub-flow's.
+    let naps: { id: string; status: string }[] = [];
+    for (const deadline = Date.now() + 20_000; naps.length < 2 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const jobs = await (await s.fetch(`${ws()}/jobs/list?per_page=100`)).json();
+      naps = jobs.filter((j: { script_path: string; status: string }) => j.script_path.endsWith('/nap') && j.status === 'running');
+    }
+    expect(naps).toHaveLength(2);
+
+    const cancel = await s.post(`${ws()}/jobs_u/queue/cancel/${id}`, { reason: 'enough' });
+    expect(cancel.status).toBe(200);
+    const flow = await waitForJob(s, id);
+    expect(flow.status).toBe('canceled');
+    // The naps are stopped now, not a minute later.
+    for (const nap of naps) expect((await waitForJob(s, nap.id)).status).toBe('canceled');
+    const after = await (await s.fetch(`${ws()}/jobs/list?per_page=100`)).json();
+    expect(after.filter((j: { script_path: string }) => j.script_path.endsWith('/never'))).toEqual([]);
+  });
+
   it('reports an expression that throws as the failing step', async () => {
     await createFlow('u/admin/bad_expr', [ts('a', 'export function main(x: number) { return x }', { x: js('flow_input.missing.deep') })]);
     const failed = (await runSync('u/admin/bad_expr', {})) as { error: { name: string; step_id: string } };

@@ -27,7 +27,8 @@ export interface TestServer {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-const SHELL = process.env.SVC_TEST_SHELL === 'aws' ? 'aws' : 'local';
+type Shell = 'local' | 'aws';
+const SHELL: Shell = process.env.SVC_TEST_SHELL === 'aws' ? 'aws' : 'local';
 
 const SERVER_ARGS = {
   local: [join(ROOT, 'bin/svc.js'), 'serve'],
@@ -35,12 +36,14 @@ const SERVER_ARGS = {
 };
 
 /** The AWS shell starts DynamoDB Local (a JVM) first, which takes a few seconds on a busy machine. */
-const START_TIMEOUT_MS = SHELL === 'aws' ? 90_000 : 30_000;
+const START_TIMEOUT_MS: Record<Shell, number> = { aws: 90_000, local: 30_000 };
 
-export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string } = {}): Promise<TestServer> {
+/** `shell` overrides SVC_TEST_SHELL, for the aws tier's own tests of the AWS shell. */
+export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string; shell?: Shell } = {}): Promise<TestServer> {
+  const shell = opts.shell ?? SHELL;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const token = opts.token ?? `test-admin-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(process.execPath, SERVER_ARGS[SHELL], {
+  const child = spawn(process.execPath, SERVER_ARGS[shell], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -56,7 +59,7 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), START_TIMEOUT_MS[shell]);
     const check = () => {
       const m = out.match(/svc listening on (http:\/\/\S+)/);
       if (m) {

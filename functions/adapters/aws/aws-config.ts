@@ -11,6 +11,8 @@ export interface AwsConfig {
   tableName: string;
   bucketName: string;
   jobsQueueUrl: string;
+  /** The flow-runner state machine; only those that start flows (the api) need it. */
+  stateMachineArn: string | null;
   /** The KMS key that wraps the data keys of secret variables (the stack passes its ARN). */
   secretsKmsKeyId: string;
   defaultWorkspace: string;
@@ -48,6 +50,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     tableName: required(env, 'TABLE_NAME'),
     bucketName: required(env, 'BUCKET_NAME'),
     jobsQueueUrl: required(env, 'JOBS_QUEUE_URL'),
+    stateMachineArn: env.STATE_MACHINE_ARN || null,
     secretsKmsKeyId: required(env, 'SECRETS_KMS_KEY_ID'),
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),

@@ -1,7 +1,7 @@
 import { advanceFlow } from '../../core/flows/advance.js';
 import { dueSuspendedFlows } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { FlowDriver } from '../../ports.js';
+import type { FlowDriver, Job } from '../../ports.js';
 
 /** setTimeout's limit (about 24.8 days); a later time is reached in hops. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -21,6 +21,13 @@ export class LocalFlowDriver implements FlowDriver {
   async start(deps: WorkerDeps): Promise<void> {
     this.deps = deps;
     for (const { workspaceId, flowJobId } of await dueSuspendedFlows(deps, { includeFuture: true })) await this.wake(workspaceId, flowJobId);
+  }
+
+  /** Steps go through the queue table like any job, so a crash never loses one. */
+  async dispatch(jobs: Job[]): Promise<void> {
+    const deps = this.deps;
+    if (!deps) return;
+    for (const job of jobs) await deps.queue.enqueue(job);
   }
 
   async wake(workspaceId: string, flowJobId: string): Promise<void> {

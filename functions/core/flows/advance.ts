@@ -90,9 +90,8 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
   if (run.status === 'finished') return;
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
+    effects.cancel.push(...awaitedJobs(run));
     finish(run, { status: job.status as 'canceled', result: job.result });
-    if (run.step?.kind === 'child') effects.cancel.push(run.step.job);
-    if (run.step?.kind === 'children') effects.cancel.push(...run.step.jobs);
     return;
   }
   for (;;) {
@@ -342,19 +341,16 @@ function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
 
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
 async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
+  const started: Job[] = [];
   for (const job of effects.push) {
     // A crashed earlier attempt may have inserted it already.
     if (await deps.store.getJob(job.workspace_id, job.id)) continue;
     await deps.store.insertJob(job);
-    await deps.queue.enqueue(job);
+    started.push(job);
   }
+  if (started.length > 0) await deps.flows.dispatch(started);
   const now = deps.clock.now().toISOString();
-  for (const job of effects.cancel) {
-    if (await deps.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message: 'the flow was canceled' } }, logs: '' }, now)) {
-      deps.signals.notify(job.id);
-      deps.signals.notify(cancelSignal(job.id));
-    }
-  }
+  await cancelJobs(deps, effects.cancel, 'the flow was canceled');
   if (run.outcome && !isFinished(flowJob.status)) {
     const { status, result } = run.outcome;
     await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
@@ -362,6 +358,37 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   deps.signals.notify(flowJob.id);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
+}
+
+/** Cancels jobs still running or queued; their workers see it and stop them. */
+async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, jobs: Job[], message: string): Promise<void> {
+  const now = deps.clock.now().toISOString();
+  for (const job of jobs) {
+    if (await deps.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: '' }, now)) {
+      deps.signals.notify(job.id);
+      deps.signals.notify(cancelSignal(job.id));
+    }
+  }
+}
+
+/** The jobs a flow run is waiting on right now: its current step's script jobs or flow jobs. */
+export function awaitedJobs(run: FlowRun): Job[] {
+  const step = run.step;
+  if (step?.kind === 'child') return [step.job];
+  if (step?.kind === 'children') return step.jobs.slice(0, step.started);
+  return [];
+}
+
+/**
+ * A canceled flow stops what runs on its behalf at once, down through its sub-flows, without
+ * waiting for its interpreter's next turn (which, on Step Functions, comes only when the steps end).
+ */
+export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, workspaceId: string, flowJobId: string): Promise<void> {
+  const run = await getFlowRun(deps, workspaceId, flowJobId);
+  if (!run || run.status === 'finished') return;
+  const jobs = awaitedJobs(run);
+  await cancelJobs(deps, jobs, 'the flow was canceled');
+  for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
 }
 
 /** The run of a flow job, for views and resume checks. */
