@@ -194,6 +194,22 @@ describe('running flows', () => {
     expect(after.filter((j: { script_path: string }) => j.script_path.endsWith('/never'))).toEqual([]);
   });
 
+  it('ends the flow at a trigger step that finds no new events, and goes on when it finds some', async () => {
+    const modules = [
+      ts('watch', 'export function main(events: number[]) { return events }', { events: js('flow_input.events') }, { is_trigger: true }),
+      ts('handle', 'export function main(events: number[]) { return "handled " + events.length }', { events: js('previous_result') }),
+    ];
+    await createFlow('u/admin/triggered', modules);
+    expect(await runSync('u/admin/triggered', { events: [1, 2] })).toBe('handled 2');
+
+    const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/triggered`, { events: [] })).text();
+    const job = await waitForJob(s, id);
+    expect(job).toMatchObject({ status: 'success', result: [] });
+    const view = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+    expect(view.flow_status).toMatchObject({ stopped_early: 'watch' });
+    expect(Object.keys(view.flow_status.results)).toEqual(['watch']);
+  });
+
   it('reports an expression that throws as the failing step', async () => {
     await createFlow('u/admin/bad_expr', [ts('a', 'export function main(x: number) { return x }', { x: js('flow_input.missing.deep') })]);
     const failed = (await runSync('u/admin/bad_expr', {})) as { error: { name: string; step_id: string } };

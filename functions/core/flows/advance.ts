@@ -271,6 +271,11 @@ function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): voi
   run.results[module.id] = outcome.value;
   run.previous_result = outcome.value;
   if (module.id === run.early_return && outcome.ok && !run.early_result) run.early_result = { value: outcome.value };
+  // A trigger step watches for new events: with none (an empty list), the flow has nothing to do.
+  if (module.is_trigger && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
+    run.stopped_early = module.id;
+    return finish(run, { status: 'success', result: outcome.value });
+  }
   if (module.suspend && outcome.ok && outcome.stepJob) {
     run.step = {
       kind: 'suspend',

@@ -67,6 +67,8 @@ export interface FlowRun {
   /** The module at whose completion sync endpoints answer (spec 4.4), and its value once it did. */
   early_return?: string;
   early_result?: { value: unknown };
+  /** The trigger step (`is_trigger`) that found no new events and so ended the flow there. */
+  stopped_early?: string;
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
 }
@@ -91,6 +93,7 @@ export function flowStatusView(run: FlowRun) {
     step: run.index,
     modules: run.modules.map((m) => m.id),
     results: run.results,
+    ...(run.stopped_early ? { stopped_early: run.stopped_early } : {}),
     ...(step?.kind === 'suspend'
       ? {
           suspend: {
