@@ -256,11 +256,23 @@ export interface JobSignals {
   wait(jobId: string, ms: number): Promise<void>;
 }
 
-/** Object storage for multipart uploads (local: files under the data dir; AWS: S3). */
+/** Object storage for multipart uploads and flows' shared folders (local: files under the data dir; AWS: S3). */
 export interface BlobStore {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
+  /** Removes the object if there is one. */
+  delete(key: string): Promise<void>;
 }
+
+/**
+ * The files of a flow's `./shared` folder (flows with `same_worker`), by path relative to it with
+ * `/` separators, base64-encoded. Only regular files travel.
+ */
+export type SharedFiles = Record<string, string>;
+/** The folder's name in a step's working directory, as Windmill names it. */
+export const SHARED_FOLDER = 'shared';
+/** What a shared folder may hold: it rides along in a sandbox invocation (6 MB on Lambda, base64 inside). */
+export const SHARED_FOLDER_MAX_BYTES = 3 * 1024 * 1024;
 
 /** Runs user code in a sandbox. */
 export interface RunRequest {
@@ -277,6 +289,8 @@ export interface RunRequest {
   env: Record<string, string>;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** Set for a step of a `same_worker` flow: the `./shared` folder it starts with. */
+  shared?: SharedFiles;
 }
 
 export interface RunHooks {
@@ -286,9 +300,10 @@ export interface RunHooks {
   onLog(text: string): void;
 }
 
+/** `shared`: the `./shared` folder as the job left it, when the request carried one. */
 export type RunOutcome =
-  | { ok: true; result: unknown; streamed: boolean }
-  | { ok: false; error: JobError };
+  | { ok: true; result: unknown; streamed: boolean; shared?: SharedFiles }
+  | { ok: false; error: JobError; shared?: SharedFiles };
 
 export interface CodeRunner {
   run(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome>;

@@ -7,6 +7,7 @@ import type { WorkerDeps } from './deps.js';
 import { advanceFlow } from './flows/advance.js';
 import { findFlowVersion } from './flows/flows.js';
 import { findModule } from './flows/definition.js';
+import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
 import { inferSchema } from './schema/index.js';
 import type { Job, JobCompletion, Language, RunOutcome, ScriptVersion } from '../ports.js';
 
@@ -51,6 +52,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
     new Date(clock.now().getTime() + timeoutMs + 60_000),
   );
 
+  const sharedFolder = await sharedFolderOf(deps, job);
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
@@ -78,6 +80,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
         },
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
+        ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
       },
       {
         onStream: (chunk) => {
@@ -95,6 +98,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
     stopWatching();
   }
   await streamWrites;
+  if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
   await finish(
     deps,
     job,

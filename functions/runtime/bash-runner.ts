@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import {
   makeJobDir,
@@ -34,6 +35,16 @@ export async function runBash(
 ): Promise<RunOutcome> {
   const jobDir = join(workRoot, randomName('sh'));
   await makeJobDir(jobDir);
+  try {
+    if (req.shared) await writeSharedFolder(jobDir, req.shared);
+    const outcome = await runIn(jobDir, req, hooks, signal, track);
+    return req.shared ? await withSharedFolder(outcome, jobDir) : outcome;
+  } finally {
+    await removeDir(jobDir);
+  }
+}
+
+async function runIn(jobDir: string, req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: (proc: SandboxProcess) => () => void): Promise<RunOutcome> {
   const guard = new JobGuard(req, signal);
   try {
     const scriptPath = join(jobDir, 'main.sh');
@@ -53,7 +64,6 @@ export async function runBash(
     }
   } finally {
     guard.dispose();
-    await removeDir(jobDir);
   }
 }
 

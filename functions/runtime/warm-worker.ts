@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter } from './job-output.js';
+import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
   isEmptyDir,
   makeJobDir,
@@ -95,6 +96,18 @@ export class WarmWorker {
     if (this.spareJobDir) this.spareJobDir = undefined;
     else await makeJobDir(jobDir);
     let reusable = false;
+    try {
+      if (req.shared) await writeSharedFolder(jobDir, req.shared);
+      const run = await this.runIn(jobDir, req, call, hooks, signal);
+      reusable = run.reusable;
+      return req.shared ? { ...run, outcome: await withSharedFolder(run.outcome, jobDir) } : run;
+    } finally {
+      if (reusable && isEmptyDir(jobDir)) this.spareJobDir = jobDir;
+      else await removeDir(jobDir);
+    }
+  }
+
+  private async runIn(jobDir: string, req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
     const guard = new JobGuard(req, signal);
     const tail = new OutputTail();
     const chunks: string[] = [];
@@ -140,14 +153,11 @@ export class WarmWorker {
         return { outcome: { ok: false, error: crashError(first.info, tail) }, reusable: false };
       }
       const run = await this.finish(first.message, chunks, guard);
-      reusable = run.reusable && first.markerArrived;
-      return { ...run, reusable };
+      return { ...run, reusable: run.reusable && first.markerArrived };
     } finally {
       guard.dispose();
       this.current = undefined;
       this.output.end();
-      if (reusable && isEmptyDir(jobDir)) this.spareJobDir = jobDir;
-      else await removeDir(jobDir);
     }
   }
 

@@ -148,3 +148,23 @@ describe('the svc client libraries import the same in both shells', () => {
     expect(seen.outcome).toMatchObject({ ok: true, result: { workspace: 'ws', job_id: 'job-1', username: 'alice', flow_path: null } });
   });
 });
+
+describe("a same_worker flow's ./shared folder travels the same in both shells", () => {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const shared = { 'in/start.txt': b64('start') };
+
+  it.each([
+    ['python3', 'import os\ndef main():\n    data = open("shared/in/start.txt").read()\n    open("shared/out.txt", "w").write(data + " py")\n    os.symlink("/etc/hostname", "shared/link")\n    return "ok"\n'],
+    ['bash', 'printf "%s sh" "$(cat shared/in/start.txt)" > shared/out.txt\nln -s /etc/hostname shared/link\necho ok'],
+    ['nativets', 'import { readFileSync, writeFileSync } from "node:fs";\nexport function main() { writeFileSync("shared/out.txt", readFileSync("shared/in/start.txt", "utf8") + " ts"); return "ok" }'],
+  ] satisfies [Language, string][])('%s: the files handed in, what the job left, no links', async (language, content) => {
+    const seen = await expectSameInBoth(request(language, content, { shared }));
+    expect(seen.outcome).toMatchObject({ ok: true, result: 'ok' });
+    expect(Object.keys(seen.outcome.shared ?? {}).sort()).toEqual(['in/start.txt', 'out.txt']);
+  });
+
+  it('python3: a folder too large to carry fails the job with the same error', async () => {
+    const seen = await expectSameInBoth(request('python3', `def main():\n    open("shared/big.bin", "wb").write(b"0" * ${3 * 1024 * 1024 + 1})\n`, { shared: {} }));
+    expect(seen.outcome).toEqual({ ok: false, error: { name: 'SharedFolderError', message: `the shared folder holds more than ${3 * 1024 * 1024} bytes` } });
+  });
+});

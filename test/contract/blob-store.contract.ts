@@ -54,6 +54,18 @@ export function describeBlobStoreContract(name: string, make: () => Promise<Blob
       expectBytes(await h.blobs.get(key), body);
     });
 
+    it('deletes an object, and takes the delete of a missing one or of a folder of keys in its stride', async () => {
+      const base = uid('blob');
+      await h.blobs.put(`${base}/gone.txt`, new TextEncoder().encode('bye'), 'text/plain');
+      await h.blobs.put(`${base}/kept/inner.txt`, new TextEncoder().encode('stays'), 'text/plain');
+      await h.blobs.delete(`${base}/gone.txt`);
+      expect(await h.blobs.get(`${base}/gone.txt`)).toBeNull();
+      await h.blobs.delete(`${base}/gone.txt`);
+      await h.blobs.delete(`${base}/never-was.txt`);
+      await h.blobs.delete(`${base}/kept`);
+      expectBytes(await h.blobs.get(`${base}/kept/inner.txt`), new TextEncoder().encode('stays'));
+    });
+
     it('stores an empty object as empty, not as missing', async () => {
       const key = `${uid('blob')}/empty.txt`;
       await h.blobs.put(key, new Uint8Array(), 'text/plain');

@@ -210,6 +210,37 @@ describe('running flows', () => {
     expect(Object.keys(view.flow_status.results)).toEqual(['watch']);
   });
 
+  it('shares a ./shared folder between the steps of a same_worker flow, across languages, and nowhere else', async () => {
+    const write = {
+      id: 'write',
+      value: { type: 'rawscript', language: 'bash', input_transforms: {}, content: 'mkdir -p shared/notes\nprintf "from bash" > shared/notes/a.txt\nln -s /etc/hostname shared/link\necho written' },
+    };
+    const read = {
+      id: 'read',
+      value: {
+        type: 'rawscript',
+        language: 'python3',
+        input_transforms: {},
+        content: 'import os\n\ndef main():\n    with open("shared/notes/a.txt") as f:\n        text = f.read()\n    with open("shared/py.txt", "w") as f:\n        f.write(text + " and python")\n    return {"text": text, "link": os.path.lexists("shared/link")}\n',
+      },
+    };
+    const last = ts('last', 'import { readFileSync, readdirSync } from "node:fs";\nexport function main() { return { py: readFileSync("shared/py.txt", "utf8"), files: readdirSync("shared").sort() } }');
+    await createFlow('u/admin/same_worker', [], { value: { modules: [write, read, last], same_worker: true } });
+    const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/same_worker`, {})).text();
+    const job = await waitForJob(s, id);
+    expect(job.status, JSON.stringify(job.result)).toBe('success');
+    expect(job.result).toEqual({ py: 'from bash and python', files: ['notes', 'py.txt'] });
+    const view = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+    // Only regular files travel: the link a step made is not there for the next one.
+    expect(view.flow_status.results.read).toEqual({ text: 'from bash', link: false });
+
+    // Without same_worker each step starts with nothing.
+    await createFlow('u/admin/separate_workers', [write, read]);
+    const separate = await waitForJob(s, await (await s.post(`${ws()}/jobs/run/p/u/admin/separate_workers`, {})).text());
+    expect(separate.status).toBe('failed');
+    expect(JSON.stringify(separate.result)).toMatch(/No such file/);
+  });
+
   it('reports an expression that throws as the failing step', async () => {
     await createFlow('u/admin/bad_expr', [ts('a', 'export function main(x: number) { return x }', { x: js('flow_input.missing.deep') })]);
     const failed = (await runSync('u/admin/bad_expr', {})) as { error: { name: string; step_id: string } };

@@ -11,6 +11,9 @@ class MemoryBlobs implements BlobStore {
   async get(key: string) {
     return this.items.get(key) ?? null;
   }
+  async delete(key: string) {
+    this.items.delete(key);
+  }
 }
 
 const enc = new TextEncoder();

@@ -1,4 +1,4 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { BlobStore } from '../../ports.js';
 
 /** Object storage in the service's S3 bucket; keys are the core's, used as they are. */
@@ -25,6 +25,12 @@ export class S3BlobStore implements BlobStore {
       if (e instanceof NoSuchKey) return null;
       throw e;
     }
+  }
+
+  /** S3 answers a delete of a missing key with success too. */
+  async delete(key: string): Promise<void> {
+    assertPlainKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 }
 

@@ -8,6 +8,9 @@ import type { SandboxEvent } from './sandbox-protocol.js';
  * back from a process that ran user code.
  */
 
+/** A `same_worker` flow's shared folder: relative path -> base64 (ports.ts SharedFiles). */
+const sharedFilesSchema = z.record(z.string(), z.string()).optional();
+
 const runRequestSchema = z.object({
   jobId: z.string(),
   workspaceId: z.string(),
@@ -25,13 +28,14 @@ const runRequestSchema = z.object({
   env: z.record(z.string(), z.string()),
   timeoutMs: z.number().positive(),
   maxOutputBytes: z.number().positive(),
+  shared: sharedFilesSchema,
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });
 
 const outcomeSchema = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), result: z.unknown(), streamed: z.boolean() }),
-  z.object({ ok: z.literal(false), error: jobErrorSchema }),
+  z.object({ ok: z.literal(true), result: z.unknown(), streamed: z.boolean(), shared: sharedFilesSchema }),
+  z.object({ ok: z.literal(false), error: jobErrorSchema, shared: sharedFilesSchema }),
 ]) satisfies z.ZodType<RunOutcome>;
 
 const sandboxEventSchema = z.discriminatedUnion('type', [

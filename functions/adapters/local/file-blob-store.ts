@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import type { BlobStore } from '../../ports.js';
 
@@ -24,6 +24,13 @@ export class FileBlobStore implements BlobStore {
       if (['ENOENT', 'EISDIR', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return null;
       throw e;
     }
+  }
+
+  async delete(key: string): Promise<void> {
+    // A folder of other keys is no key: it stays, as it would on S3.
+    await rm(this.fileFor(key), { force: true }).catch((e: NodeJS.ErrnoException) => {
+      if (!['EISDIR', 'ENOTDIR', 'ERR_FS_EISDIR'].includes(e.code ?? '')) throw e;
+    });
   }
 
   // Keys come from the core, but a key must never reach outside the root all the same.

@@ -6,6 +6,7 @@ import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion, findLatestFlow } from './flows.js';
 import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
+import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Entity, Job, Language } from '../../ports.js';
 
@@ -61,7 +62,13 @@ async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
     await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.script_hash} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
     return null;
   }
-  return { ...newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {}), early_return: version.value.early_return };
+  return {
+    ...newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {}),
+    early_return: version.value.early_return,
+    // A flow (a sub-flow too) has a shared folder of its own; its branches and iterations use it.
+    same_worker: version.value.same_worker ?? false,
+    shared_folder: job.id,
+  };
 }
 
 export function newRun(flowJob: string, version: number, path: string, modules: FlowModule[], flowInput: Record<string, unknown>, outerResults: Record<string, unknown>): FlowRun {
@@ -212,7 +219,7 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kin
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
   const job = stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: `${run.path}/${module.id}`, hash: String(run.version), language: 'nativets', args: flowInput });
-  const inner = newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results });
+  const inner = { ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }), same_worker: run.same_worker, shared_folder: run.shared_folder };
   const now = deps.clock.now().toISOString();
   await deps.store.createEntity({ kind: 'flow_run', workspace_id: job.workspace_id, key: job.id, value: inner as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
   return job;
@@ -360,6 +367,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
     const { status, result } = run.outcome;
     await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
   }
+  if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
   deps.signals.notify(flowJob.id);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);

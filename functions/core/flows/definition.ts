@@ -102,8 +102,10 @@ export const flowValue = z.object({
   modules,
   /** The module at whose completion sync endpoints answer; the flow goes on asynchronously (spec 4.4). */
   early_return: z.string().optional(),
+  /** Every step runs as if on one worker: they share a `./shared` folder (Windmill's same_worker). */
+  same_worker: z.boolean().optional(),
 });
-export type FlowValue = { modules: FlowModule[]; early_return?: string };
+export type FlowValue = { modules: FlowModule[]; early_return?: string; same_worker?: boolean };
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {

@@ -67,6 +67,10 @@ export interface FlowRun {
   /** The module at whose completion sync endpoints answer (spec 4.4), and its value once it did. */
   early_return?: string;
   early_result?: { value: unknown };
+  /** `value.same_worker`: every step shares the `./shared` folder (a step may also ask on its own). */
+  same_worker?: boolean;
+  /** The flow job whose shared folder this run's steps use: the flow's own, for branches and iterations the enclosing flow's. */
+  shared_folder?: string;
   /** The trigger step (`is_trigger`) that found no new events and so ended the flow there. */
   stopped_early?: string;
   /** Set once the outcome is decided; the flow job is then completed with it. */

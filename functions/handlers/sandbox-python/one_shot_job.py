@@ -38,6 +38,10 @@ CLIENT = next(
     )
     if os.path.isdir(path)
 )
+with open(os.path.join(HERE, "shared_folder.py"), encoding="utf-8") as _source:
+    SHARED_FOLDER_SOURCE = _source.read()
+# As SHARED_FOLDER_MAX_BYTES in functions/ports.ts: the folder rides along in the invocation.
+SHARED_FOLDER_MAX_BYTES = 3 * 1024 * 1024
 REQUESTS_FD = 3
 REPLIES_FD = 4
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -71,9 +75,14 @@ def run_job(request, timeout_ms):
         for path in (script_path, shim_path):
             os.chmod(path, 0o644)
         copy_client(os.path.join(run_dir, "svc"))
+        shared = request.get("shared")
+        if shared is not None:
+            shared_folder(job_dir, {"mode": "write", "files": shared})
         job = OneShotJob(request, timeout_ms, job_dir)
         outcome = job.run(shim_path, script_path)
         job.settle_log()
+        if shared is not None:
+            outcome = with_shared_folder(outcome, job_dir)
         return job.events, outcome
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -295,6 +304,33 @@ class OneShotJob:
         if self.stop_error:
             return {"ok": False, "error": self.stop_error}
         return {"ok": True, "result": json.loads(done["result"]), "streamed": False}
+
+
+def with_shared_folder(outcome, job_dir):
+    """The outcome with the shared folder as the job left it; one too large to keep fails the job."""
+    read = shared_folder(job_dir, {"mode": "read", "max": SHARED_FOLDER_MAX_BYTES})
+    if "files" in read:
+        return {**outcome, "shared": read["files"]}
+    return {"ok": False, "error": {"name": "SharedFolderError", "message": read["error"]}}
+
+
+def shared_folder(job_dir, request):
+    """Runs shared_folder.py as the job's user on the job's `./shared` folder."""
+    uid = sandbox_uid()
+    done = subprocess.run(
+        [interpreter(), "-B", "-c", SHARED_FOLDER_SOURCE],
+        input=json.dumps({**request, "dir": os.path.join(job_dir, "shared")}),
+        capture_output=True,
+        text=True,
+        cwd=job_dir,
+        env=sandbox_env({}, job_dir),
+        timeout=60,
+        **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise RuntimeError(f"the shared folder could not be {request['mode']}: {lines[-1] if lines else done.returncode}")
+    return json.loads(done.stdout)
 
 
 def place_channel(requests_read, replies_write):
