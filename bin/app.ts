@@ -13,7 +13,7 @@ const config = configFromContext(app.node);
 
 new SvcStack(app, `svc-${config.stage}`, {
   ...config,
-  description: `svc (${config.stage}): workflow automation service on API Gateway, Lambda, SQS, DynamoDB and S3`,
+  description: `svc (${config.stage}): workflow automation service on API Gateway, Lambda, SQS, Step Functions, DynamoDB and S3`,
   // Environment-agnostic unless the CLI knows an account: synth works without credentials.
   env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
 });

@@ -120,6 +120,8 @@ export interface TokenRecord {
   scopes: string[] | null;
   expires_at: string | null;
   created_at: string;
+  /** When its owner was told that it expires soon (spec 3, 5.8); null until then. */
+  expiry_notice_at?: string | null;
 }
 
 /**
@@ -127,7 +129,7 @@ export interface TokenRecord {
  * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
  * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
  */
-export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'flow_wait' | 'sequence';
+export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'flow_wait' | 'sequence' | 'notification';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;
@@ -196,6 +198,8 @@ export interface Store {
   /** The owner's tokens and sessions, ordered by created_at. Expired ones may still be listed. */
   listTokens(owner: string): Promise<TokenRecord[]>;
   deleteToken(tokenHash: string): Promise<void>;
+  /** Records that the owner was told the token expires soon; false (and nothing written) when the token is gone. */
+  markTokenExpiryNotice(tokenHash: string, at: string): Promise<boolean>;
 
   /** Inserts the entity unless one with its kind, workspace and key exists; returns whether it did. */
   createEntity(e: Entity): Promise<boolean>;
@@ -308,6 +312,17 @@ export type RunOutcome =
 export interface CodeRunner {
   run(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome>;
   close(): Promise<void>;
+}
+
+export interface EmailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Sends email notices (local: SMTP; AWS: SES). Where none is configured, notices go to the outbox. */
+export interface EmailSender {
+  send(message: EmailMessage): Promise<void>;
 }
 
 export interface Clock {

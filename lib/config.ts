@@ -13,6 +13,11 @@ export interface SvcConfig {
   readonly jobTimeoutSeconds: number;
   /** Output a job may print before it is stopped; its log and result share one 400 KB DynamoDB item. */
   readonly maxOutputBytes: number;
+  /**
+   * The SES identity (an address, or a domain's address) email notices come from; it must be
+   * verified in the account. Unset: notices wait in the outbox the API lists.
+   */
+  readonly notificationSender?: string;
 }
 
 export const DEFAULT_CONFIG: SvcConfig = {
@@ -36,6 +41,7 @@ export function configFromContext(node: Node): SvcConfig {
     logRetentionDays: int(read('logRetentionDays'), DEFAULT_CONFIG.logRetentionDays),
     jobTimeoutSeconds: int(read('jobTimeoutSeconds'), DEFAULT_CONFIG.jobTimeoutSeconds),
     maxOutputBytes: int(read('maxOutputBytes'), DEFAULT_CONFIG.maxOutputBytes),
+    notificationSender: (read('notificationSender') as string | undefined) || undefined,
   });
 }
 
@@ -51,6 +57,9 @@ export function validateConfig(config: SvcConfig): SvcConfig {
     throw new Error(`logRetentionDays must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...), got ${config.logRetentionDays}`);
   }
   if (config.maxOutputBytes < 1) throw new Error(`maxOutputBytes must be positive, got ${config.maxOutputBytes}`);
+  if (config.notificationSender !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(config.notificationSender)) {
+    throw new Error(`notificationSender must be an email address, got ${JSON.stringify(config.notificationSender)}`);
+  }
   return config;
 }
 

@@ -6,6 +6,7 @@ import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { FlowRunner } from './constructs/flow-runner.js';
 import { JobQueue } from './constructs/job-queue.js';
+import { Maintenance } from './constructs/maintenance.js';
 import { Sandboxes } from './constructs/sandbox.js';
 import { Secrets } from './constructs/secrets.js';
 import { Worker, WORKER_TIMEOUT } from './constructs/worker.js';
@@ -26,6 +27,7 @@ export class SvcStack extends Stack {
   readonly api: Api;
   readonly worker: Worker;
   readonly flowRunner: FlowRunner;
+  readonly maintenance: Maintenance;
   readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
@@ -36,6 +38,7 @@ export class SvcStack extends Stack {
       logRetentionDays: props.logRetentionDays ?? DEFAULT_CONFIG.logRetentionDays,
       jobTimeoutSeconds: props.jobTimeoutSeconds ?? DEFAULT_CONFIG.jobTimeoutSeconds,
       maxOutputBytes: props.maxOutputBytes ?? DEFAULT_CONFIG.maxOutputBytes,
+      notificationSender: props.notificationSender,
     });
     this.config = config;
 
@@ -54,6 +57,7 @@ export class SvcStack extends Stack {
       flowRunner: this.flowRunner,
       apiBaseUrl: this.api.baseUrl,
     });
+    this.maintenance = new Maintenance(this, 'Maintenance', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
     this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });

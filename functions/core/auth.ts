@@ -46,11 +46,8 @@ export async function authenticate(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   const tokenHash = hashToken(token);
   const record = await deps.store.getToken(tokenHash);
   if (!record) throw UNKNOWN_TOKEN();
-  if (isExpired(record, deps.clock)) {
-    // Expired tokens stop working at once and are removed on sight (DynamoDB's TTL may lag).
-    await deps.store.deleteToken(tokenHash);
-    throw UNKNOWN_TOKEN();
-  }
+  // Expired tokens stop working at once; the sweep deletes them and tells their owners (token-expiry.ts).
+  if (isExpired(record, deps.clock)) throw UNKNOWN_TOKEN();
   const user = await deps.store.getUser(record.owner);
   if (!user) throw UNKNOWN_TOKEN();
   return {
@@ -113,6 +110,7 @@ export async function issueToken(
     token_hash: hashToken(value),
     prefix: value.slice(0, TOKEN_PREFIX_LENGTH),
     created_at: clock.now().toISOString(),
+    expiry_notice_at: null,
   });
   return value;
 }

@@ -1,4 +1,4 @@
-import type { BlobStore, Clock, CodeRunner, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, EmailSender, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -25,6 +25,8 @@ export interface CoreDeps {
   signals: JobSignals;
   blobs: BlobStore;
   cipher: SecretCipher;
+  /** Null when the instance has no mail set up: notices then wait in the outbox the API lists. */
+  email: EmailSender | null;
   clock: Clock;
   config: CoreConfig;
 }

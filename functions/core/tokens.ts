@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest, notFound } from './errors.js';
-import { isExpired, issueToken, requireFullIdentity, type Principal } from './auth.js';
+import { issueToken, requireFullIdentity, type Principal } from './auth.js';
+import { EXPIRY_NOTICE_DAYS } from './token-expiry.js';
 import { parseScopes } from './scopes.js';
 import { parseBody } from './validation.js';
 import type { CoreDeps } from './deps.js';
@@ -17,6 +18,7 @@ const createTokenBody = z.object({
 
 /** Spec 5.8: tokens expiring within this many days are flagged in the listing. */
 const EXPIRING_SOON_DAYS = 30;
+const DAY_MS = 24 * 3600 * 1000;
 
 export async function createToken(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal, body: unknown): Promise<string> {
   requireFullIdentity(principal, 'creating a token');
@@ -49,23 +51,37 @@ export interface TokenView {
   expired: boolean;
   /** Spec 5.8: the listing's badge for tokens expiring within 30 days. */
   expires_soon: boolean;
+  /** The colour of that badge: expired, within the 7 days of the expiry notice, or within 30 days. */
+  expiry_badge: 'expired' | 'within_7_days' | 'within_30_days' | null;
 }
 
 export async function listTokens(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal): Promise<TokenView[]> {
   requireFullIdentity(principal, 'listing tokens');
-  const soon = deps.clock.now().getTime() + EXPIRING_SOON_DAYS * 24 * 3600 * 1000;
   return (await deps.store.listTokens(principal.username))
     .filter((t) => t.kind === 'api')
-    .map((t) => ({
-      token_prefix: t.prefix,
-      label: t.label,
-      scopes: t.scopes,
-      workspace_id: t.workspace_id,
-      expiration: t.expires_at,
-      created_at: t.created_at,
-      expired: isExpired(t, deps.clock),
-      expires_soon: t.expires_at !== null && !isExpired(t, deps.clock) && Date.parse(t.expires_at) <= soon,
-    }));
+    .map((t) => {
+      const badge = expiryBadge(t, deps.clock.now());
+      return {
+        token_prefix: t.prefix,
+        label: t.label,
+        scopes: t.scopes,
+        workspace_id: t.workspace_id,
+        expiration: t.expires_at,
+        created_at: t.created_at,
+        expired: badge === 'expired',
+        expires_soon: badge === 'within_7_days' || badge === 'within_30_days',
+        expiry_badge: badge,
+      };
+    });
+}
+
+function expiryBadge(t: TokenRecord, now: Date): TokenView['expiry_badge'] {
+  if (t.expires_at === null) return null;
+  const left = Date.parse(t.expires_at) - now.getTime();
+  if (left <= 0) return 'expired';
+  if (left <= EXPIRY_NOTICE_DAYS * DAY_MS) return 'within_7_days';
+  if (left <= EXPIRING_SOON_DAYS * DAY_MS) return 'within_30_days';
+  return null;
 }
 
 /** Deletes the caller's token with this prefix; it stops working at once. */

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/users.js';
 import { createToken, deleteToken, listTokens } from '../core/tokens.js';
+import { listOutbox } from '../core/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -40,6 +41,8 @@ export function authRoutes(deps: CoreDeps) {
   // The token's value is in this response and nowhere else, ever (spec 5.2).
   r.post('/users/tokens/create', async (c) => c.text(await createToken(deps, c.get('principal'), await readJsonBody(c)), 201));
   r.get('/users/tokens/list', async (c) => c.json(await listTokens(deps, c.get('principal'))));
+  // Notices that could not be mailed (no SMTP/SES configured): token expiry, for now.
+  r.get('/users/notifications', async (c) => c.json(await listOutbox(deps, c.get('principal'))));
   r.delete('/users/tokens/delete/:prefix', async (c) => {
     await deleteToken(deps, c.get('principal'), c.req.param('prefix'));
     return c.text(`deleted token ${c.req.param('prefix')}`);

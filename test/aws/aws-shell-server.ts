@@ -5,7 +5,8 @@
  * whose response stream is read as API Gateway reads it. A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts). Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
- * real flow-runner handler in this process. Prints `svc listening on <url>` like
+ * real flow-runner handler in this process; the maintenance handler runs on a timer, as on its
+ * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS). Prints `svc listening on <url>` like
  * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
  *
  * Stops everything it started (emulators, Java, moto, the worker process and its sandboxes) on SIGTERM
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
   server.on('request', (req, res) => void serveRequest(handler, req, res));
 
   const worker = startEventSource(lambdaEnv, sandboxDir);
+  startSchedule(Number(process.env.SVC_TOKEN_SWEEP_SECONDS || 3600) * 1000);
   cleanups.push(() => stopProcessGroup(worker));
 
   // Tests look at executions the way one would in the console, through the Step Functions API.
@@ -121,6 +123,16 @@ async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerR
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end('{"message":"Internal server error"}');
     else res.destroy();
   }
+}
+
+/** EventBridge's part: the maintenance function on its schedule (lib/constructs/maintenance.ts). */
+function startSchedule(everyMs: number): void {
+  const invoke = () =>
+    import('../../functions/handlers/maintenance.js')
+      .then(({ handler }) => handler())
+      .catch((error) => console.error(JSON.stringify({ level: 'error', msg: 'maintenance failed', error: String(error) })));
+  const timer = setInterval(invoke, everyMs);
+  cleanups.push(() => clearInterval(timer));
 }
 
 /** Where sandboxed code runs (the worker's jobs, the flow runner's expressions). */

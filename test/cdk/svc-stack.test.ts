@@ -133,9 +133,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are four Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are five Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
@@ -298,6 +298,33 @@ describe('flow-runner state machine', () => {
 
   it('is named to the api, which starts flows (STATE_MACHINE_ARN)', () => {
     expect(JSON.stringify(propsOf(stack.api.handler).Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:svc-dev-flow-runner/);
+  });
+});
+
+describe('maintenance', () => {
+  it('sweeps expired tokens every hour on an EventBridge schedule', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 hour)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: arnOf(stack.maintenance.handler), RetryPolicy: { MaximumRetryAttempts: 2 } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', { FunctionName: arnOf(stack.maintenance.handler), Principal: 'events.amazonaws.com' });
+  });
+
+  it('sends email only when a sender is configured, and then only from that identity', () => {
+    expect(propsOf(stack.maintenance.handler).Environment.Variables.SES_FROM_ADDRESS).toBeUndefined();
+    const sesGrants = (t: Template) =>
+      Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p: any) => (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter((st) => [st.Action].flat().some((a: string) => a.startsWith('ses:'))));
+    expect(sesGrants(template)).toEqual([]);
+
+    const withMail = buildSvcApp({ bundle: false, props: { notificationSender: 'svc@example.com' } }).stack;
+    const t = Template.fromStack(withMail);
+    expect(t.toJSON().Resources[logicalId(withMail.maintenance.handler)].Properties.Environment.Variables.SES_FROM_ADDRESS).toBe('svc@example.com');
+    const [grant] = sesGrants(t);
+    expect(grant.Action).toBe('ses:SendEmail');
+    const identities = (grant.Resource as Array<{ 'Fn::Join': [string, unknown[]] }>).map((r) => String(r['Fn::Join'][1].at(-1))).sort();
+    expect(identities).toEqual([':identity/example.com', ':identity/svc@example.com']);
+    expect(() => buildSvcApp({ bundle: false, props: { notificationSender: 'not an address' } })).toThrow(/notificationSender/);
   });
 });
 

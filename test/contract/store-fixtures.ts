@@ -102,6 +102,7 @@ export function aToken(overrides: Partial<TokenRecord> = {}): TokenRecord {
     scopes: null,
     expires_at: null,
     created_at: nextTimestamp(),
+    expiry_notice_at: null,
     ...overrides,
   };
 }

@@ -382,6 +382,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await store.getToken(uid('unknown'))).toBeNull();
       });
 
+      it('marks the expiry notice of a token that exists, and never brings a deleted one back', async () => {
+        const t = aToken({ expires_at: '2030-06-01T00:00:00.000Z' });
+        await store.putToken(t);
+        expect(await store.markTokenExpiryNotice(t.token_hash, '2030-05-25T00:00:00.000Z')).toBe(true);
+        expect(await store.getToken(t.token_hash)).toEqual({ ...t, expiry_notice_at: '2030-05-25T00:00:00.000Z' });
+        await store.deleteToken(t.token_hash);
+        expect(await store.markTokenExpiryNotice(t.token_hash, '2030-05-26T00:00:00.000Z')).toBe(false);
+        expect(await store.getToken(t.token_hash)).toBeNull();
+      });
+
       it('keeps scopes as given: null (all permissions), none, or a list in order', async () => {
         for (const scopes of [null, [], ['scripts:run:f/ops/*', 'jobs:read', 'variables:read:u/alice/db']]) {
           const t = aToken({ scopes, kind: 'api' });

@@ -223,13 +223,20 @@ export function tokenItem(t: TokenRecord): Item {
     scopes: t.scopes,
     expires_at: t.expires_at,
     created_at: t.created_at,
+    expiry_notice_at: t.expiry_notice_at ?? null,
     ...ttl(t.expires_at),
   };
 }
 
+/**
+ * Expired tokens are refused at once and deleted by the core's sweep, which tells their owners
+ * (spec 3). DynamoDB's TTL only clears up after it, a week later, should the sweep not run.
+ */
+const TTL_GRACE_SECONDS = 7 * 24 * 3600;
+
 function ttl(expiresAt: string | null): Item {
   const ms = expiresAt === null ? NaN : Date.parse(expiresAt);
-  return Number.isFinite(ms) ? { [TTL_ATTRIBUTE]: Math.ceil(ms / 1000) } : {};
+  return Number.isFinite(ms) ? { [TTL_ATTRIBUTE]: Math.ceil(ms / 1000) + TTL_GRACE_SECONDS } : {};
 }
 
 export function toToken(i: Item): TokenRecord {
@@ -243,5 +250,6 @@ export function toToken(i: Item): TokenRecord {
     scopes: i.scopes,
     expires_at: i.expires_at,
     created_at: i.created_at,
+    expiry_notice_at: i.expiry_notice_at ?? null,
   };
 }

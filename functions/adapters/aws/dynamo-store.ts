@@ -300,6 +300,18 @@ export class DynamoStore implements Store {
     await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.token(tokenHash) }));
   }
 
+  async markTokenExpiryNotice(tokenHash: string, at: string) {
+    try {
+      await this.doc.send(
+        new UpdateCommand({ TableName: this.table, Key: keys.token(tokenHash), UpdateExpression: 'SET expiry_notice_at = :at', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': at } }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  }
+
   async createEntity(e: Entity) {
     return this.entities.create(e);
   }

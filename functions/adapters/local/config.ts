@@ -13,6 +13,11 @@ export interface LocalConfig {
   sseKeepAliveMs: number;
   /** Public address of this server, used as BASE_INTERNAL_URL; defaults to the listening address. */
   baseUrl: string | undefined;
+  /** `smtp://user:pass@host:port` (or smtps://): where email notices go; unset, they wait in the outbox. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  /** How often expired tokens are deleted and expiry notices sent. */
+  tokenSweepMs: number;
   core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
 }
 
@@ -27,6 +32,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     maxBodyBytes: int(env.SVC_MAX_BODY_BYTES, 10 * 1024 * 1024),
     sseKeepAliveMs: int(env.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
     baseUrl: env.SVC_BASE_URL,
+    smtpUrl: env.SVC_SMTP_URL || undefined,
+    smtpFrom: env.SVC_SMTP_FROM || 'svc <svc@localhost>',
+    tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

@@ -15,6 +15,8 @@ import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { AesSecretCipher } from './aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from './key-file.js';
+import { SmtpEmailSender } from './smtp-email-sender.js';
+import { sweepTokens } from '../../core/token-expiry.js';
 import type { LocalConfig } from './config.js';
 
 
@@ -37,6 +39,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
+  const email = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
 
   const { newAdminToken } = await bootstrapInstance(store, clock, {
     adminToken: config.adminToken,
@@ -51,6 +54,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     blobs: new FileBlobStore(join(config.dataDir, 'objects')),
     // Its own key rather than the signing key: each can then be replaced without the other.
     cipher: AesSecretCipher.fromKeyFile(join(config.dataDir, 'secrets.key')),
+    email,
     clock,
     runner,
     config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKeyFile(join(config.dataDir, 'signing.key')) },
@@ -65,17 +69,43 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   await store.requeueInterrupted();
   pool.start(deps);
   await flows.start(deps);
+  const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
 
   return {
     url,
     newAdminToken,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sweeper.stop();
+      email?.close();
       await flows.stop();
       await pool.stop();
       await runner.close();
       store.close();
       rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Deletes expired tokens and sends expiry notices now and then every `everyMs` (spec 3, 5.8). */
+function startTokenSweeper(deps: WorkerDeps, everyMs: number): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const sweep = () => {
+    running = running
+      .then(() => sweepTokens(deps))
+      .then((report) => {
+        if (report.noticed || report.deleted) console.log(JSON.stringify({ level: 'info', msg: 'token sweep', ...report }));
+      })
+      .catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'token sweep failed', error: String(e) })));
+  };
+  sweep();
+  const timer = setInterval(sweep, everyMs);
+  // The sweep must not keep a stopping process alive; the next start sweeps again.
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

@@ -97,4 +97,6 @@ export const MIGRATIONS: string[] = [
   `,
   // Flow steps and sub-flows point at the flow job that runs them.
   `ALTER TABLE jobs ADD COLUMN parent_job TEXT;`,
+  // When a token's owner was told it expires soon (spec 5.8).
+  `ALTER TABLE tokens ADD COLUMN expiry_notice_at TEXT;`,
 ];

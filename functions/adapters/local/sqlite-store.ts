@@ -175,9 +175,9 @@ export class SqliteStore implements Store {
 
   async putToken(t: TokenRecord) {
     this.stmt(
-      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at)
-       VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at)`,
-    ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes) });
+      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
+       VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
+    ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes), expiry_notice_at: t.expiry_notice_at ?? null });
   }
 
   async getToken(tokenHash: string) {
@@ -192,6 +192,10 @@ export class SqliteStore implements Store {
 
   async deleteToken(tokenHash: string) {
     this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash);
+  }
+
+  async markTokenExpiryNotice(tokenHash: string, at: string) {
+    return this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1;
   }
 
   async createEntity(e: Entity) {
@@ -305,6 +309,7 @@ function toToken(r: Row): TokenRecord {
     scopes: r.scopes === null ? null : JSON.parse(r.scopes),
     expires_at: r.expires_at,
     created_at: r.created_at,
+    expiry_notice_at: r.expiry_notice_at ?? null,
   };
 }
 
