@@ -26,7 +26,7 @@ export function diffOf(change: Change, direction: Plan['direction']): string {
       const patch = createTwoFilesPatch(before[f] === undefined ? '/dev/null' : f, after[f] === undefined ? '/dev/null' : f, before[f] ?? '', after[f] ?? '', '', '', { context: 2 });
       return patch
         .split('\n')
-        .slice(1) // the "====" line
+        .filter((line) => !line.startsWith('====') && !line.startsWith('Index:') && line !== '\\ No newline at end of file')
         .filter((line, i, all) => line !== '' || i < all.length - 1)
         .map((line) => `    ${line}`)
         .join('\n');
