@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { CONFIG_FILE } from './config.js';
 import { CliError, EXIT } from './errors.js';
 import { STATE_DIR } from './state.js';
+import { SCHEMA_FILE } from './json-schema.js';
 
 /** `svc init`: a commented svc.yaml with the defaults, and `.svc-sync/` kept out of git. */
 
-export const DEFAULT_SVC_YAML = `# yaml-language-server: $schema=./node_modules/svc/schemas/svc.yaml.schema.json
+export const DEFAULT_SVC_YAML = `# yaml-language-server: $schema=${SCHEMA_FILE}
 # svc.yaml: what \`svc sync pull\` and \`svc sync push\` synchronise (spec 2.9).
 # Every key is optional; an unknown key is an error. Full reference: schemas/svc.yaml.schema.json.
 
