@@ -21,7 +21,7 @@ export default defineConfig({
       { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
       // The svc CLI as a child process against the real local server (test/cli/cli-harness.ts).
-      { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'] } },
+      { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'], testTimeout: 120_000 } },
     ],
   },
 });
