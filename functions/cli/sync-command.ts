@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { effectiveOptions, loadConfig, selectWorkspace, specificItemsOf, validateBranch, workspaceEntries, CONFIG_FILE } from './config.js';
 import { CliError, EXIT, type ExitCode } from './errors.js';
-import { Profiles, type Profile } from './profiles.js';
+import { configDir, Profiles, type Profile } from './profiles.js';
 import { Remote } from './remote.js';
 import { SyncState } from './state.js';
 import { changeJson, changeLine, summaryText } from './report.js';
@@ -89,9 +89,7 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
   return { ctx, warnings, target: `${remote.baseUrl} ${workspaceId}` };
 }
 
-export function configDirOf(env: NodeJS.ProcessEnv): string | undefined {
-  return env.SVC_CONFIG_DIR ?? (env.XDG_CONFIG_HOME ? `${env.XDG_CONFIG_HOME}/svc` : undefined);
-}
+export const configDirOf = (env: NodeJS.ProcessEnv): string => configDir(env);
 
 export async function runSync(direction: Direction, flags: SyncFlags, io: Io): Promise<ExitCode> {
   const { ctx, warnings, target } = syncContext(flags, io);
