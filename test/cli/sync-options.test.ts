@@ -251,6 +251,8 @@ describe('how it is synced', () => {
     const push = await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]);
     expect(changesOf(push)).toEqual(['+ flow f/ops/second']);
     expect((await apiGet(s, ws, '/flows/get/f/ops/second')).body.value.modules[0].value.content).toBe('def main():\n    return "second"\n');
+    // The hand-written flow.yaml leaves defaults out (input_transforms): still no change on the next pull.
+    expect(changesOf(await project.svc(['sync', 'pull', '--json-output', ...target(s, ws)]))).toEqual([]);
     const dotted = await pullJson(s, ws, '{}');
     expect(dotted.project.exists('f/ops/second.flow/s.inline_script.py')).toBe(true);
   });

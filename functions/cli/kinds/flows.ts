@@ -1,11 +1,11 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { allModules, type FlowModule } from '../../core/flows/definition.js';
+import { allModules, flowValue, type FlowModule } from '../../core/flows/definition.js';
 import { FOLDER_ITEM, folderSuffix, isItemPath, languageOfFile, scriptExtension, toYaml, type ScriptLanguage } from '../layout.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
 import { ItemFileError, type KindHandler, type SyncContext } from '../items.js';
-import { parseYamlFile } from './yaml-kind.js';
+import { fileIssue, parseYamlFile } from './yaml-kind.js';
 
 /**
  * Flows: a folder `<path>.flow/` (`<path>__flow/` with nonDottedPaths) holding `flow.yaml` (summary,
@@ -72,10 +72,7 @@ export const flows: KindHandler = {
     const yamlPath = Object.keys(files).find((f) => posix.basename(f) === FLOW_FILE && posix.dirname(f).slice(id.length).match(/^(\.|__)flow$/));
     if (!yamlPath) throw new ItemFileError(`${id}${folderSuffix(ctx.layout, 'flow')}/${FLOW_FILE}`, 'missing: a flow folder needs a flow.yaml');
     const parsed = flowFile.safeParse(parseYamlFile(yamlPath, files[yamlPath]));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new ItemFileError(yamlPath, issue.code === 'unrecognized_keys' ? `${issue.keys.join(', ')}: unknown property` : `${issue.path.join('.') || '(top level)'}: ${issue.message}`);
-    }
+    if (!parsed.success) throw fileIssue(yamlPath, parsed.error);
     const dir = posix.dirname(yamlPath);
     const value = structuredClone(parsed.data.value) as FlowPayload['value'];
     for (const m of modulesOf(value)) {
@@ -87,7 +84,11 @@ export const flows: KindHandler = {
       // An inline file's extension says its language when flow.yaml leaves it out.
       if (!m.value.language) m.value.language = languageOfFile(name, ctx.layout.defaultTs)?.language ?? m.value.language;
     }
-    return { kind: 'flow', id, payload: flowPayload({ path: id, ...parsed.data, value }), files };
+    // The server's own reading of a definition (defaults filled in), so that what a push stores
+    // compares equal to the file it came from.
+    const normalized = flowValue.safeParse(value);
+    if (!normalized.success) throw fileIssue(yamlPath, new z.ZodError(normalized.error.issues.map((i) => ({ ...i, path: ['value', ...i.path] }))));
+    return { kind: 'flow', id, payload: flowPayload({ path: id, ...parsed.data, value: normalized.data }), files };
   },
 
   async push(item, meta, ctx) {

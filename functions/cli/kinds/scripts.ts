@@ -4,7 +4,7 @@ import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
 import { bundleScript, codebaseOf } from '../codebases.js';
 import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
-import { parseYamlFile } from './yaml-kind.js';
+import { fileIssue, parseYamlFile } from './yaml-kind.js';
 
 /**
  * Scripts: the content in its language's extension (`.ts` for the defaultTs runtime, `.bun.ts` /
@@ -99,11 +99,7 @@ export const scripts: KindHandler = {
     const { language } = languageOfFile(contentFile, ctx.layout.defaultTs)!;
     const metaText = files[id + META];
     const parsed = metaSchema.safeParse(metaText === undefined ? {} : parseYamlFile(id + META, metaText));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const at = issue.code === 'unrecognized_keys' ? `${issue.keys.join(', ')}: unknown property` : `${issue.path.join('.')}: ${issue.message}`;
-      throw new ItemFileError(id + META, at);
-    }
+    if (!parsed.success) throw fileIssue(id + META, parsed.error);
     const codebase = codebaseOf(ctx, contentFile);
     const content = codebase ? await bundleScript(ctx, codebase, contentFile) : files[contentFile];
     const payload = scriptPayload({ path: id, language, content, ...parsed.data, timeout: parsed.data.timeout ?? null, lock: files[id + LOCK] ?? null });

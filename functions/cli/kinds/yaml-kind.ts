@@ -51,11 +51,7 @@ export function yamlKind(spec: YamlKindSpec): KindHandler {
       const data = parseYamlFile(file, text);
       for (const k of OWNERSHIP) delete data[k];
       const parsed = spec.schema.safeParse(data);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const at = [...issue.path.map(String), ...(issue.code === 'unrecognized_keys' ? [issue.keys.join(', ')] : [])].join('.');
-        throw new ItemFileError(file, `${at || '(top level)'}: ${issue.code === 'unrecognized_keys' ? 'unknown property' : issue.message}`);
-      }
+      if (!parsed.success) throw fileIssue(file, parsed.error);
       const payload = spec.fromFile(id, parsed.data as Record<string, unknown>);
       return { ...render(id, payload, ctx), files };
     },
@@ -64,6 +60,13 @@ export function yamlKind(spec: YamlKindSpec): KindHandler {
     },
     remove: spec.remove,
   };
+}
+
+/** The first problem zod found in a file, naming the key: `f/x.resource.yaml: valu: unknown property`. */
+export function fileIssue(file: string, error: z.ZodError): ItemFileError {
+  const issue = error.issues[0];
+  const at = [...issue.path.map(String), ...(issue.code === 'unrecognized_keys' ? [issue.keys.join(', ')] : [])].join('.');
+  return new ItemFileError(file, `${at || '(top level)'}: ${issue.code === 'unrecognized_keys' ? 'unknown property' : issue.message}`);
 }
 
 export function parseYamlFile(file: string, text: string): Record<string, unknown> {
