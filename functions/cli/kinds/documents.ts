@@ -154,9 +154,10 @@ export const groups: KindHandler = yamlKind({
     for (const username of g.members as string[]) await ctx.remote.post(`/groups/adduser/${encodeURIComponent(g.name as string)}`, { username });
   },
   async update(g, ctx) {
-    // The API has no summary update for groups: members are what a push can change.
     const name = encodeURIComponent(g.name as string);
-    const current = await ctx.remote.get<{ members: string[] }>(`/groups/get/${name}`);
+    const current = await ctx.remote.get<{ summary: string; members: string[] }>(`/groups/get/${name}`);
+    // The API changes a group's members, not its summary: say so rather than drop the edit.
+    if (current.summary !== g.summary) throw new Error(`the summary of group ${g.name} cannot be changed through the API; only its members`);
     const wanted = g.members as string[];
     for (const username of wanted.filter((m) => !current.members.includes(m))) await ctx.remote.post(`/groups/adduser/${name}`, { username });
     for (const username of current.members.filter((m) => !wanted.includes(m))) await ctx.remote.post(`/groups/removeuser/${name}`, { username });
