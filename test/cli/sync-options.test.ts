@@ -152,6 +152,12 @@ describe('what is synced', () => {
     expect((await apiGet(s, ws, '/groups/get/oncall')).body.members).toEqual([alice]);
     expect((await apiGet<{ username: string; role: string }[]>(s, ws, '/users/list')).body.find((m) => m.username === alice)?.role).toBe('operator');
     expect((await apiGet(s, ws, '/workspaces/get_settings')).body.object_storage_enabled).toBe(true);
+
+    // The API keeps a group's summary as created: an edit of it is reported, not dropped.
+    project.write('groups/oncall.group.yaml', `summary: renamed\nmembers: [${alice}]\n`);
+    const renamed = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
+    expect(renamed.code).toBe(1);
+    expect(renamed.stderr).toContain('the summary of group oncall cannot be changed through the API');
   });
 
   it('kinds this server does not have are left alone, with a warning unless svc.yaml skips them', async () => {
