@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /**
- * The svc command. `svc serve` runs the local service; later commands (sync, workspace) join here.
+ * The svc command: `svc serve` runs the local service; `init`, `workspace ...` and `sync pull|push`
+ * are the workspace sync CLI (functions/cli/), which talks to a server over HTTP like any client.
  */
-import { configFromEnv } from '../functions/adapters/local/config.js';
-import { startLocalService } from '../functions/adapters/local/local-service.js';
+import { askOnStdin } from '../functions/cli/sync-command.js';
+import { main } from '../functions/cli/main.js';
 
 async function serve() {
+  // Loaded only here: the sync commands need neither SQLite nor the worker pool.
+  const { configFromEnv } = await import('../functions/adapters/local/config.js');
+  const { startLocalService } = await import('../functions/adapters/local/local-service.js');
   const config = configFromEnv();
   const service = await startLocalService(config);
   if (service.newAdminToken) {
@@ -31,6 +35,14 @@ if (command === 'serve' || command === undefined) {
     process.exit(1);
   });
 } else {
-  console.error(`svc: unknown command ${command}\nusage: svc serve`);
-  process.exit(2);
+  const io = {
+    out: (t: string) => process.stdout.write(t + '\n'),
+    err: (t: string) => process.stderr.write(t + '\n'),
+    ask: (q: string) => askOnStdin(q, (t) => process.stderr.write(t)),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+  main(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -41,6 +41,10 @@ export interface ScriptVersion {
   delete_after_use: boolean;
   /** Per-script timeout in seconds; null uses the instance default. */
   timeout: number | null;
+  /** Why this version was made (a CLI push records svc.yaml's `message`); absent when none was given. */
+  deployment_message?: string;
+  /** The script's dependency lock as the CLI syncs it (`<path>.script.lock`); absent when it has none. */
+  lock?: string;
   created_by: string;
   created_at: string;
 }
@@ -129,7 +133,20 @@ export interface TokenRecord {
  * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
  * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
  */
-export type EntityKind = 'member' | 'group' | 'folder' | 'resource' | 'resource_type' | 'variable' | 'flow' | 'flow_version' | 'flow_run' | 'flow_wait' | 'sequence' | 'notification';
+export type EntityKind =
+  | 'member'
+  | 'group'
+  | 'folder'
+  | 'resource'
+  | 'resource_type'
+  | 'variable'
+  | 'flow'
+  | 'flow_version'
+  | 'flow_run'
+  | 'flow_wait'
+  | 'sequence'
+  | 'notification'
+  | 'sync_key';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;

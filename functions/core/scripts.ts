@@ -26,6 +26,10 @@ export const createScriptBody = z.object({
   parent_hash: z.string().nullish(),
   delete_after_use: z.boolean().default(false),
   timeout: z.number().int().positive().max(86_400).nullish(),
+  /** Recorded on the version: why it was made (the CLI's `message`). */
+  deployment_message: z.string().max(1000).nullish(),
+  /** The dependency lock the CLI keeps beside the script; stored, not interpreted. */
+  lock: z.string().max(64 * 1024).nullish(),
 });
 
 export async function createScript(store: Store, clock: Clock, rights: Rights, body: unknown): Promise<ScriptVersion> {
@@ -67,6 +71,8 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
     schema,
     delete_after_use: input.delete_after_use,
     timeout: input.timeout ?? null,
+    ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
+    ...(input.lock ? { lock: input.lock } : {}),
     created_by: username,
     created_at: createdAt,
   };

@@ -3,6 +3,7 @@ import { assertItemPath } from './paths.js';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
 import { parseBody } from './validation.js';
 import { MAX_VALUE_BYTES } from './resources.js';
+import { openFromSync, sealForSync } from './sync-key.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import type { Entity, SecretCipher } from '../ports.js';
@@ -29,12 +30,15 @@ const createBody = z.object({
   value,
   is_secret: z.boolean().default(false),
   description: z.string().max(10_000).default(''),
+  /** `value` is sealed with the workspace sync key (a CLI pull of a secret); it is decrypted first. */
+  encrypted: z.boolean().default(false),
 });
 
 const updateBody = z.object({
   value: value.optional(),
   is_secret: z.boolean().optional(),
   description: z.string().max(10_000).optional(),
+  encrypted: z.boolean().default(false),
 });
 
 const what = (path: string) => `variable ${path}`;
@@ -59,9 +63,10 @@ export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'c
   const input = parseBody(createBody, body);
   assertItemPath(input.path);
   rights.check('variables', 'write', input.path);
+  const plain = input.encrypted ? await openFromSync(deps, rights.workspaceId, input.path, input.value) : input.value;
   const variable: Variable = {
     path: input.path,
-    value: await seal(deps.cipher, rights.workspaceId, input.path, input.value, input.is_secret),
+    value: await seal(deps.cipher, rights.workspaceId, input.path, plain, input.is_secret),
     is_secret: input.is_secret,
     description: input.description,
     created_by: rights.principal.username,
@@ -75,7 +80,8 @@ export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'c
   const input = parseBody(updateBody, body);
   const e = await updateEntity<Variable>(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
     const secret = input.is_secret ?? v.is_secret;
-    const plain = input.value ?? (await open(deps.cipher, rights.workspaceId, v));
+    const given = input.value !== undefined && input.encrypted ? await openFromSync(deps, rights.workspaceId, path, input.value) : input.value;
+    const plain = given ?? (await open(deps.cipher, rights.workspaceId, v));
     return { ...v, is_secret: secret, value: await seal(deps.cipher, rights.workspaceId, path, plain, secret), description: input.description ?? v.description };
   });
   return view(e, undefined);
@@ -91,6 +97,12 @@ export async function getVariable(deps: Pick<CoreDeps, 'store' | 'cipher'>, righ
   rights.check('variables', 'read', path);
   const e = await requireEntity<Variable>(deps.store, 'variable', rights.workspaceId, path, what(path));
   return { ...view(e, undefined), value: await open(deps.cipher, rights.workspaceId, e.value) };
+}
+
+/** The same, with the value sealed by the workspace sync key: what a CLI pull writes for a secret. */
+export async function getVariableSealed(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, path: string): Promise<VariableView & { value: string }> {
+  const variable = await getVariable(deps, rights, path);
+  return { ...variable, value: await sealForSync(deps, rights.workspaceId, path, variable.value) };
 }
 
 /** Plain values are listed; secret ones never are. */

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { createResource, deleteResource, getResource, listResources, updateResource } from '../core/resources.js';
 import { createResourceType, deleteResourceType, getResourceType, listResourceTypes, updateResourceType } from '../core/resource-types.js';
-import { createVariable, deleteVariable, getVariable, listVariables, updateVariable } from '../core/variables.js';
+import { createVariable, deleteVariable, getVariable, getVariableSealed, listVariables, updateVariable } from '../core/variables.js';
 import { BindingError, interpolate } from '../core/bindings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -40,7 +40,11 @@ export function resourceVariableRoutes(deps: CoreDeps) {
 
   r.post('/variables/create', async (c) => c.text((await createVariable(deps, c.get('rights'), await readJsonBody(c))).path, 201));
   r.get('/variables/list', async (c) => c.json(await listVariables(deps, c.get('rights'))));
-  r.get('/variables/get/:path{.+}', async (c) => c.json(await getVariable(deps, c.get('rights'), c.req.param('path'))));
+  r.get('/variables/get/:path{.+}', async (c) => {
+    // ?encrypted=true: sealed with the workspace sync key, as the CLI pulls secrets.
+    const get = c.req.query('encrypted') === 'true' ? getVariableSealed : getVariable;
+    return c.json(await get(deps, c.get('rights'), c.req.param('path')));
+  });
   r.post('/variables/update/:path{.+}', async (c) => c.json(await updateVariable(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
   r.delete('/variables/delete/:path{.+}', async (c) => {
     await deleteVariable(deps, c.get('rights'), c.req.param('path'));

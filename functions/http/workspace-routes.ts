@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspaces.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
+import { getSyncKey, setSyncKey } from '../core/sync-key.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -27,6 +28,9 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     return c.json(c.get('workspace'));
   });
   r.post('/workspaces/edit_object_storage', async (c) => c.json(await setObjectStorage(deps.store, c.get('rights'), await readJsonBody(c))));
+  // The key secrets pulled by the CLI are encrypted with (admins only; svc.yaml includeKey).
+  r.get('/workspaces/encryption_key', async (c) => c.json(await getSyncKey(deps, c.get('rights'))));
+  r.post('/workspaces/encryption_key', async (c) => c.json(await setSyncKey(deps, c.get('rights'), await readJsonBody(c))));
 
   r.get('/users/list', async (c) => c.json(await listMembers(deps, c.get('rights'))));
   r.post('/workspaces/add_user', async (c) => c.json(await addMember(deps, c.get('rights'), await readJsonBody(c)), 201));

@@ -66,6 +66,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(Object.keys(byHash!.schema.properties)).toEqual(['b', 'a']);
       });
 
+      it('keeps a version\'s deployment message and lock, and has neither key when they are absent', async () => {
+        const ws = await newWorkspace();
+        const v = aScriptVersion(ws, 'f/s/locked', { deployment_message: 'release 42', lock: 'requests==2.32.0\n' });
+        expect(await store.insertScriptVersion(v, null)).toBe(true);
+        expect(await store.getLatestScript(ws, v.path)).toEqual(v);
+        expect(await store.getScriptByHash(ws, v.hash)).toEqual(v);
+        const plain = aScriptVersion(ws, 'f/s/plain');
+        await store.insertScriptVersion(plain, null);
+        const got = (await store.getLatestScript(ws, plain.path))!;
+        expect(['deployment_message' in got, 'lock' in got]).toEqual([false, false]);
+      });
+
       it('refuses a null expectedLatest when the path is taken, and a non-null one when it is free', async () => {
         const ws = await newWorkspace();
         const v1 = aScriptVersion(ws, 'f/s/taken');

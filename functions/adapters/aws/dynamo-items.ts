@@ -72,6 +72,8 @@ function scriptAttributes(v: ScriptVersion, payload: ScriptPayload): Item {
     description: v.description,
     delete_after_use: v.delete_after_use,
     timeout: v.timeout,
+    deployment_message: v.deployment_message ?? null,
+    lock: v.lock ?? null,
     created_by: v.created_by,
     created_at: v.created_at,
   };
@@ -112,6 +114,8 @@ export function toScript(i: Item): ScriptVersion {
     schema: JSON.parse(i.schema_json),
     delete_after_use: i.delete_after_use,
     timeout: i.timeout,
+    ...(typeof i.deployment_message === 'string' ? { deployment_message: i.deployment_message } : {}),
+    ...(typeof i.lock === 'string' ? { lock: i.lock } : {}),
     created_by: i.created_by,
     created_at: i.created_at,
   };

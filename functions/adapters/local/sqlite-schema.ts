@@ -97,6 +97,11 @@ export const MIGRATIONS: string[] = [
   `,
   // Flow steps and sub-flows point at the flow job that runs them.
   `ALTER TABLE jobs ADD COLUMN parent_job TEXT;`,
+  // What a CLI push records on a script version: its deployment message and lock.
+  `
+  ALTER TABLE script_versions ADD COLUMN deployment_message TEXT;
+  ALTER TABLE script_versions ADD COLUMN lock TEXT;
+  `,
   // When a token's owner was told it expires soon (spec 5.8).
   `ALTER TABLE tokens ADD COLUMN expiry_notice_at TEXT;`,
 ];

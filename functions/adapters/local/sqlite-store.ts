@@ -58,9 +58,9 @@ export class SqliteStore implements Store {
       const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
       if ((head?.hash ?? null) !== expectedLatest) return false;
       this.stmt(
-        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at)
-         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at)`,
-      ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0 });
+        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock)
+         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock)`,
+      ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null });
       this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
       return true;
     })();
@@ -259,6 +259,8 @@ function toScript(r: Row): ScriptVersion {
     schema: JSON.parse(r.schema),
     delete_after_use: r.delete_after_use === 1,
     timeout: r.timeout,
+    ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
+    ...(r.lock === null ? {} : { lock: r.lock }),
     created_by: r.created_by,
     created_at: r.created_at,
   };

@@ -22,6 +22,8 @@ export interface FlowVersion {
   description: string;
   value: FlowValue;
   schema: InputSchema | null;
+  /** Why this version was made (a CLI push records svc.yaml's `message`). */
+  deployment_message?: string;
   created_by: string;
   created_at: string;
 }
@@ -38,6 +40,7 @@ const flowBody = z.object({
   description: z.string().max(10_000).default(''),
   value: flowValue,
   schema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.record(z.string(), z.unknown())), required: z.array(z.string()).default([]) }).passthrough().nullish(),
+  deployment_message: z.string().max(1000).nullish(),
 });
 
 const VERSIONS = 'flow_version';
@@ -74,6 +77,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rig
     description: input.description,
     value: input.value as FlowValue,
     schema: (input.schema as InputSchema | null | undefined) ?? null,
+    ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
   };
@@ -124,11 +128,11 @@ export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights): 
 }
 
 /** Newest first (spec 9: numeric version ids). */
-export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string }[]> {
+export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string; deployment_message?: string }[]> {
   rights.check('flows', 'read', path);
   const versions = (await listEntityValues<FlowVersion>(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
   if (versions.length === 0) throw notFound(what(path));
-  return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary }));
+  return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary, ...(v.deployment_message ? { deployment_message: v.deployment_message } : {}) }));
 }
 
 /** Removes the path; its versions stay, so `fv/<id>` URLs already handed out keep working. */

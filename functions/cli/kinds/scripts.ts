@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { FOLDER_ITEM, isItemPath, languageOfFile, scriptExtension, toYaml, type ScriptLanguage } from '../layout.js';
+import { mapPool } from '../pool.js';
+import { p } from '../remote.js';
+import { bundleScript, codebaseOf } from '../codebases.js';
+import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
+import { fileIssue, parseYamlFile } from './yaml-kind.js';
+
+/**
+ * Scripts: the content in its language's extension (`.ts` for the defaultTs runtime, `.bun.ts` /
+ * `.deno.ts` for the other, `.native.ts`, `.py`, `.sh`), beside `<path>.script.yaml` (summary,
+ * description, run options) and `<path>.script.lock` (the lock, when the script has one). The input
+ * schema is not kept on disk: the server infers it from `main`'s signature on every push.
+ */
+
+interface RemoteScript {
+  path: string;
+  hash: string;
+  language: ScriptLanguage;
+  content: string;
+  summary: string;
+  description: string;
+  delete_after_use: boolean;
+  timeout: number | null;
+  lock?: string | null;
+}
+
+const META = '.script.yaml';
+const LOCK = '.script.lock';
+
+const metaSchema = z.strictObject({
+  summary: z.string().default(''),
+  description: z.string().default(''),
+  delete_after_use: z.boolean().default(false),
+  timeout: z.number().int().positive().nullish(),
+});
+
+export function scriptPayload(s: Omit<RemoteScript, 'hash'>) {
+  return {
+    path: s.path,
+    language: s.language,
+    content: s.content,
+    summary: s.summary ?? '',
+    description: s.description ?? '',
+    delete_after_use: s.delete_after_use ?? false,
+    timeout: s.timeout ?? null,
+    lock: s.lock || null,
+  };
+}
+
+function render(payload: ReturnType<typeof scriptPayload>, ctx: SyncContext): Record<string, string> {
+  const meta: Record<string, unknown> = { summary: payload.summary, description: payload.description };
+  if (payload.delete_after_use) meta.delete_after_use = true;
+  if (payload.timeout !== null) meta.timeout = payload.timeout;
+  return {
+    [payload.path + scriptExtension(payload.language, ctx.layout.defaultTs)]: payload.content,
+    [payload.path + META]: toYaml(meta, ['summary', 'description']),
+    ...(payload.lock ? { [payload.path + LOCK]: payload.lock } : {}),
+  };
+}
+
+/** Inside a flow's or app's folder, files belong to that item. */
+const insideFolderItem = (file: string) => FOLDER_ITEM.test(file);
+
+export const scripts: KindHandler = {
+  kind: 'script',
+  enabled: (o) => !o.skipScripts,
+
+  async fetchRemote(ctx) {
+    const listed = await ctx.remote.get<{ path: string }[]>('/scripts/list');
+    return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
+      const s = await ctx.remote.get<RemoteScript>(`/scripts/get/p/${p(path)}`);
+      const payload = scriptPayload(s);
+      return { item: { kind: 'script' as const, id: path, payload, files: render(payload, ctx) }, meta: { hash: s.hash } };
+    });
+  },
+
+  claim(file, ctx) {
+    if (!(file.startsWith('u/') || file.startsWith('f/')) || insideFolderItem(file) || file.includes('.inline_script.')) return null;
+    let base: string | null = null;
+    if (file.endsWith(META)) base = file.slice(0, -META.length);
+    else if (file.endsWith(LOCK)) base = file.slice(0, -LOCK.length);
+    else {
+      const found = languageOfFile(file, ctx.layout.defaultTs);
+      if (!found) return null;
+      base = found.base;
+      // In a codebase, only files with metadata beside them are scripts; the rest are modules they import.
+      if (codebaseOf(ctx, file) && !ctx.localFiles?.has(base + META)) return null;
+    }
+    return isItemPath(base) ? base : null;
+  },
+
+  async parse(id, files, ctx) {
+    const contentFiles = Object.keys(files).filter((f) => !f.endsWith(META) && !f.endsWith(LOCK));
+    if (contentFiles.length !== 1) {
+      throw new ItemFileError(id + META, contentFiles.length === 0 ? 'no script file beside it (.ts, .py, .sh, ...)' : `more than one script file: ${contentFiles.join(', ')}`);
+    }
+    const contentFile = contentFiles[0];
+    const { language } = languageOfFile(contentFile, ctx.layout.defaultTs)!;
+    const metaText = files[id + META];
+    const parsed = metaSchema.safeParse(metaText === undefined ? {} : parseYamlFile(id + META, metaText));
+    if (!parsed.success) throw fileIssue(id + META, parsed.error);
+    const codebase = codebaseOf(ctx, contentFile);
+    const content = codebase ? await bundleScript(ctx, codebase, contentFile) : files[contentFile];
+    const payload = scriptPayload({ path: id, language, content, ...parsed.data, timeout: parsed.data.timeout ?? null, lock: files[id + LOCK] ?? null });
+    const item: Item = { kind: 'script', id, payload, files, ...(codebase ? { bundledFrom: contentFile } : {}) };
+    return item;
+  },
+
+  async push(item, meta, ctx) {
+    await ctx.remote.post('/scripts/create', {
+      ...item.payload,
+      parent_hash: (meta?.hash as string | undefined) ?? null,
+      ...(ctx.message ? { deployment_message: ctx.message } : {}),
+    });
+  },
+
+  async remove(id, ctx) {
+    await ctx.remote.post(`/scripts/delete/p/${p(id)}`, {});
+  },
+};
+
+/** Scripts that locksRequired would refuse: every language but Bash resolves dependencies. */
+export function scriptsWithoutLock(items: Item[]): string[] {
+  return items.filter((i) => i.kind === 'script' && i.payload.language !== 'bash' && !i.payload.lock).map((i) => i.id);
+}

@@ -1,0 +1,56 @@
+import { createTwoFilesPatch } from 'diff';
+import type { Change, Plan } from './plan.js';
+
+/** The summary a sync shows before it acts: `+`/`-`/`~` per item with its kind and path, a diff for edits. */
+
+const label = (kind: string) => kind.replace('_', ' ');
+
+/** Files before and after the change, from the side being changed to the side being applied. */
+function filesOf(change: Change, direction: Plan['direction']): [Record<string, string>, Record<string, string>] {
+  const local = change.local?.files ?? {};
+  const remote = change.remote?.item.files ?? {};
+  return direction === 'push' ? [remote, local] : [local, remote];
+}
+
+function isSecret(change: Change): boolean {
+  return change.kind === 'variable' && [change.local?.payload.is_secret, change.remote?.item.payload.is_secret].includes(true);
+}
+
+export function diffOf(change: Change, direction: Plan['direction']): string {
+  if (isSecret(change)) return '    (secret variable: diff not shown)\n';
+  const [before, after] = filesOf(change, direction);
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return names
+    .filter((f) => before[f] !== after[f])
+    .map((f) => {
+      const patch = createTwoFilesPatch(before[f] === undefined ? '/dev/null' : f, after[f] === undefined ? '/dev/null' : f, before[f] ?? '', after[f] ?? '', '', '', { context: 2 });
+      return patch
+        .split('\n')
+        .filter((line) => !line.startsWith('====') && !line.startsWith('Index:') && line !== '\\ No newline at end of file')
+        .filter((line, i, all) => line !== '' || i < all.length - 1)
+        .map((line) => `    ${line}`)
+        .join('\n');
+    })
+    .join('\n')
+    .concat('\n');
+}
+
+export function changeLine(change: Change): string {
+  return `${change.op} ${label(change.kind)} ${change.id}`;
+}
+
+export function summaryText(plan: Plan, showDiffs: boolean): string {
+  const lines: string[] = [];
+  for (const change of plan.changes) {
+    lines.push(changeLine(change) + (change.conflict ? '  (forced over a conflicting change)' : ''));
+    if (showDiffs && change.op === '~') lines.push(diffOf(change, plan.direction).trimEnd());
+  }
+  for (const c of plan.conflicts) {
+    lines.push(`! conflict: ${label(c.kind)} ${c.id} changed locally and remotely since the last sync (use --force to overwrite the ${plan.direction === 'push' ? 'remote' : 'local'} one)`);
+  }
+  return lines.join('\n');
+}
+
+export function changeJson(change: Change) {
+  return { op: change.op, kind: change.kind, path: change.id, conflict: change.conflict };
+}
