@@ -16,6 +16,7 @@ import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { approvalRoutes } from './approval-routes.js';
 import { loginPageRoutes } from './login-page.js';
+import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
@@ -44,6 +45,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.route('/', approvalRoutes(deps));
   app.route('/', loginPageRoutes());
+  app.route('/', tokenPageRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
