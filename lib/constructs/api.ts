@@ -7,7 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, removalPolicyFor, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
-import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import type { FlowRunner } from './flow-runner.js';
 import type { Secrets } from './secrets.js';
@@ -44,13 +44,9 @@ export class Api extends Construct {
       // Lambda's maximum: the handler streams SSE and holds sync webhooks until their job ends.
       timeout: Duration.seconds(LAMBDA_MAX_SECONDS),
       environment: {
-        TABLE_NAME: data.table.tableName,
-        BUCKET_NAME: data.bucket.bucketName,
-        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
+        ...serviceEnvironment(data, secrets, props.jobsQueue),
         STATE_MACHINE_ARN: props.flowRunner.stateMachineArn,
-        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
         ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
-        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
         SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),

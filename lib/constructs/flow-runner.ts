@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { FLOW_RUNNER_TIMEOUT_SECONDS, flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import { removalPolicyFor, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
-import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { acknowledgeWildcardResource, NODE_RUNTIME_PIN_REASON } from './nag.js';
 import type { Sandboxes } from './sandbox.js';
 import type { Secrets } from './secrets.js';
@@ -54,13 +54,8 @@ export class FlowRunner extends Construct {
       logGroup,
       timeout: Duration.seconds(FLOW_RUNNER_TIMEOUT_SECONDS),
       environment: {
-        TABLE_NAME: data.table.tableName,
-        BUCKET_NAME: data.bucket.bucketName,
-        // Read by the shared AWS config; this function sends nothing to the queue itself.
-        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
-        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
-        // Read by the shared AWS config; this function decrypts nothing and has no grant on the key.
-        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
+        // It sends nothing to the queue itself and decrypts nothing: no grants on either.
+        ...serviceEnvironment(data, secrets, props.jobsQueue),
         SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),

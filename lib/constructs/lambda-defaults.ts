@@ -6,7 +6,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Construct } from 'constructs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { removalPolicyFor, type SvcConfig } from '../config.js';
+import type { Data } from './data.js';
+import type { Secrets } from './secrets.js';
 
 /** The repository root: entries, the lock file and the Python asset are found from here, not the cwd. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -92,4 +95,19 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
       ...props.bundling,
     },
   });
+}
+
+/**
+ * What the shared AWS config (functions/adapters/aws/aws-config.ts) reads in every service
+ * function: the table, the bucket, the jobs queue, the signing key secret and the secret variables
+ * key. Naming them grants nothing; each function gets its own grants.
+ */
+export function serviceEnvironment(data: Data, secrets: Secrets, jobsQueue: sqs.IQueue): Record<string, string> {
+  return {
+    TABLE_NAME: data.table.tableName,
+    BUCKET_NAME: data.bucket.bucketName,
+    JOBS_QUEUE_URL: jobsQueue.queueUrl,
+    SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
+    SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
+  };
 }

@@ -7,7 +7,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { SvcConfig } from '../config.js';
 import type { Data } from './data.js';
-import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import type { Secrets } from './secrets.js';
 
@@ -44,12 +44,8 @@ export class Maintenance extends Construct {
       timeout: Duration.minutes(5),
       memorySize: 512,
       environment: {
-        TABLE_NAME: data.table.tableName,
-        BUCKET_NAME: data.bucket.bucketName,
-        // Read by the shared AWS config; this function sends nothing to the queue and decrypts nothing.
-        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
-        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
-        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
+        // It sends nothing to the queue and decrypts nothing: no grants on either.
+        ...serviceEnvironment(data, secrets, props.jobsQueue),
         ...(config.notificationSender ? { SES_FROM_ADDRESS: config.notificationSender } : {}),
       },
     });

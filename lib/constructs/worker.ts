@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
-import { functionLogGroup, nodeFunction, serviceRole } from './lambda-defaults.js';
+import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import type { FlowRunner } from './flow-runner.js';
 import type { Sandboxes } from './sandbox.js';
@@ -49,12 +49,8 @@ export class Worker extends Construct {
       logGroup,
       timeout: WORKER_TIMEOUT,
       environment: {
-        TABLE_NAME: data.table.tableName,
-        BUCKET_NAME: data.bucket.bucketName,
-        // Read by the shared AWS config; the worker has no permission to send to it.
-        JOBS_QUEUE_URL: props.jobsQueue.queueUrl,
-        SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
-        SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,
+        // The worker consumes the queue but has no permission to send to it.
+        ...serviceEnvironment(data, secrets, props.jobsQueue),
         SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         API_BASE_URL: props.apiBaseUrl,
