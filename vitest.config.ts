@@ -1,12 +1,23 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Five projects. `node`: unit, contract, aws (adapters against emulators) and cdk tests. The
- * http-tier tests run twice, unchanged: against the local shell (`bin/svc.js serve`) and against
- * the AWS shell on this machine (test/aws/aws-shell-server.ts); test/http/harness.ts picks the
- * shell from SVC_TEST_SHELL. `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command run as a child process
- * against the real local server.
+ * Six projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime tests
+ * (real sandboxed processes), the contract suites against SQLite, files and emulators, aws
+ * (adapters against emulators) and cdk tests. The http-tier tests run twice, unchanged: against
+ * the local shell (`bin/svc.js serve`) and against the AWS shell on this machine
+ * (test/aws/aws-shell-server.ts); test/http/harness.ts picks the shell from SVC_TEST_SHELL.
+ * `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command
+ * run as a child process against the real local server. No file runs in two of `unit`, `node`,
+ * `browser` and `cli`.
  */
+
+/**
+ * The unit tier: pure unit tests, the core and the HTTP app in-process against the in-memory shell
+ * (test/unit/in-process), and the contract suites run against the in-memory adapters. No server,
+ * no emulator, no sandboxed process: test/unit/runtime starts real ones, so it runs in `node`.
+ */
+const UNIT = { include: ['test/unit/**/*.test.ts', 'test/contract/memory-*.test.ts', 'test/contract/in-process-job-signals.test.ts'], exclude: ['test/unit/runtime/**'] };
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -15,7 +26,15 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/http/**', 'test/browser/**', 'test/cli/**'] } },
+      { extends: true, test: { name: 'unit', include: UNIT.include, exclude: [...configDefaults.exclude, ...UNIT.exclude] } },
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['test/unit/runtime/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/aws/**/*.test.ts', 'test/cdk/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT.include.filter((glob) => glob.startsWith('test/contract/'))],
+        },
+      },
       { extends: true, test: { name: 'http-local', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' } } },
       // Each file's server starts DynamoDB Local (a JVM) before it answers.
       { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
