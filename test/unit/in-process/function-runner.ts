@@ -12,8 +12,9 @@ export type ApiFetch = (path: string, init: RequestInit) => Promise<Response>;
  * http tier cover those with the real runner. It exists so that rule tests (jobs, flows,
  * approvals, permissions) run in milliseconds.
  *
- * `import * as svc from 'svc-client'` gives the script the client calls the rule tests need,
- * answered by the app in-process with the job's own token, as the real client does over HTTP.
+ * `fetch` of BASE_INTERNAL_URL and `import * as svc from 'svc-client'` give the script the API
+ * calls the rule tests need, answered by the app in-process with the job's own token, as the real
+ * client does over HTTP.
  */
 export class FunctionRunner implements CodeRunner {
   /** Every request run, in order: what a test may check about the environment a job got. */
@@ -55,7 +56,13 @@ export class FunctionRunner implements CodeRunner {
       if (name === 'svc-client') return this.client(req.env);
       throw new Error(`FunctionRunner: cannot import ${name}`);
     };
-    new Function('module', 'exports', 'require', 'console', 'process', code)(module, module.exports, require, { log: print, error: print }, { env: req.env });
+    // `fetch` of the API's own URL reaches the app in-process; anything else is refused.
+    const fetch = (url: string, init: RequestInit = {}) => {
+      const base = req.env.BASE_INTERNAL_URL;
+      if (!this.api || !url.startsWith(`${base}/`)) throw new Error(`FunctionRunner: cannot fetch ${url}`);
+      return this.api(url.slice(base.length), init);
+    };
+    new Function('module', 'exports', 'require', 'console', 'process', 'fetch', code)(module, module.exports, require, { log: print, error: print }, { env: req.env }, fetch);
     const main = module.exports.main;
     if (typeof main !== 'function') throw new Error('the script has no main function');
     return main as (...args: unknown[]) => unknown;

@@ -62,5 +62,13 @@ export async function inProcessService(opts: { config?: Partial<CoreConfig>; ema
   };
 }
 
+/** Creates a script and returns its hash. */
+export async function createScript(s: InProcessService, path: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await s.post(`/api/w/${s.workspace}/scripts/create`, { path, language: 'bun', content, ...extra });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`create ${path}: ${res.status} ${text}`);
+  return text;
+}
+
 /** A JSON POST body for `fetch`. */
 export const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
