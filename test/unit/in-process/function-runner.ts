@@ -25,8 +25,17 @@ export class FunctionRunner implements CodeRunner {
     this.api = api;
   }
 
-  async run(req: RunRequest, hooks: RunHooks, _signal: AbortSignal): Promise<RunOutcome> {
+  async run(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
     this.requests.push(req);
+    // A canceled job's run ends at once, as the real runner kills its process; the function itself
+    // cannot be stopped, and a test's function that never ends is simply left behind.
+    const aborted = new Promise<RunOutcome>((resolve) =>
+      signal.addEventListener('abort', () => resolve({ ok: false, error: { name: 'Canceled', message: 'the run was aborted' } }), { once: true }),
+    );
+    return Promise.race([this.execute(req, hooks), aborted]);
+  }
+
+  private async execute(req: RunRequest, hooks: RunHooks): Promise<RunOutcome> {
     try {
       const main = this.load(req, hooks);
       const names = req.schema.order ?? Object.keys(req.schema.properties);
