@@ -72,3 +72,16 @@ export async function createScript(s: InProcessService, path: string, content: s
 
 /** A JSON POST body for `fetch`. */
 export const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+/**
+ * Lets background work (jobs, flow steps) take its turns until `ok` holds, for a state reached
+ * while something still runs (where `settled` would wait for the end); gives up after `turns`.
+ */
+export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, turns = 200): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < turns && !ok(value); i++) {
+    await new Promise((r) => setImmediate(r));
+    value = await read();
+  }
+  return value;
+}
