@@ -1,8 +1,8 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Six projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime tests
- * (real sandboxed processes), the contract suites against SQLite, files and emulators, aws
+ * Six projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime and
+ * client-library tests (real child processes, a loopback server), the contract suites against SQLite, files and emulators, aws
  * (adapters against emulators) and cdk tests. The http-tier tests run twice, unchanged: against
  * the local shell (`bin/svc.js serve`) and against the AWS shell on this machine
  * (test/aws/aws-shell-server.ts); test/http/harness.ts picks the shell from SVC_TEST_SHELL.
@@ -14,9 +14,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * The unit tier: pure unit tests, the core and the HTTP app in-process against the in-memory shell
  * (test/unit/in-process), and the contract suites run against the in-memory adapters. No server,
- * no emulator, no sandboxed process: test/unit/runtime starts real ones, so it runs in `node`.
+ * no emulator, no child process: test/unit/runtime (real sandboxed runners) and test/unit/clients
+ * (the client libraries against a loopback server, the Python one in python3) run in `node`.
  */
-const UNIT = { include: ['test/unit/**/*.test.ts', 'test/contract/memory-*.test.ts', 'test/contract/in-process-job-signals.test.ts'], exclude: ['test/unit/runtime/**'] };
+const UNIT = {
+  include: ['test/unit/**/*.test.ts', 'test/contract/memory-*.test.ts', 'test/contract/in-process-job-signals.test.ts'],
+  exclude: ['test/unit/runtime/**', 'test/unit/clients/**'],
+};
 
 export default defineConfig({
   test: {
@@ -31,7 +35,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'node',
-          include: ['test/unit/runtime/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/aws/**/*.test.ts', 'test/cdk/**/*.test.ts'],
+          include: ['test/unit/runtime/**/*.test.ts', 'test/unit/clients/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/aws/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT.include.filter((glob) => glob.startsWith('test/contract/'))],
         },
       },
