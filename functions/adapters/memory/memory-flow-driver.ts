@@ -28,7 +28,12 @@ export class MemoryFlowDriver implements FlowDriver {
     const deps = this.deps;
     if (!deps) return;
     const next = (this.chains.get(flowJobId) ?? Promise.resolve()).then(() => advanceFlow(deps, workspaceId, flowJobId));
-    this.chains.set(flowJobId, next.catch(() => {}));
+    // The chain goes on past a failed call; the failure itself is the PendingWork's to report.
+    const chain = next.catch(() => {});
+    this.chains.set(flowJobId, chain);
+    void chain.then(() => {
+      if (this.chains.get(flowJobId) === chain) this.chains.delete(flowJobId);
+    });
     this.work.track(next);
   }
 

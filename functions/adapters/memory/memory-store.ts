@@ -137,11 +137,6 @@ export class MemoryStore implements Store {
     return requeued;
   }
 
-  /** Oldest queued jobs first, for the in-process queue (as SqliteStore.queuedJobIds). */
-  queuedJobIds(): string[] {
-    return [...this.jobs.values()].filter((s) => s.job.status === 'queued').map((s) => s.job.id);
-  }
-
   async createUser(u: User) {
     if (this.users.has(u.username)) return false;
     this.users.set(u.username, copy(u));
