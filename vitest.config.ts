@@ -30,7 +30,9 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT.include, exclude: [...configDefaults.exclude, ...UNIT.exclude] } },
+      // Not isolated: most files import the whole app, and sharing one module graph per worker
+      // saves importing it again for each (about 19 s -> 6 s). Each file builds its own service.
+      { extends: true, test: { name: 'unit', include: UNIT.include, exclude: [...configDefaults.exclude, ...UNIT.exclude], isolate: false } },
       {
         extends: true,
         test: {
