@@ -1,12 +1,27 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Five projects. `node`: unit, contract, aws (adapters against emulators) and cdk tests. The
- * http-tier tests run twice, unchanged: against the local shell (`bin/svc.js serve`) and against
- * the AWS shell on this machine (test/aws/aws-shell-server.ts); test/http/harness.ts picks the
- * shell from SVC_TEST_SHELL. `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command run as a child process
- * against the real local server.
+ * Six projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime and
+ * client-library tests (real child processes, a loopback server), the contract suites against SQLite, files and emulators, aws
+ * (adapters against emulators) and cdk tests. The http-tier tests run twice, unchanged: against
+ * the local shell (`bin/svc.js serve`) and against the AWS shell on this machine
+ * (test/aws/aws-shell-server.ts); test/http/harness.ts picks the shell from SVC_TEST_SHELL.
+ * `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command
+ * run as a child process against the real local server. No file runs in two of `unit`, `node`,
+ * `browser` and `cli`.
  */
+
+/**
+ * The unit tier: pure unit tests, the core and the HTTP app in-process against the in-memory shell
+ * (test/unit/in-process), and the contract suites run against the in-memory adapters. No server,
+ * no emulator, no child process: test/unit/runtime (real sandboxed runners) and test/unit/clients
+ * (the client libraries against a loopback server, the Python one in python3) run in `node`.
+ */
+const UNIT = {
+  include: ['test/unit/**/*.test.ts', 'test/contract/memory-*.test.ts', 'test/contract/in-process-job-signals.test.ts'],
+  exclude: ['test/unit/runtime/**', 'test/unit/clients/**'],
+};
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -15,7 +30,17 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/http/**', 'test/browser/**', 'test/cli/**'] } },
+      // Not isolated: most files import the whole app, and sharing one module graph per worker
+      // saves importing it again for each (about 19 s -> 6 s). Each file builds its own service.
+      { extends: true, test: { name: 'unit', include: UNIT.include, exclude: [...configDefaults.exclude, ...UNIT.exclude], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['test/unit/runtime/**/*.test.ts', 'test/unit/clients/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/aws/**/*.test.ts', 'test/cdk/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT.include.filter((glob) => glob.startsWith('test/contract/'))],
+        },
+      },
       { extends: true, test: { name: 'http-local', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' } } },
       // Each file's server starts DynamoDB Local (a JVM) before it answers.
       { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },

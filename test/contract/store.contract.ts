@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, JobListFilter, Store } from '../../functions/ports.js';
 import { describeEntityContract } from './store-entities.contract.js';
-import { aJob, aScriptVersion, aToken, aUser, aWorkspace, eventually, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
+import { aJob, anEntity, aScriptVersion, aToken, aUser, aWorkspace, eventually, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 /**
  * What the core relies on from a Store, run against every adapter so the two shells cannot drift.
@@ -430,6 +430,30 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await eventually(() => store.listTokens(strangers.owner), (l) => l.length === 2)).toEqual([moved, strangers]);
         expect(await store.listTokens(uid('nobody'))).toEqual([]);
       });
+    });
+
+    it('keeps what was stored when the caller later changes the records it wrote or read', async () => {
+      const ws = await newWorkspace();
+      const job = aJob(ws);
+      await store.insertJob(job);
+      Object.assign(job, { status: 'failed' });
+      (job.args as { n: number }).n = 999;
+      const read = (await store.getJob(ws, job.id))!;
+      expect(read).toMatchObject({ status: 'queued', args: { n: 1 } });
+      (read.args as { n: number }).n = 5;
+      expect((await store.getJob(ws, job.id))?.args).toMatchObject({ n: 1 });
+
+      const v = aScriptVersion(ws, 'f/s/copied');
+      await store.insertScriptVersion(v, null);
+      v.schema.required.push('a');
+      (await store.getLatestScript(ws, v.path))!.schema.required.push('c');
+      expect((await store.getScriptByHash(ws, v.hash))?.schema.required).toEqual(['b']);
+
+      const e = anEntity('resource', ws, 'u/alice/copied');
+      await store.createEntity(e);
+      (e.value.tags as string[]).push('changed');
+      ((await store.getEntity('resource', ws, e.key))!.value.tags as string[]).push('changed');
+      expect((await store.getEntity('resource', ws, e.key))?.value.tags).toEqual(['a', 'b']);
     });
 
     describeEntityContract(() => store, newWorkspace);

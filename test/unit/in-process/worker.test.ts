@@ -1,0 +1,81 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { executeJob } from '../../../functions/core/worker.js';
+import { queuedJob } from '../../../functions/core/jobs.js';
+import { createScript, inProcessService, json, type InProcessService } from './harness.js';
+
+/**
+ * The worker's rules (core/worker.ts) in-process: at-least-once delivery never runs a job twice,
+ * a job a dead worker left behind is run again once its lease is over (by the service's clock),
+ * and what user code is given. Redeliveries call the worker as a queue would.
+ * test/http/durability.test.ts shows the same across a real kill -9 and restart.
+ */
+
+let s: InProcessService;
+const ws = '/api/w/main';
+const JOB_TIMEOUT_MS = 60_000;
+
+beforeAll(async () => {
+  s = await inProcessService({ config: { jobTimeoutMs: JOB_TIMEOUT_MS } });
+  await createScript(s, 'u/admin/inc', 'export function main(n: number) { console.log("inc", n); return n + 1 }');
+});
+
+/** A job stored as queued without being handed to the queue, as one the queue has yet to deliver. */
+async function undeliveredJob(path: string, args: Record<string, unknown>) {
+  const script = (await s.store.getLatestScript('main', path))!;
+  const job = queuedJob(s.clock.now().toISOString(), { workspace_id: 'main', kind: 'script', parent_job: null, script_path: path, script_hash: script.hash, language: script.language, args, created_by: 'admin' });
+  await s.store.insertJob(job);
+  return job;
+}
+
+describe('the worker', () => {
+  it('runs a job claimed by a worker that died once its lease has run out, counting a second attempt', async () => {
+    // Claimed by a worker that crashed before running it.
+    const job = await undeliveredJob('u/admin/inc', { n: 41 });
+    const leaseEnd = new Date(s.clock.now().getTime() + JOB_TIMEOUT_MS + 60_000).toISOString();
+    expect(await s.store.claimJob(job.id, s.clock.now().toISOString(), leaseEnd)).not.toBeNull();
+
+    // Redelivered while the lease holds: the worker may be alive, so nothing runs.
+    await executeJob(s.deps, job.id);
+    expect(s.runner.requests.filter((r) => r.jobId === job.id)).toHaveLength(0);
+    expect((await s.store.getJob('main', job.id))?.status).toBe('running');
+
+    // Redelivered after it: the job is taken over and finished.
+    s.clock.advance(JOB_TIMEOUT_MS + 61_000);
+    await executeJob(s.deps, job.id);
+    expect(await s.job(job.id)).toMatchObject({ status: 'success', result: 42, attempts: 2 });
+  });
+
+  it('never runs a finished job again, however often it is delivered', async () => {
+    const id = await (await s.fetch(`${ws}/jobs/run/p/u/admin/inc`, json({ n: 1 }))).text();
+    await s.settled();
+    const runs = s.runner.requests.filter((r) => r.jobId === id).length;
+    s.clock.advance(10 * JOB_TIMEOUT_MS);
+    await executeJob(s.deps, id);
+    await executeJob(s.deps, id);
+    expect(s.runner.requests.filter((r) => r.jobId === id)).toHaveLength(runs);
+    expect(await s.job(id)).toMatchObject({ status: 'success', result: 2, attempts: 1 });
+  });
+
+  it('fails a job whose script version is gone, naming the version', async () => {
+    const hash = await createScript(s, 'u/admin/doomed', 'export function main() { return 1 }');
+    const job = await undeliveredJob('u/admin/doomed', {});
+    expect((await s.fetch(`${ws}/scripts/delete/p/u/admin/doomed`, { method: 'POST' })).status).toBe(200);
+    await executeJob(s.deps, job.id);
+    const done = await s.job(job.id);
+    expect(done).toMatchObject({ status: 'failed', result: { error: { name: 'ScriptNotFound' } } });
+    expect(done.result.error.message).toContain(hash);
+  });
+
+  it('gives user code exactly its job environment and the shorter of its own and the instance timeout', async () => {
+    await createScript(s, 'u/admin/quick', 'export function main() { return 1 }', { timeout: 5 });
+    await createScript(s, 'u/admin/greedy', 'export function main() { return 1 }', { timeout: 3600 });
+    const quick = await (await s.fetch(`${ws}/jobs/run/p/u/admin/quick`, { method: 'POST' })).text();
+    const greedy = await (await s.fetch(`${ws}/jobs/run/p/u/admin/greedy`, { method: 'POST' })).text();
+    await s.settled();
+    const request = (id: string) => s.runner.requests.find((r) => r.jobId === id)!;
+    expect(request(quick).timeoutMs).toBe(5_000);
+    expect(request(greedy).timeoutMs).toBe(JOB_TIMEOUT_MS);
+    expect(Object.keys(request(quick).env).sort()).toEqual(['BASE_INTERNAL_URL', 'OV_JOB_ID', 'OV_JOB_PATH', 'OV_TOKEN', 'OV_USERNAME', 'OV_WORKSPACE']);
+    expect(request(quick).env).toMatchObject({ OV_JOB_ID: quick, OV_JOB_PATH: 'u/admin/quick', OV_USERNAME: 'admin', OV_WORKSPACE: 'main' });
+  });
+});
