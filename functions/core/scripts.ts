@@ -19,7 +19,7 @@ const inputSchemaShape = z.object({
 export const createScriptBody = z.object({
   path: z.string(),
   content: z.string().max(1_000_000),
-  language: z.enum(LANGUAGES as [string, ...string[]]),
+  language: z.enum(LANGUAGES),
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
   schema: inputSchemaShape.optional(),

@@ -15,6 +15,8 @@ import {
   scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
 import { DynamoEntities } from './dynamo-entities.js';
+import { parseStored } from '../../core/documents/parse.js';
+import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
@@ -42,7 +44,8 @@ export class DynamoStore implements Store {
     this.entities = new DynamoEntities(this.doc, this.table);
   }
 
-  async createWorkspace(ws: Workspace) {
+  async createWorkspace(record: Workspace) {
+    const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
     return (await this.putIfAbsent(workspaceItem(ws))) ? ('created' as const) : ('exists' as const);
   }
 
@@ -60,7 +63,8 @@ export class DynamoStore implements Store {
     await this.updateIfExists(keys.workspace(id), 'SET object_storage_enabled = :on', { ':on': enabled });
   }
 
-  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null) {
+    const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
     const { payload, written } = await this.offload.stashScript(v);
     // Objects written for a version that did not get in are nobody's.
     const inserted = await this.insertScriptItems(v, expectedLatest, payload).catch(async (e: unknown) => {
@@ -252,7 +256,8 @@ export class DynamoStore implements Store {
     return requeued;
   }
 
-  async createUser(u: User) {
+  async createUser(record: User) {
+    const u = parseStored(userRecord, record, `user ${record.username}`);
     return this.putIfAbsent(userItem(u));
   }
 
@@ -268,7 +273,8 @@ export class DynamoStore implements Store {
     return (await batchGet(this.doc, this.table, refs)).map(toUser);
   }
 
-  async updateUser(u: User) {
+  async updateUser(record: User) {
+    const u = parseStored(userRecord, record, `user ${record.username}`);
     try {
       await this.doc.send(new PutCommand({ TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_exists(pk)' }));
       return true;
@@ -278,7 +284,8 @@ export class DynamoStore implements Store {
     }
   }
 
-  async putToken(t: TokenRecord) {
+  async putToken(record: TokenRecord) {
+    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
     await this.doc.send(new PutCommand({ TableName: this.table, Item: tokenItem(t) }));
   }
 

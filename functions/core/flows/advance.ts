@@ -3,7 +3,8 @@ import { jobPrincipal } from '../auth.js';
 import { Rights } from '../permissions.js';
 import { getEntityValue } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
-import { findFlowVersion, findLatestFlow } from './flows.js';
+import { findFlowVersion } from './flows.js';
+import { flowJobTarget, flowStepJobTarget, resolveRunTarget, scriptJobTarget, type JobTarget, type Runnable, type RunTarget } from '../run-target.js';
 import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
@@ -57,9 +58,9 @@ async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run:
 
 /** A top-level flow job's run starts from its version and its arguments. */
 async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
-  const version = await findFlowVersion(deps.store, job.workspace_id, Number(job.script_hash));
+  const version = job.flow_version === null ? null : await findFlowVersion(deps.store, job.workspace_id, job.flow_version);
   if (!version) {
-    await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.script_hash} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
+    await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.flow_version} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
     return null;
   }
   return {
@@ -144,21 +145,18 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return false;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flowstep', path: `${run.path}/${module.id}`, hash: `${run.version}:${module.id}`, language: v.language as Language, args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language as Language), args));
       }
       case 'script': {
-        const script = v.hash ? await deps.store.getScriptByHash(flowJob.workspace_id, v.hash) : await deps.store.getLatestScript(flowJob.workspace_id, v.path);
-        if (!script) throw new StepError('ScriptNotFound', `step ${module.id}: no script ${v.hash ?? v.path}`);
-        await requireRunRight(deps, flowJob, script.path, module.id);
+        const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };
+        const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'script', path: script.path, hash: script.hash, language: script.language, args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
       }
       case 'flow': {
-        const flow = await findLatestFlow(deps.store, flowJob.workspace_id, v.path);
-        if (!flow) throw new StepError('FlowNotFound', `step ${module.id}: no flow ${v.path}`);
-        await requireRunRight(deps, flowJob, flow.path, module.id);
+        const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: flow.path, hash: String(flow.id), language: 'nativets', args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
       }
       case 'branchone': {
         const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
@@ -196,29 +194,36 @@ class StepError extends Error {
   }
 }
 
-/** A flow step runs with the permissions of whoever started the flow. */
-async function requireRunRight(deps: WorkerDeps, flowJob: Job, path: string, moduleId: string): Promise<void> {
+/**
+ * A script or sub-flow step, resolved by the same rules as a webhook, with the permissions of
+ * whoever started the flow. `missing` says what was not found.
+ */
+async function resolveStep(deps: WorkerDeps, flowJob: Job, target: RunTarget, moduleId: string, missing: string): Promise<Runnable> {
   const user = await deps.store.getUser(flowJob.created_by);
   const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
-  if (!rights?.can('jobs', 'run', path)) throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${path}`);
+  const resolution = await resolveRunTarget(deps.store, flowJob.workspace_id, (path) => rights?.can('jobs', 'run', path) ?? false, target);
+  if (resolution.ok) return resolution.runnable;
+  if (resolution.reason === 'forbidden') throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${resolution.path}`);
+  throw new StepError(target.by === 'path' && target.only === 'flow' ? 'FlowNotFound' : 'ScriptNotFound', `step ${moduleId}: ${missing}`);
 }
 
-function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kind']; path: string; hash: string; language: Language; args: Record<string, unknown> }): Job {
+function jobTargetOf(runnable: Runnable): JobTarget {
+  return runnable.kind === 'script' ? scriptJobTarget(runnable.script) : flowJobTarget(runnable.flow.path, runnable.flow.id);
+}
+
+function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, args: Record<string, unknown>): Job {
   return queuedJob(now, {
     workspace_id: flowJob.workspace_id,
-    kind: what.kind,
+    ...target,
     parent_job: run.flow_job,
-    script_path: what.path,
-    script_hash: what.hash,
-    language: what.language,
-    args: what.args,
+    args,
     created_by: flowJob.created_by,
   });
 }
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
-  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: `${run.path}/${module.id}`, hash: String(run.version), language: 'nativets', args: flowInput });
+  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowJobTarget(`${run.path}/${module.id}`, run.version), flowInput);
   const inner = { ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }), same_worker: run.same_worker, shared_folder: run.shared_folder };
   const now = deps.clock.now().toISOString();
   await deps.store.createEntity({ kind: 'flow_run', workspace_id: job.workspace_id, key: job.id, value: inner as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
