@@ -188,7 +188,10 @@ export function toJob(i: Item): Job {
       kind: i.kind,
       parent_job: i.parent_job ?? null,
       script_path: i.script_path,
-      ...jobTargetAttributes(i),
+      // Items from before flow_version existed lack it: the schema reads them in today's shape.
+      script_hash: i.script_hash,
+      flow_version: i.flow_version,
+      flow_module: i.flow_module,
       language: i.language,
       args: i.args_json === null ? null : parseStoredJson(i.args_json, what, 'args'),
       status: i.status,
@@ -211,17 +214,6 @@ export function toJob(i: Item): Job {
 
 function joinChunks(chunks: unknown): unknown {
   return Array.isArray(chunks) && chunks.every((c) => typeof c === 'string') ? chunks.join('') : chunks;
-}
-
-/**
- * Items written before jobs had `flow_version` packed it into `script_hash` (`<version>` for a
- * flow, `<version>:<module>` for an inline step); they are read in today's shape. DynamoDB has no
- * migration step, so the translation lives here.
- */
-function jobTargetAttributes(i: Item): Pick<Item, 'script_hash' | 'flow_version' | 'flow_module'> {
-  if ('flow_version' in i || i.kind === 'script') return { script_hash: i.script_hash, flow_version: i.flow_version ?? null, flow_module: i.flow_module ?? null };
-  const [version, module] = String(i.script_hash).split(':');
-  return { script_hash: null, flow_version: Number(version), flow_module: i.kind === 'flowstep' ? (module ?? null) : null };
 }
 
 export function userItem(u: User): Item {

@@ -69,11 +69,27 @@ const jobFields = {
 const flowVersionId = z.number().int().positive();
 
 /** What a job runs decides which of script_hash, flow_version and flow_module it has. */
-export const jobRecord: z.ZodType<Job> = z.discriminatedUnion('kind', [
+const typedJob = z.discriminatedUnion('kind', [
   z.object({ ...jobFields, kind: z.literal('script'), script_hash: z.string().min(1), flow_version: z.null(), flow_module: z.null() }),
   z.object({ ...jobFields, kind: z.literal('flow'), script_hash: z.null(), flow_version: flowVersionId, flow_module: z.null() }),
   z.object({ ...jobFields, kind: z.literal('flowstep'), script_hash: z.null(), flow_version: flowVersionId, flow_module: z.string().min(1) }),
 ]);
+
+export const jobRecord: z.ZodType<Job> = z.preprocess(upgradeLegacyTarget, typedJob);
+
+/**
+ * Jobs stored before they had `flow_version` (DynamoDB items, jobs inside stored flow runs) packed
+ * the flow version into `script_hash`: `<version>` for a flow, `<version>:<module>` for an inline
+ * step. They are read in today's shape; SQLite rows were migrated instead (sqlite-schema.ts).
+ */
+function upgradeLegacyTarget(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  const job: Record<string, unknown> = { ...raw };
+  if (job.flow_version !== undefined) return raw;
+  if (job.kind === 'script') return { ...job, flow_version: null, flow_module: null };
+  const [version, module] = String(job.script_hash).split(':');
+  return { ...job, script_hash: null, flow_version: Number(version), flow_module: job.kind === 'flowstep' ? (module ?? null) : null };
+}
 
 export const userRecord: z.ZodType<User> = z.object({
   username: z.string().min(1),

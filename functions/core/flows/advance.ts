@@ -1,7 +1,7 @@
 import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
 import { jobPrincipal } from '../auth.js';
 import { Rights } from '../permissions.js';
-import { getEntityValue } from '../entities.js';
+import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type Document } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, resolveRunTarget, scriptJobTarget, type JobTarget, type Runnable, type RunTarget } from '../run-target.js';
@@ -9,7 +9,7 @@ import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { Entity, Job, Language } from '../../ports.js';
+import type { Job, Language } from '../../ports.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -34,7 +34,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
-    const entity = (await deps.store.getEntity('flow_run', workspaceId, flowJobId)) as Entity<FlowRun> | null;
+    const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
     const effects: Effects = { push: [], cancel: [], wakeAt: null };
@@ -47,13 +47,10 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   throw new Error(`flow ${flowJobId}: too many concurrent updates`);
 }
 
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: Entity<FlowRun> | null): Promise<boolean> {
-  const now = deps.clock.now().toISOString();
-  if (!previous) {
-    return deps.store.createEntity({ kind: 'flow_run', workspace_id: workspaceId, key, value: run as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
-  }
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: Document<'flow_run'> | null): Promise<boolean> {
+  if (!previous) return (await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run)) !== null;
   if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
-  return deps.store.replaceEntity({ ...previous, value: run as unknown as Record<string, unknown>, version: previous.version + 1, updated_at: now } as Entity, previous.version);
+  return (await tryReplaceEntity(deps.store, deps.clock, previous, run)) !== null;
 }
 
 /** A top-level flow job's run starts from its version and its arguments. */
@@ -225,8 +222,7 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, arg
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
   const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowJobTarget(`${run.path}/${module.id}`, run.version), flowInput);
   const inner = { ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }), same_worker: run.same_worker, shared_folder: run.shared_folder };
-  const now = deps.clock.now().toISOString();
-  await deps.store.createEntity({ kind: 'flow_run', workspace_id: job.workspace_id, key: job.id, value: inner as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
+  await tryCreateEntity(deps.store, deps.clock, 'flow_run', job.workspace_id, job.id, inner);
   return job;
 }
 
@@ -411,5 +407,5 @@ export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals'
 
 /** The run of a flow job, for views and resume checks. */
 export async function getFlowRun(deps: Pick<WorkerDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
-  return getEntityValue<FlowRun>(deps.store, 'flow_run', workspaceId, flowJobId);
+  return getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
 }

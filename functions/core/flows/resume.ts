@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, conflict, notFound } from '../errors.js';
-import { updateEntity } from '../entities.js';
+import { getEntityValue, updateEntity } from '../entities.js';
 import type { Rights } from '../permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { getFlowRun } from './advance.js';
+import { findFlowVersion } from './flows.js';
 import { FLOW_LEVEL, type FlowRun } from './run-state.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';
@@ -103,7 +104,7 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
     return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
   }
   if (groups.length > 0) {
-    const members = await Promise.all(groups.map(async (g) => ((await deps.store.getEntity('group', flowJob.workspace_id, g))?.value as { members?: string[] } | undefined)?.members ?? []));
+    const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', flowJob.workspace_id, g))?.members ?? []));
     if (!members.some((m) => m.includes(principal.username))) return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
   }
   return null;
@@ -127,7 +128,7 @@ export async function resumeStep(
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';
   const at = deps.clock.now().toISOString();
   const key = eventsKey(req);
-  const stored = await updateEntity<FlowRun>(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
+  const stored = await updateEntity(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
     if (run.status === 'finished') throw conflict('the flow already finished');
     const step = run.step;
     if (!req.flowLevel && step?.kind === 'suspend' && step.resume_job !== req.stepJobId) throw conflict('the flow is no longer waiting for this step');
@@ -183,7 +184,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const ctx = await suspendContext(deps, req);
   const { run, settings, stepJob, flowJob, moduleId } = ctx;
   const module = findModule(run.modules, moduleId);
-  const version = await deps.store.getEntity('flow_version', req.workspaceId, String(run.version).padStart(12, '0'));
+  const version = await findFlowVersion(deps.store, req.workspaceId, run.version);
   // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
   const prompt = (stepJob.result && typeof stepJob.result === 'object' ? stepJob.result : {}) as Record<string, unknown>;
   const events = run.events[eventsKey(req)] ?? { approvals: [] };
@@ -191,7 +192,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
   return {
     flowPath: flowJob.script_path,
-    flowSummary: ((version?.value as { summary?: string } | undefined)?.summary ?? ''),
+    flowSummary: version?.summary ?? '',
     stepId: moduleId,
     stepSummary: module?.summary ?? '',
     triggeredBy: flowJob.created_by,

@@ -1,4 +1,4 @@
-import type { FlowRun } from './run-state.js';
+import { listEntityValues } from '../entities.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
@@ -9,8 +9,8 @@ export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>,
   const now = deps.clock.now().getTime();
   const due: { workspaceId: string; flowJobId: string }[] = [];
   for (const ws of await deps.store.listWorkspaces()) {
-    for (const e of await deps.store.listEntities('flow_run', ws.id)) {
-      const run = e.value as unknown as FlowRun;
+    for (const e of await listEntityValues(deps.store, 'flow_run', ws.id)) {
+      const run = e.value;
       if (run.status !== 'suspended' || run.step?.kind !== 'suspend' || run.step.deadline === null) continue;
       if (opts.includeFuture || Date.parse(run.step.deadline) <= now) due.push({ workspaceId: ws.id, flowJobId: e.key });
     }
