@@ -319,6 +319,8 @@ function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep
     if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: [] };
   } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
     error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
+    // Recorded as a fact of the step, so the approval page never has to read it out of a message.
+    run.events[current.resume_job] = { ...own, timed_out: true };
   } else {
     return false;
   }

@@ -203,13 +203,14 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
     defaultArgs: isRecord(prompt.default_args) ? prompt.default_args : {},
     enums: isRecord(prompt.enums) ? (prompt.enums as Record<string, string[]>) : {},
     hideCancel: settings.hide_cancel,
-    state: pageState(run, req.stepJobId, settings.required_events),
+    state: approvalState(run, req.stepJobId, settings.required_events),
     blockedReason: blocker?.message ?? (used ? 'this link was already used to approve: it counts once' : null),
     loginWouldHelp: blocker?.status === 401,
   };
 }
 
-function pageState(run: FlowRun, stepJobId: string, required: number): ApprovalView['state'] {
+/** Where the approval of one step job stands, as its page shows it. */
+export function approvalState(run: FlowRun, stepJobId: string, required: number): ApprovalView['state'] {
   const events = run.events[stepJobId];
   if (events?.cancel) return 'canceled';
   const step = run.step;
@@ -217,7 +218,7 @@ function pageState(run: FlowRun, stepJobId: string, required: number): ApprovalV
   const here = (step?.kind === 'suspend' && step.resume_job === stepJobId) || (step?.kind === 'child' && step.job.id === stepJobId);
   if (here && run.status !== 'finished') return 'waiting';
   if ((events?.approvals.length ?? 0) >= required) return 'resumed';
-  if (JSON.stringify(run.outcome?.result ?? run.resume ?? null).includes('SuspendTimeout')) return 'timed_out';
+  if (events?.timed_out) return 'timed_out';
   return 'finished';
 }
 
