@@ -38,7 +38,7 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
   rights.check('scripts', 'write', input.path);
   const workspaceId = rights.workspaceId;
   const username = rights.principal.username;
-  const language = input.language as ScriptVersion['language'];
+  const language = input.language;
   let schema: InputSchema;
   try {
     schema = (input.schema as InputSchema | undefined) ?? inferSchema(language, input.content);

@@ -10,7 +10,7 @@ import { findFlowVersion } from './flows/flows.js';
 import { findModule } from './flows/definition.js';
 import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
 import { inferSchema } from './schema/index.js';
-import type { Job, JobCompletion, Language, RunOutcome, ScriptVersion } from '../ports.js';
+import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -148,7 +148,7 @@ async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null
   const flow = await findFlowVersion(deps.store, job.workspace_id, job.flow_version);
   const module = flow && findModule(flow.value.modules, job.flow_module);
   if (!flow || module?.value.type !== 'rawscript') return null;
-  const language = module.value.language as Language;
+  const language = module.value.language;
   return {
     workspace_id: job.workspace_id,
     path: job.script_path,

@@ -9,7 +9,7 @@ import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { Job, Language } from '../../ports.js';
+import type { Job } from '../../ports.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -142,7 +142,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return false;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language as Language), args));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args));
       }
       case 'script': {
         const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };

@@ -8,7 +8,7 @@ import { nextSequence } from '../sequences.js';
 import { allModules, flowValue, type FlowValue } from './definition.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
-import type { InputSchema, Language, Store } from '../../ports.js';
+import type { InputSchema, Store } from '../../ports.js';
 
 /**
  * Flows and their versions (spec 2.4, 4.1, 9). Every create or update makes a new version with a
@@ -49,7 +49,7 @@ function checkDefinition(value: FlowValue): void {
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
       try {
-        inferSchema(m.value.language as Language, m.value.content);
+        inferSchema(m.value.language, m.value.content);
       } catch (e) {
         if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
         throw e;

@@ -96,7 +96,7 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
   const required = settings.user_groups_required;
   // An expression's groups are known once the flow reached the step; until then nobody may approve.
   const evaluated = run.step?.kind === 'suspend' && run.step.resume_job === ctx.stepJob.id ? run.step.groups : undefined;
-  const groups = required?.type === 'static' ? ((required.value as string[] | undefined) ?? []) : required ? (evaluated ?? ['(not yet known)']) : [];
+  const groups = required?.type === 'static' ? staticGroups(required.value) : required ? (evaluated ?? ['(not yet known)']) : [];
   const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
   if (!needsLogin) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
@@ -186,7 +186,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const module = findModule(run.modules, moduleId);
   const version = await findFlowVersion(deps.store, req.workspaceId, run.version);
   // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
-  const prompt = (stepJob.result && typeof stepJob.result === 'object' ? stepJob.result : {}) as Record<string, unknown>;
+  const prompt = isRecord(stepJob.result) ? stepJob.result : {};
   const events = run.events[eventsKey(req)] ?? { approvals: [] };
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
@@ -199,9 +199,9 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
     approvalsReceived: events.approvals.length,
     approvalsRequired: settings.required_events,
     description: prompt.description ?? null,
-    formSchema: (settings.resume_form?.schema as ApprovalView['formSchema']) ?? null,
+    formSchema: settings.resume_form?.schema ?? null,
     defaultArgs: isRecord(prompt.default_args) ? prompt.default_args : {},
-    enums: isRecord(prompt.enums) ? (prompt.enums as Record<string, string[]>) : {},
+    enums: stringLists(prompt.enums),
     hideCancel: settings.hide_cancel,
     state: approvalState(run, req.stepJobId, settings.required_events),
     blockedReason: blocker?.message ?? (used ? 'this link was already used to approve: it counts once' : null),
@@ -220,6 +220,18 @@ export function approvalState(run: FlowRun, stepJobId: string, required: number)
   if ((events?.approvals.length ?? 0) >= required) return 'resumed';
   if (events?.timed_out) return 'timed_out';
   return 'finished';
+}
+
+/** A static `user_groups_required`: a list of group names, or one name. */
+function staticGroups(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+}
+
+/** The choices a step's result offers per field; entries that are not lists of strings are left out. */
+function stringLists(value: unknown): Record<string, string[]> {
+  if (!isRecord(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string[]] => Array.isArray(e[1]) && e[1].every((s) => typeof s === 'string')));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
