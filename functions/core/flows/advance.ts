@@ -1,10 +1,9 @@
 import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
-import { jobPrincipal } from '../auth.js';
-import { Rights } from '../permissions.js';
 import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type Document } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
-import { flowJobTarget, flowStepJobTarget, resolveRunTarget, scriptJobTarget, type JobTarget, type Runnable, type RunTarget } from '../run-target.js';
+import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
+import { jobTargetOf, resolveStep, StepError } from './step-target.js';
 import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
@@ -182,30 +181,6 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
     completeModule(run, module, { ok: false, value: { error: { name: e.name, message: e.message, step_id: module.id } }, stepJob: null });
     return false;
   }
-}
-
-class StepError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
-
-/**
- * A script or sub-flow step, resolved by the same rules as a webhook, with the permissions of
- * whoever started the flow. `missing` says what was not found.
- */
-async function resolveStep(deps: WorkerDeps, flowJob: Job, target: RunTarget, moduleId: string, missing: string): Promise<Runnable> {
-  const user = await deps.store.getUser(flowJob.created_by);
-  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
-  const resolution = await resolveRunTarget(deps.store, flowJob.workspace_id, (path) => rights?.can('jobs', 'run', path) ?? false, target);
-  if (resolution.ok) return resolution.runnable;
-  if (resolution.reason === 'forbidden') throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${resolution.path}`);
-  throw new StepError(target.by === 'path' && target.only === 'flow' ? 'FlowNotFound' : 'ScriptNotFound', `step ${moduleId}: ${missing}`);
-}
-
-function jobTargetOf(runnable: Runnable): JobTarget {
-  return runnable.kind === 'script' ? scriptJobTarget(runnable.script) : flowJobTarget(runnable.flow.path, runnable.flow.id);
 }
 
 function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, args: Record<string, unknown>): Job {
