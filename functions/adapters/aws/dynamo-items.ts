@@ -1,4 +1,4 @@
-import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
+import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
 import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
 import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
@@ -32,6 +32,18 @@ export function assertFits(what: string, ...parts: (string | null)[]): void {
   if (bytes > MAX_PAYLOAD_BYTES) {
     throw new ItemTooLargeError(what, `is ${Math.ceil(bytes / 1024)} KB, more than the ${MAX_PAYLOAD_BYTES / 1024} KB the DynamoDB store keeps in one item`);
   }
+}
+
+/**
+ * A list attribute the store keeps for itself (chunk lists, reference lists, a string set), read
+ * without trusting the item: anything but strings is a StoredDocumentError naming item and attribute.
+ */
+export function stringList(item: Item, name: string): string[] {
+  const value: unknown = item[name];
+  if (value === undefined || value === null) return [];
+  const list: unknown[] | null = value instanceof Set ? [...value] : Array.isArray(value) ? value : null;
+  if (list?.every((s): s is string => typeof s === 'string')) return list;
+  throw new StoredDocumentError(`item ${String(item.pk)} ${String(item.sk)}`, name, 'not a list of strings');
 }
 
 export function entity(type: ItemType) {
@@ -201,8 +213,8 @@ export function toJob(i: Item): Job {
       completed_at: i.completed_at,
       success: i.success,
       result: parseStoredJson(i.result_json, what, 'result'),
-      logs: joinChunks(i.log_chunks),
-      result_stream: joinChunks(i.stream_chunks),
+      logs: stringList(i, 'log_chunks').join(''),
+      result_stream: stringList(i, 'stream_chunks').join(''),
       streaming: i.streaming,
       attempts: i.attempts,
       delete_after_use: i.delete_after_use,
@@ -210,10 +222,6 @@ export function toJob(i: Item): Job {
     },
     what,
   );
-}
-
-function joinChunks(chunks: unknown): unknown {
-  return Array.isArray(chunks) && chunks.every((c) => typeof c === 'string') ? chunks.join('') : chunks;
 }
 
 export function userItem(u: User): Item {

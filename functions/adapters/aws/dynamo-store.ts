@@ -12,7 +12,7 @@ import {
 import type { BlobStore, Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
-  scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
+  scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
 import { DynamoEntities } from './dynamo-entities.js';
 import { parseStored } from '../../core/documents/parse.js';
@@ -125,7 +125,7 @@ export class DynamoStore implements Store {
     for (let attempt = 1; ; attempt++) {
       const head = await this.get(keys.scriptHead(workspaceId, path));
       if (!head) return 0;
-      const hashes = [...(head.version_hashes as Set<string>)];
+      const hashes = stringList(head, 'version_hashes');
       // Offloaded contents go with their versions; the head refers to its version's objects.
       const versions = this.offload.enabled
         ? await batchGet(this.doc, this.table, hashes.map((h) => keys.scriptVersion(workspaceId, h)), SCRIPT_REF_ATTRIBUTES)
