@@ -15,7 +15,8 @@ const UPDATE_ATTEMPTS = 5;
 
 export type Document<K extends EntityKind> = Omit<Entity, 'kind' | 'value'> & { kind: K; value: EntityValues[K] };
 
-function typed<K extends EntityKind>(kind: K, e: Entity): Document<K> {
+/** The Store's entity as a document of its kind; a StoredDocumentError when it does not match. */
+export function typed<K extends EntityKind>(kind: K, e: Entity): Document<K> {
   return { ...e, kind, value: parseStored(ENTITY_VALUES[kind], e.value, `${kind} ${e.key} in ${e.workspace_id}`) };
 }
 

@@ -5,6 +5,8 @@ import { jobRecord, scriptVersionRecord } from '../../functions/core/documents/r
 import { ENTITY_VALUES } from '../../functions/core/documents/entity-values.js';
 import { createEntity, getEntityValue, listEntityValues } from '../../functions/core/entities.js';
 import { ENTITY_KINDS } from '../../functions/ports.js';
+import { newRun } from '../../functions/core/flows/advance.js';
+import { dueSuspendedFlows } from '../../functions/core/flows/timers.js';
 import { aJob, aScriptVersion, aWorkspace } from '../contract/store-fixtures.js';
 
 const clock = { now: () => new Date('2030-01-01T00:00:00.000Z') };
@@ -91,3 +93,20 @@ describe('workspace documents', () => {
     }
   });
 });
+
+describe('approval timers', () => {
+  it('still finds due flows when another flow run does not match its schema', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+      const due = { ...newRun('good', 7, 'f/a/flow', [], {}, {}), status: 'suspended' as const };
+      due.step = { kind: 'suspend', module: 'ask', resume_job: 'step', required: 1, deadline: '2029-01-01T00:00:00.000Z', step_result: null };
+      await createEntity(store, clock, 'flow_run', 'ws', 'good', due, 'run');
+      await store.createEntity({ kind: 'flow_run', workspace_id: 'ws', key: 'broken', value: { status: 'suspended' }, version: 1, created_at: 'x', updated_at: 'x' });
+      expect(await dueSuspendedFlows({ store, clock }, { includeFuture: false })).toEqual([{ workspaceId: 'ws', flowJobId: 'good' }]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
