@@ -13,15 +13,15 @@ import type { Clock, Entity, EntityKind, Store } from '../ports.js';
 
 const UPDATE_ATTEMPTS = 5;
 
-export type Document<K extends EntityKind> = Omit<Entity, 'kind' | 'value'> & { kind: K; value: EntityValues[K] };
+export type StoredEntity<K extends EntityKind> = Omit<Entity, 'kind' | 'value'> & { kind: K; value: EntityValues[K] };
 
 /** The Store's entity as a document of its kind; a StoredDocumentError when it does not match. */
-export function typed<K extends EntityKind>(kind: K, e: Entity): Document<K> {
+export function typed<K extends EntityKind>(kind: K, e: Entity): StoredEntity<K> {
   return { ...e, kind, value: parseStored(ENTITY_VALUES[kind], e.value, `${kind} ${e.key} in ${e.workspace_id}`) };
 }
 
 /** The Store's untyped form of a document, checked against its schema before it is written. */
-function untyped<K extends EntityKind>(d: Document<K>): Entity {
+function untyped<K extends EntityKind>(d: StoredEntity<K>): Entity {
   const what = `${d.kind} ${d.key} in ${d.workspace_id}`;
   return { ...d, value: parseStored(documentObject, parseStored(ENTITY_VALUES[d.kind], d.value, what), what) };
 }
@@ -29,7 +29,7 @@ function untyped<K extends EntityKind>(d: Document<K>): Entity {
 /** The Store keeps any JSON object; this turns a typed value into that form by checking, not casting. */
 const documentObject = z.record(z.string(), z.unknown());
 
-export async function readEntity<K extends EntityKind>(store: Store, kind: K, workspaceId: string, key: string): Promise<Document<K> | null> {
+export async function readEntity<K extends EntityKind>(store: Store, kind: K, workspaceId: string, key: string): Promise<StoredEntity<K> | null> {
   const e = await store.getEntity(kind, workspaceId, key);
   return e ? typed(kind, e) : null;
 }
@@ -38,34 +38,34 @@ export async function getEntityValue<K extends EntityKind>(store: Store, kind: K
   return (await readEntity(store, kind, workspaceId, key))?.value ?? null;
 }
 
-export async function requireEntity<K extends EntityKind>(store: Store, kind: K, workspaceId: string, key: string, what: string): Promise<Document<K>> {
+export async function requireEntity<K extends EntityKind>(store: Store, kind: K, workspaceId: string, key: string, what: string): Promise<StoredEntity<K>> {
   const e = await readEntity(store, kind, workspaceId, key);
   if (!e) throw notFound(what);
   return e;
 }
 
 /** Every document of the kind in the workspace, ordered by key. */
-export async function listEntityValues<K extends EntityKind>(store: Store, kind: K, workspaceId: string): Promise<Document<K>[]> {
+export async function listEntityValues<K extends EntityKind>(store: Store, kind: K, workspaceId: string): Promise<StoredEntity<K>[]> {
   return (await store.listEntities(kind, workspaceId)).map((e) => typed(kind, e));
 }
 
 /** Stores a new document (version 1); false when the key is taken. For callers that race on purpose. */
-export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K]): Promise<Document<K> | null> {
+export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K]): Promise<StoredEntity<K> | null> {
   const now = clock.now().toISOString();
-  const d: Document<K> = { kind, workspace_id: workspaceId, key, value, version: 1, created_at: now, updated_at: now };
+  const d: StoredEntity<K> = { kind, workspace_id: workspaceId, key, value, version: 1, created_at: now, updated_at: now };
   return (await store.createEntity(untyped(d))) ? d : null;
 }
 
 /** Creates the document; 409 naming `what` when the key is taken. */
-export async function createEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], what: string): Promise<Document<K>> {
+export async function createEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], what: string): Promise<StoredEntity<K>> {
   const created = await tryCreateEntity(store, clock, kind, workspaceId, key, value);
   if (!created) throw conflict(`${what} already exists`);
   return created;
 }
 
 /** Replaces `current` with `value` if nobody changed it since it was read; false when someone did. */
-export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: Document<K>, value: EntityValues[K]): Promise<Document<K> | null> {
-  const next: Document<K> = { ...current, value, version: current.version + 1, updated_at: clock.now().toISOString() };
+export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: StoredEntity<K>, value: EntityValues[K]): Promise<StoredEntity<K> | null> {
+  const next: StoredEntity<K> = { ...current, value, version: current.version + 1, updated_at: clock.now().toISOString() };
   return (await store.replaceEntity(untyped(next), current.version)) ? next : null;
 }
 
@@ -81,7 +81,7 @@ export async function updateEntity<K extends EntityKind>(
   key: string,
   what: string,
   change: (current: EntityValues[K]) => EntityValues[K] | Promise<EntityValues[K]>,
-): Promise<Document<K>> {
+): Promise<StoredEntity<K>> {
   for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
     const current = await requireEntity(store, kind, workspaceId, key, what);
     const next = await tryReplaceEntity(store, clock, current, await change(current.value));

@@ -1,5 +1,5 @@
 import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
-import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type Document } from '../entities.js';
+import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
@@ -46,7 +46,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   throw new Error(`flow ${flowJobId}: too many concurrent updates`);
 }
 
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: Document<'flow_run'> | null): Promise<boolean> {
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {
   if (!previous) return (await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run)) !== null;
   if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
   return (await tryReplaceEntity(deps.store, deps.clock, previous, run)) !== null;
