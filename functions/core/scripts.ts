@@ -41,7 +41,7 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
   const language = input.language;
   let schema: InputSchema;
   try {
-    schema = (input.schema as InputSchema | undefined) ?? inferSchema(language, input.content);
+    schema = input.schema ?? inferSchema(language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;

@@ -63,15 +63,15 @@ function checkDefinition(value: FlowValue): void {
 }
 
 async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
-  checkDefinition(input.value as FlowValue);
+  checkDefinition(input.value);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {
     id,
     path: input.path,
     summary: input.summary,
     description: input.description,
-    value: input.value as FlowValue,
-    schema: (input.schema as InputSchema | null | undefined) ?? null,
+    value: input.value,
+    schema: input.schema ?? null,
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
