@@ -5,7 +5,7 @@
  */
 
 export type Language = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash';
-export const LANGUAGES: readonly Language[] = ['bun', 'deno', 'nativets', 'python3', 'bash'];
+export const LANGUAGES = ['bun', 'deno', 'nativets', 'python3', 'bash'] as const satisfies readonly Language[];
 
 export type JobStatus = 'queued' | 'running' | 'suspended' | 'awaiting_approval' | 'success' | 'failed' | 'canceled';
 export const FINISHED_STATUSES: readonly JobStatus[] = ['success', 'failed', 'canceled'];
@@ -49,6 +49,9 @@ export interface ScriptVersion {
   created_at: string;
 }
 
+export type JobKind = 'script' | 'flow' | 'flowstep';
+export const JOB_KINDS: readonly JobKind[] = ['script', 'flow', 'flowstep'];
+
 export interface JobError {
   name: string;
   message: string;
@@ -59,15 +62,17 @@ export interface Job {
   id: string;
   workspace_id: string;
   /**
-   * `script`: a script version run on its own; `flow`: a flow run (`script_path` is the flow's
-   * path, `script_hash` its version id); `flowstep`: an inline script of a flow, whose code lives
-   * in the flow version (`script_hash` is `<flow version>:<module id>`).
+   * What the job runs. `script`: the script version `script_hash`; `flow`: a run of flow version
+   * `flow_version` (`script_path` is the flow's path); `flowstep`: the inline script `flow_module`
+   * of flow version `flow_version`. The fields a kind does not use are null.
    */
-  kind: 'script' | 'flow' | 'flowstep';
+  kind: JobKind;
   /** The flow job this job is a step or sub-flow of. */
   parent_job: string | null;
   script_path: string;
-  script_hash: string;
+  script_hash: string | null;
+  flow_version: number | null;
+  flow_module: string | null;
   language: Language;
   args: Record<string, unknown> | null;
   status: JobStatus;
@@ -133,20 +138,22 @@ export interface TokenRecord {
  * folders, resources, resource types and variables. `value` is the record's JSON; `version` starts
  * at 1 and grows by one with every replace, so read-modify-write updates cannot lose a change.
  */
-export type EntityKind =
-  | 'member'
-  | 'group'
-  | 'folder'
-  | 'resource'
-  | 'resource_type'
-  | 'variable'
-  | 'flow'
-  | 'flow_version'
-  | 'flow_run'
-  | 'flow_wait'
-  | 'sequence'
-  | 'notification'
-  | 'sync_key';
+export const ENTITY_KINDS = [
+  'member',
+  'group',
+  'folder',
+  'resource',
+  'resource_type',
+  'variable',
+  'flow',
+  'flow_version',
+  'flow_run',
+  'flow_wait',
+  'sequence',
+  'notification',
+  'sync_key',
+] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;

@@ -1,11 +1,56 @@
 /**
+ * Every code an API error carries, so callers and tests decide by a code the compiler checks,
+ * never by the wording of a message.
+ */
+export type ErrorCode =
+  | 'cancel_hidden'
+  | 'cloudevents_batch_unsupported'
+  | 'conflict'
+  | 'forbidden'
+  | 'internal'
+  | 'invalid_cloudevent'
+  | 'invalid_credentials'
+  | 'invalid_encrypted_value'
+  | 'invalid_flow'
+  | 'invalid_input'
+  | 'invalid_json'
+  | 'invalid_multipart'
+  | 'invalid_path'
+  | 'invalid_payload'
+  | 'invalid_request'
+  | 'invalid_resource'
+  | 'invalid_resume_id'
+  | 'invalid_scope'
+  | 'invalid_script'
+  | 'invalid_signature'
+  | 'invalid_stored_document'
+  | 'invalid_svc_response'
+  | 'invalid_workspace_id'
+  | 'login_required'
+  | 'not_completed'
+  | 'not_found'
+  | 'not_in_group'
+  | 'object_storage_not_configured'
+  | 'payload_too_large'
+  | 'schema_inference_failed'
+  | 'self_approval_disabled'
+  | 'sync_wait_timeout'
+  | 'unauthorized'
+  | 'unknown_member'
+  | 'unknown_resource_type'
+  | 'unknown_user'
+  | 'unresolvable_reference'
+  | 'unsupported_media_type'
+  | 'value_too_large';
+
+/**
  * The one error type the core throws for anything a caller did wrong or asked for that is not
  * there. The HTTP layer turns it into `{"error": {"code", "message"}}` with `status`.
  */
 export class ApiError extends Error {
   constructor(
     readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 503 | 504,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {
@@ -14,7 +59,7 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, details?: Record<string, unknown>) =>
+export const badRequest = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
   new ApiError(400, code, message, details);
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 export const conflict = (message: string) => new ApiError(409, 'conflict', message);

@@ -42,7 +42,7 @@ export async function createFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
 export async function updateFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<Folder> {
   rights.check('folders', 'write', name);
   const input = parseBody(updateFolderBody, body);
-  const e = await updateEntity<Folder>(deps.store, deps.clock, 'folder', rights.workspaceId, name, what(name), (f) => ({
+  const e = await updateEntity(deps.store, deps.clock, 'folder', rights.workspaceId, name, what(name), (f) => ({
     ...f,
     summary: input.summary ?? f.summary,
     owners: input.owners ?? f.owners,
@@ -53,12 +53,12 @@ export async function updateFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
 
 export async function getFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<Folder> {
   rights.check('folders', 'read', name);
-  return (await requireEntity<Folder>(deps.store, 'folder', rights.workspaceId, name, what(name))).value;
+  return (await requireEntity(deps.store, 'folder', rights.workspaceId, name, what(name))).value;
 }
 
 export async function listFolders(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Folder[]> {
   rights.check('folders', 'read');
-  return (await listEntityValues<Folder>(deps.store, 'folder', rights.workspaceId)).map((e) => e.value).filter((f) => rights.can('folders', 'read', f.name));
+  return (await listEntityValues(deps.store, 'folder', rights.workspaceId)).map((e) => e.value).filter((f) => rights.can('folders', 'read', f.name));
 }
 
 export async function deleteFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {

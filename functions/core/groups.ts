@@ -25,10 +25,10 @@ export async function createGroup(deps: Pick<CoreDeps, 'store' | 'clock'>, right
 export async function addGroupMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<Group> {
   rights.check('groups', 'write', name);
   const { username } = parseBody(memberBody, body);
-  if (!(await getEntityValue<Member>(deps.store, 'member', rights.workspaceId, username))) {
+  if (!(await getEntityValue(deps.store, 'member', rights.workspaceId, username))) {
     throw badRequest('unknown_member', `username: ${username} is not a member of workspace ${rights.workspaceId}`, { field: 'username' });
   }
-  const e = await updateEntity<Group>(deps.store, deps.clock, 'group', rights.workspaceId, name, what(name), (g) => ({
+  const e = await updateEntity(deps.store, deps.clock, 'group', rights.workspaceId, name, what(name), (g) => ({
     ...g,
     members: g.members.includes(username) ? g.members : [...g.members, username].sort(),
   }));
@@ -38,7 +38,7 @@ export async function addGroupMember(deps: Pick<CoreDeps, 'store' | 'clock'>, ri
 export async function removeGroupMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<Group> {
   rights.check('groups', 'write', name);
   const { username } = parseBody(memberBody, body);
-  const e = await updateEntity<Group>(deps.store, deps.clock, 'group', rights.workspaceId, name, what(name), (g) => ({
+  const e = await updateEntity(deps.store, deps.clock, 'group', rights.workspaceId, name, what(name), (g) => ({
     ...g,
     members: g.members.filter((m) => m !== username),
   }));
@@ -47,12 +47,12 @@ export async function removeGroupMember(deps: Pick<CoreDeps, 'store' | 'clock'>,
 
 export async function getGroup(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<Group> {
   rights.check('groups', 'read', name);
-  return (await requireEntity<Group>(deps.store, 'group', rights.workspaceId, name, what(name))).value;
+  return (await requireEntity(deps.store, 'group', rights.workspaceId, name, what(name))).value;
 }
 
 export async function listGroups(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Group[]> {
   rights.check('groups', 'read');
-  return (await listEntityValues<Group>(deps.store, 'group', rights.workspaceId)).map((e) => e.value).filter((g) => rights.can('groups', 'read', g.name));
+  return (await listEntityValues(deps.store, 'group', rights.workspaceId)).map((e) => e.value).filter((g) => rights.can('groups', 'read', g.name));
 }
 
 export async function deleteGroup(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {

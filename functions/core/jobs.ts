@@ -1,4 +1,5 @@
 import { ApiError, notFound, conflict } from './errors.js';
+import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
 import { newUuid } from './crypto.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type ScriptVersion } from '../ports.js';
 import type { CoreDeps } from './deps.js';
@@ -7,8 +8,6 @@ import type { Rights } from './permissions.js';
 import { cancelFlowSteps } from './flows/advance.js';
 
 /** Creating, finding, waiting for and cancelling jobs. Running them is the worker's part. */
-
-export type RunTarget = { by: 'path'; path: string } | { by: 'hash'; hash: string };
 
 /** The signal a running job's worker listens on, apart from the job's own updates. */
 export function cancelSignal(jobId: string): string {
@@ -19,23 +18,10 @@ export function isFinished(status: JobStatus): boolean {
   return FINISHED_STATUSES.includes(status);
 }
 
-/** The script version to run, once the caller is known to be allowed to run it. */
-export async function resolveTarget(deps: CoreDeps, rights: Rights, target: RunTarget): Promise<ScriptVersion> {
-  // By path, the check comes first so a caller without rights cannot probe which paths exist.
-  if (target.by === 'path') rights.check('jobs', 'run', target.path);
-  const script =
-    target.by === 'path'
-      ? await deps.store.getLatestScript(rights.workspaceId, target.path)
-      : await deps.store.getScriptByHash(rights.workspaceId, target.hash);
-  if (!script) throw notFound(target.by === 'path' ? `script ${target.path}` : `script version ${target.hash}`);
-  rights.check('jobs', 'run', script.path);
-  return script;
-}
-
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: Pick<Job, 'workspace_id' | 'kind' | 'parent_job' | 'script_path' | 'script_hash' | 'language' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use'>>,
 ): Job {
   return {
     id: newUuid(),
@@ -66,11 +52,8 @@ export async function pushJob(
   const job = queuedJob(deps.clock.now().toISOString(), {
     id,
     workspace_id: script.workspace_id,
-    kind: 'script',
+    ...scriptJobTarget(script),
     parent_job: null,
-    script_path: script.path,
-    script_hash: script.hash,
-    language: script.language,
     args,
     created_by: principal.username,
     delete_after_use: script.delete_after_use,
@@ -145,7 +128,9 @@ export function jobView(job: Job) {
     job_kind: job.kind,
     parent_job: job.parent_job,
     script_path: job.script_path,
-    script_hash: job.script_hash,
+    script_hash: legacyScriptHash(job),
+    flow_version: job.flow_version,
+    flow_module: job.flow_module,
     language: job.language,
     created_by: job.created_by,
     created_at: job.created_at,

@@ -23,7 +23,7 @@ export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights:
 export async function updateMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, username: string, body: unknown): Promise<Member> {
   rights.check('workspaces', 'write');
   const input = parseBody(updateMemberBody, body);
-  const e = await updateEntity<Member>(deps.store, deps.clock, 'member', rights.workspaceId, username, `member ${username}`, (m) => ({ ...m, role: input.role }));
+  const e = await updateEntity(deps.store, deps.clock, 'member', rights.workspaceId, username, `member ${username}`, (m) => ({ ...m, role: input.role }));
   return e.value;
 }
 
@@ -35,5 +35,5 @@ export async function removeMember(deps: Pick<CoreDeps, 'store'>, rights: Rights
 
 export async function listMembers(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Member[]> {
   rights.check('users', 'read');
-  return (await listEntityValues<Member>(deps.store, 'member', rights.workspaceId)).map((e) => e.value);
+  return (await listEntityValues(deps.store, 'member', rights.workspaceId)).map((e) => e.value);
 }

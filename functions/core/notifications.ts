@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { newUuid } from './crypto.js';
+import { listEntityValues, tryCreateEntity } from './entities.js';
 import { requireFullIdentity, type Principal } from './auth.js';
 import type { CoreDeps } from './deps.js';
 
@@ -31,15 +31,13 @@ export async function notifyUser(deps: Pick<CoreDeps, 'store' | 'clock' | 'email
   const now = deps.clock.now().toISOString();
   const id = newUuid();
   // Keyed by user and time, so one user's notices list together, oldest first.
-  await deps.store.createEntity({ kind: 'notification', workspace_id: INSTANCE_SCOPE, key: `${username}/${now}/${id}`, value: { id, ...notice, created_at: now }, version: 1, created_at: now, updated_at: now });
+  await tryCreateEntity(deps.store, deps.clock, 'notification', INSTANCE_SCOPE, `${username}/${now}/${id}`, { id, ...notice, created_at: now });
   return 'outbox';
 }
 
 /** The caller's notices that could not be mailed, oldest first. */
 export async function listOutbox(deps: Pick<CoreDeps, 'store'>, principal: Principal): Promise<OutboxEntry[]> {
   requireFullIdentity(principal, 'reading notices');
-  const mine = (await deps.store.listEntities('notification', INSTANCE_SCOPE)).filter((e) => e.key.startsWith(`${principal.username}/`));
-  return mine.map((e) => outboxEntry.parse(e.value));
+  const mine = (await listEntityValues(deps.store, 'notification', INSTANCE_SCOPE)).filter((e) => e.key.startsWith(`${principal.username}/`));
+  return mine.map((e) => e.value);
 }
-
-const outboxEntry = z.object({ id: z.string(), subject: z.string(), text: z.string(), created_at: z.string() });

@@ -1,5 +1,6 @@
 import { ApiError } from './errors.js';
 import { scopesAllow, type Domain, type Verb } from './scopes.js';
+import { getEntityValue, listEntityValues } from './entities.js';
 import type { Principal } from './auth.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
@@ -63,15 +64,15 @@ export class Rights {
 
   static async load(deps: Pick<CoreDeps, 'store'>, principal: Principal, workspaceId: string): Promise<Rights> {
     if (principal.isSuperadmin) return new Rights(principal, workspaceId, 'instance_admin', new Set(), new Map());
-    const member = (await deps.store.getEntity('member', workspaceId, principal.username))?.value as Member | undefined;
+    const member = await getEntityValue(deps.store, 'member', workspaceId, principal.username);
     if (!member || member.role === 'admin') return new Rights(principal, workspaceId, member?.role ?? null, new Set(), new Map());
     const [groupEntities, folderEntities] = await Promise.all([
-      deps.store.listEntities('group', workspaceId),
-      deps.store.listEntities('folder', workspaceId),
+      listEntityValues(deps.store, 'group', workspaceId),
+      listEntityValues(deps.store, 'folder', workspaceId),
     ]);
     const groups = new Set([ALL_GROUP]);
-    for (const e of groupEntities) if ((e.value as unknown as Group).members.includes(principal.username)) groups.add(e.key);
-    const folders = new Map(folderEntities.map((e) => [e.key, e.value as unknown as Folder]));
+    for (const e of groupEntities) if (e.value.members.includes(principal.username)) groups.add(e.key);
+    const folders = new Map(folderEntities.map((e) => [e.key, e.value]));
     return new Rights(principal, workspaceId, member.role, groups, folders);
   }
 

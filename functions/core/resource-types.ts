@@ -70,7 +70,7 @@ export async function updateResourceType(deps: Pick<CoreDeps, 'store' | 'clock'>
   rights.check('resources', 'write');
   if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be changed`);
   const input = parseBody(updateBody, body);
-  const e = await updateEntity<ResourceType>(deps.store, deps.clock, 'resource_type', rights.workspaceId, name, what(name), (t) => ({
+  const e = await updateEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, name, what(name), (t) => ({
     ...t,
     schema: input.schema ?? t.schema,
     description: input.description ?? t.description,
@@ -85,7 +85,7 @@ export async function deleteResourceType(deps: Pick<CoreDeps, 'store'>, rights: 
 }
 
 export async function findResourceType(deps: Pick<CoreDeps, 'store'>, workspaceId: string, name: string): Promise<ResourceType | null> {
-  return builtin(name) ?? (await getEntityValue<ResourceType>(deps.store, 'resource_type', workspaceId, name));
+  return builtin(name) ?? (await getEntityValue(deps.store, 'resource_type', workspaceId, name));
 }
 
 export async function getResourceType(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<ResourceType> {
@@ -95,7 +95,7 @@ export async function getResourceType(deps: Pick<CoreDeps, 'store'>, rights: Rig
 
 export async function listResourceTypes(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<ResourceType[]> {
   rights.check('resources', 'read');
-  const own = (await listEntityValues<ResourceType>(deps.store, 'resource_type', rights.workspaceId)).map((e) => e.value);
+  const own = (await listEntityValues(deps.store, 'resource_type', rights.workspaceId)).map((e) => e.value);
   return [...BUILTIN_RESOURCE_TYPES, ...own].sort((a, b) => a.name.localeCompare(b.name));
 }
 

@@ -68,7 +68,7 @@ export async function createResource(deps: Pick<CoreDeps, 'store' | 'clock'>, ri
 export async function updateResource(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string, body: unknown): Promise<Resource> {
   rights.check('resources', 'write', path);
   const input = parseBody(updateBody, body);
-  const e = await updateEntity<Resource>(deps.store, deps.clock, 'resource', rights.workspaceId, path, what(path), async (r) => {
+  const e = await updateEntity(deps.store, deps.clock, 'resource', rights.workspaceId, path, what(path), async (r) => {
     const next = { ...r, value: input.value ?? r.value, resource_type: input.resource_type ?? r.resource_type, description: input.description ?? r.description };
     await checkedValue(deps, rights.workspaceId, next.resource_type, next.value);
     return next;
@@ -88,13 +88,13 @@ const view = (e: Entity<Resource>): ResourceView => ({ ...e.value, created_at: e
 /** Spec 4.6: an object whose `value` is the connection's content. */
 export async function getResource(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<ResourceView> {
   rights.check('resources', 'read', path);
-  return view(await requireEntity<Resource>(deps.store, 'resource', rights.workspaceId, path, what(path)));
+  return view(await requireEntity(deps.store, 'resource', rights.workspaceId, path, what(path)));
 }
 
 /** The listing leaves values out (they hold credentials); `get` returns them to those who may read. */
 export async function listResources(deps: Pick<CoreDeps, 'store'>, rights: Rights, resourceType?: string): Promise<Omit<ResourceView, 'value'>[]> {
   rights.check('resources', 'read');
-  return (await listEntityValues<Resource>(deps.store, 'resource', rights.workspaceId))
+  return (await listEntityValues(deps.store, 'resource', rights.workspaceId))
     .filter((e) => rights.can('resources', 'read', e.key) && (!resourceType || e.value.resource_type === resourceType))
     .map((e) => {
       const { value: _value, ...rest } = view(e);

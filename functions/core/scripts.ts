@@ -19,7 +19,7 @@ const inputSchemaShape = z.object({
 export const createScriptBody = z.object({
   path: z.string(),
   content: z.string().max(1_000_000),
-  language: z.enum(LANGUAGES as [string, ...string[]]),
+  language: z.enum(LANGUAGES),
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
   schema: inputSchemaShape.optional(),
@@ -38,10 +38,10 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
   rights.check('scripts', 'write', input.path);
   const workspaceId = rights.workspaceId;
   const username = rights.principal.username;
-  const language = input.language as ScriptVersion['language'];
+  const language = input.language;
   let schema: InputSchema;
   try {
-    schema = (input.schema as InputSchema | undefined) ?? inferSchema(language, input.content);
+    schema = input.schema ?? inferSchema(language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;

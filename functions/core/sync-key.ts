@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from './errors.js';
-import { getEntityValue, updateEntity } from './entities.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from './entities.js';
 import { parseBody } from './validation.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
@@ -24,21 +24,17 @@ const TAG_BYTES = 16;
 const PREFIX = 'svc-sync:v1:';
 const CONTEXT = (workspaceId: string) => ({ workspace: workspaceId, purpose: 'sync_key' });
 
-interface StoredKey {
-  sealed: string;
-}
 
 const setKeyBody = z.object({ key: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'a 32-byte key in base64url (43 characters)') });
 
 async function loadKey(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, workspaceId: string): Promise<Buffer> {
   for (;;) {
-    const stored = await getEntityValue<StoredKey>(deps.store, 'sync_key', workspaceId, 'key');
+    const stored = await getEntityValue(deps.store, 'sync_key', workspaceId, 'key');
     if (stored) return Buffer.from(await deps.cipher.decrypt(stored.sealed, CONTEXT(workspaceId)), 'base64url');
     const fresh = randomBytes(KEY_BYTES);
-    const now = deps.clock.now().toISOString();
-    const value: StoredKey = { sealed: await deps.cipher.encrypt(fresh.toString('base64url'), CONTEXT(workspaceId)) };
+    const value = { sealed: await deps.cipher.encrypt(fresh.toString('base64url'), CONTEXT(workspaceId)) };
     // Two first uses at once: one creates the key, the other reads it on the next turn.
-    if (await deps.store.createEntity({ kind: 'sync_key', workspace_id: workspaceId, key: 'key', value: { ...value }, version: 1, created_at: now, updated_at: now })) return fresh;
+    if (await tryCreateEntity(deps.store, deps.clock, 'sync_key', workspaceId, 'key', value)) return fresh;
   }
 }
 
@@ -59,7 +55,7 @@ export async function setSyncKey(deps: Pick<CoreDeps, 'store' | 'clock' | 'ciphe
   const { key } = parseBody(setKeyBody, body);
   await loadKey(deps, rights.workspaceId);
   const sealed = await deps.cipher.encrypt(key, CONTEXT(rights.workspaceId));
-  await updateEntity<StoredKey>(deps.store, deps.clock, 'sync_key', rights.workspaceId, 'key', 'sync key', () => ({ sealed }));
+  await updateEntity(deps.store, deps.clock, 'sync_key', rights.workspaceId, 'key', 'sync key', () => ({ sealed }));
   return { key };
 }
 

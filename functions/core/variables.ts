@@ -78,7 +78,7 @@ export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'c
 export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, path: string, body: unknown): Promise<VariableView> {
   rights.check('variables', 'write', path);
   const input = parseBody(updateBody, body);
-  const e = await updateEntity<Variable>(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
+  const e = await updateEntity(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
     const secret = input.is_secret ?? v.is_secret;
     const given = input.value !== undefined && input.encrypted ? await openFromSync(deps, rights.workspaceId, path, input.value) : input.value;
     const plain = given ?? (await open(deps.cipher, rights.workspaceId, v));
@@ -95,7 +95,7 @@ export async function deleteVariable(deps: Pick<CoreDeps, 'store'>, rights: Righ
 /** Spec 4.6: an object whose `value` is the variable's (decrypted) value. */
 export async function getVariable(deps: Pick<CoreDeps, 'store' | 'cipher'>, rights: Rights, path: string): Promise<VariableView & { value: string }> {
   rights.check('variables', 'read', path);
-  const e = await requireEntity<Variable>(deps.store, 'variable', rights.workspaceId, path, what(path));
+  const e = await requireEntity(deps.store, 'variable', rights.workspaceId, path, what(path));
   return { ...view(e, undefined), value: await open(deps.cipher, rights.workspaceId, e.value) };
 }
 
@@ -108,7 +108,7 @@ export async function getVariableSealed(deps: Pick<CoreDeps, 'store' | 'clock' |
 /** Plain values are listed; secret ones never are. */
 export async function listVariables(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<VariableView[]> {
   rights.check('variables', 'read');
-  return (await listEntityValues<Variable>(deps.store, 'variable', rights.workspaceId))
+  return (await listEntityValues(deps.store, 'variable', rights.workspaceId))
     .filter((e) => rights.can('variables', 'read', e.key))
     .map((e) => view(e, e.value.is_secret ? undefined : e.value.value));
 }

@@ -5,11 +5,12 @@ import { Rights } from './permissions.js';
 import { BindingError, resolveArgs } from './bindings.js';
 import type { WorkerDeps } from './deps.js';
 import { advanceFlow } from './flows/advance.js';
+import { legacyScriptHash } from './run-target.js';
 import { findFlowVersion } from './flows/flows.js';
 import { findModule } from './flows/definition.js';
 import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
 import { inferSchema } from './schema/index.js';
-import type { Job, JobCompletion, Language, RunOutcome, ScriptVersion } from '../ports.js';
+import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -29,7 +30,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
 
   const script = await jobCode(deps, job);
   if (!script) {
-    await finish(deps, job, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${job.script_hash} no longer exists` } }, logs: '' });
+    await finish(deps, job, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${legacyScriptHash(job)} no longer exists` } }, logs: '' });
     return;
   }
 
@@ -142,17 +143,17 @@ async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, s
 
 /** The code a job runs: a script version, or an inline script of a flow version. */
 async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null> {
-  if (job.kind !== 'flowstep') return deps.store.getScriptByHash(job.workspace_id, job.script_hash);
-  const [version, moduleId] = job.script_hash.split(':');
-  const flow = await findFlowVersion(deps.store, job.workspace_id, Number(version));
-  const module = flow && findModule(flow.value.modules, moduleId);
+  if (job.kind === 'script') return job.script_hash === null ? null : deps.store.getScriptByHash(job.workspace_id, job.script_hash);
+  if (job.kind !== 'flowstep' || job.flow_version === null || job.flow_module === null) return null;
+  const flow = await findFlowVersion(deps.store, job.workspace_id, job.flow_version);
+  const module = flow && findModule(flow.value.modules, job.flow_module);
   if (!flow || module?.value.type !== 'rawscript') return null;
-  const language = module.value.language as Language;
+  const language = module.value.language;
   return {
     workspace_id: job.workspace_id,
     path: job.script_path,
     // Warm processes are reused per hash: one per flow version and step.
-    hash: `flow-${job.script_hash}`,
+    hash: `flow-${job.flow_version}:${job.flow_module}`,
     parent_hash: null,
     content: module.value.content,
     language,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { conflict, notFound } from './errors.js';
 import { assertWorkspaceId } from './paths.js';
 import { parseBody } from './validation.js';
+import { tryCreateEntity } from './entities.js';
 import { requireInstanceAdmin, type Principal } from './auth.js';
 import type { Member, Rights } from './permissions.js';
 import type { Clock, Store, Workspace } from '../ports.js';
@@ -23,9 +24,8 @@ export async function createWorkspace(store: Store, clock: Clock, principal: Pri
 
 /** Whoever creates a workspace administers it. */
 export async function addCreatorAsAdmin(store: Store, clock: Clock, workspaceId: string, username: string): Promise<void> {
-  const now = clock.now().toISOString();
   const member: Member = { username, role: 'admin', added_by: username };
-  await store.createEntity({ kind: 'member', workspace_id: workspaceId, key: username, value: { ...member }, version: 1, created_at: now, updated_at: now });
+  await tryCreateEntity(store, clock, 'member', workspaceId, username, member);
 }
 
 /** Workspaces the caller belongs to (instance admins: all). */

@@ -2,16 +2,15 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
 import { argsFromRequest } from '../core/payload.js';
-import { getVisibleJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
-import { pushFlowJob, resolveFlowByPath, resolveFlowVersion } from '../core/flows/run-flow.js';
+import { getVisibleJob } from '../core/jobs.js';
+import { resolveForCaller, startRun } from '../core/start-run.js';
+import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
 import { jobUpdates } from '../core/job-updates.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
-
-type Target = RunTarget | { by: 'flow_version'; version: string };
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
@@ -28,38 +27,28 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
     });
   };
 
-  /** A path names a script or a flow (never both); `fv/<id>` a flow version. */
-  const push = async (c: Context<AppEnv>, target: Target): Promise<Job> => {
-    const principal = c.get('principal');
+  /** The core resolves and checks the target before the body is read: a 403 or 404 comes first. */
+  const push = async (c: Context<AppEnv>, target: RunTarget): Promise<Job> => {
     const rights = c.get('rights');
-    if (target.by === 'flow_version') {
-      const flow = await resolveFlowVersion(deps, rights, target.version);
-      return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
-    }
-    if (target.by === 'path') {
-      rights.check('jobs', 'run', target.path);
-      const flow = await resolveFlowByPath(deps, rights, target.path);
-      if (flow) return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
-    }
-    const script = await resolveTarget(deps, rights, target);
-    return pushJob(deps, principal, script, await argsOf(c));
+    const runnable = await resolveForCaller(deps, rights, target);
+    return startRun(deps, rights, runnable, await argsOf(c));
   };
 
-  const runAsync = async (c: Context<AppEnv>, target: Target) => c.text((await push(c, target)).id, 201);
+  const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
 
-  const runSync = async (c: Context<AppEnv>, target: Target) => {
+  const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
     const shaped = await syncResponse(deps, await push(c, target));
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
 
-  const runStream = async (c: Context<AppEnv>, target: Target) => {
+  const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
     const job = await push(c, target);
     return sse(c, deps, job.workspace_id, job.id, true, sseKeepAliveMs);
   };
 
-  const byPath = (c: Context<AppEnv>): Target => ({ by: 'path', path: c.req.param('path') as string });
-  const byVersion = (c: Context<AppEnv>): Target => ({ by: 'flow_version', version: c.req.param('version') as string });
-  const byHash = (c: Context<AppEnv>): Target => ({ by: 'hash', hash: c.req.param('hash') as string });
+  const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
+  const byVersion = (c: Context<AppEnv>): RunTarget => ({ by: 'flow_version', version: c.req.param('version') as string });
+  const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
 
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../functions/adapters/aws/dynamo-keys.js';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../../functions/adapters/aws/s3-blob-store.js';
@@ -237,4 +239,34 @@ describe('DynamoStore limits', () => {
     expect(await store.getLatestScript(ws, 'f/long/history')).toBeNull();
     for (const h of [hashes[0], hashes[98], hashes[99], hashes[119]]) expect(await store.getScriptByHash(ws, h)).toBeNull();
   }, 60_000);
+});
+
+describe('DynamoStore: jobs stored before flow_version existed', () => {
+  let h: Awaited<ReturnType<typeof makeStore>>;
+  beforeAll(async () => {
+    h = await makeStore(false);
+  });
+  afterAll(async () => h?.cleanup());
+
+  /** Rewrites a job item as the previous release stored it: no flow_version or flow_module, the version packed into script_hash. */
+  async function storeAsBefore(job: Job, packedHash: string) {
+    const doc = DynamoDBDocumentClient.from(client);
+    const key = keys.job(job.id);
+    const { Item } = await doc.send(new GetCommand({ TableName: h.tableName, Key: key }));
+    expect(Item).toBeDefined();
+    const { flow_version: _v, flow_module: _m, ...legacy } = Item!;
+    await doc.send(new PutCommand({ TableName: h.tableName, Item: { ...legacy, script_hash: packedHash } }));
+  }
+
+  it('reads a legacy flow job and flow step in the new shape', async () => {
+    const ws = uid('ws');
+    const flow = aJob(ws, { kind: 'flow', script_hash: null, flow_version: 17 });
+    const step = aJob(ws, { kind: 'flowstep', parent_job: flow.id, script_hash: null, flow_version: 17, flow_module: 'ask' });
+    await h.store.insertJob(flow);
+    await h.store.insertJob(step);
+    await storeAsBefore(flow, '17');
+    await storeAsBefore(step, '17:ask');
+    expect(await h.store.getJob(ws, flow.id)).toEqual(flow);
+    expect(await h.store.getJob(ws, step.id)).toEqual(step);
+  });
 });

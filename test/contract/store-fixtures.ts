@@ -61,6 +61,8 @@ export function aJob(workspaceId: string, overrides: Partial<Job> = {}): Job {
     parent_job: null,
     script_path: 'f/jobs/run',
     script_hash: uid('h'),
+    flow_version: null,
+    flow_module: null,
     language: 'python3',
     args: { n: 1, nested: { list: [1, 'two', null, 3.5], empty: '' }, text: 'ünïcødé' },
     status: 'queued',

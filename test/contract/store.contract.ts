@@ -184,8 +184,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
 
       it('keeps the kind of a job and the flow job it belongs to', async () => {
         const ws = await newWorkspace();
-        const flow = aJob(ws, { kind: 'flow', script_hash: '17' });
-        const step = aJob(ws, { kind: 'flowstep', parent_job: flow.id, script_hash: '17:a' });
+        const flow = aJob(ws, { kind: 'flow', script_hash: null, flow_version: 17 });
+        const step = aJob(ws, { kind: 'flowstep', parent_job: flow.id, script_hash: null, flow_version: 17, flow_module: 'a' });
         await store.insertJob(flow);
         await store.insertJob(step);
         expect(await store.getJob(ws, flow.id)).toEqual(flow);

@@ -50,6 +50,20 @@ describe('flow definitions and versions', () => {
     expect((await (await s.fetch(`${ws()}/flows/get/u/admin/versioned`)).json()).summary).toBe('second');
   });
 
+  it('shows what each job ran: the flow version and step in fields of their own, script_hash as before', async () => {
+    const script = await createScript(s, 'u/admin/target_script', 'bun', 'export function main() { return 1 }');
+    const version = await createFlow('u/admin/target_flow', [ts('a', 'export function main() { return 2 }'), { id: 'b', value: { type: 'script', path: 'u/admin/target_script', input_transforms: {} } }]);
+    const id = await (await s.post(`${ws()}/jobs/run/fv/${version}`, {})).text();
+    expect((await waitForJob(s, id)).result).toBe(1);
+    const flow = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+    expect(flow).toMatchObject({ job_kind: 'flow', script_path: 'u/admin/target_flow', script_hash: String(version), flow_version: version, flow_module: null });
+    const steps = (await (await s.fetch(`${ws()}/jobs/list?per_page=100`)).json()).filter((j: { parent_job: string | null }) => j.parent_job === id);
+    const step = steps.find((j: { job_kind: string }) => j.job_kind === 'flowstep');
+    expect(step).toMatchObject({ script_path: 'u/admin/target_flow/a', script_hash: `${version}:a`, flow_version: version, flow_module: 'a' });
+    const scriptStep = steps.find((j: { job_kind: string }) => j.job_kind === 'script');
+    expect(scriptStep).toMatchObject({ script_path: 'u/admin/target_script', script_hash: script, flow_version: null, flow_module: null });
+  });
+
   it('keeps script and flow paths apart, and refuses bad definitions naming the field', async () => {
     await createScript(s, 'u/admin/taken', 'bun', 'export function main() {}');
     expect((await s.post(`${ws()}/flows/create`, { path: 'u/admin/taken', value: { modules: [] } })).status).toBe(409);

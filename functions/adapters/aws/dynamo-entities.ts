@@ -1,5 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Entity, EntityKind } from '../../ports.js';
+import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
+import { entityRecord } from '../../core/documents/records.js';
 import { keys } from './dynamo-keys.js';
 import { assertFits, entity, type Item } from './dynamo-items.js';
 import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
@@ -73,7 +75,8 @@ export class DynamoEntities {
  * The value is kept as a JSON string, like job args: JSON text round-trips exactly (key order,
  * numbers DynamoDB's number type would reject or round), whatever the document holds.
  */
-function entityItem(e: Entity): Item {
+function entityItem(record: Entity): Item {
+  const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
   const valueJson = JSON.stringify(e.value);
   assertFits(`${e.kind} ${e.key} in ${e.workspace_id}`, valueJson);
   return {
@@ -91,13 +94,18 @@ function entityItem(e: Entity): Item {
 }
 
 function toEntity(i: Item): Entity {
-  return {
-    kind: i.kind,
-    workspace_id: i.workspace_id,
-    key: i.key,
-    value: JSON.parse(i.value_json),
-    version: i.version,
-    created_at: i.created_at,
-    updated_at: i.updated_at,
-  };
+  const what = `${i.kind} ${i.key}`;
+  return parseStored(
+    entityRecord,
+    {
+      kind: i.kind,
+      workspace_id: i.workspace_id,
+      key: i.key,
+      value: parseStoredJson(i.value_json, what, 'value'),
+      version: i.version,
+      created_at: i.created_at,
+      updated_at: i.updated_at,
+    },
+    what,
+  );
 }

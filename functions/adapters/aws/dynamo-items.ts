@@ -1,3 +1,5 @@
+import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
+import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
 import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
 
@@ -32,6 +34,18 @@ export function assertFits(what: string, ...parts: (string | null)[]): void {
   }
 }
 
+/**
+ * A list attribute the store keeps for itself (chunk lists, reference lists, a string set), read
+ * without trusting the item: anything but strings is a StoredDocumentError naming item and attribute.
+ */
+export function stringList(item: Item, name: string): string[] {
+  const value: unknown = item[name];
+  if (value === undefined || value === null) return [];
+  const list: unknown[] | null = value instanceof Set ? [...value] : Array.isArray(value) ? value : null;
+  if (list?.every((s): s is string => typeof s === 'string')) return list;
+  throw new StoredDocumentError(`item ${String(item.pk)} ${String(item.sk)}`, name, 'not a list of strings');
+}
+
 export function entity(type: ItemType) {
   return { entity: type };
 }
@@ -49,7 +63,7 @@ export function workspaceItem(ws: Workspace): Item {
 }
 
 export function toWorkspace(i: Item): Workspace {
-  return { id: i.id, name: i.name, created_at: i.created_at, object_storage_enabled: i.object_storage_enabled };
+  return parseStored(workspaceRecord, { id: i.id, name: i.name, created_at: i.created_at, object_storage_enabled: i.object_storage_enabled }, `workspace ${i.id}`);
 }
 
 /**
@@ -102,23 +116,28 @@ export function scriptVersionItem(v: ScriptVersion, payload: ScriptPayload): Ite
 }
 
 export function toScript(i: Item): ScriptVersion {
-  return {
-    workspace_id: i.workspace_id,
-    path: i.path,
-    hash: i.hash,
-    parent_hash: i.parent_hash,
-    content: i.content,
-    language: i.language,
-    summary: i.summary,
-    description: i.description,
-    schema: JSON.parse(i.schema_json),
-    delete_after_use: i.delete_after_use,
-    timeout: i.timeout,
-    ...(typeof i.deployment_message === 'string' ? { deployment_message: i.deployment_message } : {}),
-    ...(typeof i.lock === 'string' ? { lock: i.lock } : {}),
-    created_by: i.created_by,
-    created_at: i.created_at,
-  };
+  const what = `script version ${i.hash}`;
+  return parseStored(
+    scriptVersionRecord,
+    {
+      workspace_id: i.workspace_id,
+      path: i.path,
+      hash: i.hash,
+      parent_hash: i.parent_hash,
+      content: i.content,
+      language: i.language,
+      summary: i.summary,
+      description: i.description,
+      schema: parseStoredJson(i.schema_json, what, 'schema'),
+      delete_after_use: i.delete_after_use,
+      timeout: i.timeout,
+      ...(typeof i.deployment_message === 'string' ? { deployment_message: i.deployment_message } : {}),
+      ...(typeof i.lock === 'string' ? { lock: i.lock } : {}),
+      created_by: i.created_by,
+      created_at: i.created_at,
+    },
+    what,
+  );
 }
 
 /**
@@ -153,6 +172,8 @@ export function jobItem(job: Job, payload: JobPayload): Item {
     parent_job: job.parent_job,
     script_path: job.script_path,
     script_hash: job.script_hash,
+    flow_version: job.flow_version,
+    flow_module: job.flow_module,
     language: job.language,
     status: job.status,
     created_by: job.created_by,
@@ -170,29 +191,37 @@ export function jobItem(job: Job, payload: JobPayload): Item {
 
 /** An item whose references were resolved (Offload.resolveJob) as a Job. */
 export function toJob(i: Item): Job {
-  return {
-    id: i.id,
-    workspace_id: i.workspace_id,
-    kind: i.kind,
-    parent_job: i.parent_job ?? null,
-    script_path: i.script_path,
-    script_hash: i.script_hash,
-    language: i.language,
-    args: i.args_json === null ? null : JSON.parse(i.args_json),
-    status: i.status,
-    created_by: i.created_by,
-    created_at: i.created_at,
-    started_at: i.started_at,
-    completed_at: i.completed_at,
-    success: i.success,
-    result: JSON.parse(i.result_json),
-    logs: (i.log_chunks as string[]).join(''),
-    result_stream: (i.stream_chunks as string[]).join(''),
-    streaming: i.streaming,
-    attempts: i.attempts,
-    delete_after_use: i.delete_after_use,
-    deleted: i.deleted,
-  };
+  const what = `job ${i.id}`;
+  return parseStored(
+    jobRecord,
+    {
+      id: i.id,
+      workspace_id: i.workspace_id,
+      kind: i.kind,
+      parent_job: i.parent_job ?? null,
+      script_path: i.script_path,
+      // Items from before flow_version existed lack it: the schema reads them in today's shape.
+      script_hash: i.script_hash,
+      flow_version: i.flow_version,
+      flow_module: i.flow_module,
+      language: i.language,
+      args: i.args_json === null ? null : parseStoredJson(i.args_json, what, 'args'),
+      status: i.status,
+      created_by: i.created_by,
+      created_at: i.created_at,
+      started_at: i.started_at,
+      completed_at: i.completed_at,
+      success: i.success,
+      result: parseStoredJson(i.result_json, what, 'result'),
+      logs: stringList(i, 'log_chunks').join(''),
+      result_stream: stringList(i, 'stream_chunks').join(''),
+      streaming: i.streaming,
+      attempts: i.attempts,
+      delete_after_use: i.delete_after_use,
+      deleted: i.deleted,
+    },
+    what,
+  );
 }
 
 export function userItem(u: User): Item {
@@ -209,7 +238,7 @@ export function userItem(u: User): Item {
 }
 
 export function toUser(i: Item): User {
-  return { username: i.username, email: i.email, is_admin: i.is_admin, password_hash: i.password_hash, created_at: i.created_at };
+  return parseStored(userRecord, { username: i.username, email: i.email, is_admin: i.is_admin, password_hash: i.password_hash, created_at: i.created_at }, `user ${i.username}`);
 }
 
 export function tokenItem(t: TokenRecord): Item {
@@ -244,16 +273,20 @@ function ttl(expiresAt: string | null): Item {
 }
 
 export function toToken(i: Item): TokenRecord {
-  return {
-    token_hash: i.token_hash,
-    prefix: i.prefix,
-    label: i.label,
-    owner: i.owner,
-    kind: i.kind,
-    workspace_id: i.workspace_id,
-    scopes: i.scopes,
-    expires_at: i.expires_at,
-    created_at: i.created_at,
-    expiry_notice_at: i.expiry_notice_at ?? null,
-  };
+  return parseStored(
+    tokenRecord,
+    {
+      token_hash: i.token_hash,
+      prefix: i.prefix,
+      label: i.label,
+      owner: i.owner,
+      kind: i.kind,
+      workspace_id: i.workspace_id,
+      scopes: i.scopes,
+      expires_at: i.expires_at,
+      created_at: i.created_at,
+      expiry_notice_at: i.expiry_notice_at ?? null,
+    },
+    `token ${i.prefix}`,
+  );
 }

@@ -1,5 +1,7 @@
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Job, JobCompletion, JobStatus } from '../../ports.js';
+import { parseStored } from '../../core/documents/parse.js';
+import { jobRecord } from '../../core/documents/records.js';
 import { keys } from './dynamo-keys.js';
 import { jobItem, type Item, type JobPayload } from './dynamo-items.js';
 import { blobKeys, INLINE_BUDGET, jobRefs, LIST_ELEMENT_OVERHEAD, utf8Bytes, type Offload, type Part } from './dynamo-offload.js';
@@ -22,7 +24,8 @@ export class DynamoJobWrites {
     private readonly offload: Offload,
   ) {}
 
-  async insert(job: Job): Promise<void> {
+  async insert(record: Job): Promise<void> {
+    const job = parseStored(jobRecord, record, `job ${record.id}`);
     const argsJson = job.args === null ? null : JSON.stringify(job.args);
     const resultJson = JSON.stringify(job.result ?? null);
     const part = (name: JobField, text: string | null): Part => ({ name, text, key: () => blobKeys.job(job.id, name) });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore, ScriptVersion } from '../../ports.js';
-import { assertFits, type Item, type ScriptPayload } from './dynamo-items.js';
+import { assertFits, stringList, type Item, type ScriptPayload } from './dynamo-items.js';
 
 /**
  * Large payloads of the DynamoDB store live in the BlobStore (S3 in the stack); the item keeps the
@@ -145,7 +145,7 @@ export class Offload {
       item.args_ref ? this.load(item.args_ref) : undefined,
       item.result_ref ? this.load(item.result_ref) : undefined,
       item.logs_ref ? this.load(item.logs_ref) : undefined,
-      Promise.all(((item.stream_refs ?? []) as string[]).map((k) => this.load(k))),
+      Promise.all(stringList(item, 'stream_refs').map((k) => this.load(k))),
     ]);
     return {
       ...item,
@@ -153,7 +153,7 @@ export class Offload {
       ...(result !== undefined ? { result_json: result || 'null' } : {}),
       ...(logs !== undefined ? { log_chunks: [logs] } : {}),
       // Offloaded segments hold the stream's beginning, in order; the inline chunks follow.
-      stream_chunks: [...segments, ...(item.stream_chunks as string[])],
+      stream_chunks: [...segments, ...stringList(item, 'stream_chunks')],
     };
   }
 
@@ -174,7 +174,7 @@ export class Offload {
 
 /** Every object a job item refers to. */
 export function jobRefs(item: Item): string[] {
-  return [item.args_ref, item.result_ref, item.logs_ref, ...((item.stream_refs ?? []) as string[])].filter((k): k is string => typeof k === 'string');
+  return [item.args_ref, item.result_ref, item.logs_ref, ...stringList(item, 'stream_refs')].filter((k): k is string => typeof k === 'string');
 }
 
 export const SCRIPT_REF_ATTRIBUTES = ['content_ref', 'schema_ref'];

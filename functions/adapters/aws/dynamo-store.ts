@@ -12,9 +12,11 @@ import {
 import type { BlobStore, Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
-  scriptHeadUpdate, scriptVersionItem, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
+  scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
 import { DynamoEntities } from './dynamo-entities.js';
+import { parseStored } from '../../core/documents/parse.js';
+import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
@@ -42,7 +44,8 @@ export class DynamoStore implements Store {
     this.entities = new DynamoEntities(this.doc, this.table);
   }
 
-  async createWorkspace(ws: Workspace) {
+  async createWorkspace(record: Workspace) {
+    const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
     return (await this.putIfAbsent(workspaceItem(ws))) ? ('created' as const) : ('exists' as const);
   }
 
@@ -60,7 +63,8 @@ export class DynamoStore implements Store {
     await this.updateIfExists(keys.workspace(id), 'SET object_storage_enabled = :on', { ':on': enabled });
   }
 
-  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null) {
+    const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
     const { payload, written } = await this.offload.stashScript(v);
     // Objects written for a version that did not get in are nobody's.
     const inserted = await this.insertScriptItems(v, expectedLatest, payload).catch(async (e: unknown) => {
@@ -121,7 +125,7 @@ export class DynamoStore implements Store {
     for (let attempt = 1; ; attempt++) {
       const head = await this.get(keys.scriptHead(workspaceId, path));
       if (!head) return 0;
-      const hashes = [...(head.version_hashes as Set<string>)];
+      const hashes = stringList(head, 'version_hashes');
       // Offloaded contents go with their versions; the head refers to its version's objects.
       const versions = this.offload.enabled
         ? await batchGet(this.doc, this.table, hashes.map((h) => keys.scriptVersion(workspaceId, h)), SCRIPT_REF_ATTRIBUTES)
@@ -252,7 +256,8 @@ export class DynamoStore implements Store {
     return requeued;
   }
 
-  async createUser(u: User) {
+  async createUser(record: User) {
+    const u = parseStored(userRecord, record, `user ${record.username}`);
     return this.putIfAbsent(userItem(u));
   }
 
@@ -268,7 +273,8 @@ export class DynamoStore implements Store {
     return (await batchGet(this.doc, this.table, refs)).map(toUser);
   }
 
-  async updateUser(u: User) {
+  async updateUser(record: User) {
+    const u = parseStored(userRecord, record, `user ${record.username}`);
     try {
       await this.doc.send(new PutCommand({ TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_exists(pk)' }));
       return true;
@@ -278,7 +284,8 @@ export class DynamoStore implements Store {
     }
   }
 
-  async putToken(t: TokenRecord) {
+  async putToken(record: TokenRecord) {
+    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
     await this.doc.send(new PutCommand({ TableName: this.table, Item: tokenItem(t) }));
   }
 

@@ -45,10 +45,14 @@ export function decodeJobMessage(body: string): JobMessage {
   } catch {
     throw new Error(`jobs queue message is not JSON: ${body.slice(0, 200)}`);
   }
-  const { jobId, workspaceId, taskToken } = (parsed ?? {}) as Partial<Record<keyof JobMessage, unknown>>;
+  const { jobId, workspaceId, taskToken } = isRecord(parsed) ? parsed : {};
   if (typeof jobId !== 'string' || !jobId || typeof workspaceId !== 'string' || !workspaceId) {
     throw new Error(`jobs queue message lacks jobId/workspaceId: ${body.slice(0, 200)}`);
   }
   if (taskToken !== undefined && (typeof taskToken !== 'string' || !taskToken)) throw new Error(`jobs queue message has a malformed taskToken: ${body.slice(0, 200)}`);
   return { jobId, workspaceId, ...(taskToken ? { taskToken } : {}) };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

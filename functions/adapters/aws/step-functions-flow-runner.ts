@@ -1,5 +1,7 @@
 import { SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import type { Clock, Entity, FlowDriver, Job, Store } from '../../ports.js';
+import { readEntity, tryCreateEntity, tryReplaceEntity } from '../../core/entities.js';
+import type { FlowWait } from '../../core/documents/entity-values.js';
+import type { Clock, FlowDriver, Job, Store } from '../../ports.js';
 
 /**
  * Flows on Step Functions (DESIGN.md "Flow runner"): one Standard execution of the flow-runner
@@ -14,11 +16,6 @@ import type { Clock, Entity, FlowDriver, Job, Store } from '../../ports.js';
  * lands while a turn is under way is never lost.
  */
 
-/** Kept under the flow job's id while its execution runs. */
-interface FlowWait {
-  wakes: number;
-  token: string | null;
-}
 
 const KIND = 'flow_wait';
 const ATTEMPTS = 20;
@@ -113,15 +110,14 @@ export class StepFunctionsFlowRunner implements FlowDriver {
    */
   private async update(workspaceId: string, flowJobId: string, change: (wait: FlowWait | null) => FlowWait | null): Promise<{ before: FlowWait; after: FlowWait } | null> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const current = (await this.store.getEntity(KIND, workspaceId, flowJobId)) as Entity<FlowWait> | null;
+      const current = await readEntity(this.store, KIND, workspaceId, flowJobId);
       const next = change(current?.value ?? null);
       if (!next) return null;
       const before = current?.value ?? next;
       if (current && current.value.wakes === next.wakes && current.value.token === next.token) return { before, after: next };
-      const now = this.clock.now().toISOString();
       const stored = current
-        ? await this.store.replaceEntity({ ...current, value: next, version: current.version + 1, updated_at: now } as unknown as Entity, current.version)
-        : await this.store.createEntity({ kind: KIND, workspace_id: workspaceId, key: flowJobId, value: next as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
+        ? await tryReplaceEntity(this.store, this.clock, current, next)
+        : await tryCreateEntity(this.store, this.clock, KIND, workspaceId, flowJobId, next);
       if (stored) return { before, after: next };
     }
     throw new Error(`flow ${flowJobId}: its wait record keeps changing`);

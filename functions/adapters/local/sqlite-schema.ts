@@ -104,4 +104,51 @@ export const MIGRATIONS: string[] = [
   `,
   // When a token's owner was told it expires soon (spec 5.8).
   `ALTER TABLE tokens ADD COLUMN expiry_notice_at TEXT;`,
+  `
+  -- typed: a job records what it runs in its own fields: script_hash for a script, flow_version
+  -- (and flow_module for an inline step) for a flow, instead of packing the flow version into
+  -- script_hash. script_hash becomes nullable, which in SQLite means rebuilding the table; rowids
+  -- are kept because the queue and listings order by them.
+  CREATE TABLE jobs_typed (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    script_path TEXT NOT NULL,
+    script_hash TEXT,
+    flow_version INTEGER,
+    flow_module TEXT,
+    language TEXT NOT NULL,
+    args TEXT,
+    status TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    completed_at TEXT,
+    success INTEGER,
+    result TEXT,
+    logs TEXT NOT NULL DEFAULT '',
+    result_stream TEXT NOT NULL DEFAULT '',
+    streaming INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    delete_after_use INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    lease_until TEXT,
+    parent_job TEXT
+  );
+  INSERT INTO jobs_typed (rowid, id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status,
+    created_by, created_at, started_at, completed_at, success, result, logs, result_stream, streaming, attempts, delete_after_use,
+    deleted, lease_until, parent_job)
+  SELECT rowid, id, workspace_id, kind, script_path,
+    CASE WHEN kind = 'script' THEN script_hash END,
+    CASE kind WHEN 'flow' THEN CAST(script_hash AS INTEGER)
+              WHEN 'flowstep' THEN CAST(substr(script_hash, 1, instr(script_hash, ':') - 1) AS INTEGER) END,
+    CASE WHEN kind = 'flowstep' THEN substr(script_hash, instr(script_hash, ':') + 1) END,
+    language, args, status, created_by, created_at, started_at, completed_at, success, result, logs, result_stream, streaming,
+    attempts, delete_after_use, deleted, lease_until, parent_job
+  FROM jobs;
+  DROP TABLE jobs;
+  ALTER TABLE jobs_typed RENAME TO jobs;
+  CREATE INDEX jobs_queue ON jobs(status);
+  CREATE INDEX jobs_by_workspace ON jobs(workspace_id, created_at);
+  `,
 ];

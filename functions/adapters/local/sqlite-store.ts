@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
+import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
+import { entityRecord, jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import type { Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
@@ -33,7 +35,8 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
-  async createWorkspace(ws: Workspace) {
+  async createWorkspace(record: Workspace) {
+    const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
     const r = this.db
       .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
       .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
@@ -53,7 +56,8 @@ export class SqliteStore implements Store {
     this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
   }
 
-  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null) {
+    const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
     return this.db.transaction(() => {
       const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
       if ((head?.hash ?? null) !== expectedLatest) return false;
@@ -94,10 +98,11 @@ export class SqliteStore implements Store {
     })();
   }
 
-  async insertJob(job: Job) {
+  async insertJob(record: Job) {
+    const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_at, delete_after_use, parent_job)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_at, @delete_after_use, @parent_job)`,
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_at, delete_after_use, parent_job)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_at, @delete_after_use, @parent_job)`,
     ).run({ ...job, args: JSON.stringify(job.args), delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
@@ -173,7 +178,8 @@ export class SqliteStore implements Store {
     ).run(userRow(u)).changes === 1;
   }
 
-  async putToken(t: TokenRecord) {
+  async putToken(record: TokenRecord) {
+    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
     this.stmt(
       `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
        VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
@@ -242,91 +248,122 @@ export class SqliteStore implements Store {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Row = Record<string, any>;
 
+// Rows become records through the shared schemas (core/documents): a row that does not match is
+// a StoredDocumentError naming it, not a malformed record handed to the core.
+
 function toWorkspace(r: Row): Workspace {
-  return { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 };
+  return parseStored(workspaceRecord, { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 }, `workspace ${r.id}`);
 }
 
 function toScript(r: Row): ScriptVersion {
-  return {
-    workspace_id: r.workspace_id,
-    path: r.path,
-    hash: r.hash,
-    parent_hash: r.parent_hash,
-    content: r.content,
-    language: r.language,
-    summary: r.summary,
-    description: r.description,
-    schema: JSON.parse(r.schema),
-    delete_after_use: r.delete_after_use === 1,
-    timeout: r.timeout,
-    ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
-    ...(r.lock === null ? {} : { lock: r.lock }),
-    created_by: r.created_by,
-    created_at: r.created_at,
-  };
+  const what = `script version ${r.hash}`;
+  return parseStored(
+    scriptVersionRecord,
+    {
+      workspace_id: r.workspace_id,
+      path: r.path,
+      hash: r.hash,
+      parent_hash: r.parent_hash,
+      content: r.content,
+      language: r.language,
+      summary: r.summary,
+      description: r.description,
+      schema: parseStoredJson(r.schema, what, 'schema'),
+      delete_after_use: r.delete_after_use === 1,
+      timeout: r.timeout,
+      ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
+      ...(r.lock === null ? {} : { lock: r.lock }),
+      created_by: r.created_by,
+      created_at: r.created_at,
+    },
+    what,
+  );
 }
 
 function toJob(r: Row): Job {
-  return {
-    id: r.id,
-    workspace_id: r.workspace_id,
-    kind: r.kind,
-    parent_job: r.parent_job ?? null,
-    script_path: r.script_path,
-    script_hash: r.script_hash,
-    language: r.language,
-    args: r.args === null ? null : JSON.parse(r.args),
-    status: r.status,
-    created_by: r.created_by,
-    created_at: r.created_at,
-    started_at: r.started_at,
-    completed_at: r.completed_at,
-    success: r.success === null ? null : r.success === 1,
-    result: r.result === null ? null : JSON.parse(r.result),
-    logs: r.logs,
-    result_stream: r.result_stream,
-    streaming: r.streaming === 1,
-    attempts: r.attempts,
-    delete_after_use: r.delete_after_use === 1,
-    deleted: r.deleted === 1,
-  };
+  const what = `job ${r.id}`;
+  return parseStored(
+    jobRecord,
+    {
+      id: r.id,
+      workspace_id: r.workspace_id,
+      kind: r.kind,
+      parent_job: r.parent_job ?? null,
+      script_path: r.script_path,
+      script_hash: r.script_hash,
+      flow_version: r.flow_version,
+      flow_module: r.flow_module,
+      language: r.language,
+      args: r.args === null ? null : parseStoredJson(r.args, what, 'args'),
+      status: r.status,
+      created_by: r.created_by,
+      created_at: r.created_at,
+      started_at: r.started_at,
+      completed_at: r.completed_at,
+      success: r.success === null ? null : r.success === 1,
+      result: r.result === null ? null : parseStoredJson(r.result, what, 'result'),
+      logs: r.logs,
+      result_stream: r.result_stream,
+      streaming: r.streaming === 1,
+      attempts: r.attempts,
+      delete_after_use: r.delete_after_use === 1,
+      deleted: r.deleted === 1,
+    },
+    what,
+  );
 }
 
 function userRow(u: User): Row {
-  return { ...u, is_admin: u.is_admin ? 1 : 0 };
+  const valid = parseStored(userRecord, u, `user ${u.username}`);
+  return { ...valid, is_admin: valid.is_admin ? 1 : 0 };
 }
 
 function toUser(r: Row): User {
-  return { username: r.username, email: r.email, is_admin: r.is_admin === 1, password_hash: r.password_hash, created_at: r.created_at };
+  return parseStored(
+    userRecord,
+    { username: r.username, email: r.email, is_admin: r.is_admin === 1, password_hash: r.password_hash, created_at: r.created_at },
+    `user ${r.username}`,
+  );
 }
 
 function toToken(r: Row): TokenRecord {
-  return {
-    token_hash: r.token_hash,
-    prefix: r.prefix,
-    label: r.label,
-    owner: r.owner,
-    kind: r.kind,
-    workspace_id: r.workspace_id,
-    scopes: r.scopes === null ? null : JSON.parse(r.scopes),
-    expires_at: r.expires_at,
-    created_at: r.created_at,
-    expiry_notice_at: r.expiry_notice_at ?? null,
-  };
+  const what = `token ${r.prefix}`;
+  return parseStored(
+    tokenRecord,
+    {
+      token_hash: r.token_hash,
+      prefix: r.prefix,
+      label: r.label,
+      owner: r.owner,
+      kind: r.kind,
+      workspace_id: r.workspace_id,
+      scopes: r.scopes === null ? null : parseStoredJson(r.scopes, what, 'scopes'),
+      expires_at: r.expires_at,
+      created_at: r.created_at,
+      expiry_notice_at: r.expiry_notice_at ?? null,
+    },
+    what,
+  );
 }
 
 function entityRow(e: Entity): Row {
-  return { ...e, value: JSON.stringify(e.value) };
+  const valid = parseStored(entityRecord, e, `${e.kind} ${e.key}`);
+  return { ...valid, value: JSON.stringify(valid.value) };
 }
 
 function toEntity(r: Row): Entity {
-  return {
-    kind: r.kind,
-    workspace_id: r.workspace_id,
-    key: r.key,
-    value: JSON.parse(r.value),
-    version: r.version,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-  };
+  const what = `${r.kind} ${r.key}`;
+  return parseStored(
+    entityRecord,
+    {
+      kind: r.kind,
+      workspace_id: r.workspace_id,
+      key: r.key,
+      value: parseStoredJson(r.value, what, 'value'),
+      version: r.version,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    },
+    what,
+  );
 }

@@ -1,14 +1,14 @@
 import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
-import { jobPrincipal } from '../auth.js';
-import { Rights } from '../permissions.js';
-import { getEntityValue } from '../entities.js';
+import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
-import { findFlowVersion, findLatestFlow } from './flows.js';
+import { findFlowVersion } from './flows.js';
+import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
+import { jobTargetOf, resolveStep, StepError } from './step-target.js';
 import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { Entity, Job, Language } from '../../ports.js';
+import type { Job } from '../../ports.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -33,7 +33,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
-    const entity = (await deps.store.getEntity('flow_run', workspaceId, flowJobId)) as Entity<FlowRun> | null;
+    const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
     const effects: Effects = { push: [], cancel: [], wakeAt: null };
@@ -46,20 +46,17 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   throw new Error(`flow ${flowJobId}: too many concurrent updates`);
 }
 
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: Entity<FlowRun> | null): Promise<boolean> {
-  const now = deps.clock.now().toISOString();
-  if (!previous) {
-    return deps.store.createEntity({ kind: 'flow_run', workspace_id: workspaceId, key, value: run as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
-  }
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {
+  if (!previous) return (await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run)) !== null;
   if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
-  return deps.store.replaceEntity({ ...previous, value: run as unknown as Record<string, unknown>, version: previous.version + 1, updated_at: now } as Entity, previous.version);
+  return (await tryReplaceEntity(deps.store, deps.clock, previous, run)) !== null;
 }
 
 /** A top-level flow job's run starts from its version and its arguments. */
 async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
-  const version = await findFlowVersion(deps.store, job.workspace_id, Number(job.script_hash));
+  const version = job.flow_version === null ? null : await findFlowVersion(deps.store, job.workspace_id, job.flow_version);
   if (!version) {
-    await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.script_hash} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
+    await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name: 'FlowNotFound', message: `flow version ${job.flow_version} no longer exists` } }, logs: '' }, deps.clock.now().toISOString());
     return null;
   }
   return {
@@ -144,21 +141,18 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return false;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flowstep', path: `${run.path}/${module.id}`, hash: `${run.version}:${module.id}`, language: v.language as Language, args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args));
       }
       case 'script': {
-        const script = v.hash ? await deps.store.getScriptByHash(flowJob.workspace_id, v.hash) : await deps.store.getLatestScript(flowJob.workspace_id, v.path);
-        if (!script) throw new StepError('ScriptNotFound', `step ${module.id}: no script ${v.hash ?? v.path}`);
-        await requireRunRight(deps, flowJob, script.path, module.id);
+        const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };
+        const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'script', path: script.path, hash: script.hash, language: script.language, args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
       }
       case 'flow': {
-        const flow = await findLatestFlow(deps.store, flowJob.workspace_id, v.path);
-        if (!flow) throw new StepError('FlowNotFound', `step ${module.id}: no flow ${v.path}`);
-        await requireRunRight(deps, flowJob, flow.path, module.id);
+        const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: flow.path, hash: String(flow.id), language: 'nativets', args }));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
       }
       case 'branchone': {
         const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
@@ -189,39 +183,21 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
   }
 }
 
-class StepError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
-
-/** A flow step runs with the permissions of whoever started the flow. */
-async function requireRunRight(deps: WorkerDeps, flowJob: Job, path: string, moduleId: string): Promise<void> {
-  const user = await deps.store.getUser(flowJob.created_by);
-  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
-  if (!rights?.can('jobs', 'run', path)) throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${path}`);
-}
-
-function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kind']; path: string; hash: string; language: Language; args: Record<string, unknown> }): Job {
+function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, args: Record<string, unknown>): Job {
   return queuedJob(now, {
     workspace_id: flowJob.workspace_id,
-    kind: what.kind,
+    ...target,
     parent_job: run.flow_job,
-    script_path: what.path,
-    script_hash: what.hash,
-    language: what.language,
-    args: what.args,
+    args,
     created_by: flowJob.created_by,
   });
 }
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
-  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, { kind: 'flow', path: `${run.path}/${module.id}`, hash: String(run.version), language: 'nativets', args: flowInput });
+  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowJobTarget(`${run.path}/${module.id}`, run.version), flowInput);
   const inner = { ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }), same_worker: run.same_worker, shared_folder: run.shared_folder };
-  const now = deps.clock.now().toISOString();
-  await deps.store.createEntity({ kind: 'flow_run', workspace_id: job.workspace_id, key: job.id, value: inner as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
+  await tryCreateEntity(deps.store, deps.clock, 'flow_run', job.workspace_id, job.id, inner);
   return job;
 }
 
@@ -318,6 +294,8 @@ function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep
     if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: [] };
   } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
     error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
+    // Recorded as a fact of the step, so the approval page never has to read it out of a message.
+    run.events[current.resume_job] = { ...own, timed_out: true };
   } else {
     return false;
   }
@@ -406,5 +384,5 @@ export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals'
 
 /** The run of a flow job, for views and resume checks. */
 export async function getFlowRun(deps: Pick<WorkerDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
-  return getEntityValue<FlowRun>(deps.store, 'flow_run', workspaceId, flowJobId);
+  return getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
 }

@@ -74,7 +74,7 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
 const modules = z.array(z.lazy(() => flowModule)).max(200);
 
 const moduleValue = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('rawscript'), content: z.string().max(1_000_000), language: z.enum(LANGUAGES as [string, ...string[]]), input_transforms: inputTransforms }),
+  z.object({ type: z.literal('rawscript'), content: z.string().max(1_000_000), language: z.enum(LANGUAGES), input_transforms: inputTransforms }),
   z.object({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
   z.object({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
   z.object({

@@ -8,7 +8,7 @@ import { nextSequence } from '../sequences.js';
 import { allModules, flowValue, type FlowValue } from './definition.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
-import type { InputSchema, Language, Store } from '../../ports.js';
+import type { InputSchema, Store } from '../../ports.js';
 
 /**
  * Flows and their versions (spec 2.4, 4.1, 9). Every create or update makes a new version with a
@@ -28,11 +28,6 @@ export interface FlowVersion {
   created_at: string;
 }
 
-/** The head of a path: its latest version id. */
-interface FlowHead {
-  path: string;
-  version: number;
-}
 
 const flowBody = z.object({
   path: z.string(),
@@ -54,7 +49,7 @@ function checkDefinition(value: FlowValue): void {
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
       try {
-        inferSchema(m.value.language as Language, m.value.content);
+        inferSchema(m.value.language, m.value.content);
       } catch (e) {
         if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
         throw e;
@@ -68,15 +63,15 @@ function checkDefinition(value: FlowValue): void {
 }
 
 async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
-  checkDefinition(input.value as FlowValue);
+  checkDefinition(input.value);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {
     id,
     path: input.path,
     summary: input.summary,
     description: input.description,
-    value: input.value as FlowValue,
-    schema: (input.schema as InputSchema | null | undefined) ?? null,
+    value: input.value,
+    schema: input.schema ?? null,
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
@@ -93,7 +88,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights
   if (await deps.store.getLatestScript(rights.workspaceId, input.path)) throw conflict(`a script already exists at ${input.path}`);
   if (await deps.store.getEntity('flow', rights.workspaceId, input.path)) throw conflict(`${what(input.path)} already exists: update it instead`);
   const version = await storeVersion(deps, rights, input);
-  await createEntity<FlowHead>(deps.store, deps.clock, 'flow', rights.workspaceId, input.path, { path: input.path, version: version.id }, what(input.path));
+  await createEntity(deps.store, deps.clock, 'flow', rights.workspaceId, input.path, { path: input.path, version: version.id }, what(input.path));
   return version;
 }
 
@@ -103,18 +98,18 @@ export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });
   await requireEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
   const version = await storeVersion(deps, rights, input);
-  await updateEntity<FlowHead>(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, version: Math.max(h.version, version.id) }));
+  await updateEntity(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, version: Math.max(h.version, version.id) }));
   return version;
 }
 
 /** The latest version of a flow, or null when there is no flow at the path. */
 export async function findLatestFlow(store: Store, workspaceId: string, path: string): Promise<FlowVersion | null> {
-  const head = await getEntityValue<FlowHead>(store, 'flow', workspaceId, path);
+  const head = await getEntityValue(store, 'flow', workspaceId, path);
   return head ? findFlowVersion(store, workspaceId, head.version) : null;
 }
 
 export async function findFlowVersion(store: Store, workspaceId: string, id: number): Promise<FlowVersion | null> {
-  return getEntityValue<FlowVersion>(store, 'flow_version', workspaceId, versionKey(id));
+  return getEntityValue(store, 'flow_version', workspaceId, versionKey(id));
 }
 
 export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<FlowVersion> {
@@ -124,13 +119,13 @@ export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, pat
 
 export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<{ path: string; version: number }[]> {
   rights.check('flows', 'read');
-  return (await listEntityValues<FlowHead>(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path));
+  return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path));
 }
 
 /** Newest first (spec 9: numeric version ids). */
 export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string; deployment_message?: string }[]> {
   rights.check('flows', 'read', path);
-  const versions = (await listEntityValues<FlowVersion>(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
+  const versions = (await listEntityValues(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
   if (versions.length === 0) throw notFound(what(path));
   return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary, ...(v.deployment_message ? { deployment_message: v.deployment_message } : {}) }));
 }

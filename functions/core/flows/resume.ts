@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, conflict, notFound } from '../errors.js';
-import { updateEntity } from '../entities.js';
+import { getEntityValue, updateEntity } from '../entities.js';
 import type { Rights } from '../permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { getFlowRun } from './advance.js';
+import { findFlowVersion } from './flows.js';
 import { FLOW_LEVEL, type FlowRun } from './run-state.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';
@@ -95,7 +96,7 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
   const required = settings.user_groups_required;
   // An expression's groups are known once the flow reached the step; until then nobody may approve.
   const evaluated = run.step?.kind === 'suspend' && run.step.resume_job === ctx.stepJob.id ? run.step.groups : undefined;
-  const groups = required?.type === 'static' ? ((required.value as string[] | undefined) ?? []) : required ? (evaluated ?? ['(not yet known)']) : [];
+  const groups = required?.type === 'static' ? staticGroups(required.value) : required ? (evaluated ?? ['(not yet known)']) : [];
   const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
   if (!needsLogin) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
@@ -103,7 +104,7 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
     return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
   }
   if (groups.length > 0) {
-    const members = await Promise.all(groups.map(async (g) => ((await deps.store.getEntity('group', flowJob.workspace_id, g))?.value as { members?: string[] } | undefined)?.members ?? []));
+    const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', flowJob.workspace_id, g))?.members ?? []));
     if (!members.some((m) => m.includes(principal.username))) return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
   }
   return null;
@@ -127,7 +128,7 @@ export async function resumeStep(
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';
   const at = deps.clock.now().toISOString();
   const key = eventsKey(req);
-  const stored = await updateEntity<FlowRun>(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
+  const stored = await updateEntity(deps.store, deps.clock, 'flow_run', req.workspaceId, ctx.flowJob.id, `flow run ${ctx.flowJob.id}`, (run) => {
     if (run.status === 'finished') throw conflict('the flow already finished');
     const step = run.step;
     if (!req.flowLevel && step?.kind === 'suspend' && step.resume_job !== req.stepJobId) throw conflict('the flow is no longer waiting for this step');
@@ -183,32 +184,33 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const ctx = await suspendContext(deps, req);
   const { run, settings, stepJob, flowJob, moduleId } = ctx;
   const module = findModule(run.modules, moduleId);
-  const version = await deps.store.getEntity('flow_version', req.workspaceId, String(run.version).padStart(12, '0'));
+  const version = await findFlowVersion(deps.store, req.workspaceId, run.version);
   // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
-  const prompt = (stepJob.result && typeof stepJob.result === 'object' ? stepJob.result : {}) as Record<string, unknown>;
+  const prompt = isRecord(stepJob.result) ? stepJob.result : {};
   const events = run.events[eventsKey(req)] ?? { approvals: [] };
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
   return {
     flowPath: flowJob.script_path,
-    flowSummary: ((version?.value as { summary?: string } | undefined)?.summary ?? ''),
+    flowSummary: version?.summary ?? '',
     stepId: moduleId,
     stepSummary: module?.summary ?? '',
     triggeredBy: flowJob.created_by,
     approvalsReceived: events.approvals.length,
     approvalsRequired: settings.required_events,
     description: prompt.description ?? null,
-    formSchema: (settings.resume_form?.schema as ApprovalView['formSchema']) ?? null,
+    formSchema: settings.resume_form?.schema ?? null,
     defaultArgs: isRecord(prompt.default_args) ? prompt.default_args : {},
-    enums: isRecord(prompt.enums) ? (prompt.enums as Record<string, string[]>) : {},
+    enums: stringLists(prompt.enums),
     hideCancel: settings.hide_cancel,
-    state: pageState(run, req.stepJobId, settings.required_events),
+    state: approvalState(run, req.stepJobId, settings.required_events),
     blockedReason: blocker?.message ?? (used ? 'this link was already used to approve: it counts once' : null),
     loginWouldHelp: blocker?.status === 401,
   };
 }
 
-function pageState(run: FlowRun, stepJobId: string, required: number): ApprovalView['state'] {
+/** Where the approval of one step job stands, as its page shows it. */
+export function approvalState(run: FlowRun, stepJobId: string, required: number): ApprovalView['state'] {
   const events = run.events[stepJobId];
   if (events?.cancel) return 'canceled';
   const step = run.step;
@@ -216,8 +218,20 @@ function pageState(run: FlowRun, stepJobId: string, required: number): ApprovalV
   const here = (step?.kind === 'suspend' && step.resume_job === stepJobId) || (step?.kind === 'child' && step.job.id === stepJobId);
   if (here && run.status !== 'finished') return 'waiting';
   if ((events?.approvals.length ?? 0) >= required) return 'resumed';
-  if (JSON.stringify(run.outcome?.result ?? run.resume ?? null).includes('SuspendTimeout')) return 'timed_out';
+  if (events?.timed_out) return 'timed_out';
   return 'finished';
+}
+
+/** A static `user_groups_required`: a list of group names, or one name. */
+function staticGroups(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+}
+
+/** The choices a step's result offers per field; entries that are not lists of strings are left out. */
+function stringLists(value: unknown): Record<string, string[]> {
+  if (!isRecord(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string[]] => Array.isArray(e[1]) && e[1].every((s) => typeof s === 'string')));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -1,26 +1,13 @@
 import { z } from 'zod';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { queuedJob } from '../jobs.js';
-import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows.js';
+import { flowJobTarget } from '../run-target.js';
+import type { FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
-import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
 /** Starting a flow run from a webhook (spec 4.1): the flow job; its interpreter does the rest. */
-
-export async function resolveFlowByPath(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<FlowVersion | null> {
-  return findLatestFlow(deps.store, rights.workspaceId, path);
-}
-
-/** `fv/<version>`: exactly that version, forever (spec 9). */
-export async function resolveFlowVersion(deps: Pick<CoreDeps, 'store'>, rights: Rights, version: string): Promise<FlowVersion> {
-  const id = Number(version);
-  const flow = Number.isSafeInteger(id) && id > 0 ? await findFlowVersion(deps.store, rights.workspaceId, id) : null;
-  if (!flow) throw notFound(`flow version ${version}`);
-  rights.check('jobs', 'run', flow.path);
-  return flow;
-}
 
 /** The flow's `schema` validates its inputs: 400 naming the first bad field. */
 function validateInputs(flow: FlowVersion, args: Record<string, unknown>): void {
@@ -42,12 +29,8 @@ export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: Fl
   validateInputs(flow, args);
   const job = queuedJob(deps.clock.now().toISOString(), {
     workspace_id: workspaceId,
-    kind: 'flow',
+    ...flowJobTarget(flow.path, flow.id),
     parent_job: null,
-    script_path: flow.path,
-    script_hash: String(flow.id),
-    // A flow has no language of its own; its steps have theirs.
-    language: 'nativets',
     args,
     created_by: principal.username,
   });

@@ -22,6 +22,8 @@ export const FLOW_LEVEL = '*flow';
 export interface StepEvents {
   approvals: Approval[];
   cancel?: { by: string; reason: string; at: string };
+  /** Set when the step's approval timeout passed before enough approvals arrived. */
+  timed_out?: boolean;
 }
 
 export type FlowStep =

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { allModules, findModule } from './definition.js';
+import { parseStored, parseStoredJson } from '../documents/parse.js';
 import { getFlowRun } from './advance.js';
 import type { FlowRun } from './run-state.js';
 import type { CoreDeps } from '../deps.js';
@@ -10,6 +12,9 @@ import type { Job, SharedFiles } from '../../ports.js';
  * the workspace's blob store and goes when the flow that owns it finishes. Parallel branches each
  * start from the folder as it was; the last to finish leaves it as it was then.
  */
+
+/** The folder's files by relative path, base64-encoded, as saveSharedFolder writes them. */
+const storedFolder = z.object({ files: z.record(z.string(), z.string()) });
 
 function blobKey(workspaceId: string, ownerJobId: string): string {
   return `_shared/${workspaceId}/${ownerJobId}.json`;
@@ -32,7 +37,9 @@ export async function sharedFolderOf(deps: Pick<CoreDeps, 'store'>, job: Job): P
 
 export async function loadSharedFolder(deps: Pick<CoreDeps, 'blobs'>, key: string): Promise<SharedFiles> {
   const bytes = await deps.blobs.get(key);
-  return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as { files: SharedFiles }).files : {};
+  if (!bytes) return {};
+  const what = `shared folder ${key}`;
+  return parseStored(storedFolder, parseStoredJson(new TextDecoder().decode(bytes), what, '(root)'), what).files;
 }
 
 export async function saveSharedFolder(deps: Pick<CoreDeps, 'blobs'>, key: string, files: SharedFiles): Promise<void> {

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { flowModule, flowValue } from '../flows/definition.js';
+import { inputSchemaRecord, jobRecord } from './records.js';
+import type { EntityKind } from '../../ports.js';
+import type { Folder, Group, Member } from '../permissions.js';
+import type { Resource } from '../resources.js';
+import type { ResourceType } from '../resource-types.js';
+import type { Variable } from '../variables.js';
+import type { FlowVersion } from '../flows/flows.js';
+import type { FlowRun } from '../flows/run-state.js';
+import type { OutboxEntry } from '../notifications.js';
+
+/**
+ * One schema per kind of workspace document (the Store's entities). The core reads and writes
+ * entities only through core/entities.ts, which parses every value with its kind's schema, so both
+ * shells (and any Store) hold the same documents and the core never casts stored JSON.
+ */
+
+const timestamp = z.string().min(1);
+
+/** The head of a flow path: its latest version id. */
+export interface FlowHead {
+  path: string;
+  version: number;
+}
+
+/** A workspace's sync key, sealed by the instance's SecretCipher (core/sync-key.ts). */
+export interface SealedSyncKey {
+  sealed: string;
+}
+
+/** An instance counter (core/sequences.ts). */
+export interface Sequence {
+  last: number;
+}
+
+/**
+ * The AWS flow runner's record of a flow execution's wait: how often it was woken, and the task
+ * token it waits on (adapters/aws/step-functions-flow-runner.ts).
+ */
+export interface FlowWait {
+  wakes: number;
+  token: string | null;
+}
+
+export interface EntityValues {
+  member: Member;
+  group: Group;
+  folder: Folder;
+  resource: Resource;
+  resource_type: ResourceType;
+  variable: Variable;
+  flow: FlowHead;
+  flow_version: FlowVersion;
+  flow_run: FlowRun;
+  flow_wait: FlowWait;
+  sequence: Sequence;
+  notification: OutboxEntry;
+  sync_key: SealedSyncKey;
+}
+
+const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp });
+
+const flowStep = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('child'), module: z.string(), job: jobRecord }),
+  z.object({
+    kind: z.literal('children'),
+    module: z.string(),
+    jobs: z.array(jobRecord),
+    parallel: z.boolean(),
+    started: z.number().int().nonnegative(),
+    skip_failures: z.array(z.boolean()),
+  }),
+  z.object({
+    kind: z.literal('suspend'),
+    module: z.string(),
+    resume_job: z.string(),
+    required: z.number().int().positive(),
+    deadline: timestamp.nullable(),
+    step_result: z.unknown(),
+    groups: z.array(z.string()).optional(),
+  }),
+]);
+
+const flowRun: z.ZodType<FlowRun> = z.object({
+  flow_job: z.string(),
+  version: z.number().int().positive(),
+  path: z.string(),
+  modules: z.array(flowModule),
+  flow_input: z.record(z.string(), z.unknown()),
+  outer_results: z.record(z.string(), z.unknown()),
+  results: z.record(z.string(), z.unknown()),
+  previous_result: z.unknown(),
+  resume: z.unknown(),
+  resumes: z.array(z.unknown()),
+  approvers: z.array(z.string()),
+  index: z.number().int().nonnegative(),
+  step: flowStep.nullable(),
+  status: z.enum(['running', 'suspended', 'finished']),
+  events: z.record(
+    z.string(),
+    z.object({
+      approvals: z.array(approval),
+      cancel: z.object({ by: z.string(), reason: z.string(), at: timestamp }).optional(),
+      timed_out: z.boolean().optional(),
+    }),
+  ),
+  consumed: z.array(z.number().int()).optional(),
+  step_modules: z.record(z.string(), z.string()),
+  early_return: z.string().optional(),
+  early_result: z.object({ value: z.unknown() }).optional(),
+  same_worker: z.boolean().optional(),
+  shared_folder: z.string().optional(),
+  stopped_early: z.string().optional(),
+  outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
+});
+
+/** Spelled out as a mapped type so that `ENTITY_VALUES[kind]` has the schema of exactly that kind. */
+export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = {
+  member: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), added_by: z.string() }),
+  group: z.object({ name: z.string().min(1), summary: z.string(), members: z.array(z.string()) }),
+  folder: z.object({
+    name: z.string().min(1),
+    summary: z.string(),
+    owners: z.array(z.string()),
+    extra_perms: z.record(z.string(), z.boolean()),
+    created_by: z.string(),
+  }),
+  resource: z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() }),
+  resource_type: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string(), builtin: z.boolean() }),
+  variable: z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() }),
+  flow: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  flow_version: z.object({
+    id: z.number().int().positive(),
+    path: z.string().min(1),
+    summary: z.string(),
+    description: z.string(),
+    value: flowValue,
+    schema: inputSchemaRecord.nullable(),
+    deployment_message: z.string().optional(),
+    created_by: z.string(),
+    created_at: timestamp,
+  }),
+  flow_run: flowRun,
+  flow_wait: z.object({ wakes: z.number().int().nonnegative(), token: z.string().nullable() }),
+  sequence: z.object({ last: z.number().int().positive() }),
+  notification: z.object({ id: z.string(), subject: z.string(), text: z.string(), created_at: timestamp }),
+  sync_key: z.object({ sealed: z.string().min(1) }),
+};

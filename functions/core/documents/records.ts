@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { ENTITY_KINDS, LANGUAGES, type Entity, type InputSchema, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
+
+/**
+ * The schemas of the Store's records (ports.ts): each store builds a candidate from its row or
+ * item and parses it with these, on read and before a write, in both shells.
+ */
+
+const language = z.enum(LANGUAGES);
+const status = z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']);
+const timestamp = z.string().min(1);
+
+export const workspaceRecord: z.ZodType<Workspace> = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  created_at: timestamp,
+  object_storage_enabled: z.boolean(),
+});
+
+/** JSON Schema is open-ended: keys beyond these are kept as they are. */
+export const inputSchemaRecord: z.ZodType<InputSchema> = z.looseObject({
+  $schema: z.string().optional(),
+  type: z.literal('object'),
+  properties: z.record(z.string(), z.record(z.string(), z.unknown())),
+  required: z.array(z.string()),
+  order: z.array(z.string()).optional(),
+});
+
+export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
+  workspace_id: z.string().min(1),
+  path: z.string().min(1),
+  hash: z.string().min(1),
+  parent_hash: z.string().nullable(),
+  content: z.string(),
+  language,
+  summary: z.string(),
+  description: z.string(),
+  schema: inputSchemaRecord,
+  delete_after_use: z.boolean(),
+  timeout: z.number().int().positive().nullable(),
+  deployment_message: z.string().optional(),
+  lock: z.string().optional(),
+  created_by: z.string(),
+  created_at: timestamp,
+});
+
+const jobFields = {
+  id: z.string().min(1),
+  workspace_id: z.string().min(1),
+  parent_job: z.string().nullable(),
+  script_path: z.string(),
+  language,
+  args: z.record(z.string(), z.unknown()).nullable(),
+  status,
+  created_by: z.string(),
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+  success: z.boolean().nullable(),
+  result: z.unknown(),
+  logs: z.string(),
+  result_stream: z.string(),
+  streaming: z.boolean(),
+  attempts: z.number().int().nonnegative(),
+  delete_after_use: z.boolean(),
+  deleted: z.boolean(),
+};
+
+const flowVersionId = z.number().int().positive();
+
+/** What a job runs decides which of script_hash, flow_version and flow_module it has. */
+const typedJob = z.discriminatedUnion('kind', [
+  z.object({ ...jobFields, kind: z.literal('script'), script_hash: z.string().min(1), flow_version: z.null(), flow_module: z.null() }),
+  z.object({ ...jobFields, kind: z.literal('flow'), script_hash: z.null(), flow_version: flowVersionId, flow_module: z.null() }),
+  z.object({ ...jobFields, kind: z.literal('flowstep'), script_hash: z.null(), flow_version: flowVersionId, flow_module: z.string().min(1) }),
+]);
+
+export const jobRecord: z.ZodType<Job> = z.preprocess(upgradeLegacyTarget, typedJob);
+
+/**
+ * Jobs stored before they had `flow_version` (DynamoDB items, jobs inside stored flow runs) packed
+ * the flow version into `script_hash`: `<version>` for a flow, `<version>:<module>` for an inline
+ * step. They are read in today's shape; SQLite rows were migrated instead (sqlite-schema.ts).
+ */
+function upgradeLegacyTarget(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  const job: Record<string, unknown> = { ...raw };
+  if (job.flow_version !== undefined) return raw;
+  if (job.kind === 'script') return { ...job, flow_version: null, flow_module: null };
+  const [version, module] = String(job.script_hash).split(':');
+  return { ...job, script_hash: null, flow_version: Number(version), flow_module: job.kind === 'flowstep' ? (module ?? null) : null };
+}
+
+export const userRecord: z.ZodType<User> = z.object({
+  username: z.string().min(1),
+  email: z.string(),
+  is_admin: z.boolean(),
+  password_hash: z.string().nullable(),
+  created_at: timestamp,
+});
+
+export const tokenRecord: z.ZodType<TokenRecord> = z.object({
+  token_hash: z.string().min(1),
+  prefix: z.string(),
+  label: z.string(),
+  owner: z.string().min(1),
+  kind: z.enum(['api', 'session']),
+  workspace_id: z.string().nullable(),
+  scopes: z.array(z.string()).nullable(),
+  expires_at: timestamp.nullable(),
+  created_at: timestamp,
+  expiry_notice_at: timestamp.nullable().optional(),
+});
+
+/** The envelope of a workspace document; its value is parsed by kind in the core (entity-values.ts). */
+export const entityRecord: z.ZodType<Entity> = z.object({
+  kind: z.enum(ENTITY_KINDS),
+  workspace_id: z.string().min(1),
+  key: z.string().min(1),
+  value: z.record(z.string(), z.unknown()),
+  version: z.number().int().positive(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
