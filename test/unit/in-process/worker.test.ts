@@ -22,7 +22,7 @@ beforeAll(async () => {
 /** A job stored as queued without being handed to the queue, as one the queue has yet to deliver. */
 async function undeliveredJob(path: string, args: Record<string, unknown>) {
   const script = (await s.store.getLatestScript('main', path))!;
-  const job = queuedJob(s.clock.now().toISOString(), { workspace_id: 'main', kind: 'script', parent_job: null, script_path: path, script_hash: script.hash, language: script.language, args, created_by: 'admin' });
+  const job = queuedJob(s.clock.now().toISOString(), { workspace_id: 'main', kind: 'script', parent_job: null, script_path: path, script_hash: script.hash, flow_version: null, flow_module: null, language: script.language, args, created_by: 'admin' });
   await s.store.insertJob(job);
   return job;
 }
