@@ -1,10 +1,9 @@
 import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
 import { jobPrincipal } from '../auth.js';
 import { Rights } from '../permissions.js';
-import { getEntityValue } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion, findLatestFlow } from './flows.js';
-import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
@@ -402,9 +401,4 @@ export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals'
   const jobs = awaitedJobs(run);
   await cancelJobs(deps, jobs, 'the flow was canceled');
   for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
-}
-
-/** The run of a flow job, for views and resume checks. */
-export async function getFlowRun(deps: Pick<WorkerDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
-  return getEntityValue<FlowRun>(deps.store, 'flow_run', workspaceId, flowJobId);
 }

@@ -1,6 +1,5 @@
 import { allModules, findModule } from './definition.js';
-import { getFlowRun } from './advance.js';
-import type { FlowRun } from './run-state.js';
+import { getFlowRun, type FlowRun } from './run-state.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job, SharedFiles } from '../../ports.js';
 
