@@ -26,7 +26,7 @@ const coreForbiddenModules = ['http', 'https', 'child_process', 'node:http', 'no
 }));
 
 export default defineConfig(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', '.svc/**', 'clients/python/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'dist.*/**', '.svc/**', 'clients/python/**'] },
   // Some files silence rules of the wider recommended sets (no-explicit-any) for editors that run
   // them; this config does not enable those, which must not make such a comment an error.
   { linterOptions: { reportUnusedDisableDirectives: 'off' } },
