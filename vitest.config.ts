@@ -24,6 +24,8 @@ const UNIT = {
 
 export default defineConfig({
   test: {
+    // The spawned-server tiers run the compiled service: build it from the current sources first.
+    globalSetup: ['test/build-service.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: running the server-backed files in parallel mostly adds contention.

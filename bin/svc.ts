@@ -18,11 +18,16 @@ async function serve() {
   }
   console.log(`svc listening on ${service.url} (data in ${config.dataDir})`);
   let closing = false;
-  const shutdown = async () => {
+  const shutdown = () => {
     if (closing) return;
     closing = true;
-    await service.close();
-    process.exit(0);
+    service.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        console.error(`svc: shutdown failed: ${e instanceof Error ? e.message : String(e)}`);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
@@ -42,7 +47,13 @@ if (command === 'serve' || command === undefined) {
     env: process.env,
     cwd: process.cwd(),
   };
-  main(process.argv.slice(2), io).then((code) => {
-    process.exitCode = code;
-  });
+  main(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      console.error(`svc: ${e instanceof Error ? e.message : String(e)}`);
+      process.exitCode = 1;
+    },
+  );
 }

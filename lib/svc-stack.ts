@@ -14,7 +14,7 @@ import { Worker, WORKER_TIMEOUT } from './constructs/worker.js';
 export interface SvcStackProps extends StackProps, Partial<SvcConfig> {}
 
 /**
- * svc on AWS (DESIGN.md "Mapping the spec onto AWS"): API Gateway -> api Lambda; jobs on SQS ->
+ * svc on AWS (docs/architecture.md "What runs where"): API Gateway -> api Lambda; jobs on SQS ->
  * worker Lambda -> sandbox Lambdas without permissions; flows on a Step Functions state machine;
  * state in DynamoDB; large payloads in S3.
  */

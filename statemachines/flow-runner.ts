@@ -1,5 +1,5 @@
 /**
- * The flow-runner state machine (DESIGN.md "Flow runner"): one Standard execution per flow job,
+ * The flow-runner state machine (docs/architecture.md "Flow runner"): one Standard execution per flow job,
  * the interpreter pattern. `Advance` asks the core (through the flow-runner function) for the next
  * action; the execution then only waits:
  *

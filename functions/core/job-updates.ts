@@ -1,5 +1,5 @@
 import { getJob, isFinished } from './jobs.js';
-import { getFlowRun } from './flows/advance.js';
+import { getFlowRun } from './flows/run-state.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 

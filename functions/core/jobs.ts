@@ -5,9 +5,8 @@ import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type S
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
 import type { Rights } from './permissions.js';
-import { cancelFlowSteps } from './flows/advance.js';
 
-/** Creating, finding, waiting for and cancelling jobs. Running them is the worker's part. */
+/** Creating, finding and waiting for jobs. Cancelling on request is cancel-job.ts; running them is the worker's part. */
 
 /** The signal a running job's worker listens on, apart from the job's own updates. */
 export function cancelSignal(jobId: string): string {
@@ -74,29 +73,6 @@ export function syncTimeout(jobId: string, maxWaitMs: number, workspaceId: strin
     `job ${jobId} did not finish within the instance's maximum sync wait of ${maxWaitMs / 1000}s; it keeps running: poll /api/w/${workspaceId}/jobs_u/get/${jobId}`,
     { job_id: jobId },
   );
-}
-
-export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reason: string | undefined): Promise<Job> {
-  const job = await getVisibleJob(deps, rights, id, 'cancel');
-  const principal = rights.principal;
-  const workspaceId = rights.workspaceId;
-  if (isFinished(job.status)) throw conflict(`job ${id} already finished as ${job.status}`);
-  const message = `canceled by ${principal.username}${reason ? `: ${reason}` : ''}`;
-  const won = await deps.store.completeJob(
-    id,
-    { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: job.logs },
-    deps.clock.now().toISOString(),
-  );
-  if (!won) throw conflict(`job ${id} finished before it could be canceled`);
-  deps.signals.notify(id);
-  deps.signals.notify(cancelSignal(id));
-  // A cancelled flow stops its steps; a cancelled step lets its flow fail or go on.
-  if (job.kind === 'flow') {
-    await cancelFlowSteps(deps, workspaceId, job.id);
-    await deps.flows.wake(workspaceId, job.id);
-  }
-  if (job.parent_job) await deps.flows.wake(workspaceId, job.parent_job);
-  return getJob(deps, workspaceId, id);
 }
 
 /** A job the caller may see (its creator, or anyone who may read its script); 404 when missing. */

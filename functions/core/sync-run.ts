@@ -1,6 +1,6 @@
 import { ApiError } from './errors.js';
 import { getJob, isFinished, syncTimeout } from './jobs.js';
-import { getFlowRun } from './flows/advance.js';
+import { getFlowRun } from './flows/run-state.js';
 import { shapeSyncResponse, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';

@@ -8,7 +8,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 
-/** Flows and their versions (DESIGN.md routes), and the resume/cancel URLs of approval steps. */
+/** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 

@@ -1,13 +1,13 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.js';
-import { cancelJob, getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs.js';
+import { getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs.js';
+import { cancelJob } from '../core/cancel-job.js';
 import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
-import { getFlowRun } from '../core/flows/advance.js';
-import { withFlowStatus } from '../core/flows/run-state.js';
+import { getFlowRun, withFlowStatus } from '../core/flows/run-state.js';
 
 const listQuery = z.object({
   script_path_exact: z.string().optional(),

@@ -59,7 +59,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   r.post('/jobs/run/fv/:version', (c) => runAsync(c, byVersion(c)));
   r.on(['GET', 'POST'], '/jobs/run_wait_result/fv/:version', (c) => runSync(c, byVersion(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/fv/:version', (c) => runStream(c, byVersion(c)));
-  // DESIGN.md: `/f/<path>` is accepted as an alias for flows.
+  // docs/spec.md 4.1: `/f/<path>` is accepted as an alias for flows.
   r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byPath(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byPath(c)));

@@ -25,7 +25,7 @@ export interface FlowRunnerProps {
 const QUEUE_SLACK_SECONDS = 900;
 
 /**
- * Flows on Step Functions (DESIGN.md "Flow runner"): the flow-runner state machine, one Standard
+ * Flows on Step Functions (docs/architecture.md "Flow runner"): the flow-runner state machine, one Standard
  * execution per flow job (Express workflows cannot wait for task tokens), and the function its
  * Advance and wait states call. The definition lives in statemachines/flow-runner.ts, the same
  * one the aws test tier executes.

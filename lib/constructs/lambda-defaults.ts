@@ -16,7 +16,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export const repoPath = (relative: string): string => join(REPO_ROOT, relative);
 
-/** The runtime the design pins (DESIGN.md "Pins that matter"); Graviton is cheaper per GB-second. */
+/** The runtime the design pins (docs/architecture.md "Pins that matter"); Graviton is cheaper per GB-second. */
 export const NODE_RUNTIME = lambda.Runtime.NODEJS_22_X;
 export const ARCHITECTURE = lambda.Architecture.ARM_64;
 

@@ -22,7 +22,7 @@ export interface MaintenanceProps {
 export const SWEEP_RATE = Duration.hours(1);
 
 /**
- * The instance's housekeeping on an EventBridge schedule (DESIGN.md: token expiry): deletes expired
+ * The instance's housekeeping on an EventBridge schedule (docs/spec.md 5: token expiry): deletes expired
  * tokens and tells their owners, 7 days ahead and once deleted (spec 3, 5.8), by SES when a
  * verified sender is configured (`notificationSender`), else into the outbox the API lists.
  */

@@ -13,4 +13,4 @@ export function acknowledgeWildcardResource(grantee: IConstruct, resource: ICons
 }
 
 export const NODE_RUNTIME_PIN_REASON =
-  'nodejs22.x is pinned by the design (DESIGN.md "Pins that matter"): the SDK pins and the local shell target Node 22; all functions move together.';
+  'nodejs22.x is pinned by the design (docs/architecture.md "Pins that matter"): the SDK pins and the local shell target Node 22; all functions move together.';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import { streamHandle } from 'hono/aws-lambda';
@@ -34,10 +34,14 @@ let server: Server;
 let url: string;
 let target: unknown = handler;
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
+  const bridge = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await read(req);
     const event = proxyEvent(req, body, { stage: 'test', binaryMediaTypes: BINARY_MEDIA_TYPES });
     await sendStreamedResponse(invokeStreaming(target, event, lambdaContext('test', 10_000)), res);
+  };
+  // A failed bridge ends the connection, so the test sees it instead of an unhandled rejection.
+  server = createServer((req, res) => {
+    bridge(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

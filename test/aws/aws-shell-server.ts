@@ -131,7 +131,8 @@ function startSchedule(everyMs: number): void {
     import('../../functions/handlers/maintenance.js')
       .then(({ handler }) => handler())
       .catch((error) => console.error(JSON.stringify({ level: 'error', msg: 'maintenance failed', error: String(error) })));
-  const timer = setInterval(invoke, everyMs);
+  // Fire and forget, like a schedule: invoke() reports its own failures.
+  const timer = setInterval(() => void invoke(), everyMs);
   cleanups.push(() => clearInterval(timer));
 }
 

@@ -85,7 +85,7 @@ async function apiGet(route, what) {
   } catch (error) {
     // fetch says only "fetch failed"; the reason (refused, DNS, reset) is in its cause.
     const reason = error?.cause?.message ?? error?.message ?? String(error);
-    throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`);
+    throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`, { cause: error });
   }
   const text = await response.text();
   if (!response.ok) {

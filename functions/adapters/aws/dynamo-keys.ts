@@ -116,7 +116,7 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ],
-    // Change events for workspace webhooks are read from the stream (see DESIGN.md).
+    // Change events for workspace webhooks are read from the stream (see docs/architecture.md).
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
   };
 }

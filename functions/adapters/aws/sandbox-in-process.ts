@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { runSandboxed } from '../../handlers/sandbox.js';
+import { runSandboxed } from './node-sandbox.js';
 import type { RunRequest } from '../../ports.js';
 import { sandboxFor, type SandboxEvent, type SandboxInvoke } from './sandbox-protocol.js';
 import { parseBufferedEvents } from './sandbox-wire.js';
@@ -8,7 +8,7 @@ import { parseBufferedEvents } from './sandbox-wire.js';
 /**
  * Invokes the sandbox handlers on this machine instead of on Lambda: for tests and local bridges.
  * Kept apart from lambda-sandbox-runner.ts so the worker's bundle does not pull in the local
- * runner (and the TypeScript compiler) through the Node handler.
+ * runner (and the TypeScript compiler) through node-sandbox.ts.
  */
 
 const PYTHON_HANDLER = fileURLToPath(new URL('../../handlers/sandbox-python/handler.py', import.meta.url));

@@ -4,7 +4,7 @@ import type { FlowWait } from '../../core/documents/entity-values.js';
 import type { Clock, FlowDriver, Job, Store } from '../../ports.js';
 
 /**
- * Flows on Step Functions (DESIGN.md "Flow runner"): one Standard execution of the flow-runner
+ * Flows on Step Functions (docs/architecture.md "Flow runner"): one Standard execution of the flow-runner
  * state machine (statemachines/flow-runner.ts) per flow job. Its Advance state runs the core's
  * interpreter; between turns it waits on task tokens: one per step job it sends (completed by the
  * worker when the job has finished), or one while the flow waits to be woken (an approval, a

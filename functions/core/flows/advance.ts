@@ -4,7 +4,7 @@ import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
-import { expressionScope, FLOW_LEVEL, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
@@ -380,9 +380,4 @@ export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals'
   const jobs = awaitedJobs(run);
   await cancelJobs(deps, jobs, 'the flow was canceled');
   for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
-}
-
-/** The run of a flow job, for views and resume checks. */
-export async function getFlowRun(deps: Pick<WorkerDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
-  return getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
 }

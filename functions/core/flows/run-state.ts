@@ -1,5 +1,7 @@
 import type { FlowModule } from './definition.js';
 import type { Job } from '../../ports.js';
+import { getEntityValue } from '../entities.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * What a flow job has done so far, kept as the `flow_run` entity under the flow job's id and
@@ -132,4 +134,9 @@ function promptOf(result: unknown): { prompt?: Record<string, unknown> } {
   const r = result as Record<string, unknown>;
   const keys = ['resume', 'cancel', 'approvalPage', 'default_args', 'enums', 'description'] as const;
   return { prompt: Object.fromEntries(keys.filter((k) => r[k] !== undefined).map((k) => [k, r[k]])) };
+}
+
+/** The run of a flow job, for views and resume checks. */
+export async function getFlowRun(deps: Pick<CoreDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
+  return getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
 }

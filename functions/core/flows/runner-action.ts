@@ -1,5 +1,6 @@
 import { isFinished } from '../jobs.js';
-import { advanceFlow, awaitedJobs, cancelFlowSteps, getFlowRun } from './advance.js';
+import { advanceFlow, awaitedJobs, cancelFlowSteps } from './advance.js';
+import { getFlowRun } from './run-state.js';
 import type { CoreDeps, WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { allModules, findModule } from './definition.js';
 import { parseStored, parseStoredJson } from '../documents/parse.js';
-import { getFlowRun } from './advance.js';
-import type { FlowRun } from './run-state.js';
+import { getFlowRun, type FlowRun } from './run-state.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job, SharedFiles } from '../../ports.js';
 

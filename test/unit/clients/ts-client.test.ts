@@ -117,6 +117,13 @@ describe('svc-client getVariable', () => {
     await expect(rejection).rejects.toThrow(/could not reach http:\/\/127\.0\.0\.1:1/);
     await expect(rejection).rejects.not.toThrow(TOKEN);
   });
+
+  it('keeps the network error as the cause, for a script that wants the details', async () => {
+    setJobEnv({ OV_TOKEN: TOKEN, OV_WORKSPACE: 'main', BASE_INTERNAL_URL: 'http://127.0.0.1:1' });
+    const error: unknown = await svc.getVariable('u/a/v').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).cause).toBeInstanceOf(TypeError); // fetch's own "fetch failed"
+  });
 });
 
 describe('svc-client getContext', () => {

@@ -1,0 +1,37 @@
+/**
+ * dependency-cruiser: no import cycles anywhere in the project (`npm run cycles`). A cycle means two
+ * modules each need the other, so one of them holds code that belongs elsewhere. Type-only imports
+ * count too: they couple modules just the same. Adapters never reach back into a shell. The core's import boundary is an ESLint rule
+ * (eslint.config.js), so editors show it where it is broken.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycle: move the shared code to the module both sides may import.',
+      from: {},
+      // A cycle made only of runtime imports breaks module initialisation order; an `import type`
+      // edge is erased by the compiler (documents/entity-values.ts names the types its schemas
+      // check), so a cycle through one is not reported.
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'adapters-not-shells',
+      severity: 'error',
+      comment: 'An adapter implements a port; the shells (handlers, http, lib, cli, bin) wire adapters, never the reverse.',
+      // local-service.ts and memory-service.ts are shells themselves (what `svc serve` starts, and
+      // what the fast tier drives): they wire the HTTP app.
+      from: { path: '^functions/adapters/', pathNot: '^functions/adapters/(local/local|memory/memory)-service\\.ts$' },
+      to: { path: '^(functions/(handlers|http|cli)|lib|bin)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|cdk\\.out|dist|\\.svc)/' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+  },
+};

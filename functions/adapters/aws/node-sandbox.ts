@@ -1,0 +1,76 @@
+/**
+ * The Node sandbox's work: runs one TypeScript or bash job with the local runner and reports it as
+ * sandbox events. The sandbox Lambda (functions/handlers/sandbox.ts) streams these events to the
+ * worker; sandbox-in-process.ts runs them on this machine for tests and local bridges.
+ */
+import { sandboxFor, type SandboxEvent } from './sandbox-protocol.js';
+import { parseRunRequest, sandboxFailure } from './sandbox-wire.js';
+import type { CodeRunner, RunOutcome } from '../../ports.js';
+import { createLocalRunner } from '../../runtime/index.js';
+
+/** /tmp is the only writable place on Lambda. */
+const DEFAULT_WORK_DIR = '/tmp/svc-sandbox';
+
+let workDir = DEFAULT_WORK_DIR;
+/**
+ * One runner per container, kept across invocations: its warm processes hold script versions, so
+ * the next invocation for the same version skips the start.
+ */
+let containerRunner: CodeRunner | undefined;
+
+function sandboxRunner(): CodeRunner {
+  return (containerRunner ??= createLocalRunner({
+    workDir,
+    // Lambda sends a container one invocation at a time, so one warm process per version is
+    // enough; a few versions stay warm without crowding the function's memory (~50 MB each).
+    maxWarmPerKey: 1,
+    maxWarmTotal: 8,
+  }));
+}
+
+/** Moves the sandbox's work directory (tests); takes effect with the next runner. */
+export function setSandboxWorkDir(dir: string): void {
+  workDir = dir;
+}
+
+/** Stops the warm processes of this container (tests, local bridges shutting down). */
+export async function closeSandbox(): Promise<void> {
+  const runner = containerRunner;
+  containerRunner = undefined;
+  await runner?.close();
+}
+
+/**
+ * Runs one job and reports it through `write`: `log` and `stream` events as they happen, then
+ * exactly one `outcome`. The payload is typed `unknown` because it comes off the wire: it is
+ * checked here, and a bad one is answered with an outcome, never an exception.
+ */
+export async function runSandboxed(
+  payload: unknown,
+  write: (event: SandboxEvent) => void,
+  signal: AbortSignal,
+  /** Time the host gives this run; the job's own timeout is cut to fit inside it. */
+  remainingMs = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  write({ type: 'outcome', outcome: await runChecked(payload, write, signal, remainingMs) });
+}
+
+async function runChecked(payload: unknown, write: (event: SandboxEvent) => void, signal: AbortSignal, remainingMs: number): Promise<RunOutcome> {
+  const parsed = parseRunRequest(payload);
+  if (!parsed.ok) return sandboxFailure(parsed.message);
+  const { request } = parsed;
+  if (sandboxFor(request.language) !== 'node') {
+    return sandboxFailure(`the Node sandbox does not run ${request.language} jobs`);
+  }
+  // The runner's own timeout yields a proper TimeoutError; Lambda's would cut the stream mid-job.
+  const timeoutMs = Math.max(1, Math.min(request.timeoutMs, remainingMs));
+  try {
+    return await sandboxRunner().run(
+      { ...request, timeoutMs },
+      { onLog: (text) => write({ type: 'log', text }), onStream: (chunk) => write({ type: 'stream', chunk }) },
+      signal,
+    );
+  } catch (error) {
+    return sandboxFailure(`the sandbox failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
