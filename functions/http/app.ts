@@ -20,6 +20,7 @@ import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
@@ -33,6 +34,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError((err, c) => errorResponse(c, err));
   app.notFound(notFoundResponse);
+  app.use('*', securityHeaders);
 
   app.use(
     '*',
@@ -48,8 +50,10 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', tokenPageRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path)) return next();
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
+    // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
+    if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
     c.set('principal', await authenticate(deps, credentials));
