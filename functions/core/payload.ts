@@ -1,4 +1,5 @@
 import { badRequest } from './errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from './json-limits.js';
 import type { BlobStore } from '../ports.js';
 
 /**
@@ -91,17 +92,19 @@ function shapeParsed(value: unknown, wrapBody: boolean): Record<string, unknown>
 function argsFromText(text: string, wrapBody: boolean): Record<string, unknown> {
   if (text.trim() === '') return wrapBody ? { body: {} } : {};
   try {
-    return shapeParsed(JSON.parse(text), wrapBody);
-  } catch {
+    return shapeParsed(parseJsonWithLimits(text, 'the request body'), wrapBody);
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     return wrapBody ? { body: text, raw_string: text } : { raw_string: text };
   }
 }
 
 function decodePayloadParam(payload: string): unknown {
+  const json = Buffer.from(payload, 'base64url').toString('utf8');
   try {
-    const json = Buffer.from(payload, 'base64url').toString('utf8');
-    return JSON.parse(json);
-  } catch {
+    return parseJsonWithLimits(json, 'query parameter payload');
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     throw badRequest('invalid_payload', 'query parameter payload must be JSON encoded as URL-safe base64', { field: 'payload' });
   }
 }
@@ -149,8 +152,9 @@ function safeFileName(name: string): string {
 function structuredCloudEvent(text: string, wrapBody: boolean): Record<string, unknown> {
   let envelope: unknown;
   try {
-    envelope = JSON.parse(text);
-  } catch {
+    envelope = parseJsonWithLimits(text, 'the Cloud Event');
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     throw badRequest('invalid_cloudevent', 'a structured Cloud Event must be a JSON object');
   }
   if (!isPlainObject(envelope) || envelope.specversion !== '1.0') {
@@ -186,9 +190,10 @@ function binaryCloudEventMetadata(headers: Record<string, string>, contentType: 
 
 function looksLikeJson(text: string): boolean {
   try {
-    JSON.parse(text);
+    parseJsonWithLimits(text, 'the request body');
     return true;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     return false;
   }
 }

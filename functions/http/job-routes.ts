@@ -6,6 +6,7 @@ import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
+import { parseJsonBody } from './json-body.js';
 import { getFlowRun } from '../core/flows/advance.js';
 import { withFlowStatus } from '../core/flows/run-state.js';
 
@@ -36,13 +37,7 @@ export function jobRoutes(deps: CoreDeps) {
     // The reason is optional, so an empty or non-JSON body is accepted as "no reason".
     const text = await c.req.text();
     let body: unknown = {};
-    if (text.trim()) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
-      }
-    }
+    if (text.trim()) body = parseJsonBody(text);
     const { reason } = parseBody(cancelBody, body);
     const job = await cancelJob(deps, c.get('rights'), c.req.param('id'), reason);
     return c.text(`job ${job.id} canceled`);

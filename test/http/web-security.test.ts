@@ -89,7 +89,7 @@ describe('session cookie', () => {
 
   it('does not start a run from a cross-origin text/plain POST carrying the cookie', async () => {
     const before = await runs();
-    for (const headers of [
+    for (const headers of <Array<Record<string, string>>>[
       { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
       { origin: 'https://evil.example' },
       { origin: 'null' },
