@@ -4,7 +4,7 @@
  */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 503 | 504,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 429 | 422 | 500 | 503 | 504,
     readonly code: string,
     message: string,
     readonly details?: Record<string, unknown>,

@@ -35,6 +35,14 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.onError((err, c) => errorResponse(c, err));
   app.notFound(notFoundResponse);
   app.use('*', securityHeaders);
+  app.use('*', async (c, next) => {
+    // Every name, path and id fits well inside this; the stores' keys have hard size limits
+    // (DynamoDB: 1,024 bytes for a sort key), so a longer path could only fail further in.
+    if (Buffer.byteLength(c.req.path) > MAX_PATH_BYTES) {
+      return errorResponse(c, new ApiError(414, 'uri_too_long', `the request path is longer than ${MAX_PATH_BYTES} bytes`));
+    }
+    await next();
+  });
 
   app.use(
     '*',
@@ -78,6 +86,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   return app;
 }
+
+const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/auth/login']);

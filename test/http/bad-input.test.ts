@@ -61,3 +61,15 @@ describe('JSON nested 5,000 levels deep', () => {
     expect(await res.json()).toEqual(JSON.parse(deepObject(20)));
   });
 });
+
+describe('over-long paths', () => {
+  it('answer 414 naming the limit, on every route, instead of failing in the store', async () => {
+    const name = 'a'.repeat(3000);
+    for (const path of [`${ws()}/groups/get/${name}`, `${ws()}/variables/get/f/bad/${name}`, `${ws()}/scripts/get/h/${name}`]) {
+      const res = await s.fetch(path);
+      expect(res.status, path.slice(0, 40)).toBe(414);
+      expect((await res.json()).error.message).toMatch(/longer than 1000 bytes/);
+    }
+    expect((await s.fetch(`${ws()}/jobs/run/p/f/bad/${name}`, { method: 'POST' })).status).toBe(414);
+  });
+});
