@@ -146,7 +146,9 @@ export type EntityKind =
   | 'flow_wait'
   | 'sequence'
   | 'notification'
-  | 'sync_key';
+  | 'sync_key'
+  | 'login_throttle'
+  | 'audit';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;
