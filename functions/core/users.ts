@@ -75,7 +75,7 @@ export interface Session {
  * Checks the password and opens a session; the same 401 for an unknown user and a wrong password.
  * `address` is the client's, for the per-address limit (core/login-throttle.ts).
  */
-export async function login(deps: Pick<CoreDeps, 'store' | 'clock'>, body: unknown, address: string | null = null): Promise<Session> {
+export async function login(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, body: unknown, address: string | null = null): Promise<Session> {
   const input = parseBody(loginBody, body);
   const wanted = input.email.toLowerCase();
   const user = (await deps.store.listUsers()).find((u) => u.email.toLowerCase() === wanted || u.username.toLowerCase() === wanted) ?? null;
@@ -88,7 +88,7 @@ export async function login(deps: Pick<CoreDeps, 'store' | 'clock'>, body: unkno
   }
   await recordLoginSuccess(deps, account);
   const expiresAt = new Date(deps.clock.now().getTime() + SESSION_TTL_MS).toISOString();
-  const token = await issueToken(deps.store, deps.clock, {
+  const token = await issueToken({ ...deps, signingKey: deps.config.signingKey }, {
     label: 'session',
     owner: user.username,
     kind: 'session',

@@ -104,4 +104,10 @@ export const MIGRATIONS: string[] = [
   `,
   // When a token's owner was told it expires soon (spec 5.8).
   `ALTER TABLE tokens ADD COLUMN expiry_notice_at TEXT;`,
+  // Every token stored so far kept its first 12 characters in clear, 8 of them secret; 8 are
+  // enough to tell tokens apart. Each is moved under its keyed digest when next used (core/auth.ts).
+  `
+  -- httpsurf: stored tokens keep no more than 4 characters of their secret in clear
+  UPDATE tokens SET prefix = substr(prefix, 1, 8);
+  `,
 ];
