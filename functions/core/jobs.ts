@@ -27,7 +27,8 @@ export async function resolveTarget(deps: CoreDeps, rights: Rights, target: RunT
     target.by === 'path'
       ? await deps.store.getLatestScript(rights.workspaceId, target.path)
       : await deps.store.getScriptByHash(rights.workspaceId, target.hash);
-  if (!script) throw notFound(target.by === 'path' ? `script ${target.path}` : `script version ${target.hash}`);
+  // A path may name a script or a flow (the run routes look for a flow first).
+  if (!script) throw notFound(target.by === 'path' ? `script or flow ${target.path}` : `script version ${target.hash}`);
   rights.check('jobs', 'run', script.path);
   return script;
 }

@@ -44,11 +44,12 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     throw badRequest('cloudevents_batch_unsupported', 'Cloud Events batch mode is not supported; send one event per request');
   }
   const wrapBody = req.query.wrap_body === 'true';
-  const text = decoder.decode(req.body);
+  // The GET form carries its body in `payload`: that JSON is the body `raw=true` gives.
+  const text = req.query.payload !== undefined ? decodePayloadText(req.query.payload) : decoder.decode(req.body);
   let args: Record<string, unknown>;
 
   if (req.query.payload !== undefined) {
-    args = shapeParsed(decodePayloadParam(req.query.payload), wrapBody);
+    args = shapeParsed(parsePayloadParam(text), wrapBody);
   } else if (req.multipart) {
     args = await argsFromMultipart(req.multipart, ctx, wrapBody);
   } else if (mediaType === 'application/x-www-form-urlencoded' && !looksLikeJson(text)) {
@@ -58,12 +59,21 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     args = structuredCloudEvent(text, wrapBody);
   } else {
     args = argsFromText(text, wrapBody);
+  }
+  // Binary-mode Cloud Events carry their attributes as headers, whatever the body is (JSON, form, multipart).
+  if (mediaType !== 'application/cloudevents+json') {
     const metadata = binaryCloudEventMetadata(req.headers, req.contentType);
     if (metadata) args.WEBHOOK__METADATA__ = metadata;
   }
 
   if (req.query.raw === 'true') args.raw_string = text;
-  for (const name of [...ctx.includeHeaders, ...splitList(req.query.include_header)]) {
+  const requested = splitList(req.query.include_header);
+  const credential = requested.find((name) => CREDENTIAL_HEADERS.has(name.toLowerCase()));
+  if (credential) {
+    throw badRequest('credential_header', `include_header may not name ${credential}: the caller's credentials are never passed to a job`, { field: 'include_header' });
+  }
+  for (const name of [...ctx.includeHeaders, ...requested]) {
+    if (CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
     const value = req.headers[name.toLowerCase()];
     if (value !== undefined) args[headerArgName(name)] = value;
   }
@@ -72,6 +82,9 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
   }
   return args;
 }
+
+/** Headers that carry the caller's own credentials: a job's args are stored and shown, so these never go there. */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 /** `X-Hub-Signature` becomes the argument `x_hub_signature`, a valid parameter name in every language. */
 function headerArgName(header: string): string {
@@ -99,8 +112,11 @@ function argsFromText(text: string, wrapBody: boolean): Record<string, unknown> 
   }
 }
 
-function decodePayloadParam(payload: string): unknown {
-  const json = Buffer.from(payload, 'base64url').toString('utf8');
+function decodePayloadText(payload: string): string {
+  return Buffer.from(payload, 'base64url').toString('utf8');
+}
+
+function parsePayloadParam(json: string): unknown {
   try {
     return parseJsonWithLimits(json, 'query parameter payload');
   } catch (e) {

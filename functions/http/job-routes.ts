@@ -30,6 +30,8 @@ export function jobRoutes(deps: CoreDeps) {
   r.get('/jobs_u/completed/get_result/:id', async (c) => {
     const job = await getVisibleJob(deps, c.get('rights'), c.req.param('id'));
     if (!isFinished(job.status)) throw new ApiError(404, 'not_completed', `job ${job.id} has not completed yet (${job.status})`);
+    // Deleted after use (spec 4.4): there is no result any more, which is not the same as a null one.
+    if (job.deleted) throw new ApiError(404, 'result_deleted', `the result of job ${job.id} was deleted after use`);
     return c.json(job.result);
   });
 

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
+import { ApiError, notFound } from '../core/errors.js';
 import { argsFromRequest } from '../core/payload.js';
 import { getVisibleJob, pushJob, resolveTarget, type RunTarget } from '../core/jobs.js';
 import { pushFlowJob, resolveFlowByPath, resolveFlowVersion } from '../core/flows/run-flow.js';
@@ -11,7 +12,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 
-type Target = RunTarget | { by: 'flow_version'; version: string };
+type Target = RunTarget | { by: 'flow_version'; version: string } | { by: 'flow_path'; path: string };
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
@@ -36,10 +37,11 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       const flow = await resolveFlowVersion(deps, rights, target.version);
       return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
     }
-    if (target.by === 'path') {
+    if (target.by === 'path' || target.by === 'flow_path') {
       rights.check('jobs', 'run', target.path);
       const flow = await resolveFlowByPath(deps, rights, target.path);
       if (flow) return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
+      if (target.by === 'flow_path') throw notFound(`flow ${target.path}`);
     }
     const script = await resolveTarget(deps, rights, target);
     return pushJob(deps, principal, script, await argsOf(c));
@@ -59,6 +61,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
 
   const byPath = (c: Context<AppEnv>): Target => ({ by: 'path', path: c.req.param('path') as string });
   const byVersion = (c: Context<AppEnv>): Target => ({ by: 'flow_version', version: c.req.param('version') as string });
+  const byFlowPath = (c: Context<AppEnv>): Target => ({ by: 'flow_path', path: c.req.param('path') as string });
   const byHash = (c: Context<AppEnv>): Target => ({ by: 'hash', hash: c.req.param('hash') as string });
 
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
@@ -71,9 +74,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   r.on(['GET', 'POST'], '/jobs/run_wait_result/fv/:version', (c) => runSync(c, byVersion(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/fv/:version', (c) => runStream(c, byVersion(c)));
   // DESIGN.md: `/f/<path>` is accepted as an alias for flows.
-  r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byPath(c)));
-  r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byPath(c)));
-  r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byPath(c)));
+  r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byFlowPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byFlowPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byFlowPath(c)));
 
   // The spec writes `job_u`; Windmill clients use `jobs_u`: both reach the same stream.
   for (const prefix of ['/job_u', '/jobs_u']) {
@@ -81,7 +84,11 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       const id = c.req.param('id');
       // Resolve the job before the stream opens, so an unknown id is a plain 404.
       await getVisibleJob(deps, c.get('rights'), id);
-      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs);
+      const offset = c.req.query('stream_offset');
+      if (offset !== undefined && !/^\d{1,15}$/.test(offset)) {
+        throw new ApiError(400, 'invalid_request', 'stream_offset must be a non-negative integer', { field: 'stream_offset' });
+      }
+      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs, Number(offset ?? 0));
     });
   }
   return r;
@@ -92,9 +99,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
  * SSE clients ignore) goes out whenever nothing else did for `keepAliveMs`, so proxies and load
  * balancers with idle timeouts keep the stream open.
  */
-function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number) {
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number, streamOffset = 0) {
   return streamSSE(c, async (stream) => {
-    const updates = jobUpdates(deps, workspaceId, jobId, { fast });
+    const updates = jobUpdates(deps, workspaceId, jobId, { fast, streamOffset });
     let next = updates.next();
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
