@@ -1,5 +1,6 @@
 import { badRequest } from './errors.js';
 import { JsonSyntaxError, parseJsonWithLimits } from './json-limits.js';
+import { uploadKey } from './uploads.js';
 import type { BlobStore } from '../ports.js';
 
 /**
@@ -34,6 +35,8 @@ export interface PayloadContext {
   includeHeaders: string[];
   /** Names a stored upload uniquely. */
   newId: () => string;
+  /** The script or flow the request runs: its uploads are readable by whoever may read its jobs. */
+  ownerPath?: string;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -148,7 +151,7 @@ async function argsFromMultipart(
   }
   const args = formToObject(multipart.fields);
   for (const file of multipart.files) {
-    const key = `webhook_uploads/${ctx.newId()}/${safeFileName(file.filename)}`;
+    const key = uploadKey(ctx.ownerPath, ctx.newId(), safeFileName(file.filename));
     await ctx.blobs.put(`${ctx.workspaceId}/${key}`, file.bytes, file.contentType);
     const stored = { s3: key, filename: file.filename, content_type: file.contentType, size: file.bytes.byteLength };
     const list = (args[file.field] as unknown[] | undefined) ?? [];

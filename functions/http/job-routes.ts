@@ -7,6 +7,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
+import { downloadUpload } from '../core/uploads.js';
 import { getFlowRun } from '../core/flows/advance.js';
 import { withFlowStatus } from '../core/flows/run-state.js';
 
@@ -33,6 +34,14 @@ export function jobRoutes(deps: CoreDeps) {
     // Deleted after use (spec 4.4): there is no result any more, which is not the same as a null one.
     if (job.deleted) throw new ApiError(404, 'result_deleted', `the result of job ${job.id} was deleted after use`);
     return c.json(job.result);
+  });
+
+  // Windmill's route for files a job was given by s3 key: always a download, never rendered here.
+  r.get('/job_helpers/download_s3_file', async (c) => {
+    const file = await downloadUpload(deps, c.get('rights'), c.req.query('file_key'));
+    return new Response(Buffer.from(file.bytes), {
+      headers: { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename="${file.fileName}"` },
+    });
   });
 
   r.post('/jobs_u/queue/cancel/:id', async (c) => {

@@ -18,9 +18,10 @@ type Target = RunTarget | { by: 'flow_version'; version: string } | { by: 'flow_
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const r = new Hono<AppEnv>();
 
-  const argsOf = async (c: Context<AppEnv>) => {
+  const argsOf = async (c: Context<AppEnv>, ownerPath: string) => {
     const workspace = c.get('workspace');
     return argsFromRequest(await toIncoming(c), {
+      ownerPath,
       workspaceId: workspace.id,
       objectStorageEnabled: workspace.object_storage_enabled,
       blobs: deps.blobs,
@@ -35,16 +36,16 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
     const rights = c.get('rights');
     if (target.by === 'flow_version') {
       const flow = await resolveFlowVersion(deps, rights, target.version);
-      return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
+      return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c, flow.path));
     }
     if (target.by === 'path' || target.by === 'flow_path') {
       rights.check('jobs', 'run', target.path);
       const flow = await resolveFlowByPath(deps, rights, target.path);
-      if (flow) return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c));
+      if (flow) return pushFlowJob(deps, principal, flow, rights.workspaceId, await argsOf(c, flow.path));
       if (target.by === 'flow_path') throw notFound(`flow ${target.path}`);
     }
     const script = await resolveTarget(deps, rights, target);
-    return pushJob(deps, principal, script, await argsOf(c));
+    return pushJob(deps, principal, script, await argsOf(c, script.path));
   };
 
   const runAsync = async (c: Context<AppEnv>, target: Target) => c.text((await push(c, target)).id, 201);

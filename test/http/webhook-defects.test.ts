@@ -87,4 +87,31 @@ describe('webhook defects', () => {
     const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/defects/py_db`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"db":{"host":"pg.local"}}' });
     expect(await res.json()).toEqual({ host: 'pg.local', n: 1 });
   });
+
+  it('lets multipart files be downloaded through an authorised route and both client libraries', async () => {
+    expect((await s.post(`${ws()}/workspaces/edit_object_storage`, { enabled: true })).status).toBeLessThan(300);
+    await createScript(s, 'f/defects/upload', 'bun', 'export function main(doc) { return doc; }');
+    await createScript(s, 'f/defects/read_ts', 'bun', `import * as svc from 'svc-client';
+export async function main(doc) { return new TextDecoder().decode(await svc.downloadFile(doc[0])); }`);
+    await createScript(s, 'f/defects/read_py', 'python3', 'import svc\ndef main(doc: list):\n    return svc.download_file(doc[0]["s3"]).decode()\n');
+    const form = () => {
+      const f = new FormData();
+      f.set('doc', new Blob(['file body ü'], { type: 'text/plain' }), 'notes.txt');
+      return f;
+    };
+    const [stored] = await (await s.fetch(`${ws()}/jobs/run_wait_result/p/f/defects/upload`, { method: 'POST', body: form() })).json();
+    expect(stored.s3).toMatch(/^webhook_uploads\/f\/defects\/upload\/.+\/notes\.txt$/);
+
+    const res = await s.fetch(`${ws()}/job_helpers/download_s3_file?file_key=${encodeURIComponent(stored.s3)}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect(await res.text()).toBe('file body ü');
+    expect((await s.fetch(`${ws()}/job_helpers/download_s3_file?file_key=${encodeURIComponent(stored.s3)}`, { token: null })).status).toBe(401);
+    expect((await s.fetch(`${ws()}/job_helpers/download_s3_file?file_key=../../signing.key`)).status).toBe(400);
+
+    for (const reader of ['f/defects/read_ts', 'f/defects/read_py']) {
+      const got = await s.fetch(`${ws()}/jobs/run_wait_result/p/${reader}`, { method: 'POST', body: form() });
+      expect(await got.json(), reader).toBe('file body ü');
+    }
+  });
 });
