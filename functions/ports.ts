@@ -152,6 +152,8 @@ export const ENTITY_KINDS = [
   'sequence',
   'notification',
   'sync_key',
+  'login_throttle',
+  'audit',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -313,7 +315,7 @@ export interface RunRequest {
   /** Arguments by parameter name; the runner passes those named in `schema` to `main`. */
   args: Record<string, unknown>;
   schema: InputSchema;
-  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3). */
+  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3), OV_JOB_ATTEMPT. */
   env: Record<string, string>;
   timeoutMs: number;
   maxOutputBytes: number;

@@ -1,5 +1,5 @@
 import { ApiError } from './errors.js';
-import { sha256Hex, newSecret } from './crypto.js';
+import { hmacSha256Hex, newSecret, newShortId, sha256Hex } from './crypto.js';
 import { looksLikeJobToken, verifyJobToken } from './job-tokens.js';
 import { parseScopes, type Scope } from './scopes.js';
 import type { CoreDeps } from './deps.js';
@@ -31,8 +31,29 @@ export interface Credentials {
   session: string | null;
 }
 
-export function hashToken(token: string): string {
+/**
+ * What a token is stored under: an HMAC keyed with a key derived from the instance's signing key
+ * (a key file locally, Secrets Manager on AWS), so a copy of the database alone does not let
+ * anyone test guesses against it. The derivation keeps the two uses apart.
+ */
+export function tokenDigest(signingKey: Uint8Array, token: string): string {
+  return hmacSha256Hex(Buffer.from(hmacSha256Hex(signingKey, 'svc token digest v1'), 'hex'), token);
+}
+
+/** How tokens were stored before (unsalted SHA-256): still found, and rewritten on their next use. */
+export function legacyTokenHash(token: string): string {
   return sha256Hex(`svc-token:${token}`);
+}
+
+/**
+ * New tokens are `svc_<id>_<secret>`: the 8-character id is what listings show and what is kept in
+ * clear; no part of the secret is. Tokens of another shape (older ones, SVC_ADMIN_TOKEN) keep only
+ * their first 8 characters in clear.
+ */
+const TOKEN_SHAPE = /^svc_([a-z0-9]{8})_[A-Za-z0-9_-]{43}$/;
+
+export function tokenPrefix(token: string): string {
+  return TOKEN_SHAPE.test(token) ? token.slice(0, 12) : token.slice(0, 8);
 }
 
 const UNKNOWN_TOKEN = () => new ApiError(401, 'unauthorized', 'the token is unknown or expired');
@@ -43,8 +64,8 @@ export async function authenticate(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
     throw new ApiError(401, 'unauthorized', 'a token is required: send "Authorization: Bearer <token>" or ?token=<token>, or log in');
   }
   if (looksLikeJobToken(token)) return authenticateJob(deps, token);
-  const tokenHash = hashToken(token);
-  const record = await deps.store.getToken(tokenHash);
+  const tokenHash = tokenDigest(deps.config.signingKey, token);
+  const record = (await deps.store.getToken(tokenHash)) ?? (await upgradeLegacyToken(deps.store, token, tokenHash));
   if (!record) throw UNKNOWN_TOKEN();
   // Expired tokens stop working at once; the sweep deletes them and tells their owners (token-expiry.ts).
   if (isExpired(record, deps.clock)) throw UNKNOWN_TOKEN();
@@ -59,6 +80,20 @@ export async function authenticate(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
     jobId: null,
     tokenHash,
   };
+}
+
+/**
+ * A token stored the old way is moved under its keyed digest, with a short prefix, the first time
+ * it is used: only then is its value at hand to compute the digest. Idempotent when two requests race.
+ */
+async function upgradeLegacyToken(store: Store, token: string, digest: string): Promise<TokenRecord | null> {
+  const legacyHash = legacyTokenHash(token);
+  const legacy = await store.getToken(legacyHash);
+  if (!legacy) return null;
+  const upgraded: TokenRecord = { ...legacy, token_hash: digest, prefix: tokenPrefix(token) };
+  await store.putToken(upgraded);
+  await store.deleteToken(legacyHash);
+  return upgraded;
 }
 
 /** A job token acts for its job's creator, in its workspace, while the job runs (spec 5.4). */
@@ -96,21 +131,20 @@ export function requireFullIdentity(principal: Principal, what: string): void {
   }
 }
 
-export const TOKEN_PREFIX_LENGTH = 12;
-
-/** Issues a token, storing only its hash; the value is returned once and never again. */
+/** Issues a token, storing only its keyed digest; the value is returned once and never again. */
 export async function issueToken(
-  store: Store,
-  clock: Clock,
+  deps: { store: Store; clock: Clock; signingKey: Uint8Array },
   fields: Pick<TokenRecord, 'label' | 'owner' | 'workspace_id' | 'expires_at' | 'scopes' | 'kind'>,
-  value: string = `svc_${newSecret()}`,
+  value: string = `svc_${newShortId(8)}_${newSecret()}`,
 ): Promise<string> {
-  await store.putToken({
+  await deps.store.putToken({
     ...fields,
-    token_hash: hashToken(value),
-    prefix: value.slice(0, TOKEN_PREFIX_LENGTH),
-    created_at: clock.now().toISOString(),
+    token_hash: tokenDigest(deps.signingKey, value),
+    prefix: tokenPrefix(value),
+    created_at: deps.clock.now().toISOString(),
     expiry_notice_at: null,
   });
+  // A given value (SVC_ADMIN_TOKEN) may have been registered the old way by an earlier start.
+  await deps.store.deleteToken(legacyTokenHash(value));
   return value;
 }

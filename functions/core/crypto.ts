@@ -1,9 +1,13 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 
 /** Hashing and random ids. node:crypto is synchronous and available on Node and Lambda alike. */
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
+}
+
+export function hmacSha256Hex(key: Uint8Array, text: string): string {
+  return createHmac('sha256', key).update(text).digest('hex');
 }
 
 export function newUuid(): string {
@@ -13,4 +17,10 @@ export function newUuid(): string {
 /** A URL-safe random secret (256 bits). */
 export function newSecret(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** A short random id from letters and digits (not a secret: ids that may be shown and stored). */
+export function newShortId(length: number): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from(randomBytes(length), (b) => alphabet[b % alphabet.length]).join('');
 }

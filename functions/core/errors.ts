@@ -6,6 +6,8 @@ export type ErrorCode =
   | 'cancel_hidden'
   | 'cloudevents_batch_unsupported'
   | 'conflict'
+  | 'credential_header'
+  | 'cross_origin_request'
   | 'forbidden'
   | 'internal'
   | 'invalid_cloudevent'
@@ -26,21 +28,25 @@ export type ErrorCode =
   | 'invalid_stored_document'
   | 'invalid_svc_response'
   | 'invalid_workspace_id'
+  | 'json_too_deep'
   | 'login_required'
   | 'not_completed'
   | 'not_found'
   | 'not_in_group'
   | 'object_storage_not_configured'
   | 'payload_too_large'
+  | 'result_deleted'
   | 'schema_inference_failed'
   | 'self_approval_disabled'
   | 'sync_wait_timeout'
+  | 'too_many_login_attempts'
   | 'unauthorized'
   | 'unknown_member'
   | 'unknown_resource_type'
   | 'unknown_user'
   | 'unresolvable_reference'
   | 'unsupported_media_type'
+  | 'uri_too_long'
   | 'value_too_large';
 
 /**
@@ -49,7 +55,7 @@ export type ErrorCode =
  */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 503 | 504,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 429 | 422 | 500 | 503 | 504,
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,

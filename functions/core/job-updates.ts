@@ -21,9 +21,10 @@ export type JobUpdate =
 const FAST_PHASE_MS = 2_000;
 const FAST_INTERVAL_MS = 50;
 
-export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean }): AsyncGenerator<JobUpdate> {
+export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean; streamOffset?: number }): AsyncGenerator<JobUpdate> {
   const startedAt = deps.clock.now().getTime();
-  let offset = 0;
+  // A client that reconnects says how much of the stream it has already (spec 4.5 `stream_offset`).
+  let offset = opts.streamOffset ?? 0;
   for (;;) {
     const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
     const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
@@ -32,7 +33,7 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
     const source = job.kind === 'flow' ? await lastStepJob(deps, job) : job;
     const stream = source?.result_stream ?? '';
     const fresh = stream.slice(offset);
-    offset = stream.length;
+    offset = Math.max(offset, stream.length);
     if (isFinished(job.status)) {
       yield {
         type: 'update',
@@ -40,7 +41,8 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
         status: job.status,
         success: job.success,
         // A streamed job's result is the whole stream; any other job's result is its value.
-        only_result: source?.streaming && job.success ? stream : job.result,
+        // A generator that also returned a value has that value, with the stream as `wm_stream`.
+        only_result: source?.streaming && job.success && !hasStreamField(job.result) ? stream : job.result,
         ...(fresh ? { new_result_stream: fresh } : {}),
         stream_offset: offset,
       };
@@ -58,4 +60,8 @@ async function lastStepJob(deps: CoreDeps, flowJob: Job): Promise<Job | null> {
   if (!run || !last || (last.value.type !== 'rawscript' && last.value.type !== 'script')) return null;
   const childId = Object.keys(run.step_modules).find((jobId) => run.step_modules[jobId] === last.id);
   return childId ? deps.store.getJob(flowJob.workspace_id, childId) : null;
+}
+
+function hasStreamField(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && 'wm_stream' in result;
 }

@@ -1,4 +1,6 @@
 import { badRequest } from './errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from './json-limits.js';
+import { uploadKey } from './uploads.js';
 import type { BlobStore } from '../ports.js';
 
 /**
@@ -33,6 +35,8 @@ export interface PayloadContext {
   includeHeaders: string[];
   /** Names a stored upload uniquely. */
   newId: () => string;
+  /** The script or flow the request runs: its uploads are readable by whoever may read its jobs. */
+  ownerPath?: string;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -43,11 +47,12 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     throw badRequest('cloudevents_batch_unsupported', 'Cloud Events batch mode is not supported; send one event per request');
   }
   const wrapBody = req.query.wrap_body === 'true';
-  const text = decoder.decode(req.body);
+  // The GET form carries its body in `payload`: that JSON is the body `raw=true` gives.
+  const text = req.query.payload !== undefined ? decodePayloadText(req.query.payload) : decoder.decode(req.body);
   let args: Record<string, unknown>;
 
   if (req.query.payload !== undefined) {
-    args = shapeParsed(decodePayloadParam(req.query.payload), wrapBody);
+    args = shapeParsed(parsePayloadParam(text), wrapBody);
   } else if (req.multipart) {
     args = await argsFromMultipart(req.multipart, ctx, wrapBody);
   } else if (mediaType === 'application/x-www-form-urlencoded' && !looksLikeJson(text)) {
@@ -57,12 +62,21 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     args = structuredCloudEvent(text, wrapBody);
   } else {
     args = argsFromText(text, wrapBody);
+  }
+  // Binary-mode Cloud Events carry their attributes as headers, whatever the body is (JSON, form, multipart).
+  if (mediaType !== 'application/cloudevents+json') {
     const metadata = binaryCloudEventMetadata(req.headers, req.contentType);
     if (metadata) args.WEBHOOK__METADATA__ = metadata;
   }
 
   if (req.query.raw === 'true') args.raw_string = text;
-  for (const name of [...ctx.includeHeaders, ...splitList(req.query.include_header)]) {
+  const requested = splitList(req.query.include_header);
+  const credential = requested.find((name) => CREDENTIAL_HEADERS.has(name.toLowerCase()));
+  if (credential) {
+    throw badRequest('credential_header', `include_header may not name ${credential}: the caller's credentials are never passed to a job`, { field: 'include_header' });
+  }
+  for (const name of [...ctx.includeHeaders, ...requested]) {
+    if (CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
     const value = req.headers[name.toLowerCase()];
     if (value !== undefined) args[headerArgName(name)] = value;
   }
@@ -71,6 +85,9 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
   }
   return args;
 }
+
+/** Headers that carry the caller's own credentials: a job's args are stored and shown, so these never go there. */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 /** `X-Hub-Signature` becomes the argument `x_hub_signature`, a valid parameter name in every language. */
 function headerArgName(header: string): string {
@@ -91,17 +108,22 @@ function shapeParsed(value: unknown, wrapBody: boolean): Record<string, unknown>
 function argsFromText(text: string, wrapBody: boolean): Record<string, unknown> {
   if (text.trim() === '') return wrapBody ? { body: {} } : {};
   try {
-    return shapeParsed(JSON.parse(text), wrapBody);
-  } catch {
+    return shapeParsed(parseJsonWithLimits(text, 'the request body'), wrapBody);
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     return wrapBody ? { body: text, raw_string: text } : { raw_string: text };
   }
 }
 
-function decodePayloadParam(payload: string): unknown {
+function decodePayloadText(payload: string): string {
+  return Buffer.from(payload, 'base64url').toString('utf8');
+}
+
+function parsePayloadParam(json: string): unknown {
   try {
-    const json = Buffer.from(payload, 'base64url').toString('utf8');
-    return JSON.parse(json);
-  } catch {
+    return parseJsonWithLimits(json, 'query parameter payload');
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     throw badRequest('invalid_payload', 'query parameter payload must be JSON encoded as URL-safe base64', { field: 'payload' });
   }
 }
@@ -129,7 +151,7 @@ async function argsFromMultipart(
   }
   const args = formToObject(multipart.fields);
   for (const file of multipart.files) {
-    const key = `webhook_uploads/${ctx.newId()}/${safeFileName(file.filename)}`;
+    const key = uploadKey(ctx.ownerPath, ctx.newId(), safeFileName(file.filename));
     await ctx.blobs.put(`${ctx.workspaceId}/${key}`, file.bytes, file.contentType);
     const stored = { s3: key, filename: file.filename, content_type: file.contentType, size: file.bytes.byteLength };
     const list = (args[file.field] as unknown[] | undefined) ?? [];
@@ -149,8 +171,9 @@ function safeFileName(name: string): string {
 function structuredCloudEvent(text: string, wrapBody: boolean): Record<string, unknown> {
   let envelope: unknown;
   try {
-    envelope = JSON.parse(text);
-  } catch {
+    envelope = parseJsonWithLimits(text, 'the Cloud Event');
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     throw badRequest('invalid_cloudevent', 'a structured Cloud Event must be a JSON object');
   }
   if (!isPlainObject(envelope) || envelope.specversion !== '1.0') {
@@ -186,9 +209,10 @@ function binaryCloudEventMetadata(headers: Record<string, string>, contentType: 
 
 function looksLikeJson(text: string): boolean {
   try {
-    JSON.parse(text);
+    parseJsonWithLimits(text, 'the request body');
     return true;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     return false;
   }
 }

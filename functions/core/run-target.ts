@@ -38,7 +38,7 @@ export async function resolveRunTarget(store: Store, workspaceId: string, mayRun
       if (flow) return { ok: true, runnable: { kind: 'flow', flow } };
       const script = target.only === 'flow' ? null : await store.getLatestScript(workspaceId, target.path);
       if (script) return { ok: true, runnable: { kind: 'script', script } };
-      return { ok: false, reason: 'not_found', what: `${target.only === 'flow' ? 'flow' : 'script'} ${target.path}` };
+      return { ok: false, reason: 'not_found', what: `${target.only ?? 'script or flow'} ${target.path}` };
     }
     case 'hash': {
       const script = await store.getScriptByHash(workspaceId, target.hash);

@@ -36,17 +36,14 @@ export function shapeSyncResponse(result: unknown): ShapedResponse {
       throw new InvalidResponseShape('svc_headers must be an object of header name to string');
     }
     for (const [name, value] of Object.entries(extra)) {
-      if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n]/.test(value)) {
-        throw new InvalidResponseShape(`svc_headers.${name} must be a valid header name with a string value`);
-      }
-      headers[name.toLowerCase()] = value;
+      checkScriptHeader(name, value);
+      headers[name.toLowerCase()] = value.trim();
     }
   }
   if (result.svc_content_type !== undefined) {
-    if (typeof result.svc_content_type !== 'string' || /[\r\n]/.test(result.svc_content_type)) {
-      throw new InvalidResponseShape('svc_content_type must be a string');
-    }
-    headers['content-type'] = result.svc_content_type;
+    if (typeof result.svc_content_type !== 'string') throw new InvalidResponseShape('svc_content_type must be a string');
+    checkFieldValue('svc_content_type', result.svc_content_type);
+    headers['content-type'] = result.svc_content_type.trim();
   }
   if (NO_BODY.has(status)) return { status, headers, body: null };
 
@@ -55,6 +52,55 @@ export function shapeSyncResponse(result: unknown): ShapedResponse {
   // A non-JSON content type with a string result is sent as that text, unquoted.
   const text = typeof body === 'string' && !isJson ? body : JSON.stringify(body ?? null);
   return { status, headers, body: text };
+}
+
+/**
+ * Headers a script may not set: they would let the job's answer rewrite the service's cookies,
+ * framing, CORS or security policy, or break HTTP framing itself (a wrong Content-Length hangs or
+ * truncates the response; hop-by-hop headers belong to the connection, not the message).
+ */
+const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
+  'set-cookie', 'set-cookie2', 'clear-site-data',
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
+  'proxy-authenticate', 'proxy-authorization', 'content-length', 'content-encoding',
+  'content-security-policy', 'content-security-policy-report-only', 'x-frame-options', 'x-content-type-options',
+  'referrer-policy', 'strict-transport-security', 'permissions-policy', 'x-xss-protection',
+]);
+const FORBIDDEN_PREFIXES = ['access-control-', 'cross-origin-'];
+
+// RFC 9110 5.1: a field name is a token.
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// RFC 9110 5.5: a field value is visible ASCII, SP, HTAB and obs-text (0x80-0xFF): Latin-1 without controls.
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+function checkScriptHeader(name: string, value: unknown): asserts value is string {
+  if (!TOKEN.test(name)) throw new InvalidResponseShape(`svc_headers: ${JSON.stringify(name)} is not a valid header name (RFC 9110 5.1)`);
+  const lower = name.toLowerCase();
+  if (FORBIDDEN_HEADERS.has(lower) || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p))) {
+    throw new InvalidResponseShape(`svc_headers: a script may not set the header ${name}`);
+  }
+  if (typeof value !== 'string') throw new InvalidResponseShape(`svc_headers.${name} must be a string`);
+  checkFieldValue(`svc_headers.${name}`, value);
+}
+
+function checkFieldValue(label: string, value: string): void {
+  if (!FIELD_VALUE.test(value)) {
+    throw new InvalidResponseShape(
+      `${label} is not a valid header value: only Latin-1 characters without control characters (RFC 9110 5.5)`,
+    );
+  }
+}
+
+/**
+ * Whatever a script answers is its content, not the service's: served with an opaque origin
+ * (`sandbox`: no scripts, no cookies, no same-origin API calls) and without content sniffing, so
+ * HTML a script returns cannot act as the logged-in user who opens the webhook URL.
+ */
+export function sandboxUserContent(shaped: ShapedResponse): ShapedResponse {
+  return {
+    ...shaped,
+    headers: { ...shaped.headers, 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' },
+  };
 }
 
 function isShaped(result: unknown): result is {

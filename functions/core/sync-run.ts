@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 import { getJob, isFinished, syncTimeout } from './jobs.js';
 import { getFlowRun } from './flows/run-state.js';
-import { shapeSyncResponse, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
+import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 
@@ -15,8 +15,9 @@ export async function syncResponse(deps: CoreDeps, job: Job): Promise<ShapedResp
   const done = answer.job;
   try {
     // A failed job's result is `{error: {...}}`, answered with 200 like any result (spec 7.1).
-    return shapeSyncResponse(answer.result);
+    return sandboxUserContent(shapeSyncResponse(answer.result));
   } catch (e) {
+    // The job answered something HTTP cannot carry: a structured error naming what was wrong.
     if (e instanceof InvalidResponseShape) throw new ApiError(500, e.code, e.message, { job_id: job.id });
     throw e;
   } finally {

@@ -20,7 +20,7 @@ const createTokenBody = z.object({
 const EXPIRING_SOON_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;
 
-export async function createToken(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal, body: unknown): Promise<string> {
+export async function createToken(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, principal: Principal, body: unknown): Promise<string> {
   requireFullIdentity(principal, 'creating a token');
   const input = parseBody(createTokenBody, body);
   if (input.scopes) parseScopes(input.scopes);
@@ -31,7 +31,7 @@ export async function createToken(deps: Pick<CoreDeps, 'store' | 'clock'>, princ
   if (input.workspace_id && !(await deps.store.getWorkspace(input.workspace_id))) {
     throw badRequest('invalid_request', `workspace_id: no workspace ${input.workspace_id}`, { field: 'workspace_id' });
   }
-  return issueToken(deps.store, deps.clock, {
+  return issueToken({ ...deps, signingKey: deps.config.signingKey }, {
     label: input.label,
     owner: principal.username,
     kind: 'api',

@@ -3,6 +3,7 @@ import { ApiError, badRequest, conflict, notFound } from './errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 import { issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
 import { parseBody } from './validation.js';
+import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
 import type { CoreDeps } from './deps.js';
 import type { User } from '../ports.js';
 
@@ -70,16 +71,24 @@ export interface Session {
   expires_at: string;
 }
 
-/** Checks the password and opens a session; the same 401 for an unknown user and a wrong password. */
-export async function login(deps: Pick<CoreDeps, 'store' | 'clock'>, body: unknown): Promise<Session> {
+/**
+ * Checks the password and opens a session; the same 401 for an unknown user and a wrong password.
+ * `address` is the client's, for the per-address limit (core/login-throttle.ts).
+ */
+export async function login(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, body: unknown, address: string | null = null): Promise<Session> {
   const input = parseBody(loginBody, body);
   const wanted = input.email.toLowerCase();
   const user = (await deps.store.listUsers()).find((u) => u.email.toLowerCase() === wanted || u.username.toLowerCase() === wanted) ?? null;
+  // One count per person, whether they are named by email or by username.
+  const account = user?.username ?? wanted;
+  await assertLoginAllowed(deps, account, address);
   if (!(await verifyPassword(input.password, user?.password_hash ?? null)) || !user) {
+    await recordLoginFailure(deps, account, address);
     throw new ApiError(401, 'invalid_credentials', 'wrong email or password');
   }
+  await recordLoginSuccess(deps, account);
   const expiresAt = new Date(deps.clock.now().getTime() + SESSION_TTL_MS).toISOString();
-  const token = await issueToken(deps.store, deps.clock, {
+  const token = await issueToken({ ...deps, signingKey: deps.config.signingKey }, {
     label: 'session',
     owner: user.username,
     kind: 'session',

@@ -77,6 +77,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
           OV_JOB_ID: jobId,
           OV_JOB_PATH: job.script_path,
           OV_USERNAME: job.created_by,
+          // 1 on the first run; more when a crash or a lost worker made this a re-run, so the
+          // script can tell and make its side effects idempotent.
+          OV_JOB_ATTEMPT: String(job.attempts),
           ...(await flowContext(deps, job)),
         },
         timeoutMs,

@@ -15,7 +15,7 @@ import { awsShell, once } from './aws-deps.js';
 const app = once(async () => {
   const { deps, config, secrets } = await awsShell();
   // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
-  await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace });
+  await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace, signingKey: deps.config.signingKey });
   return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
 });
 

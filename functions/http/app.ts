@@ -20,6 +20,7 @@ import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
@@ -33,6 +34,15 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError((err, c) => errorResponse(c, err));
   app.notFound(notFoundResponse);
+  app.use('*', securityHeaders);
+  app.use('*', async (c, next) => {
+    // Every name, path and id fits well inside this; the stores' keys have hard size limits
+    // (DynamoDB: 1,024 bytes for a sort key), so a longer path could only fail further in.
+    if (Buffer.byteLength(c.req.path) > MAX_PATH_BYTES) {
+      return errorResponse(c, new ApiError(414, 'uri_too_long', `the request path is longer than ${MAX_PATH_BYTES} bytes`));
+    }
+    await next();
+  });
 
   app.use(
     '*',
@@ -48,8 +58,10 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', tokenPageRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path)) return next();
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
+    // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
+    if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
     c.set('principal', await authenticate(deps, credentials));
@@ -74,6 +86,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   return app;
 }
+
+const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/auth/login']);

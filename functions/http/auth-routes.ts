@@ -6,13 +6,16 @@ import { listOutbox } from '../core/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { clientAddress } from './client-address.js';
+import { listAudit } from '../core/login-throttle.js';
+import { requireInstanceAdmin } from '../core/auth.js';
 
 /** Users, password login (session cookie) and the caller's own API tokens. */
 export function authRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/auth/login', async (c) => {
-    const session = await login(deps, await readJsonBody(c));
+    const session = await login(deps, await readJsonBody(c), clientAddress(c));
     setCookie(c, SESSION_COOKIE, session.token, {
       httpOnly: true,
       // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).
@@ -28,6 +31,12 @@ export function authRoutes(deps: CoreDeps) {
     await logout(deps, c.get('principal'));
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     return c.text('logged out');
+  });
+
+  // The instance's audit log (lockouts, for now), for instance admins.
+  r.get('/audit/list', async (c) => {
+    requireInstanceAdmin(c.get('principal'), 'read the audit log');
+    return c.json(await listAudit(deps));
   });
 
   r.get('/users/whoami', async (c) => c.json(await whoami(deps, c.get('principal'))));

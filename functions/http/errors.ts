@@ -5,6 +5,7 @@ import { ApiError } from '../core/errors.js';
 /** Every error leaves as `{"error": {"code", "message"}}`; internals never reach the caller. */
 export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof ApiError) {
+    if (typeof err.details?.retry_after === 'number') c.header('retry-after', String(err.details.retry_after));
     return c.json({ error: { code: err.code, message: err.message, ...err.details } }, err.status as ContentfulStatusCode);
   }
   console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: c.req.path, error: err instanceof Error ? err.message : String(err) }));

@@ -6,7 +6,7 @@ import { parseBody } from '../core/validation.js';
 import { ApiError } from '../core/errors.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
-import { readJsonBody } from './json-body.js';
+import { parseJsonBody, readJsonBody } from './json-body.js';
 
 /** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
@@ -65,9 +65,5 @@ function resumeRequest(c: Context<AppEnv>): ResumeRequest {
 async function optionalJson(c: Context<AppEnv>): Promise<unknown> {
   const text = await c.req.text();
   if (!text.trim()) return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
-  }
+  return parseJsonBody(text);
 }

@@ -7,6 +7,8 @@ import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
+import { parseJsonBody } from './json-body.js';
+import { downloadUpload } from '../core/uploads.js';
 import { getFlowRun, withFlowStatus } from '../core/flows/run-state.js';
 
 const listQuery = z.object({
@@ -29,20 +31,24 @@ export function jobRoutes(deps: CoreDeps) {
   r.get('/jobs_u/completed/get_result/:id', async (c) => {
     const job = await getVisibleJob(deps, c.get('rights'), c.req.param('id'));
     if (!isFinished(job.status)) throw new ApiError(404, 'not_completed', `job ${job.id} has not completed yet (${job.status})`);
+    // Deleted after use (spec 4.4): there is no result any more, which is not the same as a null one.
+    if (job.deleted) throw new ApiError(404, 'result_deleted', `the result of job ${job.id} was deleted after use`);
     return c.json(job.result);
+  });
+
+  // Windmill's route for files a job was given by s3 key: always a download, never rendered here.
+  r.get('/job_helpers/download_s3_file', async (c) => {
+    const file = await downloadUpload(deps, c.get('rights'), c.req.query('file_key'));
+    return new Response(Buffer.from(file.bytes), {
+      headers: { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename="${file.fileName}"` },
+    });
   });
 
   r.post('/jobs_u/queue/cancel/:id', async (c) => {
     // The reason is optional, so an empty or non-JSON body is accepted as "no reason".
     const text = await c.req.text();
     let body: unknown = {};
-    if (text.trim()) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
-      }
-    }
+    if (text.trim()) body = parseJsonBody(text);
     const { reason } = parseBody(cancelBody, body);
     const job = await cancelJob(deps, c.get('rights'), c.req.param('id'), reason);
     return c.text(`job ${job.id} canceled`);

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { ApiError } from '../core/errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from '../core/json-limits.js';
 
 /** Management endpoints take JSON only; webhooks accept anything (see core/payload.ts). */
 export async function readJsonBody(c: Context): Promise<unknown> {
@@ -7,10 +8,15 @@ export async function readJsonBody(c: Context): Promise<unknown> {
   if (!/^application\/([\w.-]+\+)?json$/.test(type)) {
     throw new ApiError(415, 'unsupported_media_type', 'this endpoint takes a JSON body: send Content-Type: application/json');
   }
-  const text = await c.req.text();
+  return parseJsonBody(await c.req.text());
+}
+
+/** JSON with the core's depth limit; anything unparseable is a 400 `invalid_json`. */
+export function parseJsonBody(text: string): unknown {
   try {
-    return JSON.parse(text);
-  } catch {
+    return parseJsonWithLimits(text, 'the request body');
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
     throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
   }
 }

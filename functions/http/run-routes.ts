@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
+import { ApiError, notFound } from '../core/errors.js';
 import { argsFromRequest } from '../core/payload.js';
 import { getVisibleJob } from '../core/jobs.js';
 import { resolveForCaller, startRun } from '../core/start-run.js';
@@ -16,9 +17,10 @@ import { toIncoming } from './incoming.js';
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const r = new Hono<AppEnv>();
 
-  const argsOf = async (c: Context<AppEnv>) => {
+  const argsOf = async (c: Context<AppEnv>, ownerPath: string) => {
     const workspace = c.get('workspace');
     return argsFromRequest(await toIncoming(c), {
+      ownerPath,
       workspaceId: workspace.id,
       objectStorageEnabled: workspace.object_storage_enabled,
       blobs: deps.blobs,
@@ -31,7 +33,8 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const push = async (c: Context<AppEnv>, target: RunTarget): Promise<Job> => {
     const rights = c.get('rights');
     const runnable = await resolveForCaller(deps, rights, target);
-    return startRun(deps, rights, runnable, await argsOf(c));
+    const ownerPath = runnable.kind === 'flow' ? runnable.flow.path : runnable.script.path;
+    return startRun(deps, rights, runnable, await argsOf(c, ownerPath));
   };
 
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
@@ -49,6 +52,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
   const byVersion = (c: Context<AppEnv>): RunTarget => ({ by: 'flow_version', version: c.req.param('version') as string });
   const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
+  const byFlowPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string, only: 'flow' });
 
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
@@ -60,9 +64,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   r.on(['GET', 'POST'], '/jobs/run_wait_result/fv/:version', (c) => runSync(c, byVersion(c)));
   r.on(['GET', 'POST'], '/jobs/run_and_stream/fv/:version', (c) => runStream(c, byVersion(c)));
   // docs/spec.md 4.1: `/f/<path>` is accepted as an alias for flows.
-  r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byPath(c)));
-  r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byPath(c)));
-  r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byPath(c)));
+  r.post('/jobs/run/f/:path{.+}', (c) => runAsync(c, byFlowPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_wait_result/f/:path{.+}', (c) => runSync(c, byFlowPath(c)));
+  r.on(['GET', 'POST'], '/jobs/run_and_stream/f/:path{.+}', (c) => runStream(c, byFlowPath(c)));
 
   // The spec writes `job_u`; Windmill clients use `jobs_u`: both reach the same stream.
   for (const prefix of ['/job_u', '/jobs_u']) {
@@ -70,7 +74,11 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       const id = c.req.param('id');
       // Resolve the job before the stream opens, so an unknown id is a plain 404.
       await getVisibleJob(deps, c.get('rights'), id);
-      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs);
+      const offset = c.req.query('stream_offset');
+      if (offset !== undefined && !/^\d{1,15}$/.test(offset)) {
+        throw new ApiError(400, 'invalid_request', 'stream_offset must be a non-negative integer', { field: 'stream_offset' });
+      }
+      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs, Number(offset ?? 0));
     });
   }
   return r;
@@ -81,9 +89,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
  * SSE clients ignore) goes out whenever nothing else did for `keepAliveMs`, so proxies and load
  * balancers with idle timeouts keep the stream open.
  */
-function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number) {
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number, streamOffset = 0) {
   return streamSSE(c, async (stream) => {
-    const updates = jobUpdates(deps, workspaceId, jobId, { fast });
+    const updates = jobUpdates(deps, workspaceId, jobId, { fast, streamOffset });
     let next = updates.next();
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;

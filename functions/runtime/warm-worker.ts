@@ -176,7 +176,7 @@ export class WarmWorker {
     if (!message.ok) {
       outcome = { ok: false, error: message.error };
     } else if (message.streamed) {
-      outcome = { ok: true, result: chunks.join(''), streamed: true };
+      outcome = { ok: true, result: streamResult(chunks.join(''), message.result), streamed: true };
     } else {
       guard.countOutput(message.result);
       outcome = { ok: true, result: JSON.parse(message.result) as unknown, streamed: false };
@@ -201,4 +201,15 @@ function crashError(info: ExitInfo, tail: OutputTail): JobError {
   const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
   const output = tail.lastLines();
   return { name: 'ExecutionErr', message: `the process ${how} before the job finished${output ? `:\n${output}` : ''}` };
+}
+
+/**
+ * A streamed job's result is its stream; a generator that also returns a value keeps it, with the
+ * stream under `wm_stream` (spec 4.5 `only_result`).
+ */
+export function streamResult(stream: string, returnedJson: string): unknown {
+  if (!returnedJson) return stream;
+  const returned = JSON.parse(returnedJson) as unknown;
+  if (typeof returned === 'object' && returned !== null && !Array.isArray(returned)) return { ...returned, wm_stream: stream };
+  return { result: returned, wm_stream: stream };
 }

@@ -31,10 +31,13 @@ let queueArn: string;
 
 /** Job ids in the order the sandbox started them. */
 const runs: string[] = [];
+/** The OV_JOB_ATTEMPT each run was given, by job id. */
+const attemptSeen = new Map<string, string | undefined>();
 /** How long a run takes unless it is aborted (a canceled job). */
 let runMs = 300;
 const sandbox: SandboxInvoke = async function* (request, signal) {
   runs.push(request.jobId);
+  attemptSeen.set(request.jobId, request.env.OV_JOB_ATTEMPT);
   yield { type: 'log', text: `running ${request.jobId}\n` };
   await sleep(runMs, undefined, { signal }).catch(() => undefined);
   yield { type: 'outcome', outcome: { ok: true, result: `done ${runs.length}`, streamed: false } };
@@ -143,6 +146,8 @@ describe('worker handler: at-least-once delivery', () => {
     expect(await deliver(await receive(1))).toEqual({ batchItemFailures: [] });
     expect(runsOf(job)).toBe(1);
     expect(await store.getJob(job.workspace_id, job.id)).toMatchObject({ status: 'success', attempts: 2 });
+    // The re-run knows it is one.
+    expect(attemptSeen.get(job.id)).toBe('2');
   });
 
   it('leaves a job alone while its worker still holds the lease', async () => {

@@ -41,6 +41,28 @@ describe('nothing accepted is lost (issue point 8)', () => {
     expect(job).toMatchObject({ status: 'success', result: 2, attempts: 2 });
   });
 
+  it.skipIf(localProcessOnly)('tells a job re-run after kill -9 that it is a re-run, and never re-runs a finished one', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    await createScript(first, 'u/admin/attempt', 'python3', 'import os, time\ndef main(wait: float):\n    time.sleep(wait)\n    return int(os.environ["OV_JOB_ATTEMPT"])\n');
+    const run = async (s: TestServer, wait: number) => (await s.fetch('/api/w/main/jobs/run/p/u/admin/attempt', { method: 'POST', body: JSON.stringify({ wait }) })).text();
+    const done = await run(first, 0);
+    expect(await waitForJob(first, done)).toMatchObject({ status: 'success', result: 1, attempts: 1 });
+    const interrupted = await run(first, 1.5);
+    for (let i = 0; i < 100; i++) {
+      if ((await (await first.fetch(`/api/w/main/jobs_u/get/${interrupted}`)).json()).status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await first.kill9();
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await start(dataDir);
+    expect(await waitForJob(second, interrupted)).toMatchObject({ status: 'success', result: 2, attempts: 2 });
+    // The job finished before the crash kept its one run and its result.
+    expect(await (await second.fetch(`/api/w/main/jobs_u/get/${done}`)).json()).toMatchObject({ status: 'success', result: 1, attempts: 1 });
+  });
+
   it.skipIf(localProcessOnly)('keeps every accepted job when the workers cannot keep up, and runs them after a crash', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
     dirs.push(dataDir);

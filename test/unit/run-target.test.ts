@@ -42,7 +42,7 @@ describe('resolving a run target', () => {
 
   it('checks a path before looking it up, so a caller cannot probe which paths exist', async () => {
     expect(await resolve({ by: 'path', path: 'u/bob/missing' }, onlyOps)).toEqual({ ok: false, reason: 'forbidden', path: 'u/bob/missing' });
-    expect(await resolve({ by: 'path', path: 'f/ops/missing' }, onlyOps)).toEqual({ ok: false, reason: 'not_found', what: 'script f/ops/missing' });
+    expect(await resolve({ by: 'path', path: 'f/ops/missing' }, onlyOps)).toEqual({ ok: false, reason: 'not_found', what: 'script or flow f/ops/missing' });
   });
 
   it('checks a hash or a flow version against the path it resolves to', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shapeSyncResponse, InvalidResponseShape } from '../../functions/core/sync-response.js';
+import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape } from '../../functions/core/sync-response.js';
 
 describe('shapeSyncResponse (spec 4.4)', () => {
   it('answers plain results as JSON with 200', () => {
@@ -37,5 +37,27 @@ describe('shapeSyncResponse (spec 4.4)', () => {
     expect(() => shapeSyncResponse({ svc_headers: { 'Bad Header': 'x' } })).toThrow(InvalidResponseShape);
     expect(() => shapeSyncResponse({ svc_headers: { 'X-A': 'a\r\nInjected: 1' } })).toThrow(InvalidResponseShape);
     expect(() => shapeSyncResponse({ svc_headers: { 'X-A': 1 } })).toThrow(InvalidResponseShape);
+  });
+
+  it('refuses headers that would set cookies, CORS, framing, security policy or HTTP framing, naming them', () => {
+    for (const name of ['Set-Cookie', 'Access-Control-Allow-Origin', 'Content-Length', 'Transfer-Encoding', 'Connection',
+      'X-Frame-Options', 'Content-Security-Policy', 'X-Content-Type-Options', 'Upgrade', 'Cross-Origin-Resource-Policy']) {
+      expect(() => shapeSyncResponse({ svc_headers: { [name]: 'x' }, result: 1 }), name).toThrow(new RegExp(`may not set the header ${name}`));
+    }
+  });
+
+  it('refuses header values outside Latin-1 or with control characters, naming the header', () => {
+    expect(() => shapeSyncResponse({ svc_headers: { 'X-Name': 'Zoë ✓' } })).toThrow(/svc_headers\.X-Name .*Latin-1/);
+    expect(() => shapeSyncResponse({ svc_headers: { 'X-Name': 'a\u0000b' } })).toThrow(/svc_headers\.X-Name/);
+    expect(() => shapeSyncResponse({ svc_content_type: 'text/html; charset=\u2603' })).toThrow(/svc_content_type/);
+    // Latin-1 (obs-text) and tabs are valid field content.
+    expect(shapeSyncResponse({ svc_headers: { 'X-Name': 'Zo\u00eb\tok' } }).headers['x-name']).toBe('Zo\u00eb\tok');
+  });
+
+  it('serves what a script answers sandboxed and without sniffing', () => {
+    const r = sandboxUserContent(shapeSyncResponse({ svc_content_type: 'text/html', result: '<script>alert(1)</script>' }));
+    expect(r.headers['content-security-policy']).toBe('sandbox');
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+    expect(r.headers['content-type']).toBe('text/html');
   });
 });

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-__all__ = ["ApiError", "get_context", "get_resource", "get_variable"]
+__all__ = ["ApiError", "download_file", "get_context", "get_resource", "get_variable"]
 
 # get_context() key -> the environment variable the worker sets for the job.
 _CONTEXT_ENV = {
@@ -66,6 +66,19 @@ def get_resume_urls(approver=None, flow_level=False):
     return {"resume": urls["resume"], "cancel": urls["cancel"], "approval_page": urls["approvalPage"]}
 
 
+def download_file(file):
+    """The bytes of a file a multipart webhook stored for this job.
+
+    Pass the argument's entry ({"s3": ..., "filename": ...}) or its s3 key. Readable by whoever may
+    read the jobs of the script or flow that received it.
+    """
+    key = file.get("s3") if isinstance(file, dict) else file
+    if not isinstance(key, str) or not key:
+        raise TypeError("svc: download_file needs an uploaded file ({'s3': ...}) or its s3 key")
+    route = "job_helpers/download_s3_file?file_key=" + urllib.parse.quote(key, safe="")
+    return _api_request(route, f"download_file({key!r})", "application/octet-stream")
+
+
 def get_context():
     """Who and where this job is; a variable the job was not given is None."""
     return {key: os.environ.get(name) for key, name in _CONTEXT_ENV.items()}
@@ -90,21 +103,23 @@ def _required(name):
     return value
 
 
-def _api_get(route, what):
+def _api_request(route, what, accept):
     base = _required("BASE_INTERNAL_URL").rstrip("/")
     url = f"{base}/api/w/{urllib.parse.quote(_required('OV_WORKSPACE'), safe='')}/{route}"
-    request = urllib.request.Request(
-        url, headers={"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": "application/json"}
-    )
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept})
     try:
         with urllib.request.urlopen(request) as response:
-            text = response.read().decode("utf-8")
+            return response.read()
     except urllib.error.HTTPError as error:
         text = error.read().decode("utf-8", errors="replace")
         # `from None`: the chained HTTPError would repeat the request in the traceback for nothing.
         raise ApiError(f"svc: {what} failed with status {error.code}: {_error_message(text, error.reason)}", error.code) from None
     except urllib.error.URLError as error:
         raise ConnectionError(f"svc: {what}: could not reach {base}: {error.reason}") from None
+
+
+def _api_get(route, what):
+    text = _api_request(route, what, "application/json").decode("utf-8")
     try:
         return json.loads(text)
     except ValueError:

@@ -39,6 +39,17 @@ export declare function getResource<T = any>(path: string): Promise<T>;
 /** The value of the variable at `path` (`u/alice/key`, or `$var:u/alice/key`). */
 export declare function getVariable(path: string): Promise<string>;
 
+/** A file a multipart webhook stored, as the job's argument holds it. */
+export interface UploadedFile {
+  s3: string;
+  filename: string;
+  content_type: string;
+  size: number;
+}
+
+/** The bytes of a file a multipart webhook stored for this job (the entry or its `s3` key). */
+export declare function downloadFile(file: UploadedFile | string): Promise<Uint8Array>;
+
 /** The running job's context, from its environment. */
 export declare function getContext(): JobContext;
 

@@ -43,6 +43,19 @@ export async function getResumeUrls(approver, flowLevel = false) {
   return apiGet(`jobs/resume_urls/${encodeURIComponent(required('OV_JOB_ID'))}/${resumeId}${query}`, 'getResumeUrls()');
 }
 
+/**
+ * The bytes of a file a multipart webhook stored for this job: pass the argument's entry
+ * (`{s3, filename, ...}`) or its `s3` key. Readable by whoever may read the jobs of the script or
+ * flow that received it.
+ */
+export async function downloadFile(file) {
+  const key = typeof file === 'string' ? file : file?.s3;
+  if (typeof key !== 'string' || key === '') throw new TypeError('svc-client: downloadFile needs an uploaded file ({s3: ...}) or its s3 key');
+  const what = `downloadFile(${JSON.stringify(key)})`;
+  const response = await apiFetch(`job_helpers/download_s3_file?file_key=${encodeURIComponent(key)}`, what, 'application/octet-stream');
+  return new Uint8Array(await response.arrayBuffer());
+}
+
 /** Who and where this job is; a variable the job was not given is null. */
 export function getContext() {
   const env = (name) => process.env[name] ?? null;
@@ -75,22 +88,27 @@ function required(name) {
   return value;
 }
 
-async function apiGet(route, what) {
+async function apiFetch(route, what, accept) {
   const base = required('BASE_INTERNAL_URL').replace(/\/+$/, '');
   const url = `${base}/api/w/${encodeURIComponent(required('OV_WORKSPACE'))}/${route}`;
   const token = required('OV_TOKEN');
   let response;
   try {
-    response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+    response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: accept } });
   } catch (error) {
     // fetch says only "fetch failed"; the reason (refused, DNS, reset) is in its cause.
     const reason = error?.cause?.message ?? error?.message ?? String(error);
     throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`, { cause: error });
   }
-  const text = await response.text();
   if (!response.ok) {
+    const text = await response.text();
     throw new ApiError(`svc-client: ${what} failed with status ${response.status}: ${errorMessage(text, response.statusText)}`, response.status);
   }
+  return response;
+}
+
+async function apiGet(route, what) {
+  const text = await (await apiFetch(route, what, 'application/json')).text();
   try {
     return JSON.parse(text);
   } catch {

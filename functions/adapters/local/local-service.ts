@@ -41,9 +41,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const clock = { now: () => new Date() };
   const email = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
 
+  const signingKey = loadOrCreateKeyFile(join(config.dataDir, 'signing.key'));
   const { newAdminToken } = await bootstrapInstance(store, clock, {
     adminToken: config.adminToken,
     defaultWorkspaceId: config.defaultWorkspace,
+    signingKey,
   });
 
   const deps: WorkerDeps = {
@@ -57,7 +59,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     email,
     clock,
     runner,
-    config: { ...config.core, baseInternalUrl: '', signingKey: loadOrCreateKeyFile(join(config.dataDir, 'signing.key')) },
+    config: { ...config.core, baseInternalUrl: '', signingKey },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
   const server = await listen(app.fetch, config.host, config.port);

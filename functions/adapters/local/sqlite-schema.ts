@@ -151,4 +151,10 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX jobs_queue ON jobs(status);
   CREATE INDEX jobs_by_workspace ON jobs(workspace_id, created_at);
   `,
+  // Every token stored so far kept its first 12 characters in clear, 8 of them secret; 8 are
+  // enough to tell tokens apart. Each is moved under its keyed digest when next used (core/auth.ts).
+  `
+  -- httpsurf: stored tokens keep no more than 4 characters of their secret in clear
+  UPDATE tokens SET prefix = substr(prefix, 1, 8);
+  `,
 ];

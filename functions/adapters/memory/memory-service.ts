@@ -45,7 +45,8 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
   const store = new MemoryStore();
   const queue = new MemoryJobQueue(work);
   const flows = new MemoryFlowDriver(work);
-  await bootstrapInstance(store, opts.clock, { adminToken: opts.adminToken, defaultWorkspaceId: opts.defaultWorkspace ?? 'main' });
+  const signingKey = randomBytes(32);
+  await bootstrapInstance(store, opts.clock, { adminToken: opts.adminToken, defaultWorkspaceId: opts.defaultWorkspace ?? 'main', signingKey });
   const deps: WorkerDeps = {
     store,
     queue,
@@ -62,7 +63,7 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
       maxOutputBytes: 1024 * 1024,
       syncMaxWaitMs: 10_000,
       includeHeaders: [],
-      signingKey: randomBytes(32),
+      signingKey,
       pollIntervalMs: 1000,
       ...opts.config,
     },

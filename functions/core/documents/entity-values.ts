@@ -43,6 +43,16 @@ export interface FlowWait {
   token: string | null;
 }
 
+/** Wrong passwords counted against an account or a client address (core/login-throttle.ts). */
+export interface LoginCounter {
+  failures: number;
+  window_start: string;
+  locked_until: string | null;
+}
+
+/** One line of the instance's audit log: what happened, when, and its non-secret details. */
+export type AuditEntry = { event: string; at: string } & Record<string, unknown>;
+
 export interface EntityValues {
   member: Member;
   group: Group;
@@ -57,6 +67,8 @@ export interface EntityValues {
   sequence: Sequence;
   notification: OutboxEntry;
   sync_key: SealedSyncKey;
+  login_throttle: LoginCounter;
+  audit: AuditEntry;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp });
@@ -146,4 +158,6 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   sequence: z.object({ last: z.number().int().positive() }),
   notification: z.object({ id: z.string(), subject: z.string(), text: z.string(), created_at: timestamp }),
   sync_key: z.object({ sealed: z.string().min(1) }),
+  login_throttle: z.object({ failures: z.number().int().nonnegative(), window_start: timestamp, locked_until: timestamp.nullable() }),
+  audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
 };

@@ -298,7 +298,13 @@ class OneShotJob:
             error = done.get("error") or {}
             return {"ok": False, "error": {key: error[key] for key in ("name", "message", "stack") if key in error}}
         if done.get("streamed"):
-            return {"ok": True, "result": "".join(self.chunks), "streamed": True}
+            stream = "".join(self.chunks)
+            if not done.get("result"):
+                return {"ok": True, "result": stream, "streamed": True}
+            # A generator that returned a value keeps it, the stream beside it (as warm-worker.ts does).
+            value = json.loads(done["result"])
+            result = {**value, "wm_stream": stream} if isinstance(value, dict) else {"result": value, "wm_stream": stream}
+            return {"ok": True, "result": result, "streamed": True}
         # The result counts as output too, as in the local runner.
         self.count_output(done["result"])
         if self.stop_error:

@@ -49,10 +49,17 @@ async function callMain(job) {
   const args = job.params.map((name) => (Object.hasOwn(job.values, name) ? job.values[name] : undefined));
   const value = await userModule.main(...args);
   if (isStream(value)) {
-    for await (const chunk of value) {
+    // Stepped by hand rather than with for-await, which drops what the generator returns.
+    const iterator = typeof value[Symbol.asyncIterator] === 'function' ? value[Symbol.asyncIterator]() : value;
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done) {
+        // The return value, if any, becomes the result beside the stream (the parent adds `wm_stream`).
+        return { ok: true, result: step.value === undefined ? '' : JSON.stringify(step.value) ?? '', streamed: true };
+      }
+      const chunk = step.value;
       reply({ type: 'stream', id: job.id, chunk: typeof chunk === 'string' ? chunk : (JSON.stringify(chunk) ?? '') });
     }
-    return { ok: true, result: '', streamed: true };
   }
   let json;
   try {

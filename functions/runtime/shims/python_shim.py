@@ -4,7 +4,9 @@ It loads one user script and serves jobs one at a time, so a warm process can ru
 version. Jobs arrive as JSON lines on fd 3 and replies leave on fd 4: stdout and stderr stay the
 user's, because they are the job's log.
 """
+import ast
 import asyncio
+import builtins
 import collections.abc
 import importlib.util
 import inspect
@@ -56,9 +58,17 @@ class Shim:
             self.stream_async(job["id"], value)
             return {"ok": True, "result": "", "streamed": True}
         if is_stream(value):
-            for chunk in value:
+            returned = None
+            while True:
+                try:
+                    chunk = next(value)
+                except StopIteration as stop:
+                    # A generator's `return x` arrives here; a for loop would drop it.
+                    returned = stop.value
+                    break
                 self.send_chunk(job["id"], chunk)
-            return {"ok": True, "result": "", "streamed": True}
+            result = "" if returned is None else json.dumps(returned, default=str)
+            return {"ok": True, "result": result, "streamed": True}
         try:
             result = json.dumps(value, default=str, allow_nan=False)
         except (TypeError, ValueError) as error:
@@ -86,9 +96,41 @@ class Shim:
         if self.module is None:
             spec = importlib.util.spec_from_file_location("_svc_user_script", self.script_path)
             module = importlib.util.module_from_spec(spec)
+            for name in undefined_annotation_names(self.script_path):
+                setattr(module, name, dict)
             spec.loader.exec_module(module)
             self.module = module
         return self.module
+
+
+def undefined_annotation_names(script_path):
+    """Resource types (`def main(db: postgresql)`) name no Python class: the value is a dict.
+
+    Annotations are evaluated when `def` runs, so such a name would raise NameError on import.
+    Every bare name used as a parameter annotation of a top-level function that the module does not
+    define, import or get from builtins is bound to `dict` before the module runs.
+    """
+    try:
+        with open(script_path, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+    except (SyntaxError, ValueError):
+        return []
+    defined = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+    wanted = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for arg in args.posonlyargs + args.args + args.kwonlyargs:
+                if isinstance(arg.annotation, ast.Name) and arg.annotation.id not in defined:
+                    wanted.add(arg.annotation.id)
+    return sorted(wanted)
 
 
 def is_stream(value):

@@ -75,7 +75,7 @@ describe('the worker', () => {
     const request = (id: string) => s.runner.requests.find((r) => r.jobId === id)!;
     expect(request(quick).timeoutMs).toBe(5_000);
     expect(request(greedy).timeoutMs).toBe(JOB_TIMEOUT_MS);
-    expect(Object.keys(request(quick).env).sort()).toEqual(['BASE_INTERNAL_URL', 'OV_JOB_ID', 'OV_JOB_PATH', 'OV_TOKEN', 'OV_USERNAME', 'OV_WORKSPACE']);
+    expect(Object.keys(request(quick).env).sort()).toEqual(['BASE_INTERNAL_URL', 'OV_JOB_ATTEMPT', 'OV_JOB_ID', 'OV_JOB_PATH', 'OV_TOKEN', 'OV_USERNAME', 'OV_WORKSPACE']);
     expect(request(quick).env).toMatchObject({ OV_JOB_ID: quick, OV_JOB_PATH: 'u/admin/quick', OV_USERNAME: 'admin', OV_WORKSPACE: 'main' });
   });
 });

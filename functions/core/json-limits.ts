@@ -1,0 +1,43 @@
+import { badRequest } from './errors.js';
+
+/**
+ * JSON from a caller is parsed only after its nesting depth is known to be reasonable: a value
+ * thousands of levels deep parses, but every recursive walk after it (validation, cloning,
+ * serialising for the store or the job) overflows the stack, which would be a 500 for bad input.
+ * Size is bounded earlier, by the request body limit.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonSyntaxError extends Error {}
+
+/** Parses `text`, refusing (400 `json_too_deep`, naming the limit and `where`) nesting over the limit. */
+export function parseJsonWithLimits(text: string, where: string): unknown {
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw badRequest('json_too_deep', `${where} nests deeper than the limit of ${MAX_JSON_DEPTH} levels`, { limit: MAX_JSON_DEPTH });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new JsonSyntaxError((e as Error).message);
+  }
+}
+
+/** The deepest bracket nesting outside string literals; a linear scan without recursion. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > max) max = depth;
+      if (max > MAX_JSON_DEPTH) return max;
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return max;
+}

@@ -1,0 +1,86 @@
+import type { MiddlewareHandler } from 'hono';
+import { ApiError } from '../core/errors.js';
+
+/**
+ * Headers every answer of the service carries, so no page can be framed (clickjacking), sniffed
+ * into another type, or leak a secret URL (resume links) through `Referer`. A middleware rather
+ * than per-page code: a page added later gets the same protection without remembering it.
+ *
+ * A response that already has a Content-Security-Policy keeps it: that is user content, which the
+ * core serves sandboxed (core/sync-response.ts) and which may be embedded where its owner wants.
+ */
+export const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  // A fresh Response: the Node adapter's lightweight responses drop header changes made after a read.
+  const res = c.res;
+  const headers = new Headers(res.headers);
+  const body = isHtml(res) ? await res.text() : res.body;
+  headers.set('x-content-type-options', 'nosniff');
+  if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer');
+  if (!headers.has('content-security-policy')) {
+    headers.set('x-frame-options', 'DENY');
+    headers.set('content-security-policy', pagePolicy(typeof body === 'string' ? body : null));
+  }
+  c.res = new Response(body, { status: res.status, statusText: res.statusText, headers });
+};
+
+function isHtml(res: Response): boolean {
+  return res.body !== null && /^text\/html\b/i.test(res.headers.get('content-type') ?? '');
+}
+
+const NOTHING_ALLOWED = "default-src 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * A page states what its inline script and style need (their hashes) in its own CSP meta tag, which
+ * a `frame-ancestors` directive cannot live in; the header repeats that policy and adds it. An
+ * answer that states nothing may load nothing.
+ */
+function pagePolicy(html: string | null): string {
+  const policy = (html && metaPolicy(html)) || NOTHING_ALLOWED;
+  return `${policy.replace(/;\s*$/, '')}; frame-ancestors 'none'`;
+}
+
+function metaPolicy(html: string): string | null {
+  const end = html.search(/<\/head>/i);
+  const head = end < 0 ? html : html.slice(0, end);
+  const tag = head.match(/<meta\s+http-equiv=["']?content-security-policy["']?\s+content="([^"]*)"/i);
+  return tag ? unescapeAttribute(tag[1]) : null;
+}
+
+function unescapeAttribute(value: string): string {
+  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// A GET on these starts a job: as state-changing as a POST.
+const RUNNING_GETS = /^\/api\/w\/[^/]+\/jobs\/(run_wait_result|run_and_stream)\//;
+
+/**
+ * Cross-site request forgery guard for requests a browser authenticates by itself (the session
+ * cookie). SameSite=Strict already keeps the cookie off cross-site requests; this also refuses
+ * same-site-but-cross-origin ones and browsers that ignore SameSite. The browser's own
+ * `Sec-Fetch-Site` is trusted first; without it the `Origin` must name this host. A client that
+ * sends neither is not a browser page and cannot be forged into sending the cookie.
+ */
+export function assertSameOrigin(req: { method: string; path: string; header(name: string): string | undefined }): void {
+  if (SAFE_METHODS.has(req.method) && !RUNNING_GETS.test(req.path)) return;
+  const site = req.header('sec-fetch-site');
+  if (site !== undefined) {
+    if (site === 'same-origin' || site === 'none') return;
+    throw crossOrigin();
+  }
+  const origin = req.header('origin');
+  if (origin === undefined) return;
+  const host = req.header('x-forwarded-host') ?? req.header('host');
+  let originHost: string | null = null;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    // `Origin: null` (sandboxed documents, some redirects) names no host: never same-origin.
+  }
+  if (!host || originHost !== host) throw crossOrigin();
+}
+
+function crossOrigin(): ApiError {
+  return new ApiError(403, 'cross_origin_request', 'a request authenticated by the session cookie must come from this service\'s own pages; use an API token from other origins');
+}

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScript, startServer, type TestServer } from './harness.js';
+
+/** Issue 15: bad input gets a clear 4xx naming the limit, changes nothing, and never hangs. */
+let s: TestServer;
+const ws = () => `/api/w/${s.workspace}`;
+const deepObject = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+const deepArray = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+beforeAll(async () => {
+  s = await startServer();
+  await createScript(s, 'f/bad/echo', 'bun', 'export function main(a) { return a ?? null; }');
+  const flow = await s.post(`${ws()}/flows/create`, {
+    path: 'f/bad/flow',
+    summary: 'echo',
+    value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main(x) { return x ?? null; }', input_transforms: {} } }] },
+  });
+  expect(flow.status, await flow.clone().text()).toBe(201);
+});
+afterAll(() => s?.stop());
+
+async function expectTooDeep(res: Response) {
+  expect(res.status).toBe(400);
+  const { error } = await res.json();
+  expect(error.code).toBe('json_too_deep');
+  expect(error.message).toMatch(/limit of \d+ levels/);
+}
+
+describe('JSON nested 5,000 levels deep', () => {
+  it('is refused with 400 on sync and async webhooks, and starts no job', async () => {
+    const before = (await (await s.fetch(`${ws()}/jobs/list`)).json()).length;
+    for (const route of ['run_wait_result', 'run']) {
+      for (const [type, body] of [['application/json', deepObject(5000)], ['text/plain', deepArray(5000)], ['application/cloudevents+json', deepObject(5000)]]) {
+        await expectTooDeep(await s.fetch(`${ws()}/jobs/${route}/p/f/bad/echo`, { method: 'POST', headers: { 'content-type': type }, body }));
+      }
+    }
+    expect((await (await s.fetch(`${ws()}/jobs/list`)).json()).length).toBe(before);
+  });
+
+  it('is refused with 400 on create routes', async () => {
+    const res = await s.fetch(`${ws()}/variables/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"path":"f/bad/v","is_secret":false,"value":"x","description":${deepObject(5000)}}`,
+    });
+    await expectTooDeep(res);
+    expect((await s.fetch(`${ws()}/variables/get/f/bad/v`)).status).toBe(404);
+  });
+
+  it("is refused as a flow's GET payload, leaving no flow running", async () => {
+    const payload = Buffer.from(deepArray(5000)).toString('base64url');
+    await expectTooDeep(await s.fetch(`${ws()}/jobs/run_wait_result/p/f/bad/flow?payload=${payload}`, { signal: AbortSignal.timeout(20_000) }));
+    const jobs = await (await s.fetch(`${ws()}/jobs/list`)).json();
+    expect(jobs.filter((j: { status: string }) => j.status === 'running' || j.status === 'queued')).toEqual([]);
+  });
+
+  it('still accepts ordinary nesting, and brackets inside strings do not count', async () => {
+    const body = JSON.stringify({ a: JSON.parse(deepObject(20)), s: '['.repeat(5000) });
+    const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/bad/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(JSON.parse(deepObject(20)));
+  });
+});
+
+describe('over-long paths', () => {
+  it('answer 414 naming the limit, on every route, instead of failing in the store', async () => {
+    const name = 'a'.repeat(3000);
+    for (const path of [`${ws()}/groups/get/${name}`, `${ws()}/variables/get/f/bad/${name}`, `${ws()}/scripts/get/h/${name}`]) {
+      const res = await s.fetch(path);
+      expect(res.status, path.slice(0, 40)).toBe(414);
+      expect((await res.json()).error.message).toMatch(/longer than 1000 bytes/);
+    }
+    expect((await s.fetch(`${ws()}/jobs/run/p/f/bad/${name}`, { method: 'POST' })).status).toBe(414);
+  });
+});
