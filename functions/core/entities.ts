@@ -1,4 +1,5 @@
 import { conflict, notFound } from './errors.js';
+import { AGAIN, RACE, retry } from './retry.js';
 import type { Clock, Entity, EntityKind, Store } from '../ports.js';
 
 /**
@@ -43,12 +44,11 @@ export async function updateEntity<T extends object>(
   what: string,
   change: (current: T) => T | Promise<T>,
 ): Promise<Entity<T>> {
-  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+  return retry({ attempts: UPDATE_ATTEMPTS, ...RACE, exhausted: () => conflict(`${what} is being changed by someone else; retry`) }, async () => {
     const current = await requireEntity<T>(store, kind, workspaceId, key, what);
     const next: Entity<T> = { ...current, value: await change(current.value), version: current.version + 1, updated_at: clock.now().toISOString() };
-    if (await store.replaceEntity(next as unknown as Entity, current.version)) return next;
-  }
-  throw conflict(`${what} is being changed by someone else; retry`);
+    return (await store.replaceEntity(next as unknown as Entity, current.version)) ? next : AGAIN;
+  });
 }
 
 export async function deleteEntity(store: Store, kind: EntityKind, workspaceId: string, key: string, what: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { Clock, Entity, FlowDriver, Job, Store } from '../../ports.js';
+import { AGAIN, RACE, retry } from '../../core/retry.js';
 
 /**
  * Flows on Step Functions (DESIGN.md "Flow runner"): one Standard execution of the flow-runner
@@ -112,7 +113,7 @@ export class StepFunctionsFlowRunner implements FlowDriver {
    * value, or null to leave the record as it is (and report null).
    */
   private async update(workspaceId: string, flowJobId: string, change: (wait: FlowWait | null) => FlowWait | null): Promise<{ before: FlowWait; after: FlowWait } | null> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    return retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: its wait record keeps changing`) }, async () => {
       const current = (await this.store.getEntity(KIND, workspaceId, flowJobId)) as Entity<FlowWait> | null;
       const next = change(current?.value ?? null);
       if (!next) return null;
@@ -122,8 +123,7 @@ export class StepFunctionsFlowRunner implements FlowDriver {
       const stored = current
         ? await this.store.replaceEntity({ ...current, value: next, version: current.version + 1, updated_at: now } as unknown as Entity, current.version)
         : await this.store.createEntity({ kind: KIND, workspace_id: workspaceId, key: flowJobId, value: next as unknown as Record<string, unknown>, version: 1, created_at: now, updated_at: now });
-      if (stored) return { before, after: next };
-    }
-    throw new Error(`flow ${flowJobId}: its wait record keeps changing`);
+      return stored ? { before, after: next } : AGAIN;
+    });
   }
 }
