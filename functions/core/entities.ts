@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { conflict, notFound } from './errors.js';
 import { parseStored } from './documents/parse.js';
 import { ENTITY_VALUES, type EntityValues } from './documents/entity-values.js';
+import { AGAIN, RACE, retry } from './retry.js';
 import type { Clock, Entity, EntityKind, Store } from '../ports.js';
 
 /**
@@ -82,12 +83,10 @@ export async function updateEntity<K extends EntityKind>(
   what: string,
   change: (current: EntityValues[K]) => EntityValues[K] | Promise<EntityValues[K]>,
 ): Promise<StoredEntity<K>> {
-  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+  return retry({ attempts: UPDATE_ATTEMPTS, ...RACE, exhausted: () => conflict(`${what} is being changed by someone else; retry`) }, async () => {
     const current = await requireEntity(store, kind, workspaceId, key, what);
-    const next = await tryReplaceEntity(store, clock, current, await change(current.value));
-    if (next) return next;
-  }
-  throw conflict(`${what} is being changed by someone else; retry`);
+    return (await tryReplaceEntity(store, clock, current, await change(current.value))) ?? AGAIN;
+  });
 }
 
 export async function deleteEntity(store: Store, kind: EntityKind, workspaceId: string, key: string, what: string): Promise<void> {

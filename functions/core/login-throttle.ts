@@ -1,5 +1,6 @@
 import { ApiError } from './errors.js';
 import { newUuid } from './crypto.js';
+import { log } from './logger.js';
 import { getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from './entities.js';
 import type { LoginCounter as Counter } from './documents/entity-values.js';
 import type { CoreDeps } from './deps.js';
@@ -77,7 +78,7 @@ export async function audit(deps: Deps, event: string, detail: Record<string, un
   const at = deps.clock.now().toISOString();
   const key = `${at}/${newUuid()}`;
   await tryCreateEntity(deps.store, deps.clock, 'audit', INSTANCE_SCOPE, key, { ...detail, event, at });
-  console.log(JSON.stringify({ level: 'warn', msg: 'audit', event, ...detail }));
+  log.warn('audit', { event, ...detail });
 }
 
 export async function listAudit(deps: Pick<CoreDeps, 'store'>): Promise<unknown[]> {

@@ -1,6 +1,7 @@
 import type { Clock, Store } from '../ports.js';
 import { conflict } from './errors.js';
 import { readEntity, tryCreateEntity, tryReplaceEntity } from './entities.js';
+import { AGAIN, RACE, retry } from './retry.js';
 
 /** Instance-wide counters (flow version ids) on top of the Store's versioned entities. */
 
@@ -9,14 +10,10 @@ const INSTANCE = '_instance';
 const ATTEMPTS = 50;
 
 export async function nextSequence(store: Store, clock: Clock, name: string): Promise<number> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  return retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => conflict(`the ${name} counter is too busy; retry`) }, async () => {
     const current = await readEntity(store, 'sequence', INSTANCE, name);
-    if (!current) {
-      if (await tryCreateEntity(store, clock, 'sequence', INSTANCE, name, { last: 1 })) return 1;
-      continue;
-    }
+    if (!current) return (await tryCreateEntity(store, clock, 'sequence', INSTANCE, name, { last: 1 })) ? 1 : AGAIN;
     const next = current.value.last + 1;
-    if (await tryReplaceEntity(store, clock, current, { last: next })) return next;
-  }
-  throw conflict(`the ${name} counter is too busy; retry`);
+    return (await tryReplaceEntity(store, clock, current, { last: next })) ? next : AGAIN;
+  });
 }

@@ -15,6 +15,10 @@ import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
 import { AwsJobQueue } from '../adapters/aws/aws-job-queue.js';
 import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
+import { useLogFormat } from '../core/logger.js';
+
+// Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines.
+useLogFormat('json');
 
 /** What every AWS handler shares: the config, the core's dependencies and the secrets. */
 export interface AwsShell {

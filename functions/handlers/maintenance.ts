@@ -1,6 +1,7 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { sweepTokens } from '../core/token-expiry.js';
 import { awsShell } from './aws-deps.js';
+import { log } from '../core/logger.js';
 
 /**
  * The maintenance Lambda, on an EventBridge schedule (lib/constructs/maintenance.ts): deletes
@@ -9,6 +10,6 @@ import { awsShell } from './aws-deps.js';
 export async function handler(_event?: ScheduledEvent): Promise<{ noticed: number; deleted: number }> {
   const { deps } = await awsShell();
   const report = await sweepTokens(deps);
-  console.log(JSON.stringify({ level: 'info', msg: 'token sweep', ...report }));
+  log.info('token sweep', { ...report });
   return report;
 }

@@ -10,6 +10,7 @@ import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { awsShell, once, type AwsShell } from './aws-deps.js';
+import { errorText, log, type LogFields } from '../core/logger.js';
 
 /**
  * The worker Lambda: each SQS record names a job, which the core runs through a sandbox Lambda
@@ -47,8 +48,17 @@ export function createWorkerHandler(sandboxInvoker: (shell: AwsShell) => Sandbox
 
 /** One JSON line per failed record (the function logs in JSON): which message, and why. */
 function logRecordFailure(reason: unknown, record: SQSRecord): void {
-  const error = reason instanceof Error ? reason.message : String(reason);
-  console.error(JSON.stringify({ level: 'error', msg: 'job record failed; SQS will redeliver it', message_id: record.messageId, receive_count: record.attributes.ApproximateReceiveCount, error }));
+  log.error('job record failed; SQS will redeliver it', { ...jobOf(record), message_id: record.messageId, receive_count: record.attributes.ApproximateReceiveCount, error: errorText(reason) });
+}
+
+/** The job a record names, when its body can be read (an unreadable body may be the failure). */
+function jobOf(record: SQSRecord): LogFields {
+  try {
+    const { jobId, workspaceId } = decodeJobMessage(record.body);
+    return { job_id: jobId, workspace_id: workspaceId };
+  } catch {
+    return {};
+  }
 }
 
 /** On AWS the sandboxes are Lambda functions whose role has no permissions. */

@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import type { Context } from 'hono';
 import { ApiError } from '../core/errors.js';
 import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/auth.js';
@@ -34,6 +36,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError((err, c) => errorResponse(c, err));
   app.notFound(notFoundResponse);
+  // Every log line of a request carries its id; the caller sees it in X-Request-Id.
+  app.use('*', requestId({ generator: newRequestId }));
   app.use('*', securityHeaders);
   app.use('*', async (c, next) => {
     // Every name, path and id fits well inside this; the stores' keys have hard size limits
@@ -97,4 +101,11 @@ const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 function bearerToken(header: string | undefined, query: string | undefined): string | null {
   const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
   return match?.[1] ?? query ?? null;
+}
+
+/** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */
+function newRequestId(c: Context): string {
+  const env = c.env as { requestContext?: { requestId?: unknown } } | undefined;
+  const lambdaId = env?.requestContext?.requestId;
+  return typeof lambdaId === 'string' ? lambdaId : crypto.randomUUID();
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalView } from '../core/flows/resume.js';
 import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
-import { escapeHtml, jsonForScript, originOf, safeHref } from './html.js';
-import { renderDescription } from './render-all.js';
+import { html, jsonForScript, originOf, raw, safeHref, type Markup } from './html.js';
+import { descriptionMarkup } from './render-all.js';
 
 /**
  * The approval page of a suspended flow step (spec 2.4-2.6), served at
@@ -40,55 +40,55 @@ export function renderApprovalPage(model: ApprovalPageModel): string {
     ? `var CONFIG = ${jsonForScript({ resumeUrl: model.resumeUrl, cancelUrl: showCancel ? model.cancelUrl : null, received: model.approvalsReceived, required: model.approvalsRequired })};\n${CLIENT_SCRIPT}`
     : null;
   const title = model.flowSummary || model.flowPath;
-  const description = renderDescription(model.description);
+  const description = descriptionMarkup(model.description);
 
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(model, script))}">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(model, script)}">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<title>Approval: ${escapeHtml(model.stepSummary || model.stepId)} (${escapeHtml(title)})</title>
-<style>${STYLE}</style>
+<title>Approval: ${model.stepSummary || model.stepId} (${title})</title>
+<style>${raw(STYLE)}</style>
 </head>
 <body>
 <main>
 <header>
 <p class="eyebrow">Approval requested</p>
-<h1 id="flow-summary">${escapeHtml(title)}</h1>
-<p class="path" id="flow-path">${escapeHtml(model.workspace)} / ${escapeHtml(model.flowPath)}</p>
+<h1 id="flow-summary">${title}</h1>
+<p class="path" id="flow-path">${model.workspace} / ${model.flowPath}</p>
 </header>
 <dl class="facts">
-<dt>Step</dt><dd id="step">${escapeHtml(model.stepSummary || model.stepId)}${model.stepSummary ? ` <code>${escapeHtml(model.stepId)}</code>` : ''}</dd>
-<dt>Triggered by</dt><dd id="triggered-by">${escapeHtml(model.triggeredBy)}</dd>
+<dt>Step</dt><dd id="step">${model.stepSummary || model.stepId}${model.stepSummary ? html` <code>${model.stepId}</code>` : ''}</dd>
+<dt>Triggered by</dt><dd id="triggered-by">${model.triggeredBy}</dd>
 <dt>Approvals</dt><dd id="approvals"><span id="approvals-received">${Number(model.approvalsReceived)}</span> of <span id="approvals-required">${Number(model.approvalsRequired)}</span> received</dd>
-<dt>You</dt><dd id="viewer">${model.viewer ? `signed in as ${escapeHtml(model.viewer)}` : 'not signed in'}</dd>
+<dt>You</dt><dd id="viewer">${model.viewer ? `signed in as ${model.viewer}` : 'not signed in'}</dd>
 </dl>
-${description ? `<section class="description" id="description" aria-label="Description">\n${description}\n</section>` : ''}
+${description ? html`<section class="description" id="description" aria-label="Description">\n${description}\n</section>` : ''}
 <section class="decision" id="decision">
 ${renderDecision(model, interactive, showCancel)}
 </section>
-</main>${script ? `\n<script>${script}</script>` : ''}
+</main>${script ? html`\n<script>${raw(script)}</script>` : ''}
 </body>
 </html>
-`;
+`.toString();
 }
 
-function renderDecision(model: ApprovalPageModel, interactive: boolean, showCancel: boolean): string {
-  if (model.state !== 'waiting') return `<p class="state state-${escapeHtml(model.state)}" id="state" role="status">${escapeHtml(STATE_MESSAGES[model.state])}</p>`;
+function renderDecision(model: ApprovalPageModel, interactive: boolean, showCancel: boolean): Markup {
+  if (model.state !== 'waiting') return html`<p class="state state-${model.state}" id="state" role="status">${STATE_MESSAGES[model.state]}</p>`;
   if (!interactive) {
     const login = safeHref(model.loginUrl);
-    return `<p class="blocked" id="blocked" role="alert">${escapeHtml(model.blockedReason)}</p>` + (login ? `\n<p><a id="login" href="${escapeHtml(login)}">Log in</a></p>` : '');
+    return html`<p class="blocked" id="blocked" role="alert">${model.blockedReason}</p>${login ? html`\n<p><a id="login" href="${login}">Log in</a></p>` : ''}`;
   }
   const schema: ResumeFormSchema | null = model.formSchema && typeof model.formSchema.properties === 'object' ? model.formSchema : null;
   const fields = schema ? renderFormFields(schema, model.defaultArgs ?? {}, model.enums ?? {}) : '';
   const cancel = showCancel
-    ? `\n<div class="cancel" id="cancel-area"><input type="text" id="cancel-reason" aria-label="Reason for canceling (optional)" placeholder="Reason (optional)"><button type="button" id="cancel" class="secondary">Cancel</button></div>`
+    ? html`\n<div class="cancel" id="cancel-area"><input type="text" id="cancel-reason" aria-label="Reason for canceling (optional)" placeholder="Reason (optional)"><button type="button" id="cancel" class="secondary">Cancel</button></div>`
     : '';
-  return `<form id="approval-form">
+  return html`<form id="approval-form">
 ${fields}
 <div class="actions" id="actions"><button type="submit" id="approve">Approve</button></div>
 </form>${cancel}

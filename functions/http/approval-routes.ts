@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from '../core/users.js';
 import type { CoreDeps } from '../core/deps.js';
 import { renderApprovalPage } from './approval-page.js';
 import { resumeIdOf } from './flow-routes.js';
-import { escapeHtml } from './html.js';
+import { html } from './html.js';
 
 /**
  * The approval page of each resume URL (spec 2.4-2.6). The signed URL is the secret; a session
@@ -47,5 +47,5 @@ export function approvalRoutes(deps: CoreDeps) {
 }
 
 function errorPage(message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'"><title>Approval</title></head><body><h1>Approval</h1><p>${escapeHtml(message)}</p></body></html>`;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'"><title>Approval</title></head><body><h1>Approval</h1><p>${message}</p></body></html>`.toString();
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from '../core/errors.js';
+import { errorText, log } from '../core/logger.js';
 
 /** Every error leaves as `{"error": {"code", "message"}}`; internals never reach the caller. */
 export function errorResponse(c: Context, err: unknown): Response {
@@ -8,7 +9,7 @@ export function errorResponse(c: Context, err: unknown): Response {
     if (typeof err.details?.retry_after === 'number') c.header('retry-after', String(err.details.retry_after));
     return c.json({ error: { code: err.code, message: err.message, ...err.details } }, err.status as ContentfulStatusCode);
   }
-  console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: c.req.path, error: err instanceof Error ? err.message : String(err) }));
+  log.error('unhandled error', { request_id: c.get('requestId'), workspace_id: c.get('workspace')?.id, method: c.req.method, path: c.req.path, error: errorText(err) });
   return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
 }
 

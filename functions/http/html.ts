@@ -1,11 +1,22 @@
-/** Small helpers for the server-rendered pages: every model-supplied string goes through one of these. */
+import { html as honoHtml, raw } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/**
+ * The pages are written with one tagged template, `html`: every value put into it is escaped
+ * (element text and quoted attribute values alike) unless it is itself `html` markup, or trusted
+ * markup marked with `raw` (the pages' own script and style, sanitized user HTML). Arrays of
+ * markup are joined; null, undefined and booleans render as nothing.
+ */
+export type Markup = HtmlEscapedString;
 
-/** Escapes text for an element body or a quoted attribute value. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch]);
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Markup {
+  const out = honoHtml(strings, ...values);
+  // Only async components would make it a promise; these templates have none.
+  if (out instanceof Promise) throw new Error('page templates must be synchronous');
+  return out;
 }
+
+export { raw };
 
 /**
  * JSON for embedding inside an inline `<script>`: `<`, `>` and `&` become unicode escapes so no

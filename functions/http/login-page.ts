@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { escapeHtml } from './html.js';
+import { html, raw } from './html.js';
 
 /**
  * A minimal login page for people who open an approval page that needs a login: it posts the
@@ -31,16 +31,16 @@ const STYLE = 'body{font-family:system-ui,sans-serif;max-width:24rem;margin:4rem
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 export function renderLoginPage(): string {
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml('Log in — svc')}</title><style>${STYLE}</style></head>
+<title>Log in — svc</title><style>${raw(STYLE)}</style></head>
 <body><h1>Log in</h1>
 <form id="login"><label for="email">Email or username</label><input id="email" name="email" autocomplete="username" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Log in</button><p id="message" role="alert"></p></form>
-<script>${SCRIPT}</script></body></html>`;
+<script>${raw(SCRIPT)}</script></body></html>`.toString();
 }
 
 export function loginPageRoutes() {

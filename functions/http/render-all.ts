@@ -1,6 +1,6 @@
 import { Marked } from 'marked';
 import sanitizeHtml from 'sanitize-html';
-import { escapeHtml } from './html.js';
+import { html, raw, type Markup } from './html.js';
 
 /**
  * Renders an approval step's `description` (spec 2.6): a plain string, one rich-display item, or
@@ -9,11 +9,16 @@ import { escapeHtml } from './html.js';
  * (the page's CSP forbids it), so maps are drawn as an inline SVG plus links to openstreetmap.org.
  */
 export function renderDescription(description: unknown): string {
-  if (description === null || description === undefined || description === '') return '';
+  return descriptionMarkup(description)?.toString() ?? '';
+}
+
+/** The same, as markup for a page template. */
+export function descriptionMarkup(description: unknown): Markup | null {
+  if (description === null || description === undefined || description === '') return null;
   if (isRecord(description) && Array.isArray(description.render_all)) {
-    return description.render_all.map((item) => `<div class="item">${renderItem(item)}</div>`).join('\n');
+    return html`${description.render_all.map((item, i) => html`${i > 0 ? '\n' : ''}<div class="item">${renderItem(item)}</div>`)}`;
   }
-  return `<div class="item">${renderItem(description)}</div>`;
+  return html`<div class="item">${renderItem(description)}</div>`;
 }
 
 const markdown = new Marked({ gfm: true, async: false });
@@ -44,16 +49,16 @@ const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
 };
 
 /** Sanitized HTML from untrusted HTML: no scripts, event handlers, styles, frames or remote loads. */
-export function sanitizeUserHtml(html: string): string {
-  return sanitizeHtml(html, SANITIZE_OPTIONS);
+export function sanitizeUserHtml(source: string): string {
+  return sanitizeHtml(source, SANITIZE_OPTIONS);
 }
 
 export function renderMarkdown(source: string): string {
   return sanitizeUserHtml(markdown.parse(source, { async: false }));
 }
 
-function renderItem(item: unknown): string {
-  if (typeof item === 'string') return `<p class="text">${escapeHtml(item)}</p>`;
+function renderItem(item: unknown): Markup {
+  if (typeof item === 'string') return html`<p class="text">${item}</p>`;
   if (!isRecord(item)) return renderJson(item);
   const keys = Object.keys(item);
   if (keys.length !== 1) return renderJson(item);
@@ -62,9 +67,9 @@ function renderItem(item: unknown): string {
   switch (kind) {
     case 'markdown':
     case 'md':
-      return typeof value === 'string' ? `<div class="markdown">${renderMarkdown(value)}</div>` : renderJson(item);
+      return typeof value === 'string' ? html`<div class="markdown">${raw(renderMarkdown(value))}</div>` : renderJson(item);
     case 'html':
-      return typeof value === 'string' ? `<div class="html">${sanitizeUserHtml(value)}</div>` : renderJson(item);
+      return typeof value === 'string' ? html`<div class="html">${raw(sanitizeUserHtml(value))}</div>` : renderJson(item);
     case 'map':
       return renderMap(value);
     case 'table-row-object':
@@ -84,34 +89,34 @@ function renderItem(item: unknown): string {
   }
 }
 
-function renderJson(value: unknown): string {
-  return `<pre class="json">${escapeHtml(JSON.stringify(value, null, 2) ?? String(value))}</pre>`;
+function renderJson(value: unknown): Markup {
+  return html`<pre class="json">${JSON.stringify(value, null, 2) ?? String(value)}</pre>`;
 }
 
-function renderImage(kind: string, value: unknown): string {
+function renderImage(kind: string, value: unknown): Markup {
   const data = typeof value === 'string' ? value.replace(/\s+/g, '') : '';
   const valid = data.length > 0 && data.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(data);
-  if (!valid) return `<p class="invalid">invalid ${escapeHtml(kind)} image: not base64 data</p>`;
+  if (!valid) return html`<p class="invalid">invalid ${kind} image: not base64 data</p>`;
   return image(`image/${kind}`, data, `${kind} image`);
 }
 
-function image(mime: string, base64: string, alt: string): string {
-  return `<img class="image" alt="${escapeHtml(alt)}" src="data:${mime};base64,${base64}">`;
+function image(mime: string, base64: string, alt: string): Markup {
+  return html`<img class="image" alt="${alt}" src="data:${mime};base64,${base64}">`;
 }
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return escapeHtml(typeof value === 'object' ? JSON.stringify(value) : String(value));
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-function table(headers: string[], rows: unknown[][]): string {
-  const head = `<thead><tr>${headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead>`;
-  const body = rows.map((row) => `<tr>${headers.map((_, i) => `<td>${cell(row[i])}</td>`).join('')}</tr>`).join('');
-  return `<div class="table-wrap"><table>${head}<tbody>${body}</tbody></table></div>`;
+function table(headers: string[], rows: unknown[][]): Markup {
+  const head = html`<thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead>`;
+  const body = rows.map((row) => html`<tr>${headers.map((_, i) => html`<td>${cell(row[i])}</td>`)}</tr>`);
+  return html`<div class="table-wrap"><table>${head}<tbody>${body}</tbody></table></div>`;
 }
 
 /** `[{a, b}, ...]` (columns are the union of the keys), or `[[header...], [row...], ...]`. */
-function renderRowTable(value: unknown): string {
+function renderRowTable(value: unknown): Markup {
   if (!Array.isArray(value)) return renderJson(value);
   if (value.length > 0 && value.every(Array.isArray)) {
     const [headers, ...rows] = value as unknown[][];
@@ -124,7 +129,7 @@ function renderRowTable(value: unknown): string {
 }
 
 /** `{a: [1, 2], b: [3, 4]}`: each key a column. */
-function renderColumnTable(value: unknown): string {
+function renderColumnTable(value: unknown): Markup {
   if (!isRecord(value)) return renderJson(value);
   const headers = Object.keys(value);
   const columns = headers.map((h) => (Array.isArray(value[h]) ? (value[h] as unknown[]) : [value[h]]));
@@ -144,7 +149,7 @@ function validCoordinate(lat: unknown, lon: unknown): boolean {
 }
 
 function osmLink(lat: number, lon: number, zoom: number): string {
-  return `https://www.openstreetmap.org/?mlat=${lat}&amp;mlon=${lon}#map=${zoom}/${lat}/${lon}`;
+  return `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=${zoom}/${lat}/${lon}`;
 }
 
 /** Web Mercator, so the sketch keeps the shape a map would show. */
@@ -153,8 +158,8 @@ function mercatorY(lat: number): number {
   return Math.log(Math.tan(Math.PI / 4 + rad / 2));
 }
 
-function renderMap(value: unknown): string {
-  if (!isRecord(value) || !validCoordinate(value.lat, value.lon)) return `<p class="invalid">invalid map: lat and lon must be numbers within range</p>${renderJson(value)}`;
+function renderMap(value: unknown): Markup {
+  if (!isRecord(value) || !validCoordinate(value.lat, value.lon)) return html`<p class="invalid">invalid map: lat and lon must be numbers within range</p>${renderJson(value)}`;
   const center = { lat: value.lat as number, lon: value.lon as number };
   const zoom = typeof value.zoom === 'number' && value.zoom >= 0 && value.zoom <= 19 ? Math.round(value.zoom) : 13;
   const markers: Marker[] = (Array.isArray(value.markers) ? value.markers : [])
@@ -176,25 +181,16 @@ function renderMap(value: unknown): string {
   });
 
   const c = project(center);
-  const dots = markers
-    .map((m, i) => {
-      const p = project(m);
-      const label = m.title ?? `${m.lat}, ${m.lon}`;
-      return `<g class="marker"><circle cx="${p.x}" cy="${p.y}" r="6"><title>${escapeHtml(label)}</title></circle><text x="${p.x}" y="${p.y}" dx="9" dy="4">${i + 1}</text></g>`;
-    })
-    .join('');
-  const svg =
-    `<svg class="map" viewBox="0 0 ${width} ${height}" role="img" aria-label="map sketch centred on ${center.lat}, ${center.lon}">` +
-    `<rect width="${width}" height="${height}" class="map-bg"/>` +
-    `<path class="map-center" d="M${c.x} ${Number(c.y) - 8}v16M${Number(c.x) - 8} ${c.y}h16"/>${dots}</svg>`;
-  const items = markers
-    .map((m, i) => `<li>${i + 1}. ${escapeHtml(m.title ?? 'marker')}: <span class="coords">${m.lat}, ${m.lon}</span> <a href="${osmLink(m.lat, m.lon, zoom)}" target="_blank" rel="noopener noreferrer">open map</a></li>`)
-    .join('');
-  return (
-    `<figure class="map-figure">${svg}<figcaption>Map centred on <span class="coords">${center.lat}, ${center.lon}</span> ` +
-    `(<a href="${osmLink(center.lat, center.lon, zoom)}" target="_blank" rel="noopener noreferrer">openstreetmap.org</a>)` +
-    `${items ? `<ul class="markers">${items}</ul>` : ''}</figcaption></figure>`
+  const dots = markers.map((m, i) => {
+    const p = project(m);
+    const label = m.title ?? `${m.lat}, ${m.lon}`;
+    return html`<g class="marker"><circle cx="${p.x}" cy="${p.y}" r="6"><title>${label}</title></circle><text x="${p.x}" y="${p.y}" dx="9" dy="4">${i + 1}</text></g>`;
+  });
+  const svg = html`<svg class="map" viewBox="0 0 ${width} ${height}" role="img" aria-label="map sketch centred on ${center.lat}, ${center.lon}"><rect width="${width}" height="${height}" class="map-bg"/><path class="map-center" d="M${c.x} ${Number(c.y) - 8}v16M${Number(c.x) - 8} ${c.y}h16"/>${dots}</svg>`;
+  const items = markers.map(
+    (m, i) => html`<li>${i + 1}. ${m.title ?? 'marker'}: <span class="coords">${m.lat}, ${m.lon}</span> <a href="${osmLink(m.lat, m.lon, zoom)}" target="_blank" rel="noopener noreferrer">open map</a></li>`,
   );
+  return html`<figure class="map-figure">${svg}<figcaption>Map centred on <span class="coords">${center.lat}, ${center.lon}</span> (<a href="${osmLink(center.lat, center.lon, zoom)}" target="_blank" rel="noopener noreferrer">openstreetmap.org</a>)${items.length > 0 ? html`<ul class="markers">${items}</ul>` : ''}</figcaption></figure>`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,7 @@ import { authenticate } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
 import { SESSION_COOKIE } from '../core/users.js';
 import type { CoreDeps } from '../core/deps.js';
-import { escapeHtml } from './html.js';
+import { html, raw } from './html.js';
 
 /**
  * The token page (`/tokens`, spec 2.8, 5.2, 5.8): a logged-in user's API tokens with colour-coded
@@ -108,12 +108,12 @@ const STYLE = [
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 export function renderTokenPage(username: string): string {
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
 <meta name="referrer" content="no-referrer">
-<title>API tokens — svc</title><style>${STYLE}</style></head>
-<body><h1>API tokens</h1><p>Signed in as <strong>${escapeHtml(username)}</strong>. A token acts as you, narrowed by its scopes and workspace.</p>
+<title>API tokens — svc</title><style>${raw(STYLE)}</style></head>
+<body><h1>API tokens</h1><p>Signed in as <strong>${username}</strong>. A token acts as you, narrowed by its scopes and workspace.</p>
 <form id="create">
 <div><label for="label">Label</label><input id="label" name="label" required maxlength="200"></div>
 <div><label for="expiration">Expires (optional)</label><input id="expiration" name="expiration" type="date"></div>
@@ -124,7 +124,7 @@ export function renderTokenPage(username: string): string {
 <p id="message" role="alert"></p>
 <table><thead><tr><th>Label</th><th>Token</th><th>Scopes</th><th>Workspace</th><th>Expires</th><th>Expiry</th><th></th></tr></thead>
 <tbody id="rows"></tbody></table><p id="empty" hidden>No tokens yet.</p>
-<script>${SCRIPT}</script></body></html>`;
+<script>${raw(SCRIPT)}</script></body></html>`.toString();
 }
 
 export function tokenPageRoutes(deps: CoreDeps) {

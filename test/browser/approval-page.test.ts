@@ -203,4 +203,21 @@ describe('approval page in Chromium', () => {
     await expect(page.locator('#blocked').textContent()).resolves.toBe('the user who triggered the flow may not approve it');
     expect(problems).toEqual([]);
   });
+
+  it('renders a <script> in a flow summary, a field description and a render_all string as inert text', async () => {
+    const attack = '<script>window.pwned = 3</script><img src=x onerror="window.pwned = 4">';
+    const { page, problems } = await open('inert', {
+      flowSummary: `Deploy ${attack}`,
+      description: { render_all: [`note ${attack}`] },
+      formSchema: { properties: { comment: { type: 'string', description: `hint ${attack}` } } },
+    });
+    await expect(page.locator('#flow-summary').textContent()).resolves.toBe(`Deploy ${attack}`);
+    await expect(page.locator('#description .text').textContent()).resolves.toBe(`note ${attack}`);
+    await expect(page.locator('.hint').textContent()).resolves.toBe(`hint ${attack}`);
+    // Only the page's own script element exists, no injected image, and nothing ran.
+    await expect(page.locator('script').count()).resolves.toBe(1);
+    await expect(page.locator('img').count()).resolves.toBe(0);
+    await expect(page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).resolves.toBeUndefined();
+    expect(problems).toEqual([]);
+  });
 });

@@ -6,6 +6,7 @@ import { keys } from './dynamo-keys.js';
 import { jobItem, type Item, type JobPayload } from './dynamo-items.js';
 import { blobKeys, INLINE_BUDGET, jobRefs, LIST_ELEMENT_OVERHEAD, utf8Bytes, type Offload, type Part } from './dynamo-offload.js';
 import { conditionalUpdate, translateSizeError } from './dynamo-ops.js';
+import { AGAIN, RACE, retry } from '../../core/retry.js';
 
 /** Every JobStatus not in FINISHED_STATUSES: the states completeJob may leave. */
 const UNFINISHED = ['queued', 'running', 'suspended', 'awaiting_approval'] as const satisfies readonly JobStatus[];
@@ -129,7 +130,7 @@ export class DynamoJobWrites {
    * and start over (its object is blanked), so no chunk is lost or stored twice.
    */
   private async spillStream(id: string, chunk: string): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt++) {
+    await retry({ attempts: 10, ...RACE, exhausted: () => new Error(`job ${id}: could not append to its stream, which kept changing meanwhile`) }, async () => {
       const { Item: item } = await this.doc.send(
         new GetCommand({
           TableName: this.table,
@@ -153,8 +154,8 @@ export class DynamoJobWrites {
       );
       if (swapped) return;
       await this.blankQuietly([key]);
-    }
-    throw new Error(`job ${id}: could not append to its stream, which kept changing meanwhile`);
+      return AGAIN;
+    });
   }
 
   /**

@@ -1,5 +1,9 @@
 import { BatchGetCommand, BatchWriteCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ItemTooLargeError, type Item } from './dynamo-items.js';
+import { AGAIN, retry, THROTTLE } from '../../core/retry.js';
+
+/** Unprocessed batch entries mean throttling: wait a little longer each round, until all are done. */
+const UNTIL_PROCESSED = { attempts: Infinity, ...THROTTLE, exhausted: () => new Error('unreachable: unbounded attempts') };
 
 /** Small DynamoDB helpers the store needs and the SDK leaves to the caller. */
 
@@ -84,12 +88,12 @@ export async function batchGet(doc: DynamoDBDocumentClient, table: string, refs:
   const found = new Map<string, Item>();
   for (let i = 0; i < refs.length; i += BATCH_GET_MAX) {
     let pending: Item[] | undefined = refs.slice(i, i + BATCH_GET_MAX).map((r) => ({ pk: r.pk, sk: r.sk }));
-    for (let attempt = 0; pending?.length; attempt++) {
-      await backoff(attempt);
+    await retry(UNTIL_PROCESSED, async () => {
       const r = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true, ...projection } } }));
       for (const item of r.Responses?.[table] ?? []) found.set(keyOf(item), item);
       pending = r.UnprocessedKeys?.[table]?.Keys as Item[] | undefined;
-    }
+      return pending?.length ? AGAIN : undefined;
+    });
   }
   return refs.map((r) => found.get(keyOf(r))).filter((i): i is Item => i !== undefined);
 }
@@ -97,16 +101,12 @@ export async function batchGet(doc: DynamoDBDocumentClient, table: string, refs:
 export async function batchDelete(doc: DynamoDBDocumentClient, table: string, keys: Item[]): Promise<void> {
   for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
     let pending = keys.slice(i, i + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; pending.length; attempt++) {
-      await backoff(attempt);
+    if (pending.length === 0) continue;
+    await retry(UNTIL_PROCESSED, async () => {
       const r = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
       pending = (r.UnprocessedItems?.[table] ?? []) as typeof pending;
-    }
+      return pending.length ? AGAIN : undefined;
+    });
   }
 }
 
-/** Unprocessed batch entries mean throttling: wait a little longer each round before retrying. */
-function backoff(attempt: number): Promise<void> {
-  if (attempt === 0) return Promise.resolve();
-  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-}

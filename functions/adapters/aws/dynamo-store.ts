@@ -19,6 +19,7 @@ import { parseStored } from '../../core/documents/parse.js';
 import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
+import { RACE, retry } from '../../core/retry.js';
 import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
 
 /**
@@ -122,7 +123,7 @@ export class DynamoStore implements Store {
 
   async deleteScriptPath(workspaceId: string, path: string) {
     // Retried when a new version lands between reading the head and deleting it.
-    for (let attempt = 1; ; attempt++) {
+    return retry({ attempts: 5, ...RACE, retryOn: (e) => transactionFailures(e) !== null, exhausted: () => new Error('unreachable: errors are rethrown') }, async () => {
       const head = await this.get(keys.scriptHead(workspaceId, path));
       if (!head) return 0;
       const hashes = stringList(head, 'version_hashes');
@@ -133,31 +134,27 @@ export class DynamoStore implements Store {
       // Head and up to 99 versions go in one transaction (the limit is 100 items), so a usual
       // delete is atomic; a longer history's remaining versions follow in batches.
       const atomic = hashes.slice(0, 99);
-      try {
-        await this.doc.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Delete: {
-                  TableName: this.table,
-                  Key: keys.scriptHead(workspaceId, path),
-                  ConditionExpression: '#hash = :seen',
-                  ExpressionAttributeNames: { '#hash': 'hash' },
-                  ExpressionAttributeValues: { ':seen': head.hash },
-                },
+      // Only this write is retried: its condition fails when the head moved on meanwhile.
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.table,
+                Key: keys.scriptHead(workspaceId, path),
+                ConditionExpression: '#hash = :seen',
+                ExpressionAttributeNames: { '#hash': 'hash' },
+                ExpressionAttributeValues: { ':seen': head.hash },
               },
-              ...atomic.map((h) => ({ Delete: { TableName: this.table, Key: keys.scriptVersion(workspaceId, h) } })),
-            ],
-          }),
-        );
-      } catch (e) {
-        if (transactionFailures(e) && attempt < 5) continue;
-        throw e;
-      }
+            },
+            ...atomic.map((h) => ({ Delete: { TableName: this.table, Key: keys.scriptVersion(workspaceId, h) } })),
+          ],
+        }),
+      );
       await batchDelete(this.doc, this.table, hashes.slice(99).map((h) => keys.scriptVersion(workspaceId, h)));
       await this.offload.blank([head, ...versions].flatMap(scriptRefs));
       return hashes.length;
-    }
+    });
   }
 
   async insertJob(job: Job) {

@@ -2,6 +2,7 @@ import { SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@
 import { readEntity, tryCreateEntity, tryReplaceEntity } from '../../core/entities.js';
 import type { FlowWait } from '../../core/documents/entity-values.js';
 import type { Clock, FlowDriver, Job, Store } from '../../ports.js';
+import { AGAIN, RACE, retry } from '../../core/retry.js';
 
 /**
  * Flows on Step Functions (docs/architecture.md "Flow runner"): one Standard execution of the flow-runner
@@ -109,7 +110,7 @@ export class StepFunctionsFlowRunner implements FlowDriver {
    * value, or null to leave the record as it is (and report null).
    */
   private async update(workspaceId: string, flowJobId: string, change: (wait: FlowWait | null) => FlowWait | null): Promise<{ before: FlowWait; after: FlowWait } | null> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    return retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: its wait record keeps changing`) }, async () => {
       const current = await readEntity(this.store, KIND, workspaceId, flowJobId);
       const next = change(current?.value ?? null);
       if (!next) return null;
@@ -118,8 +119,7 @@ export class StepFunctionsFlowRunner implements FlowDriver {
       const stored = current
         ? await tryReplaceEntity(this.store, this.clock, current, next)
         : await tryCreateEntity(this.store, this.clock, KIND, workspaceId, flowJobId, next);
-      if (stored) return { before, after: next };
-    }
-    throw new Error(`flow ${flowJobId}: its wait record keeps changing`);
+      return stored ? { before, after: next } : AGAIN;
+    });
   }
 }

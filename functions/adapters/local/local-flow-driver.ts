@@ -2,6 +2,7 @@ import { advanceFlow } from '../../core/flows/advance.js';
 import { dueSuspendedFlows } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { FlowDriver, Job } from '../../ports.js';
+import { errorText, log } from '../../core/logger.js';
 
 /** setTimeout's limit (about 24.8 days); a later time is reached in hops. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -36,7 +37,7 @@ export class LocalFlowDriver implements FlowDriver {
     const previous = this.chains.get(flowJobId) ?? Promise.resolve();
     const next = previous
       .then(() => advanceFlow(deps, workspaceId, flowJobId))
-      .catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'flow advance failed', job_id: flowJobId, error: String(e) })));
+      .catch((e) => log.error('flow advance failed', { job_id: flowJobId, workspace_id: workspaceId, error: errorText(e) }));
     this.chains.set(flowJobId, next);
     void next.finally(() => {
       if (this.chains.get(flowJobId) === next) this.chains.delete(flowJobId);

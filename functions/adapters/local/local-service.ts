@@ -18,6 +18,7 @@ import { loadOrCreateKeyFile } from './key-file.js';
 import { SmtpEmailSender } from './smtp-email-sender.js';
 import { sweepTokens } from '../../core/token-expiry.js';
 import type { LocalConfig } from './config.js';
+import { errorText, log } from '../../core/logger.js';
 
 
 export interface RunningService {
@@ -96,9 +97,9 @@ function startTokenSweeper(deps: WorkerDeps, everyMs: number): { stop(): Promise
     running = running
       .then(() => sweepTokens(deps))
       .then((report) => {
-        if (report.noticed || report.deleted) console.log(JSON.stringify({ level: 'info', msg: 'token sweep', ...report }));
+        if (report.noticed || report.deleted) log.info('token sweep', { ...report });
       })
-      .catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'token sweep failed', error: String(e) })));
+      .catch((e) => log.error('token sweep failed', { error: errorText(e) }));
   };
   sweep();
   const timer = setInterval(sweep, everyMs);

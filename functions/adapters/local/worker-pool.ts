@@ -2,6 +2,7 @@ import { executeJob } from '../../core/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
+import { errorText, log } from '../../core/logger.js';
 
 /**
  * The local queue: the jobs table is the durable queue, and this pool runs up to `concurrency`
@@ -57,7 +58,7 @@ export class LocalWorkerPool implements JobQueue {
     if (this.inFlight.has(id) || !this.deps) return;
     this.inFlight.add(id);
     executeJob(this.deps, id)
-      .catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'job execution failed', job_id: id, error: String(e) })))
+      .catch((e) => log.error('job execution failed', { job_id: id, error: errorText(e) }))
       .finally(() => {
         this.inFlight.delete(id);
         if (this.stopped && this.inFlight.size === 0) this.idleWaiters.splice(0).forEach((w) => w());

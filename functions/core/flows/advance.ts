@@ -9,6 +9,7 @@ import type { FlowModule } from './definition.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
+import { AGAIN, RACE, retry } from '../retry.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -30,7 +31,7 @@ interface Effects {
 }
 
 export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  await retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: too many concurrent updates`) }, async () => {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
     const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
@@ -39,11 +40,9 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const effects: Effects = { push: [], cancel: [], wakeAt: null };
     await step(deps, job, run, effects);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
-    if (!stored) continue;
+    if (!stored) return AGAIN;
     await carryOut(deps, job, run, effects);
-    return;
-  }
-  throw new Error(`flow ${flowJobId}: too many concurrent updates`);
+  });
 }
 
 async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {

@@ -1,114 +1,23 @@
 import { mergeUnion, resourceSchema, resourceTypeOf, type ParamInfo, type PropertySchema } from './build.js';
 import { SchemaInferenceError } from './errors.js';
-import { literalValue, NOT_LITERAL, parseExpr, type PyExpr } from './python-expr.js';
-import { tokenize, type PyToken } from './python-lexer.js';
+import { literalValue, NOT_LITERAL, type PyExpr } from './python-literals.js';
+import { mainParameters, parseExpression, type RawParam } from './python-syntax.js';
 
 /** Reads the parameters of the top-level `def main(…)` / `async def main(…)` of a Python script. */
 export function pythonParams(content: string): ParamInfo[] {
-  const params: ParamInfo[] = [];
-  mainSignature(content).forEach((segment, index) => {
-    const param = readParam(segment, index + 1);
-    if (param) params.push(param);
-  });
-  return params;
+  return mainParameters(content).map(toParam);
 }
 
-const OPEN = new Set(['(', '[', '{']);
-const CLOSE = new Set([')', ']', '}']);
-const isOp = (token: PyToken | undefined, text: string) => token?.kind === 'op' && token.text === text;
-
-/**
- * The tokens of each parameter of main, split on the commas between parameters. Only a `def`
- * at the start of an unindented line counts: a `main` method of a class is not the entry point.
- */
-function mainSignature(content: string): PyToken[][] {
-  const tokens = tokenize(content);
-  let depth = 0;
-  let prev: PyToken | undefined;
-  for (const token of tokens) {
-    const startsLine = token.col === 0 || (prev?.text === 'async' && prev.col === 0 && prev.line === token.line);
-    if (depth === 0 && token.kind === 'name' && token.text === 'def' && startsLine) {
-      const name = tokens.next().value as PyToken | undefined;
-      if (name?.text === 'main') {
-        if (!isOp(tokens.next().value as PyToken | undefined, '(')) {
-          throw new SchemaInferenceError('cannot parse the signature of main: expected "(" after "def main"');
-        }
-        return splitParameters(tokens);
-      }
-      prev = name;
-      continue;
-    }
-    if (token.kind === 'op' && OPEN.has(token.text)) depth++;
-    if (token.kind === 'op' && CLOSE.has(token.text)) depth = Math.max(0, depth - 1);
-    prev = token;
-  }
-  throw new SchemaInferenceError('no main function found: define one at the top level, e.g. `def main(name: str):`');
-}
-
-function splitParameters(tokens: Iterator<PyToken>): PyToken[][] {
-  const segments: PyToken[][] = [[]];
-  let depth = 1;
-  // A lambda default has commas of its own before its `:` (`f=lambda a, b: a`).
-  let inLambda = false;
-  for (let next = tokens.next(); !next.done; next = tokens.next()) {
-    const token = next.value;
-    if (token.kind === 'op' && OPEN.has(token.text)) depth++;
-    if (token.kind === 'op' && CLOSE.has(token.text) && --depth === 0) {
-      return segments.filter((s) => s.length > 0); // a trailing comma leaves an empty one
-    }
-    if (depth === 1 && token.kind === 'name' && token.text === 'lambda') inLambda = true;
-    if (depth === 1 && inLambda && isOp(token, ':')) inLambda = false;
-    if (depth === 1 && !inLambda && isOp(token, ',')) segments.push([]);
-    else segments[segments.length - 1].push(token);
-  }
-  throw new SchemaInferenceError('cannot parse the signature of main: missing ")"');
-}
-
-/** One parameter: `name`, `name: annotation`, `name = default`, `name: annotation = default`. */
-function readParam(tokens: PyToken[], position: number): ParamInfo | undefined {
-  const [first, second] = tokens;
-  // `*args`, `**kwargs`, and the bare `*` / `/` markers take no named input.
-  if (isOp(first, '*') || isOp(first, '**') || isOp(first, '/')) return undefined;
-  const fail = (why: string): never => {
-    throw new SchemaInferenceError(`cannot parse parameter ${position} of main: ${why}`);
-  };
-  if (first.kind !== 'name') fail(`expected a parameter name, found "${first.text}"`);
-  const name = first.text;
-  let annotation: PyToken[] = [];
-  let defaultTokens: PyToken[] | undefined;
-  if (isOp(second, ':')) {
-    const eq = topLevelEquals(tokens);
-    annotation = tokens.slice(2, eq === -1 ? undefined : eq);
-    if (eq !== -1) defaultTokens = tokens.slice(eq + 1);
-    if (annotation.length === 0) fail(`"${name}" has an empty annotation`);
-  } else if (isOp(second, '=')) {
-    defaultTokens = tokens.slice(2);
-  } else if (second) {
-    fail(`unexpected "${second.text}" after "${name}"`);
-  }
-  if (defaultTokens?.length === 0) fail(`"${name}" has an empty default`);
-
-  const typed = annotation.length > 0 ? annotationSchema(parseExpr(annotation)) : { schema: {}, optional: false };
+function toParam({ name, annotation, defaultExpr }: RawParam): ParamInfo {
+  const typed = annotation ? annotationSchema(annotation) : { schema: {}, optional: false };
   let schema = typed.schema;
-  if (defaultTokens) {
-    const expr = parseExpr(defaultTokens);
-    if (annotation.length === 0) schema = valueSchema(expr);
-    const value = literalValue(expr);
+  if (defaultExpr) {
+    if (!annotation) schema = valueSchema(defaultExpr);
+    const value = literalValue(defaultExpr);
     // A computed default (`datetime.now()`) still makes the input optional, it just has no JSON form.
     if (value !== NOT_LITERAL) schema = { ...schema, default: value };
   }
-  return { name, schema, required: !typed.optional && !defaultTokens };
-}
-
-/** Index of the `=` that starts the default, skipping any inside brackets of the annotation. */
-function topLevelEquals(tokens: PyToken[]): number {
-  let depth = 0;
-  for (const [i, t] of tokens.entries()) {
-    if (t.kind === 'op' && OPEN.has(t.text)) depth++;
-    if (t.kind === 'op' && CLOSE.has(t.text)) depth--;
-    if (depth === 0 && isOp(t, '=')) return i;
-  }
-  return -1;
+  return { name, schema, required: !typed.optional && !defaultExpr };
 }
 
 interface TypedSchema {
@@ -156,20 +65,11 @@ function annotationSchema(expr: PyExpr, nesting = 0): TypedSchema {
     case 'str':
       // A quoted forward reference: `db: "Postgresql"`.
       if (expr.value === undefined || nesting > 3) return plain({});
-      return annotationSchema(forwardReference(expr.value), nesting + 1);
+      return annotationSchema(parseExpression(expr.value), nesting + 1);
     case 'subscript':
       return expr.target.kind === 'name' ? genericType(baseName(expr.target.name), expr.args, nesting) : plain({});
     default:
       return plain({});
-  }
-}
-
-/** A quoted annotation that is not even Python (`x: "it's"`) says nothing about the type. */
-function forwardReference(text: string): PyExpr {
-  try {
-    return parseExpr([...tokenize(text)]);
-  } catch {
-    return { kind: 'other' };
   }
 }
 

@@ -222,6 +222,38 @@ def main(real: str):
     expect(py('def main():\n    return 1\n')).toMatchObject({ properties: {}, required: [], order: [] });
   });
 
+  it('reads keyword-only parameters, nested functions and decorators whose strings hold parens', () => {
+    const schema = py(`import functools
+
+def outer():
+    def main(not_this: int):
+        pass
+
+@functools.wraps(print, assigned=(")", "(("))
+def main(a: int, *, b: Literal["x", 'y'] = "x", c: Optional[Dict[str, int]] = None, **kw):
+    def main(inner: str):  # nested: not the entry point
+        return inner
+    return main
+`);
+    expect(schema.order).toEqual(['a', 'b', 'c']);
+    expect(schema.properties.b).toEqual({ type: 'string', enum: ['x', 'y'], default: 'x' });
+    expect(schema.properties.c).toEqual({ type: 'object', default: null });
+    expect(schema.required).toEqual(['a']);
+  });
+
+  it('reads main before a long stretch of broken code, and reads past an error-free long script', () => {
+    const garbage = 'x = = =\n'.repeat(5_000);
+    expect(py(`def main(a: int, b="x"):\n    pass\n${garbage}`).order).toEqual(['a', 'b']);
+    const helpers = 'def helper(x: int = 3) -> dict:\n    return {"a": [1, (2, 3)], "b": f"{x}"}\n\n'.repeat(2_000);
+    expect(py(`${helpers}def main(z: float): pass\n`).properties).toEqual({ z: { type: 'number' } });
+  });
+
+  it('finds main far after a construct the grammar does not know', () => {
+    const filler = 'def helper(x):\n    return x\n\n'.repeat(500);
+    // Parenthesized context managers (Python 3.10) are not in the grammar.
+    expect(py(`with (open("a") as f, open("b") as g):\n    pass\n${filler}def main(a: int): pass\n`).order).toEqual(['a']);
+  });
+
   it('does not choke on code after main that it cannot tokenize', () => {
     expect(py('def main(a: int):\n    pass\nbroken = "unterminated\n').order).toEqual(['a']);
   });
