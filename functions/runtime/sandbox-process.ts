@@ -4,6 +4,7 @@ import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import type { Jail } from './confinement.js';
 
 /**
  * The uid/gid of `nobody`. When the service runs as root, user code runs as this identity so that
@@ -48,6 +49,10 @@ export function resolveExecutable(name: string): string {
 }
 
 export interface SandboxSpawn {
+  /** The confinement the process runs in (its uid, cgroup, namespaces). */
+  jail: Jail;
+  /** Directories of the work root the process may see (inside namespaces nothing else is). */
+  visibleDirs: string[];
   command: string;
   args: string[];
   cwd: string;
@@ -71,14 +76,19 @@ export interface SandboxProcess {
   kill(): void;
 }
 
-/** Starts user code in its own process group (so the whole tree can be killed) as the sandbox user. */
+/**
+ * Starts user code confined by its jail, in its own process group. The environment goes to the
+ * process as its environment, never in argv, so `ps` shows no secret.
+ */
 export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
-  const child = spawn(spec.command, spec.args, {
+  const { jail } = spec;
+  const launch = jail.wrap(spec.command, spec.args, spec.visibleDirs);
+  const child = spawn(launch.command, launch.args, {
     cwd: spec.cwd,
     env: spec.env,
     stdio: spec.stdio,
     detached: true,
-    ...sandboxIdentity(),
+    ...(jail.uid === undefined ? {} : { uid: jail.uid, gid: jail.uid }),
   });
   const exitedPromise = new Promise<ExitInfo>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));
@@ -91,7 +101,13 @@ export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
     if (info.error) return;
     await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, 250).unref())]);
   });
-  return { child, exited: exitedPromise, closed: closedPromise, kill: () => killProcessGroup(child) };
+  const kill = () => {
+    // The group kill takes bwrap down, and with it (die-with-parent) the job's PID namespace;
+    // the cgroup kill catches whatever left the group where there are no namespaces.
+    killProcessGroup(child);
+    jail.killAll();
+  };
+  return { child, exited: exitedPromise, closed: closedPromise, kill };
 }
 
 /** Kills the child and everything it started that stayed in its process group. */
@@ -127,11 +143,10 @@ export function randomName(prefix: string): string {
   return `${prefix}-${randomBytes(12).toString('hex')}`;
 }
 
-/** A directory only the sandbox user may use: a job's cwd and HOME. */
-export async function makeJobDir(path: string): Promise<void> {
+/** A directory only the job's uid may use: a job's cwd and HOME. */
+export async function makeJobDir(path: string, uid: number | undefined): Promise<void> {
   await mkdir(path, { mode: 0o700 });
-  const id = sandboxIdentity();
-  if (id) await chown(path, id.uid, id.gid);
+  if (uid !== undefined) await chown(path, uid, uid);
 }
 
 /** A root-owned directory the sandbox user may read but not change: the code it runs. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CodeRunner, Language, RunOutcome, RunRequest } from '../../../functions/ports.js';
@@ -84,6 +84,32 @@ export function isProcessGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Confined jobs run in their own PID namespace, where pids mean nothing to the host; as root each
+ * process has a uid of its own instead. A job reports `[pid, uid]`; this picks what names the
+ * process from outside.
+ */
+export function processKey([pid, uid]: [number, number]): number {
+  return isRoot ? uid : pid;
+}
+
+/** `isProcessGone` for a `processKey`: as root, no process of that uid is left (zombies aside). */
+export function isKeyGone(key: number): boolean {
+  if (!isRoot) return isProcessGone(key);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      const state = /^State:\s+(\S)/m.exec(status)?.[1];
+      if (Number(uid) === key && state !== 'Z') return false;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return true;
 }
 
 export async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
