@@ -8,6 +8,8 @@ import { sandboxFor, type SandboxEvent } from '../adapters/aws/sandbox-protocol.
 import { encodeEventLine, parseRunRequest, sandboxFailure } from '../adapters/aws/sandbox-wire.js';
 import type { CodeRunner, RunOutcome } from '../ports.js';
 import { createLocalRunner } from '../runtime/index.js';
+import { Confiner } from '../runtime/confinement.js';
+import { limitsFromEnv, uidRangeFromEnv } from '../runtime/job-limits.js';
 
 /** /tmp is the only writable place on Lambda. */
 const DEFAULT_WORK_DIR = '/tmp/svc-sandbox';
@@ -22,8 +24,14 @@ let workDir = DEFAULT_WORK_DIR;
 let containerRunner: CodeRunner | undefined;
 
 function sandboxRunner(): CodeRunner {
-  return (containerRunner ??= createLocalRunner({
+  if (containerRunner) return containerRunner;
+  // Same rules as the local shell; where the platform allows less (no root or namespaces on
+  // Lambda), the log says so rather than running unconfined silently.
+  const confiner = new Confiner({ limits: limitsFromEnv(process.env), uidRange: uidRangeFromEnv(process.env) });
+  console.error(JSON.stringify({ level: 'info', msg: 'sandbox runtime', confinement: confiner.describe() }));
+  return (containerRunner = createLocalRunner({
     workDir,
+    confiner,
     // Lambda sends a container one invocation at a time, so one warm process per version is
     // enough; a few versions stay warm without crowding the function's memory (~50 MB each).
     maxWarmPerKey: 1,

@@ -141,7 +141,10 @@ class ProcessJail implements Jail {
   }
 
   limitError(exit?: { code: number | null; signal: NodeJS.Signals | null }): JobError | undefined {
-    if (this.cgroup && this.cgroup.oomKills() > 0) {
+    // The kernel counts an OOM kill just after sending the SIGKILL, so the exit may be seen first:
+    // a process killed while the group was at its memory limit counts as an OOM kill too.
+    const killed = exit?.signal === 'SIGKILL' || exit?.code === 128 + 9;
+    if (this.cgroup && (this.cgroup.oomKills() > 0 || (killed && this.cgroup.memoryLimitHits() > 0))) {
       return { name: 'MemoryLimitExceeded', message: `memory limit ${formatBytes(this.limits.memoryBytes)} exceeded` };
     }
     if (this.cgroup && this.cgroup.forksRefused() > this.refusedBefore) {

@@ -99,6 +99,16 @@ export class JobCgroup {
     return counter(join(this.dirs[0]!, file), 'oom_kill');
   }
 
+  /** How many times usage reached the memory limit (reclaim included, so no proof of an OOM kill alone). */
+  memoryLimitHits(): number {
+    if (this.layout.kind === 'v2') return counter(join(this.dirs[0]!, 'memory.events'), 'max');
+    try {
+      return Number(readFileSync(join(this.dirs[0]!, 'memory.failcnt'), 'utf8').trim()) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
   /** How many forks the process limit refused. */
   forksRefused(): number {
     return counter(join(this.dirs.at(-1)!, 'pids.events'), 'max');

@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * Canaries for issue 14, as an attacker would try them: two ordinary users of one workspace, and
+ * job B (bob) goes after job A (alice) while A holds a secret in its token, a `$var:` argument and
+ * files. Both shells run these; the AWS shell's emulation runs the sandbox handlers in-process on
+ * this machine with the same runtime, so what it shows is the runtime's confinement, while the
+ * Lambda configuration itself (tenant isolation) is covered by the CDK assertions.
+ */
+
+let s: TestServer;
+let alice: string;
+let bob: string;
+const SECRET = `canary-${Math.random().toString(36).slice(2)}`;
+const ws = () => `/api/w/${s.workspace}`;
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+async function member(username: string): Promise<string> {
+  expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password` })).status).toBe(201);
+  expect((await s.post(`${ws()}/workspaces/add_user`, { username, role: 'developer' })).status).toBe(201);
+  const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password` }), token: null });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const res = await s.fetch('/api/users/tokens/create', { ...json({ label: username }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+  expect(res.status).toBe(201);
+  return res.text();
+}
+
+const runWait = async (path: string, token: string, args: unknown = {}) =>
+  (await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { ...json(args), token })).json();
+
+const startJob = async (path: string, token: string, args: unknown = {}) => {
+  const res = await s.fetch(`${ws()}/jobs/run/p/${path}`, { ...json(args), token });
+  expect(res.status).toBe(201);
+  return res.text();
+};
+
+/** Every command line on the host, as `ps` shows them to anyone. */
+const hostCommandLines = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+
+beforeAll(async () => {
+  s = await startServer({ env: { SVC_JOB_TIMEOUT_SECONDS: '30', SVC_JOB_MEMORY_MB: '256', SVC_JOB_MAX_PROCESSES: '64' } });
+  alice = await member('alice');
+  bob = await member('bob');
+  expect((await s.fetch(`${ws()}/variables/create`, { ...json({ path: 'u/alice/canary', value: SECRET, is_secret: true }), token: alice })).status).toBe(201);
+}, 120_000);
+afterAll(() => s?.stop());
+
+describe('job B cannot reach job A', () => {
+  it('cannot read A token, variable or files, list or signal A processes, nor see the data dir or the server environment', async () => {
+    // A: the secret arrives as a `$var:` argument, goes into files in its dir, /tmp and /dev/shm,
+    // and A keeps running (its OV_TOKEN in its environment) while B looks.
+    await createScript(s, 'u/alice/holder', 'bash', 'secret="$1"\necho "$secret" > mine.txt; echo "$secret" > /tmp/a-secret; echo "$secret" > /dev/shm/a-secret\necho "token-$OV_TOKEN" > token.txt\necho ready\nsleep 6\necho done\n');
+    const a = await startJob('u/alice/holder', alice, { secret: '$var:u/alice/canary' });
+    await expect.poll(async () => (await (await s.fetch(`${ws()}/jobs_u/get/${a}`)).json()).logs ?? '', { timeout: 20_000 }).toContain('ready');
+
+    // The host's `ps` (anyone on the machine) shows no secret either.
+    expect(hostCommandLines()).not.toContain(SECRET);
+
+    const dataDir = JSON.stringify(s.dataDir);
+    await createScript(
+      s,
+      'u/bob/snoop',
+      'python3',
+      `import glob, os, signal, subprocess
+def readable(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except Exception as e:
+        return ""
+def main():
+    own = {os.getpid(), os.getppid()}
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    found = []
+    for pid in pids:
+        found.append(readable(f"/proc/{pid}/environ") + readable(f"/proc/{pid}/cmdline"))
+    for pattern in ["/tmp/**", "/dev/shm/**", "/tmp/svc-run-*/**"]:
+        for path in glob.glob(pattern, recursive=True):
+            found.append(path + readable(path))
+    signalled = []
+    for pid in pids:
+        if pid in own or pid == 1:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+            signalled.append(pid)
+        except Exception:
+            pass
+    try:
+        data_dir = " ".join(os.listdir(${dataDir}))
+    except Exception as e:
+        data_dir = type(e).__name__
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return {"found": "\\n".join(found), "pids": len(pids), "signalled": signalled, "data_dir": data_dir, "ps": ps, "uid": os.getuid()}
+`,
+    );
+    const report = await runWait('u/bob/snoop', bob);
+    expect(report.found).not.toContain(SECRET);
+    expect(report.found).not.toContain('hunter');
+    expect(report.ps).not.toContain(SECRET);
+    expect(report.ps).not.toContain('sleep 6');
+    // Hidden (an empty directory stands in its place) or refused: never the database or the keys.
+    expect(report.data_dir).not.toMatch(/svc\.db|\.key/);
+    // B sees (and could signal) nothing but its own processes: A is untouched.
+    expect(report.signalled).toEqual([]);
+    expect(report.uid).not.toBe(0);
+
+    const done = await waitForJob(s, a, 30_000);
+    expect(done.status).toBe('success');
+    expect(done.logs).toContain('done');
+    expect(hostCommandLines()).not.toContain(SECRET);
+  }, 90_000);
+});
+
+describe('nothing outlives its job', () => {
+  it('ends a `setsid sleep &` child with its job', async () => {
+    await createScript(s, 'u/alice/escape', 'bash', 'setsid sleep 317 >/dev/null 2>&1 < /dev/null &\necho started\n');
+    expect(await runWait('u/alice/escape', alice)).toBe('started');
+    await expect.poll(() => hostCommandLines().includes('sleep 317'), { timeout: 5000 }).toBe(false);
+  });
+
+  it('never lets a thread a job left running carry on into the next job', async () => {
+    await createScript(
+      s,
+      'u/alice/thread',
+      'python3',
+      'import threading, time\ndef main(start: bool = False):\n    before = threading.active_count()\n    if start:\n        threading.Thread(target=time.sleep, args=(319,), daemon=True).start()\n    return before\n',
+    );
+    expect(await runWait('u/alice/thread', alice, { start: true })).toBe(1);
+    // The next job of the same script finds no thread of the last one.
+    expect(await runWait('u/alice/thread', alice)).toBe(1);
+  });
+});
+
+describe('limits', () => {
+  beforeAll(async () => {
+    await createScript(s, 'u/alice/ping', 'python3', 'def main():\n    return "pong"\n');
+  });
+
+  it('fails a job allocating 10 GiB with a clear error, while other jobs keep answering', async () => {
+    await createScript(s, 'u/alice/hog', 'python3', 'def main():\n    block = b"x" * (10 * 1024 ** 3)\n    return len(block)\n');
+    const hog = runWait('u/alice/hog', alice);
+    const pings = await Promise.all([1, 2, 3].map(() => runWait('u/alice/ping', alice)));
+    expect(pings).toEqual(['pong', 'pong', 'pong']);
+    const result = await hog;
+    expect(result.error.message).toMatch(/^memory limit \d+ (MiB|GiB) exceeded$/);
+  }, 60_000);
+
+  it('fails a fork bomb with a clear error naming the process limit, while other jobs keep answering', async () => {
+    await createScript(s, 'u/alice/bomb', 'bash', 'bomb() { bomb | bomb & }\nbomb\nsleep 20\n');
+    const bomb = runWait('u/alice/bomb', alice);
+    const pings = await Promise.all([1, 2, 3].map(() => runWait('u/alice/ping', alice)));
+    expect(pings).toEqual(['pong', 'pong', 'pong']);
+    const result = await bomb;
+    expect(result.error.message).toMatch(/process limit \d+ reached/);
+    expect(await runWait('u/alice/ping', alice)).toBe('pong');
+  }, 60_000);
+});
