@@ -72,6 +72,11 @@ export interface Job {
   args: Record<string, unknown> | null;
   status: JobStatus;
   created_by: string;
+  /**
+   * The scopes of the token that started the job (inherited by a flow's steps): its OV_TOKEN gets
+   * exactly these, never the creator's full rights. Null or absent: the creator's own permissions.
+   */
+  created_scopes?: string[] | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;

@@ -35,7 +35,7 @@ export async function resolveTarget(deps: CoreDeps, rights: Rights, target: RunT
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: Pick<Job, 'workspace_id' | 'kind' | 'parent_job' | 'script_path' | 'script_hash' | 'language' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use'>>,
+  fields: Pick<Job, 'workspace_id' | 'kind' | 'parent_job' | 'script_path' | 'script_hash' | 'language' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes'>>,
 ): Job {
   return {
     id: newUuid(),
@@ -73,11 +73,17 @@ export async function pushJob(
     language: script.language,
     args,
     created_by: principal.username,
+    created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
+}
+
+/** What a job started by `principal` may do: the scopes of its token, kept as text on the job. */
+export function scopeTexts(principal: Principal): string[] | null {
+  return principal.scopes ? principal.scopes.map((s) => s.text) : null;
 }
 
 export async function getJob(deps: CoreDeps, workspaceId: string, id: string): Promise<Job> {

@@ -48,7 +48,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
   const token = signJobToken(
     config.signingKey,
-    { username: job.created_by, workspaceId: job.workspace_id, jobId },
+    { username: job.created_by, workspaceId: job.workspace_id, jobId, scopes: job.created_scopes ?? null },
     new Date(clock.now().getTime() + timeoutMs + 60_000),
   );
 
@@ -114,7 +114,7 @@ async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unk
   if (!Object.values(args).some((v) => typeof v === 'string' && v.startsWith('$'))) return args;
   const user = await deps.store.getUser(job.created_by);
   if (!user) throw new BindingError(`the job's creator ${job.created_by} no longer exists`);
-  const rights = await Rights.load(deps, jobPrincipal(user.username, user.is_admin, job.workspace_id, job.id), job.workspace_id);
+  const rights = await Rights.load(deps, jobPrincipal(user.username, user.is_admin, job.workspace_id, job.id, job.created_scopes), job.workspace_id);
   return resolveArgs(deps, rights, args);
 }
 

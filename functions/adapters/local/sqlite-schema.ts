@@ -104,4 +104,6 @@ export const MIGRATIONS: string[] = [
   `,
   // When a token's owner was told it expires soon (spec 5.8).
   `ALTER TABLE tokens ADD COLUMN expiry_notice_at TEXT;`,
+  `-- confine: the scopes of the token that started a job (a JSON array; NULL: full rights).
+  ALTER TABLE jobs ADD COLUMN created_scopes TEXT;`,
 ];

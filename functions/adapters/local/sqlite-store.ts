@@ -96,9 +96,9 @@ export class SqliteStore implements Store {
 
   async insertJob(job: Job) {
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_at, delete_after_use, parent_job)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_at, @delete_after_use, @parent_job)`,
-    ).run({ ...job, args: JSON.stringify(job.args), delete_after_use: job.delete_after_use ? 1 : 0 });
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, language, args, status, created_by, created_scopes, created_at, delete_after_use, parent_job)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @language, @args, @status, @created_by, @created_scopes, @created_at, @delete_after_use, @parent_job)`,
+    ).run({ ...job, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -278,6 +278,7 @@ function toJob(r: Row): Job {
     args: r.args === null ? null : JSON.parse(r.args),
     status: r.status,
     created_by: r.created_by,
+    ...(r.created_scopes ? { created_scopes: JSON.parse(r.created_scopes) } : {}),
     created_at: r.created_at,
     started_at: r.started_at,
     completed_at: r.completed_at,

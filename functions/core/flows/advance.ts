@@ -199,7 +199,7 @@ class StepError extends Error {
 /** A flow step runs with the permissions of whoever started the flow. */
 async function requireRunRight(deps: WorkerDeps, flowJob: Job, path: string, moduleId: string): Promise<void> {
   const user = await deps.store.getUser(flowJob.created_by);
-  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
+  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id, flowJob.created_scopes), flowJob.workspace_id) : null;
   if (!rights?.can('jobs', 'run', path)) throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${path}`);
 }
 
@@ -213,6 +213,7 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, what: { kind: Job['kin
     language: what.language,
     args: what.args,
     created_by: flowJob.created_by,
+    created_scopes: flowJob.created_scopes ?? null,
   });
 }
 

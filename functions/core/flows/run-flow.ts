@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, notFound } from '../errors.js';
-import { queuedJob } from '../jobs.js';
+import { queuedJob, scopeTexts } from '../jobs.js';
 import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
 import type { Rights } from '../permissions.js';
@@ -50,6 +50,7 @@ export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: Fl
     language: 'nativets',
     args,
     created_by: principal.username,
+    created_scopes: scopeTexts(principal),
   });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
