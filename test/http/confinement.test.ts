@@ -103,6 +103,33 @@ echo "{\\"found\\": $found, \\"foreign\\": $foreign, \\"signalled\\": $signalled
   }, 90_000);
 });
 
+describe("a job's token carries exactly the rights of what started it", () => {
+  it('gives a job started by a scoped token those scopes, not the user full rights', async () => {
+    await createScript(
+      s,
+      'u/alice/read_var',
+      'python3',
+      `import os, urllib.request, urllib.error
+def main():
+    url = os.environ["BASE_INTERNAL_URL"] + "/api/w/" + os.environ["OV_WORKSPACE"] + "/variables/get/u/alice/canary"
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + os.environ["OV_TOKEN"]})
+    try:
+        with urllib.request.urlopen(req) as res:
+            return res.status
+    except urllib.error.HTTPError as e:
+        return e.code
+`,
+    );
+    // alice's own token: her job reads her variable.
+    expect(await runWait('u/alice/read_var', alice)).toBe(200);
+    // A token of alice's that may only run her scripts: its job may run, not read variables.
+    const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'runner', scopes: ['jobs:run:u/alice/*'] }), token: alice });
+    expect(created.status).toBe(201);
+    const scoped = await created.text();
+    expect(await runWait('u/alice/read_var', scoped)).toBe(403);
+  });
+});
+
 describe('nothing outlives its job', () => {
   it('ends a `setsid sleep &` child with its job', async () => {
     await createScript(s, 'u/alice/escape', 'bash', 'setsid sleep 317 >/dev/null 2>&1 < /dev/null &\necho started\n');
