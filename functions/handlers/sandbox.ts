@@ -6,8 +6,9 @@
 import type { Context, StreamifyHandler } from 'aws-lambda';
 import { sandboxFor, type SandboxEvent } from '../adapters/aws/sandbox-protocol.js';
 import { encodeEventLine, parseRunRequest, sandboxFailure } from '../adapters/aws/sandbox-wire.js';
-import type { CodeRunner, RunOutcome } from '../ports.js';
-import { createLocalRunner } from '../runtime/index.js';
+import type { RunOutcome } from '../ports.js';
+import { createLocalRunner, type LocalRunner } from '../runtime/index.js';
+import { sweepEnvironment } from '../runtime/environment-sweep.js';
 import { Confiner } from '../runtime/confinement.js';
 import { limitsFromEnv, uidRangeFromEnv } from '../runtime/job-limits.js';
 
@@ -21,9 +22,9 @@ let workDir = DEFAULT_WORK_DIR;
  * One runner per container, kept across invocations: its warm processes hold script versions, so
  * the next invocation for the same version skips the start.
  */
-let containerRunner: CodeRunner | undefined;
+let containerRunner: LocalRunner | undefined;
 
-function sandboxRunner(): CodeRunner {
+function sandboxRunner(): LocalRunner {
   if (containerRunner) return containerRunner;
   // Same rules as the local shell; where the platform allows less (no root or namespaces on
   // Lambda), the log says so rather than running unconfined silently.
@@ -104,6 +105,10 @@ const streamSandboxRun: StreamifyHandler<unknown, void> = async (event, response
   } finally {
     responseStream.off('close', hangUp);
     await new Promise<void>((resolve) => responseStream.end(resolve));
+    // On Lambda only: elsewhere this process's uid runs more than the sandbox.
+    if (process.env.AWS_LAMBDA_FUNCTION_NAME && containerRunner) {
+      sweepEnvironment({ processGroups: containerRunner.warmProcessGroups(), dirs: [containerRunner.workRoot] });
+    }
   }
 };
 

@@ -52,4 +52,4 @@ function logRecordFailure(reason: unknown, record: SQSRecord): void {
 }
 
 /** On AWS the sandboxes are Lambda functions whose role has no permissions. */
-export const handler = createWorkerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config)));
+export const handler = createWorkerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));

@@ -22,11 +22,19 @@ export interface LocalRunnerOptions {
   confiner?: Confiner;
 }
 
+/** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
+export interface LocalRunner extends CodeRunner {
+  /** Process groups of the warm processes (each is its group's leader). */
+  warmProcessGroups(): number[];
+  /** Where the runner keeps its code and job directories. */
+  readonly workRoot: string;
+}
+
 /**
  * Runs user code in sandboxed child processes on this machine. TypeScript and Python jobs go to
  * warm processes that already hold the script version, so a run costs a message, not a start.
  */
-export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
+export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const workRoot = prepareWorkRoot(options.workDir);
   const confiner = options.confiner ?? new Confiner();
   const pool = new WarmPool<WarmWorker>({
@@ -60,6 +68,9 @@ export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
   }
 
   return {
+    workRoot,
+    warmProcessGroups: () => pool.workers().flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
+
     async run(req, hooks, signal) {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
       if (signal.aborted) return { ok: false, error: canceledError() };
