@@ -151,7 +151,8 @@ export type EntityKind =
   | 'flow_wait'
   | 'sequence'
   | 'notification'
-  | 'sync_key';
+  | 'sync_key'
+  | 'job_limits';
 
 export interface Entity<T = Record<string, unknown>> {
   kind: EntityKind;
@@ -317,6 +318,17 @@ export interface RunRequest {
   maxOutputBytes: number;
   /** Set for a step of a `same_worker` flow: the `./shared` folder it starts with. */
   shared?: SharedFiles;
+  /** The workspace's own job limits, where it set any: the runner applies the lower of these and its own. */
+  limits?: JobResourceLimits;
+}
+
+/** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */
+export interface JobResourceLimits {
+  memoryBytes?: number;
+  processes?: number;
+  cpuSeconds?: number;
+  fileBytes?: number;
+  openFiles?: number;
 }
 
 export interface RunHooks {

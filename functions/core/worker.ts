@@ -1,4 +1,5 @@
 import { signJobToken } from './job-tokens.js';
+import { getJobLimits, runLimitsOf } from './job-limits-setting.js';
 import { cancelSignal, isFinished } from './jobs.js';
 import { jobPrincipal } from './auth.js';
 import { Rights } from './permissions.js';
@@ -53,6 +54,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   );
 
   const sharedFolder = await sharedFolderOf(deps, job);
+  const limits = runLimitsOf(await getJobLimits(store, job.workspace_id));
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
@@ -81,6 +83,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
         ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
+        ...(limits ? { limits } : {}),
       },
       {
         onStream: (chunk) => {

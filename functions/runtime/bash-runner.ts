@@ -41,7 +41,7 @@ export async function runBash(
   track: (proc: SandboxProcess) => () => void,
   confiner: Confiner,
 ): Promise<RunOutcome> {
-  const jail = confiner.open();
+  const jail = confiner.open(req.limits);
   const jobDir = join(workRoot, randomName('sh'));
   try {
     await makeJobDir(jobDir, jail.uid);

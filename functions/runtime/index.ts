@@ -55,7 +55,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     const start = () => (python ? startPythonWorker(req, workRoot, confiner) : startTypeScriptWorker(req, workRoot, confiner));
     // Never shared across workspaces, run-as identities or versions: module state, the uid's
     // files and the code belong to one of each.
-    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.scriptHash]);
+    // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
+    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.scriptHash, req.limits ?? null]);
     const lease: Lease<WarmWorker> = await pool.acquire(key, start, signal);
     let reusable = false;
     try {

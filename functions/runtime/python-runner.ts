@@ -33,7 +33,7 @@ export async function startPythonWorker(req: RunRequest, workRoot: string, confi
   await makeCodeDir(procDir);
   let jail: Jail | undefined;
   try {
-    jail = confiner.open();
+    jail = confiner.open(req.limits);
     const scriptPath = join(procDir, 'main.py');
     const shimPath = join(procDir, 'python_shim.py');
     await writeCodeFile(scriptPath, req.content);

@@ -35,7 +35,7 @@ export async function startTypeScriptWorker(req: RunRequest, workRoot: string, c
   await makeCodeDir(procDir);
   let jail: Jail | undefined;
   try {
-    jail = confiner.open();
+    jail = confiner.open(req.limits);
     const scriptPath = join(procDir, 'main.mjs');
     const shimPath = join(procDir, 'node-shim.mjs');
     await writeCodeFile(scriptPath, code);

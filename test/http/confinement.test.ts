@@ -175,3 +175,26 @@ describe('limits', () => {
     expect(await runWait('u/alice/ping', alice)).toBe('pong');
   }, 60_000);
 });
+
+describe('per-workspace limits', () => {
+  it('lets a workspace admin lower the limits for its jobs, refuses bad input with a 400 and changes nothing', async () => {
+    expect(await (await s.fetch(`${ws()}/workspaces/job_limits`)).json()).toEqual({});
+    for (const bad of [{ memory_mb: -1 }, { memory_mb: 'lots' }, { max_processes: 1.5 }, { disk: 1 }]) {
+      expect((await s.post(`${ws()}/workspaces/job_limits`, bad)).status).toBe(400);
+    }
+    // A developer is no workspace admin.
+    expect((await s.fetch(`${ws()}/workspaces/job_limits`, { ...json({ memory_mb: 1 }), token: alice })).status).toBe(403);
+    expect(await (await s.fetch(`${ws()}/workspaces/job_limits`)).json()).toEqual({});
+
+    await createScript(s, 'u/alice/medium', 'bash', 'python3 -c \'block = b"x" * (160 * 1024 ** 2)\'\necho fits\n');
+    expect(await runWait('u/alice/medium', alice)).toBe('fits');
+    const set = await s.post(`${ws()}/workspaces/job_limits`, { memory_mb: 96 });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toEqual({ memory_mb: 96 });
+    expect((await runWait('u/alice/medium', alice)).error.message).toBe('memory limit 96 MiB exceeded');
+    // Above the instance's limit (256 MiB here) a workspace setting changes nothing.
+    await s.post(`${ws()}/workspaces/job_limits`, { memory_mb: 100_000 });
+    expect(await runWait('u/alice/medium', alice)).toBe('fits');
+    await s.post(`${ws()}/workspaces/job_limits`, {});
+  }, 60_000);
+});
