@@ -23,6 +23,8 @@ export interface LocalConfig {
   /** Per-process job limits and the uids jobs run as (README: Job confinement). */
   jobLimits: ResourceLimits;
   jobUidRange: { first: number; count: number };
+  /** Warm processes kept overall (each serves one workspace, user and script version). */
+  maxWarmTotal: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -41,6 +43,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
+    maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

@@ -9,7 +9,7 @@ import shutil
 import signal
 
 
-def sweep_environment(keep_dirs=()):
+def sweep_environment(keep_dirs=(), tmp="/tmp"):
     me, parent, uid = os.getpid(), os.getppid(), os.getuid()
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in (1, me, parent):
@@ -19,8 +19,8 @@ def sweep_environment(keep_dirs=()):
                 os.kill(int(entry), signal.SIGKILL)
         except OSError:
             pass  # gone already, or not ours to signal
-    for name in os.listdir("/tmp"):
-        path = os.path.join("/tmp", name)
+    for name in os.listdir(tmp):
+        path = os.path.join(tmp, name)
         if path in keep_dirs:
             continue
         try:
