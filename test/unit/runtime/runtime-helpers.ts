@@ -3,13 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CodeRunner, Language, RunOutcome, RunRequest } from '../../../functions/ports.js';
 import { createLocalRunner, type LocalRunnerOptions } from '../../../functions/runtime/index.js';
+import { Confiner } from '../../../functions/runtime/confinement.js';
 
 export const isRoot = process.getuid?.() === 0;
+
+/**
+ * Test files run in parallel processes, each with its own runners: one uid range per process (and
+ * one Confiner for all of its runners), so "no process of this uid is left" means ours only.
+ */
+export const TEST_UIDS = { first: 300_000 + (process.pid % 5000) * 100, count: 100 };
+const confiner = new Confiner({ uidRange: TEST_UIDS });
 
 /** A runner over a fresh work dir; `dispose` closes it and removes the dir. */
 export function makeRunner(options: Partial<LocalRunnerOptions> = {}): { runner: CodeRunner; dispose: () => Promise<void> } {
   const workDir = mkdtempSync(join(tmpdir(), 'svc-runtime-test-'));
-  const runner = createLocalRunner({ workDir, ...options });
+  const runner = createLocalRunner({ workDir, confiner, ...options });
   return {
     runner,
     dispose: async () => {

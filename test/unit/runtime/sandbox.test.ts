@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Language } from '../../../functions/ports.js';
-import { errorOf, eventually, isKeyGone as isProcessGone, isRoot, processKey, makeRunner, recorder, request, resultOf, runOnce } from './runtime-helpers.js';
+import { errorOf, eventually, isKeyGone as isProcessGone, isRoot, processKey, TEST_UIDS, makeRunner, recorder, request, resultOf, runOnce } from './runtime-helpers.js';
 
 const { runner, dispose } = makeRunner();
 afterAll(dispose);
@@ -128,6 +128,10 @@ describe.runIf(isRoot)('privileges (the service runs as root)', () => {
   ] as const)('%s cannot read a root-owned 0600 file', async (language, content) => {
     const req = request(language, content, { args: { path: secret }, schema: { type: 'object', properties: { path: {} }, required: [] } });
     // Each job process has a uid of its own from the job range, neither root nor a shared one.
-    expect(resultOf((await runOnce(runner, req)).outcome)).toMatch(/^denied as 200\d{3}$/);
+    const denied = resultOf((await runOnce(runner, req)).outcome) as string;
+    expect(denied).toMatch(/^denied as \d+$/);
+    const uid = Number(denied.split(' ').at(-1));
+    expect(uid).toBeGreaterThanOrEqual(TEST_UIDS.first);
+    expect(uid).toBeLessThan(TEST_UIDS.first + TEST_UIDS.count);
   });
 });
