@@ -6,22 +6,15 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import type { Jail } from './confinement.js';
 
-/**
- * The uid/gid of `nobody`. When the service runs as root, user code runs as this identity so that
- * the kernel, not our goodwill, keeps it away from root-owned 0600/0700 files such as the database.
- */
-export const SANDBOX_UID = 65534;
-
-/** The only PATH user code gets; interpreters are looked up here first so `nobody` can run them. */
+/** The only PATH user code gets; interpreters are looked up here first so a job's uid can run them. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-export interface SandboxIdentity {
-  uid: number;
-  gid: number;
-}
-
-export function sandboxIdentity(): SandboxIdentity | undefined {
-  return process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+/**
+ * True when jobs run under uids of their own (the service runs as root; see confinement.ts): the
+ * directories they use must then be reachable by a uid other than ours.
+ */
+function jobsRunAsOtherUids(): boolean {
+  return process.getuid?.() === 0;
 }
 
 /** The complete environment of user code: the job's variables on top of a fixed minimum. */
@@ -185,7 +178,7 @@ export async function removeDir(path: string): Promise<void> {
 }
 
 /**
- * Returns the directory job and process dirs go into. The sandbox user must be able to traverse
+ * Returns the directory job and process dirs go into. Job uids must be able to traverse
  * every ancestor; when the given one sits inside a private directory (e.g. the 0700 data dir), a
  * fresh directory under the system temp dir is used instead. Listing is denied (0711) so one job
  * cannot discover another's randomly named directory.
@@ -193,7 +186,7 @@ export async function removeDir(path: string): Promise<void> {
 export function prepareWorkRoot(workDir: string): string {
   const wanted = resolve(workDir);
   mkdirSync(wanted, { recursive: true, mode: 0o711 });
-  if (!sandboxIdentity() || ancestorsTraversable(wanted)) {
+  if (!jobsRunAsOtherUids() || ancestorsTraversable(wanted)) {
     chmodSync(wanted, 0o711);
     return wanted;
   }
