@@ -89,7 +89,11 @@ async function main() {
     python: { language: 'python3', content: 'def main(name: str = "world"):\n    return "hello " + name\n' },
   };
   const rows: Array<{ name: string; svc: Figures; floor: Figures }> = [];
+  const flowRows: FlowFigures[] = [];
   try {
+    for (const language of ['bun', 'python3'] as const) {
+      for (const steps of [1, 10, 40]) flowRows.push(await measureFlow(base, auth, language, steps));
+    }
     for (const [name, script] of Object.entries(scripts)) {
       const created = await fetch(`${base}/api/w/main/scripts/create`, {
         method: 'POST',
@@ -120,6 +124,48 @@ async function main() {
   for (const { name, svc, floor } of rows) {
     console.log(`| ${name} | ${f(svc.p50)} | ${f(svc.p99)} | ${svc.rps.toFixed(0)} | ${f(floor.p50)} | ${f(floor.p99)} | ${floor.rps.toFixed(0)} | ${(svc.p50 / floor.p50).toFixed(2)}x | ${(svc.rps / floor.rps).toFixed(2)}x |`);
   }
+  console.log(`\nflows of N light steps, sequential runs through the sync endpoint (median of ${FLOW_RUNS}); per-step overhead = (flow - 1-step flow) / (N - 1)\n`);
+  console.log('| steps | language | flow median ms | per-step overhead ms |');
+  console.log('|---|---|---|---|');
+  for (const row of flowRows) {
+    const one = flowRows.find((r) => r.language === row.language && r.steps === 1)!;
+    const perStep = row.steps > 1 ? f((row.median - one.median) / (row.steps - 1)) : '—';
+    console.log(`| ${row.steps} | ${row.language} | ${f(row.median)} | ${perStep} |`);
+  }
+}
+
+const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
+
+interface FlowFigures {
+  language: string;
+  steps: number;
+  median: number;
+}
+
+/** A flow of `steps` trivial steps, each passing a counter on; timed end to end through the sync route. */
+async function measureFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number): Promise<FlowFigures> {
+  const content = language === 'bun' ? 'export function main(n: number = 0) { return n + 1; }' : 'def main(n: int = 0):\n    return n + 1\n';
+  const modules = Array.from({ length: steps }, (_, i) => ({
+    id: `s${i}`,
+    value: { type: 'rawscript', language, content, input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
+  }));
+  const path = `u/admin/bench_flow_${language}_${steps}`;
+  const created = await fetch(`${base}/api/w/main/flows/create`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ path, summary: path, value: { modules } }),
+  });
+  if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
+  const url = new URL(`${base}/api/w/main/jobs/run_wait_result/p/${path}`);
+  const times: number[] = [];
+  for (let i = 0; i < FLOW_RUNS + 1; i++) {
+    const t = performance.now();
+    const text = await post(url, '{}', auth);
+    if (text !== String(steps)) throw new Error(`flow ${path} answered ${text}`);
+    if (i > 0) times.push(performance.now() - t); // the first run warms the processes
+  }
+  times.sort((a, b) => a - b);
+  return { language, steps, median: times[Math.floor(times.length / 2)]! };
 }
 
 main().catch((e) => {

@@ -77,6 +77,11 @@ export interface Job {
   args: Record<string, unknown> | null;
   status: JobStatus;
   created_by: string;
+  /**
+   * The scopes of the token that started the job (inherited by a flow's steps): its OV_TOKEN gets
+   * exactly these, never the creator's full rights. Null or absent: the creator's own permissions.
+   */
+  created_scopes?: string[] | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -154,6 +159,7 @@ export const ENTITY_KINDS = [
   'sync_key',
   'login_throttle',
   'audit',
+  'job_limits',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -321,6 +327,17 @@ export interface RunRequest {
   maxOutputBytes: number;
   /** Set for a step of a `same_worker` flow: the `./shared` folder it starts with. */
   shared?: SharedFiles;
+  /** The workspace's own job limits, where it set any: the runner applies the lower of these and its own. */
+  limits?: JobResourceLimits;
+}
+
+/** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */
+export interface JobResourceLimits {
+  memoryBytes?: number;
+  processes?: number;
+  cpuSeconds?: number;
+  fileBytes?: number;
+  openFiles?: number;
 }
 
 export interface RunHooks {

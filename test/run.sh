@@ -16,6 +16,8 @@ command -v python3 >/dev/null || missing+=(python3)
 command -v bash >/dev/null || missing+=(bash)
 if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ] 2>/dev/null; then missing+=(openjdk-17-jre-headless); fi
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# Every job runs inside bubblewrap's namespaces (README: Job confinement); the confinement tests need it.
+[ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${missing[*]}"

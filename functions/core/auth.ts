@@ -102,12 +102,12 @@ async function authenticateJob(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'
   if (!claims) throw UNKNOWN_TOKEN();
   const [job, user] = await Promise.all([deps.store.getJob(claims.workspaceId, claims.jobId), deps.store.getUser(claims.username)]);
   if (!job || job.status !== 'running' || !user) throw UNKNOWN_TOKEN();
-  return jobPrincipal(user.username, user.is_admin, claims.workspaceId, claims.jobId);
+  return jobPrincipal(user.username, user.is_admin, claims.workspaceId, claims.jobId, claims.scopes);
 }
 
-/** The identity a job acts with: its creator's, limited to the job's workspace. */
-export function jobPrincipal(username: string, isSuperadmin: boolean, workspaceId: string, jobId: string): Principal {
-  return { username, isSuperadmin, workspaceId, scopes: null, via: 'job', jobId, tokenHash: null };
+/** The identity a job acts with: its creator's, limited to the job's workspace and to the scopes of what started it. */
+export function jobPrincipal(username: string, isSuperadmin: boolean, workspaceId: string, jobId: string, scopes: readonly string[] | null | undefined): Principal {
+  return { username, isSuperadmin, workspaceId, scopes: scopes ? parseScopes(scopes) : null, via: 'job', jobId, tokenHash: null };
 }
 
 export function isExpired(record: Pick<TokenRecord, 'expires_at'>, clock: Clock): boolean {

@@ -10,6 +10,8 @@ export interface JobTokenClaims {
   username: string;
   workspaceId: string;
   jobId: string;
+  /** The scopes of what started the job; null or absent: the user's own permissions. */
+  scopes?: string[] | null;
 }
 
 const ISSUER = 'svc';
@@ -29,6 +31,7 @@ export function signJobToken(key: Uint8Array, claims: JobTokenClaims, expiresAt:
       sub: claims.username,
       ws: claims.workspaceId,
       job: claims.jobId,
+      ...(claims.scopes ? { scp: claims.scopes } : {}),
       exp: Math.floor(expiresAt.getTime() / 1000),
     }),
   );
@@ -41,7 +44,10 @@ export async function verifyJobToken(key: Uint8Array, token: string, now: Date):
   try {
     const { payload } = await jwtVerify(token, key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'], currentDate: now });
     if (typeof payload.sub !== 'string' || typeof payload.ws !== 'string' || typeof payload.job !== 'string') return null;
-    return { username: payload.sub, workspaceId: payload.ws, jobId: payload.job };
+    const claims: JobTokenClaims = { username: payload.sub, workspaceId: payload.ws, jobId: payload.job };
+    if (payload.scp === undefined) return claims;
+    if (!Array.isArray(payload.scp) || !payload.scp.every((s) => typeof s === 'string')) return null;
+    return { ...claims, scopes: payload.scp as string[] };
   } catch {
     return null;
   }

@@ -20,7 +20,7 @@ export function isFinished(status: JobStatus): boolean {
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes'>>,
 ): Job {
   return {
     id: newUuid(),
@@ -55,11 +55,17 @@ export async function pushJob(
     parent_job: null,
     args,
     created_by: principal.username,
+    created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
+}
+
+/** What a job started by `principal` may do: the scopes of its token, kept as text on the job. */
+export function scopeTexts(principal: Principal): string[] | null {
+  return principal.scopes ? principal.scopes.map((s) => s.text) : null;
 }
 
 export async function getJob(deps: CoreDeps, workspaceId: string, id: string): Promise<Job> {

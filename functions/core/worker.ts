@@ -1,4 +1,5 @@
 import { signJobToken } from './job-tokens.js';
+import { getJobLimits, runLimitsOf } from './job-limits-setting.js';
 import { cancelSignal, isFinished } from './jobs.js';
 import { jobPrincipal } from './auth.js';
 import { Rights } from './permissions.js';
@@ -49,11 +50,12 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
   const token = signJobToken(
     config.signingKey,
-    { username: job.created_by, workspaceId: job.workspace_id, jobId },
+    { username: job.created_by, workspaceId: job.workspace_id, jobId, scopes: job.created_scopes ?? null },
     new Date(clock.now().getTime() + timeoutMs + 60_000),
   );
 
   const sharedFolder = await sharedFolderOf(deps, job);
+  const limits = runLimitsOf(await getJobLimits(store, job.workspace_id));
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
@@ -85,6 +87,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void>
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
         ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
+        ...(limits ? { limits } : {}),
       },
       {
         onStream: (chunk) => {
@@ -118,7 +121,7 @@ async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unk
   if (!Object.values(args).some((v) => typeof v === 'string' && v.startsWith('$'))) return args;
   const user = await deps.store.getUser(job.created_by);
   if (!user) throw new BindingError(`the job's creator ${job.created_by} no longer exists`);
-  const rights = await Rights.load(deps, jobPrincipal(user.username, user.is_admin, job.workspace_id, job.id), job.workspace_id);
+  const rights = await Rights.load(deps, jobPrincipal(user.username, user.is_admin, job.workspace_id, job.id, job.created_scopes), job.workspace_id);
   return resolveArgs(deps, rights, args);
 }
 

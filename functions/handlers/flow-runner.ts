@@ -60,4 +60,4 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
 }
 
 /** On AWS, flow expressions run in the Node sandbox function, whose role has no permissions. */
-export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config)));
+export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));

@@ -4,7 +4,7 @@
  * Python sandbox (./sandbox-python/handler.py).
  */
 import type { Context, StreamifyHandler } from 'aws-lambda';
-import { runSandboxed } from '../adapters/aws/node-sandbox.js';
+import { runSandboxed, sweepBetweenJobs } from '../adapters/aws/node-sandbox.js';
 import { encodeEventLine } from '../adapters/aws/sandbox-wire.js';
 
 // Tests and the CDK bundle check drive the handler module's own sandbox through these.
@@ -31,6 +31,8 @@ const streamSandboxRun: StreamifyHandler<unknown, void> = async (event, response
   } finally {
     responseStream.off('close', hangUp);
     await new Promise<void>((resolve) => responseStream.end(resolve));
+    // On Lambda only: elsewhere this process's uid runs more than the sandbox.
+    if (process.env.AWS_LAMBDA_FUNCTION_NAME) sweepBetweenJobs();
   }
 };
 

@@ -62,4 +62,4 @@ function jobOf(record: SQSRecord): LogFields {
 }
 
 /** On AWS the sandboxes are Lambda functions whose role has no permissions. */
-export const handler = createWorkerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config)));
+export const handler = createWorkerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));

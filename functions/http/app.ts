@@ -29,6 +29,8 @@ export interface AppOptions {
   version: string;
   /** How long an SSE stream may stay silent before a comment line keeps proxies from closing it. */
   sseKeepAliveMs: number;
+  /** How this shell confines jobs (served at GET /api/runtime, so nobody is unconfined unknowingly). */
+  runtime?: unknown;
 }
 
 /** The whole HTTP API; the local server and the Lambda handler serve this same app. */
@@ -57,6 +59,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   );
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
+  app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null }));
   app.route('/', approvalRoutes(deps));
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
@@ -94,7 +97,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
-const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/auth/login']);
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 
 /** Spec 5.1: the header is preferred; `?token=` is the alternative for clients that cannot set one. */

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspaces.js';
+import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import { getSyncKey, setSyncKey } from '../core/sync-key.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -27,6 +28,12 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     c.get('rights').check('workspaces', 'read');
     return c.json(c.get('workspace'));
   });
+  // The workspace's own job limits, each at most the instance's (README: Job confinement).
+  r.get('/workspaces/job_limits', async (c) => {
+    c.get('rights').check('workspaces', 'read');
+    return c.json(await getJobLimits(deps.store, c.get('rights').workspaceId));
+  });
+  r.post('/workspaces/job_limits', async (c) => c.json(await setJobLimits(deps, c.get('rights'), await readJsonBody(c))));
   r.post('/workspaces/edit_object_storage', async (c) => c.json(await setObjectStorage(deps.store, c.get('rights'), await readJsonBody(c))));
   // The key secrets pulled by the CLI are encrypted with (admins only; svc.yaml includeKey).
   r.get('/workspaces/encryption_key', async (c) => c.json(await getSyncKey(deps, c.get('rights'))));

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import type { Confiner, Jail } from './confinement.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import {
@@ -23,6 +24,12 @@ export function bashArguments(req: RunRequest): string[] {
 }
 
 /**
+ * Reads the positional arguments from stdin (NUL-separated) and runs the script with them, so
+ * resolved `$var:` secrets never appear in argv where `ps` would show them.
+ */
+const BASH_LAUNCH = 'mapfile -d "" -t __svc_args; exec </dev/null; set -- "${__svc_args[@]}"; unset __svc_args; . "$0"';
+
+/**
  * Runs a bash script in a fresh process (bash starts fast enough that a warm one buys nothing).
  * stdout is both the log and the result: its last non-empty line, parsed as JSON when it is JSON.
  */
@@ -32,33 +39,40 @@ export async function runBash(
   signal: AbortSignal,
   workRoot: string,
   track: (proc: SandboxProcess) => () => void,
+  confiner: Confiner,
 ): Promise<RunOutcome> {
+  const jail = confiner.open(req.limits);
   const jobDir = join(workRoot, randomName('sh'));
-  await makeJobDir(jobDir);
   try {
-    if (req.shared) await writeSharedFolder(jobDir, req.shared);
-    const outcome = await runIn(jobDir, req, hooks, signal, track);
-    return req.shared ? await withSharedFolder(outcome, jobDir) : outcome;
+    await makeJobDir(jobDir, jail.uid);
+    if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
+    const outcome = await runIn(jobDir, jail, req, hooks, signal, track);
+    return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
   } finally {
+    await jail.release();
     await removeDir(jobDir);
   }
 }
 
-async function runIn(jobDir: string, req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: (proc: SandboxProcess) => () => void): Promise<RunOutcome> {
-  const guard = new JobGuard(req, signal);
+async function runIn(jobDir: string, jail: Jail, req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: (proc: SandboxProcess) => () => void): Promise<RunOutcome> {
+  const guard = new JobGuard(req, signal, () => jail.limitError());
   try {
     const scriptPath = join(jobDir, 'main.sh');
     await writeCodeFile(scriptPath, req.content);
     const proc = spawnSandboxed({
+      jail,
+      visibleDirs: [jobDir],
       command: resolveExecutable('bash'),
-      args: [scriptPath, ...bashArguments(req)],
+      args: ['-c', BASH_LAUNCH, scriptPath],
       cwd: jobDir,
       env: sandboxEnv(req.env, jobDir),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    proc.child.stdin?.on('error', () => undefined); // a script that exits at once closes it early
+    proc.child.stdin?.end(bashArguments(req).map((a) => `${a}\0`).join(''));
     const untrack = track(proc);
     try {
-      return await supervise(proc, hooks, guard);
+      return await supervise(proc, jail, hooks, guard);
     } finally {
       untrack();
     }
@@ -67,7 +81,7 @@ async function runIn(jobDir: string, req: RunRequest, hooks: RunHooks, signal: A
   }
 }
 
-async function supervise(proc: SandboxProcess, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
+async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
   const stdout: string[] = [];
   const tail = new OutputTail();
   const log = (text: string) => {
@@ -94,6 +108,9 @@ async function supervise(proc: SandboxProcess, hooks: RunHooks, guard: JobGuard)
   await proc.closed;
   if (guard.reason) return { ok: false, error: guard.reason };
   const { code, signal, error } = first.info;
+  // A limit the job hit explains its failure better than the exit code it caused.
+  const limit = jail.limitError(first.info);
+  if (limit) return { ok: false, error: limit };
   if (error) return { ok: false, error: { name: 'ExecutionErr', message: `could not start bash: ${error.message}` } };
   if (code !== 0) {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;

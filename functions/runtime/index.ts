@@ -1,5 +1,6 @@
 import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
+import { Confiner } from './confinement.js';
 import { canceledError } from './job-guard.js';
 import { pythonCall, startPythonWorker } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
@@ -17,14 +18,25 @@ export interface LocalRunnerOptions {
   maxWarmTotal?: number;
   /** How long an idle warm process lives (default 60 s). */
   idleMs?: number;
+  /** How jobs are confined; one is made with the defaults when not given. */
+  confiner?: Confiner;
+}
+
+/** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
+export interface LocalRunner extends CodeRunner {
+  /** Process groups of the warm processes (each is its group's leader). */
+  warmProcessGroups(): number[];
+  /** Where the runner keeps its code and job directories. */
+  readonly workRoot: string;
 }
 
 /**
  * Runs user code in sandboxed child processes on this machine. TypeScript and Python jobs go to
  * warm processes that already hold the script version, so a run costs a message, not a start.
  */
-export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
+export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const workRoot = prepareWorkRoot(options.workDir);
+  const confiner = options.confiner ?? new Confiner();
   const pool = new WarmPool<WarmWorker>({
     maxPerKey: options.maxWarmPerKey ?? 4,
     maxTotal: options.maxWarmTotal ?? 32,
@@ -40,9 +52,11 @@ export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
 
   async function runWarm(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
     const python = req.language === 'python3';
-    const start = () => (python ? startPythonWorker(req, workRoot) : startTypeScriptWorker(req, workRoot));
-    // Never shared across workspaces or versions: module state and code belong to one of each.
-    const key = `${req.workspaceId}:${req.scriptHash}`;
+    const start = () => (python ? startPythonWorker(req, workRoot, confiner) : startTypeScriptWorker(req, workRoot, confiner));
+    // Never shared across workspaces, run-as identities or versions: module state, the uid's
+    // files and the code belong to one of each.
+    // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
+    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.scriptHash, req.limits ?? null]);
     const lease: Lease<WarmWorker> = await pool.acquire(key, start, signal);
     let reusable = false;
     try {
@@ -55,11 +69,14 @@ export function createLocalRunner(options: LocalRunnerOptions): CodeRunner {
   }
 
   return {
+    workRoot,
+    warmProcessGroups: () => pool.workers().flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
+
     async run(req, hooks, signal) {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
-        if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash);
+        if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash, confiner);
         return await runWarm(req, hooks, signal);
       } catch (error) {
         return { ok: false, error: asJobError(error) };

@@ -5,6 +5,9 @@ export interface JobLimits {
   maxOutputBytes: number;
 }
 
+/** How often a running job's limits are looked at: a fork bomb stops within this. */
+const WATCH_INTERVAL_MS = 200;
+
 export function canceledError(message = 'job was canceled'): JobError {
   return { name: 'Canceled', message };
 }
@@ -18,17 +21,27 @@ export class JobGuard {
   private stopReason: JobError | undefined;
   private outputBytes = 0;
   private readonly timer: NodeJS.Timeout;
+  private readonly poller: NodeJS.Timeout | undefined;
   private readonly onAbort: () => void;
   private resolveStopped!: (error: JobError) => void;
 
   constructor(
     private readonly limits: JobLimits,
     private readonly signal: AbortSignal,
+    /** A resource limit the job hit (e.g. its process limit), polled while it runs. */
+    watch?: () => JobError | undefined,
   ) {
     this.stopped = new Promise((resolveStop) => (this.resolveStopped = resolveStop));
     this.timer = setTimeout(() => {
       this.stop({ name: 'TimeoutError', message: `job exceeded its timeout of ${limits.timeoutMs / 1000}s` });
     }, limits.timeoutMs);
+    if (watch) {
+      this.poller = setInterval(() => {
+        const hit = watch();
+        if (hit) this.stop(hit);
+      }, WATCH_INTERVAL_MS);
+      this.poller.unref();
+    }
     this.onAbort = () => this.stop(canceledError());
     if (signal.aborted) this.onAbort();
     else signal.addEventListener('abort', this.onAbort, { once: true });
@@ -51,6 +64,7 @@ export class JobGuard {
 
   dispose(): void {
     clearTimeout(this.timer);
+    clearInterval(this.poller);
     this.signal.removeEventListener('abort', this.onAbort);
   }
 

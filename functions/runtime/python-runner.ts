@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { RunRequest } from '../ports.js';
+import type { Confiner, Jail } from './confinement.js';
 import { installPythonClient } from './client-libraries.js';
 import {
   copyCodeFile,
@@ -27,16 +28,20 @@ export function pythonCall(req: RunRequest): Record<string, unknown> {
 }
 
 /** Starts a warm Python child that will import the script on its first job. */
-export async function startPythonWorker(req: RunRequest, workRoot: string): Promise<WarmWorker> {
+export async function startPythonWorker(req: RunRequest, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
   const procDir = join(workRoot, randomName('py'));
   await makeCodeDir(procDir);
+  let jail: Jail | undefined;
   try {
+    jail = confiner.open(req.limits);
     const scriptPath = join(procDir, 'main.py');
     const shimPath = join(procDir, 'python_shim.py');
     await writeCodeFile(scriptPath, req.content);
     await copyCodeFile(PYTHON_SHIM, shimPath);
     await installPythonClient(procDir);
     const proc = spawnSandboxed({
+      jail,
+      visibleDirs: [procDir],
       command: resolveExecutable('python3'),
       // -u: prints reach the log as they happen; -B: the code dir is read-only, skip .pyc writes.
       args: ['-u', '-B', shimPath, scriptPath],
@@ -44,8 +49,9 @@ export async function startPythonWorker(req: RunRequest, workRoot: string): Prom
       env: sandboxEnv({}, procDir),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    return new WarmWorker(proc, pipeChannel(proc.child), procDir);
+    return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail);
   } catch (error) {
+    await jail?.release();
     await removeDir(procDir);
     throw error;
   }

@@ -4,23 +4,17 @@ import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import type { Jail } from './confinement.js';
 
-/**
- * The uid/gid of `nobody`. When the service runs as root, user code runs as this identity so that
- * the kernel, not our goodwill, keeps it away from root-owned 0600/0700 files such as the database.
- */
-export const SANDBOX_UID = 65534;
-
-/** The only PATH user code gets; interpreters are looked up here first so `nobody` can run them. */
+/** The only PATH user code gets; interpreters are looked up here first so a job's uid can run them. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-export interface SandboxIdentity {
-  uid: number;
-  gid: number;
-}
-
-export function sandboxIdentity(): SandboxIdentity | undefined {
-  return process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+/**
+ * True when jobs run under uids of their own (the service runs as root; see confinement.ts): the
+ * directories they use must then be reachable by a uid other than ours.
+ */
+function jobsRunAsOtherUids(): boolean {
+  return process.getuid?.() === 0;
 }
 
 /** The complete environment of user code: the job's variables on top of a fixed minimum. */
@@ -48,6 +42,10 @@ export function resolveExecutable(name: string): string {
 }
 
 export interface SandboxSpawn {
+  /** The confinement the process runs in (its uid, cgroup, namespaces). */
+  jail: Jail;
+  /** Directories of the work root the process may see (inside namespaces nothing else is). */
+  visibleDirs: string[];
   command: string;
   args: string[];
   cwd: string;
@@ -71,14 +69,19 @@ export interface SandboxProcess {
   kill(): void;
 }
 
-/** Starts user code in its own process group (so the whole tree can be killed) as the sandbox user. */
+/**
+ * Starts user code confined by its jail, in its own process group. The environment goes to the
+ * process as its environment, never in argv, so `ps` shows no secret.
+ */
 export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
-  const child = spawn(spec.command, spec.args, {
+  const { jail } = spec;
+  const launch = jail.wrap(spec.command, spec.args, spec.visibleDirs);
+  const child = spawn(launch.command, launch.args, {
     cwd: spec.cwd,
     env: spec.env,
     stdio: spec.stdio,
     detached: true,
-    ...sandboxIdentity(),
+    ...(jail.uid === undefined ? {} : { uid: jail.uid, gid: jail.uid }),
   });
   const exitedPromise = new Promise<ExitInfo>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));
@@ -91,7 +94,13 @@ export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
     if (info.error) return;
     await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, 250).unref())]);
   });
-  return { child, exited: exitedPromise, closed: closedPromise, kill: () => killProcessGroup(child) };
+  const kill = () => {
+    // The group kill takes bwrap down, and with it (die-with-parent) the job's PID namespace;
+    // the cgroup kill catches whatever left the group where there are no namespaces.
+    killProcessGroup(child);
+    jail.killAll();
+  };
+  return { child, exited: exitedPromise, closed: closedPromise, kill };
 }
 
 /** Kills the child and everything it started that stayed in its process group. */
@@ -127,11 +136,10 @@ export function randomName(prefix: string): string {
   return `${prefix}-${randomBytes(12).toString('hex')}`;
 }
 
-/** A directory only the sandbox user may use: a job's cwd and HOME. */
-export async function makeJobDir(path: string): Promise<void> {
+/** A directory only the job's uid may use: a job's cwd and HOME. */
+export async function makeJobDir(path: string, uid: number | undefined): Promise<void> {
   await mkdir(path, { mode: 0o700 });
-  const id = sandboxIdentity();
-  if (id) await chown(path, id.uid, id.gid);
+  if (uid !== undefined) await chown(path, uid, uid);
 }
 
 /** A root-owned directory the sandbox user may read but not change: the code it runs. */
@@ -170,7 +178,7 @@ export async function removeDir(path: string): Promise<void> {
 }
 
 /**
- * Returns the directory job and process dirs go into. The sandbox user must be able to traverse
+ * Returns the directory job and process dirs go into. Job uids must be able to traverse
  * every ancestor; when the given one sits inside a private directory (e.g. the 0700 data dir), a
  * fresh directory under the system temp dir is used instead. Listing is denied (0711) so one job
  * cannot discover another's randomly named directory.
@@ -178,7 +186,7 @@ export async function removeDir(path: string): Promise<void> {
 export function prepareWorkRoot(workDir: string): string {
   const wanted = resolve(workDir);
   mkdirSync(wanted, { recursive: true, mode: 0o711 });
-  if (!sandboxIdentity() || ancestorsTraversable(wanted)) {
+  if (!jobsRunAsOtherUids() || ancestorsTraversable(wanted)) {
     chmodSync(wanted, 0o711);
     return wanted;
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { RunRequest } from '../ports.js';
+import type { Confiner, Jail } from './confinement.js';
 import { installTypeScriptClient } from './client-libraries.js';
 import {
   copyCodeFile,
@@ -28,11 +29,13 @@ export function typeScriptCall(req: RunRequest): Record<string, unknown> {
 }
 
 /** Transpiles the script and starts a warm Node child that has it ready to serve jobs. */
-export async function startTypeScriptWorker(req: RunRequest, workRoot: string): Promise<WarmWorker> {
+export async function startTypeScriptWorker(req: RunRequest, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
   const code = await transpile(req.content);
   const procDir = join(workRoot, randomName('ts'));
   await makeCodeDir(procDir);
+  let jail: Jail | undefined;
   try {
+    jail = confiner.open(req.limits);
     const scriptPath = join(procDir, 'main.mjs');
     const shimPath = join(procDir, 'node-shim.mjs');
     await writeCodeFile(scriptPath, code);
@@ -53,14 +56,17 @@ export async function startTypeScriptWorker(req: RunRequest, workRoot: string): 
     // Through sh only to point fd 2 at the stdout pipe (Node cannot dup2), so the log keeps the
     // order in which stdout and stderr lines were written; `exec` keeps the pid and group.
     const proc = spawnSandboxed({
+      jail,
+      visibleDirs: [procDir],
       command: resolveExecutable('sh'),
       args: ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, ...nodeArgs],
       cwd: procDir,
       env: sandboxEnv({}, procDir),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    return new WarmWorker(proc, ipcChannel(proc.child), procDir);
+    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail);
   } catch (error) {
+    await jail?.release();
     await removeDir(procDir);
     throw error;
   }

@@ -89,6 +89,11 @@ export class WarmPool<W extends PoolableWorker> {
     return this.entries.size;
   }
 
+  /** The processes kept (busy and idle). */
+  workers(): W[] {
+    return [...this.entries].map((e) => e.worker);
+  }
+
   private lease(entry: Entry<W>): Lease<W> {
     clearTimeout(entry.idleTimer);
     entry.busy = true;

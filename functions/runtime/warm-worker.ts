@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter } from './job-output.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
@@ -21,7 +22,7 @@ const MARKER_GRACE_MS = 1000;
 /** What a shim reports about the job it serves (the same for every language). */
 export type ShimMessage =
   | { type: 'stream'; id: string; chunk: string }
-  | { type: 'done'; id: string; ok: true; result: string; streamed: boolean }
+  | { type: 'done'; id: string; ok: true; result: string; streamed: boolean; discard?: boolean }
   | { type: 'done'; id: string; ok: false; error: JobError; discard?: boolean };
 
 type DoneMessage = Extract<ShimMessage, { type: 'done' }>;
@@ -64,6 +65,8 @@ export class WarmWorker {
     private readonly channel: ShimChannel,
     /** Root-owned dir holding the code; job dirs are created inside it. */
     private readonly procDir: string,
+    /** The process's own uid and cgroup, given back when it is disposed. */
+    private readonly jail: Jail,
   ) {
     proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
@@ -94,13 +97,13 @@ export class WarmWorker {
   async run(req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
     const jobDir = this.spareJobDir ?? join(this.procDir, randomName('job'));
     if (this.spareJobDir) this.spareJobDir = undefined;
-    else await makeJobDir(jobDir);
+    else await makeJobDir(jobDir, this.jail.uid);
     let reusable = false;
     try {
-      if (req.shared) await writeSharedFolder(jobDir, req.shared);
+      if (req.shared) await writeSharedFolder(jobDir, this.jail, req.shared);
       const run = await this.runIn(jobDir, req, call, hooks, signal);
       reusable = run.reusable;
-      return req.shared ? { ...run, outcome: await withSharedFolder(run.outcome, jobDir) } : run;
+      return req.shared ? { ...run, outcome: await withSharedFolder(run.outcome, jobDir, this.jail) } : run;
     } finally {
       if (reusable && isEmptyDir(jobDir)) this.spareJobDir = jobDir;
       else await removeDir(jobDir);
@@ -108,7 +111,7 @@ export class WarmWorker {
   }
 
   private async runIn(jobDir: string, req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
-    const guard = new JobGuard(req, signal);
+    const guard = new JobGuard(req, signal, () => this.jail.limitError());
     const tail = new OutputTail();
     const chunks: string[] = [];
     const id = randomUUID();
@@ -149,11 +152,18 @@ export class WarmWorker {
       if (first.kind === 'exited') {
         await this.proc.closed;
         this.output.flush();
+        const limit = this.jail.limitError(first.info);
         await this.dispose();
-        return { outcome: { ok: false, error: crashError(first.info, tail) }, reusable: false };
+        return { outcome: { ok: false, error: limit ?? crashError(first.info, tail) }, reusable: false };
+      }
+      const limit = this.jail.limitError();
+      if (limit) {
+        await this.dispose();
+        return { outcome: { ok: false, error: limit }, reusable: false };
       }
       const run = await this.finish(first.message, chunks, guard);
-      return { ...run, reusable: run.reusable && first.markerArrived };
+      // A child the job left behind would live on into the next job: the process goes instead.
+      return { ...run, reusable: run.reusable && first.markerArrived && !this.jail.hasLeftovers() };
     } finally {
       guard.dispose();
       this.current = undefined;
@@ -166,6 +176,7 @@ export class WarmWorker {
     this.disposed ??= (async () => {
       this.proc.kill();
       await this.proc.exited;
+      await this.jail.release();
       await removeDir(this.procDir);
     })();
     return this.disposed;
@@ -185,7 +196,7 @@ export class WarmWorker {
       await this.dispose();
       return { outcome: { ok: false, error: guard.reason }, reusable: false };
     }
-    return { outcome, reusable: !(message.ok === false && message.discard) };
+    return { outcome, reusable: !message.discard };
   }
 
   private receive(message: ShimMessage): void {

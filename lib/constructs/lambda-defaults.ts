@@ -54,6 +54,8 @@ export interface NodeFunctionProps {
   /** Extra bundling settings for one function (the sandbox ships files beside its bundle). */
   readonly bundling?: Partial<BundlingOptions>;
   readonly ephemeralStorageSize?: lambda.FunctionProps['ephemeralStorageSize'];
+  /** Lambda tenant isolation (the sandboxes): an execution environment serves one tenant only. */
+  readonly tenancyConfig?: lambda.TenancyConfig;
 }
 
 /**
@@ -78,6 +80,7 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
     timeout: props.timeout,
     memorySize: props.memorySize ?? 1024,
     ephemeralStorageSize: props.ephemeralStorageSize,
+    tenancyConfig: props.tenancyConfig,
     environment,
     description: props.description,
     bundling: {

@@ -28,6 +28,11 @@ const PY_CLIENT = 'clients/python/svc';
  * grant its role its own log group's CreateLogStream/PutLogEvents for the time being.
  *
  * Their log groups exist anyway so that such a temporary grant writes with the stage's retention.
+ *
+ * Both run in Lambda tenant isolation mode: the worker names a tenant per workspace and run-as user
+ * on every invoke (lambda-sandbox-runner.ts), and Lambda never lets an execution environment — its
+ * /tmp, its memory, its warm interpreters — serve a second tenant. Lambda offers no user or PID
+ * namespaces inside an environment, so this is what keeps two users' code apart there.
  */
 export class Sandboxes extends Construct {
   readonly nodeSandbox: lambda.Function;
@@ -48,6 +53,7 @@ export class Sandboxes extends Construct {
       timeout,
       memorySize: SANDBOX_MEMORY_MB,
       ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
+      tenancyConfig: lambda.TenancyConfig.PER_TENANT,
       bundling: {
         // No source maps: they would need NODE_OPTIONS, and this function's environment is meant to
         // hold nothing of ours.
@@ -81,6 +87,7 @@ export class Sandboxes extends Construct {
       timeout,
       memorySize: SANDBOX_MEMORY_MB,
       ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
+      tenancyConfig: lambda.TenancyConfig.PER_TENANT,
     });
 
     Validations.of(this.nodeSandbox).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });

@@ -101,6 +101,18 @@ describe('lambdaInvoke: the Node sandbox (InvokeWithResponseStream)', () => {
     expect(sent.map((command) => command.input.TenantId)).toEqual([tsRequest.workspaceId, undefined]);
   });
 
+  it('names one tenant per workspace and run-as user, so two users never share an execution environment', async () => {
+    const { client, sent } = streamingClient([ndjson(EVENTS)]);
+    const runner = createLambdaSandboxRunner(lambdaInvoke(client, FUNCTIONS, { tenantPerWorkspace: true }));
+    const as = (user: string) => ({ ...tsRequest, env: { ...tsRequest.env, OV_USERNAME: user } });
+    for (const user of ['alice', 'bob', 'a b/../c']) await runner.run(as(user), recorder().hooks, new AbortController().signal);
+    const [alice, bob, odd] = sent.map((command) => command.input.TenantId);
+    expect(alice).toBe(`${tsRequest.workspaceId}/alice`);
+    expect(bob).toBe(`${tsRequest.workspaceId}/bob`);
+    // Outside Lambda's tenant id alphabet: hashed, never trimmed into someone else's tenant.
+    expect(odd).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
   it.each([
     ['one chunk holding every event', [1_000_000]],
     ['one byte at a time', [1]],

@@ -369,6 +369,12 @@ describe('IAM boundaries', () => {
     template.resourcePropertiesCountIs('AWS::IAM::ManagedPolicy', {}, 0);
   });
 
+  it('runs both sandboxes in Lambda tenant isolation mode, so an execution environment never serves two tenants', () => {
+    for (const fn of [stack.sandboxes.nodeSandbox, stack.sandboxes.pythonSandbox]) {
+      expect(propsOf(fn).TenancyConfig).toEqual({ TenantIsolationMode: 'PER_TENANT' });
+    }
+  });
+
   it('keeps service settings out of the sandboxes', () => {
     expect(propsOf(stack.sandboxes.nodeSandbox).Environment).toBeUndefined();
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();

@@ -182,6 +182,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect((await store.getJob(ws, noArgs.id))?.args).toBeNull();
       });
 
+      it('keeps the scopes of the token that started a job, and has no key when it had none', async () => {
+        const ws = await newWorkspace();
+        const scoped = aJob(ws, { created_scopes: ['jobs:run:u/a/*', 'variables:read'] });
+        await store.insertJob(scoped);
+        expect((await store.getJob(ws, scoped.id))?.created_scopes).toEqual(['jobs:run:u/a/*', 'variables:read']);
+        const full = aJob(ws);
+        await store.insertJob(full);
+        expect(await store.getJob(ws, full.id)).not.toHaveProperty('created_scopes');
+      });
+
       it('keeps the kind of a job and the flow job it belongs to', async () => {
         const ws = await newWorkspace();
         const flow = aJob(ws, { kind: 'flow', script_hash: null, flow_version: 17 });

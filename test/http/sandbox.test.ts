@@ -1,6 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
 let s: TestServer;
@@ -48,12 +48,14 @@ describe('running user code (issue point 6)', () => {
   });
 
   it('kills a job at its timeout, with its whole process group', async () => {
-    await createScript(s, 'u/admin/hang', 'bash', 'sleep 30 &\necho "child $!"\nwait');
+    // The job runs in its own PID namespace, where its pids mean nothing to the host: the child is
+    // found by a command line no other process has.
+    await createScript(s, 'u/admin/hang', 'bash', 't="30.$RANDOM$RANDOM"\nsleep "$t" &\necho "child $t"\nwait');
     const res = await run('u/admin/hang');
     expect(res.error.name).toBe('TimeoutError');
     const [job] = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/hang`)).json();
-    const pid = Number(job.logs.match(/child (\d+)/)[1]);
-    expect(await exitsSoon(pid)).toBe(true);
+    const duration = job.logs.match(/child (\S+)/)[1];
+    expect(await exitsSoon(() => !execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(`sleep ${duration}`))).toBe(true);
   });
 
   it('stops a job that prints past the output cap', async () => {
@@ -64,7 +66,8 @@ describe('running user code (issue point 6)', () => {
 
   it('reuses a warm process for the same version, never across workspaces', async () => {
     await s.post('/api/workspaces/create', { id: 'other', name: 'Other' });
-    const content = 'export function main() { return process.pid; }';
+    // uid and pid together name a process: each has a uid of its own and pids are per namespace.
+    const content = 'export function main() { return `${process.getuid()}:${process.pid}`; }';
     await createScript(s, 'u/admin/pid', 'bun', content);
     const res = await s.post('/api/w/other/scripts/create', { path: 'u/admin/pid', language: 'bun', content });
     expect(res.status).toBe(201);
@@ -89,14 +92,9 @@ describe('running user code (issue point 6)', () => {
 });
 
 /** Gone, or a zombie waiting for init to reap it: either way it no longer runs. */
-async function exitsSoon(pid: number): Promise<boolean> {
+async function exitsSoon(gone: () => boolean): Promise<boolean> {
   for (let i = 0; i < 40; i++) {
-    try {
-      const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-      if (state === 'Z') return true;
-    } catch {
-      return true;
-    }
+    if (gone()) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;

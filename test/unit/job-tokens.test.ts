@@ -23,4 +23,12 @@ describe('job tokens', () => {
     const otherAudience = await new SignJWT({ ws: 'main', job: 'j1' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('svc').setAudience('elsewhere').setSubject('ada').setExpirationTime('1h').sign(key);
     expect(await verifyJobToken(key, otherAudience, now)).toBeNull();
   });
+
+  it('carries the scopes of what started the job, and refuses a token whose scopes are not a list of strings', async () => {
+    const scoped = { ...claims, scopes: ['jobs:run:u/ada/*'] };
+    const token = signJobToken(key, scoped, new Date(now.getTime() + 60_000));
+    expect(await verifyJobToken(key, token, now)).toEqual(scoped);
+    const bad = await new SignJWT({ ws: 'main', job: 'j1', scp: 'jobs:run' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('svc').setAudience('svc-job').setSubject('ada').setExpirationTime('1h').sign(key);
+    expect(await verifyJobToken(key, bad, now)).toBeNull();
+  });
 });

@@ -6,7 +6,8 @@ import {
   type InvokeWithResponseStreamResponseEvent,
   type LambdaClient,
 } from '@aws-sdk/client-lambda';
-import type { CodeRunner, RunOutcome } from '../../ports.js';
+import { createHash } from 'node:crypto';
+import type { CodeRunner, RunOutcome, RunRequest } from '../../ports.js';
 import { canceledError } from '../../runtime/job-guard.js';
 import { sandboxFor, type SandboxEvent, type SandboxInvoke } from './sandbox-protocol.js';
 import { decodeEventStream, functionErrorMessage, parseBufferedEvents, sandboxFailure } from './sandbox-wire.js';
@@ -59,12 +60,23 @@ export interface SandboxFunctions {
 
 export interface LambdaInvokeOptions {
   /**
-   * Invoke with the workspace as Lambda tenant. For functions created with per-tenant isolation
-   * (`TenancyConfig.PER_TENANT`), so a container, its /tmp and its warm processes only ever serve
-   * one workspace: every job in a container runs as the same OS user and could otherwise look at
-   * another workspace's warm process. Lambda rejects a tenant id for functions without isolation.
+   * Invoke with the job's workspace and run-as user as Lambda tenant (`sandboxTenantId`). For
+   * functions created with per-tenant isolation (`TenancyConfig.PER_TENANT`, as lib/ deploys them),
+   * so a container, its /tmp and its warm processes only ever serve one workspace and user: every
+   * job in a container runs as the same OS user and could otherwise look at another's warm process.
+   * Lambda rejects a tenant id for functions without isolation, and requires one for those with it.
    */
   tenantPerWorkspace?: boolean;
+}
+
+/** Lambda's tenant id alphabet; anything else (or too long) is hashed, so two tenants never merge. */
+const TENANT_ID = /^[A-Za-z0-9._:/=+\-@]{1,256}$/;
+
+/** The Lambda tenant of a job: its workspace and the user it runs as (`OV_USERNAME`). */
+export function sandboxTenantId(request: RunRequest): string {
+  const user = request.env.OV_USERNAME;
+  const id = user === undefined ? request.workspaceId : `${request.workspaceId}/${user}`;
+  return TENANT_ID.test(id) && !id.startsWith('sha256:') ? id : `sha256:${createHash('sha256').update(JSON.stringify([request.workspaceId, user])).digest('hex')}`;
 }
 
 /** Invokes the real sandbox functions. */
@@ -72,7 +84,7 @@ export function lambdaInvoke(client: LambdaClient, functions: SandboxFunctions, 
   return (request, signal) => {
     const target = {
       Payload: new TextEncoder().encode(JSON.stringify(request)),
-      ...(options.tenantPerWorkspace ? { TenantId: request.workspaceId } : {}),
+      ...(options.tenantPerWorkspace ? { TenantId: sandboxTenantId(request) } : {}),
     };
     return sandboxFor(request.language) === 'python'
       ? invokeBuffered(client, { ...target, FunctionName: functions.python }, signal)

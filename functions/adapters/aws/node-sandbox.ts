@@ -5,8 +5,12 @@
  */
 import { sandboxFor, type SandboxEvent } from './sandbox-protocol.js';
 import { parseRunRequest, sandboxFailure } from './sandbox-wire.js';
-import type { CodeRunner, RunOutcome } from '../../ports.js';
-import { createLocalRunner } from '../../runtime/index.js';
+import type { RunOutcome } from '../../ports.js';
+import { createLocalRunner, type LocalRunner } from '../../runtime/index.js';
+import { sweepEnvironment } from '../../runtime/environment-sweep.js';
+import { Confiner } from '../../runtime/confinement.js';
+import { limitsFromEnv, uidRangeFromEnv } from '../../runtime/job-limits.js';
+import { log } from '../../core/logger.js';
 
 /** /tmp is the only writable place on Lambda. */
 const DEFAULT_WORK_DIR = '/tmp/svc-sandbox';
@@ -16,11 +20,17 @@ let workDir = DEFAULT_WORK_DIR;
  * One runner per container, kept across invocations: its warm processes hold script versions, so
  * the next invocation for the same version skips the start.
  */
-let containerRunner: CodeRunner | undefined;
+let containerRunner: LocalRunner | undefined;
 
-function sandboxRunner(): CodeRunner {
-  return (containerRunner ??= createLocalRunner({
+function sandboxRunner(): LocalRunner {
+  if (containerRunner) return containerRunner;
+  // Same rules as the local shell; where the platform allows less (no root or namespaces on
+  // Lambda), the log says so rather than running unconfined silently.
+  const confiner = new Confiner({ limits: limitsFromEnv(process.env), uidRange: uidRangeFromEnv(process.env) });
+  log.info('sandbox runtime', { confinement: confiner.describe() });
+  return (containerRunner = createLocalRunner({
     workDir,
+    confiner,
     // Lambda sends a container one invocation at a time, so one warm process per version is
     // enough; a few versions stay warm without crowding the function's memory (~50 MB each).
     maxWarmPerKey: 1,
@@ -31,6 +41,14 @@ function sandboxRunner(): CodeRunner {
 /** Moves the sandbox's work directory (tests); takes effect with the next runner. */
 export function setSandboxWorkDir(dir: string): void {
   workDir = dir;
+}
+
+/**
+ * Between two jobs in one Lambda execution environment: every stray process of the sandbox's uid
+ * is killed (the warm ones are spared) and its work files removed.
+ */
+export function sweepBetweenJobs(): void {
+  if (containerRunner) sweepEnvironment({ processGroups: containerRunner.warmProcessGroups(), dirs: [containerRunner.workRoot] });
 }
 
 /** Stops the warm processes of this container (tests, local bridges shutting down). */

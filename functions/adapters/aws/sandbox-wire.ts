@@ -29,6 +29,10 @@ const runRequestSchema = z.object({
   timeoutMs: z.number().positive(),
   maxOutputBytes: z.number().positive(),
   shared: sharedFilesSchema,
+  limits: z
+    .object({ memoryBytes: z.number().int().positive(), processes: z.number().int().positive(), cpuSeconds: z.number().int().positive(), fileBytes: z.number().int().positive(), openFiles: z.number().int().positive() })
+    .partial()
+    .optional(),
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { CoreConfig } from '../../core/deps.js';
+import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 
 /** The local shell's settings, from the environment (README lists them). */
 export interface LocalConfig {
@@ -19,6 +20,11 @@ export interface LocalConfig {
   /** How often expired tokens are deleted and expiry notices sent. */
   tokenSweepMs: number;
   core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
+  /** Per-process job limits and the uids jobs run as (README: Job confinement). */
+  jobLimits: ResourceLimits;
+  jobUidRange: { first: number; count: number };
+  /** Warm processes kept overall (each serves one workspace, user and script version). */
+  maxWarmTotal: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -35,6 +41,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     smtpUrl: env.SVC_SMTP_URL || undefined,
     smtpFrom: env.SVC_SMTP_FROM || 'svc <svc@localhost>',
     tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
+    jobLimits: limitsFromEnv(env),
+    jobUidRange: uidRangeFromEnv(env),
+    maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

@@ -8,6 +8,7 @@ import { VERSION } from '../../version.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
+import { Confiner } from '../../runtime/confinement.js';
 import { SqliteStore } from './sqlite-store.js';
 import { LocalFlowDriver } from './local-flow-driver.js';
 import { LocalWorkerPool } from './worker-pool.js';
@@ -36,7 +37,10 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const store = new SqliteStore(join(config.dataDir, 'svc.db'));
   const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
   chmodSync(runDir, 0o711);
-  const runner = createLocalRunner({ workDir: runDir });
+  // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
+  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir] });
+  console.error(`svc runtime: ${confiner.describe()}`);
+  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
@@ -62,7 +66,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     runner,
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
-  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
+  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, runtime: confiner.status });
   const server = await listen(app.fetch, config.host, config.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;

@@ -157,4 +157,6 @@ export const MIGRATIONS: string[] = [
   -- httpsurf: stored tokens keep no more than 4 characters of their secret in clear
   UPDATE tokens SET prefix = substr(prefix, 1, 8);
   `,
+  `-- confine: the scopes of the token that started a job (a JSON array; NULL: full rights).
+  ALTER TABLE jobs ADD COLUMN created_scopes TEXT;`,
 ];

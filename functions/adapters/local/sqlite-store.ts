@@ -101,9 +101,9 @@ export class SqliteStore implements Store {
   async insertJob(record: Job) {
     const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_at, delete_after_use, parent_job)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_at, @delete_after_use, @parent_job)`,
-    ).run({ ...job, args: JSON.stringify(job.args), delete_after_use: job.delete_after_use ? 1 : 0 });
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, created_at, delete_after_use, parent_job)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @created_at, @delete_after_use, @parent_job)`,
+    ).run({ ...job, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -297,6 +297,7 @@ function toJob(r: Row): Job {
       args: r.args === null ? null : parseStoredJson(r.args, what, 'args'),
       status: r.status,
       created_by: r.created_by,
+      created_scopes: r.created_scopes === null ? undefined : parseStoredJson(r.created_scopes, what, 'created_scopes'),
       created_at: r.created_at,
       started_at: r.started_at,
       completed_at: r.completed_at,

@@ -53,6 +53,17 @@ export interface LoginCounter {
 /** One line of the instance's audit log: what happened, when, and its non-secret details. */
 export type AuditEntry = { event: string; at: string } & Record<string, unknown>;
 
+const positiveLimit = z.number().int().positive().max(2 ** 31);
+/**
+ * A workspace's own job limits (README: Job confinement). Each may lower the instance's limit,
+ * never raise it: the runtime takes the lower of the two. Absent fields follow the instance.
+ */
+export const jobLimitsSetting = z
+  .object({ memory_mb: positiveLimit, max_processes: positiveLimit, cpu_seconds: positiveLimit, file_mb: positiveLimit, open_files: positiveLimit })
+  .partial()
+  .strict();
+export type JobLimitsSetting = z.infer<typeof jobLimitsSetting>;
+
 export interface EntityValues {
   member: Member;
   group: Group;
@@ -69,6 +80,7 @@ export interface EntityValues {
   sync_key: SealedSyncKey;
   login_throttle: LoginCounter;
   audit: AuditEntry;
+  job_limits: JobLimitsSetting;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp });
@@ -160,4 +172,5 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   sync_key: z.object({ sealed: z.string().min(1) }),
   login_throttle: z.object({ failures: z.number().int().nonnegative(), window_start: timestamp, locked_until: timestamp.nullable() }),
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
+  job_limits: jobLimitsSetting,
 };

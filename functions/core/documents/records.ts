@@ -53,6 +53,8 @@ const jobFields = {
   args: z.record(z.string(), z.unknown()).nullable(),
   status,
   created_by: z.string(),
+  // The scopes of the token that started the job; absent or null: the starter's full rights.
+  created_scopes: z.array(z.string()).nullable().optional(),
   created_at: timestamp,
   started_at: timestamp.nullable(),
   completed_at: timestamp.nullable(),

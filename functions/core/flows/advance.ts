@@ -189,6 +189,7 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, arg
     parent_job: run.flow_job,
     args,
     created_by: flowJob.created_by,
+    created_scopes: flowJob.created_scopes ?? null,
   });
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { queuedJob } from '../jobs.js';
+import { queuedJob, scopeTexts } from '../jobs.js';
 import { flowJobTarget } from '../run-target.js';
 import type { FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
@@ -33,6 +33,7 @@ export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: Fl
     parent_job: null,
     args,
     created_by: principal.username,
+    created_scopes: scopeTexts(principal),
   });
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);

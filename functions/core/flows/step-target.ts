@@ -22,7 +22,7 @@ export class StepError extends Error {
  */
 export async function resolveStep(deps: WorkerDeps, flowJob: Job, target: RunTarget, moduleId: string, missing: string): Promise<Runnable> {
   const user = await deps.store.getUser(flowJob.created_by);
-  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id), flowJob.workspace_id) : null;
+  const rights = user ? await Rights.load(deps, jobPrincipal(user.username, user.is_admin, flowJob.workspace_id, flowJob.id, flowJob.created_scopes), flowJob.workspace_id) : null;
   const resolution = await resolveRunTarget(deps.store, flowJob.workspace_id, (path) => rights?.can('jobs', 'run', path) ?? false, target);
   if (resolution.ok) return resolution.runnable;
   if (resolution.reason === 'forbidden') throw new StepError('PermissionDenied', `step ${moduleId}: ${flowJob.created_by} may not run ${resolution.path}`);

@@ -9,6 +9,7 @@ import json
 import signal
 import sys
 
+from environment_sweep import sweep_environment
 from one_shot_job import run_job
 from sandbox_request import validate_request
 
@@ -29,6 +30,9 @@ def handler(event, context):
         events, outcome = run_job(request, timeout_ms)
     except Exception as error:  # the sandbox itself failed: still an outcome, never a raw error
         events, outcome = [], sandbox_error(f"the sandbox failed: {type(error).__name__}: {error}")
+    finally:
+        if context is not None:  # on Lambda only: elsewhere this process shares its uid with others
+            sweep_environment()
     return respond(events, outcome)
 
 

@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 import traceback
 
 REQUESTS_FD = 3
@@ -36,6 +37,9 @@ class Shim:
             outcome = self.call_main(job)
         except BaseException as error:  # SystemExit from user code fails the job, not the process
             outcome = {"ok": False, "error": to_job_error(error)}
+        if threading.active_count() > 1:
+            # A thread the job left running would carry on into the next job: end with this process.
+            outcome["discard"] = True
         # Everything the job printed must reach the parent before the result; the marker closes it.
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,15 +1,23 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CodeRunner, Language, RunOutcome, RunRequest } from '../../../functions/ports.js';
 import { createLocalRunner, type LocalRunnerOptions } from '../../../functions/runtime/index.js';
+import { Confiner } from '../../../functions/runtime/confinement.js';
 
 export const isRoot = process.getuid?.() === 0;
+
+/**
+ * Test files run in parallel processes, each with its own runners: one uid range per process (and
+ * one Confiner for all of its runners), so "no process of this uid is left" means ours only.
+ */
+export const TEST_UIDS = { first: 300_000 + (process.pid % 5000) * 100, count: 100 };
+const confiner = new Confiner({ uidRange: TEST_UIDS });
 
 /** A runner over a fresh work dir; `dispose` closes it and removes the dir. */
 export function makeRunner(options: Partial<LocalRunnerOptions> = {}): { runner: CodeRunner; dispose: () => Promise<void> } {
   const workDir = mkdtempSync(join(tmpdir(), 'svc-runtime-test-'));
-  const runner = createLocalRunner({ workDir, ...options });
+  const runner = createLocalRunner({ workDir, confiner, ...options });
   return {
     runner,
     dispose: async () => {
@@ -84,6 +92,32 @@ export function isProcessGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Confined jobs run in their own PID namespace, where pids mean nothing to the host; as root each
+ * process has a uid of its own instead. A job reports `[pid, uid]`; this picks what names the
+ * process from outside.
+ */
+export function processKey([pid, uid]: [number, number]): number {
+  return isRoot ? uid : pid;
+}
+
+/** `isProcessGone` for a `processKey`: as root, no process of that uid is left (zombies aside). */
+export function isKeyGone(key: number): boolean {
+  if (!isRoot) return isProcessGone(key);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      const state = /^State:\s+(\S)/m.exec(status)?.[1];
+      if (Number(uid) === key && state !== 'Z') return false;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return true;
 }
 
 export async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {

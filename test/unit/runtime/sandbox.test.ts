@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Language } from '../../../functions/ports.js';
-import { errorOf, eventually, isProcessGone, isRoot, makeRunner, recorder, request, resultOf, runOnce } from './runtime-helpers.js';
+import { errorOf, eventually, isKeyGone as isProcessGone, isRoot, processKey, TEST_UIDS, makeRunner, recorder, request, resultOf, runOnce } from './runtime-helpers.js';
 
 const { runner, dispose } = makeRunner();
 afterAll(dispose);
@@ -56,19 +56,25 @@ describe('limits', () => {
   const sleepers: Record<Language, string> = {
     nativets:
       'import { spawn } from "node:child_process";\n' +
-      'export async function main() { const c = spawn("sleep", ["60"], { stdio: "ignore" }); console.log(`grandchild ${c.pid}`); await new Promise(() => {}); }',
+      'export async function main() { const c = spawn("sleep", ["60"], { stdio: "ignore" }); console.log(`grandchild ${c.pid} ${process.getuid!()}`); await new Promise(() => {}); }',
     bun: '',
     deno: '',
     python3:
-      'import subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    print(f"grandchild {p.pid}")\n    time.sleep(60)\n',
-    bash: 'sleep 60 &\necho "grandchild $!"\nwait\n',
+      'import os, subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    print(f"grandchild {p.pid} {os.getuid()}")\n    time.sleep(60)\n',
+    bash: 'sleep 60 &\necho "grandchild $! $(id -u)"\nwait\n',
+  };
+
+  /** The grandchild as the host names it (see `processKey`: pids are per namespace). */
+  const grandchildOf = (log: string) => {
+    const [, pid, uid] = /grandchild (\d+) (\d+)/.exec(log) ?? [];
+    return processKey([Number(pid), Number(uid)]);
   };
 
   it.each(['nativets', 'python3', 'bash'] as const)('%s: a timeout kills the whole process group', async (language) => {
     const rec = recorder();
     const outcome = await runner.run(request(language, sleepers[language], { timeoutMs: 1500 }), rec.hooks, new AbortController().signal);
     expect(errorOf(outcome)).toEqual({ name: 'TimeoutError', message: 'job exceeded its timeout of 1.5s' });
-    const pid = Number(/grandchild (\d+)/.exec(rec.log)?.[1]);
+    const pid = grandchildOf(rec.log);
     expect(pid).toBeGreaterThan(0);
     expect(await eventually(() => isProcessGone(pid))).toBe(true);
   });
@@ -90,7 +96,7 @@ describe('limits', () => {
     await expect.poll(() => rec.log, { timeout: 5000 }).toContain('grandchild');
     controller.abort();
     expect(errorOf(await running).name).toBe('Canceled');
-    const pid = Number(/grandchild (\d+)/.exec(rec.log)?.[1]);
+    const pid = grandchildOf(rec.log);
     expect(await eventually(() => isProcessGone(pid))).toBe(true);
   });
 
@@ -106,8 +112,9 @@ describe.runIf(isRoot)('privileges (the service runs as root)', () => {
   let dir: string;
   let secret: string;
   beforeAll(() => {
-    // A world-traversable dir, so only the file's own mode stands between the job and its content.
-    dir = mkdtempSync(join(tmpdir(), 'svc-secret-'));
+    // A world-traversable dir the job's read-only view of the system includes (its /tmp is a
+    // private one), so only the file's own mode stands between the job and its content.
+    dir = mkdtempSync(join(process.cwd(), '.svc-secret-'));
     chmodSync(dir, 0o755);
     secret = join(dir, 'db.sqlite');
     writeFileSync(secret, 'secret', { mode: 0o600 });
@@ -120,6 +127,11 @@ describe.runIf(isRoot)('privileges (the service runs as root)', () => {
     ['bash', 'if cat "$1" >/dev/null 2>&1; then echo read; else echo "denied as $(id -u)"; fi\n'],
   ] as const)('%s cannot read a root-owned 0600 file', async (language, content) => {
     const req = request(language, content, { args: { path: secret }, schema: { type: 'object', properties: { path: {} }, required: [] } });
-    expect(resultOf((await runOnce(runner, req)).outcome)).toBe('denied as 65534');
+    // Each job process has a uid of its own from the job range, neither root nor a shared one.
+    const denied = resultOf((await runOnce(runner, req)).outcome) as string;
+    expect(denied).toMatch(/^denied as \d+$/);
+    const uid = Number(denied.split(' ').at(-1));
+    expect(uid).toBeGreaterThanOrEqual(TEST_UIDS.first);
+    expect(uid).toBeLessThan(TEST_UIDS.first + TEST_UIDS.count);
   });
 });

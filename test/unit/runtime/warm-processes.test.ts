@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CodeRunner, RunRequest } from '../../../functions/ports.js';
-import { errorOf, eventually, isProcessGone, makeRunner, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
+import { errorOf, eventually, isKeyGone as isProcessGone, makeRunner, processKey, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
 
-const TS_PID = 'export async function main(ms = 0) { await new Promise((r) => setTimeout(r, ms)); return process.pid; }';
-const PY_PID = 'import os, time\ndef main(ms=0):\n    time.sleep(ms / 1000)\n    return os.getpid()\n';
+const TS_PID = 'export async function main(ms = 0) { await new Promise((r) => setTimeout(r, ms)); return [process.pid, process.getuid()]; }';
+const PY_PID = 'import os, time\ndef main(ms=0):\n    time.sleep(ms / 1000)\n    return [os.getpid(), os.getuid()]\n';
 
+/** Names the process that ran the job (see `processKey`: pids are per namespace). */
 async function pidOf(runner: CodeRunner, req: RunRequest): Promise<number> {
-  return resultOf((await runOnce(runner, req)).outcome) as number;
+  return processKey(resultOf((await runOnce(runner, req)).outcome) as [number, number]);
 }
 
 describe.each([
@@ -29,8 +30,8 @@ describe.each([
   it('give each job its own env on the same process', async () => {
     const envScript =
       language === 'python3'
-        ? 'import os\ndef main():\n    return [os.getpid(), dict(os.environ)]\n'
-        : 'export function main() { return [process.pid, { ...process.env }]; }';
+        ? 'import os\ndef main():\n    return [os.getuid() * 100000 + os.getpid(), dict(os.environ)]\n'
+        : 'export function main() { return [process.getuid() * 100000 + process.pid, { ...process.env }]; }';
     const envReq = (env: Record<string, string>) => request(language, envScript, { scriptHash: 'env', env });
     const [pid1, env1] = resultOf((await runOnce(runner, envReq({ X: '1' }))).outcome) as [number, Record<string, string>];
     const [pid2, env2] = resultOf((await runOnce(runner, envReq({ Y: '2' }))).outcome) as [number, Record<string, string>];

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ResourceLimits } from './job-limits.js';
+
+/**
+ * A control group per sandboxed process: the one kernel mechanism that bounds the memory of the
+ * whole tree, native allocations and tmpfs pages included (RLIMIT_AS breaks V8's address space
+ * reservation and counts per process only). cgroup v1 (memory + pids hierarchies, as on these
+ * machines) and v2 are both handled; `CgroupKind` says which one this machine offers, if any.
+ */
+export type CgroupKind = 'v1' | 'v2';
+
+interface Layout {
+  kind: CgroupKind;
+  /** Directories new job groups go into: one per hierarchy (v1) or one (v2). */
+  memoryParent: string;
+  pidsParent: string;
+}
+
+export class JobCgroup {
+  private constructor(
+    private readonly layout: Layout,
+    private readonly dirs: string[],
+  ) {}
+
+  /** Finds a place where this process may create groups with memory and pids limits, or says why not. */
+  static probe(): { layout: Layout } | { reason: string } {
+    try {
+      const lines = readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n');
+      const v1 = (name: string) => lines.map((l) => l.split(':')).find((p) => p[1]?.split(',').includes(name))?.[2];
+      const memory = v1('memory');
+      const pids = v1('pids');
+      if (memory !== undefined && pids !== undefined) {
+        const layout: Layout = {
+          kind: 'v1',
+          memoryParent: join('/sys/fs/cgroup/memory', memory),
+          pidsParent: join('/sys/fs/cgroup/pids', pids),
+        };
+        JobCgroup.create(layout, { ...probeLimits }).remove();
+        return { layout };
+      }
+      const unified = lines.find((l) => l.startsWith('0::'))?.slice(3);
+      if (unified === undefined) return { reason: 'no memory/pids cgroup for this process' };
+      const root = existsSync('/sys/fs/cgroup/unified') ? '/sys/fs/cgroup/unified' : '/sys/fs/cgroup';
+      const parent = join(root, unified, 'svc-jobs');
+      mkdirSync(parent, { recursive: true });
+      // Controllers must be on in the parent's subtree; the kernel refuses when it cannot.
+      writeFileSync(join(parent, 'cgroup.subtree_control'), '+memory +pids');
+      const layout: Layout = { kind: 'v2', memoryParent: parent, pidsParent: parent };
+      JobCgroup.create(layout, { ...probeLimits }).remove();
+      return { layout };
+    } catch (error) {
+      return { reason: `cgroups not writable: ${(error as Error).message}` };
+    }
+  }
+
+  static create(layout: Layout, limits: ResourceLimits, owner?: number): JobCgroup {
+    const name = `svc-${randomBytes(8).toString('hex')}`;
+    const memoryDir = join(layout.memoryParent, name);
+    const pidsDir = join(layout.pidsParent, name);
+    const dirs = layout.kind === 'v1' ? [memoryDir, pidsDir] : [memoryDir];
+    for (const dir of dirs) mkdirSync(dir);
+    const group = new JobCgroup(layout, dirs);
+    try {
+      if (layout.kind === 'v1') {
+        writeFileSync(join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+        // No swap on top of the limit, where the kernel accounts swap at all.
+        tryWrite(join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+        writeFileSync(join(pidsDir, 'pids.max'), String(limits.processes));
+      } else {
+        writeFileSync(join(memoryDir, 'memory.max'), String(limits.memoryBytes));
+        tryWrite(join(memoryDir, 'memory.swap.max'), '0');
+        writeFileSync(join(memoryDir, 'pids.max'), String(limits.processes));
+      }
+      // The job's launcher (already running as the job's uid) moves itself in before it execs.
+      if (owner !== undefined) for (const file of group.procsFiles) chownSync(file, owner, owner);
+    } catch (error) {
+      group.remove();
+      throw error;
+    }
+    return group;
+  }
+
+  /** The files a process writes its pid to in order to join (one per hierarchy). */
+  get procsFiles(): string[] {
+    return this.dirs.map((dir) => join(dir, 'cgroup.procs'));
+  }
+
+  /** Processes (not threads) in the group right now. */
+  processCount(): number {
+    return this.pids().length;
+  }
+
+  /** How many times the kernel OOM-killed a member for exceeding the memory limit. */
+  oomKills(): number {
+    const file = this.layout.kind === 'v1' ? 'memory.oom_control' : 'memory.events';
+    return counter(join(this.dirs[0]!, file), 'oom_kill');
+  }
+
+  /** How many times usage reached the memory limit (reclaim included, so no proof of an OOM kill alone). */
+  memoryLimitHits(): number {
+    if (this.layout.kind === 'v2') return counter(join(this.dirs[0]!, 'memory.events'), 'max');
+    try {
+      return Number(readFileSync(join(this.dirs[0]!, 'memory.failcnt'), 'utf8').trim()) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** How many forks the process limit refused. */
+  forksRefused(): number {
+    return counter(join(this.dirs.at(-1)!, 'pids.events'), 'max');
+  }
+
+  /** Kills every member; the group stays usable for accounting until `remove`. */
+  killAll(): void {
+    for (const pid of this.pids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Kills what is left and deletes the group (the kernel refuses while a member still exists). */
+  async removeWhenEmpty(): Promise<void> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      this.killAll();
+      if (this.processCount() === 0) break;
+      await delay(10);
+    }
+    this.remove();
+  }
+
+  remove(): void {
+    for (const dir of this.dirs) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // still populated or already gone; the kernel frees it with its last member
+      }
+    }
+  }
+
+  private pids(): number[] {
+    try {
+      return readFileSync(this.procsFiles[0]!, 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  }
+}
+
+const probeLimits: ResourceLimits = { memoryBytes: 64 * 1024 * 1024, processes: 8, cpuSeconds: 1, fileBytes: 1, openFiles: 8 };
+
+function counter(path: string, name: string): number {
+  try {
+    const line = readFileSync(path, 'utf8').split('\n').find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(' ')[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function tryWrite(path: string, value: string): void {
+  try {
+    writeFileSync(path, value);
+  } catch {
+    // optional knob missing on this kernel
+  }
+}

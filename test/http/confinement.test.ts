@@ -1,0 +1,200 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * Canaries for issue 14, as an attacker would try them: two ordinary users of one workspace, and
+ * job B (bob) goes after job A (alice) while A holds a secret in its token, a `$var:` argument and
+ * files. Both shells run these; the AWS shell's emulation runs the sandbox handlers in-process on
+ * this machine with the same runtime, so what it shows is the runtime's confinement, while the
+ * Lambda configuration itself (tenant isolation) is covered by the CDK assertions.
+ */
+
+let s: TestServer;
+let alice: string;
+let bob: string;
+const SECRET = `canary-${Math.random().toString(36).slice(2)}`;
+const ws = () => `/api/w/${s.workspace}`;
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+async function member(username: string): Promise<string> {
+  expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password` })).status).toBe(201);
+  expect((await s.post(`${ws()}/workspaces/add_user`, { username, role: 'developer' })).status).toBe(201);
+  const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password` }), token: null });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const res = await s.fetch('/api/users/tokens/create', { ...json({ label: username }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+  expect(res.status).toBe(201);
+  return res.text();
+}
+
+const runWait = async (path: string, token: string, args: unknown = {}) =>
+  (await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { ...json(args), token })).json();
+
+const startJob = async (path: string, token: string, args: unknown = {}) => {
+  const res = await s.fetch(`${ws()}/jobs/run/p/${path}`, { ...json(args), token });
+  expect(res.status).toBe(201);
+  return res.text();
+};
+
+/** Every command line on the host, as `ps` shows them to anyone. */
+const hostCommandLines = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+
+beforeAll(async () => {
+  s = await startServer({ env: { SVC_JOB_TIMEOUT_SECONDS: '30', SVC_JOB_MEMORY_MB: '256', SVC_JOB_MAX_PROCESSES: '64' } });
+  alice = await member('alice');
+  bob = await member('bob');
+  expect((await s.fetch(`${ws()}/variables/create`, { ...json({ path: 'u/alice/canary', value: SECRET, is_secret: true }), token: alice })).status).toBe(201);
+}, 120_000);
+afterAll(() => s?.stop());
+
+describe('job B cannot reach job A', () => {
+  it('cannot read A token, variable or files, list or signal A processes, nor see the data dir or the server environment', async () => {
+    // A: the secret arrives as a `$var:` argument, goes into files in its dir, /tmp and /dev/shm,
+    // and A keeps running (its OV_TOKEN in its environment) while B looks.
+    await createScript(s, 'u/alice/holder', 'bash', 'secret="$1"\necho "$secret" > mine.txt; echo "$secret" > /tmp/a-secret; echo "$secret" > /dev/shm/a-secret\necho "token-$OV_TOKEN" > token.txt\necho ready\nsleep 6\necho done\n');
+    const a = await startJob('u/alice/holder', alice, { secret: '$var:u/alice/canary' });
+    await expect.poll(async () => (await (await s.fetch(`${ws()}/jobs_u/get/${a}`)).json()).logs ?? '', { timeout: 20_000 }).toContain('ready');
+
+    // The host's `ps` (anyone on the machine) shows no secret either.
+    expect(hostCommandLines()).not.toContain(SECRET);
+
+    // B is handed the canary only to recognise it: a needle file in its own dir, which it skips.
+    await createScript(
+      s,
+      'u/bob/snoop',
+      'bash',
+      `needle="$1"
+printf '%s\\n' "$needle" > needle.txt
+unset needle
+{
+  for p in /proc/[0-9]*; do tr '\\0' ' ' < "$p/environ"; tr '\\0' ' ' < "$p/cmdline"; echo; done
+  find /tmp /dev/shm /var/tmp -path "$PWD" -prune -o -type f -print -exec cat {} \\;
+  ps -eo args
+  ls -a ${s.dataDir}
+} > seen.txt 2>/dev/null
+found=$(grep -c -F -f needle.txt seen.txt)
+me=$(id -u)
+foreign=0
+signalled=0
+for p in /proc/[0-9]*; do
+  [ "$(stat -c %u "$p" 2>/dev/null)" = "$me" ] && continue
+  foreign=$((foreign + 1))
+  kill -9 "\${p#/proc/}" 2>/dev/null && signalled=$((signalled + 1))
+done
+data=$(ls -a ${s.dataDir} 2>&1 | tr '\\n' ' ')
+rm -f needle.txt seen.txt
+echo "{\\"found\\": $found, \\"foreign\\": $foreign, \\"signalled\\": $signalled, \\"uid\\": $me, \\"data_dir\\": \\"$data\\"}"
+`,
+    );
+    const report = await runWait('u/bob/snoop', bob, { needle: SECRET });
+    // Not in any process's environment or command line, any file in /tmp or /dev/shm, nor `ps`.
+    expect(report.found).toBe(0);
+    // B sees (and so can signal) no process but its own: A is untouched.
+    expect(report.foreign).toBe(0);
+    expect(report.signalled).toBe(0);
+    expect(report.uid).not.toBe(0);
+    // Hidden (an empty directory stands in its place) or refused: never the database or the keys.
+    expect(report.data_dir).not.toMatch(/svc\.db|\.key/);
+
+    const done = await waitForJob(s, a, 30_000);
+    expect(done.status).toBe('success');
+    expect(done.logs).toContain('done');
+    expect(hostCommandLines()).not.toContain(SECRET);
+  }, 90_000);
+});
+
+describe("a job's token carries exactly the rights of what started it", () => {
+  it('gives a job started by a scoped token those scopes, not the user full rights', async () => {
+    await createScript(
+      s,
+      'u/alice/read_var',
+      'python3',
+      `import os, urllib.request, urllib.error
+def main():
+    url = os.environ["BASE_INTERNAL_URL"] + "/api/w/" + os.environ["OV_WORKSPACE"] + "/variables/get/u/alice/canary"
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + os.environ["OV_TOKEN"]})
+    try:
+        with urllib.request.urlopen(req) as res:
+            return res.status
+    except urllib.error.HTTPError as e:
+        return e.code
+`,
+    );
+    // alice's own token: her job reads her variable.
+    expect(await runWait('u/alice/read_var', alice)).toBe(200);
+    // A token of alice's that may only run her scripts: its job may run, not read variables.
+    const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'runner', scopes: ['jobs:run:u/alice/*'] }), token: alice });
+    expect(created.status).toBe(201);
+    const scoped = await created.text();
+    expect(await runWait('u/alice/read_var', scoped)).toBe(403);
+  });
+});
+
+describe('nothing outlives its job', () => {
+  it('ends a `setsid sleep &` child with its job', async () => {
+    await createScript(s, 'u/alice/escape', 'bash', 'setsid sleep 317 >/dev/null 2>&1 < /dev/null &\necho started\n');
+    expect(await runWait('u/alice/escape', alice)).toBe('started');
+    await expect.poll(() => hostCommandLines().includes('sleep 317'), { timeout: 5000 }).toBe(false);
+  });
+
+  it('never lets a thread a job left running carry on into the next job', async () => {
+    await createScript(
+      s,
+      'u/alice/thread',
+      'python3',
+      'import threading, time\ndef main(start: bool = False):\n    before = threading.active_count()\n    if start:\n        threading.Thread(target=time.sleep, args=(319,), daemon=True).start()\n    return before\n',
+    );
+    expect(await runWait('u/alice/thread', alice, { start: true })).toBe(1);
+    // The next job of the same script finds no thread of the last one.
+    expect(await runWait('u/alice/thread', alice)).toBe(1);
+  });
+});
+
+describe('limits', () => {
+  beforeAll(async () => {
+    await createScript(s, 'u/alice/ping', 'python3', 'def main():\n    return "pong"\n');
+  });
+
+  it('fails a job allocating 10 GiB with a clear error, while other jobs keep answering', async () => {
+    // A Python allocation started from a Bash job: in both shells this runs in the Node runtime.
+    await createScript(s, 'u/alice/hog', 'bash', 'python3 -c \'block = b"x" * (10 * 1024 ** 3)\'\necho survived\n');
+    const hog = runWait('u/alice/hog', alice);
+    const pings = await Promise.all([1, 2, 3].map(() => runWait('u/alice/ping', alice)));
+    expect(pings).toEqual(['pong', 'pong', 'pong']);
+    const result = await hog;
+    expect(result.error.message).toMatch(/^memory limit \d+ (MiB|GiB) exceeded$/);
+  }, 60_000);
+
+  it('fails a fork bomb with a clear error naming the process limit, while other jobs keep answering', async () => {
+    await createScript(s, 'u/alice/bomb', 'bash', 'bomb() { bomb | bomb & }\nbomb\nsleep 20\n');
+    const bomb = runWait('u/alice/bomb', alice);
+    const pings = await Promise.all([1, 2, 3].map(() => runWait('u/alice/ping', alice)));
+    expect(pings).toEqual(['pong', 'pong', 'pong']);
+    const result = await bomb;
+    expect(result.error.message).toMatch(/process limit \d+ reached/);
+    expect(await runWait('u/alice/ping', alice)).toBe('pong');
+  }, 60_000);
+});
+
+describe('per-workspace limits', () => {
+  it('lets a workspace admin lower the limits for its jobs, refuses bad input with a 400 and changes nothing', async () => {
+    expect(await (await s.fetch(`${ws()}/workspaces/job_limits`)).json()).toEqual({});
+    for (const bad of [{ memory_mb: -1 }, { memory_mb: 'lots' }, { max_processes: 1.5 }, { disk: 1 }]) {
+      expect((await s.post(`${ws()}/workspaces/job_limits`, bad)).status).toBe(400);
+    }
+    // A developer is no workspace admin.
+    expect((await s.fetch(`${ws()}/workspaces/job_limits`, { ...json({ memory_mb: 1 }), token: alice })).status).toBe(403);
+    expect(await (await s.fetch(`${ws()}/workspaces/job_limits`)).json()).toEqual({});
+
+    await createScript(s, 'u/alice/medium', 'bash', 'python3 -c \'block = b"x" * (160 * 1024 ** 2)\'\necho fits\n');
+    expect(await runWait('u/alice/medium', alice)).toBe('fits');
+    const set = await s.post(`${ws()}/workspaces/job_limits`, { memory_mb: 96 });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toEqual({ memory_mb: 96 });
+    expect((await runWait('u/alice/medium', alice)).error.message).toBe('memory limit 96 MiB exceeded');
+    // Above the instance's limit (256 MiB here) a workspace setting changes nothing.
+    await s.post(`${ws()}/workspaces/job_limits`, { memory_mb: 100_000 });
+    expect(await runWait('u/alice/medium', alice)).toBe('fits');
+    await s.post(`${ws()}/workspaces/job_limits`, {});
+  }, 60_000);
+});
