@@ -209,7 +209,7 @@ export function toJob(i: Item): Job {
       args: i.args_json === null ? null : parseStoredJson(i.args_json, what, 'args'),
       status: i.status,
       created_by: i.created_by,
-      created_scopes: i.created_scopes ?? undefined,
+      ...(i.created_scopes ? { created_scopes: i.created_scopes } : {}),
       created_at: i.created_at,
       started_at: i.started_at,
       completed_at: i.completed_at,

@@ -297,7 +297,7 @@ function toJob(r: Row): Job {
       args: r.args === null ? null : parseStoredJson(r.args, what, 'args'),
       status: r.status,
       created_by: r.created_by,
-      created_scopes: r.created_scopes === null ? undefined : parseStoredJson(r.created_scopes, what, 'created_scopes'),
+      ...(r.created_scopes === null ? {} : { created_scopes: parseStoredJson(r.created_scopes, what, 'created_scopes') }),
       created_at: r.created_at,
       started_at: r.started_at,
       completed_at: r.completed_at,
