@@ -32,3 +32,9 @@ function platformPackages(): string[] {
   if (process.platform === 'win32') return [`@deno/win32-${arch}`];
   return [];
 }
+
+/** One line for the start banner: where deno scripts run, or that they cannot. */
+export function describeDeno(): string {
+  const binary = denoBinary();
+  return binary ? `deno scripts run on ${binary}` : `deno scripts CANNOT run: ${DENO_MISSING}`;
+}

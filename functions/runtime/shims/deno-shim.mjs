@@ -1,3 +1,4 @@
+/* global Deno */
 // Runs inside the sandboxed Deno process for one job. The job (marker, parameter names, values)
 // arrives as JSON on stdin, so resolved secrets never appear in argv. stdout/stderr stay the
 // user's log; results and stream chunks go on stdout as lines starting with the job's marker,
