@@ -26,6 +26,13 @@ export async function installTypeScriptClient(procDir: string): Promise<void> {
   await copyTree(clientSource(TS_CLIENT), join(modules, 'svc-client'));
 }
 
+/** Copies `svc-client` to `<dir>/svc-client`, where a Deno job's import map points the bare name. */
+export async function installDenoClient(dir: string): Promise<string> {
+  const target = join(dir, 'svc-client');
+  await copyTree(clientSource(TS_CLIENT), target);
+  return join(target, 'index.mjs');
+}
+
 /** Copies the `svc` package next to the Python shim, so that `import svc` finds it. */
 export async function installPythonClient(procDir: string): Promise<void> {
   await copyTree(clientSource(PY_CLIENT), join(procDir, 'svc'));

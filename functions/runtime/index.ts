@@ -1,6 +1,7 @@
 import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
+import { runDeno } from './deno-runner.js';
 import { canceledError } from './job-guard.js';
 import { pythonCall, startPythonWorker } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
@@ -77,6 +78,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
         if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash, confiner);
+        if (req.language === 'deno') return await runDeno(req, hooks, signal, workRoot, trackBash, confiner);
         return await runWarm(req, hooks, signal);
       } catch (error) {
         return { ok: false, error: asJobError(error) };

@@ -241,6 +241,14 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
     expect(await outcomeOf('nativets', 'export function main(): number { return 42; }')).toMatchObject({ ok: true, result: 42 });
   });
 
+  // Deno is a 95 MB binary the bundle does not carry: deno jobs are refused, never run on Node.
+  it('refuses a deno job, saying Deno is not installed', async () => {
+    expect(await outcomeOf('deno', 'export function main() { return 1; }')).toMatchObject({
+      ok: false,
+      error: { name: 'ExecutionErr', message: expect.stringMatching(/^Deno is not installed on this runner/) },
+    });
+  });
+
   it('runs a TypeScript job that imports svc-client', async () => {
     const content = "import * as svc from 'svc-client';\nexport function main() { return svc.getContext(); }";
     expect(await outcomeOf('nativets', content, { OV_WORKSPACE: 'ws', OV_JOB_ID: 'job-1' })).toMatchObject({

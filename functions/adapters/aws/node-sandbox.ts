@@ -6,6 +6,7 @@
 import { sandboxFor, type SandboxEvent } from './sandbox-protocol.js';
 import { parseRunRequest, sandboxFailure } from './sandbox-wire.js';
 import type { RunOutcome } from '../../ports.js';
+import { describeDeno } from '../../runtime/deno-binary.js';
 import { createLocalRunner, type LocalRunner } from '../../runtime/index.js';
 import { sweepEnvironment } from '../../runtime/environment-sweep.js';
 import { Confiner } from '../../runtime/confinement.js';
@@ -27,7 +28,7 @@ function sandboxRunner(): LocalRunner {
   // Same rules as the local shell; where the platform allows less (no root or namespaces on
   // Lambda), the log says so rather than running unconfined silently.
   const confiner = new Confiner({ limits: limitsFromEnv(process.env), uidRange: uidRangeFromEnv(process.env) });
-  log.info('sandbox runtime', { confinement: confiner.describe() });
+  log.info('sandbox runtime', { confinement: confiner.describe(), deno: describeDeno() });
   return (containerRunner = createLocalRunner({
     workDir,
     confiner,

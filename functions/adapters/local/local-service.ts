@@ -8,6 +8,7 @@ import { VERSION } from '../../version.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
+import { describeDeno } from '../../runtime/deno-binary.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { SqliteStore } from './sqlite-store.js';
 import { LocalFlowDriver } from './local-flow-driver.js';
@@ -39,7 +40,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   chmodSync(runDir, 0o711);
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
   const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir] });
-  console.error(`svc runtime: ${confiner.describe()}`);
+  console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}`);
   const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();

@@ -11,7 +11,7 @@ describe('TypeScript scripts', () => {
     expect(resultOf((await runOnce(runner, req)).outcome)).toEqual({ a: 'x', b: 2, c: 3 });
   });
 
-  it.each(['bun', 'deno', 'nativets'] as const)('runs %s as TypeScript on Node, sync main included', async (language) => {
+  it.each(['bun', 'deno', 'nativets'] as const)('runs %s TypeScript (deno on Deno, the others on Node), sync main included', async (language) => {
     const content = 'export function main(n: number): number { const x: number = n * 2; return x; }';
     const req = request(language, content, { schema: schemaOf('n'), args: { n: 21 } });
     expect((await runOnce(runner, req)).outcome).toEqual({ ok: true, result: 42, streamed: false });
