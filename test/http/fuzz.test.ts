@@ -123,7 +123,7 @@ function request(r: Rng): { method: string; path: string; init: RequestInit & { 
     r.pick(['1.0', '0.3', 'svc_session=junk', 'null', 'cross-site', 'gzip', 'Bearer ', 'Basic Zm9vOmJhcg==', 'é', '\t']);
   const token = r.int(5) ? s.token : r.pick([null, 'wrong-token']);
   const hasBody = !['GET', 'HEAD'].includes(method.toUpperCase());
-  return { method, path: path(r, template), init: { method, headers, token, body: hasBody ? body(r, contentType) : undefined, signal: AbortSignal.timeout(25_000) } };
+  return { method, path: path(r, template), init: { method, headers, token, body: hasBody ? body(r, contentType) : undefined } };
 }
 
 /** Writes bytes no HTTP client library would send, and returns the status line of the answer. */
@@ -151,7 +151,8 @@ describe('fuzzing every public route', () => {
         const { method, path: p, init } = requests[nextIndex++];
         let status: number | string;
         try {
-          const res = await s.fetch(p, init);
+          // The clock starts when the request is sent, not when the list was made.
+          const res = await s.fetch(p, { ...init, signal: AbortSignal.timeout(25_000) });
           status = res.status;
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
           await res.body?.cancel();
