@@ -15,6 +15,7 @@ import { groupFolderRoutes } from './group-folder-routes.js';
 import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { approvalRoutes } from './approval-routes.js';
+import { consentRoutes } from './consent-routes.js';
 import { loginPageRoutes } from './login-page.js';
 import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
@@ -76,6 +77,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   });
 
   app.route('/api', authRoutes(deps));
+  app.route('/api/v1', consentRoutes(deps));
   app.route('/api', workspaceRoutes(deps));
   app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
   app.route('/api/w/:workspace', groupFolderRoutes(deps));

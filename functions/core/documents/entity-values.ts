@@ -92,7 +92,17 @@ const flowStep = z.discriminatedUnion('kind', [
     step_result: z.unknown(),
     groups: z.array(z.string()).optional(),
   }),
+  z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
 ]);
+
+const gateState = z.object({
+  message: z.string(),
+  deadline: timestamp.nullable(),
+  deliveries: z.array(
+    z.object({ channel: z.enum(['email', 'webhook']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
+  ),
+  decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
+});
 
 const flowRun: z.ZodType<FlowRun> = z.object({
   flow_job: z.string(),
@@ -108,7 +118,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   approvers: z.array(z.string()),
   index: z.number().int().nonnegative(),
   step: flowStep.nullable(),
-  status: z.enum(['running', 'suspended', 'finished']),
+  status: z.enum(['running', 'suspended', 'awaiting_approval', 'finished']),
   events: z.record(
     z.string(),
     z.object({
@@ -117,6 +127,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
       timed_out: z.boolean().optional(),
     }),
   ),
+  gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
   step_modules: z.record(z.string(), z.string()),
   early_return: z.string().optional(),

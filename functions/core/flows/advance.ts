@@ -4,8 +4,10 @@ import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
-import { expressionScope, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { settleGate, startGate } from './consent-gate.js';
 import type { FlowModule } from './definition.js';
+import { notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -27,6 +29,8 @@ interface Effects {
   cancel: Job[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
+  /** ConsentGates just reached, whose approvers are to be told. */
+  notify: string[];
 }
 
 export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
@@ -36,7 +40,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], cancel: [], wakeAt: null };
+    const effects: Effects = { push: [], cancel: [], wakeAt: null, notify: [] };
     await step(deps, job, run, effects);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) continue;
@@ -122,6 +126,11 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
+    if (current.kind === 'gate') {
+      if (settleGate(run, current, module, deps.clock.now())) continue;
+      if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
+      return;
+    }
     const outcome = await collect(deps, job, current, effects);
     if (!outcome) return;
     completeModule(run, module, outcome);
@@ -139,6 +148,11 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'identity':
         completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
         return false;
+      case 'consentgate':
+        await startGate(deps, flowJob, run, module, v);
+        effects.notify.push(module.id);
+        if (v.timeout !== undefined && run.step?.kind === 'gate' && run.step.deadline) effects.wakeAt = new Date(run.step.deadline);
+        return true;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
         return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args));
@@ -323,12 +337,6 @@ function withStep(value: unknown, stepId: string): unknown {
   return { error: { name: 'StepFailed', message: `step ${stepId} failed`, step_id: stepId, result: value } };
 }
 
-function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
-  run.status = 'finished';
-  run.step = null;
-  run.outcome = outcome;
-}
-
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
 async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
   const started: Job[] = [];
@@ -347,6 +355,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   }
   if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
   deps.signals.notify(flowJob.id);
+  for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
 }

@@ -38,6 +38,31 @@ export const suspendSettings = z.object({
 });
 export type SuspendSettings = z.infer<typeof suspendSettings>;
 
+/** Who may decide a ConsentGate: a username, `role:<admin|developer|operator>` or `group:<name>`. */
+const approverRef = z.string().regex(/^(role:(admin|developer|operator)|group:[A-Za-z0-9_][A-Za-z0-9_-]{0,49}|[A-Za-z0-9_.@-]{1,100})$/, 'a username, role:<admin|developer|operator> or group:<name>');
+
+/** Where a gate's approvers are told (spec 1.4, 2.7). `sns` and `chat` are checked per instance at create. */
+export const notifyChannel = z.discriminatedUnion('channel', [
+  z.object({ channel: z.literal('email') }),
+  z.object({ channel: z.literal('webhook'), url: z.string().url().max(2000), secret: z.string().min(1).max(500).optional() }),
+  z.object({ channel: z.literal('sns'), topic_arn: z.string().max(300).optional() }),
+  z.object({ channel: z.literal('chat') }).passthrough(),
+]);
+export type NotifyChannel = z.infer<typeof notifyChannel>;
+
+export const consentGateValue = z.object({
+  type: z.literal('consentgate'),
+  approvers: z.array(approverRef).min(1).max(100),
+  /** Seconds with no decision after which the gate rejects with reason `timeout`. */
+  timeout: z.number().positive().max(30 * 24 * 3600).optional(),
+  notify: z.array(notifyChannel).max(20).default([]),
+  /** Shown to approvers: `{{ workflow.name }}`, `{{ run.triggered_by }}`, `{{ context.<key> }}`. */
+  message: z.string().max(10_000).default(''),
+  /** The user who triggered the run may decide too (by default they may not: spec 7.7). */
+  self_approval: z.boolean().default(false),
+});
+export type ConsentGateValue = z.infer<typeof consentGateValue>;
+
 export interface FlowModule {
   id: string;
   summary?: string;
@@ -55,7 +80,8 @@ export type ModuleValue =
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
   | { type: 'forloopflow'; iterator: Transform; modules: FlowModule[]; skip_failures: boolean; parallel: boolean; parallelism?: number }
-  | { type: 'identity' };
+  | { type: 'identity' }
+  | ConsentGateValue;
 
 const MODULE_ID = /^[a-z_][a-z0-9_]{0,63}$/;
 
@@ -96,6 +122,7 @@ const moduleValue = z.discriminatedUnion('type', [
     parallelism: z.number().int().min(1).max(100).optional(),
   }),
   z.object({ type: z.literal('identity') }),
+  consentGateValue,
 ]);
 
 export const flowValue = z.object({

@@ -5,7 +5,8 @@ import { parseBody } from '../validation.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../sequences.js';
-import { allModules, flowValue, type FlowValue } from './definition.js';
+import { allModules, flowValue, type ConsentGateValue, type FlowValue } from './definition.js';
+import { unknownMessageKeys } from './gate-message.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { InputSchema, Store } from '../../ports.js';
@@ -56,10 +57,28 @@ function checkDefinition(value: FlowValue): void {
       }
     }
     if (m.value.type === 'script' || m.value.type === 'flow') assertItemPath(m.value.path, `value.modules.${m.id}.path`);
+    if (m.value.type === 'consentgate') checkNotifyChannels(m.id, m.value);
   }
   if (value.early_return !== undefined && !value.modules.some((m) => m.id === value.early_return)) {
     throw badRequest('invalid_flow', `value.early_return: no top-level module ${value.early_return}`, { field: 'value.early_return' });
   }
+}
+
+/**
+ * Channels this instance cannot deliver are refused when the flow is created, not when a run
+ * reaches the gate: SNS needs the AWS shell's approvals topic (not wired yet), chat its own issue.
+ */
+function checkNotifyChannels(moduleId: string, gate: ConsentGateValue): void {
+  for (const [i, n] of gate.notify.entries()) {
+    const field = `value.modules.${moduleId}.value.notify.${i}`;
+    if (n.channel === 'sns') throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field });
+    if (n.channel === 'chat') throw badRequest('invalid_flow', `${field}: the chat channel is not available yet (use email or webhook)`, { field });
+  }
+}
+
+/** What the create answer warns about: placeholders of gate messages that will render empty. */
+export function flowWarnings(version: FlowVersion): string[] {
+  return unknownMessageKeys(version.value.modules, Object.keys(version.schema?.properties ?? {}));
 }
 
 async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {

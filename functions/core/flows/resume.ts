@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, conflict, notFound } from '../errors.js';
-import { getEntityValue, updateEntity } from '../entities.js';
+import { updateEntity } from '../entities.js';
+import { isInAnyGroup, selfApprovalBlocker } from './approval-rules.js';
 import type { Rights } from '../permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { findFlowVersion } from './flows.js';
@@ -99,12 +100,10 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
   const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
   if (!needsLogin) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
-  if (settings.self_approval_disabled && principal.username === flowJob.created_by) {
-    return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
-  }
-  if (groups.length > 0) {
-    const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', flowJob.workspace_id, g))?.members ?? []));
-    if (!members.some((m) => m.includes(principal.username))) return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
+  const self = selfApprovalBlocker(principal, flowJob.created_by, !settings.self_approval_disabled);
+  if (self) return self;
+  if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, principal.username))) {
+    return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
   }
   return null;
 }

@@ -28,6 +28,32 @@ export interface StepEvents {
   timed_out?: boolean;
 }
 
+/** How a ConsentGate was decided (spec 7.7); `approver` is null when it timed out. */
+export interface GateDecision {
+  decision: 'approved' | 'rejected';
+  approver: string | null;
+  reason: string;
+  at: string;
+}
+
+/** One attempt to tell a gate's approvers, kept so a failed notice is visible and never silent. */
+export interface GateDelivery {
+  channel: 'email' | 'webhook';
+  target: string;
+  attempt: number;
+  ok: boolean;
+  at: string;
+  error?: string;
+}
+
+/** A ConsentGate the run reached: its rendered message, deadline, deliveries and decision. */
+export interface GateState {
+  message: string;
+  deadline: string | null;
+  deliveries: GateDelivery[];
+  decision?: GateDecision;
+}
+
 export type FlowStep =
   /** Waiting for one job: a script step, a sub-flow or the chosen branch. */
   | { kind: 'child'; module: string; job: Job }
@@ -43,7 +69,9 @@ export type FlowStep =
       step_result: unknown;
       /** `user_groups_required` given as an expression (another node's output), evaluated once. */
       groups?: string[];
-    };
+    }
+  /** A ConsentGate waits for one decision (spec 1.4, 2.7); its state is in `gates`. */
+  | { kind: 'gate'; module: string; deadline: string | null };
 
 export interface FlowRun {
   flow_job: string;
@@ -62,8 +90,10 @@ export interface FlowRun {
   approvers: string[];
   index: number;
   step: FlowStep | null;
-  status: 'running' | 'suspended' | 'finished';
+  status: 'running' | 'suspended' | 'awaiting_approval' | 'finished';
   events: Record<string, StepEvents>;
+  /** ConsentGates reached, by module id. */
+  gates?: Record<string, GateState>;
   /** Resume ids of pre-approvals a suspend step used up: they never count again. */
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
@@ -79,6 +109,13 @@ export interface FlowRun {
   stopped_early?: string;
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
+}
+
+/** Decides the run's outcome; the flow job is completed with it once the run is stored. */
+export function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
+  run.status = 'finished';
+  run.step = null;
+  run.outcome = outcome;
 }
 
 /** What expressions see (spec 2.4): `flow_input`, `results.<id>`, `previous_result`, `resume`, `approvers`. */
@@ -114,15 +151,23 @@ export function flowStatusView(run: FlowRun) {
           },
         }
       : {}),
-    ...(step && step.kind !== 'suspend' ? { running: step.module } : {}),
+    ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
+    ...(run.gates ? { gates: run.gates } : {}),
+    ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
 }
 
-/** A flow job as the API shows it: `suspended` while it waits for approvals, with its run. */
+/** A flow job as the API shows it: `suspended` or `awaiting_approval` while it waits, with its run. */
 export function withFlowStatus<V extends { status: string }>(view: V, run: FlowRun | null): V & { flow_status?: ReturnType<typeof flowStatusView> } {
   if (!run) return view;
-  const suspended = run.status === 'suspended' && view.status === 'running';
-  return { ...view, status: suspended ? 'suspended' : view.status, flow_status: flowStatusView(run) };
+  return { ...view, status: waitingStatus(run, view.status), flow_status: flowStatusView(run) };
+}
+
+/** A running flow job's status as users see it: it may be waiting for approvals or a gate's decision. */
+export function waitingStatus(run: FlowRun, jobStatus: string): string {
+  if (jobStatus !== 'running') return jobStatus;
+  if (run.status === 'suspended' || run.status === 'awaiting_approval') return run.status;
+  return jobStatus;
 }
 
 /**
