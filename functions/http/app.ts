@@ -16,6 +16,7 @@ import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { approvalRoutes } from './approval-routes.js';
 import { consentRoutes } from './consent-routes.js';
+import { approvalsPageRoutes } from './approvals-inbox-page.js';
 import { loginPageRoutes } from './login-page.js';
 import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
@@ -55,6 +56,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.route('/', approvalRoutes(deps));
+  app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
 
