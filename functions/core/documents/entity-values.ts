@@ -71,7 +71,7 @@ export interface EntityValues {
   audit: AuditEntry;
 }
 
-const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp });
+const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
 
 const flowStep = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('child'), module: z.string(), job: jobRecord }),
@@ -91,6 +91,7 @@ const flowStep = z.discriminatedUnion('kind', [
     deadline: timestamp.nullable(),
     step_result: z.unknown(),
     groups: z.array(z.string()).optional(),
+    pre_approvals: z.number().int().nonnegative().optional(),
   }),
   z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
 ]);

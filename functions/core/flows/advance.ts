@@ -6,6 +6,7 @@ import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
 import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
 import { settleGate, startGate } from './consent-gate.js';
+import { settleSuspendStep } from './suspend-step.js';
 import type { FlowModule } from './definition.js';
 import { notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
@@ -113,16 +114,9 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
     }
     const module = run.modules[run.index];
     if (current.kind === 'suspend') {
-      const groups = module.suspend?.user_groups_required;
-      if (groups?.type === 'javascript' && current.groups === undefined) {
-        const [value] = await evaluate(deps, job.workspace_id, [groups.expr], expressionScope(run)).catch((e: Error) => [e]);
-        if (!Array.isArray(value) || !value.every((g) => typeof g === 'string')) {
-          const message = value instanceof Error ? value.message : 'user_groups_required did not evaluate to a list of group names';
-          return finish(run, { status: 'failed', result: { error: { name: 'ExpressionError', message, step_id: module.id } } });
-        }
-        current.groups = value;
-      }
-      if (settleSuspend(deps, run, current, module)) continue;
+      const settled = await settleSuspendStep(deps, job, run, current, module);
+      if (settled === 'failed') return;
+      if (settled) continue;
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
@@ -286,48 +280,6 @@ function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): voi
     return;
   }
   run.index += 1;
-}
-
-/** Applies approvals, a cancel or a timeout to a suspended step; false while it keeps waiting. */
-function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep, { kind: 'suspend' }>, module: FlowModule): boolean {
-  const now = deps.clock.now();
-  const timeout = module.suspend?.timeout;
-  if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
-  const own = run.events[current.resume_job] ?? { approvals: [] };
-  // Pre-approvals received earlier in the flow count here, and are then used up (spec 3).
-  const pre = run.events[FLOW_LEVEL] ?? { approvals: [] };
-  const approvals = [...pre.approvals, ...own.approvals];
-  const cancel = own.cancel ?? pre.cancel;
-  let error: { name: string; message: string } | null = null;
-  if (cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${cancel.by}${cancel.reason ? `: ${cancel.reason}` : ''}` };
-  else if (approvals.length >= current.required) {
-    run.resumes = approvals.map((a) => a.payload);
-    run.resume = run.resumes[run.resumes.length - 1] ?? {};
-    run.approvers = [...new Set(approvals.map((a) => a.approver))];
-    run.consumed = [...(run.consumed ?? []), ...pre.approvals.map((a) => a.resume_id)];
-    if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: [] };
-  } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
-    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
-    // Recorded as a fact of the step, so the approval page never has to read it out of a message.
-    run.events[current.resume_job] = { ...own, timed_out: true };
-  } else {
-    return false;
-  }
-  run.step = null;
-  run.status = 'running';
-  if (error) {
-    // Spec 3 / 7.6: the flow is canceled, or with continue_on_error goes on with an `error` payload.
-    if (!module.continue_on_error) {
-      finish(run, { status: 'canceled', result: { error: { ...error, step_id: module.id } } });
-      return true;
-    }
-    run.resume = { error };
-    run.resumes = [];
-    run.approvers = [];
-    run.previous_result = { error };
-  }
-  run.index += 1;
-  return true;
 }
 
 function withStep(value: unknown, stepId: string): unknown {

@@ -33,8 +33,14 @@ export const suspendSettings = z.object({
   user_auth_required: z.boolean().default(false),
   /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
   self_approval_disabled: z.boolean().default(false),
-  /** Only logged-in members of these groups may approve; may come from another node's output. */
-  user_groups_required: transform.optional(),
+  /**
+   * Only logged-in members of these groups may approve: a group name, a list of them, or a
+   * transform (an expression over other nodes' output may return either).
+   */
+  user_groups_required: z
+    .union([transform, z.string().min(1), z.array(z.string().min(1))])
+    .transform((v): Transform => (typeof v === 'string' || Array.isArray(v) ? { type: 'static', value: v } : v))
+    .optional(),
 });
 export type SuspendSettings = z.infer<typeof suspendSettings>;
 
@@ -71,6 +77,8 @@ export interface FlowModule {
   is_trigger?: boolean;
   same_worker?: boolean;
   suspend?: SuspendSettings;
+  /** The module's input schema, as editors send it; kept as given. */
+  schema?: Record<string, unknown>;
 }
 
 export type ModuleValue =
@@ -94,6 +102,7 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
     is_trigger: z.boolean().optional(),
     same_worker: z.boolean().optional(),
     suspend: suspendSettings.optional(),
+    schema: z.record(z.string(), z.unknown()).optional(),
   }),
 ) as z.ZodType<FlowModule>;
 

@@ -15,6 +15,8 @@ export interface Approval {
   approver: string;
   payload: unknown;
   at: string;
+  /** Whether a logged-in user approved (not just someone holding the URL). */
+  logged_in?: boolean;
 }
 
 /** Where a flow's pre-approvals wait (spec 3), beside the events of each step job. */
@@ -69,6 +71,8 @@ export type FlowStep =
       step_result: unknown;
       /** `user_groups_required` given as an expression (another node's output), evaluated once. */
       groups?: string[];
+      /** Pre-approvals the step's rules accept, as counted at its last settling. */
+      pre_approvals?: number;
     }
   /** A ConsentGate waits for one decision (spec 1.4, 2.7); its state is in `gates`. */
   | { kind: 'gate'; module: string; deadline: string | null };
@@ -144,7 +148,7 @@ export function flowStatusView(run: FlowRun) {
           suspend: {
             module: step.module,
             step_job: step.resume_job,
-            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length,
+            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length + (step.pre_approvals ?? 0),
             approvals_required: step.required,
             deadline: step.deadline,
             ...promptOf(step.step_result),
