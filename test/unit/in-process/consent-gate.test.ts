@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { inProcessService, json, until, type InProcessService } from './harness.js';
+import { readSse } from '../../http/sse-client.js';
 import type { EmailMessage } from '../../../functions/ports.js';
 
 /**
@@ -169,6 +170,16 @@ describe('ConsentGate', () => {
     expect(late.status).toBe('failed');
     expect(late.result).toMatchObject({ decision: 'rejected', approver: null, reason: 'timeout', error: { name: 'ConsentTimeout' } });
     expect((await consent(id, { decision: 'approved', reason: 'sorry' }, tokens.fiona)).status).toBe(409);
+  });
+
+  it('tells SSE followers that the run awaits approval, then that it finished', async () => {
+    await createFlow('u/admin/pay_sse', gateFlow({}));
+    const id = await runToGate('u/admin/pay_sse');
+    const events = await readSse(await s.fetch(`${ws}/job_u/getupdate_sse/${id}`), (e) => {
+      if (e.status === 'awaiting_approval' && !e.completed) void consent(id, { decision: 'approved', reason: 'seen live' }, tokens.frank);
+    });
+    expect(events[0]).toMatchObject({ type: 'update', status: 'awaiting_approval' });
+    expect(events.at(-1)).toMatchObject({ completed: true, status: 'success' });
   });
 
   it('retries a failing webhook with backoff, records every attempt, and never holds the run', async () => {
