@@ -27,6 +27,8 @@ export const suspendSettings = z.object({
   required_events: z.number().int().min(1).max(100).default(1),
   /** Seconds after which a flow still missing approvals is cancelled. */
   timeout: z.number().positive().max(30 * 24 * 3600).optional(),
+  /** At the timeout the flow resumes with this payload (and `timed_out: true`) instead of being cancelled. */
+  default_on_timeout: z.record(z.string(), z.unknown()).optional(),
   hide_cancel: z.boolean().default(false),
   resume_form: z.object({ schema: resumeFormSchema }).optional(),
   /** Only logged-in users may approve. */

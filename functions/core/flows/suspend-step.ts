@@ -56,9 +56,17 @@ function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kin
     // Pre-approvals this step's rules did not accept stay for a later step that may.
     if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: pre.approvals.filter((a) => !eligible.includes(a)) };
   } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
-    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
     // Recorded as a fact of the step, so the approval page never has to read it out of a message.
     run.events[current.resume_job] = { ...own, timed_out: true };
+    const fallback = module.suspend?.default_on_timeout;
+    if (fallback) {
+      // The flow goes on as if approved with this payload, by nobody.
+      run.resume = { ...fallback, timed_out: true };
+      run.resumes = [run.resume];
+      run.approvers = [];
+    } else {
+      error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
+    }
   } else {
     return false;
   }

@@ -142,4 +142,17 @@ describe('approval steps keep their rules', () => {
     expect((await s.fetch(local(urls.b.resume), withCookie(kim, {}))).status).toBe(200);
     expect((await s.job(id)).status).toBe('success');
   });
+
+  it('resumes with default_on_timeout as the payload when the timeout elapses, with no approvers', async () => {
+    await createFlow('u/admin/default_on_timeout', {
+      modules: [
+        step('ask', ASK, {}, { suspend: { required_events: 1, timeout: 60, default_on_timeout: { decision: 'auto' } } }),
+        step('after', 'export function main(r: any, a: string[]) { return { r, a } }', { r: js('resume'), a: js('approvers') }),
+      ],
+    });
+    const { id } = await suspended('u/admin/default_on_timeout');
+    s.clock.advance(61_000);
+    await s.flows.wakeDue(s.clock.now());
+    expect(await s.job(id)).toMatchObject({ status: 'success', result: { r: { decision: 'auto', timed_out: true }, a: [] } });
+  });
 });
