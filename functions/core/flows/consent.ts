@@ -5,6 +5,7 @@ import { parseBody } from '../validation.js';
 import { isNamedApprover, selfApprovalBlocker } from './approval-rules.js';
 import { findModule } from './definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from './run-state.js';
+import { awaitedJobs } from './advance.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -32,8 +33,7 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   const input = parseBody(consentBody, body);
   const reason = input.reason?.trim() ?? '';
   if (input.decision === 'rejected' && !reason) throw badRequest('invalid_request', 'reason: a rejection needs a reason', { field: 'reason' });
-  const flowJob = await findRun(deps, principal, runId);
-  const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);
+  const { job: flowJob, run } = await gateHolder(deps, await findRun(deps, principal, runId));
   const moduleId = run ? gateOf(run) : null;
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   if (!run || !moduleId || module?.value.type !== 'consentgate') throw conflict(`run ${runId} is not awaiting approval`);
@@ -53,6 +53,28 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   await deps.flows.wake(flowJob.workspace_id, flowJob.id);
   return { run_id: flowJob.id, status: decision.decision === 'approved' ? 'running' : 'failed', decision };
 }
+
+/**
+ * The flow job whose gate decides: the run itself, or the branch, iteration or sub-flow it waits
+ * on that is at a gate (so a gate inside a branch is decided through the top run's id too).
+ */
+async function gateHolder(deps: Pick<CoreDeps, 'store'>, top: Job): Promise<{ job: Job; run: FlowRun | null }> {
+  const run = await getFlowRun(deps, top.workspace_id, top.id);
+  return (run && (await findGate(deps, top, run, 0))) ?? { job: top, run };
+}
+
+async function findGate(deps: Pick<CoreDeps, 'store'>, job: Job, run: FlowRun, depth: number): Promise<{ job: Job; run: FlowRun } | null> {
+  if (run.step?.kind === 'gate') return { job, run };
+  if (depth >= MAX_NESTING) return null;
+  for (const inner of awaitedJobs(run).filter((j) => j.kind === 'flow')) {
+    const innerRun = await getFlowRun(deps, inner.workspace_id, inner.id);
+    const found = innerRun && (await findGate(deps, inner, innerRun, depth + 1));
+    if (found) return found;
+  }
+  return null;
+}
+
+const MAX_NESTING = 20;
 
 /** The gate a run waits at, else the last one it reached (so a late decision gets 409, not 404). */
 function gateOf(run: FlowRun): string | null {

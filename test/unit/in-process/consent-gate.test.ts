@@ -182,6 +182,17 @@ describe('ConsentGate', () => {
     expect(events.at(-1)).toMatchObject({ completed: true, status: 'success' });
   });
 
+  it('decides a gate inside a branch through the run\'s own id', async () => {
+    const gate = { id: 'inner_gate', value: { type: 'consentgate', approvers: ['frank'], message: 'inside' } };
+    const res = await s.fetch(`${ws}/flows/create`, json({ path: 'u/admin/branch_gate', value: { modules: [{ id: 'pick', value: { type: 'branchone', branches: [{ expr: 'true', modules: [gate] }], default: [] } }] } }));
+    expect(res.status).toBe(201);
+    const id = await (await s.post(`${ws}/jobs/run/p/u/admin/branch_gate`, {})).text();
+    await s.job(id);
+    const ok = await consent(id, { decision: 'approved', reason: 'nested' }, tokens.frank);
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect(await s.job(id)).toMatchObject({ status: 'success', result: { decision: 'approved', approver: 'frank', reason: 'nested' } });
+  });
+
   it('retries a failing webhook with backoff, records every attempt, and never holds the run', async () => {
     await createFlow('u/admin/pay_flaky', gateFlow({ notify: [{ channel: 'webhook', url: hookUrl }, { channel: 'webhook', url: 'http://127.0.0.1:1/nothing-listens' }] }));
     failuresLeft = 1;
