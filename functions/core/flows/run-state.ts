@@ -157,6 +157,7 @@ export function flowStatusView(run: FlowRun) {
       : {}),
     ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
     ...(run.gates ? { gates: run.gates } : {}),
+    audit: approvalAudit(run),
     ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
 }
@@ -172,6 +173,40 @@ export function waitingStatus(run: FlowRun, jobStatus: string): string {
   if (jobStatus !== 'running') return jobStatus;
   if (run.status === 'suspended' || run.status === 'awaiting_approval') return run.status;
   return jobStatus;
+}
+
+/** One thing that happened at an approval step or a ConsentGate: who, when, how, with what. */
+export interface ApprovalAuditEntry {
+  step: string;
+  event: 'approved' | 'rejected' | 'canceled' | 'timed_out' | 'notified' | 'notice_failed';
+  at: string | null;
+  who: string | null;
+  /** How it came in or went out: a resume URL (by id), a pre-approval URL, the consent endpoint, a notice channel. */
+  via: string;
+  reason?: string;
+  values?: unknown;
+  logged_in?: boolean;
+}
+
+/** The audit trail of a run's approval steps and gates (spec 7.7), oldest first. */
+export function approvalAudit(run: FlowRun): ApprovalAuditEntry[] {
+  const entries: ApprovalAuditEntry[] = [];
+  for (const [key, events] of Object.entries(run.events)) {
+    const step = key === FLOW_LEVEL ? 'pre-approval' : (run.step_modules[key] ?? key);
+    for (const a of events.approvals) {
+      entries.push({ step, event: 'approved', at: a.at, who: a.approver, via: `${key === FLOW_LEVEL ? 'pre-approval' : 'resume'} URL ${a.resume_id}`, values: a.payload, logged_in: a.logged_in ?? false });
+    }
+    if (events.cancel) entries.push({ step, event: 'canceled', at: events.cancel.at, who: events.cancel.by, via: 'cancel URL', reason: events.cancel.reason });
+    if (events.timed_out) entries.push({ step, event: 'timed_out', at: null, who: null, via: 'timeout' });
+  }
+  for (const [step, gate] of Object.entries(run.gates ?? {})) {
+    for (const d of gate.deliveries) entries.push({ step, event: d.ok ? 'notified' : 'notice_failed', at: d.at, who: d.target, via: `${d.channel} (attempt ${d.attempt})`, ...(d.error ? { reason: d.error } : {}) });
+    const decision = gate.decision;
+    if (decision?.approver === null) entries.push({ step, event: 'timed_out', at: decision.at, who: null, via: 'timeout', reason: decision.reason });
+    else if (decision) entries.push({ step, event: decision.decision, at: decision.at, who: decision.approver, via: 'consent endpoint', reason: decision.reason });
+  }
+  // Entries without a time (a suspend timeout) go last.
+  return entries.sort((a, b) => (a.at ?? '\uffff').localeCompare(b.at ?? '\uffff'));
 }
 
 /**

@@ -127,7 +127,10 @@ describe('approval steps keep their rules', () => {
     expect(await missing.text()).toContain('reason');
     expect((await s.job(id)).status).toBe('suspended');
     expect((await s.fetch(resume, { ...json({ reason: 'fine' }), token: null })).status).toBe(200);
-    expect((await s.job(id)).status).toBe('success');
+    const done = await s.job(id);
+    expect(done.status).toBe('success');
+    // The audit trail: who, when, through which URL, with which values.
+    expect(done.flow_status.audit).toEqual([{ step: 'ask', event: 'approved', at: expect.any(String), who: 'a', via: expect.stringMatching(/^resume URL \d+$/), values: { reason: 'fine' }, logged_in: false }]);
   });
 
   it('counts one logged-in person once, however many resume URLs they open', async () => {

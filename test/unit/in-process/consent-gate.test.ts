@@ -133,6 +133,7 @@ describe('ConsentGate', () => {
     expect(failed.result).toMatchObject({ decision: 'rejected', approver: 'frank', reason: 'duplicate invoice', error: { name: 'ConsentRejected', step_id: 'gate' } });
     expect(typeof failed.result.at).toBe('string');
     expect(failed.flow_status.results.gate).toMatchObject({ decision: 'rejected', approver: 'frank' });
+    expect(failed.flow_status.audit).toEqual([{ step: 'gate', event: 'rejected', at: failed.result.at, who: 'frank', via: 'consent endpoint', reason: 'duplicate invoice' }]);
     // Decided: a second decision is too late.
     expect((await consent(id, { decision: 'approved', reason: 'x' }, tokens.fiona)).status).toBe(409);
   });
