@@ -10,6 +10,7 @@ import { removalPolicyFor, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { acknowledgeWildcardResource, NODE_RUNTIME_PIN_REASON } from './nag.js';
+import { grantSendNotices, noticeEnvironment } from './notices.js';
 import type { Sandboxes } from './sandbox.js';
 import type { Secrets } from './secrets.js';
 
@@ -60,12 +61,15 @@ export class FlowRunner extends Construct {
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+        // A ConsentGate's email notices go out from the turn that reaches it.
+        ...noticeEnvironment(config),
       },
     });
     Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
     data.grantTableReadWrite(role);
     data.grantObjectReadWrite(role);
     secrets.signingKey.grantRead(role);
+    grantSendNotices(this, role, config);
     // Flow expressions are user code: they run in the Node sandbox, like TypeScript jobs.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'InvokeNodeSandbox', actions: ['lambda:InvokeFunction'], resources: [sandboxes.nodeSandbox.functionArn] }));
     // A wait that finds the flow already woken lets its execution go on at once.
