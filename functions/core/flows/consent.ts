@@ -33,6 +33,10 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   const input = parseBody(consentBody, body);
   const reason = input.reason?.trim() ?? '';
   if (input.decision === 'rejected' && !reason) throw badRequest('invalid_request', 'reason: a rejection needs a reason', { field: 'reason' });
+  // A decision is a person's: not a job acting for its creator, nor a token narrowed to other work.
+  if (principal.via === 'job' || principal.scopes !== null) {
+    throw new ApiError(403, 'forbidden', 'deciding a consent gate needs a login session or an API token without scopes');
+  }
   const { job: flowJob, run } = await gateHolder(deps, await findRun(deps, principal, runId));
   const moduleId = run ? gateOf(run) : null;
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;

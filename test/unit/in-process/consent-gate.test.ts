@@ -150,6 +150,12 @@ describe('ConsentGate', () => {
     expect((await consent('00000000-0000-4000-8000-000000000000', { decision: 'approved' }, tokens.fiona)).status).toBe(404);
     expect((await consent('not-a-run', { decision: 'approved' }, tokens.fiona)).status).toBe(404);
     expect((await s.job(id)).status).toBe('awaiting_approval');
+    // Not JSON: 400, nothing decided. A token narrowed by scopes is not a person deciding: 403.
+    const notJson = await s.fetch(`/api/v1/runs/${id}/consent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope', token: tokens.fiona });
+    expect(notJson.status).toBe(400);
+    const scoped = await (await s.fetch('/api/users/tokens/create', { ...json({ label: 'narrow', scopes: ['jobs:run:u/admin/pay_race'] }), token: tokens.fiona })).text();
+    expect((await consent(id, { decision: 'approved', reason: 'x' }, scoped)).status).toBe(403);
+    expect((await s.job(id)).status).toBe('awaiting_approval');
 
     const answers = await Promise.all([
       consent(id, { decision: 'approved', reason: 'ok' }, tokens.fiona),
@@ -171,6 +177,14 @@ describe('ConsentGate', () => {
     expect(late.status).toBe('failed');
     expect(late.result).toMatchObject({ decision: 'rejected', approver: null, reason: 'timeout', error: { name: 'ConsentTimeout' } });
     expect((await consent(id, { decision: 'approved', reason: 'sorry' }, tokens.fiona)).status).toBe(409);
+  });
+
+  it('answers 409 once the run was canceled', async () => {
+    await createFlow('u/admin/pay_cancel', gateFlow({}));
+    const id = await runToGate('u/admin/pay_cancel');
+    expect((await s.post(`${ws}/jobs_u/queue/cancel/${id}`, {})).status).toBe(200);
+    expect((await s.job(id)).status).toBe('canceled');
+    expect((await consent(id, { decision: 'approved', reason: 'too late' }, tokens.fiona)).status).toBe(409);
   });
 
   it('tells SSE followers that the run awaits approval, then that it finished', async () => {
