@@ -327,6 +327,22 @@ describe('maintenance', () => {
     expect(() => buildSvcApp({ bundle: false, props: { notificationSender: 'not an address' } })).toThrow(/notificationSender/);
   });
 
+  it('has an encrypted, TLS-only approvals topic that only the flow runner may publish to, named to the api and the flow runner', () => {
+    const topicId = logicalId(stack.flowRunner.approvalsTopic);
+    const topic = template.toJSON().Resources[topicId];
+    expect(topic.Type).toBe('AWS::SNS::Topic');
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    expect(propsOf(stack.flowRunner.handler).Environment.Variables.APPROVALS_TOPIC_ARN).toEqual({ Ref: topicId });
+    expect(propsOf(stack.api.handler).Environment.Variables.APPROVALS_TOPIC_ARN).toEqual({ Ref: topicId });
+    const publishers = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>).some((st) => [st.Action].flat().includes('sns:Publish') && JSON.stringify(st.Resource).includes(topicId)))
+      .flatMap((p: any) => (p.Properties.Roles as Array<{ Ref: string }>).map((r) => r.Ref));
+    expect(publishers).toEqual([propsOf(stack.flowRunner.handler).Role['Fn::GetAtt'][0]]);
+    const tlsOnly = Object.values(template.findResources('AWS::SNS::TopicPolicy')).some((p: any) =>
+      JSON.stringify(p.Properties.Topics).includes(topicId) && JSON.stringify(p.Properties.PolicyDocument).includes('aws:SecureTransport'));
+    expect(tlsOnly).toBe(true);
+  });
+
   it('lets the flow runner mail ConsentGate approvers, from the configured sender only', () => {
     expect(propsOf(stack.flowRunner.handler).Environment.Variables.SES_FROM_ADDRESS).toBeUndefined();
     const withMail = buildSvcApp({ bundle: false, props: { notificationSender: 'svc@example.com' } }).stack;

@@ -100,7 +100,7 @@ const gateState = z.object({
   message: z.string(),
   deadline: timestamp.nullable(),
   deliveries: z.array(
-    z.object({ channel: z.enum(['email', 'webhook']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
+    z.object({ channel: z.enum(['email', 'webhook', 'sns']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
   ),
   decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
 });

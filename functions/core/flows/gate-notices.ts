@@ -18,7 +18,7 @@ import type { Job } from '../../ports.js';
 const RETRY_DELAYS_MS = [200, 1000];
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-export async function notifyApprovers(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'email'>, flowJob: Job, moduleId: string): Promise<void> {
+export async function notifyApprovers(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'email' | 'topics'>, flowJob: Job, moduleId: string): Promise<void> {
   const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);
   const module = run ? findModule(run.modules, moduleId) : undefined;
   const state = run?.gates?.[moduleId];
@@ -62,8 +62,14 @@ export async function notifyApprovers(deps: Pick<CoreDeps, 'store' | 'clock' | '
       }
     } else if (channel.channel === 'webhook') {
       await attempt('webhook', channel.url, () => postSigned(channel.url, channel.secret, { type: 'consent.requested', data: notice }));
+    } else if (channel.channel === 'sns') {
+      const topics = deps.topics;
+      await attempt('sns', channel.topic_arn ?? 'approvals topic', async () => {
+        if (!topics) throw new Error('this instance has no SNS');
+        await topics.publish({ topicArn: channel.topic_arn ?? null, subject: `Approval needed: ${run.path}`, text: JSON.stringify({ type: 'consent.requested', data: notice }) });
+      });
     }
-    // `sns` and `chat` are refused when the flow is created (flows.ts), so none reaches here.
+    // `chat` is refused when the flow is created (flows.ts), so none reaches here.
   }
   if (deliveries.length === 0) return;
   await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `flow run ${flowJob.id}`, (r) => {

@@ -40,7 +40,7 @@ export interface GateDecision {
 
 /** One attempt to tell a gate's approvers, kept so a failed notice is visible and never silent. */
 export interface GateDelivery {
-  channel: 'email' | 'webhook';
+  channel: 'email' | 'webhook' | 'sns';
   target: string;
   attempt: number;
   ok: boolean;

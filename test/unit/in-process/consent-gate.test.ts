@@ -239,4 +239,18 @@ describe('ConsentGate', () => {
     expect(warning).not.toContain('context.amount');
     expect((await s.fetch(`${ws}/flows/create`, json({ path: 'u/admin/pay_bad', ...gateFlow({ approvers: [] }) }))).status).toBe(400);
   });
+
+  it('publishes to SNS where the instance has it (the AWS shell): the approvals topic unless the gate names one', async () => {
+    const published: { topicArn: string | null; subject: string; text: string }[] = [];
+    const aws = await inProcessService({ topics: { publish: async (n) => void published.push(n) } });
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:finance';
+    const flow = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'ok?', notify: [{ channel: 'sns' }, { channel: 'sns', topic_arn: topic }] } }] };
+    expect((await aws.post(`${ws}/flows/create`, { path: 'u/admin/sns_gate', value: flow })).status).toBe(201);
+    const id = await (await aws.post(`${ws}/jobs/run/p/u/admin/sns_gate`, {})).text();
+    const job = await aws.job(id);
+    expect(job.status).toBe('awaiting_approval');
+    expect(published.map((p) => p.topicArn)).toEqual([null, topic]);
+    expect(JSON.parse(published[0].text)).toMatchObject({ type: 'consent.requested', data: { run_id: id, message: 'ok?' } });
+    expect(job.flow_status.gate.deliveries.map((d: { channel: string; target: string; ok: boolean }) => [d.channel, d.target, d.ok])).toEqual([['sns', 'approvals topic', true], ['sns', topic, true]]);
+  });
 });
