@@ -341,6 +341,7 @@ describe('maintenance', () => {
     const tlsOnly = Object.values(template.findResources('AWS::SNS::TopicPolicy')).some((p: any) =>
       JSON.stringify(p.Properties.Topics).includes(topicId) && JSON.stringify(p.Properties.PolicyDocument).includes('aws:SecureTransport'));
     expect(tlsOnly).toBe(true);
+    expect((template.toJSON().Outputs as Record<string, { Value: unknown }>).ApprovalsTopicArn.Value).toEqual({ Ref: topicId });
   });
 
   it('lets the flow runner mail ConsentGate approvers, from the configured sender only', () => {
