@@ -363,6 +363,14 @@ export interface EmailMessage {
   text: string;
 }
 
+/**
+ * Publishes ConsentGate notices to an SNS topic: the stack's approvals topic, or one the gate names
+ * (AWS only; the local shell has none, and flows asking for SNS are refused there at create).
+ */
+export interface TopicPublisher {
+  publish(notice: { topicArn: string | null; subject: string; text: string }): Promise<void>;
+}
+
 /** Sends email notices (local: SMTP; AWS: SES). Where none is configured, notices go to the outbox. */
 export interface EmailSender {
   send(message: EmailMessage): Promise<void>;

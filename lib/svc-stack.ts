@@ -67,6 +67,7 @@ export class SvcStack extends Stack {
     });
     new CfnOutput(this, 'AdminTokenSecretArn', { value: this.secrets.adminToken.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear about jobs parked in the dead-letter queue' });
+    new CfnOutput(this, 'ApprovalsTopicArn', { value: this.flowRunner.approvalsTopic.topicArn, description: 'Subscribe to hear about runs waiting at a ConsentGate with an sns notice' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.data.bucket.bucketName });
     new CfnOutput(this, 'FlowRunnerStateMachineArn', { value: this.flowRunner.stateMachine.stateMachineArn, description: 'Every flow run is an execution of this state machine, named <flow path>-<job id>' });

@@ -1,4 +1,4 @@
-import type { BlobStore, Clock, CodeRunner, EmailSender, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -27,6 +27,8 @@ export interface CoreDeps {
   cipher: SecretCipher;
   /** Null when the instance has no mail set up: notices then wait in the outbox the API lists. */
   email: EmailSender | null;
+  /** SNS for ConsentGate notices; only the AWS shell has it. */
+  topics?: TopicPublisher | null;
   clock: Clock;
   config: CoreConfig;
 }

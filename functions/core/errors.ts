@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'login_required'
   | 'not_completed'
   | 'not_found'
+  | 'not_an_approver'
   | 'not_in_group'
   | 'object_storage_not_configured'
   | 'payload_too_large'

@@ -1,5 +1,5 @@
 import { getJob, isFinished } from './jobs.js';
-import { getFlowRun } from './flows/run-state.js';
+import { getFlowRun, waitingStatus } from './flows/run-state.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 
@@ -7,6 +7,8 @@ import type { Job } from '../ports.js';
 
 export type JobUpdate =
   | { type: 'update'; new_result_stream: string; stream_offset: number }
+  /** A flow starts or stops waiting: `suspended` (approval step), `awaiting_approval` (ConsentGate), `running`. */
+  | { type: 'update'; status: string; stream_offset: number }
   | {
       type: 'update';
       completed: true;
@@ -25,6 +27,8 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
   const startedAt = deps.clock.now().getTime();
   // A client that reconnects says how much of the stream it has already (spec 4.5 `stream_offset`).
   let offset = opts.streamOffset ?? 0;
+  // The waiting status last told, so a flow's pauses are told once each.
+  let told = 'running';
   for (;;) {
     const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
     const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
@@ -49,6 +53,12 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
       return;
     }
     if (fresh) yield { type: 'update', new_result_stream: fresh, stream_offset: offset };
+    if (job.kind === 'flow' && job.status === 'running') {
+      const run = await getFlowRun(deps, workspaceId, id);
+      const shown = run ? waitingStatus(run, job.status) : job.status;
+      if (shown !== told) yield { type: 'update', status: shown, stream_offset: offset };
+      told = shown;
+    }
     await wake;
   }
 }

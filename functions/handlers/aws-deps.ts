@@ -3,6 +3,7 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CoreDeps } from '../core/deps.js';
@@ -14,6 +15,7 @@ import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
 import { AwsJobQueue } from '../adapters/aws/aws-job-queue.js';
 import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
+import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
 import { useLogFormat } from '../core/logger.js';
 
@@ -52,6 +54,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     blobs,
     cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),
     email: config.emailFrom ? new SesEmailSender(new SESv2Client({}), config.emailFrom) : null,
+    topics: config.approvalsTopicArn ? new SnsTopicPublisher(new SNSClient({}), config.approvalsTopicArn) : null,
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },
   };

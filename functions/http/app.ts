@@ -17,6 +17,8 @@ import { groupFolderRoutes } from './group-folder-routes.js';
 import { resourceVariableRoutes } from './resource-variable-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { approvalRoutes } from './approval-routes.js';
+import { consentRoutes } from './consent-routes.js';
+import { approvalsPageRoutes } from './approvals-inbox-page.js';
 import { loginPageRoutes } from './login-page.js';
 import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
@@ -61,6 +63,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null }));
   app.route('/', approvalRoutes(deps));
+  app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
 
@@ -83,6 +86,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   });
 
   app.route('/api', authRoutes(deps));
+  app.route('/api/v1', consentRoutes(deps));
   app.route('/api', workspaceRoutes(deps));
   app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
   app.route('/api/w/:workspace', groupFolderRoutes(deps));

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { createFlow, deleteFlow, flowHistory, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
+import { createFlow, deleteFlow, flowHistory, flowWarnings, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
 import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/flows/resume.js';
 import { parseBody } from '../core/validation.js';
 import { ApiError } from '../core/errors.js';
@@ -12,8 +12,17 @@ import { parseJsonBody, readJsonBody } from './json-body.js';
 export function flowRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
-  r.post('/flows/create', async (c) => c.text((await createFlow(deps, c.get('rights'), await readJsonBody(c))).path, 201));
-  r.post('/flows/update/:path{.+}', async (c) => c.json(await updateFlow(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
+  // The body stays the path (Windmill's answer); what may go wrong later is said in a header.
+  r.post('/flows/create', async (c) => {
+    const version = await createFlow(deps, c.get('rights'), await readJsonBody(c));
+    warn(c, flowWarnings(version));
+    return c.text(version.path, 201);
+  });
+  r.post('/flows/update/:path{.+}', async (c) => {
+    const version = await updateFlow(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c));
+    warn(c, flowWarnings(version));
+    return c.json(version);
+  });
   r.get('/flows/get/:path{.+}', async (c) => c.json(await getFlow(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/history/p/:path{.+}', async (c) => c.json(await flowHistory(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'))));
@@ -66,4 +75,9 @@ async function optionalJson(c: Context<AppEnv>): Promise<unknown> {
   const text = await c.req.text();
   if (!text.trim()) return {};
   return parseJsonBody(text);
+}
+
+/** `svc-warning`: each warning on a line of its own would break the header, so they are joined. */
+function warn(c: Context<AppEnv>, warnings: string[]): void {
+  if (warnings.length > 0) c.header('svc-warning', warnings.join('; '));
 }

@@ -9,7 +9,7 @@ import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
 import { downloadUpload } from '../core/uploads.js';
-import { getFlowRun, withFlowStatus } from '../core/flows/run-state.js';
+import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 
 const listQuery = z.object({
   script_path_exact: z.string().optional(),
@@ -56,12 +56,19 @@ export function jobRoutes(deps: CoreDeps) {
 
   r.get('/jobs/list', async (c) => {
     const q = parseBody(listQuery, c.req.query());
+    // A flow waiting for approvals or a consent decision is stored as `running`: it is filtered by its run.
+    const waiting = q.status === 'suspended' || q.status === 'awaiting_approval';
     const jobs = await listJobs(deps, c.get('rights'), {
-      status: q.status as JobStatus | undefined,
+      status: waiting ? 'running' : (q.status as JobStatus | undefined),
       script_path: q.script_path_exact,
-      limit: q.per_page,
+      limit: waiting ? 1000 : q.per_page,
     });
-    return c.json(jobs.map(jobView));
+    const views = await Promise.all(jobs.map(async (job) => {
+      const view = jobView(job);
+      const run = job.kind === 'flow' && job.status === 'running' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+      return run ? { ...view, status: waitingStatus(run, view.status) } : view;
+    }));
+    return c.json(waiting ? views.filter((v) => v.status === q.status).slice(0, q.per_page) : views);
   });
 
   return r;

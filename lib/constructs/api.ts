@@ -46,6 +46,8 @@ export class Api extends Construct {
       environment: {
         ...serviceEnvironment(data, secrets, props.jobsQueue),
         STATE_MACHINE_ARN: props.flowRunner.stateMachineArn,
+        // Flows may ask for SNS notices only where there is a topic; the api checks at create.
+        APPROVALS_TOPIC_ARN: props.flowRunner.approvalsTopic.topicArn,
         ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
         SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),

@@ -3,6 +3,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FLOW_RUNNER_TIMEOUT_SECONDS, flowRunnerDefinition } from '../../statemachines/flow-runner.js';
@@ -10,6 +12,7 @@ import { removalPolicyFor, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { acknowledgeWildcardResource, NODE_RUNTIME_PIN_REASON } from './nag.js';
+import { grantSendNotices, noticeEnvironment } from './notices.js';
 import type { Sandboxes } from './sandbox.js';
 import type { Secrets } from './secrets.js';
 
@@ -35,6 +38,8 @@ export class FlowRunner extends Construct {
   readonly stateMachine: sfn.StateMachine;
   /** Known before the state machine exists: the functions that call it need no reference to it. */
   readonly stateMachineArn: string;
+  /** Where ConsentGates with `{channel: 'sns'}` notify approvers; subscribe people or systems to it. */
+  readonly approvalsTopic: sns.Topic;
 
   constructor(scope: Construct, id: string, props: FlowRunnerProps) {
     super(scope, id);
@@ -44,6 +49,14 @@ export class FlowRunner extends Construct {
     const stateMachineName = `svc-${config.stage}-flow-runner`;
     this.stateMachineArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     const executionsArn = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+
+    // Encrypted with the AWS managed SNS key, whose policy lets the account's principals publish
+    // through SNS: the publisher needs no KMS grant of its own. Reachable over TLS only.
+    this.approvalsTopic = new sns.Topic(this, 'ApprovalsTopic', {
+      displayName: `svc ${config.stage} approvals`,
+      masterKey: kms.Alias.fromAliasName(this, 'SnsManagedKey', 'alias/aws/sns'),
+      enforceSSL: true,
+    });
 
     const logGroup = functionLogGroup(this, 'HandlerLogs', config);
     const role = serviceRole(this, 'HandlerRole', logGroup, 'svc flow runner: advances flows for the flow-runner state machine');
@@ -60,12 +73,18 @@ export class FlowRunner extends Construct {
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+        // A ConsentGate's email notices go out from the turn that reaches it.
+        ...noticeEnvironment(config),
+        APPROVALS_TOPIC_ARN: this.approvalsTopic.topicArn,
       },
     });
     Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
     data.grantTableReadWrite(role);
     data.grantObjectReadWrite(role);
     secrets.signingKey.grantRead(role);
+    grantSendNotices(this, role, config);
+    // The stack's approvals topic only: a gate naming another topic needs that topic's own policy.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PublishApprovals', actions: ['sns:Publish'], resources: [this.approvalsTopic.topicArn] }));
     // Flow expressions are user code: they run in the Node sandbox, like TypeScript jobs.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'InvokeNodeSandbox', actions: ['lambda:InvokeFunction'], resources: [sandboxes.nodeSandbox.functionArn] }));
     // A wait that finds the flow already woken lets its execution go on at once.

@@ -1,7 +1,6 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -9,6 +8,7 @@ import type { SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import { grantSendNotices, noticeEnvironment } from './notices.js';
 import type { Secrets } from './secrets.js';
 
 export interface MaintenanceProps {
@@ -46,7 +46,7 @@ export class Maintenance extends Construct {
       environment: {
         // It sends nothing to the queue and decrypts nothing: no grants on either.
         ...serviceEnvironment(data, secrets, props.jobsQueue),
-        ...(config.notificationSender ? { SES_FROM_ADDRESS: config.notificationSender } : {}),
+        ...noticeEnvironment(config),
       },
     });
     Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
@@ -54,18 +54,7 @@ export class Maintenance extends Construct {
     // Large entities (the outbox's notices) may live in the bucket behind references.
     data.grantObjectReadWrite(role);
     secrets.signingKey.grantRead(role);
-    if (config.notificationSender) {
-      const stack = Stack.of(this);
-      const domain = config.notificationSender.split('@')[1];
-      // SES authorizes against the identity that was verified: the address itself or its domain.
-      role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          sid: 'SendNotices',
-          actions: ['ses:SendEmail'],
-          resources: [config.notificationSender, domain].map((identity) => stack.formatArn({ service: 'ses', resource: 'identity', resourceName: identity })),
-        }),
-      );
-    }
+    grantSendNotices(this, role, config);
 
     this.schedule = new events.Rule(this, 'Schedule', {
       description: 'svc: token expiry sweep',

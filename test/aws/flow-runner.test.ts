@@ -134,6 +134,24 @@ describe('the flow-runner state machine', () => {
     expect(states.slice(states.indexOf('WaitUntilDeadline'))).toEqual(['WaitUntilDeadline', 'Advance', 'Route', 'Canceled']);
   });
 
+  it('waits at a ConsentGate on the same task as approval steps, with the timeout, until the consent endpoint decides', async () => {
+    const gate = (timeout: number) => ({ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, timeout, message: 'ok?' } });
+    await createFlow('u/admin/sfn_gate', [gate(600), ts('after', 'export function main(x: any) { return "approved" }')]);
+    const id = await runFlow('u/admin/sfn_gate');
+    const { executionArn } = await executionOf(id);
+    for (let i = 0; i < 100 && (await statesEntered(executionArn)).at(-1) !== 'WaitUntilDeadline'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await statesEntered(executionArn)).at(-1)).toBe('WaitUntilDeadline');
+    expect((await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).status).toBe('awaiting_approval');
+    expect((await s.post(`/api/v1/runs/${id}/consent`, { decision: 'approved' })).status).toBe(200);
+    expect((await waitForJob(s, id)).result).toBe('approved');
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+
+    await createFlow('u/admin/sfn_gate_late', [gate(1)]);
+    const late = await runFlow('u/admin/sfn_gate_late');
+    expect((await waitForJob(s, late)).result).toMatchObject({ reason: 'timeout', approver: null });
+    expect(await finished((await executionOf(late)).executionArn)).toMatchObject({ status: 'FAILED', error: 'FlowFailed' });
+  });
+
   it('ends the execution as failed when the flow fails, so the console shows it', async () => {
     await createFlow('u/admin/sfn_fails', [ts('boom', 'export function main() { throw new Error("no") }')]);
     const id = await runFlow('u/admin/sfn_fails');

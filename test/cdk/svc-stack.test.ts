@@ -334,6 +334,38 @@ describe('maintenance', () => {
     expect(identities).toEqual([':identity/example.com', ':identity/svc@example.com']);
     expect(() => buildSvcApp({ bundle: false, props: { notificationSender: 'not an address' } })).toThrow(/notificationSender/);
   });
+
+  it('has an encrypted, TLS-only approvals topic that only the flow runner may publish to, named to the api and the flow runner', () => {
+    const topicId = logicalId(stack.flowRunner.approvalsTopic);
+    const topic = template.toJSON().Resources[topicId];
+    expect(topic.Type).toBe('AWS::SNS::Topic');
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    expect(propsOf(stack.flowRunner.handler).Environment.Variables.APPROVALS_TOPIC_ARN).toEqual({ Ref: topicId });
+    expect(propsOf(stack.api.handler).Environment.Variables.APPROVALS_TOPIC_ARN).toEqual({ Ref: topicId });
+    const publishers = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>).some((st) => [st.Action].flat().includes('sns:Publish') && JSON.stringify(st.Resource).includes(topicId)))
+      .flatMap((p: any) => (p.Properties.Roles as Array<{ Ref: string }>).map((r) => r.Ref));
+    expect(publishers).toEqual([propsOf(stack.flowRunner.handler).Role['Fn::GetAtt'][0]]);
+    const tlsOnly = Object.values(template.findResources('AWS::SNS::TopicPolicy')).some((p: any) =>
+      JSON.stringify(p.Properties.Topics).includes(topicId) && JSON.stringify(p.Properties.PolicyDocument).includes('aws:SecureTransport'));
+    expect(tlsOnly).toBe(true);
+    expect((template.toJSON().Outputs as Record<string, { Value: unknown }>).ApprovalsTopicArn.Value).toEqual({ Ref: topicId });
+  });
+
+  it('lets the flow runner mail ConsentGate approvers, from the configured sender only', () => {
+    expect(propsOf(stack.flowRunner.handler).Environment.Variables.SES_FROM_ADDRESS).toBeUndefined();
+    const withMail = buildSvcApp({ bundle: false, props: { notificationSender: 'svc@example.com' } }).stack;
+    const t = Template.fromStack(withMail);
+    expect(t.toJSON().Resources[logicalId(withMail.flowRunner.handler)].Properties.Environment.Variables.SES_FROM_ADDRESS).toBe('svc@example.com');
+    const roleId = t.toJSON().Resources[logicalId(withMail.flowRunner.handler)].Properties.Role['Fn::GetAtt'][0];
+    const statements = Object.values(t.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId))
+      .flatMap((p: any) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+    const ses = statements.filter((st) => [st.Action].flat().some((a: string) => a.startsWith('ses:')));
+    expect(ses).toHaveLength(1);
+    expect(ses[0].Action).toBe('ses:SendEmail');
+    expect((ses[0].Resource as Array<{ 'Fn::Join': [string, unknown[]] }>).map((r) => String(r['Fn::Join'][1].at(-1))).sort()).toEqual([':identity/example.com', ':identity/svc@example.com']);
+  });
 });
 
 describe('API Gateway', () => {

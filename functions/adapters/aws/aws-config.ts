@@ -13,6 +13,8 @@ export interface AwsConfig {
   jobsQueueUrl: string;
   /** The SES identity email notices come from; null: notices wait in the outbox. */
   emailFrom: string | null;
+  /** The stack's SNS topic for ConsentGate notices (APPROVALS_TOPIC_ARN). */
+  approvalsTopicArn: string | null;
   /** The flow-runner state machine; only those that start flows (the api) need it. */
   stateMachineArn: string | null;
   /** The KMS key that wraps the data keys of secret variables (the stack passes its ARN). */
@@ -54,6 +56,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     jobsQueueUrl: required(env, 'JOBS_QUEUE_URL'),
     stateMachineArn: env.STATE_MACHINE_ARN || null,
     emailFrom: env.SES_FROM_ADDRESS || null,
+    approvalsTopicArn: env.APPROVALS_TOPIC_ARN || null,
     secretsKmsKeyId: required(env, 'SECRETS_KMS_KEY_ID'),
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),

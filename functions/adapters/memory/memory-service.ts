@@ -4,7 +4,7 @@ import { createApp } from '../../http/app.js';
 import type { AppEnv } from '../../http/context.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { CoreConfig, WorkerDeps } from '../../core/deps.js';
-import type { Clock, CodeRunner, EmailSender } from '../../ports.js';
+import type { Clock, CodeRunner, EmailSender, TopicPublisher } from '../../ports.js';
 import { InProcessJobSignals } from '../in-process-job-signals.js';
 import { AesSecretCipher } from '../local/aes-secret-cipher.js';
 import { MemoryStore } from './memory-store.js';
@@ -21,6 +21,8 @@ export interface MemoryServiceOptions {
   adminToken: string;
   defaultWorkspace?: string;
   email?: EmailSender | null;
+  /** SNS for ConsentGate notices, as the AWS shell has it. */
+  topics?: TopicPublisher | null;
   config?: Partial<CoreConfig>;
   maxBodyBytes?: number;
 }
@@ -55,6 +57,7 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
     blobs: new MemoryBlobStore(),
     cipher: new AesSecretCipher(randomBytes(32)),
     email: opts.email ?? null,
+    topics: opts.topics ?? null,
     clock: opts.clock,
     runner: opts.runner,
     config: {

@@ -83,7 +83,7 @@ export interface EntityValues {
   job_limits: JobLimitsSetting;
 }
 
-const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp });
+const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
 
 const flowStep = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('child'), module: z.string(), job: jobRecord }),
@@ -103,8 +103,19 @@ const flowStep = z.discriminatedUnion('kind', [
     deadline: timestamp.nullable(),
     step_result: z.unknown(),
     groups: z.array(z.string()).optional(),
+    pre_approvals: z.number().int().nonnegative().optional(),
   }),
+  z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
 ]);
+
+const gateState = z.object({
+  message: z.string(),
+  deadline: timestamp.nullable(),
+  deliveries: z.array(
+    z.object({ channel: z.enum(['email', 'webhook', 'sns']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
+  ),
+  decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
+});
 
 const flowRun: z.ZodType<FlowRun> = z.object({
   flow_job: z.string(),
@@ -120,7 +131,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   approvers: z.array(z.string()),
   index: z.number().int().nonnegative(),
   step: flowStep.nullable(),
-  status: z.enum(['running', 'suspended', 'finished']),
+  status: z.enum(['running', 'suspended', 'awaiting_approval', 'finished']),
   events: z.record(
     z.string(),
     z.object({
@@ -129,6 +140,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
       timed_out: z.boolean().optional(),
     }),
   ),
+  gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
   step_modules: z.record(z.string(), z.string()),
   early_return: z.string().optional(),

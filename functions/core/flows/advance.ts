@@ -4,8 +4,11 @@ import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
-import { expressionScope, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { settleGate, startGate } from './consent-gate.js';
+import { settleSuspendStep } from './suspend-step.js';
 import type { FlowModule } from './definition.js';
+import { notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -28,6 +31,8 @@ interface Effects {
   cancel: Job[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
+  /** ConsentGates just reached, whose approvers are to be told. */
+  notify: string[];
 }
 
 export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
@@ -37,7 +42,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], cancel: [], wakeAt: null };
+    const effects: Effects = { push: [], cancel: [], wakeAt: null, notify: [] };
     await step(deps, job, run, effects);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) return AGAIN;
@@ -108,16 +113,14 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
     }
     const module = run.modules[run.index];
     if (current.kind === 'suspend') {
-      const groups = module.suspend?.user_groups_required;
-      if (groups?.type === 'javascript' && current.groups === undefined) {
-        const [value] = await evaluate(deps, job.workspace_id, [groups.expr], expressionScope(run)).catch((e: Error) => [e]);
-        if (!Array.isArray(value) || !value.every((g) => typeof g === 'string')) {
-          const message = value instanceof Error ? value.message : 'user_groups_required did not evaluate to a list of group names';
-          return finish(run, { status: 'failed', result: { error: { name: 'ExpressionError', message, step_id: module.id } } });
-        }
-        current.groups = value;
-      }
-      if (settleSuspend(deps, run, current, module)) continue;
+      const settled = await settleSuspendStep(deps, job, run, current, module);
+      if (settled === 'failed') return;
+      if (settled) continue;
+      if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
+      return;
+    }
+    if (current.kind === 'gate') {
+      if (settleGate(run, current, module, deps.clock.now())) continue;
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
@@ -138,6 +141,11 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'identity':
         completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
         return false;
+      case 'consentgate':
+        await startGate(deps, flowJob, run, module, v);
+        effects.notify.push(module.id);
+        if (v.timeout !== undefined && run.step?.kind === 'gate' && run.step.deadline) effects.wakeAt = new Date(run.step.deadline);
+        return true;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
         return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args));
@@ -274,59 +282,11 @@ function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): voi
   run.index += 1;
 }
 
-/** Applies approvals, a cancel or a timeout to a suspended step; false while it keeps waiting. */
-function settleSuspend(deps: WorkerDeps, run: FlowRun, current: Extract<FlowStep, { kind: 'suspend' }>, module: FlowModule): boolean {
-  const now = deps.clock.now();
-  const timeout = module.suspend?.timeout;
-  if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
-  const own = run.events[current.resume_job] ?? { approvals: [] };
-  // Pre-approvals received earlier in the flow count here, and are then used up (spec 3).
-  const pre = run.events[FLOW_LEVEL] ?? { approvals: [] };
-  const approvals = [...pre.approvals, ...own.approvals];
-  const cancel = own.cancel ?? pre.cancel;
-  let error: { name: string; message: string } | null = null;
-  if (cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${cancel.by}${cancel.reason ? `: ${cancel.reason}` : ''}` };
-  else if (approvals.length >= current.required) {
-    run.resumes = approvals.map((a) => a.payload);
-    run.resume = run.resumes[run.resumes.length - 1] ?? {};
-    run.approvers = [...new Set(approvals.map((a) => a.approver))];
-    run.consumed = [...(run.consumed ?? []), ...pre.approvals.map((a) => a.resume_id)];
-    if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: [] };
-  } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
-    error = { name: 'SuspendTimeout', message: `approval step ${module.id} timed out with ${approvals.length} of ${current.required} approvals` };
-    // Recorded as a fact of the step, so the approval page never has to read it out of a message.
-    run.events[current.resume_job] = { ...own, timed_out: true };
-  } else {
-    return false;
-  }
-  run.step = null;
-  run.status = 'running';
-  if (error) {
-    // Spec 3 / 7.6: the flow is canceled, or with continue_on_error goes on with an `error` payload.
-    if (!module.continue_on_error) {
-      finish(run, { status: 'canceled', result: { error: { ...error, step_id: module.id } } });
-      return true;
-    }
-    run.resume = { error };
-    run.resumes = [];
-    run.approvers = [];
-    run.previous_result = { error };
-  }
-  run.index += 1;
-  return true;
-}
-
 function withStep(value: unknown, stepId: string): unknown {
   if (value && typeof value === 'object' && 'error' in value && value.error && typeof value.error === 'object') {
     return { error: { ...(value.error as object), step_id: (value.error as { step_id?: string }).step_id ?? stepId } };
   }
   return { error: { name: 'StepFailed', message: `step ${stepId} failed`, step_id: stepId, result: value } };
-}
-
-function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
-  run.status = 'finished';
-  run.step = null;
-  run.outcome = outcome;
 }
 
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
@@ -347,6 +307,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   }
   if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
   deps.signals.notify(flowJob.id);
+  for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
 }

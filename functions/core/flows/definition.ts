@@ -27,16 +27,49 @@ export const suspendSettings = z.object({
   required_events: z.number().int().min(1).max(100).default(1),
   /** Seconds after which a flow still missing approvals is cancelled. */
   timeout: z.number().positive().max(30 * 24 * 3600).optional(),
+  /** At the timeout the flow resumes with this payload (and `timed_out: true`) instead of being cancelled. */
+  default_on_timeout: z.record(z.string(), z.unknown()).optional(),
   hide_cancel: z.boolean().default(false),
   resume_form: z.object({ schema: resumeFormSchema }).optional(),
   /** Only logged-in users may approve. */
   user_auth_required: z.boolean().default(false),
   /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
   self_approval_disabled: z.boolean().default(false),
-  /** Only logged-in members of these groups may approve; may come from another node's output. */
-  user_groups_required: transform.optional(),
+  /**
+   * Only logged-in members of these groups may approve: a group name, a list of them, or a
+   * transform (an expression over other nodes' output may return either).
+   */
+  user_groups_required: z
+    .union([transform, z.string().min(1), z.array(z.string().min(1))])
+    .transform((v): Transform => (typeof v === 'string' || Array.isArray(v) ? { type: 'static', value: v } : v))
+    .optional(),
 });
 export type SuspendSettings = z.infer<typeof suspendSettings>;
+
+/** Who may decide a ConsentGate: a username, `role:<admin|developer|operator>` or `group:<name>`. */
+const approverRef = z.string().regex(/^(role:(admin|developer|operator)|group:[A-Za-z0-9_][A-Za-z0-9_-]{0,49}|[A-Za-z0-9_.@-]{1,100})$/, 'a username, role:<admin|developer|operator> or group:<name>');
+
+/** Where a gate's approvers are told (spec 1.4, 2.7). `sns` and `chat` are checked per instance at create. */
+export const notifyChannel = z.discriminatedUnion('channel', [
+  z.object({ channel: z.literal('email') }),
+  z.object({ channel: z.literal('webhook'), url: z.string().url().max(2000), secret: z.string().min(1).max(500).optional() }),
+  z.object({ channel: z.literal('sns'), topic_arn: z.string().max(300).optional() }),
+  z.object({ channel: z.literal('chat') }).passthrough(),
+]);
+export type NotifyChannel = z.infer<typeof notifyChannel>;
+
+export const consentGateValue = z.object({
+  type: z.literal('consentgate'),
+  approvers: z.array(approverRef).min(1).max(100),
+  /** Seconds with no decision after which the gate rejects with reason `timeout`. */
+  timeout: z.number().positive().max(30 * 24 * 3600).optional(),
+  notify: z.array(notifyChannel).max(20).default([]),
+  /** Shown to approvers: `{{ workflow.name }}`, `{{ run.triggered_by }}`, `{{ context.<key> }}`. */
+  message: z.string().max(10_000).default(''),
+  /** The user who triggered the run may decide too (by default they may not: spec 7.7). */
+  self_approval: z.boolean().default(false),
+});
+export type ConsentGateValue = z.infer<typeof consentGateValue>;
 
 export interface FlowModule {
   id: string;
@@ -46,6 +79,8 @@ export interface FlowModule {
   is_trigger?: boolean;
   same_worker?: boolean;
   suspend?: SuspendSettings;
+  /** The module's input schema, as editors send it; kept as given. */
+  schema?: Record<string, unknown>;
 }
 
 export type ModuleValue =
@@ -55,7 +90,8 @@ export type ModuleValue =
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
   | { type: 'forloopflow'; iterator: Transform; modules: FlowModule[]; skip_failures: boolean; parallel: boolean; parallelism?: number }
-  | { type: 'identity' };
+  | { type: 'identity' }
+  | ConsentGateValue;
 
 const MODULE_ID = /^[a-z_][a-z0-9_]{0,63}$/;
 
@@ -68,6 +104,7 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
     is_trigger: z.boolean().optional(),
     same_worker: z.boolean().optional(),
     suspend: suspendSettings.optional(),
+    schema: z.record(z.string(), z.unknown()).optional(),
   }),
 ) as z.ZodType<FlowModule>;
 
@@ -96,6 +133,7 @@ const moduleValue = z.discriminatedUnion('type', [
     parallelism: z.number().int().min(1).max(100).optional(),
   }),
   z.object({ type: z.literal('identity') }),
+  consentGateValue,
 ]);
 
 export const flowValue = z.object({

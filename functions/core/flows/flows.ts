@@ -5,7 +5,8 @@ import { parseBody } from '../validation.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../sequences.js';
-import { allModules, flowValue, type FlowValue } from './definition.js';
+import { allModules, flowValue, type ConsentGateValue, type FlowValue } from './definition.js';
+import { unknownMessageKeys } from './gate-message.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { InputSchema, Store } from '../../ports.js';
@@ -42,7 +43,7 @@ const VERSIONS = 'flow_version';
 const versionKey = (id: number) => String(id).padStart(12, '0');
 const what = (path: string) => `flow ${path}`;
 
-function checkDefinition(value: FlowValue): void {
+function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   const seen = new Set<string>();
   for (const m of allModules(value.modules)) {
     if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
@@ -56,14 +57,32 @@ function checkDefinition(value: FlowValue): void {
       }
     }
     if (m.value.type === 'script' || m.value.type === 'flow') assertItemPath(m.value.path, `value.modules.${m.id}.path`);
+    if (m.value.type === 'consentgate') checkNotifyChannels(m.id, m.value, snsAvailable);
   }
   if (value.early_return !== undefined && !value.modules.some((m) => m.id === value.early_return)) {
     throw badRequest('invalid_flow', `value.early_return: no top-level module ${value.early_return}`, { field: 'value.early_return' });
   }
 }
 
-async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
-  checkDefinition(input.value);
+/**
+ * Channels this instance cannot deliver are refused when the flow is created, not when a run
+ * reaches the gate: SNS needs the AWS shell (its approvals topic), chat its own issue.
+ */
+function checkNotifyChannels(moduleId: string, gate: ConsentGateValue, snsAvailable: boolean): void {
+  for (const [i, n] of gate.notify.entries()) {
+    const field = `value.modules.${moduleId}.value.notify.${i}`;
+    if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field });
+    if (n.channel === 'chat') throw badRequest('invalid_flow', `${field}: the chat channel is not available yet (use email or webhook)`, { field });
+  }
+}
+
+/** What the create answer warns about: placeholders of gate messages that will render empty. */
+export function flowWarnings(version: FlowVersion): string[] {
+  return unknownMessageKeys(version.value.modules, Object.keys(version.schema?.properties ?? {}));
+}
+
+async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
+  checkDefinition(input.value, !!deps.topics);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {
     id,
@@ -80,7 +99,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rig
   return version;
 }
 
-export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<FlowVersion> {
+export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, body: unknown): Promise<FlowVersion> {
   const input = parseBody(flowBody, body);
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
@@ -92,7 +111,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights
   return version;
 }
 
-export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
+export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
   const input = parseBody(flowBody, { path, ...(body as object) });
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });

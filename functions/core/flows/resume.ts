@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ApiError, conflict, notFound } from '../errors.js';
-import { getEntityValue, updateEntity } from '../entities.js';
+import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import { updateEntity } from '../entities.js';
+import { isInAnyGroup, loginNeeded, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
 import type { Rights } from '../permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { findFlowVersion } from './flows.js';
@@ -66,7 +67,10 @@ export interface SuspendContext {
   stepJob: Job;
   run: FlowRun;
   moduleId: string;
+  /** The rules that apply: the URL's step's, or for a pre-approval those of the step the flow waits at. */
   settings: SuspendSettings;
+  /** The step job whose rules apply (its evaluated groups among them). */
+  rulesJob: string;
 }
 
 /** Checks the signature and finds the suspended step; 403 for a bad signature, 404 when unknown. */
@@ -83,7 +87,25 @@ export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, r
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   // A pre-approval may come from any step; a step's own URLs only from one that suspends.
   if (!stepJob || !flowJob || !run || !moduleId || (!module?.suspend && !req.flowLevel)) throw notFound(`approval step ${req.stepJobId}`);
-  return { flowJob, stepJob, run, moduleId, settings: module?.suspend ?? suspendSettings.parse({}) };
+  // A pre-approval is held to the rules of the step that will count it, once the flow waits there.
+  const waitingAt = req.flowLevel && run.step?.kind === 'suspend' ? run.step : null;
+  const rules = waitingAt ? findModule(run.modules, waitingAt.module)?.suspend : module?.suspend;
+  return { flowJob, stepJob, run, moduleId, settings: rules ?? suspendSettings.parse({}), rulesJob: waitingAt?.resume_job ?? stepJob.id };
+}
+
+/** The groups the applicable step requires; an expression's are known once the flow reached it (until then nobody may approve). */
+function contextGroups(ctx: SuspendContext): string[] {
+  const step = ctx.run.step;
+  return ruleGroups(ctx.settings, step?.kind === 'suspend' && step.resume_job === ctx.rulesJob ? step.groups : undefined);
+}
+
+/** Spec 2.6: the form's required fields, enforced here as the page enforces them. */
+function assertRequiredFields(settings: SuspendSettings, payload: unknown): void {
+  const values = isRecord(payload) ? payload : {};
+  for (const field of settings.resume_form?.schema.required ?? []) {
+    const v = values[field];
+    if (v === undefined || v === null || v === '') throw badRequest('invalid_payload', `${field}: required by the approval form`, { field });
+  }
 }
 
 /**
@@ -91,20 +113,14 @@ export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, r
  * user who triggered the flow, only members of the given groups.
  */
 export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: SuspendContext, principal: Principal | null): Promise<ApiError | null> {
-  const { settings, flowJob, run } = ctx;
-  const required = settings.user_groups_required;
-  // An expression's groups are known once the flow reached the step; until then nobody may approve.
-  const evaluated = run.step?.kind === 'suspend' && run.step.resume_job === ctx.stepJob.id ? run.step.groups : undefined;
-  const groups = required?.type === 'static' ? staticGroups(required.value) : required ? (evaluated ?? ['(not yet known)']) : [];
-  const needsLogin = settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
-  if (!needsLogin) return null;
+  const { settings, flowJob } = ctx;
+  const groups = contextGroups(ctx);
+  if (!loginNeeded(settings, groups)) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
-  if (settings.self_approval_disabled && principal.username === flowJob.created_by) {
-    return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
-  }
-  if (groups.length > 0) {
-    const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', flowJob.workspace_id, g))?.members ?? []));
-    if (!members.some((m) => m.includes(principal.username))) return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
+  const self = selfApprovalBlocker(principal, flowJob.created_by, !settings.self_approval_disabled);
+  if (self) return self;
+  if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, principal.username))) {
+    return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
   }
   return null;
 }
@@ -124,6 +140,9 @@ export async function resumeStep(
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   if (blocker) throw blocker;
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
+  if (action.kind === 'approve') assertRequiredFields(ctx.settings, action.payload);
+  // With a login required, approvals are people: one person counts once whichever URLs they use.
+  const person = req.principal && loginNeeded(ctx.settings, contextGroups(ctx)) ? req.principal.username : null;
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';
   const at = deps.clock.now().toISOString();
   const key = eventsKey(req);
@@ -138,13 +157,18 @@ export async function resumeStep(
     } else {
       const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
       if (used) throw conflict('this resume URL was already used: it counts once');
-      events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at });
+      const counted = [...events.approvals, ...(key === FLOW_LEVEL ? [] : (run.events[FLOW_LEVEL]?.approvals ?? []))];
+      if (person && counted.some((a) => a.logged_in && a.approver === person)) throw conflict(`${person} already approved this step: a person counts once`);
+      events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at, logged_in: req.principal !== null });
     }
     return { ...run, events: { ...run.events, [key]: events } };
   });
   await deps.flows.wake(req.workspaceId, ctx.flowJob.id);
+  const step = stored.value.step;
+  // A step's count includes the pre-approvals its rules accepted (as its last settling counted them).
+  const pre = key !== FLOW_LEVEL && step?.kind === 'suspend' && step.resume_job === key ? (step.pre_approvals ?? 0) : 0;
   return {
-    approvals_received: stored.value.events[key].approvals.length,
+    approvals_received: stored.value.events[key].approvals.length + pre,
     approvals_required: ctx.settings.required_events,
   };
 }
@@ -195,7 +219,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
     stepId: moduleId,
     stepSummary: module?.summary ?? '',
     triggeredBy: flowJob.created_by,
-    approvalsReceived: events.approvals.length,
+    approvalsReceived: events.approvals.length + (run.step?.kind === 'suspend' && run.step.resume_job === req.stepJobId && !req.flowLevel ? (run.step.pre_approvals ?? 0) : 0),
     approvalsRequired: settings.required_events,
     description: prompt.description ?? null,
     formSchema: settings.resume_form?.schema ?? null,
@@ -219,12 +243,6 @@ export function approvalState(run: FlowRun, stepJobId: string, required: number)
   if ((events?.approvals.length ?? 0) >= required) return 'resumed';
   if (events?.timed_out) return 'timed_out';
   return 'finished';
-}
-
-/** A static `user_groups_required`: a list of group names, or one name. */
-function staticGroups(value: unknown): string[] {
-  if (value === undefined || value === null) return [];
-  return Array.isArray(value) ? value.map(String) : [String(value)];
 }
 
 /** The choices a step's result offers per field; entries that are not lists of strings are left out. */

@@ -15,6 +15,8 @@ export interface Approval {
   approver: string;
   payload: unknown;
   at: string;
+  /** Whether a logged-in user approved (not just someone holding the URL). */
+  logged_in?: boolean;
 }
 
 /** Where a flow's pre-approvals wait (spec 3), beside the events of each step job. */
@@ -26,6 +28,32 @@ export interface StepEvents {
   cancel?: { by: string; reason: string; at: string };
   /** Set when the step's approval timeout passed before enough approvals arrived. */
   timed_out?: boolean;
+}
+
+/** How a ConsentGate was decided (spec 7.7); `approver` is null when it timed out. */
+export interface GateDecision {
+  decision: 'approved' | 'rejected';
+  approver: string | null;
+  reason: string;
+  at: string;
+}
+
+/** One attempt to tell a gate's approvers, kept so a failed notice is visible and never silent. */
+export interface GateDelivery {
+  channel: 'email' | 'webhook' | 'sns';
+  target: string;
+  attempt: number;
+  ok: boolean;
+  at: string;
+  error?: string;
+}
+
+/** A ConsentGate the run reached: its rendered message, deadline, deliveries and decision. */
+export interface GateState {
+  message: string;
+  deadline: string | null;
+  deliveries: GateDelivery[];
+  decision?: GateDecision;
 }
 
 export type FlowStep =
@@ -43,7 +71,11 @@ export type FlowStep =
       step_result: unknown;
       /** `user_groups_required` given as an expression (another node's output), evaluated once. */
       groups?: string[];
-    };
+      /** Pre-approvals the step's rules accept, as counted at its last settling. */
+      pre_approvals?: number;
+    }
+  /** A ConsentGate waits for one decision (spec 1.4, 2.7); its state is in `gates`. */
+  | { kind: 'gate'; module: string; deadline: string | null };
 
 export interface FlowRun {
   flow_job: string;
@@ -62,8 +94,10 @@ export interface FlowRun {
   approvers: string[];
   index: number;
   step: FlowStep | null;
-  status: 'running' | 'suspended' | 'finished';
+  status: 'running' | 'suspended' | 'awaiting_approval' | 'finished';
   events: Record<string, StepEvents>;
+  /** ConsentGates reached, by module id. */
+  gates?: Record<string, GateState>;
   /** Resume ids of pre-approvals a suspend step used up: they never count again. */
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
@@ -79,6 +113,13 @@ export interface FlowRun {
   stopped_early?: string;
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
+}
+
+/** Decides the run's outcome; the flow job is completed with it once the run is stored. */
+export function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): void {
+  run.status = 'finished';
+  run.step = null;
+  run.outcome = outcome;
 }
 
 /** What expressions see (spec 2.4): `flow_input`, `results.<id>`, `previous_result`, `resume`, `approvers`. */
@@ -107,22 +148,65 @@ export function flowStatusView(run: FlowRun) {
           suspend: {
             module: step.module,
             step_job: step.resume_job,
-            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length,
+            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length + (step.pre_approvals ?? 0),
             approvals_required: step.required,
             deadline: step.deadline,
             ...promptOf(step.step_result),
           },
         }
       : {}),
-    ...(step && step.kind !== 'suspend' ? { running: step.module } : {}),
+    ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
+    ...(run.gates ? { gates: run.gates } : {}),
+    audit: approvalAudit(run),
+    ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
 }
 
-/** A flow job as the API shows it: `suspended` while it waits for approvals, with its run. */
+/** A flow job as the API shows it: `suspended` or `awaiting_approval` while it waits, with its run. */
 export function withFlowStatus<V extends { status: string }>(view: V, run: FlowRun | null): V & { flow_status?: ReturnType<typeof flowStatusView> } {
   if (!run) return view;
-  const suspended = run.status === 'suspended' && view.status === 'running';
-  return { ...view, status: suspended ? 'suspended' : view.status, flow_status: flowStatusView(run) };
+  return { ...view, status: waitingStatus(run, view.status), flow_status: flowStatusView(run) };
+}
+
+/** A running flow job's status as users see it: it may be waiting for approvals or a gate's decision. */
+export function waitingStatus(run: FlowRun, jobStatus: string): string {
+  if (jobStatus !== 'running') return jobStatus;
+  if (run.status === 'suspended' || run.status === 'awaiting_approval') return run.status;
+  return jobStatus;
+}
+
+/** One thing that happened at an approval step or a ConsentGate: who, when, how, with what. */
+export interface ApprovalAuditEntry {
+  step: string;
+  event: 'approved' | 'rejected' | 'canceled' | 'timed_out' | 'notified' | 'notice_failed';
+  at: string | null;
+  who: string | null;
+  /** How it came in or went out: a resume URL (by id), a pre-approval URL, the consent endpoint, a notice channel. */
+  via: string;
+  reason?: string;
+  values?: unknown;
+  logged_in?: boolean;
+}
+
+/** The audit trail of a run's approval steps and gates (spec 7.7), oldest first. */
+export function approvalAudit(run: FlowRun): ApprovalAuditEntry[] {
+  const entries: ApprovalAuditEntry[] = [];
+  for (const [key, events] of Object.entries(run.events)) {
+    const step = key === FLOW_LEVEL ? 'pre-approval' : (run.step_modules[key] ?? key);
+    for (const a of events.approvals) {
+      entries.push({ step, event: 'approved', at: a.at, who: a.approver, via: `${key === FLOW_LEVEL ? 'pre-approval' : 'resume'} URL ${a.resume_id}`, values: a.payload, logged_in: a.logged_in ?? false });
+    }
+    if (events.cancel) entries.push({ step, event: 'canceled', at: events.cancel.at, who: events.cancel.by, via: 'cancel URL', reason: events.cancel.reason });
+    if (events.timed_out) entries.push({ step, event: 'timed_out', at: null, who: null, via: 'timeout' });
+  }
+  for (const [step, gate] of Object.entries(run.gates ?? {})) {
+    for (const d of gate.deliveries) entries.push({ step, event: d.ok ? 'notified' : 'notice_failed', at: d.at, who: d.target, via: `${d.channel} (attempt ${d.attempt})`, ...(d.error ? { reason: d.error } : {}) });
+    const decision = gate.decision;
+    if (decision?.approver === null) entries.push({ step, event: 'timed_out', at: decision.at, who: null, via: 'timeout', reason: decision.reason });
+    else if (decision) entries.push({ step, event: decision.decision, at: decision.at, who: decision.approver, via: 'consent endpoint', reason: decision.reason });
+  }
+  // Entries without a time (a suspend timeout) go last.
+  return entries.sort((a, b) => (a.at ?? '\uffff').localeCompare(b.at ?? '\uffff'));
 }
 
 /**

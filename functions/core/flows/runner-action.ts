@@ -51,7 +51,8 @@ export async function advanceForRunner(deps: WorkerDeps, workspaceId: string, fl
   if (toRun.length > 0) {
     return { action: 'run', steps: toRun.map((j) => ({ jobId: j.id, workspaceId, kind: j.kind === 'flow' ? 'flow' : 'script', path: j.script_path })) };
   }
-  const deadline = run.step?.kind === 'suspend' ? run.step.deadline : null;
+  // Suspend steps and ConsentGates wait on the same task: a wake (approval, consent, cancel) or the deadline.
+  const deadline = run.step?.kind === 'suspend' || run.step?.kind === 'gate' ? run.step.deadline : null;
   if (deadline === null) return { action: 'wait' };
   // Timeouts are whole seconds, at least one; the interpreter checks the deadline itself when woken.
   return { action: 'wait', timeoutSeconds: Math.max(1, Math.ceil((Date.parse(deadline) - deps.clock.now().getTime()) / 1000)) };

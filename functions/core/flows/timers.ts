@@ -5,7 +5,7 @@ import type { Entity } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
- * Suspended flows with an approval timeout (spec 3: "flow suspended | timeout"), due now or, with
+ * Suspended flows and ConsentGates with a timeout (spec 3: "flow suspended | timeout"), due now or, with
  * `includeFuture`, later too. The local shell wakes them on start, so timers survive a restart.
  */
 export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>, opts: { includeFuture: boolean }): Promise<{ workspaceId: string; flowJobId: string }[]> {
@@ -15,7 +15,8 @@ export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>,
     for (const e of await deps.store.listEntities('flow_run', ws.id)) {
       const run = readableRun(e);
       if (!run) continue;
-      if (run.status !== 'suspended' || run.step?.kind !== 'suspend' || run.step.deadline === null) continue;
+      const waiting = (run.status === 'suspended' && run.step?.kind === 'suspend') || (run.status === 'awaiting_approval' && run.step?.kind === 'gate');
+      if (!waiting || !run.step || !('deadline' in run.step) || run.step.deadline === null) continue;
       if (opts.includeFuture || Date.parse(run.step.deadline) <= now) due.push({ workspaceId: ws.id, flowJobId: e.key });
     }
   }

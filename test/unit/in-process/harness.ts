@@ -1,6 +1,6 @@
 import { createMemoryService, type MemoryService } from '../../../functions/adapters/memory/memory-service.js';
 import type { CoreConfig } from '../../../functions/core/deps.js';
-import type { Clock, EmailSender } from '../../../functions/ports.js';
+import type { Clock, EmailSender, TopicPublisher } from '../../../functions/ports.js';
 import { FunctionRunner } from './function-runner.js';
 
 /** A clock the test moves: timeouts and expiries happen when the test says, not after a wait. */
@@ -32,7 +32,7 @@ export interface InProcessService extends MemoryService {
  * The service in memory with requests through Hono's `app.request()`: the same routes, core and
  * rules as `bin/svc.js serve`, without a port, a process or a file. Jobs run in FunctionRunner.
  */
-export async function inProcessService(opts: { config?: Partial<CoreConfig>; email?: EmailSender | null; maxBodyBytes?: number } = {}): Promise<InProcessService> {
+export async function inProcessService(opts: { config?: Partial<CoreConfig>; email?: EmailSender | null; topics?: TopicPublisher | null; maxBodyBytes?: number } = {}): Promise<InProcessService> {
   const token = `test-admin-${Math.random().toString(36).slice(2)}`;
   const clock = new ManualClock();
   const runner = new FunctionRunner();

@@ -1,0 +1,86 @@
+import { ApiError } from '../errors.js';
+import { getEntityValue, listEntityValues } from '../entities.js';
+import type { Principal } from '../auth.js';
+import type { SuspendSettings } from './definition.js';
+import type { Approval } from './run-state.js';
+import type { Job } from '../../ports.js';
+import type { CoreDeps } from '../deps.js';
+
+/**
+ * The rules every approval obeys, whether it comes through a suspend step's resume URL, the
+ * ConsentGate endpoint or a page (DESIGN "Approvals are one mechanism"): who triggered the run may
+ * not decide unless allowed, and a group rule means membership of one of the groups.
+ */
+
+export function selfApprovalBlocker(principal: Principal, triggeredBy: string, selfApprovalAllowed: boolean): ApiError | null {
+  if (selfApprovalAllowed || principal.username !== triggeredBy) return null;
+  return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
+}
+
+/** The groups a suspend step requires: its static value, or what its expression gave (unknown until evaluated). */
+export function ruleGroups(settings: SuspendSettings, evaluated: string[] | undefined): string[] {
+  const required = settings.user_groups_required;
+  if (!required) return [];
+  if (required.type === 'static') return staticGroups(required.value);
+  return evaluated ?? ['(not yet known)'];
+}
+
+/** A static `user_groups_required`: a list of group names, or one name. */
+function staticGroups(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+}
+
+/** Whether only logged-in people may approve the step. */
+export function loginNeeded(settings: SuspendSettings, groups: readonly string[]): boolean {
+  return settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
+}
+
+/**
+ * The pre-approvals a suspend step may count: those its own rules would have let through had
+ * they come through its own URLs (a login, not the triggering user, a member of its groups).
+ */
+export async function eligiblePreApprovals(deps: Pick<CoreDeps, 'store'>, flowJob: Job, settings: SuspendSettings, groups: readonly string[], approvals: Approval[]): Promise<Approval[]> {
+  if (!loginNeeded(settings, groups)) return approvals;
+  const eligible: Approval[] = [];
+  for (const a of approvals) {
+    if (!a.logged_in) continue;
+    if (settings.self_approval_disabled && a.approver === flowJob.created_by) continue;
+    if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, a.approver))) continue;
+    eligible.push(a);
+  }
+  return eligible;
+}
+
+export async function isInAnyGroup(deps: Pick<CoreDeps, 'store'>, workspaceId: string, groups: readonly string[], username: string): Promise<boolean> {
+  const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', workspaceId, g))?.members ?? []));
+  return members.some((m) => m.includes(username));
+}
+
+/**
+ * Whether the caller is one of a ConsentGate's approvers: named, holding the role in the
+ * workspace, or in the group.
+ */
+export async function isNamedApprover(deps: Pick<CoreDeps, 'store'>, workspaceId: string, approvers: readonly string[], username: string): Promise<boolean> {
+  if (approvers.includes(username)) return true;
+  const roles = approvers.filter((a) => a.startsWith('role:')).map((a) => a.slice('role:'.length));
+  if (roles.length > 0) {
+    const member = await getEntityValue(deps.store, 'member', workspaceId, username);
+    if (member && roles.includes(member.role)) return true;
+  }
+  const groups = approvers.filter((a) => a.startsWith('group:')).map((a) => a.slice('group:'.length));
+  return groups.length > 0 && isInAnyGroup(deps, workspaceId, groups, username);
+}
+
+/** The usernames a ConsentGate's approvers stand for, to notify them. */
+export async function approverUsernames(deps: Pick<CoreDeps, 'store'>, workspaceId: string, approvers: readonly string[]): Promise<string[]> {
+  const names = new Set(approvers.filter((a) => !a.includes(':')));
+  const roles = approvers.filter((a) => a.startsWith('role:')).map((a) => a.slice('role:'.length));
+  if (roles.length > 0) {
+    for (const e of await listEntityValues(deps.store, 'member', workspaceId)) if (roles.includes(e.value.role)) names.add(e.value.username);
+  }
+  for (const g of approvers.filter((a) => a.startsWith('group:'))) {
+    for (const m of (await getEntityValue(deps.store, 'group', workspaceId, g.slice('group:'.length)))?.members ?? []) names.add(m);
+  }
+  return [...names].sort();
+}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, waitForJob, type TestServer } from '../http/harness.js';
+import { launchBrowser, type BrowserSession } from './browser.js';
+
+/**
+ * The `/approvals` page in Chromium against the real local service: a finance approver logs in
+ * through the login page, sees the run waiting at the ConsentGate with its rendered (escaped)
+ * message, approves it with a reason, and `pay` sees the decision; a rejection fails the other run.
+ * Someone who is not an approver sees nothing to decide. No console error, CSP violation or
+ * request off loopback.
+ */
+
+let s: TestServer;
+let browser: BrowserSession;
+beforeAll(async () => {
+  [s, browser] = await Promise.all([startServer(), launchBrowser()]);
+  for (const [name, role] of [['fiona', 'operator'], ['olga', 'operator']]) {
+    expect((await s.post('/api/users/create', { username: name, email: `${name}@example.com`, password: `${name}-password-1` })).status).toBe(201);
+    await s.post('/api/w/main/workspaces/add_user', { username: name, role });
+  }
+  await s.post('/api/w/main/groups/create', { name: 'finance' });
+  await s.post('/api/w/main/groups/adduser/finance', { username: 'fiona' });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+const rawscript = (content: string, input_transforms: Record<string, unknown> = {}) => ({ type: 'rawscript', language: 'bun', content, input_transforms });
+
+async function runToGate(): Promise<string> {
+  const id = await (await s.post('/api/w/main/jobs/run/p/f/finance/pay', { supplier: '<b>ACME</b>' })).text();
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if ((await (await s.fetch(`/api/w/main/jobs_u/get/${id}`)).json()).status === 'awaiting_approval') return id;
+  }
+  throw new Error(`run ${id} never reached its gate`);
+}
+
+describe('the approvals page', () => {
+  it('lets an approver decide waiting runs in the browser, with the same rules as the endpoint', async () => {
+    const flow = {
+      path: 'f/finance/pay',
+      summary: 'Pay the supplier',
+      schema: { type: 'object', properties: { supplier: { type: 'string' } }, required: [] },
+      value: {
+        modules: [
+          { id: 'gate', value: { type: 'consentgate', approvers: ['group:finance'], message: 'Pay {{ context.supplier }} ({{ workflow.name }})' } },
+          { id: 'pay', value: rawscript('export function main(consent: any) { return { paid: true, consent } }', { consent: { type: 'javascript', expr: 'results.gate' } }) },
+        ],
+      },
+    };
+    expect((await s.post('/api/w/main/flows/create', flow)).status).toBe(201);
+    const approveMe = await runToGate();
+    const rejectMe = await runToGate();
+
+    const w = await browser.newPage();
+    await w.page.goto(`${s.url}/approvals`);
+    await w.page.waitForURL((url) => url.pathname === '/login');
+    await w.page.locator('#email').fill('fiona@example.com');
+    await w.page.locator('#password').fill('fiona-password-1');
+    await w.page.getByRole('button', { name: 'Log in' }).click();
+    await w.page.waitForURL((url) => url.pathname === '/approvals');
+
+    const item = w.page.getByRole('article', { name: `f/finance/pay ${approveMe}` });
+    // The input is shown as text, never as markup.
+    await expect(item.locator('.message').textContent()).resolves.toBe('Pay <b>ACME</b> (Pay the supplier)');
+    await item.getByLabel('Reason').fill('invoice checked');
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await item.getByText('Approved: the run goes on.').waitFor();
+    expect(await waitForJob(s, approveMe)).toMatchObject({ status: 'success', result: { paid: true, consent: { decision: 'approved', approver: 'fiona', reason: 'invoice checked' } } });
+
+    const other = w.page.getByRole('article', { name: `f/finance/pay ${rejectMe}` });
+    // A rejection needs a reason: the endpoint's answer is shown, and nothing is decided.
+    await other.getByRole('button', { name: 'Reject' }).click();
+    await other.getByText('reason: a rejection needs a reason').waitFor();
+    await other.getByLabel('Reason').fill('wrong supplier');
+    await other.getByRole('button', { name: 'Reject' }).click();
+    await other.getByText('Rejected: the run failed.').waitFor();
+    expect(await waitForJob(s, rejectMe)).toMatchObject({ status: 'failed', result: { decision: 'rejected', approver: 'fiona', reason: 'wrong supplier' } });
+
+    await w.page.reload();
+    await w.page.getByText('Nothing waits for your decision.').waitFor();
+    // The one 400 is the refused rejection without a reason, which Chromium logs as a failed load.
+    expect(w.problems).toEqual(['console error: Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    await w.page.close();
+  }, 90_000);
+
+  it('shows nothing to decide to someone who is not an approver', async () => {
+    await runToGate();
+    const login = await s.fetch('/api/auth/login', { method: 'POST', token: null, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'olga@example.com', password: 'olga-password-1' }) });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const page = await (await s.fetch('/approvals', { token: null, headers: { cookie } })).text();
+    expect(page).toContain('Nothing waits for your decision.');
+    expect(page).not.toContain('f/finance/pay');
+  });
+});
