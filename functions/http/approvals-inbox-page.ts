@@ -5,7 +5,7 @@ import { authenticate } from '../core/auth.js';
 import { waitingGatesFor, type WaitingGate } from '../core/flows/approvals-inbox.js';
 import { SESSION_COOKIE } from '../core/users.js';
 import type { CoreDeps } from '../core/deps.js';
-import { escapeHtml } from './html.js';
+import { html, raw } from './html.js';
 
 /**
  * `/approvals`: the runs waiting at a ConsentGate for the logged-in person, with the rendered
@@ -44,19 +44,22 @@ const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf
 const CSP = ["default-src 'none'", `script-src ${hash(SCRIPT)}`, `style-src ${hash(STYLE)}`, "connect-src 'self'", "base-uri 'none'", "form-action 'none'"].join('; ');
 
 export function renderApprovalsPage(viewer: string, gates: WaitingGate[]): string {
-  const items = gates.map((g) => `<article aria-label="${escapeHtml(`${g.flow_path} ${g.run_id}`)}">
-<h2>${escapeHtml(g.flow_path)} <small>step ${escapeHtml(g.step_id)}</small></h2>
-<p class="message">${escapeHtml(g.message)}</p>
-<p class="meta">run ${escapeHtml(g.run_id)} in ${escapeHtml(g.workspace)}, started by ${escapeHtml(g.triggered_by)}${g.deadline ? `, decide before ${escapeHtml(g.deadline)}` : ''}</p>
-<form data-run="${escapeHtml(g.run_id)}"><label>Reason <textarea name="reason"></textarea></label>
+  const items = gates.map(
+    (g) => html`<article aria-label="${`${g.flow_path} ${g.run_id}`}">
+<h2>${g.flow_path} <small>step ${g.step_id}</small></h2>
+<p class="message">${g.message}</p>
+<p class="meta">run ${g.run_id} in ${g.workspace}, started by ${g.triggered_by}${g.deadline ? html`, decide before ${g.deadline}` : ''}</p>
+<form data-run="${g.run_id}"><label>Reason <textarea name="reason"></textarea></label>
 <button type="submit" value="approved">Approve</button> <button type="submit" value="rejected">Reject</button>
 <p role="status"></p></form>
-</article>`);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}"><title>Approvals</title><style>${STYLE}</style></head>
-<body><main><h1>Approvals</h1><p class="meta">Logged in as ${escapeHtml(viewer)}.</p>
-${items.length > 0 ? items.join('\n') : '<p>Nothing waits for your decision.</p>'}
-</main><script>${SCRIPT}</script></body></html>`;
+</article>
+`,
+  );
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${CSP}"><title>Approvals</title><style>${raw(STYLE)}</style></head>
+<body><main><h1>Approvals</h1><p class="meta">Logged in as ${viewer}.</p>
+${items.length > 0 ? items : html`<p>Nothing waits for your decision.</p>`}
+</main><script>${raw(SCRIPT)}</script></body></html>`.toString();
 }
 
 export function approvalsPageRoutes(deps: CoreDeps) {
