@@ -21,6 +21,8 @@ export interface LocalRunnerOptions {
   idleMs?: number;
   /** Spare processes without code kept per workspace, run-as identity, limits and language (default 2). */
   sparesPerKey?: number;
+  /** Spare processes kept overall (default 8): the oldest goes to make room for another key's. */
+  maxSpares?: number;
   /** How jobs are confined; one is made with the defaults when not given. */
   confiner?: Confiner;
 }
@@ -47,7 +49,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     maxTotal: options.maxWarmTotal ?? 32,
     idleMs: options.idleMs ?? 60_000,
   });
-  const spares = new SparePool<WarmWorker>({ perKey: options.sparesPerKey ?? 2, idleMs: options.idleMs ?? 60_000 });
+  const spares = new SparePool<WarmWorker>({
+    perKey: options.sparesPerKey ?? 2,
+    maxTotal: options.maxSpares ?? 8,
+    idleMs: options.idleMs ?? 60_000,
+  });
   const bashJobs = new Set<SandboxProcess>();
   let closing = false;
 

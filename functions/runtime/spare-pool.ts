@@ -3,12 +3,15 @@ import type { PoolableWorker } from './warm-pool.js';
 export interface SparePoolLimits {
   /** Spares kept ready per key. */
   perKey: number;
+  /** Spares kept overall; the oldest ready spare of another key makes room for a new one. */
+  maxTotal: number;
   /** How long an unused spare lives. */
   idleMs: number;
 }
 
 interface Spare<W> {
   ready: Promise<W | undefined>;
+  readyAt?: number;
   worker?: W;
   idleTimer?: NodeJS.Timeout;
 }
@@ -62,7 +65,7 @@ export class SparePool<W extends PoolableWorker> {
   private topUp(key: string, start: () => Promise<W>): void {
     const queue = this.spares.get(key) ?? [];
     this.spares.set(key, queue);
-    while (!this.closed && queue.length < this.limits.perKey) {
+    while (!this.closed && queue.length < this.limits.perKey && this.makeRoom(key)) {
       const spare: Spare<W> = { ready: start().catch(() => undefined) };
       queue.push(spare);
       const settled = spare.ready.then((worker) => this.settle(key, spare, worker));
@@ -79,6 +82,7 @@ export class SparePool<W extends PoolableWorker> {
       return;
     }
     spare.worker = worker;
+    spare.readyAt = Date.now();
     worker.setIdle(true);
     worker.onExit(() => this.forget(key, spare));
     spare.idleTimer = setTimeout(() => {
@@ -86,6 +90,19 @@ export class SparePool<W extends PoolableWorker> {
       void worker.dispose();
     }, this.limits.idleMs);
     spare.idleTimer.unref();
+  }
+
+  /** Each spare holds a uid of the instance's range: their number stays bounded. */
+  private makeRoom(key: string): boolean {
+    const all = [...this.spares.entries()].flatMap(([k, queue]) => queue.map((spare) => ({ k, spare })));
+    if (all.length < this.limits.maxTotal) return true;
+    const oldest = all
+      .filter(({ k, spare }) => k !== key && spare.readyAt !== undefined)
+      .sort((a, b) => a.spare.readyAt! - b.spare.readyAt!)[0];
+    if (!oldest) return false;
+    this.forget(oldest.k, oldest.spare);
+    void this.discard(oldest.spare);
+    return true;
   }
 
   private forget(key: string, spare: Spare<W>): void {

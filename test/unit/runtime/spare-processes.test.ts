@@ -80,6 +80,21 @@ describe('spare lifetime', () => {
     for (const key of keys) expect(await eventually(() => isKeyGone(key))).toBe(true);
   });
 
+  it('keeps at most maxSpares overall: the spare of a new identity replaces the oldest of another', async () => {
+    const made = makeRunner({ sparesPerKey: 1, maxSpares: 1 });
+    const runner = made.runner as LocalRunner;
+    try {
+      const alice = await keyOf(runner, request('python3', PY_WHO, { env: { OV_USERNAME: 'alice' } }));
+      const alicesSpare = (await newWarmKeys(runner, [], 2)).filter((key) => key !== alice);
+      expect(alicesSpare).toHaveLength(1);
+      await keyOf(runner, request('python3', PY_WHO, { env: { OV_USERNAME: 'bob' } }));
+      expect(await eventually(() => isKeyGone(alicesSpare[0]!), 10_000)).toBe(true);
+      expect(isKeyGone(alice)).toBe(false);
+    } finally {
+      await made.dispose();
+    }
+  });
+
   it('an unused spare goes after idleMs', async () => {
     const made = makeRunner({ sparesPerKey: 1, idleMs: 300 });
     const runner = made.runner as LocalRunner;
