@@ -43,6 +43,11 @@ function startProcess(args: string[], env: Record<string, string>, ready: RegExp
   });
 }
 
+/** SVC_WARM_* settings reach the service, so runs with and without spares compare on one machine. */
+function warmSettings(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('SVC_WARM_') && e[1] !== undefined));
+}
+
 interface Figures {
   p50: number;
   p99: number;
@@ -81,7 +86,7 @@ async function measure(url: URL, headers: Record<string, string>): Promise<Figur
 
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const service = await startProcess([join(ROOT, 'bin/svc.js'), 'serve'], { PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TOKEN }, /svc listening on (\S+)/);
+  const service = await startProcess([join(ROOT, 'bin/svc.js'), 'serve'], { ...warmSettings(), PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TOKEN }, /svc listening on (\S+)/);
   const base = service.match[1];
   const auth = { authorization: `Bearer ${TOKEN}` };
   const scripts = {

@@ -3,10 +3,11 @@ import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
 import { runDeno } from './deno-runner.js';
 import { canceledError } from './job-guard.js';
-import { pythonCall, startPythonWorker } from './python-runner.js';
+import { pythonCall, startPythonSpare } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
 import { ScriptStartError } from './script-start-error.js';
-import { startTypeScriptWorker, typeScriptCall } from './typescript-runner.js';
+import { SparePool } from './spare-pool.js';
+import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
 
@@ -19,6 +20,10 @@ export interface LocalRunnerOptions {
   maxWarmTotal?: number;
   /** How long an idle warm process lives (default 60 s). */
   idleMs?: number;
+  /** Spare processes without code kept per workspace, run-as identity, limits and language (default 2). */
+  sparesPerKey?: number;
+  /** Spare processes kept overall (default 8): the oldest goes to make room for another key's. */
+  maxSpares?: number;
   /** How jobs are confined; one is made with the defaults when not given. */
   confiner?: Confiner;
 }
@@ -33,7 +38,9 @@ export interface LocalRunner extends CodeRunner {
 
 /**
  * Runs user code in sandboxed child processes on this machine. TypeScript and Python jobs go to
- * warm processes that already hold the script version, so a run costs a message, not a start.
+ * warm processes that already hold the script version, so a run costs a message, not a start. A
+ * version without one takes a pre-started spare of its language and identity and gives it its
+ * code (README: Job confinement, warm processes).
  */
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const workRoot = prepareWorkRoot(options.workDir);
@@ -41,6 +48,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const pool = new WarmPool<WarmWorker>({
     maxPerKey: options.maxWarmPerKey ?? 4,
     maxTotal: options.maxWarmTotal ?? 32,
+    idleMs: options.idleMs ?? 60_000,
+  });
+  const spares = new SparePool<WarmWorker>({
+    perKey: options.sparesPerKey ?? 2,
+    maxTotal: options.maxSpares ?? 8,
     idleMs: options.idleMs ?? 60_000,
   });
   const bashJobs = new Set<SandboxProcess>();
@@ -53,11 +65,24 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
 
   async function runWarm(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
     const python = req.language === 'python3';
-    const start = () => (python ? startPythonWorker(req, workRoot, confiner) : startTypeScriptWorker(req, workRoot, confiner));
     // Never shared across workspaces, run-as identities or versions: module state, the uid's
     // files and the code belong to one of each.
     // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
-    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.scriptHash, req.limits ?? null]);
+    const identity = [req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null];
+    const startSpare = () => (python ? startPythonSpare(req.limits, workRoot, confiner) : startTypeScriptSpare(req.limits, workRoot, confiner));
+    const start = async () => {
+      const code = python ? req.content : await typeScriptCode(req);
+      // A spare has never held code, so it carries no other script's module state.
+      const worker = await spares.take(JSON.stringify([...identity, req.language]), startSpare);
+      try {
+        await worker.loadCode(code);
+      } catch (error) {
+        await worker.dispose();
+        throw error;
+      }
+      return worker;
+    };
+    const key = JSON.stringify([...identity, req.language, req.scriptHash]);
     const lease: Lease<WarmWorker> = await pool.acquire(key, start, signal);
     let reusable = false;
     try {
@@ -71,7 +96,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
 
   return {
     workRoot,
-    warmProcessGroups: () => pool.workers().flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
+    warmProcessGroups: () => [...pool.workers(), ...spares.workers()].flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
 
     async run(req, hooks, signal) {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
@@ -89,7 +114,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       closing = true;
       const bash = [...bashJobs];
       for (const proc of bash) proc.kill();
-      await Promise.all([pool.close(), ...bash.map((proc) => proc.exited)]);
+      await Promise.all([pool.close(), spares.close(), ...bash.map((proc) => proc.exited)]);
     },
   };
 }

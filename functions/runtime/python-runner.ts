@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { RunRequest } from '../ports.js';
+import type { JobResourceLimits, RunRequest } from '../ports.js';
 import type { Confiner, Jail } from './confinement.js';
 import { installPythonClient } from './client-libraries.js';
 import {
@@ -15,7 +15,6 @@ import {
   sandboxEnv,
   setReferenced,
   spawnSandboxed,
-  writeCodeFile,
 } from './sandbox-process.js';
 import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
 
@@ -27,16 +26,18 @@ export function pythonCall(req: RunRequest): Record<string, unknown> {
   return { kwargs: Object.fromEntries(params.map((name) => [name, req.args[name]])) };
 }
 
-/** Starts a warm Python child that will import the script on its first job. */
-export async function startPythonWorker(req: RunRequest, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
+/**
+ * Starts a spare Python child: interpreter and shim up, no script yet. `WarmWorker.loadCode`
+ * writes the script, which the shim imports on the first job.
+ */
+export async function startPythonSpare(limits: JobResourceLimits | undefined, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
   const procDir = join(workRoot, randomName('py'));
   await makeCodeDir(procDir);
   let jail: Jail | undefined;
   try {
-    jail = confiner.open(req.limits);
+    jail = confiner.open(limits);
     const scriptPath = join(procDir, 'main.py');
     const shimPath = join(procDir, 'python_shim.py');
-    await writeCodeFile(scriptPath, req.content);
     await copyCodeFile(PYTHON_SHIM, shimPath);
     await installPythonClient(procDir);
     const proc = spawnSandboxed({
@@ -49,7 +50,7 @@ export async function startPythonWorker(req: RunRequest, workRoot: string, confi
       env: sandboxEnv({}, procDir),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail);
+    return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
     await jail?.release();
     await removeDir(procDir);

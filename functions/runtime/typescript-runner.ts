@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import type { RunRequest } from '../ports.js';
+import type { JobResourceLimits, RunRequest } from '../ports.js';
 import type { Confiner, Jail } from './confinement.js';
 import { installTypeScriptClient } from './client-libraries.js';
 import {
@@ -14,7 +14,6 @@ import {
   sandboxEnv,
   setReferenced,
   spawnSandboxed,
-  writeCodeFile,
 } from './sandbox-process.js';
 import { ScriptStartError } from './script-start-error.js';
 import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
@@ -28,17 +27,23 @@ export function typeScriptCall(req: RunRequest): Record<string, unknown> {
   return { params, values };
 }
 
-/** Transpiles the script and starts a warm Node child that has it ready to serve jobs. */
-export async function startTypeScriptWorker(req: RunRequest, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
-  const code = await transpile(req.content);
+/** The JavaScript a spare gets through `WarmWorker.loadCode`; a syntax error fails the job. */
+export function typeScriptCode(req: RunRequest): Promise<string> {
+  return transpile(req.content);
+}
+
+/**
+ * Starts a spare Node child: runtime and shim up, no script yet. `WarmWorker.loadCode` writes the
+ * transpiled script, which the shim imports on the first job.
+ */
+export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
   const procDir = join(workRoot, randomName('ts'));
   await makeCodeDir(procDir);
   let jail: Jail | undefined;
   try {
-    jail = confiner.open(req.limits);
+    jail = confiner.open(limits);
     const scriptPath = join(procDir, 'main.mjs');
     const shimPath = join(procDir, 'node-shim.mjs');
-    await writeCodeFile(scriptPath, code);
     await copyCodeFile(NODE_SHIM, shimPath);
     await installTypeScriptClient(procDir);
     const nodeArgs = [
@@ -64,7 +69,7 @@ export async function startTypeScriptWorker(req: RunRequest, workRoot: string, c
       env: sandboxEnv({}, procDir),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail);
+    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
     await jail?.release();
     await removeDir(procDir);

@@ -13,6 +13,7 @@ import {
   removeDir,
   sandboxEnv,
   setReferenced,
+  writeCodeFile,
   type ExitInfo,
   type SandboxProcess,
 } from './sandbox-process.js';
@@ -48,9 +49,10 @@ interface CurrentJob {
 }
 
 /**
- * One warm child process running a shim that has loaded (or will load) one script version. It
- * serves one job at a time: the job's arguments, environment and cwd go in, logs, stream chunks
- * and the result come out.
+ * One warm child process running a shim that imports one script version on its first job. It
+ * starts as a spare without code; `loadCode` gives it its one version for good. It serves one job
+ * at a time: the job's arguments, environment and cwd go in, logs, stream chunks and the result
+ * come out.
  */
 export class WarmWorker {
   private current: CurrentJob | undefined;
@@ -59,6 +61,7 @@ export class WarmWorker {
   private disposed: Promise<void> | undefined;
   /** The previous job's directory, kept when that job left it empty: saves a mkdir/chown/rm per run. */
   private spareJobDir: string | undefined;
+  private codeLoaded = false;
 
   constructor(
     private readonly proc: SandboxProcess,
@@ -67,6 +70,8 @@ export class WarmWorker {
     private readonly procDir: string,
     /** The process's own uid and cgroup, given back when it is disposed. */
     private readonly jail: Jail,
+    /** Where the shim imports the script from on the first job; empty until `loadCode`. */
+    private readonly codePath: string,
   ) {
     proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
@@ -93,8 +98,19 @@ export class WarmWorker {
     this.channel.holdEventLoop(!idle);
   }
 
+  /**
+   * Writes the one script version this process will ever import. Once only: a process that held
+   * one version never takes another, so no module state crosses scripts.
+   */
+  async loadCode(code: string): Promise<void> {
+    if (this.codeLoaded) throw new Error('a warm process takes code once');
+    this.codeLoaded = true;
+    await writeCodeFile(this.codePath, code);
+  }
+
   /** Runs one job; `call` carries the language-specific arguments (positional or keyword). */
   async run(req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
+    if (!this.codeLoaded) throw new Error('a spare process got a job before its code');
     const jobDir = this.spareJobDir ?? join(this.procDir, randomName('job'));
     if (this.spareJobDir) this.spareJobDir = undefined;
     else await makeJobDir(jobDir, this.jail.uid);

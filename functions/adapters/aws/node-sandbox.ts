@@ -36,6 +36,8 @@ function sandboxRunner(): LocalRunner {
     // enough; a few versions stay warm without crowding the function's memory (~50 MB each).
     maxWarmPerKey: 1,
     maxWarmTotal: 8,
+    // One spare per tenant and language: a new version skips the start without crowding memory.
+    sparesPerKey: 1,
   }));
 }
 

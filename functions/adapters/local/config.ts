@@ -25,6 +25,8 @@ export interface LocalConfig {
   jobUidRange: { first: number; count: number };
   /** Warm processes kept overall (each serves one workspace, user and script version). */
   maxWarmTotal: number;
+  /** Pre-started processes without code per workspace, user, limits and language. */
+  warmSpares: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -44,6 +46,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
     maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
+    warmSpares: int(env.SVC_WARM_SPARES, 2),
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

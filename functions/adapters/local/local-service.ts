@@ -41,7 +41,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
   const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir] });
   console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}`);
-  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal });
+  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal, sparesPerKey: config.warmSpares });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
