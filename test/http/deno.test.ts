@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
@@ -7,6 +8,8 @@ import { createScript, startServer, waitForJob, type TestServer } from './harnes
  * job's environment, `$var:` arguments and svc-client, confined like every job.
  */
 let s: TestServer;
+/** The Deno the project pins: the one `npm ci` installs. */
+const PINNED_DENO: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).dependencies.deno;
 const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const run = async (path: string, body: unknown = {}) => (await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json(body))).json();
@@ -21,7 +24,7 @@ describe('deno scripts', () => {
   it('run on Deno: the Deno global answers with its version', async () => {
     await createScript(s, 'u/admin/deno_version', 'deno', 'export function main() { return { deno: Deno.version.deno, node: typeof process === "undefined" ? null : process.release?.name }; }');
     const result = await run('u/admin/deno_version');
-    expect(result.deno).toBe('2.9.6');
+    expect(result.deno).toBe(PINNED_DENO);
   });
 
   it('import npm: packages', async () => {
