@@ -1,10 +1,30 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
 import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
 
 const BWRAP = '/usr/bin/bwrap';
+
+/** The directories a jail replaces with an empty tmpfs of its own. */
+const PRIVATE_DIRS = ['/tmp', '/dev/shm'];
+
+/**
+ * The service's own installation (package.json's folder): the shims, client libraries and
+ * interpreters jobs run with live in it. Found from this module, built or not.
+ */
+const INSTALL_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dir === dirname(dir)) return from;
+  }
+}
+
+const isInside = (path: string, dir: string) => path === dir || path.startsWith(dir + sep);
 
 export interface ConfinementOptions {
   /** Job uids come from here, one per running process; only used when the service runs as root. */
@@ -178,7 +198,10 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   const tmpSize = String(limits.memoryBytes);
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
-  out.push('--size', tmpSize, '--tmpfs', '/tmp', '--size', tmpSize, '--tmpfs', '/dev/shm');
+  for (const dir of PRIVATE_DIRS) out.push('--size', tmpSize, '--tmpfs', dir);
+  // An installation under /tmp (a clone there, say) would vanish with it: it comes back read-only,
+  // before the data dir inside it is hidden again.
+  if (PRIVATE_DIRS.some((dir) => isInside(INSTALL_ROOT, dir))) out.push('--ro-bind', INSTALL_ROOT, INSTALL_ROOT);
   for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
   out.push('--', command, ...args);
