@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
@@ -25,6 +25,21 @@ function findPackageRoot(from: string): string {
 }
 
 const isInside = (path: string, dir: string) => path === dir || path.startsWith(dir + sep);
+
+/** Whether any uid may walk down to `dir` (o+x on it and every ancestor). */
+function traversableByAll(dir: string): boolean {
+  for (let current = dir; ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false;
+    if (current === dirname(current)) return true;
+  }
+}
+
+/**
+ * An installation under /tmp (a clone there, say) would vanish behind the jail's private /tmp, so
+ * it comes back read-only. Only where a job's uid could reach it anyway: bwrap runs as that uid and
+ * cannot bind what it may not enter (a 0700 temp dir holding a bundle, say).
+ */
+const REBOUND_INSTALL = PRIVATE_DIRS.some((dir) => isInside(INSTALL_ROOT, dir)) && traversableByAll(INSTALL_ROOT) ? INSTALL_ROOT : null;
 
 export interface ConfinementOptions {
   /** Job uids come from here, one per running process; only used when the service runs as root. */
@@ -199,9 +214,8 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   for (const dir of PRIVATE_DIRS) out.push('--size', tmpSize, '--tmpfs', dir);
-  // An installation under /tmp (a clone there, say) would vanish with it: it comes back read-only,
-  // before the data dir inside it is hidden again.
-  if (PRIVATE_DIRS.some((dir) => isInside(INSTALL_ROOT, dir))) out.push('--ro-bind', INSTALL_ROOT, INSTALL_ROOT);
+  // Before the data dir inside it is hidden again.
+  if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
   for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
   out.push('--', command, ...args);

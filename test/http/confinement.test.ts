@@ -1,6 +1,13 @@
 import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * The service's own installation, which a jail shows read-only at its real path even when it lies
+ * under /tmp (a clone there): B may read it like anyone on the machine, so the search skips it.
+ */
+const INSTALL_ROOT = resolve(import.meta.dirname, '../..');
 
 /**
  * Canaries for issue 14, as an attacker would try them: two ordinary users of one workspace, and
@@ -68,7 +75,7 @@ printf '%s\\n' "$needle" > needle.txt
 unset needle
 {
   for p in /proc/[0-9]*; do tr '\\0' ' ' < "$p/environ"; tr '\\0' ' ' < "$p/cmdline"; echo; done
-  find /tmp /dev/shm /var/tmp -path "$PWD" -prune -o -type f -print -exec cat {} \\;
+  find /tmp /dev/shm /var/tmp \\( -path "$PWD" -o -path ${INSTALL_ROOT} \\) -prune -o -type f -print -exec cat {} \\;
   ps -eo args
   ls -a ${s.dataDir}
 } > seen.txt 2>/dev/null
