@@ -3,6 +3,7 @@ import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Confiner, Jail } from './confinement.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import { JobGuard, OutputTail } from './job-guard.js';
+import { settleOneShot } from './one-shot.js';
 import {
   makeJobDir,
   randomName,
@@ -95,23 +96,9 @@ async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guar
   });
   proc.child.stderr?.setEncoding('utf8').on('data', log);
 
-  const first = await Promise.race([
-    proc.exited.then((info) => ({ kind: 'exited' as const, info })),
-    guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
-  ]);
-  // Background processes the script left behind belong to the job and end with it.
-  proc.kill();
-  if (first.kind === 'stopped') {
-    await proc.exited;
-    return { ok: false, error: first.error };
-  }
-  await proc.closed;
-  if (guard.reason) return { ok: false, error: guard.reason };
-  const { code, signal, error } = first.info;
-  // A limit the job hit explains its failure better than the exit code it caused.
-  const limit = jail.limitError(first.info);
-  if (limit) return { ok: false, error: limit };
-  if (error) return { ok: false, error: { name: 'ExecutionErr', message: `could not start bash: ${error.message}` } };
+  const settled = await settleOneShot(proc, jail, guard, 'bash');
+  if (!settled.ok) return settled;
+  const { code, signal } = settled.info;
   if (code !== 0) {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const output = tail.lastLines();

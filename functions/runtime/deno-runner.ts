@@ -7,6 +7,7 @@ import type { Confiner, Jail } from './confinement.js';
 import { DENO_MISSING, denoBinary } from './deno-binary.js';
 import { DenoFrameReader, type DenoFrame } from './deno-frames.js';
 import { JobGuard, OutputTail } from './job-guard.js';
+import { settleOneShot } from './one-shot.js';
 import {
   copyCodeFile,
   makeJobDir,
@@ -134,23 +135,9 @@ async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guar
   proc.child.stdout?.on('data', (chunk: Buffer) => reader.push(chunk));
   proc.child.stderr?.on('data', (chunk: Buffer) => reader.push(chunk));
 
-  const first = await Promise.race([
-    proc.exited.then((info) => ({ kind: 'exited' as const, info })),
-    guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
-  ]);
-  // Whatever the script started belongs to the job and ends with it.
-  proc.kill();
-  if (first.kind === 'stopped') {
-    await proc.exited;
-    return { ok: false, error: first.error };
-  }
-  await proc.closed;
-  reader.flush();
-  if (guard.reason) return { ok: false, error: guard.reason };
-  const limit = jail.limitError(first.info);
-  if (limit) return { ok: false, error: limit };
-  const { code, signal, error } = first.info;
-  if (error) return { ok: false, error: { name: 'ExecutionErr', message: `could not start deno: ${error.message}` } };
+  const settled = await settleOneShot(proc, jail, guard, 'deno', () => reader.flush());
+  if (!settled.ok) return settled;
+  const { code, signal } = settled.info;
   const finished = done as Extract<DenoFrame, { type: 'done' }> | undefined;
   if (!finished) {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
