@@ -57,7 +57,7 @@ export class SvcStack extends Stack {
       flowRunner: this.flowRunner,
       apiBaseUrl: this.api.baseUrl,
     });
-    this.maintenance = new Maintenance(this, 'Maintenance', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
+    this.maintenance = new Maintenance(this, 'Maintenance', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner });
     this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });

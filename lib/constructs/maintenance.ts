@@ -1,11 +1,13 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { SvcConfig } from '../config.js';
 import type { Data } from './data.js';
+import type { FlowRunner } from './flow-runner.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import { grantSendNotices, noticeEnvironment } from './notices.js';
@@ -16,6 +18,8 @@ export interface MaintenanceProps {
   readonly data: Data;
   readonly secrets: Secrets;
   readonly jobsQueue: sqs.IQueue;
+  /** Flows at a ConsentGate whose notices a crashed turn left unsent are woken from here. */
+  readonly flowRunner: FlowRunner;
 }
 
 /** How often expired tokens are deleted and expiry notices sent; the local shell's default too. */
@@ -55,6 +59,8 @@ export class Maintenance extends Construct {
     data.grantObjectReadWrite(role);
     secrets.signingKey.grantRead(role);
     grantSendNotices(this, role, config);
+    // Waking a flow completes its parked wait task; its next Advance sends the pending notices.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'WakeFlowsWithUnsentNotices', actions: ['states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
 
     this.schedule = new events.Rule(this, 'Schedule', {
       description: 'svc: token expiry sweep',

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,6 +203,59 @@ describe.skipIf(!local)('ConsentGate through kill -9', () => {
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('sends a notice the process died before sending, once it is back', async () => {
+    // The first delivery is held unanswered: the process is killed while it sends.
+    let hold = true;
+    const held: ServerResponse[] = [];
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (hold) return void held.push(res);
+        received.push(body);
+        res.statusCode = 204;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-consent-notice-'));
+    const first = await startServer({ dataDir, token: 'notice-admin' });
+    try {
+      const flow = { path: 'u/admin/noticed', value: { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, notify: [{ channel: 'webhook', url }], message: 'pay?' } }] } };
+      expect((await first.post('/api/w/main/flows/create', flow)).status).toBe(201);
+      const id = await (await first.fetch('/api/w/main/jobs/run/p/u/admin/noticed', { method: 'POST', body: '{}' })).text();
+      await awaitingApproval(first, id);
+      await eventually(() => held.length, (n) => n > 0);
+      expect(held.length).toBe(1);
+      await first.kill9();
+      hold = false;
+      for (const res of held) res.destroy();
+
+      const second = await startServer({ dataDir, token: 'notice-admin' });
+      try {
+        const notice = await eventually(() => received.find((b) => b.includes(id)), (b) => b !== undefined);
+        expect(JSON.parse(notice!)).toMatchObject({ type: 'consent.requested', data: { run_id: id, message: 'pay?' } });
+        let job = await (await second.fetch(`/api/w/main/jobs_u/get/${id}`)).json();
+        for (const deadline = Date.now() + 20_000; job.flow_status.gate.notices !== 'done' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+          job = await (await second.fetch(`/api/w/main/jobs_u/get/${id}`)).json();
+        }
+        expect(job.status).toBe('awaiting_approval');
+        // At least once: the restarted worker and the start-up wake may both send it.
+        expect(job.flow_status.gate.notices).toBe('done');
+        expect(job.flow_status.gate.deliveries.length).toBeGreaterThan(0);
+        for (const d of job.flow_status.gate.deliveries) expect(d).toMatchObject({ channel: 'webhook', target: url, ok: true });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
     }
   }, 120_000);
 });

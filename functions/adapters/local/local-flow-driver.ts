@@ -1,5 +1,5 @@
 import { advanceFlow } from '../../core/flows/advance.js';
-import { dueSuspendedFlows } from '../../core/flows/timers.js';
+import { dueSuspendedFlows, runsWithPendingNotices } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { FlowDriver, Job } from '../../ports.js';
 import { errorText, log } from '../../core/logger.js';
@@ -12,7 +12,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * flow (calls for the same flow queue up; different flows go side by side), and keeps timers for
  * approval timeouts. Everything it needs is in SQLite, so a restart loses nothing: interrupted
  * flow jobs are requeued like any job, and on start every suspended flow is woken once, which
- * fires the timeouts that fell due while the process was down and re-arms the others.
+ * fires the timeouts that fell due while the process was down and re-arms the others, and so is
+ * every flow at a ConsentGate whose notices a crash left unsent.
  */
 export class LocalFlowDriver implements FlowDriver {
   private deps: WorkerDeps | null = null;
@@ -21,7 +22,9 @@ export class LocalFlowDriver implements FlowDriver {
 
   async start(deps: WorkerDeps): Promise<void> {
     this.deps = deps;
-    for (const { workspaceId, flowJobId } of await dueSuspendedFlows(deps, { includeFuture: true })) await this.wake(workspaceId, flowJobId);
+    const waiting = new Map<string, string>();
+    for (const w of [...(await dueSuspendedFlows(deps, { includeFuture: true })), ...(await runsWithPendingNotices(deps))]) waiting.set(w.flowJobId, w.workspaceId);
+    for (const [flowJobId, workspaceId] of waiting) await this.wake(workspaceId, flowJobId);
   }
 
   /** Steps go through the queue table like any job, so a crash never loses one. */

@@ -114,6 +114,7 @@ const gateState = z.object({
   deliveries: z.array(
     z.object({ channel: z.enum(['email', 'webhook', 'sns']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
   ),
+  notices: z.enum(['pending', 'done']).optional(),
   decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
 });
 

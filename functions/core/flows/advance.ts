@@ -8,7 +8,7 @@ import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type Flo
 import { settleGate, startGate } from './consent-gate.js';
 import { settleSuspendStep } from './suspend-step.js';
 import type { FlowModule } from './definition.js';
-import { notifyApprovers } from './gate-notices.js';
+import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -121,6 +121,9 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
     }
     if (current.kind === 'gate') {
       if (settleGate(run, current, module, deps.clock.now())) continue;
+      // Notices a dead process stored as pending but never sent (gate-notices.ts).
+      const unsent = gateWithPendingNotices(run);
+      if (unsent) effects.notify.push(unsent);
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
@@ -143,7 +146,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return false;
       case 'consentgate':
         await startGate(deps, flowJob, run, module, v);
-        effects.notify.push(module.id);
+        if (v.notify.length > 0) effects.notify.push(module.id);
         if (v.timeout !== undefined && run.step?.kind === 'gate' && run.step.deadline) effects.wakeAt = new Date(run.step.deadline);
         return true;
       case 'rawscript': {

@@ -21,7 +21,8 @@ export async function startGate(deps: Pick<CoreDeps, 'store' | 'clock'>, flowJob
   });
   const now = deps.clock.now();
   const deadline = gate.timeout === undefined ? null : new Date(now.getTime() + gate.timeout * 1000).toISOString();
-  run.gates = { ...run.gates, [module.id]: { message, deadline, deliveries: [] } };
+  // Notices are pending in the same write that makes the run wait, so none is lost to a crash.
+  run.gates = { ...run.gates, [module.id]: { message, deadline, deliveries: [], notices: gate.notify.length > 0 ? 'pending' : 'done' } };
   run.step = { kind: 'gate', module: module.id, deadline };
   run.status = 'awaiting_approval';
 }

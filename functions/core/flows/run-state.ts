@@ -53,6 +53,8 @@ export interface GateState {
   message: string;
   deadline: string | null;
   deliveries: GateDelivery[];
+  /** `pending` from the write that reached the gate until every notice was tried (gate-notices.ts). */
+  notices?: 'pending' | 'done';
   decision?: GateDecision;
 }
 

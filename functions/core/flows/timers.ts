@@ -1,5 +1,6 @@
 import { typed } from '../entities.js';
 import { StoredDocumentError } from '../documents/parse.js';
+import { gateWithPendingNotices } from './gate-notices.js';
 import type { FlowRun } from './run-state.js';
 import type { Entity } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
@@ -10,17 +11,30 @@ import type { CoreDeps } from '../deps.js';
  */
 export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>, opts: { includeFuture: boolean }): Promise<{ workspaceId: string; flowJobId: string }[]> {
   const now = deps.clock.now().getTime();
-  const due: { workspaceId: string; flowJobId: string }[] = [];
+  return runsWhere(deps, (run) => {
+    const waiting = (run.status === 'suspended' && run.step?.kind === 'suspend') || (run.status === 'awaiting_approval' && run.step?.kind === 'gate');
+    if (!waiting || !run.step || !('deadline' in run.step) || run.step.deadline === null) return false;
+    return opts.includeFuture || Date.parse(run.step.deadline) <= now;
+  });
+}
+
+/**
+ * Runs waiting at a ConsentGate whose notices were never all tried (the process died between
+ * storing the gate and sending): waking one makes the interpreter send them (gate-notices.ts).
+ */
+export async function runsWithPendingNotices(deps: Pick<CoreDeps, 'store'>): Promise<{ workspaceId: string; flowJobId: string }[]> {
+  return runsWhere(deps, (run) => gateWithPendingNotices(run) !== null);
+}
+
+async function runsWhere(deps: Pick<CoreDeps, 'store'>, wanted: (run: FlowRun) => boolean): Promise<{ workspaceId: string; flowJobId: string }[]> {
+  const found: { workspaceId: string; flowJobId: string }[] = [];
   for (const ws of await deps.store.listWorkspaces()) {
     for (const e of await deps.store.listEntities('flow_run', ws.id)) {
       const run = readableRun(e);
-      if (!run) continue;
-      const waiting = (run.status === 'suspended' && run.step?.kind === 'suspend') || (run.status === 'awaiting_approval' && run.step?.kind === 'gate');
-      if (!waiting || !run.step || !('deadline' in run.step) || run.step.deadline === null) continue;
-      if (opts.includeFuture || Date.parse(run.step.deadline) <= now) due.push({ workspaceId: ws.id, flowJobId: e.key });
+      if (run && wanted(run)) found.push({ workspaceId: ws.id, flowJobId: e.key });
     }
   }
-  return due;
+  return found;
 }
 
 /**
