@@ -8,7 +8,7 @@ export interface ResumeFormSchema {
 }
 
 /**
- * How the page's script turns an input back into a typed value (see COLLECT in approval-page.ts):
+ * How the page's script turns an input back into a typed value (FORM_SCRIPT below):
  * text/select -> string, number/integer -> number, boolean -> boolean, multiselect/list -> array,
  * json -> parsed JSON, datetime -> ISO string.
  */
@@ -21,22 +21,24 @@ export function orderedFieldNames(schema: ResumeFormSchema): string[] {
   return [...ordered, ...names.filter((name) => !ordered.includes(name))];
 }
 
-/** The approval form's fields. Prefill: `defaultArgs` wins over the schema's `default`; `enums` wins over the schema's `enum`. */
-export function renderFormFields(schema: ResumeFormSchema, defaultArgs: Record<string, unknown>, enums: Record<string, string[]>): Markup {
+/**
+ * The approval form's fields. Prefill: `defaultArgs` wins over the schema's `default`; `enums` wins over the schema's `enum`.
+ * `idPrefix` keeps element ids unique where one page holds several forms.
+ */
+export function renderFormFields(schema: ResumeFormSchema, defaultArgs: Record<string, unknown>, enums: Record<string, string[]>, idPrefix = 'field'): Markup {
   const required = new Set(schema.required ?? []);
   const fields = orderedFieldNames(schema).map((name, i) => {
     const declared = schema.properties[name];
     const property = isRecord(declared) ? declared : {};
     const value = Object.hasOwn(defaultArgs, name) ? defaultArgs[name] : property.default;
-    return html`${i > 0 ? '\n' : ''}${renderField(i, name, property, value, required.has(name), Array.isArray(enums[name]) ? enums[name] : undefined)}`;
+    return html`${i > 0 ? '\n' : ''}${renderField(`${idPrefix}-${i}`, name, property, value, required.has(name), Array.isArray(enums[name]) ? enums[name] : undefined)}`;
   });
   return html`${fields}`;
 }
 
 const STRING_INPUT_TYPES: Record<string, string> = { date: 'date', time: 'time', email: 'email', uri: 'url', url: 'url', password: 'password' };
 
-function renderField(index: number, name: string, property: Record<string, unknown>, value: unknown, required: boolean, runtimeEnum: string[] | undefined): Markup {
-  const id = `field-${index}`;
+function renderField(id: string, name: string, property: Record<string, unknown>, value: unknown, required: boolean, runtimeEnum: string[] | undefined): Markup {
   const label = typeof property.title === 'string' && property.title ? property.title : name;
   const hint = typeof property.description === 'string' && property.description ? property.description : null;
   const description = hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : '';
@@ -105,3 +107,44 @@ function stringList(value: unknown): string[] | undefined {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Browser JavaScript the pages with approval forms include: `fillDatetimes(root)` shows ISO
+ * prefills in local time, `collectFields(form)` reads the typed values back (throwing a message
+ * naming the field when one is not valid).
+ */
+export const FORM_SCRIPT = `function pad2(n) { return String(n).padStart(2, '0'); }
+function fillDatetimes(root) {
+  root.querySelectorAll('[data-kind="datetime"]').forEach(function (el) {
+    var iso = el.getAttribute('data-iso'), d = new Date(iso);
+    if (!iso || isNaN(d.getTime())) return;
+    el.value = d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate()) + 'T' + pad2(d.getHours()) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds());
+  });
+}
+function toNumber(text, integer, name) {
+  var n = Number(text);
+  if (text.trim() === '' || !isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(name + ': expected ' + (integer ? 'an integer' : 'a number'));
+  return n;
+}
+function collectFields(form) {
+  var values = Object.create(null); // a field named __proto__ stays a field
+  form.querySelectorAll('[data-field]').forEach(function (el) {
+    var name = el.getAttribute('data-field'), kind = el.getAttribute('data-kind');
+    if (kind === 'boolean') { values[name] = el.checked; return; }
+    if (kind === 'multiselect') { values[name] = Array.from(el.selectedOptions).map(function (o) { return o.value; }); return; }
+    if (kind === 'list') {
+      var items = el.value.split('\\n').map(function (s) { return s.trim(); }).filter(Boolean), itemKind = el.getAttribute('data-items');
+      values[name] = itemKind === 'string' ? items : items.map(function (s) { return toNumber(s, itemKind === 'integer', name); });
+      return;
+    }
+    var text = el.value;
+    if (text === '' && !el.hasAttribute('data-required')) return;
+    if (kind === 'number' || kind === 'integer') values[name] = toNumber(text, kind === 'integer', name);
+    else if (kind === 'datetime') values[name] = new Date(text).toISOString();
+    else if (kind === 'json') {
+      try { values[name] = JSON.parse(text); } catch (e) { throw new Error(name + ': not valid JSON'); }
+    } else values[name] = text;
+  });
+  return values;
+}
+`;

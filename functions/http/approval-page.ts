@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalView } from '../core/flows/resume.js';
-import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
+import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { html, jsonForScript, originOf, raw, safeHref, type Markup } from './html.js';
 import { descriptionMarkup } from './render-all.js';
 
@@ -24,6 +24,8 @@ export interface ApprovalPageModel extends Omit<ApprovalView, 'loginWouldHelp'> 
   viewer: string | null;
   /** Where to log in when blocked for lack of a session (a link is shown). */
   loginUrl?: string;
+  /** The login page coming back here: a signed-in viewer may log in as someone else. */
+  switchAccountUrl?: string;
 }
 
 const STATE_MESSAGES: Record<Exclude<ApprovalPageModel['state'], 'waiting'>, string> = {
@@ -37,7 +39,7 @@ export function renderApprovalPage(model: ApprovalPageModel): string {
   const interactive = model.state === 'waiting' && !model.blockedReason;
   const showCancel = interactive && !model.hideCancel && model.cancelUrl !== null;
   const script = interactive
-    ? `var CONFIG = ${jsonForScript({ resumeUrl: model.resumeUrl, cancelUrl: showCancel ? model.cancelUrl : null, received: model.approvalsReceived, required: model.approvalsRequired })};\n${CLIENT_SCRIPT}`
+    ? `var CONFIG = ${jsonForScript({ resumeUrl: model.resumeUrl, cancelUrl: showCancel ? model.cancelUrl : null, received: model.approvalsReceived, required: model.approvalsRequired })};\n${FORM_SCRIPT}${CLIENT_SCRIPT}`
     : null;
   const title = model.flowSummary || model.flowPath;
   const description = descriptionMarkup(model.description);
@@ -52,7 +54,7 @@ export function renderApprovalPage(model: ApprovalPageModel): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>Approval: ${model.stepSummary || model.stepId} (${title})</title>
-<style>${raw(STYLE)}</style>
+<style>${raw(APPROVAL_STYLE)}</style>
 </head>
 <body>
 <main>
@@ -65,7 +67,7 @@ export function renderApprovalPage(model: ApprovalPageModel): string {
 <dt>Step</dt><dd id="step">${model.stepSummary || model.stepId}${model.stepSummary ? html` <code>${model.stepId}</code>` : ''}</dd>
 <dt>Triggered by</dt><dd id="triggered-by">${model.triggeredBy}</dd>
 <dt>Approvals</dt><dd id="approvals"><span id="approvals-received">${Number(model.approvalsReceived)}</span> of <span id="approvals-required">${Number(model.approvalsRequired)}</span> received</dd>
-<dt>You</dt><dd id="viewer">${model.viewer ? `signed in as ${model.viewer}` : 'not signed in'}</dd>
+<dt>You</dt><dd id="viewer">${model.viewer ? html`signed in as ${model.viewer}${switchAccount(model.switchAccountUrl)}` : 'not signed in'}</dd>
 </dl>
 ${description ? html`<section class="description" id="description" aria-label="Description">\n${description}\n</section>` : ''}
 <section class="decision" id="decision">
@@ -95,6 +97,11 @@ ${fields}
 <p class="status" id="status" role="status" hidden></p>`;
 }
 
+function switchAccount(url: string | undefined): Markup | string {
+  const href = safeHref(url);
+  return href ? html` <a id="switch-account" href="${href}">Switch account</a>` : '';
+}
+
 function sha256(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
@@ -117,7 +124,8 @@ function contentSecurityPolicy(model: ApprovalPageModel, script: string | null):
   ].join('; ');
 }
 
-const STYLE = `
+/** Shared with the /approvals page, which shows the same forms and descriptions. */
+export const APPROVAL_STYLE = `
 :root { color-scheme: light; --fg: #1d2430; --muted: #5b6576; --line: #d9dee7; --accent: #2457c5; --bad: #b42318; --good: #067647; }
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
@@ -166,16 +174,15 @@ button:disabled { opacity: .6; cursor: progress; }
 .status.error, .blocked { background: #fef3f2; color: var(--bad); padding: .6rem .8rem; border-radius: 6px; }
 .state { background: #f0f3f8; padding: .6rem .8rem; border-radius: 6px; }
 `;
-const STYLE_HASH = sha256(STYLE);
+const STYLE_HASH = sha256(APPROVAL_STYLE);
 
-/** Plain browser JavaScript, run with `CONFIG` defined before it; no model data is spliced in here. */
+/** Plain browser JavaScript, run with `CONFIG` and FORM_SCRIPT's functions defined before it; no model data is spliced in here. */
 const CLIENT_SCRIPT = `(function () {
   'use strict';
   var form = document.getElementById('approval-form');
   var actions = document.getElementById('actions');
   var cancelArea = document.getElementById('cancel-area');
   var status = document.getElementById('status');
-  function pad(n) { return String(n).padStart(2, '0'); }
   function show(message, kind) { status.textContent = message; status.className = 'status ' + kind; status.hidden = false; }
   function buttons() { return document.querySelectorAll('#actions button, #cancel-area button'); }
   function setBusy(busy) { buttons().forEach(function (b) { b.disabled = busy; }); }
@@ -184,37 +191,7 @@ const CLIENT_SCRIPT = `(function () {
     if (cancelArea) cancelArea.hidden = true;
     form.querySelectorAll('[data-field]').forEach(function (el) { el.disabled = true; });
   }
-  document.querySelectorAll('[data-kind="datetime"]').forEach(function (el) {
-    var iso = el.getAttribute('data-iso'), d = new Date(iso);
-    if (!iso || isNaN(d.getTime())) return;
-    el.value = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
-  });
-  function toNumber(text, integer, name) {
-    var n = Number(text);
-    if (text.trim() === '' || !isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(name + ': expected ' + (integer ? 'an integer' : 'a number'));
-    return n;
-  }
-  function collect() {
-    var values = Object.create(null); // a field named __proto__ stays a field
-    form.querySelectorAll('[data-field]').forEach(function (el) {
-      var name = el.getAttribute('data-field'), kind = el.getAttribute('data-kind');
-      if (kind === 'boolean') { values[name] = el.checked; return; }
-      if (kind === 'multiselect') { values[name] = Array.from(el.selectedOptions).map(function (o) { return o.value; }); return; }
-      if (kind === 'list') {
-        var items = el.value.split('\\n').map(function (s) { return s.trim(); }).filter(Boolean), itemKind = el.getAttribute('data-items');
-        values[name] = itemKind === 'string' ? items : items.map(function (s) { return toNumber(s, itemKind === 'integer', name); });
-        return;
-      }
-      var text = el.value;
-      if (text === '' && !el.hasAttribute('data-required')) return;
-      if (kind === 'number' || kind === 'integer') values[name] = toNumber(text, kind === 'integer', name);
-      else if (kind === 'datetime') values[name] = new Date(text).toISOString();
-      else if (kind === 'json') {
-        try { values[name] = JSON.parse(text); } catch (e) { throw new Error(name + ': not valid JSON'); }
-      } else values[name] = text;
-    });
-    return values;
-  }
+  fillDatetimes(form);
   function post(url, body) {
     setBusy(true);
     return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
@@ -236,7 +213,7 @@ const CLIENT_SCRIPT = `(function () {
   form.addEventListener('submit', function (event) {
     event.preventDefault();
     var values;
-    try { values = collect(); } catch (e) { show(e.message, 'error'); return; }
+    try { values = collectFields(form); } catch (e) { show(e.message, 'error'); return; }
     post(CONFIG.resumeUrl, values).then(function (r) {
       if (!r.ok) return failed(errorMessage(r));
       var received = count(r.data, 'approvals_received', CONFIG.received + 1), required = count(r.data, 'approvals_required', CONFIG.required);

@@ -28,13 +28,16 @@ export function approvalRoutes(deps: CoreDeps) {
       const view = await approvalView(deps, req);
       // Same-origin paths, so the page's fetches carry the session cookie and pass its CSP.
       const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, req);
+      // The login page comes back to this very page, signed URL and all (same origin, no Referer).
+      const loginHere = `/login?next=${encodeURIComponent(c.req.url.slice(new URL(c.req.url).origin.length))}`;
       const html = renderApprovalPage({
         ...view,
         workspace: workspace.id,
         resumeUrl: urls.resume,
         cancelUrl: view.hideCancel ? null : urls.cancel,
         viewer: principal?.username ?? null,
-        loginUrl: view.loginWouldHelp ? `/login?next=${encodeURIComponent(c.req.url.slice(new URL(c.req.url).origin.length))}` : undefined,
+        loginUrl: view.loginWouldHelp ? loginHere : undefined,
+        switchAccountUrl: loginHere,
       });
       return c.html(html, 200, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
     } catch (e) {

@@ -2,64 +2,121 @@ import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/auth.js';
-import { waitingGatesFor, type WaitingGate } from '../core/flows/approvals-inbox.js';
+import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/flows/approvals-inbox.js';
+import type { ApprovalAuditEntry } from '../core/flows/run-state.js';
 import { SESSION_COOKIE } from '../core/users.js';
 import type { CoreDeps } from '../core/deps.js';
-import { html, raw } from './html.js';
+import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
+import { APPROVAL_STYLE } from './approval-page.js';
+import { html, raw, type Markup } from './html.js';
+import { descriptionMarkup } from './render-all.js';
 
 /**
- * `/approvals`: the runs waiting at a ConsentGate for the logged-in person, with the rendered
- * message and Approve / Reject with a reason. Decisions go through the consent endpoint with the
- * session cookie, so the page and the API keep one set of rules.
+ * `/approvals`: what waits for the logged-in person. Runs at a ConsentGate, with the rendered
+ * message and Approve / Reject with a reason, decided through the consent endpoint; suspended
+ * approval steps, with their description and form, approved through a resume URL signed for this
+ * person and rejected through its cancel URL. Both carry the session cookie, so the page and the
+ * API keep one set of rules.
  */
 
-// Static: the run id comes from the form's data attribute, never from the request.
+// Static: URLs and run ids come from the forms' data attributes, never from the request.
 const SCRIPT = `
+function post(url, body) {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
+    .then(function (res) { return res.json().catch(function () { return null; }).then(function (answer) { return { ok: res.ok, status: res.status, answer: answer }; }); });
+}
+function failure(r) { return (r.answer && r.answer.error && r.answer.error.message) || ('failed: ' + r.status); }
+function done(form, text) {
+  form.querySelector('[role=status]').textContent = text;
+  for (const el of form.querySelectorAll('button, textarea, input, select')) el.disabled = true;
+}
 for (const form of document.querySelectorAll('form[data-run]')) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const status = form.querySelector('[role=status]');
     const decision = event.submitter && event.submitter.value;
-    const reason = form.querySelector('textarea').value;
-    const res = await fetch('/api/v1/runs/' + encodeURIComponent(form.dataset.run) + '/consent', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin',
-      body: JSON.stringify({ decision, reason }),
-    });
-    const answer = await res.json().catch(() => null);
-    if (!res.ok) {
-      status.textContent = (answer && answer.error && answer.error.message) || ('failed: ' + res.status);
+    const r = await post('/api/v1/runs/' + encodeURIComponent(form.dataset.run) + '/consent', { decision: decision, reason: form.querySelector('textarea[name=decision_reason]').value });
+    if (!r.ok) { form.querySelector('[role=status]').textContent = failure(r); return; }
+    done(form, decision === 'approved' ? 'Approved: the run goes on.' : 'Rejected: the run failed.');
+  });
+}
+for (const form of document.querySelectorAll('form[data-resume]')) {
+  fillDatetimes(form);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const status = form.querySelector('[role=status]');
+    if (event.submitter && event.submitter.value === 'rejected') {
+      const reason = form.querySelector('textarea[name=decision_reason]').value.trim();
+      const r = await post(form.dataset.cancel, reason ? { reason: reason } : {});
+      if (!r.ok) { status.textContent = failure(r); return; }
+      done(form, 'Rejected: the flow is canceled.');
       return;
     }
-    status.textContent = decision === 'approved' ? 'Approved: the run goes on.' : 'Rejected: the run failed.';
-    for (const b of form.querySelectorAll('button, textarea')) b.disabled = true;
+    let values;
+    try { values = collectFields(form); } catch (e) { status.textContent = e.message; return; }
+    const r = await post(form.dataset.resume, values);
+    if (!r.ok) { status.textContent = failure(r); return; }
+    const received = r.answer && r.answer.approvals_received, required = r.answer && r.answer.approvals_required;
+    done(form, 'Approved: ' + received + ' of ' + required + ' approvals received' + (received >= required ? '; the flow goes on.' : '.'));
   });
 }
 `;
+const PAGE_SCRIPT = `${FORM_SCRIPT}${SCRIPT}`;
 
-const STYLE = `body { font: 16px/1.5 system-ui, sans-serif; max-width: 48rem; margin: 2rem auto; padding: 0 1rem; }
-article { border: 1px solid #ccc; border-radius: 6px; padding: 1rem; margin: 1rem 0; }
-.message { white-space: pre-wrap; } textarea { width: 100%; min-height: 3rem; } .meta { color: #555; font-size: .9rem; }`;
+const STYLE = `${APPROVAL_STYLE}
+article { border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin: 1rem 0; }
+h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
+.message { white-space: pre-wrap; } textarea[name=decision_reason] { width: 100%; min-height: 3rem; } .meta { color: var(--muted); font-size: .9rem; }
+.history { font-size: .85rem; color: var(--muted); }`;
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-const CSP = ["default-src 'none'", `script-src ${hash(SCRIPT)}`, `style-src ${hash(STYLE)}`, "connect-src 'self'", "base-uri 'none'", "form-action 'none'"].join('; ');
+const CSP = ["default-src 'none'", `script-src ${hash(PAGE_SCRIPT)}`, `style-src ${hash(STYLE)}`, 'img-src data:', "connect-src 'self'", "base-uri 'none'", "form-action 'none'"].join('; ');
 
-export function renderApprovalsPage(viewer: string, gates: WaitingGate[]): string {
-  const items = gates.map(
-    (g) => html`<article aria-label="${`${g.flow_path} ${g.run_id}`}">
+export function renderApprovalsPage(viewer: string, inbox: Inbox, switchAccountUrl: string): string {
+  const gates = inbox.gates.map(gateItem);
+  const steps = inbox.steps.map(stepItem);
+  const nothing = gates.length === 0 && steps.length === 0;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${CSP}"><meta name="referrer" content="no-referrer"><title>Approvals</title><style>${raw(STYLE)}</style></head>
+<body><main><h1>Approvals</h1><p class="meta" id="viewer">Logged in as ${viewer}. <a id="switch-account" href="${switchAccountUrl}">Switch account</a></p>
+${nothing ? html`<p>Nothing waits for your decision.</p>` : ''}
+${gates.length > 0 ? html`<section aria-label="Consent gates"><h2>Consent gates</h2>\n${gates}</section>` : ''}
+${steps.length > 0 ? html`<section aria-label="Approval steps"><h2>Approval steps</h2>\n${steps}</section>` : ''}
+</main><script>${raw(PAGE_SCRIPT)}</script></body></html>`.toString();
+}
+
+function gateItem(g: WaitingGate): Markup {
+  return html`<article aria-label="${`${g.flow_path} ${g.run_id}`}">
 <h2>${g.flow_path} <small>step ${g.step_id}</small></h2>
 <p class="message">${g.message}</p>
 <p class="meta">run ${g.run_id} in ${g.workspace}, started by ${g.triggered_by}${g.deadline ? html`, decide before ${g.deadline}` : ''}</p>
-<form data-run="${g.run_id}"><label>Reason <textarea name="reason"></textarea></label>
+${history(g.audit)}<form data-run="${g.run_id}"><label>Reason <textarea name="decision_reason"></textarea></label>
 <button type="submit" value="approved">Approve</button> <button type="submit" value="rejected">Reject</button>
 <p role="status"></p></form>
 </article>
-`,
-  );
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${CSP}"><title>Approvals</title><style>${raw(STYLE)}</style></head>
-<body><main><h1>Approvals</h1><p class="meta">Logged in as ${viewer}.</p>
-${items.length > 0 ? items : html`<p>Nothing waits for your decision.</p>`}
-</main><script>${raw(SCRIPT)}</script></body></html>`.toString();
+`;
+}
+
+function stepItem(s: WaitingStep, index: number): Markup {
+  const v = s.view;
+  const schema: ResumeFormSchema | null = v.formSchema && typeof v.formSchema.properties === 'object' ? v.formSchema : null;
+  const description = descriptionMarkup(v.description);
+  return html`<article aria-label="${`${v.flowPath} step ${v.stepId} ${s.run_id}`}">
+<h2>${v.flowSummary || v.flowPath} <small>step ${v.stepSummary || v.stepId}</small></h2>
+${description ? html`<section class="description" aria-label="Description">${description}</section>` : ''}
+<p class="meta">run ${s.run_id} (${v.flowPath}) in ${s.workspace}, started by ${v.triggeredBy}; ${v.approvalsReceived} of ${v.approvalsRequired} approvals received${s.deadline ? html`; decide before ${s.deadline}` : ''}</p>
+${history(s.audit)}<form data-resume="${s.resume_url}"${s.cancel_url ? html` data-cancel="${s.cancel_url}"` : ''}>
+${schema ? renderFormFields(schema, v.defaultArgs ?? {}, v.enums ?? {}, `step${index}`) : ''}
+${s.cancel_url ? html`<label>Reason for a rejection <textarea name="decision_reason"></textarea></label>\n` : ''}<button type="submit" value="approved">Approve</button>${s.cancel_url ? html` <button type="submit" value="rejected" class="secondary">Reject</button>` : ''}
+<p role="status"></p></form>
+</article>
+`;
+}
+
+/** The audit trail so far (issue 17 point 5): who was told, who approved, when and how. */
+function history(entries: ApprovalAuditEntry[]): Markup | string {
+  if (entries.length === 0) return '';
+  const items = entries.map((e) => html`<li>${e.at ?? ''} ${e.event}${e.who ? html` · ${e.who}` : ''} · ${e.via}${e.reason ? html` · ${e.reason}` : ''}</li>`);
+  return html`<details class="history"><summary>History</summary><ul>${items}</ul></details>\n`;
 }
 
 export function approvalsPageRoutes(deps: CoreDeps) {
@@ -67,9 +124,10 @@ export function approvalsPageRoutes(deps: CoreDeps) {
   r.get('/approvals', async (c) => {
     const session = getCookie(c, SESSION_COOKIE) ?? null;
     const principal = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
-    if (!principal) return c.redirect(`/login?next=${encodeURIComponent('/approvals')}`, 302);
-    const html = renderApprovalsPage(principal.username, await waitingGatesFor(deps, principal));
-    return c.html(html, 200, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    const login = `/login?next=${encodeURIComponent('/approvals')}`;
+    if (!principal) return c.redirect(login, 302);
+    const page = renderApprovalsPage(principal.username, await inboxFor(deps, principal), login);
+    return c.html(page, 200, { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
   });
   return r;
 }

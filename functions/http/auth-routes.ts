@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { deleteCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/users.js';
 import { createToken, deleteToken, listTokens } from '../core/tokens.js';
 import { listOutbox } from '../core/notifications.js';
@@ -8,14 +8,18 @@ import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 import { clientAddress } from './client-address.js';
 import { listAudit } from '../core/login-throttle.js';
-import { requireInstanceAdmin } from '../core/auth.js';
+import { authenticate, requireInstanceAdmin } from '../core/auth.js';
 
 /** Users, password login (session cookie) and the caller's own API tokens. */
 export function authRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/auth/login', async (c) => {
+    const previous = getCookie(c, SESSION_COOKIE) ?? null;
     const session = await login(deps, await readJsonBody(c), clientAddress(c));
+    // Logging in again (switching account) ends the session this browser had, not just its cookie.
+    const before = previous ? await authenticate(deps, { bearer: null, session: previous }).catch(() => null) : null;
+    if (before) await logout(deps, before);
     setCookie(c, SESSION_COOKIE, session.token, {
       httpOnly: true,
       // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).

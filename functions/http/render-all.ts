@@ -158,6 +158,12 @@ function mercatorY(lat: number): number {
   return Math.log(Math.tan(Math.PI / 4 + rad / 2));
 }
 
+/** Degrees east from one longitude to another, the short way round (-180 to 180). */
+function eastOf(fromLon: number, toLon: number): number {
+  const d = (((toLon - fromLon) % 360) + 540) % 360 - 180;
+  return d === -180 && toLon > fromLon ? 180 : d;
+}
+
 function renderMap(value: unknown): Markup {
   if (!isRecord(value) || !validCoordinate(value.lat, value.lon)) return html`<p class="invalid">invalid map: lat and lon must be numbers within range</p>${renderJson(value)}`;
   const center = { lat: value.lat as number, lon: value.lon as number };
@@ -166,19 +172,19 @@ function renderMap(value: unknown): Markup {
     .filter((m): m is Record<string, unknown> => isRecord(m) && validCoordinate(m.lat, m.lon))
     .map((m) => ({ lat: m.lat as number, lon: m.lon as number, title: typeof m.title === 'string' ? m.title : undefined }));
 
-  const points = [center, ...markers];
-  const xs = points.map((p) => p.lon);
-  const ys = points.map((p) => mercatorY(p.lat));
-  const spanX = Math.max(...xs) - Math.min(...xs) || 0.01;
-  const spanY = Math.max(...ys) - Math.min(...ys) || 0.0002;
+  // Centred on the map's centre, as the map the caption names would be: each marker sits at its
+  // offset from there, east to the right and north up (Web Mercator), and a marker across the
+  // antimeridian sits on the near side. One scale for both axes, so every marker fits.
   const [width, height, pad] = [480, 240, 30];
-  const scale = Math.min((width - 2 * pad) / spanX, (height - 2 * pad) / ((spanY * 180) / Math.PI));
-  const midX = (Math.max(...xs) + Math.min(...xs)) / 2;
-  const midY = (Math.max(...ys) + Math.min(...ys)) / 2;
-  const project = (p: { lat: number; lon: number }) => ({
-    x: (width / 2 + (p.lon - midX) * scale).toFixed(1),
-    y: (height / 2 - ((mercatorY(p.lat) - midY) * 180 * scale) / Math.PI).toFixed(1),
-  });
+  const offset = (p: { lat: number; lon: number }) => ({ dx: eastOf(center.lon, p.lon), dy: ((mercatorY(p.lat) - mercatorY(center.lat)) * 180) / Math.PI });
+  const farX = Math.max(0, ...markers.map((m) => Math.abs(offset(m).dx)));
+  const farY = Math.max(0, ...markers.map((m) => Math.abs(offset(m).dy)));
+  const scale = Math.min(farX > 0 ? (width / 2 - pad) / farX : Infinity, farY > 0 ? (height / 2 - pad) / farY : Infinity);
+  const project = (p: { lat: number; lon: number }) => {
+    const { dx, dy } = offset(p);
+    const k = Number.isFinite(scale) ? scale : 0;
+    return { x: (width / 2 + dx * k).toFixed(1), y: (height / 2 - dy * k).toFixed(1) };
+  };
 
   const c = project(center);
   const dots = markers.map((m, i) => {

@@ -155,6 +155,33 @@ describe('renderDescription', () => {
     expect(html).toContain('https://www.openstreetmap.org/?mlat=48.8606&amp;mlon=2.3376#map=15/48.8606/2.3376');
   });
 
+  it('places map markers where their coordinates say: centred on the map centre, east right, north up, the short way across the antimeridian', () => {
+    const sketch = (map: unknown) => {
+      const html = renderDescription({ map });
+      const cross = /class="map-center" d="M([\d.]+) [\d.]+v16M[\d.]+ ([\d.]+)h16"/.exec(html)!;
+      const dots = [...html.matchAll(/<circle cx="([\d.]+)" cy="([\d.]+)" r="6"><title>([^<]*)<\/title>/g)];
+      const centre = { x: Number(cross[1]), y: Number(cross[2]) };
+      return { centre, at: Object.fromEntries(dots.map((d) => [d[3], { x: Number(d[1]) - centre.x, y: Number(d[2]) - centre.y }])) };
+    };
+    // One marker east of Paris only: the centre stays in the middle of the sketch, the marker right of it.
+    const east = sketch({ lat: 48.85, lon: 2.35, markers: [{ lat: 48.85, lon: 2.45, title: 'east' }] });
+    expect(east.centre).toEqual({ x: 240, y: 120 });
+    expect(east.at.east.x).toBeGreaterThan(0);
+    expect(east.at.east.y).toBe(0);
+    // North is up, south down, west left, and equal distances in degrees of longitude look equal.
+    const around = sketch({ lat: 0, lon: 0, markers: [{ lat: 5, lon: 0, title: 'north' }, { lat: -5, lon: 0, title: 'south' }, { lat: 0, lon: -5, title: 'west' }, { lat: 0, lon: 10, title: 'far east' }] });
+    expect(around.centre).toEqual({ x: 240, y: 120 });
+    expect(around.at.north).toMatchObject({ x: 0 });
+    expect(around.at.north.y).toBeLessThan(0);
+    expect(around.at.south.y).toBeCloseTo(-around.at.north.y, 0);
+    expect(around.at.west).toMatchObject({ y: 0 });
+    expect(around.at['far east'].x).toBeCloseTo(-2 * around.at.west.x, 0);
+    // Fiji: 2 degrees east across the antimeridian is just right of the centre, not at the far left.
+    const fiji = sketch({ lat: -17, lon: 179, markers: [{ lat: -17, lon: -179, title: 'across' }, { lat: -17, lon: 177, title: 'west' }] });
+    expect(fiji.at.across.x).toBeGreaterThan(0);
+    expect(fiji.at.across.x).toBeCloseTo(-fiji.at.west.x, 0);
+  });
+
   it('shows images as data: URLs only when their base64 is valid', () => {
     const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8/x8AAwMCAO+ip1sAAAAASUVORK5CYII=';
     expect(renderDescription({ png: pixel })).toContain(`src="data:image/png;base64,${pixel}"`);
@@ -261,6 +288,12 @@ describe('renderApprovalPage: buttons and states', () => {
     const html = renderApprovalPage(model({ state, formSchema: { properties: { a: { type: 'string' } } } }));
     expect(html).toContain(text);
     expect(html).not.toMatch(/<button|<form|<input/);
+  });
+
+  it('lets a signed-in viewer switch account, coming back to the page', () => {
+    const page = renderApprovalPage(model({ viewer: 'ann', switchAccountUrl: '/login?next=%2Fapprove%2Fdemo%2Fj1%2F1%2Fsig' }));
+    expect(page).toContain('<dd id="viewer">signed in as ann <a id="switch-account" href="/login?next=%2Fapprove%2Fdemo%2Fj1%2F1%2Fsig">Switch account</a></dd>');
+    expect(renderApprovalPage(model({ viewer: null, switchAccountUrl: '/login' }))).toContain('<dd id="viewer">not signed in</dd>');
   });
 
   it('renders the description inside the page', () => {

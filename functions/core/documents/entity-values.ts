@@ -139,6 +139,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
       approvals: z.array(approval),
       cancel: z.object({ by: z.string(), reason: z.string(), at: timestamp }).optional(),
       timed_out: z.boolean().optional(),
+      resumed: z.boolean().optional(),
     }),
   ),
   gates: z.record(z.string(), gateState).optional(),

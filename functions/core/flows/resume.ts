@@ -173,6 +173,15 @@ export async function resumeStep(
   };
 }
 
+/** With a login required, whether the viewer approved the step already through another of its URLs. */
+function alreadyApprovedBy(ctx: SuspendContext, req: ResumeRequest): boolean {
+  const person = req.principal?.username;
+  if (!person || !loginNeeded(ctx.settings, contextGroups(ctx))) return false;
+  const key = eventsKey(req);
+  const counted = [...(ctx.run.events[key]?.approvals ?? []), ...(key === FLOW_LEVEL ? [] : (ctx.run.events[FLOW_LEVEL]?.approvals ?? []))];
+  return counted.some((a) => a.logged_in && a.approver === person);
+}
+
 /** A step's own approvals are kept under its job id; pre-approvals under the flow's. */
 function eventsKey(req: ResumeKey): string {
   return req.flowLevel ? FLOW_LEVEL : req.stepJobId;
@@ -213,6 +222,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const events = run.events[eventsKey(req)] ?? { approvals: [] };
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
+  const approvedBefore = !used && blocker === null && alreadyApprovedBy(ctx, req);
   return {
     flowPath: flowJob.script_path,
     flowSummary: version?.summary ?? '',
@@ -226,8 +236,11 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
     defaultArgs: isRecord(prompt.default_args) ? prompt.default_args : {},
     enums: stringLists(prompt.enums),
     hideCancel: settings.hide_cancel,
-    state: approvalState(run, req.stepJobId, settings.required_events),
-    blockedReason: blocker?.message ?? (used ? 'this link was already used to approve: it counts once' : null),
+    // A pre-approval waits for a later step: its page stays open until the flow ends.
+    state: req.flowLevel ? (run.status === 'finished' ? 'finished' : 'waiting') : approvalState(run, req.stepJobId, settings.required_events),
+    blockedReason:
+      blocker?.message ??
+      (used ? 'this link was already used to approve: it counts once' : approvedBefore ? `you already approved this step as ${req.principal?.username}: a person counts once` : null),
     loginWouldHelp: blocker?.status === 401,
   };
 }
@@ -240,7 +253,7 @@ export function approvalState(run: FlowRun, stepJobId: string, required: number)
   // Approvals may come in while the step itself still runs, before the flow suspends.
   const here = (step?.kind === 'suspend' && step.resume_job === stepJobId) || (step?.kind === 'child' && step.job.id === stepJobId);
   if (here && run.status !== 'finished') return 'waiting';
-  if ((events?.approvals.length ?? 0) >= required) return 'resumed';
+  if (events?.resumed || (events?.approvals.length ?? 0) >= required) return 'resumed';
   if (events?.timed_out) return 'timed_out';
   return 'finished';
 }

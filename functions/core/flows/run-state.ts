@@ -28,6 +28,8 @@ export interface StepEvents {
   cancel?: { by: string; reason: string; at: string };
   /** Set when the step's approval timeout passed before enough approvals arrived. */
   timed_out?: boolean;
+  /** Set when enough approvals (its own and the pre-approvals it counted) resumed the flow. */
+  resumed?: boolean;
 }
 
 /** How a ConsentGate was decided (spec 7.7); `approver` is null when it timed out. */

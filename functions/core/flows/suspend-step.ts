@@ -53,6 +53,8 @@ function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kin
     run.resume = run.resumes[run.resumes.length - 1] ?? {};
     run.approvers = [...new Set(approvals.map((a) => a.approver))];
     run.consumed = [...(run.consumed ?? []), ...eligible.map((a) => a.resume_id)];
+    // A fact of the step, so its pages say it was approved however the count was made up.
+    run.events[current.resume_job] = { ...own, resumed: true };
     // Pre-approvals this step's rules did not accept stay for a later step that may.
     if (run.events[FLOW_LEVEL]) run.events[FLOW_LEVEL] = { approvals: pre.approvals.filter((a) => !eligible.includes(a)) };
   } else if (current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
