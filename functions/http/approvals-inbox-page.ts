@@ -106,7 +106,7 @@ ${description ? html`<section class="description" aria-label="Description">${des
 <p class="meta">run ${s.run_id} (${v.flowPath}) in ${s.workspace}, started by ${v.triggeredBy}; ${v.approvalsReceived} of ${v.approvalsRequired} approvals received${s.deadline ? html`; decide before ${s.deadline}` : ''}</p>
 ${history(s.audit)}<form data-resume="${s.resume_url}"${s.cancel_url ? html` data-cancel="${s.cancel_url}"` : ''}>
 ${schema ? renderFormFields(schema, v.defaultArgs ?? {}, v.enums ?? {}, `step${index}`) : ''}
-${s.cancel_url ? html`<label>Reason for a rejection <textarea name="decision_reason"></textarea></label>\n` : ''}<button type="submit" value="approved">Approve</button>${s.cancel_url ? html` <button type="submit" value="rejected" class="secondary">Reject</button>` : ''}
+${s.cancel_url ? html`<label>Reason for a rejection <textarea name="decision_reason"></textarea></label>\n` : ''}<button type="submit" value="approved">Approve</button>${s.cancel_url ? html` <button type="submit" value="rejected" class="secondary" formnovalidate>Reject</button>` : ''}
 <p role="status"></p></form>
 </article>
 `;

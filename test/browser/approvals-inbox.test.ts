@@ -6,6 +6,9 @@ import { launchBrowser, type BrowserSession } from './browser.js';
  * The `/approvals` page in Chromium against the real local service: a finance approver logs in
  * through the login page, sees the run waiting at the ConsentGate with its rendered (escaped)
  * message, approves it with a reason, and `pay` sees the decision; a rejection fails the other run.
+ * Suspended approval steps asking the finance group are listed too, with their description (its map
+ * markers where their coordinates say) and form, approved or rejected with a reason through the
+ * resume API's rules; a step asking another group is not.
  * Someone who is not an approver sees nothing to decide. No console error, CSP violation or
  * request off loopback.
  */
@@ -29,11 +32,15 @@ afterAll(async () => {
 const rawscript = (content: string, input_transforms: Record<string, unknown> = {}) => ({ type: 'rawscript', language: 'bun', content, input_transforms });
 
 async function runToGate(): Promise<string> {
-  const id = await (await s.post('/api/w/main/jobs/run/p/f/finance/pay', { supplier: '<b>ACME</b>' })).text();
+  return runTo('f/finance/pay', 'awaiting_approval', { supplier: '<b>ACME</b>' });
+}
+
+async function runTo(path: string, status: 'awaiting_approval' | 'suspended', args: unknown = {}): Promise<string> {
+  const id = await (await s.post(`/api/w/main/jobs/run/p/${path}`, args)).text();
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-    if ((await (await s.fetch(`/api/w/main/jobs_u/get/${id}`)).json()).status === 'awaiting_approval') return id;
+    if ((await (await s.fetch(`/api/w/main/jobs_u/get/${id}`)).json()).status === status) return id;
   }
-  throw new Error(`run ${id} never reached its gate`);
+  throw new Error(`run ${id} never got ${status}`);
 }
 
 describe('the approvals page', () => {
@@ -83,6 +90,83 @@ describe('the approvals page', () => {
     // The one 400 is the refused rejection without a reason, which Chromium logs as a failed load.
     expect(w.problems).toEqual(['console error: Failed to load resource: the server responded with a status of 400 (Bad Request)']);
     await w.page.close();
+  }, 90_000);
+
+  it('lists the approval steps the person may resolve, with description and form, and approves or rejects them', async () => {
+    const ask = `export function main() {
+  return {
+    description: { render_all: [{ markdown: '## Refund for order 7' }, { map: { lat: 48.85, lon: 2.35, markers: [{ lat: 48.85, lon: 2.45, title: 'Warehouse' }] } }] },
+    default_args: { note: 'looks fine' },
+  };
+}`;
+    const refund = (path: string, group: string) => ({
+      path,
+      summary: 'Refund a customer',
+      value: {
+        modules: [
+          {
+            id: 'ask',
+            value: rawscript(ask),
+            suspend: {
+              required_events: 1,
+              user_groups_required: group,
+              resume_form: { schema: { properties: { amount: { type: 'number', description: 'Amount to refund' }, note: { type: 'string' } }, required: ['amount'], order: ['amount', 'note'] } },
+            },
+          },
+          { id: 'pay', value: rawscript('export function main(r: any, a: string[]) { return { refunded: r, approvers: a } }', { r: { type: 'javascript', expr: 'resume' }, a: { type: 'javascript', expr: 'approvers' } }) },
+        ],
+      },
+    });
+    expect((await s.post('/api/w/main/flows/create', refund('f/finance/refund', 'finance'))).status).toBe(201);
+    expect((await s.post('/api/w/main/flows/create', refund('f/legal/refund', 'legal'))).status).toBe(201);
+    expect((await s.post('/api/w/main/groups/create', { name: 'legal' })).status).toBeLessThan(300);
+    const approveMe = await runTo('f/finance/refund', 'suspended');
+    const rejectMe = await runTo('f/finance/refund', 'suspended');
+    const notMine = await runTo('f/legal/refund', 'suspended');
+
+    const w = await browser.newPage();
+    await w.page.goto(`${s.url}/login?next=%2Fapprovals`);
+    await w.page.locator('#email').fill('fiona@example.com');
+    await w.page.locator('#password').fill('fiona-password-1');
+    await w.page.getByRole('button', { name: 'Log in' }).click();
+    await w.page.waitForURL((url) => url.pathname === '/approvals');
+
+    const steps = w.page.getByRole('region', { name: 'Approval steps' });
+    await expect(steps.getByRole('article').count()).resolves.toBe(2);
+    await expect(w.page.getByRole('article', { name: `f/legal/refund step ask ${notMine}` }).count()).resolves.toBe(0);
+
+    const item = w.page.getByRole('article', { name: `f/finance/refund step ask ${approveMe}` });
+    await expect(item.getByRole('heading', { name: 'Refund for order 7' }).isVisible()).resolves.toBe(true);
+    // The warehouse is east of the map's centre: its marker sits to the right of the centre cross, level with it.
+    const cross = (await item.locator('svg.map .map-center').boundingBox())!;
+    const marker = (await item.locator('svg.map .marker circle').boundingBox())!;
+    expect(marker.x + marker.width / 2).toBeGreaterThan(cross.x + cross.width / 2 + 50);
+    expect(Math.abs(marker.y + marker.height / 2 - (cross.y + cross.height / 2))).toBeLessThan(2);
+    await expect(item.locator('[data-field="note"]').inputValue()).resolves.toBe('looks fine');
+    // The form's required field: the browser asks for it, and nothing is sent.
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await expect(item.locator('[data-field="amount"]').evaluate((el) => (el as HTMLInputElement).validationMessage)).resolves.not.toBe('');
+    expect((await (await s.fetch(`/api/w/main/jobs_u/get/${approveMe}`)).json()).flow_status.suspend.approvals_received).toBe(0);
+    await item.getByLabel('amount').fill('12.5');
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await item.getByText('Approved: 1 of 1 approvals received; the flow goes on.').waitFor();
+    expect(await waitForJob(s, approveMe)).toMatchObject({ status: 'success', result: { refunded: { amount: 12.5, note: 'looks fine' }, approvers: ['fiona'] } });
+
+    const other = w.page.getByRole('article', { name: `f/finance/refund step ask ${rejectMe}` });
+    await other.getByLabel('Reason for a rejection').fill('duplicate request');
+    await other.getByRole('button', { name: 'Reject' }).click();
+    await other.getByText('Rejected: the flow is canceled.').waitFor();
+    const canceled = await waitForJob(s, rejectMe);
+    expect(canceled.status).toBe('canceled');
+    expect(canceled.result.error.message).toContain('duplicate request');
+    expect(canceled.flow_status.audit).toMatchObject([{ step: 'ask', event: 'canceled', who: 'fiona', reason: 'duplicate request' }]);
+
+    await w.page.reload();
+    await expect(w.page.getByRole('region', { name: 'Approval steps' }).count()).resolves.toBe(0);
+    expect(w.problems).toEqual([]);
+    await w.page.close();
+    // Not left suspended for the server's shutdown.
+    expect((await s.post(`/api/w/main/jobs_u/queue/cancel/${notMine}`, {})).status).toBe(200);
   }, 90_000);
 
   it('shows nothing to decide to someone who is not an approver', async () => {

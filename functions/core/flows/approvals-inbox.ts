@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { getEntityValue } from '../entities.js';
 import { Rights } from '../permissions.js';
-import { isNamedApprover, selfApprovalBlocker } from './approval-rules.js';
-import { findModule } from './definition.js';
+import { isNamedApprover, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
+import { findModule, suspendSettings } from './definition.js';
 import { approvalView, resumeUrls, type ApprovalView } from './resume.js';
 import { approvalAudit, getFlowRun, type ApprovalAuditEntry, type FlowRun } from './run-state.js';
 import type { Principal } from '../auth.js';
@@ -62,8 +62,7 @@ export async function inboxFor(deps: Pick<CoreDeps, 'store' | 'config'>, princip
       if (!run) continue;
       const gate = await waitingGate(deps, principal, job, run);
       if (gate) inbox.gates.push(gate);
-      // A step asks whoever holds its URL: only people who may see the run are shown it here.
-      const step = rights.canJob(job, 'read') ? await waitingStep(deps, principal, job, run) : null;
+      const step = await waitingStep(deps, principal, job, run, rights.canJob(job, 'read'));
       if (step) inbox.steps.push(step);
     }
   }
@@ -90,8 +89,12 @@ async function waitingGate(deps: Pick<CoreDeps, 'store'>, principal: Principal, 
   };
 }
 
-async function waitingStep(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, job: Job, run: FlowRun): Promise<WaitingStep | null> {
+async function waitingStep(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, job: Job, run: FlowRun, canReadRun: boolean): Promise<WaitingStep | null> {
   if (run.status !== 'suspended' || run.step?.kind !== 'suspend') return null;
+  // A step asks whoever holds its URL: it is shown to people who may see the run, and to the
+  // members of the groups it names (whom it asks in so many words).
+  const settings = findModule(run.modules, run.step.module)?.suspend ?? suspendSettings.parse({});
+  if (!canReadRun && ruleGroups(settings, run.step.groups).length === 0) return null;
   const key = { workspaceId: job.workspace_id, stepJobId: run.step.resume_job, resumeId: personalResumeId(deps.config.signingKey, run.step.resume_job, principal.username), approver: principal.username, flowLevel: false };
   const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, key);
   const signature = urls.resume.split('/').at(-1)!.split('?')[0];
