@@ -286,6 +286,46 @@ describe('approval flow in Chromium against the real server', () => {
   );
 
   it(
+    'lets a signed-in user who may not approve switch account on the page and approve as the other user',
+    async () => {
+      const cid = await user('cid');
+      const dan = await user('dan');
+      await createFlow('u/cid/payout', threeSteps({ required_events: 1, timeout: 600, self_approval_disabled: true, resume_form: FORM }), cid.token);
+      const { id, urls } = await runUntilSuspended('u/cid/payout', { approvers: ['anyone'] }, cid.token);
+      const pagePath = local(urls.anyone.approvalPage);
+
+      // Signed in as the user who triggered the flow: refused, but offered to switch account.
+      const fresh = await launchBrowser();
+      extraSessions.push(fresh);
+      const w = await newPage(fresh);
+      await w.page.goto(`${s.url}/login?next=${encodeURIComponent(pagePath)}`);
+      await logInOnPage(w, cid);
+      await w.page.waitForURL(s.url + pagePath);
+      await w.page.locator('#viewer').getByText('signed in as cid').waitFor();
+      await expect(w.page.locator('#blocked').textContent()).resolves.toBe('the user who triggered the flow may not approve it');
+      const cidSession = (await fresh.context.cookies(s.url)).find((c) => c.name === 'svc_session')!;
+      await w.page.getByRole('link', { name: 'Switch account' }).click();
+      await w.page.waitForURL((url) => url.pathname === '/login');
+
+      // Logged in as dan, back on the same page: dan may approve, and does.
+      await logInOnPage(w, dan);
+      await w.page.waitForURL(s.url + pagePath);
+      await w.page.locator('#viewer').getByText('signed in as dan').waitFor();
+      await expect(w.page.locator('#blocked').count()).resolves.toBe(0);
+      await w.page.getByRole('button', { name: 'Approve' }).click();
+      await w.page.locator('#status').getByText('Approved. 1 of 1 approvals received; the flow resumes.', { exact: true }).waitFor();
+      const done = await finished(id);
+      expect(done.status, JSON.stringify(done.result)).toBe('success');
+      expect(done.flow_status.results.after.approvers).toEqual(['dan']);
+
+      // cid's session ended with the switch, rather than living on behind a replaced cookie.
+      const whoami = await s.fetch('/api/users/whoami', { token: null, headers: { cookie: `svc_session=${cidSession.value}` } });
+      expect(whoami.status).toBe(401);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'cancels the flow with the Cancel button and its reason; hide_cancel shows no Cancel button',
     async () => {
       await createFlow('u/admin/cancellable', threeSteps({ required_events: 1, timeout: 600, resume_form: FORM }));
