@@ -447,6 +447,8 @@ describe('IAM boundaries', () => {
     expect(sfnGrants(stack.api.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess', 'states:StartExecution'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.worker.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.flowRunner.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
+    // It wakes flows at a gate whose notices a crashed turn left unsent.
+    expect(sfnGrants(stack.maintenance.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
   });
 
   it('lets the api read both secrets and the worker only the signing key', () => {
