@@ -13,7 +13,9 @@ import { startServer, waitForJob, type TestServer } from './harness.js';
  * `collect -> gate (group finance, timeout, email + webhook) -> pay`; the approvers get the signed
  * webhook (and, locally, the email over SMTP) with the rendered message; a non-approver gets 403;
  * a rejection fails the run with its reason; an approval lets `pay` see the decision; a gate
- * nobody decides times out into `failed`. Locally the gate also survives kill -9.
+ * nobody decides times out into `failed`. The approvals page offers the waiting run and an approval
+ * step asking finance, and takes the decisions its script sends. Locally the gate also survives
+ * kill -9, and a notice the process died before sending is sent once it is back.
  */
 
 const local = process.env.SVC_TEST_SHELL !== 'aws';
@@ -26,6 +28,7 @@ let hookUrl: string;
 const mails: { to: string[]; data: string }[] = [];
 const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
 const tokens: Record<string, string> = {};
+const cookies: Record<string, string> = {};
 
 beforeAll(async () => {
   hookServer = createServer((req, res) => {
@@ -66,6 +69,7 @@ beforeAll(async () => {
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
     const res = await s.fetch('/api/users/tokens/create', { method: 'POST', token: null, headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'consent' }) });
     tokens[name] = await res.text();
+    cookies[name] = cookie;
   }
   await s.post('/api/w/main/groups/create', { name: 'finance' });
   await s.post('/api/w/main/groups/adduser/finance', { username: 'fiona' });
@@ -161,6 +165,41 @@ describe('ConsentGate over HTTP', () => {
     expect((await consent(id, { decision: 'approved', reason: 'checked' }, tokens.fiona)).status).toBe(200);
     const done = await waitForJob(s, id);
     expect(done).toMatchObject({ status: 'success', result: { paid: true, consent: { decision: 'approved', approver: 'fiona', reason: 'checked' } } });
+  });
+
+  it('offers the waiting run and an approval step asking finance on the approvals page, and takes the decisions made there', async () => {
+    const approvalsPage = async () => (await s.fetch('/approvals', { token: null, headers: { cookie: cookies.fiona } })).text();
+    // What the page's script sends: same-origin JSON with the session cookie.
+    const asPage = (path: string, body: unknown) => s.fetch(path, { method: 'POST', token: null, headers: { cookie: cookies.fiona, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refund = {
+      path: 'f/finance/refund',
+      value: {
+        modules: [
+          { id: 'ask', value: rawscript('export function main() { return { description: "Refund 5 EUR?" } }'), suspend: { required_events: 1, user_groups_required: 'finance', resume_form: { schema: { properties: { amount: { type: 'number' } }, required: ['amount'] } } } },
+          { id: 'after', value: rawscript('export function main(r: any, a: string[]) { return { ...r, approvers: a } }', { r: js('resume'), a: js('approvers') }) },
+        ],
+      },
+    };
+    expect((await s.post('/api/w/main/flows/create', refund)).status).toBe(201);
+    const gateRun = await startRun('f/finance/pay');
+    const stepRun = await startRun('f/finance/refund');
+    await awaitingApproval(s, gateRun);
+    for (let job: any = {}; job.status !== 'suspended'; await new Promise((r) => setTimeout(r, 50))) job = await (await s.fetch(`/api/w/main/jobs_u/get/${stepRun}`)).json();
+
+    const page = await approvalsPage();
+    expect(page).toContain(`data-run="${gateRun}"`);
+    expect(page).toContain('Pay the supplier: 42 EUR for nina');
+    const step = page.slice(page.indexOf(`aria-label="f/finance/refund step ask ${stepRun}"`));
+    expect(step).toContain('Refund 5 EUR?');
+    const resume = /data-resume="([^"]+)"/.exec(step)![1].replaceAll('&amp;', '&');
+    await expect((await s.fetch('/approvals', { token: null, headers: { cookie: cookies.olga } })).text()).resolves.not.toContain(stepRun);
+
+    expect((await asPage(`/api/v1/runs/${gateRun}/consent`, { decision: 'approved', reason: 'from the page' })).status).toBe(200);
+    expect(await waitForJob(s, gateRun)).toMatchObject({ status: 'success', result: { consent: { decision: 'approved', approver: 'fiona', reason: 'from the page' } } });
+    expect((await asPage(resume, {})).status).toBe(400);
+    expect((await asPage(resume, { amount: 5 })).status).toBe(200);
+    expect(await waitForJob(s, stepRun)).toMatchObject({ status: 'success', result: { amount: 5, approvers: ['fiona'] } });
+    expect(await approvalsPage()).toContain('Nothing waits for your decision.');
   });
 
   it('times out into failed when nobody decides', async () => {
