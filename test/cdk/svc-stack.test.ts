@@ -284,6 +284,20 @@ describe('flow-runner state machine', () => {
     expect(JSON.parse(json)).toEqual(flowRunnerDefinition({ flowRunnerFunctionArn: 'FLOW_RUNNER_ARN', jobsQueueUrl: 'JOBS_QUEUE_URL', stepTimeoutSeconds: 840 + 900 }));
   });
 
+  it('waits at an approval step or ConsentGate on a .waitForTaskToken task timed out by TimeoutSecondsPath, then advances again', () => {
+    const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 1 }))).States;
+    expect(states.Route.Choices).toContainEqual({ And: [{ Variable: '$.action', StringEquals: 'wait' }, { Variable: '$.timeoutSeconds', IsPresent: true }], Next: 'WaitUntilDeadline' });
+    expect(states.WaitUntilDeadline).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSecondsPath: '$.timeoutSeconds',
+      Parameters: { Payload: { op: 'park', 'taskToken.$': '$$.Task.Token' } },
+      Catch: expect.arrayContaining([{ ErrorEquals: ['States.Timeout'], ResultPath: null, Next: 'Advance' }]),
+      Next: 'Advance',
+    });
+    expect(states.WaitUntilDeadline.TimeoutSeconds).toBeUndefined();
+  });
+
   it('may call the flow-runner function, send to the jobs queue and run itself for sub-flows, nothing more', () => {
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((p: any) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === logicalId(stack.flowRunner.stateMachine.role)))
