@@ -21,10 +21,24 @@ export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>,
 /**
  * Runs waiting at a ConsentGate whose notices were never all tried (the process died between
  * storing the gate and sending): waking one makes the interpreter send them (gate-notices.ts).
+ * Only running flow jobs are looked at (an index on both shells), not every run ever stored, as
+ * the AWS maintenance function asks this every time it runs.
  */
 export async function runsWithPendingNotices(deps: Pick<CoreDeps, 'store'>): Promise<{ workspaceId: string; flowJobId: string }[]> {
-  return runsWhere(deps, (run) => gateWithPendingNotices(run) !== null);
+  const found: { workspaceId: string; flowJobId: string }[] = [];
+  for (const ws of await deps.store.listWorkspaces()) {
+    for (const job of await deps.store.listJobs({ workspace_id: ws.id, status: 'running', limit: RUNNING_SCAN_LIMIT })) {
+      if (job.kind !== 'flow') continue;
+      const entity = await deps.store.getEntity('flow_run', ws.id, job.id);
+      const run = entity && readableRun(entity);
+      if (run && gateWithPendingNotices(run)) found.push({ workspaceId: ws.id, flowJobId: job.id });
+    }
+  }
+  return found;
 }
+
+/** Running jobs looked at per workspace for unsent notices. */
+const RUNNING_SCAN_LIMIT = 10_000;
 
 async function runsWhere(deps: Pick<CoreDeps, 'store'>, wanted: (run: FlowRun) => boolean): Promise<{ workspaceId: string; flowJobId: string }[]> {
   const found: { workspaceId: string; flowJobId: string }[] = [];
