@@ -4,7 +4,7 @@ import { Rights } from '../permissions.js';
 import { isNamedApprover, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
 import { findModule, suspendSettings } from './definition.js';
 import { approvalView, resumeUrls, type ApprovalView } from './resume.js';
-import { approvalAudit, getFlowRun, type ApprovalAuditEntry, type FlowRun } from './run-state.js';
+import { approvalAudit, FLOW_LEVEL, getFlowRun, type ApprovalAuditEntry, type FlowRun } from './run-state.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -95,6 +95,9 @@ async function waitingStep(deps: Pick<CoreDeps, 'store' | 'config'>, principal: 
   // members of the groups it names (whom it asks in so many words).
   const settings = findModule(run.modules, run.step.module)?.suspend ?? suspendSettings.parse({});
   if (!canReadRun && ruleGroups(settings, run.step.groups).length === 0) return null;
+  // Someone who approved it already (through any of its URLs, under their name) is not waited on.
+  const approvedBy = [...(run.events[run.step.resume_job]?.approvals ?? []), ...(run.events[FLOW_LEVEL]?.approvals ?? [])].map((a) => a.approver);
+  if (approvedBy.includes(principal.username)) return null;
   const key = { workspaceId: job.workspace_id, stepJobId: run.step.resume_job, resumeId: personalResumeId(deps.config.signingKey, run.step.resume_job, principal.username), approver: principal.username, flowLevel: false };
   const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, key);
   const signature = urls.resume.split('/').at(-1)!.split('?')[0];
