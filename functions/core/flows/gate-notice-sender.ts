@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { newUuid } from '../crypto.js';
 import { notifyUser } from '../notifications.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -12,7 +11,8 @@ import type { CoreDeps } from '../deps.js';
 
 export type GateNotice =
   | { channel: 'email'; username: string; subject: string; text: string }
-  | { channel: 'webhook'; url: string; secret?: string; payload: unknown }
+  /** `id` is the Standard Webhooks message id: the same for every attempt of one notice. */
+  | { channel: 'webhook'; id: string; url: string; secret?: string; payload: unknown }
   | { channel: 'sns'; topicArn: string | null; subject: string; text: string };
 
 export interface GateNoticeSender {
@@ -30,7 +30,7 @@ export function gateNoticeSender(deps: Pick<CoreDeps, 'store' | 'clock' | 'email
           await notifyUser(deps, notice.username, { subject: notice.subject, text: notice.text });
           return;
         case 'webhook':
-          await postSigned(notice.url, notice.secret, notice.payload);
+          await postSigned(notice.id, notice.url, notice.secret, notice.payload);
           return;
         case 'sns':
           if (!deps.topics) throw new Error('this instance has no SNS');
@@ -42,9 +42,8 @@ export function gateNoticeSender(deps: Pick<CoreDeps, 'store' | 'clock' | 'email
 }
 
 /** A JSON POST signed in the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature). */
-async function postSigned(url: string, secret: string | undefined, payload: unknown): Promise<void> {
+async function postSigned(id: string, url: string, secret: string | undefined, payload: unknown): Promise<void> {
   const body = JSON.stringify(payload);
-  const id = `msg_${newUuid()}`;
   const timestamp = String(Math.floor(Date.now() / 1000));
   const headers: Record<string, string> = { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp };
   if (secret) headers['webhook-signature'] = standardWebhookSignature(secret, id, timestamp, body);

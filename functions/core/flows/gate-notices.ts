@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { updateEntity } from '../entities.js';
 import { retry } from '../retry.js';
 import { approverUsernames } from './approval-rules.js';
@@ -17,7 +18,8 @@ import type { Job } from '../../ports.js';
  * becomes `done` only once every channel was tried. So a process that dies in between loses no
  * notice: the interpreter sends pending notices whenever it looks at a waiting gate again, and
  * each shell wakes those runs when it starts (`runsWithPendingNotices` in timers.ts). Delivery is at least
- * once: a crash after sending and before recording sends again.
+ * once: a crash after sending and before recording sends again (a webhook with the same
+ * `webhook-id`, so its receiver can tell).
  */
 
 /** Three attempts per channel and recipient; the waits before the 2nd and 3rd are jittered. */
@@ -78,7 +80,9 @@ async function noticesOf(deps: NoticeDeps, flowJob: Job, run: FlowRun, moduleId:
         notices.push({ target: username, notice: { channel: 'email', username, subject, text } });
       }
     } else if (channel.channel === 'webhook') {
-      notices.push({ target: channel.url, notice: { channel: 'webhook', url: channel.url, secret: channel.secret, payload: { type: 'consent.requested', data } } });
+      // Derived from the run, gate and URL: every attempt, and a resend after a crash, is one message.
+      const id = `msg_${createHash('sha256').update(`${flowJob.id}\n${moduleId}\n${channel.url}`).digest('hex').slice(0, 32)}`;
+      notices.push({ target: channel.url, notice: { channel: 'webhook', id, url: channel.url, secret: channel.secret, payload: { type: 'consent.requested', data } } });
     } else if (channel.channel === 'sns') {
       notices.push({ target: channel.topic_arn ?? 'approvals topic', notice: { channel: 'sns', topicArn: channel.topic_arn ?? null, subject, text: JSON.stringify({ type: 'consent.requested', data }) } });
     }

@@ -222,6 +222,10 @@ describe('ConsentGate', () => {
       ['http://127.0.0.1:1/nothing-listens', 3, false],
     ]);
     expect(job.status).toBe('awaiting_approval');
+    // A retry is the same message (Standard Webhooks): one webhook-id, so a receiver can tell a repeat.
+    const tries = hooks.filter((h) => h.body.includes(id));
+    expect(tries).toHaveLength(2);
+    expect(new Set(tries.map((h) => h.headers['webhook-id'])).size).toBe(1);
     expect((await consent(id, { decision: 'approved', reason: 'fine' }, tokens.frank)).status).toBe(200);
     expect((await s.job(id)).status).toBe('success');
   });
