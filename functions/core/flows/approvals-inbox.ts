@@ -85,8 +85,23 @@ async function waitingGate(deps: Pick<CoreDeps, 'store'>, principal: Principal, 
     triggered_by: job.created_by,
     deadline: state.deadline,
     started_at: job.started_at,
-    audit: approvalAudit(run).filter((e) => e.step === module.id),
+    audit: approvalAudit(run)
+      .filter((e) => e.step === module.id)
+      .map(withoutWebhookPath),
   };
+}
+
+/**
+ * Approvers need not be able to read the run: a webhook's URL (whose path may hold a secret, as
+ * chat apps' incoming hooks do) is shown to them by its host only.
+ */
+function withoutWebhookPath(entry: ApprovalAuditEntry): ApprovalAuditEntry {
+  if (!entry.via.startsWith('webhook') || !entry.who) return entry;
+  try {
+    return { ...entry, who: new URL(entry.who).host };
+  } catch {
+    return { ...entry, who: 'webhook' };
+  }
 }
 
 async function waitingStep(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, job: Job, run: FlowRun, canReadRun: boolean): Promise<WaitingStep | null> {

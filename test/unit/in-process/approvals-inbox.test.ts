@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { inProcessService, json, type InProcessService } from './harness.js';
+import { inProcessService, json, until, type InProcessService } from './harness.js';
 
 /**
  * Which approval steps the `/approvals` page offers a person: those of runs they may read, or
@@ -76,5 +76,19 @@ describe('approval steps on the approvals page', () => {
     expect((await s.fetch(named.urls.fiona.resume.replace(/^https?:\/\/[^/]+/, ''), { ...json({}), token: null })).status).toBe(200);
     expect(await inbox()).not.toContain(named.id);
     expect((await s.job(named.id)).flow_status.suspend.approvals_received).toBe(1);
+  });
+
+  it("shows a gate's history to its approvers without the webhook URL's path, which may hold a secret", async () => {
+    const url = 'http://127.0.0.1:1/hooks/T000/s3cr3t-path';
+    const gate = { type: 'consentgate', approvers: ['fiona'], notify: [{ channel: 'webhook', url }], message: 'ok?' };
+    expect((await s.post(`${ws}/flows/create`, { path: 'u/admin/hooked', value: { modules: [{ id: 'gate', value: gate }] } })).status).toBe(201);
+    const id = await (await s.post(`${ws}/jobs/run/p/u/admin/hooked`, {})).text();
+    const view = async () => (await (await s.fetch(`${ws}/jobs_u/get/${id}`)).json()) as Record<string, any>;
+    const job = await until(view, (j) => j.flow_status?.gate?.notices === 'done', 100_000);
+    expect(job.flow_status.gate.deliveries).toHaveLength(3);
+    const page = await inbox();
+    expect(page).toContain(`data-run="${id}"`);
+    expect(page).toContain('notice_failed · 127.0.0.1:1 · webhook (attempt 3)');
+    expect(page).not.toContain('s3cr3t');
   });
 });
