@@ -1,3 +1,4 @@
+import type { RetrySchedule } from './events/retry-schedule.js';
 import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
@@ -16,6 +17,8 @@ export interface CoreConfig {
   signingKey: Uint8Array;
   /** How often waiters re-read a job when the shell's signals cannot wake them (AWS). */
   pollIntervalMs: number;
+  /** When failed webhook deliveries are tried again, and each attempt's time limit. */
+  webhookRetry: RetrySchedule;
 }
 
 export interface CoreDeps {

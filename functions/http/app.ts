@@ -24,6 +24,7 @@ import { tokenPageRoutes } from './token-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
@@ -88,7 +89,9 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api', authRoutes(deps));
   app.route('/api/v1', consentRoutes(deps));
   app.route('/api', workspaceRoutes(deps));
+  app.route('/api', instanceWebhookRoutes(deps));
   app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
+  app.route('/api/w/:workspace', workspaceWebhookRoutes(deps));
   app.route('/api/w/:workspace', groupFolderRoutes(deps));
   app.route('/api/w/:workspace', resourceVariableRoutes(deps));
   app.route('/api/w/:workspace', flowRoutes(deps));

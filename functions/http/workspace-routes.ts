@@ -3,6 +3,7 @@ import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/wor
 import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import { getSyncKey, setSyncKey } from '../core/sync-key.js';
+import { webhookView } from '../core/events/webhook-settings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -26,7 +27,8 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
 
   r.get('/workspaces/get_settings', async (c) => {
     c.get('rights').check('workspaces', 'read');
-    return c.json(c.get('workspace'));
+    // The webhook's URL and whether it signs, never its secret.
+    return c.json({ ...c.get('workspace'), ...(await webhookView(deps, c.get('workspace').id)) });
   });
   // The workspace's own job limits, each at most the instance's (README: Job confinement).
   r.get('/workspaces/job_limits', async (c) => {

@@ -19,6 +19,8 @@ import { AesSecretCipher } from './aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from './key-file.js';
 import { SmtpEmailSender } from './smtp-email-sender.js';
 import { sweepTokens } from '../../core/token-expiry.js';
+import { OutboundHttp } from '../outbound-http.js';
+import { startEventDispatcher } from './event-dispatcher.js';
 import type { LocalConfig } from './config.js';
 import { errorText, log } from '../../core/logger.js';
 
@@ -78,6 +80,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   pool.start(deps);
   await flows.start(deps);
   const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
+  const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }) }, config.webhookPollMs);
 
   return {
     url,
@@ -85,6 +88,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await sweeper.stop();
+      await dispatcher.stop();
       email?.close();
       await flows.stop();
       await pool.stop();
