@@ -1,6 +1,15 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** Webhook settings for tests: loopback allowed, retries and polling in fractions of a second. */
+export const FAST_WEBHOOKS = {
+  SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+  SVC_WEBHOOK_RETRY_FIRST_MS: '200',
+  SVC_WEBHOOK_RETRY_MAX_MS: '1000',
+  SVC_WEBHOOK_POLL_MS: '100',
+  SVC_WEBHOOK_TIMEOUT_MS: '2000',
+};
+
 /**
  * A webhook receiver on loopback, as a user would run one: it keeps every request it gets and
  * answers 200, or `status` for the next `failures` requests.

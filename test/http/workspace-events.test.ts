@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createScript, startServer, type TestServer } from './harness.js';
-import { startReceiver, type Receiver } from './webhook-receiver.js';
+import { FAST_WEBHOOKS, startReceiver, type Receiver } from './webhook-receiver.js';
 
 /**
  * Workspace webhook events (spec 6.1) over real HTTP, in both shells: every change reaches a
@@ -10,14 +10,6 @@ import { startReceiver, type Receiver } from './webhook-receiver.js';
  * item, retried after 5xx, with a delivery log and redelivery. Retries are shortened with the
  * instance settings the README names; SVC_WEBHOOK_ALLOW_PRIVATE lets the service reach loopback.
  */
-
-export const FAST_WEBHOOKS = {
-  SVC_WEBHOOK_ALLOW_PRIVATE: '1',
-  SVC_WEBHOOK_RETRY_FIRST_MS: '200',
-  SVC_WEBHOOK_RETRY_MAX_MS: '1000',
-  SVC_WEBHOOK_POLL_MS: '100',
-  SVC_WEBHOOK_TIMEOUT_MS: '2000',
-};
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -29,7 +21,8 @@ describe('workspace webhook', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    s = await startServer({ env: FAST_WEBHOOKS });
+    // The token sweep every second, for the token events.
+    s = await startServer({ env: { ...FAST_WEBHOOKS, SVC_TOKEN_SWEEP_SECONDS: '1' } });
   });
   afterAll(async () => {
     if (process.env.SVC_TEST_DEBUG) console.log(s.output());
@@ -125,6 +118,22 @@ describe('workspace webhook', () => {
       const order = events.filter((e) => e.subject === item).map((e) => e.type.replace(/Path$/, ''));
       expect(order.map((t) => t.match(/^(Create|Update|Delete)/)![1]), item).toEqual(['Create', 'Update', 'Delete']);
     }
+  });
+
+  it('announces a token nearing expiry and one expired and deleted, by label, never by value', async () => {
+    const create = async (label: string, expiration: string) => {
+      const res = await s.post('/api/users/tokens/create', { label, expiration });
+      expect(res.status, await res.clone().text()).toBe(201);
+      return res.text();
+    };
+    const soon = await create('hook-soon', new Date(Date.now() + 3 * 24 * 3600 * 1000).toISOString());
+    const brief = await create('hook-brief', new Date(Date.now() + 2500).toISOString());
+    const events = await receiver.waitFor((e) => e.some((x) => x.type === 'TokenExpiringSoon' && x.subject === 'hook-soon') && e.some((x) => x.type === 'TokenExpired' && x.subject === 'hook-brief'));
+    const expiring = events.find((x) => x.type === 'TokenExpiringSoon' && x.subject === 'hook-soon')!;
+    expect(expiring.data).toMatchObject({ workspace: s.workspace, kind: 'token', path: 'hook-soon', owner: 'admin', expires_at: expect.any(String) });
+    const expired = events.find((x) => x.type === 'TokenExpired' && x.subject === 'hook-brief')!;
+    expect(expired.data).toMatchObject({ kind: 'token', owner: 'admin' });
+    for (const token of [soon, brief]) expect(JSON.stringify(events)).not.toContain(token.slice(4, 16));
   });
 
   it('retries after 5xx until the receiver takes the event, and the log shows every attempt', async () => {
