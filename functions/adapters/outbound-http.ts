@@ -33,8 +33,9 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  // IPv4-mapped and NAT64 addresses reach IPv4 hosts: refused whole rather than decoded.
-  ['::ffff:0:0', 96],
+  // IPv4-mapped addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList
+  // itself (a ::ffff:0:0/96 rule would also catch every IPv4 address). NAT64 reaches IPv4 hosts
+  // without that mapping: refused whole.
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],

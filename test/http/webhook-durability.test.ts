@@ -45,6 +45,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
+// Each test starts its own server (the AWS shell's starts DynamoDB Local first): hence their timeouts.
 describe('webhook durability', () => {
   it('gives up an attempt at a receiver that never answers, says so in the log, and the API goes on', async () => {
     const silent = createServer(() => {
@@ -63,7 +64,7 @@ describe('webhook durability', () => {
     expect(log[0].next_attempt_at).toEqual(expect.any(String));
     // Meanwhile the API answers as ever.
     expect((await s.post(`/api/w/${s.workspace}/folders/create`, { name: 'still_served' })).status).toBe(201);
-  });
+  }, 120_000);
 
   it.skipIf(localProcessOnly)('delivers after a kill -9 what was pending, in order', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-durable-'));
@@ -92,5 +93,5 @@ describe('webhook durability', () => {
     const created = log.find((d) => d.type === 'CreateFolder');
     expect(created.attempts.map((a: any) => a.status_code)).toContain(503);
     expect(created.attempts.at(-1).status_code).toBe(200);
-  });
+  }, 120_000);
 });
