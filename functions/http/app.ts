@@ -21,6 +21,7 @@ import { consentRoutes } from './consent-routes.js';
 import { approvalsPageRoutes } from './approvals-inbox-page.js';
 import { loginPageRoutes } from './login-page.js';
 import { tokenPageRoutes } from './token-page.js';
+import { settingsPageRoutes } from './settings-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
@@ -67,6 +68,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
+  app.route('/', settingsPageRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
