@@ -161,6 +161,8 @@ export const ENTITY_KINDS = [
   'audit',
   'job_limits',
   'webhook',
+  'app',
+  'app_version',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -25,6 +25,7 @@ import { settingsPageRoutes } from './settings-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -97,6 +98,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', groupFolderRoutes(deps));
   app.route('/api/w/:workspace', resourceVariableRoutes(deps));
   app.route('/api/w/:workspace', flowRoutes(deps));
+  app.route('/api/w/:workspace', appRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));

@@ -55,6 +55,10 @@ describe('workspace webhook', () => {
     expect((await s.post(`${ws()}/flows/update/u/admin/hooked_flow`, { summary: 't', value: { modules: [] } })).status).toBe(200);
     expect((await del(`${ws()}/flows/delete/u/admin/hooked_flow`)).status).toBe(200);
 
+    expect((await s.post(`${ws()}/apps/create`, { path: 'u/admin/hooked_app', summary: 'a', value: { grid: [] } })).status).toBe(201);
+    expect((await s.post(`${ws()}/apps/update/u/admin/hooked_app`, { value: { grid: [{ id: 'a' }] } })).status).toBe(200);
+    expect((await del(`${ws()}/apps/delete/u/admin/hooked_app`)).status).toBe(200);
+
     expect((await s.post(`${ws()}/resources/type/create`, { name: 'hook_type', schema: { type: 'object' } })).status).toBe(201);
     expect((await s.post(`${ws()}/resources/type/update/hook_type`, { description: 'changed' })).status).toBe(200);
     expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/hook_res', resource_type: 'hook_type', value: { password: 'resource-secret-value' } })).status).toBe(201);
@@ -77,6 +81,9 @@ describe('workspace webhook', () => {
       ['CreateFlow', 'u/admin/hooked_flow'],
       ['UpdateFlow', 'u/admin/hooked_flow'],
       ['DeleteFlow', 'u/admin/hooked_flow'],
+      ['CreateApp', 'u/admin/hooked_app'],
+      ['UpdateApp', 'u/admin/hooked_app'],
+      ['DeleteApp', 'u/admin/hooked_app'],
       ['CreateResourceType', 'hook_type'],
       ['UpdateResourceType', 'hook_type'],
       ['DeleteResourceType', 'hook_type'],
@@ -114,7 +121,8 @@ describe('workspace webhook', () => {
     expect(events.find((e) => e.type === 'CreateVariable')!.data).toMatchObject({ kind: 'variable', is_secret: true });
 
     // In order per item: each item's events arrive as they happened.
-    for (const item of ['u/admin/hooked', 'u/admin/hooked_flow', 'hook_type', 'u/admin/hook_res', 'u/admin/hook_var', 'f/hooked']) {
+    expect(events.find((e) => e.type === 'UpdateApp')!.data).toMatchObject({ kind: 'app', version: expect.any(Number) });
+    for (const item of ['u/admin/hooked', 'u/admin/hooked_flow', 'u/admin/hooked_app', 'hook_type', 'u/admin/hook_res', 'u/admin/hook_var', 'f/hooked']) {
       const order = events.filter((e) => e.subject === item).map((e) => e.type.replace(/Path$/, ''));
       expect(order.map((t) => t.match(/^(Create|Update|Delete)/)![1]), item).toEqual(['Create', 'Update', 'Delete']);
     }

@@ -10,6 +10,7 @@ import type { FlowVersion } from '../flows/flows.js';
 import type { FlowRun } from '../flows/run-state.js';
 import type { OutboxEntry } from '../notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
+import type { AppHead, AppVersion } from '../apps.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -83,6 +84,8 @@ export interface EntityValues {
   audit: AuditEntry;
   job_limits: JobLimitsSetting;
   webhook: WebhookSetting;
+  app: AppHead;
+  app_version: AppVersion;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -188,4 +191,15 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
   job_limits: jobLimitsSetting,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
+  app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  app_version: z.object({
+    id: z.number().int().positive(),
+    path: z.string().min(1),
+    summary: z.string(),
+    value: z.record(z.string(), z.unknown()),
+    policy: z.record(z.string(), z.unknown()).nullable(),
+    deployment_message: z.string().optional(),
+    created_by: z.string(),
+    created_at: timestamp,
+  }),
 };
