@@ -163,6 +163,7 @@ export const ENTITY_KINDS = [
   'webhook',
   'app',
   'app_version',
+  'invite',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

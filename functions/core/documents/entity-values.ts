@@ -11,6 +11,7 @@ import type { FlowRun } from '../flows/run-state.js';
 import type { OutboxEntry } from '../notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
 import type { AppHead, AppVersion } from '../apps.js';
+import type { Invite } from '../invites.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -86,6 +87,7 @@ export interface EntityValues {
   webhook: WebhookSetting;
   app: AppHead;
   app_version: AppVersion;
+  invite: Invite;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -192,6 +194,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   job_limits: jobLimitsSetting,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  invite: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), invited_by: z.string(), invited_at: timestamp }),
   app_version: z.object({
     id: z.number().int().positive(),
     path: z.string().min(1),
