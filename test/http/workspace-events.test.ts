@@ -173,7 +173,7 @@ describe('workspace webhook', () => {
   it('lets only workspace admins see or change the webhook', async () => {
     expect((await s.post('/api/users/create', { username: 'dev', email: 'dev@example.com', password: 'dev-password-1' })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'dev', role: 'developer' })).status).toBe(201);
-    const token = await (await s.fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'dev@example.com', password: 'dev-password-1' }), token: null })).headers.get('set-cookie')!.split(';')[0];
+    const token = (await s.fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'dev@example.com', password: 'dev-password-1' }), token: null })).headers.get('set-cookie')!.split(';')[0];
     const asDev = (path: string, init: RequestInit = {}) => s.fetch(path, { ...init, token: null, headers: { ...(init.headers as Record<string, string>), cookie: token, origin: s.url } });
     expect((await asDev(`${ws()}/workspaces/edit_webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhook: 'https://example.com/x' }) })).status).toBe(403);
     expect((await asDev(`${ws()}/workspaces/webhook_deliveries`)).status).toBe(403);
