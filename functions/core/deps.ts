@@ -1,5 +1,5 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
-import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -32,6 +32,8 @@ export interface CoreDeps {
   email: EmailSender | null;
   /** SNS for ConsentGate notices; only the AWS shell has it. */
   topics?: TopicPublisher | null;
+  /** The SSRF-guarded client for outbound webhook requests (adapters/outbound-http.ts); the shells that send set it. */
+  outbound?: WebhookSender | null;
   clock: Clock;
   config: CoreConfig;
 }

@@ -1,6 +1,5 @@
 import type { Context, DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
 import { dispatchDue, type DispatchDeps } from '../core/events/dispatcher.js';
-import { OutboundHttp } from '../adapters/outbound-http.js';
 import { awsShell, once } from './aws-deps.js';
 import { log } from '../core/logger.js';
 
@@ -20,8 +19,9 @@ const SAFETY_MS = 15_000;
 const STAY_MS = 60_000;
 
 const dispatchDeps = once(async (): Promise<DispatchDeps> => {
-  const { deps, config } = await awsShell();
-  return { ...deps, retry: deps.config.webhookRetry, sender: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }) };
+  const { deps } = await awsShell();
+  if (!deps.outbound) throw new Error('the AWS shell has no outbound webhook client');
+  return { ...deps, retry: deps.config.webhookRetry, sender: deps.outbound };
 });
 
 export async function handler(_event: DynamoDBStreamEvent | ScheduledEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<{ delivered: number; failed: number }> {

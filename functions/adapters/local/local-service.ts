@@ -48,6 +48,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
   const email = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
+  const outbound = new OutboundHttp({ allowPrivate: config.webhookAllowPrivate });
 
   const signingKey = loadOrCreateKeyFile(join(config.dataDir, 'signing.key'));
   const { newAdminToken } = await bootstrapInstance(store, clock, {
@@ -65,6 +66,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     // Its own key rather than the signing key: each can then be replaced without the other.
     cipher: AesSecretCipher.fromKeyFile(join(config.dataDir, 'secrets.key')),
     email,
+    outbound,
     clock,
     runner,
     config: { ...config.core, baseInternalUrl: '', signingKey },
@@ -80,7 +82,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   pool.start(deps);
   await flows.start(deps);
   const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
-  const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }) }, config.webhookPollMs);
+  const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
 
   return {
     url,
