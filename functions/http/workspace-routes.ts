@@ -26,9 +26,11 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.get('/workspaces/get_settings', async (c) => {
-    c.get('rights').check('workspaces', 'read');
-    // The webhook's URL and whether it signs, never its secret.
-    return c.json({ ...c.get('workspace'), ...(await webhookView(deps, c.get('workspace').id)) });
+    const rights = c.get('rights').check('workspaces', 'read');
+    // The webhook's URL and whether it signs, never its secret; the URL to admins only, as a
+    // receiver's URL often carries a token of its own (chat webhooks do).
+    const webhook = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
+    return c.json({ ...c.get('workspace'), ...webhook });
   });
   // The workspace's own job limits, each at most the instance's (README: Job confinement).
   r.get('/workspaces/job_limits', async (c) => {

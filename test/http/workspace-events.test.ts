@@ -177,6 +177,10 @@ describe('workspace webhook', () => {
     const asDev = (path: string, init: RequestInit = {}) => s.fetch(path, { ...init, token: null, headers: { ...(init.headers as Record<string, string>), cookie: token, origin: s.url } });
     expect((await asDev(`${ws()}/workspaces/edit_webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhook: 'https://example.com/x' }) })).status).toBe(403);
     expect((await asDev(`${ws()}/workspaces/webhook_deliveries`)).status).toBe(403);
+    // A receiver's URL may carry a token of its own: members who are not admins do not see it.
+    const seen = await (await asDev(`${ws()}/workspaces/get_settings`)).json();
+    expect(seen.id).toBe(s.workspace);
+    expect(JSON.stringify(seen)).not.toContain(receiver.url);
     expect(await (await s.fetch(`${ws()}/workspaces/get_settings`)).json()).toMatchObject({ webhook: receiver.url });
   });
 
