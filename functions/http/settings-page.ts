@@ -38,10 +38,13 @@ function cell(text) {
   return td;
 }
 
-async function loadSettings() {
-  const settings = await api('get_settings');
+function showWebhook(settings) {
   form.webhook.value = settings.webhook;
   document.getElementById('signed').textContent = settings.has_secret ? 'Requests are signed (Standard Webhooks).' : 'Requests are not signed.';
+}
+
+async function loadSettings() {
+  showWebhook(await api('get_settings'));
 }
 
 async function loadDeliveries() {
@@ -80,10 +83,9 @@ form.addEventListener('submit', (event) => {
   run(async () => {
     const body = { webhook: form.webhook.value.trim() };
     if (form.secret.value) body.secret = form.secret.value;
-    await api('edit_webhook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    showWebhook(await api('edit_webhook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
     form.secret.value = '';
     document.getElementById('saved').hidden = false;
-    await loadSettings();
   });
 });
 document.getElementById('refresh').addEventListener('click', () => run(loadDeliveries));
