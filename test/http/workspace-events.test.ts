@@ -53,6 +53,10 @@ describe('workspace webhook', () => {
 
     expect((await s.post(`${ws()}/flows/create`, { path: 'u/admin/hooked_flow', summary: 's', value: { modules: [] } })).status).toBe(201);
     expect((await s.post(`${ws()}/flows/update/u/admin/hooked_flow`, { summary: 't', value: { modules: [] } })).status).toBe(200);
+    expect((await s.post(`${ws()}/flows/archive/u/admin/hooked_flow`, { archived: true })).status).toBe(200);
+    expect((await (await s.fetch(`${ws()}/flows/list`)).json()).map((f: any) => f.path)).not.toContain('u/admin/hooked_flow');
+    expect((await (await s.fetch(`${ws()}/flows/list?show_archived=true`)).json())).toContainEqual(expect.objectContaining({ path: 'u/admin/hooked_flow', archived: true }));
+    expect((await s.post(`${ws()}/flows/archive/u/admin/hooked_flow`, { archived: 'yes' })).status).toBe(400);
     expect((await del(`${ws()}/flows/delete/u/admin/hooked_flow`)).status).toBe(200);
 
     expect((await s.post(`${ws()}/apps/create`, { path: 'u/admin/hooked_app', summary: 'a', value: { grid: [] } })).status).toBe(201);
@@ -80,6 +84,7 @@ describe('workspace webhook', () => {
       ['DeleteScriptPath', 'u/admin/hooked'],
       ['CreateFlow', 'u/admin/hooked_flow'],
       ['UpdateFlow', 'u/admin/hooked_flow'],
+      ['ArchiveFlow', 'u/admin/hooked_flow'],
       ['DeleteFlow', 'u/admin/hooked_flow'],
       ['CreateApp', 'u/admin/hooked_app'],
       ['UpdateApp', 'u/admin/hooked_app'],
@@ -118,12 +123,14 @@ describe('workspace webhook', () => {
     expect(events.find((e) => e.type === 'CreateScript')!.data).toMatchObject({ kind: 'script', hash: hash1 });
     expect(events.find((e) => e.type === 'UpdateScript')!.data).toMatchObject({ kind: 'script', hash: hash2, parent_hash: hash1 });
     expect(events.find((e) => e.type === 'CreateFlow')!.data.version).toEqual(expect.any(Number));
+    expect(events.find((e) => e.type === 'ArchiveFlow')!.data).toMatchObject({ kind: 'flow', archived: true });
+    expect(events.filter((e) => e.subject === 'u/admin/hooked_flow').map((e) => e.type)).toEqual(['CreateFlow', 'UpdateFlow', 'ArchiveFlow', 'DeleteFlow']);
     expect(events.find((e) => e.type === 'CreateVariable')!.data).toMatchObject({ kind: 'variable', is_secret: true });
 
     // In order per item: each item's events arrive as they happened.
     expect(events.find((e) => e.type === 'UpdateApp')!.data).toMatchObject({ kind: 'app', version: expect.any(Number) });
     for (const item of ['u/admin/hooked', 'u/admin/hooked_flow', 'u/admin/hooked_app', 'hook_type', 'u/admin/hook_res', 'u/admin/hook_var', 'f/hooked']) {
-      const order = events.filter((e) => e.subject === item).map((e) => e.type.replace(/Path$/, ''));
+      const order = events.filter((e) => e.subject === item && e.type !== 'ArchiveFlow').map((e) => e.type.replace(/Path$/, ''));
       expect(order.map((t) => t.match(/^(Create|Update|Delete)/)![1]), item).toEqual(['Create', 'Update', 'Delete']);
     }
   });

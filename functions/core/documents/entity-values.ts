@@ -25,6 +25,8 @@ const timestamp = z.string().min(1);
 export interface FlowHead {
   path: string;
   version: number;
+  /** Archived flows leave the listing (unless asked for) but keep their versions and URLs. */
+  archived?: boolean;
 }
 
 /** A workspace's sync key, sealed by the instance's SecretCipher (core/sync-key.ts). */
@@ -172,7 +174,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   resource: z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() }),
   resource_type: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string(), builtin: z.boolean() }),
   variable: z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() }),
-  flow: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  flow: z.object({ path: z.string().min(1), version: z.number().int().positive(), archived: z.boolean().optional() }),
   flow_version: z.object({
     id: z.number().int().positive(),
     path: z.string().min(1),

@@ -139,9 +139,23 @@ export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, pat
   return (await findLatestFlow(deps.store, rights.workspaceId, path)) ?? (() => { throw notFound(what(path)); })();
 }
 
-export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<{ path: string; version: number }[]> {
+/** Archived flows only with `showArchived`. */
+export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights, showArchived = false): Promise<{ path: string; version: number; archived?: boolean }[]> {
   rights.check('flows', 'read');
-  return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path));
+  return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path) && (showArchived || !h.archived));
+}
+
+const archiveBody = z.object({ archived: z.boolean().default(true) });
+
+/** Archives (or, with `archived: false`, restores) a flow: announced as ArchiveFlow with `data.archived`. */
+export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string, body: unknown): Promise<{ path: string; archived: boolean }> {
+  rights.check('flows', 'write', path);
+  const input = parseBody(archiveBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  const head = await updateEntity(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, archived: input.archived }), (next) =>
+    announce('ArchiveFlow', { kind: 'flow', path, version: next.value.version, extra: { archived: input.archived } }),
+  );
+  return { path, archived: head.value.archived ?? false };
 }
 
 /** Newest first (spec 9: numeric version ids). */
