@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { startServer, type TestServer } from './harness.js';
 import { FAST_WEBHOOKS, startReceiver, type Receiver } from './webhook-receiver.js';
 
@@ -64,6 +65,25 @@ describe('webhook durability', () => {
     expect(log[0].next_attempt_at).toEqual(expect.any(String));
     // Meanwhile the API answers as ever.
     expect((await s.post(`/api/w/${s.workspace}/folders/create`, { name: 'still_served' })).status).toBe(201);
+  }, 120_000);
+
+  it('follows a redirect with the same signed POST', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const mover = createServer((req, res) => {
+      req.resume();
+      res.writeHead(308, { location: receiver.url }).end();
+    });
+    hanging.push(mover);
+    await new Promise<void>((r) => mover.listen(0, '127.0.0.1', r));
+    const s = await startServer({ env: FAST_WEBHOOKS });
+    servers.push(s);
+    const moved = `http://127.0.0.1:${(mover.address() as AddressInfo).port}/old-hook`;
+    expect((await s.post(`/api/w/${s.workspace}/workspaces/edit_webhook`, { webhook: moved, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })).status).toBe(200);
+    expect((await s.post(`/api/w/${s.workspace}/folders/create`, { name: 'moved' })).status).toBe(201);
+    await receiver.waitFor((e) => e.some((x) => x.subject === 'f/moved'));
+    const request = receiver.requests.find((r) => r.body.includes('f/moved'))!;
+    expect(new Webhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw').verify(request.body, request.headers as Record<string, string>)).toMatchObject({ type: 'CreateFolder' });
   }, 120_000);
 
   it.skipIf(localProcessOnly)('delivers after a kill -9 what was pending, in order', async () => {
