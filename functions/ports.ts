@@ -160,6 +160,10 @@ export const ENTITY_KINDS = [
   'login_throttle',
   'audit',
   'job_limits',
+  'webhook',
+  'app',
+  'app_version',
+  'invite',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -192,12 +196,12 @@ export interface Store {
    * Inserts a new version, atomically checking that `expectedLatest` is still the path's latest
    * hash (null: the path must be free). Returns false when another version won the race.
    */
-  insertScriptVersion(v: ScriptVersion, expectedLatest: string | null): Promise<boolean>;
+  insertScriptVersion(v: ScriptVersion, expectedLatest: string | null, events?: OutboxEvent[]): Promise<boolean>;
   getLatestScript(workspaceId: string, path: string): Promise<ScriptVersion | null>;
   getScriptByHash(workspaceId: string, hash: string): Promise<ScriptVersion | null>;
   listLatestScripts(workspaceId: string): Promise<ScriptVersion[]>;
   /** Deletes every version at the path; returns how many were removed. */
-  deleteScriptPath(workspaceId: string, path: string): Promise<number>;
+  deleteScriptPath(workspaceId: string, path: string, events?: OutboxEvent[]): Promise<number>;
 
   insertJob(job: Job): Promise<void>;
   getJob(workspaceId: string, id: string): Promise<Job | null>;
@@ -217,7 +221,7 @@ export interface Store {
   requeueInterrupted(): Promise<string[]>;
 
   /** Inserts the user unless one with that username exists; returns whether it was created. */
-  createUser(u: User): Promise<boolean>;
+  createUser(u: User, events?: OutboxEvent[]): Promise<boolean>;
   getUser(username: string): Promise<User | null>;
   /** Every user, ordered by username. */
   listUsers(): Promise<User[]>;
@@ -229,22 +233,90 @@ export interface Store {
   getToken(tokenHash: string): Promise<TokenRecord | null>;
   /** The owner's tokens and sessions, ordered by created_at. Expired ones may still be listed. */
   listTokens(owner: string): Promise<TokenRecord[]>;
-  deleteToken(tokenHash: string): Promise<void>;
+  deleteToken(tokenHash: string, events?: OutboxEvent[]): Promise<void>;
   /** Records that the owner was told the token expires soon; false (and nothing written) when the token is gone. */
-  markTokenExpiryNotice(tokenHash: string, at: string): Promise<boolean>;
+  markTokenExpiryNotice(tokenHash: string, at: string, events?: OutboxEvent[]): Promise<boolean>;
 
   /** Inserts the entity unless one with its kind, workspace and key exists; returns whether it did. */
-  createEntity(e: Entity): Promise<boolean>;
+  createEntity(e: Entity, events?: OutboxEvent[]): Promise<boolean>;
   /**
    * Replaces the entity if its stored version is still `expectedVersion` (the caller passes
    * `e.version = expectedVersion + 1`); returns false when it is missing or was changed meanwhile.
    */
-  replaceEntity(e: Entity, expectedVersion: number): Promise<boolean>;
+  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]): Promise<boolean>;
   getEntity(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null>;
   /** Every entity of the kind in the workspace, ordered by key. */
   listEntities(kind: EntityKind, workspaceId: string): Promise<Entity[]>;
   /** Returns whether there was one to delete. */
-  deleteEntity(kind: EntityKind, workspaceId: string, key: string): Promise<boolean>;
+  deleteEntity(kind: EntityKind, workspaceId: string, key: string, events?: OutboxEvent[]): Promise<boolean>;
+
+  /** Records events that belong to no other write (a redelivery is a replace, not this). */
+  insertDeliveries(events: OutboxEvent[]): Promise<void>;
+  /** Undelivered events, oldest first (ids sort by creation), whether due yet or not. */
+  listPendingDeliveries(limit: number): Promise<Delivery[]>;
+  getDelivery(scope: string, id: string): Promise<Delivery | null>;
+  /** The scope's deliveries, newest first. */
+  listDeliveries(scope: string, limit: number): Promise<Delivery[]>;
+  /** Replaces the delivery if its stored version is still `expectedVersion`; false otherwise. */
+  replaceDelivery(d: Delivery, expectedVersion: number): Promise<boolean>;
+}
+
+/**
+ * An event for a webhook (spec 6.1, 6.2), recorded by the Store in the same transaction as the
+ * change it announces (the `events` argument of the writes above) and delivered at least once.
+ */
+export interface OutboxEvent {
+  /** Unique and increasing with creation time: the order of delivery, the CloudEvent id and `webhook-id`. */
+  id: string;
+  /** The workspace whose webhook receives it, or `*instance` for the instance events webhook. */
+  scope: string;
+  /** What order is kept for (`script:f/x/y`): an item's events arrive in the order they happened. */
+  item: string;
+  /** The event type (table 6.1), e.g. `CreateScript`. */
+  type: string;
+  /** The CloudEvent, as JSON text: sent as it is on every attempt. */
+  body: string;
+  created_at: string;
+}
+
+export interface DeliveryAttempt {
+  at: string;
+  /** The receiver's status code; null when no answer came (refused, timed out, blocked address). */
+  status_code: number | null;
+  error: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** An outbox event and where its delivery stands. */
+export interface Delivery extends OutboxEvent {
+  status: DeliveryStatus;
+  /** How many attempts were made (the log below keeps the latest ones). */
+  attempt_count: number;
+  attempts: DeliveryAttempt[];
+  /** When it is tried next; also the end of a dispatcher's claim while an attempt is under way. */
+  next_attempt_at: string | null;
+  /** Grows by one with every replace (optimistic concurrency). */
+  version: number;
+}
+
+/** A signed POST to a webhook receiver, built by the core. */
+export interface WebhookRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+export type WebhookResponse = { status: number } | { error: string };
+
+/**
+ * Sends webhook requests (adapters/outbound-http.ts): refuses loopback, private and metadata
+ * addresses after resolving names, also on redirects, unless the instance allows them. Never
+ * throws for the receiver's failures: they come back as a status or an error.
+ */
+export interface WebhookSender {
+  post(req: WebhookRequest): Promise<WebhookResponse>;
 }
 
 /**

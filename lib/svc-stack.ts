@@ -4,6 +4,7 @@ import { DEFAULT_CONFIG, validateConfig, type SvcConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
+import { Events } from './constructs/events.js';
 import { FlowRunner } from './constructs/flow-runner.js';
 import { JobQueue } from './constructs/job-queue.js';
 import { Maintenance } from './constructs/maintenance.js';
@@ -28,6 +29,7 @@ export class SvcStack extends Stack {
   readonly worker: Worker;
   readonly flowRunner: FlowRunner;
   readonly maintenance: Maintenance;
+  readonly events: Events;
   readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
@@ -58,6 +60,7 @@ export class SvcStack extends Stack {
       apiBaseUrl: this.api.baseUrl,
     });
     this.maintenance = new Maintenance(this, 'Maintenance', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner });
+    this.events = new Events(this, 'Events', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
     this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });

@@ -1,4 +1,5 @@
-import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store } from '../ports.js';
+import type { RetrySchedule } from './events/retry-schedule.js';
+import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -16,6 +17,8 @@ export interface CoreConfig {
   signingKey: Uint8Array;
   /** How often waiters re-read a job when the shell's signals cannot wake them (AWS). */
   pollIntervalMs: number;
+  /** When failed webhook deliveries are tried again, and each attempt's time limit. */
+  webhookRetry: RetrySchedule;
 }
 
 export interface CoreDeps {
@@ -29,6 +32,8 @@ export interface CoreDeps {
   email: EmailSender | null;
   /** SNS for ConsentGate notices; only the AWS shell has it. */
   topics?: TopicPublisher | null;
+  /** The SSRF-guarded client for outbound webhook requests (adapters/outbound-http.ts); the shells that send set it. */
+  outbound?: WebhookSender | null;
   clock: Clock;
   config: CoreConfig;
 }

@@ -3,7 +3,7 @@ import { conflict, notFound } from './errors.js';
 import { parseStored } from './documents/parse.js';
 import { ENTITY_VALUES, type EntityValues } from './documents/entity-values.js';
 import { AGAIN, RACE, retry } from './retry.js';
-import type { Clock, Entity, EntityKind, Store } from '../ports.js';
+import type { Clock, Entity, EntityKind, OutboxEvent, Store } from '../ports.js';
 
 /**
  * Typed access to the workspace documents of the Store (members, groups, folders, resources,
@@ -50,24 +50,27 @@ export async function listEntityValues<K extends EntityKind>(store: Store, kind:
   return (await store.listEntities(kind, workspaceId)).map((e) => typed(kind, e));
 }
 
+/** The events a write announces (core/events/announce.ts), made from the document as it will be stored. */
+export type EventsOf<K extends EntityKind> = (stored: StoredEntity<K>) => OutboxEvent[];
+
 /** Stores a new document (version 1); false when the key is taken. For callers that race on purpose. */
-export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K]): Promise<StoredEntity<K> | null> {
+export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], events?: EventsOf<K>): Promise<StoredEntity<K> | null> {
   const now = clock.now().toISOString();
   const d: StoredEntity<K> = { kind, workspace_id: workspaceId, key, value, version: 1, created_at: now, updated_at: now };
-  return (await store.createEntity(untyped(d))) ? d : null;
+  return (await store.createEntity(untyped(d), events?.(d))) ? d : null;
 }
 
 /** Creates the document; 409 naming `what` when the key is taken. */
-export async function createEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], what: string): Promise<StoredEntity<K>> {
-  const created = await tryCreateEntity(store, clock, kind, workspaceId, key, value);
+export async function createEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], what: string, events?: EventsOf<K>): Promise<StoredEntity<K>> {
+  const created = await tryCreateEntity(store, clock, kind, workspaceId, key, value, events);
   if (!created) throw conflict(`${what} already exists`);
   return created;
 }
 
 /** Replaces `current` with `value` if nobody changed it since it was read; false when someone did. */
-export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: StoredEntity<K>, value: EntityValues[K]): Promise<StoredEntity<K> | null> {
+export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: StoredEntity<K>, value: EntityValues[K], events?: EventsOf<K>): Promise<StoredEntity<K> | null> {
   const next: StoredEntity<K> = { ...current, value, version: current.version + 1, updated_at: clock.now().toISOString() };
-  return (await store.replaceEntity(untyped(next), current.version)) ? next : null;
+  return (await store.replaceEntity(untyped(next), current.version, events?.(next))) ? next : null;
 }
 
 /**
@@ -82,13 +85,14 @@ export async function updateEntity<K extends EntityKind>(
   key: string,
   what: string,
   change: (current: EntityValues[K]) => EntityValues[K] | Promise<EntityValues[K]>,
+  events?: EventsOf<K>,
 ): Promise<StoredEntity<K>> {
   return retry({ attempts: UPDATE_ATTEMPTS, ...RACE, exhausted: () => conflict(`${what} is being changed by someone else; retry`) }, async () => {
     const current = await requireEntity(store, kind, workspaceId, key, what);
-    return (await tryReplaceEntity(store, clock, current, await change(current.value))) ?? AGAIN;
+    return (await tryReplaceEntity(store, clock, current, await change(current.value), events)) ?? AGAIN;
   });
 }
 
-export async function deleteEntity(store: Store, kind: EntityKind, workspaceId: string, key: string, what: string): Promise<void> {
-  if (!(await store.deleteEntity(kind, workspaceId, key))) throw notFound(what);
+export async function deleteEntity(store: Store, kind: EntityKind, workspaceId: string, key: string, what: string, events?: OutboxEvent[]): Promise<void> {
+  if (!(await store.deleteEntity(kind, workspaceId, key, events))) throw notFound(what);
 }

@@ -4,6 +4,9 @@ import { NAME } from './groups.js';
 import { parseBody } from './validation.js';
 import type { Folder, Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
+import { workspaceAnnouncer } from './events/announce.js';
+
+type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
 /** Folders: `f/<folder>/...` items follow their folder's owners and extra_perms (see permissions.ts). */
 
@@ -23,8 +26,10 @@ const updateFolderBody = z.object({
 });
 
 const what = (name: string) => `folder ${name}`;
+/** A folder's path, as its items' paths start: the subject of its events. */
+const folderPath = (name: string) => `f/${name}`;
 
-export async function createFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Folder> {
+export async function createFolder(deps: Deps, rights: Rights, body: unknown): Promise<Folder> {
   const input = parseBody(createFolderBody, body);
   rights.check('folders', 'write', input.name);
   const me = `u/${rights.principal.username}`;
@@ -36,18 +41,20 @@ export async function createFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
     extra_perms: input.extra_perms,
     created_by: rights.principal.username,
   };
-  return (await createEntity(deps.store, deps.clock, 'folder', rights.workspaceId, input.name, folder, what(input.name))).value;
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  return (await createEntity(deps.store, deps.clock, 'folder', rights.workspaceId, input.name, folder, what(input.name), (e) => announce('CreateFolder', { kind: 'folder', path: folderPath(e.key), version: e.version }))).value;
 }
 
-export async function updateFolder(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<Folder> {
+export async function updateFolder(deps: Deps, rights: Rights, name: string, body: unknown): Promise<Folder> {
   rights.check('folders', 'write', name);
   const input = parseBody(updateFolderBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'folder', rights.workspaceId, name, what(name), (f) => ({
     ...f,
     summary: input.summary ?? f.summary,
     owners: input.owners ?? f.owners,
     extra_perms: input.extra_perms ?? f.extra_perms,
-  }));
+  }), (next) => announce('UpdateFolder', { kind: 'folder', path: folderPath(next.key), version: next.version }));
   return e.value;
 }
 
@@ -61,7 +68,8 @@ export async function listFolders(deps: Pick<CoreDeps, 'store'>, rights: Rights)
   return (await listEntityValues(deps.store, 'folder', rights.workspaceId)).map((e) => e.value).filter((f) => rights.can('folders', 'read', f.name));
 }
 
-export async function deleteFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {
+export async function deleteFolder(deps: Deps, rights: Rights, name: string): Promise<void> {
   rights.check('folders', 'write', name);
-  await deleteEntity(deps.store, 'folder', rights.workspaceId, name, what(name));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await deleteEntity(deps.store, 'folder', rights.workspaceId, name, what(name), announce('DeleteFolder', { kind: 'folder', path: folderPath(name) }));
 }

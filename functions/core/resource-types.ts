@@ -4,6 +4,9 @@ import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEnt
 import { parseBody } from './validation.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
+import { workspaceAnnouncer } from './events/announce.js';
+
+type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
 /** Connection (resource) types: a name and the JSON Schema every resource of that type follows. */
 
@@ -58,30 +61,33 @@ function compiles(schema: Record<string, unknown>): boolean {
 const builtin = (name: string) => BUILTIN_RESOURCE_TYPES.find((t) => t.name === name);
 const what = (name: string) => `resource type ${name}`;
 
-export async function createResourceType(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<ResourceType> {
+export async function createResourceType(deps: Deps, rights: Rights, body: unknown): Promise<ResourceType> {
   rights.check('resources', 'write');
   const input = parseBody(createBody, body);
   if (builtin(input.name)) throw conflict(`${what(input.name)} is built in`);
   const type: ResourceType = { name: input.name, schema: input.schema, description: input.description, builtin: false };
-  return (await createEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, input.name, type, what(input.name))).value;
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  return (await createEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, input.name, type, what(input.name), (e) => announce('CreateResourceType', { kind: 'resource_type', path: e.key, version: e.version }))).value;
 }
 
-export async function updateResourceType(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string, body: unknown): Promise<ResourceType> {
+export async function updateResourceType(deps: Deps, rights: Rights, name: string, body: unknown): Promise<ResourceType> {
   rights.check('resources', 'write');
   if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be changed`);
   const input = parseBody(updateBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, name, what(name), (t) => ({
     ...t,
     schema: input.schema ?? t.schema,
     description: input.description ?? t.description,
-  }));
+  }), (next) => announce('UpdateResourceType', { kind: 'resource_type', path: next.key, version: next.version }));
   return e.value;
 }
 
-export async function deleteResourceType(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {
+export async function deleteResourceType(deps: Deps, rights: Rights, name: string): Promise<void> {
   rights.check('resources', 'write');
   if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be deleted`);
-  await deleteEntity(deps.store, 'resource_type', rights.workspaceId, name, what(name));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await deleteEntity(deps.store, 'resource_type', rights.workspaceId, name, what(name), announce('DeleteResourceType', { kind: 'resource_type', path: name }));
 }
 
 export async function findResourceType(deps: Pick<CoreDeps, 'store'>, workspaceId: string, name: string): Promise<ResourceType | null> {

@@ -6,6 +6,9 @@ import { findResourceType, validateResourceValue } from './resource-types.js';
 import { parseBody } from './validation.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
+import { workspaceAnnouncer } from './events/announce.js';
+
+type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 import type { Entity } from '../ports.js';
 
 /** Connections (resources): typed values at workspace paths (spec 1.3, 2.1-2.2, 4.6). */
@@ -50,7 +53,7 @@ async function checkedValue(deps: Pick<CoreDeps, 'store'>, workspaceId: string, 
   validateResourceValue(type, value);
 }
 
-export async function createResource(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Resource> {
+export async function createResource(deps: Deps, rights: Rights, body: unknown): Promise<Resource> {
   const input = parseBody(createBody, body);
   assertItemPath(input.path);
   rights.check('resources', 'write', input.path);
@@ -62,23 +65,26 @@ export async function createResource(deps: Pick<CoreDeps, 'store' | 'clock'>, ri
     description: input.description,
     created_by: rights.principal.username,
   };
-  return (await createEntity(deps.store, deps.clock, 'resource', rights.workspaceId, input.path, resource, what(input.path))).value;
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  return (await createEntity(deps.store, deps.clock, 'resource', rights.workspaceId, input.path, resource, what(input.path), (e) => announce('CreateResource', { kind: 'resource', path: e.key, version: e.version, extra: { resource_type: resource.resource_type } }))).value;
 }
 
-export async function updateResource(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string, body: unknown): Promise<Resource> {
+export async function updateResource(deps: Deps, rights: Rights, path: string, body: unknown): Promise<Resource> {
   rights.check('resources', 'write', path);
   const input = parseBody(updateBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'resource', rights.workspaceId, path, what(path), async (r) => {
     const next = { ...r, value: input.value ?? r.value, resource_type: input.resource_type ?? r.resource_type, description: input.description ?? r.description };
     await checkedValue(deps, rights.workspaceId, next.resource_type, next.value);
     return next;
-  });
+  }, (next) => announce('UpdateResource', { kind: 'resource', path: next.key, version: next.version, extra: { resource_type: next.value.resource_type } }));
   return e.value;
 }
 
-export async function deleteResource(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<void> {
+export async function deleteResource(deps: Deps, rights: Rights, path: string): Promise<void> {
   rights.check('resources', 'write', path);
-  await deleteEntity(deps.store, 'resource', rights.workspaceId, path, what(path));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await deleteEntity(deps.store, 'resource', rights.workspaceId, path, what(path), announce('DeleteResource', { kind: 'resource', path }));
 }
 
 export type ResourceView = Resource & { created_at: string; updated_at: string };

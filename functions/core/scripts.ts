@@ -6,6 +6,8 @@ import { parseBody } from './validation.js';
 import { inferSchema, SchemaInferenceError } from './schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type ScriptVersion, type Store } from '../ports.js';
 import type { Rights } from './permissions.js';
+import type { CoreDeps } from './deps.js';
+import { workspaceAnnouncer } from './events/announce.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -32,7 +34,8 @@ export const createScriptBody = z.object({
   lock: z.string().max(64 * 1024).nullish(),
 });
 
-export async function createScript(store: Store, clock: Clock, rights: Rights, body: unknown): Promise<ScriptVersion> {
+export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
+  const { store, clock } = deps;
   const input = parseBody(createScriptBody, body);
   assertItemPath(input.path);
   rights.check('scripts', 'write', input.path);
@@ -76,7 +79,9 @@ export async function createScript(store: Store, clock: Clock, rights: Rights, b
     created_by: username,
     created_at: createdAt,
   };
-  if (!(await store.insertScriptVersion(version, latest?.hash ?? null))) {
+  const announce = await workspaceAnnouncer(deps, workspaceId, username);
+  const events = announce(latest ? 'UpdateScript' : 'CreateScript', { kind: 'script', path: version.path, hash: version.hash, extra: { parent_hash: version.parent_hash } });
+  if (!(await store.insertScriptVersion(version, latest?.hash ?? null, events))) {
     throw conflict(`${input.path} changed while this version was being created; fetch it and retry`);
   }
   return version;
@@ -98,9 +103,11 @@ export async function listScripts(store: Store, rights: Rights): Promise<ReturnT
   return (await store.listLatestScripts(rights.workspaceId)).filter((s) => rights.can('scripts', 'read', s.path)).map(scriptSummary);
 }
 
-export async function deleteScript(store: Store, rights: Rights, path: string): Promise<void> {
+/** Removes every version at the path: DeleteScriptPath (a single version is never deleted alone here). */
+export async function deleteScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string): Promise<void> {
   rights.check('scripts', 'write', path);
-  if ((await store.deleteScriptPath(rights.workspaceId, path)) === 0) fail(`script ${path}`);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  if ((await deps.store.deleteScriptPath(rights.workspaceId, path, announce('DeleteScriptPath', { kind: 'script', path }))) === 0) fail(`script ${path}`);
 }
 
 /** The listing leaves out the content; `get` returns it. */

@@ -1,6 +1,8 @@
 import { notifyUser } from './notifications.js';
 import type { CoreDeps } from './deps.js';
-import type { TokenRecord } from '../ports.js';
+import type { OutboxEvent, TokenRecord } from '../ports.js';
+import { workspaceAnnouncer } from './events/announce.js';
+import type { WorkspaceEventType } from './events/event-types.js';
 
 /**
  * The token lifecycle of spec 3 and 5.8: a token's owner hears 7 days before it expires, and again
@@ -17,7 +19,7 @@ export interface SweepReport {
   deleted: number;
 }
 
-export async function sweepTokens(deps: Pick<CoreDeps, 'store' | 'clock' | 'email'>): Promise<SweepReport> {
+export async function sweepTokens(deps: Pick<CoreDeps, 'store' | 'clock' | 'email' | 'config'>): Promise<SweepReport> {
   const report: SweepReport = { noticed: 0, deleted: 0 };
   for (const user of await deps.store.listUsers()) {
     for (const token of await deps.store.listTokens(user.username)) {
@@ -25,7 +27,7 @@ export async function sweepTokens(deps: Pick<CoreDeps, 'store' | 'clock' | 'emai
       const now = deps.clock.now();
       const expires = Date.parse(token.expires_at);
       if (expires <= now.getTime()) {
-        await deps.store.deleteToken(token.token_hash);
+        await deps.store.deleteToken(token.token_hash, token.kind === 'api' ? await tokenEvents(deps, 'TokenExpired', token) : []);
         report.deleted += 1;
         if (token.kind === 'api') await notifyUser(deps, token.owner, expiredNotice(token));
       } else if (token.kind === 'api' && !token.expiry_notice_at && expires - now.getTime() <= EXPIRY_NOTICE_DAYS * DAY_MS) {
@@ -33,11 +35,27 @@ export async function sweepTokens(deps: Pick<CoreDeps, 'store' | 'clock' | 'emai
         // Marking never brings back a token its owner deleted meanwhile.
         if (!(await deps.store.getToken(token.token_hash))) continue;
         await notifyUser(deps, token.owner, expiringNotice(token));
-        if (await deps.store.markTokenExpiryNotice(token.token_hash, now.toISOString())) report.noticed += 1;
+        if (await deps.store.markTokenExpiryNotice(token.token_hash, now.toISOString(), await tokenEvents(deps, 'TokenExpiringSoon', token))) report.noticed += 1;
       }
     }
   }
   return report;
+}
+
+/**
+ * The webhook events of a token's expiry (table 6.1), in each workspace the token works in: its own
+ * workspace when it is limited to one, else every workspace its owner belongs to. The event names
+ * the token by label and owner, never by any part of its value.
+ */
+async function tokenEvents(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, type: Extract<WorkspaceEventType, 'TokenExpired' | 'TokenExpiringSoon'>, token: TokenRecord): Promise<OutboxEvent[]> {
+  const workspaces = token.workspace_id ? [token.workspace_id] : (await deps.store.listWorkspaces()).map((w) => w.id);
+  const events: OutboxEvent[] = [];
+  for (const ws of workspaces) {
+    if (!token.workspace_id && !(await deps.store.getEntity('member', ws, token.owner))) continue;
+    const announce = await workspaceAnnouncer(deps, ws, token.owner);
+    events.push(...announce(type, { kind: 'token', path: token.label, extra: { owner: token.owner, expires_at: token.expires_at } }));
+  }
+  return events;
 }
 
 /** Label and prefix (never more of the token): enough for its owner to know which one it is. */

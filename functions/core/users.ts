@@ -1,3 +1,4 @@
+import { instanceAnnouncer } from './events/announce.js';
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from './errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
@@ -37,7 +38,7 @@ export function userView(u: User): UserView {
   return rest;
 }
 
-export async function createUser(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal, body: unknown): Promise<UserView> {
+export async function createUser(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, principal: Principal, body: unknown): Promise<UserView> {
   requireInstanceAdmin(principal, 'create users');
   const input = parseBody(createUserBody, body);
   if ((await deps.store.listUsers()).some((u) => u.email.toLowerCase() === input.email.toLowerCase())) {
@@ -50,7 +51,9 @@ export async function createUser(deps: Pick<CoreDeps, 'store' | 'clock'>, princi
     password_hash: input.password ? await hashPassword(input.password) : null,
     created_at: deps.clock.now().toISOString(),
   };
-  if (!(await deps.store.createUser(user))) throw conflict(`user ${input.username} already exists`);
+  const announce = await instanceAnnouncer(deps, principal.username);
+  const events = announce('UserAdded', { kind: 'user', path: user.username, extra: { email: user.email, is_admin: user.is_admin } });
+  if (!(await deps.store.createUser(user, events))) throw conflict(`user ${input.username} already exists`);
   return userView(user);
 }
 

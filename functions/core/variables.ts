@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { assertItemPath } from './paths.js';
+import { workspaceAnnouncer } from './events/announce.js';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
 import { parseBody } from './validation.js';
 import { MAX_VALUE_BYTES } from './resources.js';
@@ -59,7 +60,7 @@ function view(e: Entity<Variable>, plain: string | undefined): VariableView {
   return { ...rest, ...(plain === undefined ? {} : { value: plain }), created_at: e.created_at, updated_at: e.updated_at };
 }
 
-export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, body: unknown): Promise<VariableView> {
+export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'config'>, rights: Rights, body: unknown): Promise<VariableView> {
   const input = parseBody(createBody, body);
   assertItemPath(input.path);
   rights.check('variables', 'write', input.path);
@@ -71,25 +72,29 @@ export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'c
     description: input.description,
     created_by: rights.principal.username,
   };
-  const e = await createEntity(deps.store, deps.clock, 'variable', rights.workspaceId, input.path, variable, what(input.path));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  // Never the value, secret or not: the event names the variable and whether it is secret.
+  const e = await createEntity(deps.store, deps.clock, 'variable', rights.workspaceId, input.path, variable, what(input.path), (d) => announce('CreateVariable', { kind: 'variable', path: d.key, version: d.version, extra: { is_secret: d.value.is_secret } }));
   return view(e, undefined);
 }
 
-export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, rights: Rights, path: string, body: unknown): Promise<VariableView> {
+export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'config'>, rights: Rights, path: string, body: unknown): Promise<VariableView> {
   rights.check('variables', 'write', path);
   const input = parseBody(updateBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
     const secret = input.is_secret ?? v.is_secret;
     const given = input.value !== undefined && input.encrypted ? await openFromSync(deps, rights.workspaceId, path, input.value) : input.value;
     const plain = given ?? (await open(deps.cipher, rights.workspaceId, v));
     return { ...v, is_secret: secret, value: await seal(deps.cipher, rights.workspaceId, path, plain, secret), description: input.description ?? v.description };
-  });
+  }, (d) => announce('UpdateVariable', { kind: 'variable', path: d.key, version: d.version, extra: { is_secret: d.value.is_secret } }));
   return view(e, undefined);
 }
 
-export async function deleteVariable(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<void> {
+export async function deleteVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string): Promise<void> {
   rights.check('variables', 'write', path);
-  await deleteEntity(deps.store, 'variable', rights.workspaceId, path, what(path));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await deleteEntity(deps.store, 'variable', rights.workspaceId, path, what(path), announce('DeleteVariable', { kind: 'variable', path }));
 }
 
 /** Spec 4.6: an object whose `value` is the variable's (decrypted) value. */

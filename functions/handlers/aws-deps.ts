@@ -18,6 +18,7 @@ import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
 import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
 import { useLogFormat } from '../core/logger.js';
+import { OutboundHttp } from '../adapters/outbound-http.js';
 
 // Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines.
 useLogFormat('json');
@@ -55,6 +56,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),
     email: config.emailFrom ? new SesEmailSender(new SESv2Client({}), config.emailFrom) : null,
     topics: config.approvalsTopicArn ? new SnsTopicPublisher(new SNSClient({}), config.approvalsTopicArn) : null,
+    outbound: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }),
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },
   };

@@ -21,9 +21,12 @@ import { consentRoutes } from './consent-routes.js';
 import { approvalsPageRoutes } from './approvals-inbox-page.js';
 import { loginPageRoutes } from './login-page.js';
 import { tokenPageRoutes } from './token-page.js';
+import { settingsPageRoutes } from './settings-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { appRoutes } from './app-routes.js';
+import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
@@ -66,6 +69,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
+  app.route('/', settingsPageRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
@@ -88,10 +92,13 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api', authRoutes(deps));
   app.route('/api/v1', consentRoutes(deps));
   app.route('/api', workspaceRoutes(deps));
+  app.route('/api', instanceWebhookRoutes(deps));
   app.route('/api/w/:workspace', workspaceMemberRoutes(deps));
+  app.route('/api/w/:workspace', workspaceWebhookRoutes(deps));
   app.route('/api/w/:workspace', groupFolderRoutes(deps));
   app.route('/api/w/:workspace', resourceVariableRoutes(deps));
   app.route('/api/w/:workspace', flowRoutes(deps));
+  app.route('/api/w/:workspace', appRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { createFlow, deleteFlow, flowHistory, flowWarnings, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
+import { archiveFlow, createFlow, deleteFlow, flowHistory, flowWarnings, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
 import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/flows/resume.js';
 import { parseBody } from '../core/validation.js';
 import { ApiError } from '../core/errors.js';
@@ -25,7 +25,8 @@ export function flowRoutes(deps: CoreDeps) {
   });
   r.get('/flows/get/:path{.+}', async (c) => c.json(await getFlow(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/history/p/:path{.+}', async (c) => c.json(await flowHistory(deps, c.get('rights'), c.req.param('path'))));
-  r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'))));
+  r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'), c.req.query('show_archived') === 'true')));
+  r.post('/flows/archive/:path{.+}', async (c) => c.json(await archiveFlow(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
   r.delete('/flows/delete/:path{.+}', async (c) => {
     await deleteFlow(deps, c.get('rights'), c.req.param('path'));
     return c.text(`deleted flow ${c.req.param('path')}`);

@@ -8,7 +8,7 @@ export function scriptRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/scripts/create', async (c) => {
-    const version = await createScript(deps.store, deps.clock, c.get('rights'), await readJsonBody(c));
+    const version = await createScript(deps, c.get('rights'), await readJsonBody(c));
     return c.text(version.hash, 201);
   });
 
@@ -17,7 +17,7 @@ export function scriptRoutes(deps: CoreDeps) {
   r.get('/scripts/get/h/:hash', async (c) => c.json(await getScriptByHash(deps.store, c.get('rights'), c.req.param('hash'))));
 
   r.post('/scripts/delete/p/:path{.+}', async (c) => {
-    await deleteScript(deps.store, c.get('rights'), c.req.param('path'));
+    await deleteScript(deps, c.get('rights'), c.req.param('path'));
     return c.text(`deleted ${c.req.param('path')}`);
   });
 

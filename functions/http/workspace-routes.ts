@@ -3,6 +3,7 @@ import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/wor
 import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import { getSyncKey, setSyncKey } from '../core/sync-key.js';
+import { webhookView } from '../core/events/webhook-settings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -25,8 +26,11 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.get('/workspaces/get_settings', async (c) => {
-    c.get('rights').check('workspaces', 'read');
-    return c.json(c.get('workspace'));
+    const rights = c.get('rights').check('workspaces', 'read');
+    // The webhook's URL and whether it signs, never its secret; the URL to admins only, as a
+    // receiver's URL often carries a token of its own (chat webhooks do).
+    const webhook = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
+    return c.json({ ...c.get('workspace'), ...webhook });
   });
   // The workspace's own job limits, each at most the instance's (README: Job confinement).
   r.get('/workspaces/job_limits', async (c) => {

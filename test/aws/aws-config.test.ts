@@ -39,6 +39,11 @@ describe('AWS shell config', () => {
       SANDBOX_NODE_FUNCTION: 'node-fn',
       SANDBOX_PYTHON_FUNCTION: 'python-fn',
       SVC_DEFAULT_WORKSPACE: 'team',
+      SVC_WEBHOOK_RETRY_FIRST_MS: '100',
+      SVC_WEBHOOK_RETRY_MAX_MS: '400',
+      SVC_WEBHOOK_GIVE_UP_HOURS: '2',
+      SVC_WEBHOOK_TIMEOUT_MS: '300',
+      SVC_WEBHOOK_ALLOW_PRIVATE: '1',
     });
     expect(config.core).toEqual({
       baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
@@ -47,7 +52,9 @@ describe('AWS shell config', () => {
       syncMaxWaitMs: 3_000,
       includeHeaders: ['X-Tag', 'X-Other'],
       pollIntervalMs: 100,
+      webhookRetry: { firstMs: 100, maxMs: 400, giveUpAfterMs: 7_200_000, timeoutMs: 300 },
     });
+    expect(config.webhookAllowPrivate).toBe(true);
     expect(config.maxBodyBytes).toBe(2000);
     expect(config.defaultWorkspace).toBe('team');
     expect(requireSandboxFunctions(config)).toEqual({ node: 'node-fn', python: 'python-fn' });

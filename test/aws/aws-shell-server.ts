@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
@@ -25,6 +26,7 @@ import { startFlowRunnerLocal } from './flow-runner-local.js';
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
+import { startStreamSource } from './dynamodb-stream-source.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
 
   const worker = startEventSource(lambdaEnv, sandboxDir);
   startSchedule(Number(process.env.SVC_TOKEN_SWEEP_SECONDS || 3600) * 1000);
+  await startEventsFunction(lambdaEnv);
   cleanups.push(() => stopProcessGroup(worker));
 
   // Tests look at executions the way one would in the console, through the Step Functions API.
@@ -133,6 +136,21 @@ function startSchedule(everyMs: number): void {
       .catch((error) => console.error(JSON.stringify({ level: 'error', msg: 'maintenance failed', error: String(error) })));
   // Fire and forget, like a schedule: invoke() reports its own failures.
   const timer = setInterval(() => void invoke(), everyMs);
+  cleanups.push(() => clearInterval(timer));
+}
+
+/**
+ * The events function as the stack wires it (lib/constructs/events.ts): invoked by the table's
+ * stream for each inserted outbox item, through the stream source that plays Lambda's mapping,
+ * and every minute by its schedule.
+ */
+async function startEventsFunction(env: Record<string, string>): Promise<void> {
+  const invoke = (event: DynamoDBStreamEvent | ScheduledEvent) => import('../../functions/handlers/events.js').then(({ handler }) => handler(event, lambdaContext('svc-events', 120_000)));
+  const source = await startStreamSource({ env, handle: invoke });
+  cleanups.push(() => source.stop());
+  const timer = setInterval(() => {
+    invoke({} as ScheduledEvent).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'events schedule failed', error: String(error) })));
+  }, 60_000);
   cleanups.push(() => clearInterval(timer));
 }
 

@@ -8,6 +8,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition, TTL_ATTRIBUTE } from '../../functions/adapters/aws/dynamo-keys.js';
 import { MAX_RECEIVE_COUNT } from '../../lib/constructs/job-queue.js';
+import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 import { flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
@@ -133,9 +134,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are five Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are six Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
@@ -323,6 +324,32 @@ describe('flow-runner state machine', () => {
   });
 });
 
+describe('webhook events', () => {
+  it('start the events function from the table stream, for inserted and redelivered outbox items only', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(stack.events.handler) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.data.table), 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      FilterCriteria: { Filters: EVENTS_STREAM_FILTERS.map((p) => ({ Pattern: JSON.stringify(p) })) },
+    });
+  });
+
+  it('retry due deliveries every minute on an EventBridge schedule', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: arnOf(stack.events.handler), RetryPolicy: { MaximumRetryAttempts: 2 } })],
+    });
+  });
+
+  it('give the events function the table and the settings the handler reads, and a timeout past its stay for retries', () => {
+    const fn = propsOf(stack.events.handler);
+    expect(fn.Timeout).toBe(120);
+    expect(Object.keys(fn.Environment.Variables)).toEqual(expect.arrayContaining(['TABLE_NAME', 'SIGNING_KEY_SECRET_ARN', 'SECRETS_KMS_KEY_ID']));
+    expect(fn.VpcConfig).toBeUndefined();
+  });
+});
+
 describe('maintenance', () => {
   it('sweeps expired tokens every hour on an EventBridge schedule', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
@@ -474,9 +501,10 @@ describe('IAM boundaries', () => {
     const adminToken = { Ref: logicalId(stack.secrets.adminToken) };
     expect(secretReads(stack.api.handler.role!)).toEqual(expect.arrayContaining([signingKey, adminToken]));
     expect(secretReads(stack.worker.handler.role!)).toEqual([signingKey]);
+    expect(secretReads(stack.events.handler.role!)).toEqual([signingKey]);
   });
 
-  it('lets only the api and the worker use the secret variables key, to make and open data keys', () => {
+  it('lets only the api, the worker and the events function use the secret variables key, to make and open data keys', () => {
     const key = arnOf(stack.secrets.secretVariablesKey);
     const kmsStatements = policies().flatMap((p) =>
       (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
@@ -484,7 +512,7 @@ describe('IAM boundaries', () => {
         .map((s) => ({ roles: p.Properties.Roles, ...s })),
     );
     expect(kmsStatements).toEqual(
-      [stack.api.handler.role!, stack.worker.handler.role!].map((role) =>
+      [stack.api.handler.role!, stack.worker.handler.role!, stack.events.handler.role!].map((role) =>
         expect.objectContaining({ roles: [{ Ref: logicalId(role) }], Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Resource: key }),
       ),
     );

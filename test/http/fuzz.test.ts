@@ -54,6 +54,10 @@ const ROUTES = [
   'GET /api/w/{ws}/jobs_u/getupdate_sse/{id}',
   'POST /api/w/{ws}/jobs/run/p/{run}', 'POST /api/w/{ws}/jobs/run/h/{name}', 'POST /api/w/{ws}/jobs/run/fv/{name}',
   'POST /api/w/{ws}/jobs/run_wait_result/p/{run}', 'GET /api/w/{ws}/jobs/run_wait_result/p/{run}', 'POST /api/w/{ws}/jobs/run_and_stream/p/{run}',
+  'POST /api/w/{ws}/workspaces/edit_webhook', 'GET /api/w/{ws}/workspaces/webhook_deliveries', 'POST /api/w/{ws}/workspaces/webhook_deliveries/{name}/redeliver',
+  'POST /api/w/{ws}/workspaces/invite_user', 'POST /api/w/{ws}/workspaces/delete_invite', 'GET /api/users/list_invites', 'POST /api/users/accept_invite',
+  'POST /api/users/decline_invite', 'POST /api/settings/instance_events_webhook', 'GET /api/settings/instance_events_deliveries', 'GET /w/{ws}/settings',
+  'POST /api/w/{ws}/apps/create', 'POST /api/w/{ws}/apps/update/{path}', 'GET /api/w/{ws}/apps/get/p/{path}', 'GET /api/w/{ws}/apps/get/v/{name}', 'GET /api/w/{ws}/apps/list',
 ] as const;
 
 const ODD_METHODS = ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'TRACE-X', 'get'];
@@ -71,7 +75,7 @@ function value(r: Rng, depth = 0): unknown {
     case 2: return r.pick([true, false, null]);
     case 3: return 'x'.repeat(r.int(200));
     case 4: return Array.from({ length: r.int(4) }, () => value(r, depth + 1));
-    default: return Object.fromEntries(Array.from({ length: r.int(5) }, () => [r.pick(['path', 'content', 'language', 'value', 'email', 'password', 'name', 'username', 'label', 'modules', 'schema', 'is_secret', 'a', '__proto__', 'constructor']), value(r, depth + 1)]));
+    default: return Object.fromEntries(Array.from({ length: r.int(5) }, () => [r.pick(['path', 'content', 'language', 'value', 'email', 'password', 'name', 'username', 'label', 'modules', 'schema', 'is_secret', 'a', '__proto__', 'constructor', 'webhook', 'url', 'secret', 'workspace_id', 'role']), value(r, depth + 1)]));
   }
 }
 

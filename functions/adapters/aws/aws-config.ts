@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CoreConfig } from '../../core/deps.js';
+import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**
@@ -22,6 +23,8 @@ export interface AwsConfig {
   defaultWorkspace: string;
   maxBodyBytes: number;
   sseKeepAliveMs: number;
+  /** SVC_WEBHOOK_ALLOW_PRIVATE=1: webhooks may reach loopback and private addresses (tests only, on AWS). */
+  webhookAllowPrivate: boolean;
   /** Only the worker invokes sandboxes; `requireSandboxFunctions` checks they are set. */
   sandboxFunctions: Partial<SandboxFunctions>;
   /** The admin token only the api needs (bootstrap); the worker's environment does not name it. */
@@ -61,6 +64,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_SECONDS', 15) * 1000,
+    webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
     sandboxFunctions: { node: env.SANDBOX_NODE_FUNCTION || undefined, python: env.SANDBOX_PYTHON_FUNCTION || undefined },
     secrets: {
       signingKey: secretSource(env, 'SIGNING_KEY_SECRET_ARN', 'SIGNING_KEY_HEX') ?? missing('SIGNING_KEY_SECRET_ARN (or, outside AWS, SIGNING_KEY_HEX)'),
@@ -74,6 +78,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       syncMaxWaitMs: int(env, 'SYNC_MAX_WAIT_SECONDS', DEFAULT_SYNC_MAX_WAIT_SECONDS) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: POLL_INTERVAL_MS,
+      webhookRetry: retryScheduleFromEnv(env),
     },
   };
 }

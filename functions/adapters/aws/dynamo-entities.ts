@@ -5,6 +5,8 @@ import { entityRecord } from '../../core/documents/records.js';
 import { keys } from './dynamo-keys.js';
 import { assertFits, entity, type Item } from './dynamo-items.js';
 import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
+import type { DynamoOutbox } from './dynamo-outbox.js';
+import type { OutboxEvent } from '../../ports.js';
 
 /**
  * The DynamoStore's workspace documents (members, groups, folders, resources, resource types,
@@ -15,18 +17,19 @@ export class DynamoEntities {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
+    private readonly outbox: DynamoOutbox,
   ) {}
 
-  async create(e: Entity): Promise<boolean> {
-    return this.put(entityItem(e), 'attribute_not_exists(pk)');
+  async create(e: Entity, events: OutboxEvent[] = []): Promise<boolean> {
+    return this.put(entityItem(e), 'attribute_not_exists(pk)', undefined, events);
   }
 
   /**
    * A conditional Put rather than an Update: the caller hands over the whole entity, and the
    * condition fails alike for a changed version and for a missing item (no version to compare).
    */
-  async replace(e: Entity, expectedVersion: number): Promise<boolean> {
-    return this.put(entityItem(e), '#version = :expected', { ':expected': expectedVersion });
+  async replace(e: Entity, expectedVersion: number, events: OutboxEvent[] = []): Promise<boolean> {
+    return this.put(entityItem(e), '#version = :expected', { ':expected': expectedVersion }, events);
   }
 
   async get(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
@@ -45,14 +48,25 @@ export class DynamoEntities {
     return items.map(toEntity);
   }
 
-  async delete(kind: EntityKind, workspaceId: string, key: string): Promise<boolean> {
+  async delete(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []): Promise<boolean> {
+    if (events.length > 0) {
+      return this.outbox.withEvents({ Delete: { TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConditionExpression: 'attribute_exists(pk)' } }, events);
+    }
     // The old image says whether there was an item, without a read before the delete.
     const r = await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ReturnValues: 'ALL_OLD' }));
     return r.Attributes !== undefined;
   }
 
   /** `#version` stands for the attribute `version` (DynamoDB rejects a placeholder left unused). */
-  private async put(item: Item, condition: string, values?: Item): Promise<boolean> {
+  private async put(item: Item, condition: string, values: Item | undefined, events: OutboxEvent[]): Promise<boolean> {
+    const names = condition.includes('#version') ? { '#version': 'version' } : undefined;
+    if (events.length > 0) {
+      return this.outbox
+        .withEvents({ Put: { TableName: this.table, Item: item, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values } }, events)
+        .catch((e: unknown) => {
+          throw translateSizeError(e, `${item.kind} ${item.key}`);
+        });
+    }
     try {
       await this.doc.send(
         new PutCommand({

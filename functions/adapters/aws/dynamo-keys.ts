@@ -14,6 +14,7 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
+ * | delivery       | `OUTBOX#<scope>` | `<event id>`            |                                          | `OUTBOX#pending` / `<event id>`       |
  *
  * Workspace ids are `[a-z0-9_-]` (core/paths.ts), so `WS#<ws>#<KIND>` never meets another
  * workspace's `WS#<id>`. Entity keys are never empty (paths, names, usernames): DynamoDB refuses
@@ -35,7 +36,7 @@ export const TTL_ATTRIBUTE = 'ttl';
  * Which shape an item has. Not needed for reads (keys say it) but DynamoDB Streams consumers
  * (workspace webhooks) see bare items and dispatch on it.
  */
-export type ItemType = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token' | EntityKind;
+export type ItemType = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token' | 'delivery' | EntityKind;
 
 export const keys = {
   workspace: (id: string) => ({ [PK]: `WS#${id}`, [SK]: 'WORKSPACE' }),
@@ -54,6 +55,8 @@ export const keys = {
   // in key order, and kinds and workspaces cannot see each other's items.
   entitiesOf: (kind: EntityKind, workspaceId: string) => `WS#${workspaceId}#${kind.toUpperCase()}`,
   entity: (kind: EntityKind, workspaceId: string, key: string) => ({ [PK]: keys.entitiesOf(kind, workspaceId), [SK]: key }),
+  // A scope's webhook deliveries (a workspace, or `*instance`), sorted by event id: the log is one Query, newest first.
+  delivery: (scope: string, id: string) => ({ [PK]: `OUTBOX#${scope}`, [SK]: id }),
 };
 
 export const SCRIPT_HEAD_PREFIX = 'SCRIPT#';
@@ -84,6 +87,9 @@ export const gsi2 = {
   // a sweep that runs at start-up, to be sharded if running jobs ever need more than ~1000 writes/s.
   status: (status: JobStatus) => `JOBS#${status}`,
   job: (status: JobStatus, createdAt: string, id: string) => ({ gsi2pk: gsi2.status(status), gsi2sk: `${createdAt}#${id}` }),
+  // Sparse too: only undelivered events, oldest first, for the dispatcher.
+  pendingDeliveries: () => 'OUTBOX#pending',
+  delivery: (id: string) => ({ gsi2pk: gsi2.pendingDeliveries(), gsi2sk: id }),
 };
 
 /** The CreateTable input: keys, indexes, on-demand billing. */

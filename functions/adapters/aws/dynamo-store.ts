@@ -9,7 +9,8 @@ import {
   paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { BlobStore, Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import { DynamoOutbox, TRANSACTION_MAX_ITEMS } from './dynamo-outbox.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
   scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
@@ -36,13 +37,15 @@ export class DynamoStore implements Store {
   private readonly offload: Offload;
   private readonly jobs: DynamoJobWrites;
   private readonly entities: DynamoEntities;
+  private readonly outbox: DynamoOutbox;
 
   constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
     this.offload = new Offload(opts.blobs);
     this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
-    this.entities = new DynamoEntities(this.doc, this.table);
+    this.outbox = new DynamoOutbox(this.doc, this.table);
+    this.entities = new DynamoEntities(this.doc, this.table, this.outbox);
   }
 
   async createWorkspace(record: Workspace) {
@@ -64,11 +67,11 @@ export class DynamoStore implements Store {
     await this.updateIfExists(keys.workspace(id), 'SET object_storage_enabled = :on', { ':on': enabled });
   }
 
-  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
     const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
     const { payload, written } = await this.offload.stashScript(v);
     // Objects written for a version that did not get in are nobody's.
-    const inserted = await this.insertScriptItems(v, expectedLatest, payload).catch(async (e: unknown) => {
+    const inserted = await this.insertScriptItems(v, expectedLatest, payload, events).catch(async (e: unknown) => {
       await this.offload.blank(written).catch(() => {});
       throw e;
     });
@@ -76,7 +79,7 @@ export class DynamoStore implements Store {
     return inserted;
   }
 
-  private async insertScriptItems(v: ScriptVersion, expectedLatest: string | null, payload: ScriptPayload) {
+  private async insertScriptItems(v: ScriptVersion, expectedLatest: string | null, payload: ScriptPayload, events: OutboxEvent[]) {
     // One transaction: the version exists exactly when the head moved to it, and the head moves
     // only from the hash the caller saw (null: only onto a free path).
     const head = {
@@ -90,7 +93,7 @@ export class DynamoStore implements Store {
     if (expectedLatest !== null) head.Update.ExpressionAttributeValues[':expected'] = expectedLatest;
     const version = { Put: { TableName: this.table, Item: scriptVersionItem(v, payload), ConditionExpression: 'attribute_not_exists(pk)' } };
     try {
-      await this.doc.send(new TransactWriteCommand({ TransactItems: [version, head] }));
+      await this.doc.send(new TransactWriteCommand({ TransactItems: [version, head, ...this.outbox.puts(events)] }));
       return true;
     } catch (e) {
       const [versionFailure] = transactionFailures(e) ?? [];
@@ -121,7 +124,7 @@ export class DynamoStore implements Store {
     return Promise.all(heads.map(async (h) => toScript(await this.offload.resolveScript(h))));
   }
 
-  async deleteScriptPath(workspaceId: string, path: string) {
+  async deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
     // Retried when a new version lands between reading the head and deleting it.
     return retry({ attempts: 5, ...RACE, retryOn: (e) => transactionFailures(e) !== null, exhausted: () => new Error('unreachable: errors are rethrown') }, async () => {
       const head = await this.get(keys.scriptHead(workspaceId, path));
@@ -131,9 +134,10 @@ export class DynamoStore implements Store {
       const versions = this.offload.enabled
         ? await batchGet(this.doc, this.table, hashes.map((h) => keys.scriptVersion(workspaceId, h)), SCRIPT_REF_ATTRIBUTES)
         : [];
-      // Head and up to 99 versions go in one transaction (the limit is 100 items), so a usual
-      // delete is atomic; a longer history's remaining versions follow in batches.
-      const atomic = hashes.slice(0, 99);
+      // Head, events and as many versions as fit go in one transaction (the limit is 100 items),
+      // so a usual delete is atomic; a longer history's remaining versions follow in batches.
+      const fit = TRANSACTION_MAX_ITEMS - 1 - events.length;
+      const atomic = hashes.slice(0, fit);
       // Only this write is retried: its condition fails when the head moved on meanwhile.
       await this.doc.send(
         new TransactWriteCommand({
@@ -148,10 +152,11 @@ export class DynamoStore implements Store {
               },
             },
             ...atomic.map((h) => ({ Delete: { TableName: this.table, Key: keys.scriptVersion(workspaceId, h) } })),
+            ...this.outbox.puts(events),
           ],
         }),
       );
-      await batchDelete(this.doc, this.table, hashes.slice(99).map((h) => keys.scriptVersion(workspaceId, h)));
+      await batchDelete(this.doc, this.table, hashes.slice(fit).map((h) => keys.scriptVersion(workspaceId, h)));
       await this.offload.blank([head, ...versions].flatMap(scriptRefs));
       return hashes.length;
     });
@@ -253,8 +258,9 @@ export class DynamoStore implements Store {
     return requeued;
   }
 
-  async createUser(record: User) {
+  async createUser(record: User, events: OutboxEvent[] = []) {
     const u = parseStored(userRecord, record, `user ${record.username}`);
+    if (events.length > 0) return this.outbox.withEvents({ Put: { TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_not_exists(pk)' } }, events);
     return this.putIfAbsent(userItem(u));
   }
 
@@ -300,11 +306,22 @@ export class DynamoStore implements Store {
     return tokens.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.token_hash, b.token_hash));
   }
 
-  async deleteToken(tokenHash: string) {
+  async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
+    if (events.length > 0) {
+      // Announced only by the write that deleted it.
+      await this.outbox.withEvents({ Delete: { TableName: this.table, Key: keys.token(tokenHash), ConditionExpression: 'attribute_exists(pk)' } }, events);
+      return;
+    }
     await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.token(tokenHash) }));
   }
 
-  async markTokenExpiryNotice(tokenHash: string, at: string) {
+  async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
+    if (events.length > 0) {
+      return this.outbox.withEvents(
+        { Update: { TableName: this.table, Key: keys.token(tokenHash), UpdateExpression: 'SET expiry_notice_at = :at', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': at } } },
+        events,
+      );
+    }
     try {
       await this.doc.send(
         new UpdateCommand({ TableName: this.table, Key: keys.token(tokenHash), UpdateExpression: 'SET expiry_notice_at = :at', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': at } }),
@@ -316,12 +333,12 @@ export class DynamoStore implements Store {
     }
   }
 
-  async createEntity(e: Entity) {
-    return this.entities.create(e);
+  async createEntity(e: Entity, events?: OutboxEvent[]) {
+    return this.entities.create(e, events);
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number) {
-    return this.entities.replace(e, expectedVersion);
+  async replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]) {
+    return this.entities.replace(e, expectedVersion, events);
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {
@@ -332,8 +349,28 @@ export class DynamoStore implements Store {
     return this.entities.list(kind, workspaceId);
   }
 
-  async deleteEntity(kind: EntityKind, workspaceId: string, key: string) {
-    return this.entities.delete(kind, workspaceId, key);
+  async deleteEntity(kind: EntityKind, workspaceId: string, key: string, events?: OutboxEvent[]) {
+    return this.entities.delete(kind, workspaceId, key, events);
+  }
+
+  async insertDeliveries(events: OutboxEvent[]) {
+    await this.outbox.insert(events);
+  }
+
+  async listPendingDeliveries(limit: number) {
+    return this.outbox.listPending(limit);
+  }
+
+  async getDelivery(scope: string, id: string) {
+    return this.outbox.get(scope, id);
+  }
+
+  async listDeliveries(scope: string, limit: number) {
+    return this.outbox.list(scope, limit);
+  }
+
+  async replaceDelivery(d: Delivery, expectedVersion: number) {
+    return this.outbox.replace(d, expectedVersion);
   }
 
   // Strongly consistent: the core reads its own writes (a job right after claiming it, a script

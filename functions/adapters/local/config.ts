@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { CoreConfig } from '../../core/deps.js';
+import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 
 /** The local shell's settings, from the environment (README lists them). */
@@ -17,6 +18,10 @@ export interface LocalConfig {
   /** `smtp://user:pass@host:port` (or smtps://): where email notices go; unset, they wait in the outbox. */
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /** SVC_WEBHOOK_ALLOW_PRIVATE=1: webhooks may reach loopback and private addresses (tests, trusted networks). */
+  webhookAllowPrivate: boolean;
+  /** How often the dispatcher looks for new webhook events. */
+  webhookPollMs: number;
   /** How often expired tokens are deleted and expiry notices sent. */
   tokenSweepMs: number;
   core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
@@ -43,6 +48,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     smtpUrl: env.SVC_SMTP_URL || undefined,
     smtpFrom: env.SVC_SMTP_FROM || 'svc <svc@localhost>',
     tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
+    webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookPollMs: int(env.SVC_WEBHOOK_POLL_MS, 500),
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
     maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
@@ -53,6 +60,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       syncMaxWaitMs: int(env.SVC_SYNC_MAX_WAIT_SECONDS, 60) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: 1000,
+      webhookRetry: retryScheduleFromEnv(env),
     },
   };
 }

@@ -19,6 +19,8 @@ import { AesSecretCipher } from './aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from './key-file.js';
 import { SmtpEmailSender } from './smtp-email-sender.js';
 import { sweepTokens } from '../../core/token-expiry.js';
+import { OutboundHttp } from '../outbound-http.js';
+import { startEventDispatcher } from './event-dispatcher.js';
 import type { LocalConfig } from './config.js';
 import { errorText, log } from '../../core/logger.js';
 
@@ -46,6 +48,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
   const email = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
+  const outbound = new OutboundHttp({ allowPrivate: config.webhookAllowPrivate });
 
   const signingKey = loadOrCreateKeyFile(join(config.dataDir, 'signing.key'));
   const { newAdminToken } = await bootstrapInstance(store, clock, {
@@ -63,6 +66,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     // Its own key rather than the signing key: each can then be replaced without the other.
     cipher: AesSecretCipher.fromKeyFile(join(config.dataDir, 'secrets.key')),
     email,
+    outbound,
     clock,
     runner,
     config: { ...config.core, baseInternalUrl: '', signingKey },
@@ -78,6 +82,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   pool.start(deps);
   await flows.start(deps);
   const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
+  const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
 
   return {
     url,
@@ -85,6 +90,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await sweeper.stop();
+      await dispatcher.stop();
       email?.close();
       await flows.stop();
       await pool.stop();

@@ -159,4 +159,15 @@ export const MIGRATIONS: string[] = [
   `,
   `-- confine: the scopes of the token that started a job (a JSON array; NULL: full rights).
   ALTER TABLE jobs ADD COLUMN created_scopes TEXT;`,
+  `-- webhooks: the outbox of webhook events, written in the transaction of the change it announces.
+  -- id sorts by creation; the partial index keeps the dispatcher's query to what is still pending.
+  CREATE TABLE deliveries (
+    scope TEXT NOT NULL,
+    id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (scope, id)
+  );
+  CREATE INDEX deliveries_pending ON deliveries(id) WHERE status = 'pending';`,
 ];

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
-import { entityRecord, jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
-import type { Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import { deliveryRecord, entityRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
+import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
  * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
@@ -56,7 +56,7 @@ export class SqliteStore implements Store {
     this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
   }
 
-  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
     const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
     return this.db.transaction(() => {
       const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
@@ -66,6 +66,7 @@ export class SqliteStore implements Store {
          VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock)`,
       ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null });
       this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
+      this.record(events);
       return true;
     })();
   }
@@ -91,10 +92,12 @@ export class SqliteStore implements Store {
     return rows.map(toScript);
   }
 
-  async deleteScriptPath(workspaceId: string, path: string) {
+  async deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
     return this.db.transaction(() => {
       this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
-      return this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
+      const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
+      if (removed > 0) this.record(events);
+      return removed;
     })();
   }
 
@@ -156,11 +159,13 @@ export class SqliteStore implements Store {
     return rows.map((r) => r.id);
   }
 
-  async createUser(u: User) {
-    return this.stmt(
-      `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
-       VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
-    ).run(userRow(u)).changes === 1;
+  async createUser(u: User, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () =>
+      this.stmt(
+        `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
+         VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
+      ).run(userRow(u)).changes === 1,
+    );
   }
 
   async getUser(username: string) {
@@ -196,28 +201,32 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM tokens WHERE owner = ? ORDER BY created_at, token_hash').all(owner) as Row[]).map(toToken);
   }
 
-  async deleteToken(tokenHash: string) {
-    this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash);
+  async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
+    this.withEvents(events, () => this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash).changes === 1);
   }
 
-  async markTokenExpiryNotice(tokenHash: string, at: string) {
-    return this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1;
+  async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () => this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1);
   }
 
-  async createEntity(e: Entity) {
-    return this.stmt(
-      `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
-       VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
-    ).run(entityRow(e)).changes === 1;
+  async createEntity(e: Entity, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () =>
+      this.stmt(
+        `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
+         VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
+      ).run(entityRow(e)).changes === 1,
+    );
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number) {
+  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
     // The version check and the write are one statement: of two replaces that read the same
     // version, the second finds the version moved on and changes nothing.
-    return this.stmt(
-      `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
-       WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
-    ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1;
+    return this.withEvents(events, () =>
+      this.stmt(
+        `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
+         WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
+      ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
+    );
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {
@@ -229,8 +238,48 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM entities WHERE kind = ? AND workspace_id = ? ORDER BY key').all(kind, workspaceId) as Row[]).map(toEntity);
   }
 
-  async deleteEntity(kind: EntityKind, workspaceId: string, key: string) {
-    return this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1;
+  async deleteEntity(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () => this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1);
+  }
+
+  async insertDeliveries(events: OutboxEvent[]) {
+    this.db.transaction(() => this.record(events))();
+  }
+
+  async listPendingDeliveries(limit: number) {
+    return (this.stmt("SELECT record FROM deliveries WHERE status = 'pending' ORDER BY id LIMIT ?").all(limit) as Row[]).map(toDelivery);
+  }
+
+  async getDelivery(scope: string, id: string) {
+    const row = this.stmt('SELECT record FROM deliveries WHERE scope = ? AND id = ?').get(scope, id) as Row | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async listDeliveries(scope: string, limit: number) {
+    return (this.stmt('SELECT record FROM deliveries WHERE scope = ? ORDER BY id DESC LIMIT ?').all(scope, limit) as Row[]).map(toDelivery);
+  }
+
+  async replaceDelivery(record: Delivery, expectedVersion: number) {
+    const d = parseStored(deliveryRecord, record, `delivery ${record.id}`);
+    return this.stmt('UPDATE deliveries SET status = ?, record = ?, version = ? WHERE scope = ? AND id = ? AND version = ?').run(d.status, JSON.stringify(d), d.version, d.scope, d.id, expectedVersion).changes === 1;
+  }
+
+  /** Runs `change` and, when it changed something, records its events, all in one transaction. */
+  private withEvents(events: OutboxEvent[], change: () => boolean): boolean {
+    if (events.length === 0) return change();
+    return this.db.transaction(() => {
+      const changed = change();
+      if (changed) this.record(events);
+      return changed;
+    })();
+  }
+
+  /** Inside the caller's transaction. */
+  private record(events: OutboxEvent[]) {
+    for (const e of events) {
+      const d = parseStored(deliveryRecord, newDelivery(e), `event ${e.id}`);
+      this.stmt('INSERT INTO deliveries (scope, id, status, record, version) VALUES (?, ?, ?, ?, ?)').run(d.scope, d.id, d.status, JSON.stringify(d), d.version);
+    }
   }
 
   // Prepared statements are cached: the webhook hot path runs the same few queries.
@@ -250,6 +299,10 @@ type Row = Record<string, any>;
 
 // Rows become records through the shared schemas (core/documents): a row that does not match is
 // a StoredDocumentError naming it, not a malformed record handed to the core.
+
+function toDelivery(r: Row): Delivery {
+  return parseStored(deliveryRecord, parseStoredJson(r.record, 'delivery', 'record'), 'delivery');
+}
 
 function toWorkspace(r: Row): Workspace {
   return parseStored(workspaceRecord, { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 }, `workspace ${r.id}`);

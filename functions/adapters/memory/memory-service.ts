@@ -1,3 +1,4 @@
+import { DEFAULT_RETRY_SCHEDULE } from '../../core/events/retry-schedule.js';
 import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { createApp } from '../../http/app.js';
@@ -68,6 +69,7 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
       includeHeaders: [],
       signingKey,
       pollIntervalMs: 1000,
+      webhookRetry: DEFAULT_RETRY_SCHEDULE,
       ...opts.config,
     },
   };

@@ -1,4 +1,5 @@
-import type { Entity, EntityKind, Job, JobCompletion, JobListFilter, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import { newDelivery } from '../../core/documents/records.js';
 
 /**
  * The Store port in plain maps: the fast tier's store and the reference of the contract
@@ -21,6 +22,8 @@ export class MemoryStore implements Store {
   private readonly tokens = new Map<string, TokenRecord>();
   /** By `kind\0workspace\0key`. */
   private readonly entities = new Map<string, Entity>();
+  /** By `scope\0id`. */
+  private readonly deliveries = new Map<string, Delivery>();
 
   async createWorkspace(ws: Workspace) {
     if (this.workspaces.has(ws.id)) return 'exists' as const;
@@ -41,11 +44,12 @@ export class MemoryStore implements Store {
     if (ws) ws.object_storage_enabled = enabled;
   }
 
-  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null) {
+  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
     const head = key(v.workspace_id, v.path);
     if ((this.scriptHeads.get(head) ?? null) !== expectedLatest) return false;
     this.scriptVersions.set(key(v.workspace_id, v.hash), copy(v));
     this.scriptHeads.set(head, v.hash);
+    this.record(events);
     return true;
   }
 
@@ -65,7 +69,7 @@ export class MemoryStore implements Store {
     return sortedBy(latest, (v) => v.path).map(copy);
   }
 
-  async deleteScriptPath(workspaceId: string, path: string) {
+  async deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
     this.scriptHeads.delete(key(workspaceId, path));
     let removed = 0;
     for (const [k, v] of this.scriptVersions) {
@@ -74,6 +78,7 @@ export class MemoryStore implements Store {
         removed++;
       }
     }
+    if (removed > 0) this.record(events);
     return removed;
   }
 
@@ -137,9 +142,10 @@ export class MemoryStore implements Store {
     return requeued;
   }
 
-  async createUser(u: User) {
+  async createUser(u: User, events: OutboxEvent[] = []) {
     if (this.users.has(u.username)) return false;
     this.users.set(u.username, copy(u));
+    this.record(events);
     return true;
   }
 
@@ -171,28 +177,31 @@ export class MemoryStore implements Store {
     return sortedBy(mine, (t) => t.created_at).map(copy);
   }
 
-  async deleteToken(tokenHash: string) {
-    this.tokens.delete(tokenHash);
+  async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
+    if (this.tokens.delete(tokenHash)) this.record(events);
   }
 
-  async markTokenExpiryNotice(tokenHash: string, at: string) {
+  async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
     const t = this.tokens.get(tokenHash);
     if (!t) return false;
     t.expiry_notice_at = at;
+    this.record(events);
     return true;
   }
 
-  async createEntity(e: Entity) {
+  async createEntity(e: Entity, events: OutboxEvent[] = []) {
     const k = key(e.kind, e.workspace_id, e.key);
     if (this.entities.has(k)) return false;
     this.entities.set(k, copy(e));
+    this.record(events);
     return true;
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number) {
+  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
     const k = key(e.kind, e.workspace_id, e.key);
     if (this.entities.get(k)?.version !== expectedVersion) return false;
     this.entities.set(k, copy(e));
+    this.record(events);
     return true;
   }
 
@@ -206,8 +215,37 @@ export class MemoryStore implements Store {
     return sortedBy(mine, (e) => e.key).map(copy);
   }
 
-  async deleteEntity(kind: EntityKind, workspaceId: string, entityKey: string) {
-    return this.entities.delete(key(kind, workspaceId, entityKey));
+  async deleteEntity(kind: EntityKind, workspaceId: string, entityKey: string, events: OutboxEvent[] = []) {
+    const deleted = this.entities.delete(key(kind, workspaceId, entityKey));
+    if (deleted) this.record(events);
+    return deleted;
+  }
+
+  async insertDeliveries(events: OutboxEvent[]) {
+    this.record(events);
+  }
+
+  async listPendingDeliveries(limit: number) {
+    return sortedBy([...this.deliveries.values()].filter((d) => d.status === 'pending'), (d) => d.id).slice(0, limit).map(copy);
+  }
+
+  async getDelivery(scope: string, id: string) {
+    return copyOrNull(this.deliveries.get(key(scope, id)));
+  }
+
+  async listDeliveries(scope: string, limit: number) {
+    return sortedBy([...this.deliveries.values()].filter((d) => d.scope === scope), (d) => d.id).reverse().slice(0, limit).map(copy);
+  }
+
+  async replaceDelivery(d: Delivery, expectedVersion: number) {
+    const k = key(d.scope, d.id);
+    if (this.deliveries.get(k)?.version !== expectedVersion) return false;
+    this.deliveries.set(k, copy(d));
+    return true;
+  }
+
+  private record(events: OutboxEvent[]) {
+    for (const e of events) this.deliveries.set(key(e.scope, e.id), newDelivery(copy(e)));
   }
 }
 

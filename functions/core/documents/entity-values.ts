@@ -9,6 +9,9 @@ import type { Variable } from '../variables.js';
 import type { FlowVersion } from '../flows/flows.js';
 import type { FlowRun } from '../flows/run-state.js';
 import type { OutboxEntry } from '../notifications.js';
+import type { WebhookSetting } from '../events/webhook-settings.js';
+import type { AppHead, AppVersion } from '../apps.js';
+import type { Invite } from '../invites.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -22,6 +25,8 @@ const timestamp = z.string().min(1);
 export interface FlowHead {
   path: string;
   version: number;
+  /** Archived flows leave the listing (unless asked for) but keep their versions and URLs. */
+  archived?: boolean;
 }
 
 /** A workspace's sync key, sealed by the instance's SecretCipher (core/sync-key.ts). */
@@ -81,6 +86,10 @@ export interface EntityValues {
   login_throttle: LoginCounter;
   audit: AuditEntry;
   job_limits: JobLimitsSetting;
+  webhook: WebhookSetting;
+  app: AppHead;
+  app_version: AppVersion;
+  invite: Invite;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -167,7 +176,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   resource: z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() }),
   resource_type: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string(), builtin: z.boolean() }),
   variable: z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() }),
-  flow: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  flow: z.object({ path: z.string().min(1), version: z.number().int().positive(), archived: z.boolean().optional() }),
   flow_version: z.object({
     id: z.number().int().positive(),
     path: z.string().min(1),
@@ -187,4 +196,17 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   login_throttle: z.object({ failures: z.number().int().nonnegative(), window_start: timestamp, locked_until: timestamp.nullable() }),
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
   job_limits: jobLimitsSetting,
+  webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
+  app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
+  invite: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), invited_by: z.string(), invited_at: timestamp }),
+  app_version: z.object({
+    id: z.number().int().positive(),
+    path: z.string().min(1),
+    summary: z.string(),
+    value: z.record(z.string(), z.unknown()),
+    policy: z.record(z.string(), z.unknown()).nullable(),
+    deployment_message: z.string().optional(),
+    created_by: z.string(),
+    created_at: timestamp,
+  }),
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENTITY_KINDS, LANGUAGES, type Entity, type InputSchema, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
+import { ENTITY_KINDS, LANGUAGES, type Delivery, type Entity, type InputSchema, type OutboxEvent, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
 
 /**
  * The schemas of the Store's records (ports.ts): each store builds a candidate from its row or
@@ -124,3 +124,23 @@ export const entityRecord: z.ZodType<Entity> = z.object({
   created_at: timestamp,
   updated_at: timestamp,
 });
+
+/** A webhook delivery (ports.ts: Delivery), as both shells store it. */
+export const deliveryRecord: z.ZodType<Delivery> = z.object({
+  id: z.string().min(1),
+  scope: z.string().min(1),
+  item: z.string().min(1),
+  type: z.string().min(1),
+  body: z.string(),
+  created_at: timestamp,
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempt_count: z.number().int().nonnegative(),
+  attempts: z.array(z.object({ at: timestamp, status_code: z.number().int().nullable(), error: z.string().nullable() })),
+  next_attempt_at: timestamp.nullable(),
+  version: z.number().int().positive(),
+});
+
+/** What a recorded event becomes: a delivery not yet attempted, due at once. */
+export function newDelivery(e: OutboxEvent): Delivery {
+  return { ...e, status: 'pending', attempt_count: 0, attempts: [], next_attempt_at: null, version: 1 };
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
+import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../sequences.js';
@@ -99,7 +100,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, 
   return version;
 }
 
-export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, body: unknown): Promise<FlowVersion> {
+export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config'>, rights: Rights, body: unknown): Promise<FlowVersion> {
   const input = parseBody(flowBody, body);
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
@@ -107,17 +108,19 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topic
   if (await deps.store.getLatestScript(rights.workspaceId, input.path)) throw conflict(`a script already exists at ${input.path}`);
   if (await deps.store.getEntity('flow', rights.workspaceId, input.path)) throw conflict(`${what(input.path)} already exists: update it instead`);
   const version = await storeVersion(deps, rights, input);
-  await createEntity(deps.store, deps.clock, 'flow', rights.workspaceId, input.path, { path: input.path, version: version.id }, what(input.path));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await createEntity(deps.store, deps.clock, 'flow', rights.workspaceId, input.path, { path: input.path, version: version.id }, what(input.path), () => announce('CreateFlow', { kind: 'flow', path: input.path, version: version.id }));
   return version;
 }
 
-export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
+export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
   const input = parseBody(flowBody, { path, ...(body as object) });
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });
   await requireEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
   const version = await storeVersion(deps, rights, input);
-  await updateEntity(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, version: Math.max(h.version, version.id) }));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await updateEntity(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, version: Math.max(h.version, version.id) }), () => announce('UpdateFlow', { kind: 'flow', path, version: version.id }));
   return version;
 }
 
@@ -136,9 +139,23 @@ export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, pat
   return (await findLatestFlow(deps.store, rights.workspaceId, path)) ?? (() => { throw notFound(what(path)); })();
 }
 
-export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<{ path: string; version: number }[]> {
+/** Archived flows only with `showArchived`. */
+export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights, showArchived = false): Promise<{ path: string; version: number; archived?: boolean }[]> {
   rights.check('flows', 'read');
-  return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path));
+  return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path) && (showArchived || !h.archived));
+}
+
+const archiveBody = z.object({ archived: z.boolean().default(true) });
+
+/** Archives (or, with `archived: false`, restores) a flow: announced as ArchiveFlow with `data.archived`. */
+export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string, body: unknown): Promise<{ path: string; archived: boolean }> {
+  rights.check('flows', 'write', path);
+  const input = parseBody(archiveBody, body);
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  const head = await updateEntity(deps.store, deps.clock, 'flow', rights.workspaceId, path, what(path), (h) => ({ ...h, archived: input.archived }), (next) =>
+    announce('ArchiveFlow', { kind: 'flow', path, version: next.value.version, extra: { archived: input.archived } }),
+  );
+  return { path, archived: head.value.archived ?? false };
 }
 
 /** Newest first (spec 9: numeric version ids). */
@@ -150,7 +167,8 @@ export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights,
 }
 
 /** Removes the path; its versions stay, so `fv/<id>` URLs already handed out keep working. */
-export async function deleteFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<void> {
+export async function deleteFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string): Promise<void> {
   rights.check('flows', 'write', path);
-  await deleteEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
+  const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
+  await deleteEntity(deps.store, 'flow', rights.workspaceId, path, what(path), announce('DeleteFlow', { kind: 'flow', path }));
 }

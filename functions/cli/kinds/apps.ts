@@ -1,0 +1,81 @@
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { FOLDER_ITEM, folderSuffix, isItemPath, toYaml } from '../layout.js';
+import { mapPool } from '../pool.js';
+import { p } from '../remote.js';
+import { ItemFileError, type ItemKind, type KindHandler, type SyncContext } from '../items.js';
+import { fileIssue, parseYamlFile } from './yaml-kind.js';
+
+/**
+ * Apps: a folder `<path>.app/` (`<path>__app/` with nonDottedPaths) holding `app.yaml` with the
+ * app's summary, its definition (`value`, the app builder's JSON) and its `policy`, as the API
+ * stores them (core/apps.ts). Skipped with `skipApps`.
+ *
+ * To the lead: issue 16 reworks the CLI, so this file is the whole of the kind; wiring it in is
+ * adding 'app' to ItemKind (items.ts), `apps` to HANDLERS and CLAIM_ORDER before the others
+ * (sync.ts: an app's folder owns its files), and dropping apps from setAsideUnsupported
+ * (local-files.ts).
+ */
+
+const APP_FILE = 'app.yaml';
+// 'app' is not yet one of items.ts's ItemKind (see above).
+const KIND = 'app' as ItemKind;
+
+const appFile = z.strictObject({
+  summary: z.string().default(''),
+  value: z.record(z.string(), z.unknown()),
+  policy: z.record(z.string(), z.unknown()).nullish(),
+});
+
+interface AppPayload extends Record<string, unknown> {
+  path: string;
+  summary: string;
+  value: Record<string, unknown>;
+  policy: Record<string, unknown> | null;
+}
+
+function appPayload(a: { path: string; summary?: string; value: unknown; policy?: unknown }): AppPayload {
+  return { path: a.path, summary: a.summary ?? '', value: a.value as Record<string, unknown>, policy: (a.policy as Record<string, unknown> | null | undefined) ?? null };
+}
+
+export function renderApp(payload: AppPayload, ctx: Pick<SyncContext, 'layout'>): Record<string, string> {
+  const file = `${payload.path}${folderSuffix(ctx.layout, 'app')}/${APP_FILE}`;
+  return { [file]: toYaml({ summary: payload.summary, value: payload.value, policy: payload.policy ?? undefined }, ['summary', 'value', 'policy']) };
+}
+
+export const apps: KindHandler = {
+  kind: KIND,
+  enabled: (o) => !o.skipApps,
+
+  async fetchRemote(ctx) {
+    const listed = await ctx.remote.get<{ path: string }[]>('/apps/list');
+    return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
+      const payload = appPayload(await ctx.remote.get(`/apps/get/p/${p(path)}`));
+      return { item: { kind: KIND, id: path, payload, files: renderApp(payload, ctx) }, meta: {} };
+    });
+  },
+
+  claim(file) {
+    const m = FOLDER_ITEM.exec(file);
+    return m && m[2] === 'app' && isItemPath(m[1]) ? m[1] : null;
+  },
+
+  async parse(id, files, ctx) {
+    const yamlPath = Object.keys(files).find((f) => posix.basename(f) === APP_FILE && posix.dirname(f).slice(id.length).match(/^(\.|__)app$/));
+    if (!yamlPath) throw new ItemFileError(`${id}${folderSuffix(ctx.layout, 'app')}/${APP_FILE}`, 'missing: an app folder needs an app.yaml');
+    const parsed = appFile.safeParse(parseYamlFile(yamlPath, files[yamlPath]));
+    if (!parsed.success) throw fileIssue(yamlPath, parsed.error);
+    return { kind: KIND, id, payload: appPayload({ path: id, ...parsed.data }), files };
+  },
+
+  async push(item, meta, ctx) {
+    const { path, ...body } = item.payload as AppPayload;
+    const withMessage = { ...body, ...(ctx.message ? { deployment_message: ctx.message } : {}) };
+    if (meta) await ctx.remote.post(`/apps/update/${p(path)}`, withMessage);
+    else await ctx.remote.post('/apps/create', { path, ...withMessage });
+  },
+
+  async remove(id, ctx) {
+    await ctx.remote.delete(`/apps/delete/${p(id)}`);
+  },
+};

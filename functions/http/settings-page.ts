@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticate } from '../core/auth.js';
+import { ApiError } from '../core/errors.js';
+import { SESSION_COOKIE } from '../core/users.js';
+import { requireWorkspace } from '../core/workspaces.js';
+import type { CoreDeps } from '../core/deps.js';
+import { html, raw } from './html.js';
+
+/**
+ * The workspace settings page (`/w/<workspace>/settings`, spec 6.1): tab Webhooks, field "URL to
+ * send requests to", an optional signing secret, and the delivery log with a redeliver button per
+ * event. A static shell like the token page: its script reads and changes the settings through the
+ * API (`/api/w/<ws>/workspaces/...`, with the session cookie), so the API's rights apply unchanged.
+ */
+
+const SCRIPT = `
+const ws = document.body.dataset.workspace;
+const base = '/api/w/' + encodeURIComponent(ws) + '/workspaces/';
+const form = document.getElementById('webhook-form');
+const message = document.getElementById('message');
+const rows = document.getElementById('deliveries');
+
+async function api(path, init) {
+  const res = await fetch(base + path, { credentials: 'same-origin', ...init });
+  if (res.status === 401) location.assign('/login?next=' + encodeURIComponent(location.pathname));
+  if (!res.ok) {
+    const answer = await res.json().catch(() => null);
+    throw new Error(answer?.error?.message ?? 'request failed (' + res.status + ')');
+  }
+  return res.json();
+}
+
+function cell(text) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  return td;
+}
+
+function showWebhook(settings) {
+  form.webhook.value = settings.webhook;
+  document.getElementById('signed').textContent = settings.has_secret ? 'Requests are signed (Standard Webhooks).' : 'Requests are not signed.';
+}
+
+async function loadSettings() {
+  showWebhook(await api('get_settings'));
+}
+
+async function loadDeliveries() {
+  const log = await api('webhook_deliveries');
+  rows.replaceChildren(...log.map((d) => {
+    const tr = document.createElement('tr');
+    tr.dataset.id = d.id;
+    const last = d.last_status_code ?? d.last_error ?? '';
+    tr.append(cell(d.created_at.replace('T', ' ').slice(0, 19)), cell(d.type), cell(d.subject), cell(d.status), cell(String(d.attempt_count)), cell(String(last)), cell(d.next_attempt_at ?? ''));
+    const actions = cell('');
+    const again = document.createElement('button');
+    again.type = 'button';
+    again.textContent = 'Redeliver';
+    again.addEventListener('click', () => run(async () => {
+      await api('webhook_deliveries/' + encodeURIComponent(d.id) + '/redeliver', { method: 'POST' });
+      await loadDeliveries();
+    }));
+    actions.append(again);
+    tr.append(actions);
+    return tr;
+  }));
+  document.getElementById('no-deliveries').hidden = log.length > 0;
+}
+
+async function run(action) {
+  message.textContent = '';
+  try {
+    await action();
+  } catch (error) {
+    message.textContent = error.message;
+  }
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  run(async () => {
+    const body = { webhook: form.webhook.value.trim() };
+    if (form.secret.value) body.secret = form.secret.value;
+    showWebhook(await api('edit_webhook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    form.secret.value = '';
+    document.getElementById('saved').hidden = false;
+  });
+});
+document.getElementById('refresh').addEventListener('click', () => run(loadDeliveries));
+
+for (const tab of document.querySelectorAll('[role=tab]')) {
+  tab.addEventListener('click', () => {
+    for (const other of document.querySelectorAll('[role=tab]')) {
+      const selected = other === tab;
+      other.setAttribute('aria-selected', String(selected));
+      document.getElementById(other.getAttribute('aria-controls')).hidden = !selected;
+    }
+  });
+}
+
+run(async () => {
+  await loadSettings();
+  await loadDeliveries();
+});
+`;
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
+const STYLE = [
+  'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
+  '[role=tablist]{display:flex;gap:.25rem;border-bottom:1px solid #ccc;margin-bottom:1rem}',
+  '[role=tab]{border:1px solid #ccc;border-bottom:none;background:#f5f5f5;padding:.4rem .9rem}[role=tab][aria-selected=true]{background:#fff;font-weight:600}',
+  'table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd;font-size:.9em}',
+  'label{display:block;font-size:.9em;margin-top:.5rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{padding:.4rem .9rem;margin-top:.5rem}',
+  '#message{color:#b00020}#saved{color:#1b5e20}',
+].join('');
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+export function renderSettingsPage(workspaceId: string, username: string): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
+<meta name="referrer" content="no-referrer">
+<title>Settings of ${workspaceId} — svc</title><style>${raw(STYLE)}</style></head>
+<body data-workspace="${workspaceId}"><h1>Workspace settings: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>.</p>
+<div role="tablist"><button type="button" role="tab" id="tab-general" aria-controls="panel-general" aria-selected="false">General</button><button type="button" role="tab" id="tab-webhooks" aria-controls="panel-webhooks" aria-selected="true">Webhooks</button></div>
+<section id="panel-general" role="tabpanel" aria-labelledby="tab-general" hidden><p>Workspace <code>${workspaceId}</code>.</p></section>
+<section id="panel-webhooks" role="tabpanel" aria-labelledby="tab-webhooks">
+<p>Every change to a script, flow, app, connection, connection type, variable or folder, and every token nearing or past its expiry, is sent to this URL as a CloudEvent.</p>
+<form id="webhook-form">
+<label for="webhook">URL to send requests to</label><input id="webhook" name="webhook" type="url" placeholder="https://example.com/svc-events" maxlength="2048">
+<label for="secret">Signing secret (optional, whsec_…; left empty keeps the current one for the same URL)</label><input id="secret" name="secret" type="password" autocomplete="off">
+<button type="submit">Save</button> <span id="saved" hidden role="status">Saved.</span>
+</form>
+<p id="signed"></p>
+<p id="message" role="alert"></p>
+<h2>Deliveries</h2><button type="button" id="refresh">Refresh</button>
+<table><thead><tr><th>Time</th><th>Event</th><th>Item</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Next attempt</th><th></th></tr></thead>
+<tbody id="deliveries"></tbody></table><p id="no-deliveries" hidden>No events sent yet.</p>
+</section>
+<script>${raw(SCRIPT)}</script></body></html>`.toString();
+}
+
+export function settingsPageRoutes(deps: CoreDeps) {
+  const r = new Hono();
+  r.get('/w/:workspace/settings', async (c) => {
+    const session = getCookie(c, SESSION_COOKIE) ?? null;
+    let username: string;
+    try {
+      // A page is for a person: only a login session opens it, never a token in the URL.
+      username = (await authenticate(deps, { bearer: null, session })).username;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
+      return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
+    }
+    const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
+    return c.html(renderSettingsPage(ws.id, username), 200, { 'cache-control': 'no-store' });
+  });
+  return r;
+}
