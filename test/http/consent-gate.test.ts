@@ -42,7 +42,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
   hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/approvals`;
-  const env: Record<string, string> = {};
+  // The receiver is on loopback: the instance must allow private webhook addresses (its SSRF guard).
+  const env: Record<string, string> = { SVC_WEBHOOK_ALLOW_PRIVATE: '1' };
   if (local) {
     // SMTP is the local shell's mail; SES, the AWS shell's, is tested in test/aws/ses-email-sender.test.ts.
     smtp = new SMTPServer({
@@ -263,7 +264,7 @@ describe.skipIf(!local)('ConsentGate through kill -9', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-consent-notice-'));
-    const first = await startServer({ dataDir, token: 'notice-admin' });
+    const first = await startServer({ dataDir, token: 'notice-admin', env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
     try {
       const flow = { path: 'u/admin/noticed', value: { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, notify: [{ channel: 'webhook', url }], message: 'pay?' } }] } };
       expect((await first.post('/api/w/main/flows/create', flow)).status).toBe(201);
@@ -275,7 +276,7 @@ describe.skipIf(!local)('ConsentGate through kill -9', () => {
       hold = false;
       for (const res of held) res.destroy();
 
-      const second = await startServer({ dataDir, token: 'notice-admin' });
+      const second = await startServer({ dataDir, token: 'notice-admin', env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
       try {
         const notice = await eventually(() => received.find((b) => b.includes(id)), (b) => b !== undefined);
         expect(JSON.parse(notice!)).toMatchObject({ type: 'consent.requested', data: { run_id: id, message: 'pay?' } });

@@ -13,6 +13,7 @@ import { MemoryBlobStore } from './memory-blob-store.js';
 import { MemoryJobQueue } from './memory-job-queue.js';
 import { MemoryFlowDriver } from './memory-flow-driver.js';
 import { PendingWork } from './pending-work.js';
+import { OutboundHttp } from '../outbound-http.js';
 
 export interface MemoryServiceOptions {
   /** What runs user code: the real local runner, or a test double of the port. */
@@ -24,6 +25,8 @@ export interface MemoryServiceOptions {
   email?: EmailSender | null;
   /** SNS for ConsentGate notices, as the AWS shell has it. */
   topics?: TopicPublisher | null;
+  /** Whether outbound webhooks may reach loopback and private addresses (the tests' receivers are on 127.0.0.1). */
+  webhookAllowPrivate?: boolean;
   config?: Partial<CoreConfig>;
   maxBodyBytes?: number;
 }
@@ -59,6 +62,7 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
     cipher: new AesSecretCipher(randomBytes(32)),
     email: opts.email ?? null,
     topics: opts.topics ?? null,
+    outbound: new OutboundHttp({ allowPrivate: opts.webhookAllowPrivate ?? true }),
     clock: opts.clock,
     runner: opts.runner,
     config: {

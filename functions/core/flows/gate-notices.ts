@@ -25,7 +25,7 @@ import type { Job } from '../../ports.js';
 /** Three attempts per channel and recipient; the waits before the 2nd and 3rd are jittered. */
 const NOTICE_RETRY = { attempts: 3, baseDelayMs: 250, maxDelayMs: 2000 };
 
-type NoticeDeps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'email' | 'topics'>;
+type NoticeDeps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'email' | 'topics' | 'outbound'>;
 
 export async function notifyApprovers(deps: NoticeDeps, flowJob: Job, moduleId: string): Promise<void> {
   const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);

@@ -244,6 +244,19 @@ describe('ConsentGate', () => {
     expect((await s.fetch(`${ws}/flows/create`, json({ path: 'u/admin/pay_bad', ...gateFlow({ approvers: [] }) }))).status).toBe(400);
   });
 
+  it('sends gate webhooks through the SSRF-guarded client: a loopback receiver is refused unless the instance allows private addresses', async () => {
+    const guarded = await inProcessService({ webhookAllowPrivate: false });
+    const flow = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'ok?', notify: [{ channel: 'webhook', url: hookUrl }] } }] };
+    expect((await guarded.post(`${ws}/flows/create`, { path: 'u/admin/internal_hook', value: flow })).status).toBe(201);
+    const before = hooks.length;
+    const id = await (await guarded.post(`${ws}/jobs/run/p/u/admin/internal_hook`, {})).text();
+    const job = await until(() => guarded.job(id), (j) => (j.flow_status.gate?.deliveries ?? []).length >= 1 && j.flow_status.gate.notices === 'done');
+    expect(job.status).toBe('awaiting_approval');
+    expect(job.flow_status.gate.deliveries.every((d: { ok: boolean }) => !d.ok)).toBe(true);
+    expect(job.flow_status.gate.deliveries[0].error).toContain('refused');
+    expect(hooks.length).toBe(before);
+  });
+
   it('publishes to SNS where the instance has it (the AWS shell): the approvals topic unless the gate names one', async () => {
     const published: { topicArn: string | null; subject: string; text: string }[] = [];
     const aws = await inProcessService({ topics: { publish: async (n) => void published.push(n) } });

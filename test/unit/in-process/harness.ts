@@ -32,7 +32,7 @@ export interface InProcessService extends MemoryService {
  * The service in memory with requests through Hono's `app.request()`: the same routes, core and
  * rules as `bin/svc.js serve`, without a port, a process or a file. Jobs run in FunctionRunner.
  */
-export async function inProcessService(opts: { config?: Partial<CoreConfig>; email?: EmailSender | null; topics?: TopicPublisher | null; maxBodyBytes?: number } = {}): Promise<InProcessService> {
+export async function inProcessService(opts: { config?: Partial<CoreConfig>; email?: EmailSender | null; topics?: TopicPublisher | null; maxBodyBytes?: number; webhookAllowPrivate?: boolean } = {}): Promise<InProcessService> {
   const token = `test-admin-${Math.random().toString(36).slice(2)}`;
   const clock = new ManualClock();
   const runner = new FunctionRunner();
