@@ -1,3 +1,4 @@
+import { forgetScriptPath } from './version-cache.js';
 import { z } from 'zod';
 import { conflict, notFound, badRequest } from './errors.js';
 import { assertItemPath } from './paths.js';
@@ -100,7 +101,9 @@ export async function listScripts(store: Store, rights: Rights): Promise<ReturnT
 
 export async function deleteScript(store: Store, rights: Rights, path: string): Promise<void> {
   rights.check('scripts', 'write', path);
-  if ((await store.deleteScriptPath(rights.workspaceId, path)) === 0) fail(`script ${path}`);
+  const deleted = await store.deleteScriptPath(rights.workspaceId, path);
+  forgetScriptPath(store, rights.workspaceId, path);
+  if (deleted === 0) fail(`script ${path}`);
 }
 
 /** The listing leaves out the content; `get` returns it. */

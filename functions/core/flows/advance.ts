@@ -11,7 +11,7 @@ import type { FlowModule } from './definition.js';
 import { notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { Job } from '../../ports.js';
+import type { FinishedJob, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 
 /**
@@ -301,12 +301,13 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (started.length > 0) await deps.flows.dispatch(started);
   const now = deps.clock.now().toISOString();
   await cancelJobs(deps, effects.cancel, 'the flow was canceled');
+  let finished: FinishedJob | undefined;
   if (run.outcome && !isFinished(flowJob.status)) {
     const { status, result } = run.outcome;
-    await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
+    if (await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now)) finished = { status, result };
   }
   if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
-  deps.signals.notify(flowJob.id);
+  deps.signals.notify(flowJob.id, finished);
   for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
