@@ -20,7 +20,10 @@ interface Entry<W> {
   key: string;
   worker: W;
   busy: boolean;
+  /** When it last served a job, in the pool's own order of events. */
   lastUsed: number;
+  /** Jobs served: a process that has served many is the last to go when room is needed. */
+  uses: number;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -35,8 +38,11 @@ type Waiter<W> = (handoff: Entry<W> | undefined) => void;
 /**
  * Idle processes keyed by workspace and script version. A key never gets more than `maxPerKey`
  * processes, so extra concurrent jobs queue for one. Idle processes die after `idleMs`, and at
- * most `maxTotal` are kept: the least recently used idle one goes first. A process is busy while
- * it serves a job, so the total may exceed `maxTotal` briefly; the excess goes when released.
+ * most `maxTotal` are kept: the idle one that served the fewest jobs goes first, the most
+ * recently used among equals. Not plain LRU: a flow cycling through more step versions than fit
+ * would then evict, every time, the very process its next run needs first; this way most stay
+ * and only the newcomers take turns (unused ones still go after `idleMs`). A process is busy
+ * while it serves a job, so the total may exceed `maxTotal` briefly; the excess goes when released.
  */
 export class WarmPool<W extends PoolableWorker> {
   private readonly entries = new Set<Entry<W>>();
@@ -44,6 +50,7 @@ export class WarmPool<W extends PoolableWorker> {
   private readonly waiters = new Map<string, Waiter<W>[]>();
   private readonly disposals = new Set<Promise<void>>();
   private closed = false;
+  private clock = 0;
 
   constructor(private readonly limits: WarmPoolLimits) {}
 
@@ -66,9 +73,12 @@ export class WarmPool<W extends PoolableWorker> {
       return;
     }
     const next = this.waiters.get(entry.key)?.shift();
-    if (next) return next(entry); // stays busy: handed straight to a queued job
+    if (next) {
+      entry.uses += 1;
+      return next(entry); // stays busy: handed straight to a queued job
+    }
     entry.busy = false;
-    entry.lastUsed = Date.now();
+    entry.lastUsed = ++this.clock;
     entry.worker.setIdle(true);
     entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
     entry.idleTimer.unref();
@@ -97,6 +107,7 @@ export class WarmPool<W extends PoolableWorker> {
   private lease(entry: Entry<W>): Lease<W> {
     clearTimeout(entry.idleTimer);
     entry.busy = true;
+    entry.uses += 1;
     entry.worker.setIdle(false);
     return { worker: entry.worker, entry };
   }
@@ -112,7 +123,7 @@ export class WarmPool<W extends PoolableWorker> {
       if (left > 0) this.starting.set(key, left);
       else this.starting.delete(key);
     }
-    const entry: Entry<W> = { key, worker, busy: true, lastUsed: Date.now() };
+    const entry: Entry<W> = { key, worker, busy: true, lastUsed: ++this.clock, uses: 0 };
     this.entries.add(entry);
     worker.onExit(() => this.remove(entry));
     if (this.closed) {
@@ -147,7 +158,7 @@ export class WarmPool<W extends PoolableWorker> {
   }
 
   private trimTo(max: number): void {
-    const idle = [...this.entries].filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
+    const idle = [...this.entries].filter((e) => !e.busy).sort((a, b) => a.uses - b.uses || b.lastUsed - a.lastUsed);
     let excess = this.entries.size - Math.max(max, 0);
     for (const entry of idle) {
       if (excess-- <= 0) break;
