@@ -34,11 +34,26 @@ describe('warm pool eviction', () => {
     await pool.close();
   });
 
-  it('lets a process that served many jobs outlast newcomers', async () => {
+  it('gives the processes of a workload that moved on to the new one', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 8, idleMs: 60_000 });
+    const before = Array.from({ length: 8 }, (_, i) => `old${i}`);
+    const after = Array.from({ length: 8 }, (_, i) => `new${i}`);
+    const starts: string[] = [];
+    for (let run = 0; run < 5; run++) await runThrough(pool, before, starts);
+    starts.length = 0;
+    await runThrough(pool, after, starts);
+    expect(starts).toEqual(after);
+    starts.length = 0;
+    for (let run = 0; run < 3; run++) await runThrough(pool, after, starts);
+    expect(starts).toEqual([]);
+    await pool.close();
+  });
+
+  it('evicts the least recently used when nothing cycles', async () => {
     const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 2, idleMs: 60_000 });
     const starts: string[] = [];
-    await runThrough(pool, ['hot', 'hot', 'hot', 'a', 'b', 'c', 'hot'], starts);
-    expect(starts).toEqual(['hot', 'a', 'b', 'c']);
+    await runThrough(pool, ['a', 'b', 'a', 'c', 'a'], starts);
+    expect(starts).toEqual(['a', 'b', 'c']);
     await pool.close();
   });
 });
