@@ -41,14 +41,18 @@ async function awaitAnswer(deps: CoreDeps, job: Job, firstWake: Promise<Finished
   // Handed over by the worker in this process: the answer, with nothing to read.
   const handed = await firstWake;
   if (handed) return { result: handed.result, job: handed };
+  // Whether the run may answer early is fixed when it starts: a run without an early-return module
+  // need not be read again at each step.
+  let mayReturnEarly = job.kind === 'flow';
   for (;;) {
     const remaining = deadline - deps.clock.now().getTime();
     const wake = deps.signals.wait(job.id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
     const current = await getJob(deps, job.workspace_id, job.id);
     if (isFinished(current.status)) return { result: current.result, job: current };
-    if (current.kind === 'flow') {
-      const early = (await getFlowRun(deps, job.workspace_id, job.id))?.early_result;
-      if (early) return { result: early.value, job: null };
+    if (mayReturnEarly) {
+      const run = await getFlowRun(deps, job.workspace_id, job.id);
+      if (run?.early_result) return { result: run.early_result.value, job: null };
+      if (run && !run.early_return) mayReturnEarly = false;
     }
     if (remaining <= 0) return null;
     const woken = await wake;
