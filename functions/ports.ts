@@ -281,6 +281,18 @@ export interface FlowDriver {
 /** Starts accepted jobs (local: queue table + pool; AWS: SQS for scripts, a Step Functions execution for flows). */
 export interface JobQueue {
   enqueue(job: Job): Promise<void>;
+  /**
+   * Where a worker in this process is free right now (the local pool), holds it for the job with
+   * this id: the job is then stored already `running` and handed over with `run`, one commit
+   * fewer than queued-then-claimed. Null when the job must go through `enqueue`.
+   */
+  reserve?(jobId: string): JobSlot | null;
+}
+
+/** A worker held for one job; exactly one of `run` (once the job is stored) or `cancel` follows. */
+export interface JobSlot {
+  run(job: Job): void;
+  cancel(): void;
 }
 
 /**

@@ -58,9 +58,22 @@ export async function pushJob(
     created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
-  await deps.store.insertJob(job);
-  await deps.queue.enqueue(job);
-  return job;
+  const slot = deps.queue.reserve?.(job.id);
+  if (!slot) {
+    await deps.store.insertJob(job);
+    await deps.queue.enqueue(job);
+    return job;
+  }
+  // Stored running before it runs: a crash still finds it (and runs it again), nothing is lost.
+  const running: Job = { ...job, status: 'running', started_at: job.created_at, attempts: 1 };
+  try {
+    await deps.store.insertJob(running);
+  } catch (e) {
+    slot.cancel();
+    throw e;
+  }
+  slot.run(running);
+  return running;
 }
 
 /** What a job started by `principal` may do: the scopes of its token, kept as text on the job. */

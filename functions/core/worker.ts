@@ -20,13 +20,14 @@ const LEASE_MARGIN_MS = 60_000;
 /**
  * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
  * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
- * caller that claims the job runs it, and a finished job is never written again.
+ * caller that claims the job runs it, and a finished job is never written again. `claimed`: a job
+ * stored as running for this worker (JobQueue.reserve), which needs no claim.
  */
-export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void> {
+export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job): Promise<void> {
   const { store, clock, signals, config } = deps;
   const now = clock.now();
   // No job outlives the instance's job timeout, so a lease of that plus a margin is never cut short.
-  const job = await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString());
+  const job = claimed ?? (await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString()));
   if (!job) return;
   if (job.kind === 'flow') return advanceFlow(deps, job.workspace_id, job.id);
 
