@@ -1,4 +1,4 @@
-import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
+import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs.js';
 import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
@@ -295,6 +295,8 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   for (const job of effects.push) {
     // A crashed earlier attempt may have inserted it already.
     if (await deps.store.getJob(job.workspace_id, job.id)) continue;
+    // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
+    if (await insertRunningHere(deps, job)) continue;
     await deps.store.insertJob(job);
     started.push(job);
   }
