@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: sync webhook latency and throughput of the local service against a floor
  * measured in the same run (bench/floor-server.ts), for a trivial TypeScript and Python script.
- * Prints absolute figures and the ratios to the floor; nothing here is a pass/fail test.
+ * Also flows of 1, 10 and 40 light steps. Prints absolute figures, the ratios to the floor and a
+ * summary against the targets of issue 14 item 5; nothing here is a pass/fail test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -137,6 +138,35 @@ async function main() {
     const perStep = row.steps > 1 ? f((row.median - one.median) / (row.steps - 1)) : '—';
     console.log(`| ${row.steps} | ${row.language} | ${f(row.median)} | ${perStep} |`);
   }
+  printSummary(rows, flowRows);
+}
+
+/** The issue's targets (issue 14 item 5) against this run's figures, one line each. */
+function printSummary(rows: Array<{ name: string; svc: Figures; floor: Figures }>, flowRows: FlowFigures[]) {
+  const perStep = (language: string, steps: number) => {
+    const one = flowRows.find((r) => r.language === language && r.steps === 1)!;
+    const row = flowRows.find((r) => r.language === language && r.steps === steps)!;
+    return (row.median - one.median) / (steps - 1);
+  };
+  const lines: Array<[string, string, number, number]> = [];
+  for (const { name, svc, floor } of rows) {
+    lines.push([`sync p50 vs floor, ${name}`, `${svc.p50.toFixed(2)} / ${floor.p50.toFixed(2)} ms`, svc.p50 / floor.p50, 3]);
+    lines.push([`sync runs/s at ${CONCURRENCY} clients, ${name}`, `floor ${floor.rps.toFixed(0)}`, svc.rps, -1500]);
+  }
+  for (const language of ['bun', 'python3']) {
+    for (const steps of [10, 40]) lines.push([`per-step overhead ms, ${steps} ${language} steps`, '', perStep(language, steps), 2]);
+  }
+  const python40 = flowRows.find((r) => r.language === 'python3' && r.steps === 40)!;
+  lines.push(['40 light Python tasks, sequential, ms', '', python40.median, 500]);
+  console.log('\nsummary (targets of issue 14 item 5; a negative target is a minimum)\n');
+  console.log('| measure | context | value | target | met |');
+  console.log('|---|---|---|---|---|');
+  for (const [name, context, value, target] of lines) {
+    const met = target < 0 ? value >= -target : value <= target;
+    const shown = name.includes('vs floor') ? `${value.toFixed(2)}x` : value.toFixed(name.includes('runs/s') ? 0 : 2);
+    const goal = target < 0 ? `>= ${-target}` : name.includes('vs floor') ? `<= ${target}x` : `<= ${target}`;
+    console.log(`| ${name} | ${context} | ${shown} | ${goal} | ${met ? 'yes' : 'no'} |`);
+  }
 }
 
 const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
@@ -149,10 +179,11 @@ interface FlowFigures {
 
 /** A flow of `steps` trivial steps, each passing a counter on; timed end to end through the sync route. */
 async function measureFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number): Promise<FlowFigures> {
-  const content = language === 'bun' ? 'export function main(n: number = 0) { return n + 1; }' : 'def main(n: int = 0):\n    return n + 1\n';
+  // Each step its own code, as in a real flow: no two steps could share a process by content.
+  const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
   const modules = Array.from({ length: steps }, (_, i) => ({
     id: `s${i}`,
-    value: { type: 'rawscript', language, content, input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
+    value: { type: 'rawscript', language, content: content(i), input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
   }));
   const path = `u/admin/bench_flow_${language}_${steps}`;
   const created = await fetch(`${base}/api/w/main/flows/create`, {

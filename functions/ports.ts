@@ -353,6 +353,18 @@ export interface FlowDriver {
 /** Starts accepted jobs (local: queue table + pool; AWS: SQS for scripts, a Step Functions execution for flows). */
 export interface JobQueue {
   enqueue(job: Job): Promise<void>;
+  /**
+   * Where a worker in this process is free right now (the local pool), holds it for the job with
+   * this id: the job is then stored already `running` and handed over with `run`, one commit
+   * fewer than queued-then-claimed. Null when the job must go through `enqueue`.
+   */
+  reserve?(jobId: string): JobSlot | null;
+}
+
+/** A worker held for one job; exactly one of `run` (once the job is stored) or `cancel` follows. */
+export interface JobSlot {
+  run(job: Job): void;
+  cancel(): void;
 }
 
 /**
@@ -360,9 +372,17 @@ export interface JobQueue {
  * AWS: a poll interval. `wait` resolves on the next change or after `ms`, whichever is first.
  */
 export interface JobSignals {
-  notify(jobId: string): void;
-  wait(jobId: string, ms: number): Promise<void>;
+  /**
+   * Wakes the job's waiters. `finished`: the job's final state, when the caller just stored it;
+   * a waiter in this process then has its answer without reading the job again.
+   */
+  notify(jobId: string, finished?: FinishedJob): void;
+  /** Resolves on the next notify (with what it carried) or after `ms` (with nothing). */
+  wait(jobId: string, ms: number): Promise<FinishedJob | undefined>;
 }
+
+/** A finished job's outcome, as handed from the one who stored it to a waiter. */
+export type FinishedJob = Pick<JobCompletion, 'status' | 'result'>;
 
 /** Object storage for multipart uploads and flows' shared folders (local: files under the data dir; AWS: S3). */
 export interface BlobStore {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { JobSignals } from '../ports.js';
+import type { FinishedJob, JobSignals } from '../ports.js';
 
 /**
  * Wakes waiters of a job in this process the moment it changes; otherwise `wait` ends after its
@@ -17,18 +17,18 @@ export class InProcessJobSignals implements JobSignals {
    */
   constructor(private readonly opts: { holdProcess: boolean }) {}
 
-  notify(jobId: string): void {
-    this.emitter.emit(jobId);
+  notify(jobId: string, finished?: FinishedJob): void {
+    this.emitter.emit(jobId, finished);
   }
 
-  wait(jobId: string, ms: number): Promise<void> {
+  wait(jobId: string, ms: number): Promise<FinishedJob | undefined> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (finished?: FinishedJob) => {
         clearTimeout(timer);
         this.emitter.off(jobId, done);
-        resolve();
+        resolve(finished);
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(() => done(), ms);
       if (!this.opts.holdProcess) timer.unref();
       this.emitter.once(jobId, done);
     });

@@ -58,9 +58,30 @@ export async function pushJob(
     created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
+  const running = await insertRunningHere(deps, job);
+  if (running) return running;
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
+}
+
+/**
+ * Where a worker of this process is free (JobQueue.reserve), stores the job already running and
+ * hands it over: one commit fewer than queued-then-claimed. Null when there is none: the caller
+ * stores and queues it as usual. Stored before it runs, so a crash still finds it and runs it again.
+ */
+export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue'>, job: Job): Promise<Job | null> {
+  const slot = deps.queue.reserve?.(job.id);
+  if (!slot) return null;
+  const running: Job = { ...job, status: 'running', started_at: job.created_at, attempts: 1 };
+  try {
+    await deps.store.insertJob(running);
+  } catch (e) {
+    slot.cancel();
+    throw e;
+  }
+  slot.run(running);
+  return running;
 }
 
 /** What a job started by `principal` may do: the scopes of its token, kept as text on the job. */

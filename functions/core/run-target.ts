@@ -1,3 +1,4 @@
+import { rememberScript, scriptByHash } from './version-cache.js';
 import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows/flows.js';
 import type { Job, Language, ScriptVersion, Store } from '../ports.js';
 
@@ -37,11 +38,12 @@ export async function resolveRunTarget(store: Store, workspaceId: string, mayRun
       const flow = target.only === 'script' ? null : await findLatestFlow(store, workspaceId, target.path);
       if (flow) return { ok: true, runnable: { kind: 'flow', flow } };
       const script = target.only === 'flow' ? null : await store.getLatestScript(workspaceId, target.path);
-      if (script) return { ok: true, runnable: { kind: 'script', script } };
+      // The run's worker then finds the version without reading it again.
+      if (script) return { ok: true, runnable: { kind: 'script', script: rememberScript(store, script) } };
       return { ok: false, reason: 'not_found', what: `${target.only ?? 'script or flow'} ${target.path}` };
     }
     case 'hash': {
-      const script = await store.getScriptByHash(workspaceId, target.hash);
+      const script = await scriptByHash(store, workspaceId, target.hash);
       return script ? checked({ kind: 'script', script }) : { ok: false, reason: 'not_found', what: `script version ${target.hash}` };
     }
     case 'flow_version': {

@@ -1,3 +1,4 @@
+import { forgetScriptPath } from './version-cache.js';
 import { z } from 'zod';
 import { conflict, notFound, badRequest } from './errors.js';
 import { assertItemPath } from './paths.js';
@@ -107,7 +108,9 @@ export async function listScripts(store: Store, rights: Rights): Promise<ReturnT
 export async function deleteScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string): Promise<void> {
   rights.check('scripts', 'write', path);
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
-  if ((await deps.store.deleteScriptPath(rights.workspaceId, path, announce('DeleteScriptPath', { kind: 'script', path }))) === 0) fail(`script ${path}`);
+  const deleted = await deps.store.deleteScriptPath(rights.workspaceId, path, announce('DeleteScriptPath', { kind: 'script', path }));
+  forgetScriptPath(deps.store, rights.workspaceId, path);
+  if (deleted === 0) fail(`script ${path}`);
 }
 
 /** The listing leaves out the content; `get` returns it. */

@@ -16,9 +16,9 @@ export async function resolveForCaller(deps: Pick<CoreDeps, 'store'>, rights: Ri
   throw notFound(resolution.what);
 }
 
-/** Stores and queues the job that runs `runnable` with `args` for the caller. */
-export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>): Promise<Job> {
+/** Stores and queues the job that runs `runnable` with `args` for the caller, under `id` when given. */
+export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>, id?: string): Promise<Job> {
   return runnable.kind === 'flow'
-    ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args)
-    : pushJob(deps, rights.principal, runnable.script, args);
+    ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args, id)
+    : pushJob(deps, rights.principal, runnable.script, args, id);
 }

@@ -3,14 +3,20 @@ import { getJob, isFinished, syncTimeout } from './jobs.js';
 import { getFlowRun } from './flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import { newUuid } from './crypto.js';
+import type { FinishedJob, Job } from '../ports.js';
 
 /**
- * The sync endpoints' answer for a pushed job: wait (at most the instance maximum), shape the
- * result (spec 4.4, 7.1-7.2), then honour the script's delete-after-use setting.
+ * The sync endpoints' answer: start the job with `start` (given the id to use), wait (at most the
+ * instance maximum), shape the result (spec 4.4, 7.1-7.2), then honour the script's
+ * delete-after-use setting. The wait is subscribed before the job exists, so the worker can hand
+ * the result straight over and nothing is read back in the common case.
  */
-export async function syncResponse(deps: CoreDeps, job: Job): Promise<ShapedResponse> {
-  const answer = await awaitAnswer(deps, job);
+export async function syncResponse(deps: CoreDeps, start: (id: string) => Promise<Job>): Promise<ShapedResponse> {
+  const id = newUuid();
+  const firstWake = deps.signals.wait(id, Math.min(deps.config.syncMaxWaitMs, deps.config.pollIntervalMs));
+  const job = await start(id);
+  const answer = await awaitAnswer(deps, job, firstWake);
   if (!answer) throw syncTimeout(job.id, deps.config.syncMaxWaitMs, job.workspace_id);
   const done = answer.job;
   try {
@@ -21,7 +27,7 @@ export async function syncResponse(deps: CoreDeps, job: Job): Promise<ShapedResp
     if (e instanceof InvalidResponseShape) throw new ApiError(500, e.code, e.message, { job_id: job.id });
     throw e;
   } finally {
-    if (done?.delete_after_use) await deps.store.scrubJob(done.id);
+    if (done && job.delete_after_use) await deps.store.scrubJob(job.id);
   }
 }
 
@@ -30,18 +36,26 @@ export async function syncResponse(deps: CoreDeps, job: Job): Promise<ShapedResp
  * module, for that module's result, the rest of the flow running on (spec 4.4). Subscribes before
  * reading, so a change between the read and the wait cannot be missed.
  */
-async function awaitAnswer(deps: CoreDeps, job: Job): Promise<{ result: unknown; job: Job | null } | null> {
+async function awaitAnswer(deps: CoreDeps, job: Job, firstWake: Promise<FinishedJob | undefined>): Promise<{ result: unknown; job: Pick<Job, 'result'> | null } | null> {
   const deadline = deps.clock.now().getTime() + deps.config.syncMaxWaitMs;
+  // Handed over by the worker in this process: the answer, with nothing to read.
+  const handed = await firstWake;
+  if (handed) return { result: handed.result, job: handed };
+  // Whether the run may answer early is fixed when it starts: a run without an early-return module
+  // need not be read again at each step.
+  let mayReturnEarly = job.kind === 'flow';
   for (;;) {
     const remaining = deadline - deps.clock.now().getTime();
     const wake = deps.signals.wait(job.id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
     const current = await getJob(deps, job.workspace_id, job.id);
     if (isFinished(current.status)) return { result: current.result, job: current };
-    if (current.kind === 'flow') {
-      const early = (await getFlowRun(deps, job.workspace_id, job.id))?.early_result;
-      if (early) return { result: early.value, job: null };
+    if (mayReturnEarly) {
+      const run = await getFlowRun(deps, job.workspace_id, job.id);
+      if (run?.early_result) return { result: run.early_result.value, job: null };
+      if (run && !run.early_return) mayReturnEarly = false;
     }
     if (remaining <= 0) return null;
-    await wake;
+    const woken = await wake;
+    if (woken) return { result: woken.result, job: woken };
   }
 }

@@ -11,6 +11,7 @@ import { findFlowVersion } from './flows/flows.js';
 import { findModule } from './flows/definition.js';
 import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
 import { inferSchema } from './schema/index.js';
+import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
@@ -19,13 +20,14 @@ const LEASE_MARGIN_MS = 60_000;
 /**
  * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
  * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
- * caller that claims the job runs it, and a finished job is never written again.
+ * caller that claims the job runs it, and a finished job is never written again. `claimed`: a job
+ * stored as running for this worker (JobQueue.reserve), which needs no claim.
  */
-export async function executeJob(deps: WorkerDeps, jobId: string): Promise<void> {
+export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job): Promise<void> {
   const { store, clock, signals, config } = deps;
   const now = clock.now();
   // No job outlives the instance's job timeout, so a lease of that plus a margin is never cut short.
-  const job = await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString());
+  const job = claimed ?? (await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString()));
   if (!job) return;
   if (job.kind === 'flow') return advanceFlow(deps, job.workspace_id, job.id);
 
@@ -127,8 +129,9 @@ async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unk
 
 async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Promise<void> {
   // Returns false when the job was canceled meanwhile: the cancellation stands.
-  await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
-  deps.signals.notify(job.id);
+  const stored = await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
+  // A sync caller waiting in this process gets the result as stored, without reading it back.
+  deps.signals.notify(job.id, stored ? { status: completion.status, result: completion.result } : undefined);
   // A flow step is done: its flow can go on.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);
 }
@@ -136,11 +139,16 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */
 async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, string>> {
   if (!job.parent_job) return {};
-  const parent = await deps.store.getJob(job.workspace_id, job.parent_job);
-  if (!parent) return {};
+  // A flow job's id, path and parents never change: every step of the flow shares one lookup.
+  return (await derivedOnce(deps.store, `flowctx\n${job.workspace_id}\n${job.parent_job}`, () => readFlowContext(deps, job.workspace_id, job.parent_job!))) ?? {};
+}
+
+async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: string): Promise<Record<string, string> | null> {
+  const parent = await deps.store.getJob(workspaceId, parentId);
+  if (!parent) return null;
   let root = parent;
   for (let depth = 0; root.parent_job && depth < 20; depth++) {
-    const up = await deps.store.getJob(job.workspace_id, root.parent_job);
+    const up = await deps.store.getJob(workspaceId, root.parent_job);
     if (!up) break;
     root = up;
   }
@@ -149,17 +157,23 @@ async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, s
 
 /** The code a job runs: a script version, or an inline script of a flow version. */
 async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null> {
-  if (job.kind === 'script') return job.script_hash === null ? null : deps.store.getScriptByHash(job.workspace_id, job.script_hash);
+  if (job.kind === 'script') return job.script_hash === null ? null : scriptByHash(deps.store, job.workspace_id, job.script_hash);
   if (job.kind !== 'flowstep' || job.flow_version === null || job.flow_module === null) return null;
-  const flow = await findFlowVersion(deps.store, job.workspace_id, job.flow_version);
-  const module = flow && findModule(flow.value.modules, job.flow_module);
+  const { flow_version: version, flow_module: moduleId } = job;
+  // Immutable: a flow version's step, its code and inferred schema, are worked out once.
+  return derivedOnce(deps.store, `flowstep\n${job.workspace_id}\n${version}\n${moduleId}\n${job.script_path}`, () => flowStepCode(deps, job.workspace_id, job.script_path, version, moduleId));
+}
+
+async function flowStepCode(deps: WorkerDeps, workspaceId: string, path: string, version: number, moduleId: string): Promise<ScriptVersion | null> {
+  const flow = await findFlowVersion(deps.store, workspaceId, version);
+  const module = flow && findModule(flow.value.modules, moduleId);
   if (!flow || module?.value.type !== 'rawscript') return null;
   const language = module.value.language;
   return {
-    workspace_id: job.workspace_id,
-    path: job.script_path,
+    workspace_id: workspaceId,
+    path,
     // Warm processes are reused per hash: one per flow version and step.
-    hash: `flow-${job.flow_version}:${job.flow_module}`,
+    hash: `flow-${version}:${moduleId}`,
     parent_hash: null,
     content: module.value.content,
     language,

@@ -30,17 +30,17 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   };
 
   /** The core resolves and checks the target before the body is read: a 403 or 404 comes first. */
-  const push = async (c: Context<AppEnv>, target: RunTarget): Promise<Job> => {
+  const push = async (c: Context<AppEnv>, target: RunTarget, id?: string): Promise<Job> => {
     const rights = c.get('rights');
     const runnable = await resolveForCaller(deps, rights, target);
     const ownerPath = runnable.kind === 'flow' ? runnable.flow.path : runnable.script.path;
-    return startRun(deps, rights, runnable, await argsOf(c, ownerPath));
+    return startRun(deps, rights, runnable, await argsOf(c, ownerPath), id);
   };
 
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
 
   const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
-    const shaped = await syncResponse(deps, await push(c, target));
+    const shaped = await syncResponse(deps, (id) => push(c, target, id));
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
 

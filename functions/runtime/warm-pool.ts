@@ -35,15 +35,23 @@ type Waiter<W> = (handoff: Entry<W> | undefined) => void;
 /**
  * Idle processes keyed by workspace and script version. A key never gets more than `maxPerKey`
  * processes, so extra concurrent jobs queue for one. Idle processes die after `idleMs`, and at
- * most `maxTotal` are kept: the least recently used idle one goes first. A process is busy while
- * it serves a job, so the total may exceed `maxTotal` briefly; the excess goes when released.
+ * most `maxTotal` are kept: the least recently used idle one goes first — unless the key being
+ * started was itself evicted lately. Then the keys in use cycle through more versions than fit
+ * (a flow with many steps), where LRU would evict, every time, the very process needed next; the
+ * most recently used idle one goes instead, so most of the cycle stays warm and only a few
+ * versions take turns. A process is busy while it serves a job, so the total may exceed
+ * `maxTotal` briefly; the excess goes when released.
  */
 export class WarmPool<W extends PoolableWorker> {
   private readonly entries = new Set<Entry<W>>();
   private readonly starting = new Map<string, number>();
   private readonly waiters = new Map<string, Waiter<W>[]>();
   private readonly disposals = new Set<Promise<void>>();
+  /** Keys evicted to make room, oldest first, at most `maxTotal`: one coming back means thrashing. */
+  private readonly evicted = new Set<string>();
   private closed = false;
+  /** Orders uses; Date.now() would tie within a millisecond. */
+  private clock = 0;
 
   constructor(private readonly limits: WarmPoolLimits) {}
 
@@ -68,7 +76,7 @@ export class WarmPool<W extends PoolableWorker> {
     const next = this.waiters.get(entry.key)?.shift();
     if (next) return next(entry); // stays busy: handed straight to a queued job
     entry.busy = false;
-    entry.lastUsed = Date.now();
+    entry.lastUsed = ++this.clock;
     entry.worker.setIdle(true);
     entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
     entry.idleTimer.unref();
@@ -103,7 +111,7 @@ export class WarmPool<W extends PoolableWorker> {
 
   private async startEntry(key: string, start: () => Promise<W>): Promise<Entry<W>> {
     this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
-    this.trimTo(this.limits.maxTotal - 1);
+    this.trimTo(this.limits.maxTotal - 1, this.evicted.delete(key) ? 'most-recent' : 'least-recent');
     let worker: W;
     try {
       worker = await start();
@@ -112,7 +120,7 @@ export class WarmPool<W extends PoolableWorker> {
       if (left > 0) this.starting.set(key, left);
       else this.starting.delete(key);
     }
-    const entry: Entry<W> = { key, worker, busy: true, lastUsed: Date.now() };
+    const entry: Entry<W> = { key, worker, busy: true, lastUsed: ++this.clock };
     this.entries.add(entry);
     worker.onExit(() => this.remove(entry));
     if (this.closed) {
@@ -146,12 +154,15 @@ export class WarmPool<W extends PoolableWorker> {
     return count;
   }
 
-  private trimTo(max: number): void {
+  private trimTo(max: number, first: 'least-recent' | 'most-recent' = 'least-recent'): void {
     const idle = [...this.entries].filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
+    if (first === 'most-recent') idle.reverse();
     let excess = this.entries.size - Math.max(max, 0);
     for (const entry of idle) {
       if (excess-- <= 0) break;
       this.remove(entry);
+      this.evicted.add(entry.key);
+      if (this.evicted.size > this.limits.maxTotal) this.evicted.delete(this.evicted.values().next().value!);
     }
   }
 

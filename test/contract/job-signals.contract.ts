@@ -43,6 +43,18 @@ export function describeJobSignalsContract(name: string, make: () => JobSignals,
       return { state, promise };
     }
 
+    it('hands a finished job from notify to the waiters of that id only, and nothing on a timeout', async () => {
+      const signals = make();
+      const [id, other] = [uid('job'), uid('job')];
+      const waiting = signals.wait(id, LONG_MS);
+      const otherWaiting = signals.wait(other, LONG_MS);
+      signals.notify(id, { status: 'success', result: { answer: 42 } });
+      expect(await waiting).toEqual({ status: 'success', result: { answer: 42 } });
+      signals.notify(other);
+      expect(await otherWaiting).toBeUndefined();
+      expect(await signals.wait(uid('job'), 0)).toBeUndefined();
+    });
+
     it('resolves a wait after about `ms` when nothing happens', async () => {
       const signals = make();
       const ms = 120;

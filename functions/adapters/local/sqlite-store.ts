@@ -104,8 +104,8 @@ export class SqliteStore implements Store {
   async insertJob(record: Job) {
     const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, created_at, delete_after_use, parent_job)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @created_at, @delete_after_use, @parent_job)`,
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, created_at, delete_after_use, parent_job, started_at, attempts)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
     ).run({ ...job, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 

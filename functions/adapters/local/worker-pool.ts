@@ -1,6 +1,6 @@
 import { executeJob } from '../../core/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { Job, JobQueue } from '../../ports.js';
+import type { Job, JobQueue, JobSlot } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
 import { errorText, log } from '../../core/logger.js';
 
@@ -26,6 +26,16 @@ export class LocalWorkerPool implements JobQueue {
   start(deps: WorkerDeps): void {
     this.deps = deps;
     this.fill();
+  }
+
+  /** A free slot, unless older queued jobs wait for one (they go first). */
+  reserve(jobId: string): JobSlot | null {
+    if (!this.deps || this.stopped || this.backlog || this.inFlight.size >= this.concurrency || this.inFlight.has(jobId)) return null;
+    this.inFlight.add(jobId);
+    return {
+      run: (job) => this.execute(job.id, job),
+      cancel: () => this.settle(jobId),
+    };
   }
 
   async enqueue(job: Job): Promise<void> {
@@ -57,12 +67,19 @@ export class LocalWorkerPool implements JobQueue {
   private dispatch(id: string): void {
     if (this.inFlight.has(id) || !this.deps) return;
     this.inFlight.add(id);
-    executeJob(this.deps, id)
+    this.execute(id);
+  }
+
+  private execute(id: string, claimed?: Job): void {
+    if (!this.deps) return this.settle(id);
+    executeJob(this.deps, id, claimed)
       .catch((e) => log.error('job execution failed', { job_id: id, error: errorText(e) }))
-      .finally(() => {
-        this.inFlight.delete(id);
-        if (this.stopped && this.inFlight.size === 0) this.idleWaiters.splice(0).forEach((w) => w());
-        this.fill();
-      });
+      .finally(() => this.settle(id));
+  }
+
+  private settle(id: string): void {
+    this.inFlight.delete(id);
+    if (this.stopped && this.inFlight.size === 0) this.idleWaiters.splice(0).forEach((w) => w());
+    this.fill();
   }
 }

@@ -1,4 +1,4 @@
-import { cancelSignal, isFinished, queuedJob } from '../jobs.js';
+import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs.js';
 import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
@@ -11,7 +11,7 @@ import type { FlowModule } from './definition.js';
 import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { Job } from '../../ports.js';
+import type { FinishedJob, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 
 /**
@@ -298,18 +298,21 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   for (const job of effects.push) {
     // A crashed earlier attempt may have inserted it already.
     if (await deps.store.getJob(job.workspace_id, job.id)) continue;
+    // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
+    if (await insertRunningHere(deps, job)) continue;
     await deps.store.insertJob(job);
     started.push(job);
   }
   if (started.length > 0) await deps.flows.dispatch(started);
   const now = deps.clock.now().toISOString();
   await cancelJobs(deps, effects.cancel, 'the flow was canceled');
+  let finished: FinishedJob | undefined;
   if (run.outcome && !isFinished(flowJob.status)) {
     const { status, result } = run.outcome;
-    await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now);
+    if (await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now)) finished = { status, result };
   }
   if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
-  deps.signals.notify(flowJob.id);
+  deps.signals.notify(flowJob.id, finished);
   for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);

@@ -2,6 +2,7 @@ import { sha256Hex } from '../crypto.js';
 import { newUuid } from '../crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
+import { readPlainPath } from './plain-path.js';
 
 /**
  * JavaScript expressions of a flow (input transforms, branch conditions, loop iterators) run in the
@@ -33,6 +34,14 @@ const SCHEMA = { type: 'object' as const, properties: { exprs: {}, scope: {} }, 
 
 /** Evaluates the expressions against the scope; throws ExpressionError naming the first failing one. */
 export async function evaluate(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
+  const plain = exprs.map((expr) => readPlainPath(expr, scope));
+  const rest = exprs.filter((_, i) => !plain[i]);
+  const computed = await evaluateInSandbox(deps, workspaceId, rest, scope);
+  let next = 0;
+  return plain.map((read) => (read ? read.value : computed[next++]));
+}
+
+async function evaluateInSandbox(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
   if (exprs.length === 0) return [];
   const outcome = await deps.runner.run(
     {

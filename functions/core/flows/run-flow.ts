@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { queuedJob, scopeTexts } from '../jobs.js';
+import { newUuid } from '../crypto.js';
 import { flowJobTarget } from '../run-target.js';
 import type { FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
@@ -25,9 +26,10 @@ function validateInputs(flow: FlowVersion, args: Record<string, unknown>): void 
   throw badRequest('invalid_input', `${field}: ${issue.message}`, { field });
 }
 
-export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: FlowVersion, workspaceId: string, args: Record<string, unknown>): Promise<Job> {
+export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: FlowVersion, workspaceId: string, args: Record<string, unknown>, id: string = newUuid()): Promise<Job> {
   validateInputs(flow, args);
   const job = queuedJob(deps.clock.now().toISOString(), {
+    id,
     workspace_id: workspaceId,
     ...flowJobTarget(flow.path, flow.id),
     parent_job: null,

@@ -3,6 +3,7 @@ import { allModules, findModule } from './definition.js';
 import { parseStored, parseStoredJson } from '../documents/parse.js';
 import { getFlowRun, type FlowRun } from './run-state.js';
 import type { CoreDeps } from '../deps.js';
+import { derivedOnce } from '../version-cache.js';
 import type { Job, SharedFiles } from '../../ports.js';
 
 /**
@@ -27,7 +28,15 @@ export function usesSharedFolder(run: FlowRun): boolean {
 /** The folder a flow step works in, or null when its flow (or the step itself) does not ask for one. */
 export async function sharedFolderOf(deps: Pick<CoreDeps, 'store'>, job: Job): Promise<string | null> {
   if (!job.parent_job) return null;
-  const run = await getFlowRun(deps, job.workspace_id, job.parent_job);
+  // Whether any step of a run may use a folder is fixed when the run starts: most never do, and
+  // their steps need not read the run at all.
+  const parent = job.parent_job;
+  const mayUse = await derivedOnce(deps.store, `shared\n${job.workspace_id}\n${parent}`, async () => {
+    const run = await getFlowRun(deps, job.workspace_id, parent);
+    return run ? { uses: Boolean(run.shared_folder) && usesSharedFolder(run) } : null;
+  });
+  if (mayUse && !mayUse.uses) return null;
+  const run = await getFlowRun(deps, job.workspace_id, parent);
   if (!run?.shared_folder) return null;
   const moduleId = run.step_modules[job.id];
   const module = moduleId ? findModule(run.modules, moduleId) : undefined;

@@ -88,7 +88,10 @@ describe('scripts', () => {
 
   it('deletes every version of a path', async () => {
     const h = await createScript(s, 'u/admin/gone', 'export function main() { return "bye" }');
+    // Run once by path and by hash first: versions the worker has seen must not outlive the delete.
+    expect(await (await s.fetch(`${ws}/jobs/run_wait_result/h/${h}`, { method: 'POST' })).json()).toBe('bye');
     expect((await s.fetch(`${ws}/scripts/delete/p/u/admin/gone`, { method: 'POST' })).status).toBe(200);
+    expect((await s.fetch(`${ws}/jobs/run_wait_result/h/${h}`, { method: 'POST' })).status).toBe(404);
     expect((await s.fetch(`${ws}/scripts/get/p/u/admin/gone`)).status).toBe(404);
     expect((await s.fetch(`${ws}/scripts/get/h/${h}`)).status).toBe(404);
     expect((await s.fetch(`${ws}/jobs/run/p/u/admin/gone`, { method: 'POST' })).status).toBe(404);
