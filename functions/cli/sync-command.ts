@@ -9,6 +9,8 @@ import { changeJson, changeLine, summaryText } from './report.js';
 import { applyPull, applyPush, lintProblems, missingLocks, plan, readLocalSide, readRemote, type Sides } from './sync.js';
 import type { Direction } from './plan.js';
 import type { SyncContext } from './items.js';
+import type { SyncOptions } from './config-schema.js';
+import type { Io } from './io.js';
 
 /** `svc sync pull|push`: resolve the workspace, read both sides, show the plan, confirm, apply. */
 
@@ -24,16 +26,11 @@ export interface SyncFlags {
   message?: string;
   promotion?: string;
   showDiffs: boolean;
+  /** svc.yaml options set by flags; they win over the file. */
+  overrides?: Partial<SyncOptions>;
 }
 
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  /** Reads one answer; null when there is no one to ask (end of input). */
-  ask(question: string): Promise<string | null>;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-}
+export type { Io };
 
 export function currentGitBranch(dir: string): string | null {
   for (const args of [['rev-parse', '--abbrev-ref', 'HEAD'], ['symbolic-ref', '--short', 'HEAD']]) {
@@ -54,10 +51,19 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
   if (!loaded.found) warnings.push(`no ${CONFIG_FILE} here: using the defaults (svc init writes one)`);
   const gitBranch = currentGitBranch(io.cwd);
   const selected = selectWorkspace(loaded.config, { name: flags.workspace, gitBranch });
-  const options = effectiveOptions(loaded.config, selected, flags.promotion);
+  const profiles = new Profiles(configDirOf(io.env));
+  if (flags.workspace && !selected && !profiles.get(flags.workspace)) {
+    // A typo must not fall back to the active profile and sync somewhere else.
+    const entries = workspaceEntries(loaded.config).map((e) => e.name);
+    const names = profiles.list().profiles.map((p) => p.name);
+    throw new CliError(
+      EXIT.usage,
+      `--workspace ${flags.workspace}: no such workspace; ${CONFIG_FILE} names ${entries.length ? entries.join(', ') : 'none'}, the profiles are ${names.length ? names.join(', ') : 'none'}`,
+    );
+  }
+  const options = { ...effectiveOptions(loaded.config, selected, flags.promotion), ...flags.overrides };
   validateBranch(loaded.config, options, gitBranch);
 
-  const profiles = new Profiles(configDirOf(io.env));
   const profile: Profile | undefined =
     (flags.workspace ? profiles.get(flags.workspace) : undefined) ??
     (selected ? profiles.get(selected.name) : undefined) ??
