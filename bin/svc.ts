@@ -49,6 +49,7 @@ if (argv.length === 0) {
   const io = {
     out: (t: string) => process.stdout.write(t + '\n'),
     err: (t: string) => process.stderr.write(t + '\n'),
+    stream: (t: string) => process.stderr.write(t),
     ask: (q: string) => askOnStdin(q, (t) => process.stderr.write(t)),
     env: process.env,
     cwd: process.cwd(),

@@ -61,6 +61,8 @@ interface UserView {
 
 export async function whoami(flags: ConnectionFlags & JsonFlag, io: Io): Promise<ExitCode> {
   const remote = connect(flags, io);
+  // The workspace in use is part of the answer: an unknown one is an error, not a line of output.
+  await remote.check();
   const user = await remote.get<UserView>('/api/users/whoami');
   if (flags.jsonOutput) json(io, { ...user, workspace: remote.conn.workspaceId, baseUrl: remote.baseUrl });
   else io.out(`${user.username} <${user.email}>${user.is_admin ? ' (instance admin)' : ''} on workspace ${remote.conn.workspaceId} at ${remote.baseUrl}`);

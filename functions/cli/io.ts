@@ -2,6 +2,8 @@
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Writes text to stderr as it is, without a newline (what a job streams, as it comes). */
+  stream(text: string): void;
   /** Reads one answer; null when there is no one to ask (end of input). */
   ask(question: string): Promise<string | null>;
   env: NodeJS.ProcessEnv;

@@ -77,21 +77,6 @@ export async function stepsOf(remote: Remote, flowId: string): Promise<JobView[]
   return jobs.filter((j) => j.parent_job === flowId).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
 }
 
-/** Writes text as it comes, one line at a time (a chunk may end mid-line). */
-class LineWriter {
-  private partial = '';
-  constructor(private readonly write: (line: string) => void) {}
-  feed(text: string): void {
-    const lines = (this.partial + text).split('\n');
-    this.partial = lines.pop() ?? '';
-    for (const line of lines) this.write(line);
-  }
-  flush(): void {
-    if (this.partial) this.write(this.partial);
-    this.partial = '';
-  }
-}
-
 export function printLogs(io: Io, heading: string | null, logs: string): void {
   if (!logs) return;
   if (heading) io.err(heading);
@@ -126,23 +111,31 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
   try {
     if (!FINISHED.has(first.status)) {
       const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?fast=true`, undefined, { accept: 'text/event-stream' });
-      const out = new LineWriter((line) => io.err(line));
+      // What the job streams is written as it comes; a line of ours starts on a fresh line.
+      let midLine = false;
+      const endLine = () => {
+        if (midLine) io.stream('\n');
+        midLine = false;
+      };
       const events = res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
       for (;;) {
         const { done, value: event } = await events.read();
         if (done) break;
         const update = JSON.parse(event.data) as { new_result_stream?: string; status?: string; completed?: boolean };
-        if (update.new_result_stream) out.feed(update.new_result_stream);
+        if (update.new_result_stream) {
+          io.stream(update.new_result_stream);
+          midLine = !update.new_result_stream.endsWith('\n');
+        }
         if (update.completed) {
           await events.cancel();
           break;
         }
         if (update.status === 'suspended' || update.status === 'awaiting_approval') {
-          out.flush();
+          endLine();
           io.err(`flow ${id} is ${update.status === 'suspended' ? 'suspended, waiting for approval' : 'waiting for a ConsentGate decision'} (svc job get ${id} shows where)`);
         }
       }
-      out.flush();
+      endLine();
     }
   } finally {
     if (timer) clearInterval(timer);

@@ -27,7 +27,7 @@ function examples(cmd: Command, lines: string[]): Command {
 /** `--workspace`, `--base-url`, `--workspace-id`, `--token` and `--json-output`: how a command finds its server. */
 function withConnection(cmd: Command): Command {
   return cmd
-    .option('--workspace <name>', 'the workspace profile to use (default: the active one; svc workspace list)')
+    .option('--workspace <name>', 'a workspace profile (svc workspace list; for sync also an svc.yaml workspaces entry); default: the active profile')
     .option('--base-url <url>', 'server URL, instead of the profile\'s (e.g. http://127.0.0.1:8000)')
     .option('--workspace-id <id>', 'workspace id, instead of the profile\'s')
     .option('--token <token>', 'API token, instead of the profile\'s (prefer SVC_TOKEN: arguments are visible to other users of the machine)')
@@ -65,7 +65,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       await hooks.serve();
       done(EXIT.ok);
     }),
-    ['SVC_PORT=8000 svc serve'],
+    ['svc serve', 'PORT=9000 SVC_DATA_DIR=/var/lib/svc svc serve'],
   );
 
   examples(

@@ -4,13 +4,13 @@ import { effectiveOptions, loadConfig, selectWorkspace, specificItemsOf, validat
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { configDir, Profiles, type Profile } from './profiles.js';
 import { Remote } from './remote.js';
-import { SyncState } from './state.js';
-import { changeJson, changeLine, summaryText } from './report.js';
+import { SyncState, targetKey } from './state.js';
+import { changeJson, changeLine, colourize, conflictDiff, summaryText } from './report.js';
 import { applyPull, applyPush, lintProblems, missingLocks, plan, readLocalSide, readRemote, type Sides } from './sync.js';
 import type { Direction } from './plan.js';
 import type { SyncContext } from './items.js';
 import type { SyncOptions } from './config-schema.js';
-import type { Io } from './io.js';
+import { paint, type Io } from './io.js';
 
 /** `svc sync pull|push`: resolve the workspace, read both sides, show the plan, confirm, apply. */
 
@@ -92,7 +92,7 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
     },
     warn: (m) => warnings.push(m),
   };
-  return { ctx, warnings, target: `${remote.baseUrl} ${workspaceId}` };
+  return { ctx, warnings, target: targetKey(remote.baseUrl, workspaceId) };
 }
 
 export const configDirOf = (env: NodeJS.ProcessEnv): string => configDir(env);
@@ -112,7 +112,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
     workspace: ctx.remote.conn.workspaceId,
     dryRun: flags.dryRun,
     changes: thePlan.changes.map(changeJson),
-    conflicts: thePlan.conflicts.map(changeJson),
+    conflicts: thePlan.conflicts.map((c) => ({ ...changeJson(c), diff: conflictDiff(c) })),
     fileErrors: sides.fileErrors.map((e) => e.message),
     warnings: sides.warnings,
     applied: [] as ReturnType<typeof changeJson>[],
@@ -126,7 +126,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
 
   if (direction === 'push') {
     if (ctx.options.lint) {
-      const problems = lintProblems(sides);
+      const problems = lintProblems(sides, ctx);
       if (problems.length) {
         io.err(`lint failed; nothing was pushed:\n${problems.map((p) => `  ${p}`).join('\n')}`);
         return finish(EXIT.invalid);
@@ -144,7 +144,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
 
   if (!flags.jsonOutput) {
     const text = summaryText(thePlan, flags.showDiffs);
-    if (text) io.out(text);
+    if (text) io.out(colourize(text, paint(io)));
     if (thePlan.pending.length) {
       io.out(`(${thePlan.pending.length} item(s) changed ${direction === 'push' ? 'remotely: svc sync pull brings them' : 'locally: svc sync push sends them'})`);
     }
