@@ -1,4 +1,4 @@
-import { CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { buildProgram, type ProgramHooks } from './program.js';
 import type { Io } from './io.js';
@@ -17,16 +17,18 @@ export async function main(argv: string[], io: Io, hooks: ProgramHooks = {}): Pr
     if (wantsJson) io.out(JSON.stringify({ error: { message, exitCode } }, null, 2));
     return exitCode;
   };
-  program.exitOverride();
-  const usageOutput = {
-    writeOut: (t: string) => io.out(t.replace(/\n$/, '')),
-    writeErr: (t: string) => io.err(t.replace(/\n$/, '')),
-    // Parse errors are reported once, below, with the JSON form when asked for.
-    outputError: () => undefined,
-  };
-  const configure = (cmd: typeof program) => {
-    cmd.configureOutput(usageOutput).exitOverride();
-    cmd.commands.forEach((c) => configure(c as typeof program));
+  // The command whose arguments were wrong, for its usage line.
+  let failedCommand: Command = program;
+  const configure = (cmd: Command) => {
+    cmd
+      .configureOutput({
+        writeOut: (t: string) => io.out(t.replace(/\n$/, '')),
+        writeErr: (t: string) => io.err(t.replace(/\n$/, '')),
+        // Parse errors are reported once, below, with the JSON form when asked for.
+        outputError: () => (failedCommand = cmd),
+      })
+      .exitOverride();
+    cmd.commands.forEach(configure);
   };
   configure(program);
   try {
@@ -38,9 +40,17 @@ export async function main(argv: string[], io: Io, hooks: ProgramHooks = {}): Pr
       if (e.exitCode === 0) return EXIT.ok;
       const help = e.code === 'commander.help' || e.code === 'commander.helpDisplayed';
       if (help) return EXIT.usage;
-      return report(`${e.message.replace(/^error: /, '')} (svc --help lists the commands)`, EXIT.usage);
+      const message = e.message.replace(/^error: /, '');
+      const path = commandPath(failedCommand);
+      return report(`${message[0].toUpperCase()}${message.slice(1)}\nusage: ${path} ${failedCommand.usage()}\n(${path} --help shows every option and an example)`, EXIT.usage);
     }
     if (e instanceof CliError) return report(e.message, e.exitCode);
     return report(e instanceof Error ? e.message : String(e), EXIT.failed);
   }
+}
+
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
