@@ -1,26 +1,15 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { svcYaml } from './config-schema.js';
+import { findInPackage } from './package-root.js';
 
 /**
  * The JSON Schema of svc.yaml, generated from the validator itself, so editors complete and check
  * exactly what the CLI accepts. `npm run schema` rewrites schemas/svc.yaml.schema.json; a test
  * fails when the committed file differs from what this generates.
  */
-export const SCHEMA_FILE = findSchemaFile(import.meta.dirname);
-
-/**
- * `schemas/svc.yaml.schema.json` of the svc checkout: found upwards from this module, which is
- * functions/cli/ in the sources and dist/ in the build.
- */
-function findSchemaFile(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'schemas', 'svc.yaml.schema.json');
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) return resolve(from, '../../schemas/svc.yaml.schema.json');
-  }
-}
+export const SCHEMA_FILE = findInPackage(import.meta.dirname, 'schemas/svc.yaml.schema.json') ?? resolve(import.meta.dirname, '../../schemas/svc.yaml.schema.json');
 
 export function svcYamlJsonSchema(): Record<string, unknown> {
   return {

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { CliError } from './errors.js';
+import { findInPackage } from './package-root.js';
 import { EXIT, type ExitCode } from './errors.js';
 import { initProject } from './init.js';
 import { runSync } from './sync-command.js';
@@ -14,7 +17,11 @@ import type { Io } from './io.js';
  * from the same objects, so none of them can drift from what the parser accepts.
  */
 
-export const VERSION = '0.1.0';
+/** The version in svc's package.json. */
+export const VERSION = (() => {
+  const file = findInPackage(import.meta.dirname, 'package.json');
+  return file ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : 'unknown';
+})();
 
 /** Examples shown at the end of a command's help and in docs/cli.md. */
 export const EXAMPLES = new WeakMap<Command, string[]>();
@@ -56,6 +63,8 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     .version(VERSION, '-V, --version', 'print the svc version')
     .helpOption('-h, --help', 'show help for the command')
     .showSuggestionAfterError(true)
+    // `svc help sync push` reaches nested commands, which commander's own help command does not.
+    .helpCommand(false)
     .addHelpText('after', `\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
   const done = (code: ExitCode) => exit(code);
 
@@ -214,6 +223,21 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       }),
     ['source <(svc completion bash)      # in ~/.bashrc', 'svc completion zsh > "${fpath[1]}/_svc"   # then restart zsh'],
   );
+
+  program
+    .command('help')
+    .description('show help for a command, e.g. svc help sync push')
+    .argument('[command...]', 'the command')
+    .action((words: string[]) => {
+      let cmd: Command = program;
+      for (const word of words) {
+        const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+        if (!sub) throw new CliError(EXIT.usage, `no command ${[...words.slice(0, words.indexOf(word)), word].join(' ')} (svc --help lists the commands)`);
+        cmd = sub;
+      }
+      cmd.outputHelp();
+      done(EXIT.ok);
+    });
 
   return program;
 }
