@@ -122,17 +122,13 @@ export function lintProblems(sides: Sides, ctx: Pick<SyncContext, 'layout'>): st
   const problems = sides.fileErrors.map((e) => e.message);
   for (const item of sides.local.values()) {
     if (item === INVALID || (item.kind !== 'script' && item.kind !== 'flow')) continue;
-    let parsed = true;
     for (const [file, content] of Object.entries(item.files)) {
       const found = file.endsWith('.yaml') || file.endsWith('.lock') ? null : languageOfFile(file, ctx.layout.defaultTs);
       if (!found) continue;
       const problem = syntaxProblem(found.language, file, content);
-      if (problem) {
-        parsed = false;
-        problems.push(`${file}:${problem.line}:${problem.column}: ${problem.message}`);
-      }
+      if (problem) problems.push(`${file}:${problem.line}:${problem.column}: ${problem.message}`);
     }
-    if (!parsed || item.kind !== 'script') continue;
+    if (item.kind !== 'script') continue;
     // A codebase script's signature is read where its types are: the source, not the bundle.
     const source = item.bundledFrom ? item.files[item.bundledFrom] : (item.payload.content as string);
     try {
