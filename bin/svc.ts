@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The svc command: `svc serve` runs the local service; `init`, `workspace ...` and `sync pull|push`
- * are the workspace sync CLI (functions/cli/), which talks to a server over HTTP like any client.
+ * The svc command: `svc serve` (or bare `svc`) runs the local service; every other command is the
+ * CLI (functions/cli/), which talks to a server over HTTP like any client.
  */
 import { askOnStdin } from '../functions/cli/sync-command.js';
 import { main } from '../functions/cli/main.js';
@@ -33,22 +33,31 @@ async function serve() {
   process.on('SIGTERM', shutdown);
 }
 
-const [command] = process.argv.slice(2);
-if (command === 'serve' || command === undefined) {
+const argv = process.argv.slice(2);
+// Bare `svc` runs the service, as it always has; every other command line goes to the CLI.
+if (argv.length === 0) {
   serve().catch((e) => {
     console.error(`svc: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   });
 } else {
+  // `svc ... | head` closes the pipe early: that ends the command quietly, not with a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
   const io = {
     out: (t: string) => process.stdout.write(t + '\n'),
     err: (t: string) => process.stderr.write(t + '\n'),
+    stream: (t: string) => process.stderr.write(t),
     ask: (q: string) => askOnStdin(q, (t) => process.stderr.write(t)),
     env: process.env,
     cwd: process.cwd(),
+    isTty: process.stdout.isTTY === true,
   };
-  main(process.argv.slice(2), io).then(
+  main(argv, io, { serve }).then(
     (code) => {
+      // `svc serve` answers once it listens, and keeps running until a signal ends it.
       process.exitCode = code;
     },
     (e: unknown) => {

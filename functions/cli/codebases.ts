@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import picomatch from 'picomatch';
@@ -36,12 +36,17 @@ export async function bundleScript(ctx: SyncContext, cb: Codebase, file: string)
   const entry = resolve(ctx.root, file);
   let bundle: string;
   if (cb.customBundler) {
+    const bundler = resolve(ctx.root, cb.customBundler);
+    if (!existsSync(bundler)) throw new ItemFileError(file, `customBundler ${cb.customBundler}: no such file (svc.yaml codebases paths are relative to svc.yaml)`);
     // The custom bundler gets the entry file and writes the bundle to its standard output.
     try {
-      const { stdout } = await run(process.execPath, [resolve(ctx.root, cb.customBundler), entry], { cwd, maxBuffer: 64 * 1024 * 1024 });
+      const { stdout } = await run(process.execPath, [bundler, entry], { cwd, maxBuffer: 64 * 1024 * 1024 });
       bundle = stdout;
     } catch (e) {
-      throw new ItemFileError(file, `customBundler ${cb.customBundler} failed: ${(e as { stderr?: string }).stderr?.trim() || (e as Error).message}`);
+      // Its own error message, not Node's stack trace of it.
+      const stderr = (e as { stderr?: string }).stderr?.trim() ?? '';
+      const message = stderr.split('\n').find((l) => /error/i.test(l)) ?? stderr.split('\n')[0] ?? '';
+      throw new ItemFileError(file, `customBundler ${cb.customBundler} failed (exit ${(e as { code?: number }).code ?? '?'}): ${message || (e as Error).message.split('\n')[0]}`);
     }
   } else {
     const { build } = await import('esbuild');
@@ -64,9 +69,27 @@ export async function bundleScript(ctx: SyncContext, cb: Codebase, file: string)
     } catch (e) {
       throw new ItemFileError(file, `bundling failed: ${(e as Error).message.split('\n').slice(0, 4).join(' ')}`);
     }
+    if (cb.format === 'cjs') bundle = asEsModule(bundle);
   }
   if (cb.assets?.length) copyAssets(ctx, cb, file, bundle);
   return bundle;
+}
+
+/**
+ * Scripts run as ES modules, so a CommonJS bundle runs inside a function given the `module`,
+ * `exports` and `require` it expects, and its `main` is exported from there.
+ */
+export function asEsModule(cjs: string): string {
+  return `import { createRequire as __svcCreateRequire } from 'node:module';
+import { fileURLToPath as __svcFileUrlToPath } from 'node:url';
+const __svcModule = { exports: {} };
+(function (module, exports, require, __filename, __dirname) {
+${cjs}
+})(__svcModule, __svcModule.exports, __svcCreateRequire(import.meta.url), __svcFileUrlToPath(import.meta.url), __svcFileUrlToPath(new URL('.', import.meta.url)));
+export async function main(...args) {
+  return __svcModule.exports.main(...args);
+}
+`;
 }
 
 /**

@@ -20,7 +20,7 @@ const specificItems = z
 export type SpecificItems = z.infer<typeof specificItems>;
 
 /** Every option a workspace entry's `overrides` / `promotionOverrides` may replace. */
-const syncOptionShape = {
+export const syncOptionShape = {
   defaultTs: z.enum(['bun', 'deno']).optional().describe('default TypeScript runtime for new scripts (bun or deno)'),
   includes: globs.optional().describe('glob patterns included in sync (default: everything)'),
   extraIncludes: globs.optional().describe('extra globs merged with includes'),

@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { CONFIG_FILE } from './config.js';
 import { CliError, EXIT } from './errors.js';
 import { STATE_DIR } from './state.js';
@@ -7,7 +7,8 @@ import { SCHEMA_FILE } from './json-schema.js';
 
 /** `svc init`: a commented svc.yaml with the defaults, and `.svc-sync/` kept out of git. */
 
-export const DEFAULT_SVC_YAML = `# yaml-language-server: $schema=${SCHEMA_FILE}
+/** svc.yaml with the defaults; `schemaPath` is where the editor finds the JSON Schema, relative to svc.yaml. */
+export const defaultSvcYaml = (schemaPath: string) => `# yaml-language-server: $schema=${schemaPath}
 # svc.yaml: what \`svc sync pull\` and \`svc sync push\` synchronise (spec 2.9).
 # Every key is optional; an unknown key is an error. Full reference: schemas/svc.yaml.schema.json.
 
@@ -72,10 +73,14 @@ syncBehavior: v1           # keep ownership on update, strip ownership fields on
 #     variables: ["f/shared/*"]
 `;
 
+/** The text as the reference shows it (its schema path as in an svc checkout). */
+export const DEFAULT_SVC_YAML = defaultSvcYaml('schemas/svc.yaml.schema.json');
+
 export function initProject(dir: string, force: boolean): string[] {
   const file = join(dir, CONFIG_FILE);
   if (existsSync(file) && !force) throw new CliError(EXIT.usage, `${CONFIG_FILE} already exists (svc init --force overwrites it)`);
-  writeFileSync(file, DEFAULT_SVC_YAML);
+  // Relative, so the file holds no path of this machine (the project is committed and cloned elsewhere).
+  writeFileSync(file, defaultSvcYaml(relative(dir, SCHEMA_FILE).split(sep).join('/')));
   const done = [`wrote ${CONFIG_FILE}`];
   const gitignore = join(dir, '.gitignore');
   const ignored = existsSync(gitignore) ? readFileSync(gitignore, 'utf8').split('\n') : [];

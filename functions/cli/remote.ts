@@ -32,29 +32,37 @@ export class Remote {
     return this.baseUrl + (path.startsWith('/api/') ? path : `/api/w/${encodeURIComponent(this.conn.workspaceId)}${path}`);
   }
 
-  async request(method: string, path: string, body?: unknown): Promise<unknown> {
+  /** The raw answer of a successful request (a stream, for SSE); errors as in `request`. */
+  async open(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
     let res: Response;
     try {
       res = await fetch(this.url(path), {
         method,
-        headers: { authorization: `Bearer ${this.conn.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${this.conn.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       throw new CliError(EXIT.unreachable, `cannot reach ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
     }
+    if (!res.ok) await this.fail(method, path, res.status, await res.text(), res.statusText);
+    return res;
+  }
+
+  async request(method: string, path: string, body?: unknown): Promise<unknown> {
+    const res = await this.open(method, path, body);
     const text = await res.text();
-    if (res.ok) {
-      if (!text) return null;
-      try {
-        return JSON.parse(text);
-      } catch {
-        return text;
-      }
+    if (!text) return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
     }
+  }
+
+  private async fail(method: string, path: string, status: number, text: string, statusText: string): Promise<never> {
     let code = 'error';
-    let message = text.slice(0, 500) || res.statusText;
+    let message = text.slice(0, 500) || statusText;
     try {
       const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } };
       code = parsed.error?.code ?? code;
@@ -62,9 +70,22 @@ export class Remote {
     } catch {
       // not JSON: keep the text
     }
-    if (res.status === 401) throw new CliError(EXIT.unauthorized, `${this.baseUrl} refused the token (401): ${message}; check it with svc workspace add`);
-    if (res.status === 403) throw new CliError(EXIT.unauthorized, `${method} ${path}: not allowed (403): ${message}`);
-    throw new RemoteError(res.status, code, `${method} ${path}: ${res.status} ${message}`);
+    if (status === 401) throw new CliError(EXIT.unauthorized, `${this.baseUrl} refused the token (401): ${message}; check it with svc workspace add`);
+    if (status === 403) throw new CliError(EXIT.unauthorized, `${method} ${path}: not allowed (403): ${message}`);
+    if (status === 404 && !path.startsWith('/api/') && message === `workspace ${this.conn.workspaceId} not found`) await this.unknownWorkspace();
+    throw new RemoteError(status, code, `${method} ${path}: ${status} ${message}`);
+  }
+
+  /** Names the workspace that is not there, and the ones the token can use. */
+  private async unknownWorkspace(): Promise<never> {
+    let known = '';
+    try {
+      const list = (await this.get<{ id: string }[]>('/api/workspaces/list')).map((w) => w.id);
+      known = list.length ? `; the workspaces this token can use there are: ${list.join(', ')}` : '; this token can use no workspace there';
+    } catch {
+      // The list is a courtesy: the error below stands without it.
+    }
+    throw new CliError(EXIT.usage, `no workspace ${this.conn.workspaceId} at ${this.baseUrl}${known}`);
   }
 
   get<T>(path: string): Promise<T> {

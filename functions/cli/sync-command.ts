@@ -4,11 +4,13 @@ import { effectiveOptions, loadConfig, selectWorkspace, specificItemsOf, validat
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { configDir, Profiles, type Profile } from './profiles.js';
 import { Remote } from './remote.js';
-import { SyncState } from './state.js';
-import { changeJson, changeLine, summaryText } from './report.js';
+import { SyncState, targetKey } from './state.js';
+import { changeJson, changeLine, colourize, conflictDiff, summaryText } from './report.js';
 import { applyPull, applyPush, lintProblems, missingLocks, plan, readLocalSide, readRemote, type Sides } from './sync.js';
 import type { Direction } from './plan.js';
 import type { SyncContext } from './items.js';
+import type { SyncOptions } from './config-schema.js';
+import { paint, type Io } from './io.js';
 
 /** `svc sync pull|push`: resolve the workspace, read both sides, show the plan, confirm, apply. */
 
@@ -24,16 +26,11 @@ export interface SyncFlags {
   message?: string;
   promotion?: string;
   showDiffs: boolean;
+  /** svc.yaml options set by flags; they win over the file. */
+  overrides?: Partial<SyncOptions>;
 }
 
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  /** Reads one answer; null when there is no one to ask (end of input). */
-  ask(question: string): Promise<string | null>;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-}
+export type { Io };
 
 export function currentGitBranch(dir: string): string | null {
   for (const args of [['rev-parse', '--abbrev-ref', 'HEAD'], ['symbolic-ref', '--short', 'HEAD']]) {
@@ -54,10 +51,19 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
   if (!loaded.found) warnings.push(`no ${CONFIG_FILE} here: using the defaults (svc init writes one)`);
   const gitBranch = currentGitBranch(io.cwd);
   const selected = selectWorkspace(loaded.config, { name: flags.workspace, gitBranch });
-  const options = effectiveOptions(loaded.config, selected, flags.promotion);
+  const profiles = new Profiles(configDirOf(io.env));
+  if (flags.workspace && !selected && !profiles.get(flags.workspace)) {
+    // A typo must not fall back to the active profile and sync somewhere else.
+    const entries = workspaceEntries(loaded.config).map((e) => e.name);
+    const names = profiles.list().profiles.map((p) => p.name);
+    throw new CliError(
+      EXIT.usage,
+      `--workspace ${flags.workspace}: no such workspace; ${CONFIG_FILE} names ${entries.length ? entries.join(', ') : 'none'}, the profiles are ${names.length ? names.join(', ') : 'none'}`,
+    );
+  }
+  const options = { ...effectiveOptions(loaded.config, selected, flags.promotion), ...flags.overrides };
   validateBranch(loaded.config, options, gitBranch);
 
-  const profiles = new Profiles(configDirOf(io.env));
   const profile: Profile | undefined =
     (flags.workspace ? profiles.get(flags.workspace) : undefined) ??
     (selected ? profiles.get(selected.name) : undefined) ??
@@ -86,7 +92,7 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
     },
     warn: (m) => warnings.push(m),
   };
-  return { ctx, warnings, target: `${remote.baseUrl} ${workspaceId}` };
+  return { ctx, warnings, target: targetKey(remote.baseUrl, workspaceId) };
 }
 
 export const configDirOf = (env: NodeJS.ProcessEnv): string => configDir(env);
@@ -106,7 +112,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
     workspace: ctx.remote.conn.workspaceId,
     dryRun: flags.dryRun,
     changes: thePlan.changes.map(changeJson),
-    conflicts: thePlan.conflicts.map(changeJson),
+    conflicts: thePlan.conflicts.map((c) => ({ ...changeJson(c), diff: conflictDiff(c) })),
     fileErrors: sides.fileErrors.map((e) => e.message),
     warnings: sides.warnings,
     applied: [] as ReturnType<typeof changeJson>[],
@@ -120,7 +126,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
 
   if (direction === 'push') {
     if (ctx.options.lint) {
-      const problems = lintProblems(sides);
+      const problems = lintProblems(sides, ctx);
       if (problems.length) {
         io.err(`lint failed; nothing was pushed:\n${problems.map((p) => `  ${p}`).join('\n')}`);
         return finish(EXIT.invalid);
@@ -138,7 +144,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
 
   if (!flags.jsonOutput) {
     const text = summaryText(thePlan, flags.showDiffs);
-    if (text) io.out(text);
+    if (text) io.out(colourize(text, paint(io)));
     if (thePlan.pending.length) {
       io.out(`(${thePlan.pending.length} item(s) changed ${direction === 'push' ? 'remotely: svc sync pull brings them' : 'locally: svc sync push sends them'})`);
     }

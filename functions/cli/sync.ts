@@ -6,6 +6,8 @@ import { flows } from './kinds/flows.js';
 import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
+import { languageOfFile } from './layout.js';
+import { syntaxProblem } from './syntax-check.js';
 import { INVALID, planSync, type Change, type Direction, type Plan, type RemoteSide } from './plan.js';
 import { itemKey, ItemFileError, payloadHash, type Item, type ItemKind, type KindHandler, type SyncContext } from './items.js';
 import type { Language } from '../ports.js';
@@ -26,6 +28,8 @@ export interface Sides {
   remote: Map<string, RemoteSide>;
   /** Local files that do not describe a valid item. */
   fileErrors: ItemFileError[];
+  /** Items whose only local file is another workspace's specific file: not ours to push, never ours to delete. */
+  foreign: Set<string>;
   warnings: string[];
 }
 
@@ -44,10 +48,13 @@ export async function readLocalSide(ctx: SyncContext): Promise<Omit<Sides, 'remo
   const { rest, warnings } = setAsideUnsupported(listLocalFiles(ctx.root), ctx.options);
   ctx.localFiles = new Set(rest);
   const grouped = new Map<string, { handler: KindHandler; id: string; files: string[] }>();
+  const unclaimed: string[] = [];
   for (const file of rest) {
+    let claimed = false;
     for (const h of CLAIM_ORDER) {
       const id = h.claim(file, ctx);
       if (id === null) continue;
+      claimed = true;
       // A disabled kind still owns its files, so they are never taken for another kind.
       if (h.enabled(ctx.options)) {
         const key = itemKey(h.kind, id);
@@ -57,6 +64,7 @@ export async function readLocalSide(ctx: SyncContext): Promise<Omit<Sides, 'remo
       }
       break;
     }
+    if (!claimed) unclaimed.push(file);
   }
   const inScope = scopeFilter(ctx.options);
   const local = new Map<string, Item | typeof INVALID>();
@@ -75,25 +83,56 @@ export async function readLocalSide(ctx: SyncContext): Promise<Omit<Sides, 'remo
       local.set(key, INVALID);
     }
   }
-  return { local, fileErrors, warnings };
+  const foreign = new Set([...unclaimed.map((f) => foreignKey(f, ctx))].filter((k): k is string => k !== null && !local.has(k)));
+  return { local, fileErrors, warnings, foreign };
+}
+
+/**
+ * The item another workspace's specific file stands for (`f/x/db.prod.resource.yaml` on the dev
+ * branch -> `resource:f/x/db`): read as that item's common file would be.
+ */
+function foreignKey(file: string, ctx: SyncContext): string | null {
+  const others = ctx.layout.workspaceNames.filter((w) => w !== ctx.layout.workspaceName);
+  const slash = file.lastIndexOf('/');
+  for (const ws of others) {
+    const at = file.indexOf(`.${ws}.`, slash + 1);
+    if (at < 0) continue;
+    const common = file.slice(0, at) + file.slice(at + ws.length + 1);
+    const plain: SyncContext = { ...ctx, layout: { ...ctx.layout, workspaceName: null, specific: {} } };
+    for (const h of CLAIM_ORDER) {
+      const id = h.claim(common, plain);
+      if (id !== null) return itemKey(h.kind, id);
+    }
+  }
+  return null;
 }
 
 export function plan(direction: Direction, sides: Sides, base: Map<string, string>, force: boolean): Plan {
   const p = planSync(direction, sides.local, sides.remote, base, { force });
-  if (direction === 'push') p.changes = p.changes.filter((c) => !(c.op === '-' && NEVER_DELETED.has(c.kind)));
+  if (direction === 'push') p.changes = p.changes.filter((c) => !(c.op === '-' && (NEVER_DELETED.has(c.kind) || sides.foreign.has(c.key))));
   return p;
 }
 
 /**
  * `lint`: what the server would refuse, found before anything is pushed — a file that does not
- * describe an item, or a script whose `main` signature cannot be read.
+ * describe an item, a script or inline flow script that does not parse in its language
+ * (`file:line:column: message`), or a script whose `main` signature cannot be read.
  */
-export function lintProblems(sides: Sides): string[] {
+export function lintProblems(sides: Sides, ctx: Pick<SyncContext, 'layout'>): string[] {
   const problems = sides.fileErrors.map((e) => e.message);
   for (const item of sides.local.values()) {
-    if (item === INVALID || item.kind !== 'script') continue;
+    if (item === INVALID || (item.kind !== 'script' && item.kind !== 'flow')) continue;
+    for (const [file, content] of Object.entries(item.files)) {
+      const found = file.endsWith('.yaml') || file.endsWith('.lock') ? null : languageOfFile(file, ctx.layout.defaultTs);
+      if (!found) continue;
+      const problem = syntaxProblem(found.language, file, content);
+      if (problem) problems.push(`${file}:${problem.line}:${problem.column}: ${problem.message}`);
+    }
+    if (item.kind !== 'script') continue;
+    // A codebase script's signature is read where its types are: the source, not the bundle.
+    const source = item.bundledFrom ? item.files[item.bundledFrom] : (item.payload.content as string);
     try {
-      inferSchema(item.payload.language as Language, item.payload.content as string);
+      inferSchema(item.payload.language as Language, source);
     } catch (e) {
       if (!(e instanceof SchemaInferenceError)) throw e;
       problems.push(`${item.bundledFrom ?? item.id}: ${e.message}`);

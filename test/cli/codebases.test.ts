@@ -95,21 +95,24 @@ describe('codebases', () => {
     expect(project.read('f/app/main.ts')).toBe(FILES['f/app/main.ts']);
   });
 
-  it('format: cjs makes a CommonJS bundle, which this server refuses (scripts run as ES modules)', async () => {
+  it('format: cjs makes a CommonJS bundle, which runs like the esm one', async () => {
     const s = server();
     const ws = await newWorkspace(s);
     const project = newProject({
-      'svc.yaml': 'lint: false\ncodebases:\n  - relative_path: f/cjs\n    format: cjs\n  - relative_path: f/esm\n',
-      'f/cjs/job.ts': "import { two } from './two';\nexport function main() { return two(); }\n",
+      'svc.yaml': 'codebases:\n  - relative_path: f/cjs\n    format: cjs\n  - relative_path: f/esm\n',
+      'f/cjs/job.ts': "import { two } from './two';\nexport function main(add: number) { return two() + add; }\n",
       'f/cjs/job.script.yaml': 'summary: cjs\n',
       'f/cjs/two.ts': 'export const two = () => 2;\n',
-      'f/esm/job.ts': "import { two } from './two';\nexport function main() { return two(); }\n",
+      'f/esm/job.ts': "import { two } from './two';\nexport function main(add: number) { return two() + add; }\n",
       'f/esm/job.script.yaml': 'summary: esm\n',
       'f/esm/two.ts': 'export const two = () => 2;\n',
     });
     const pushed = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
-    expect(pushed.code).toBe(1);
-    expect(pushed.stderr).toMatch(/failed: \+ script f\/cjs\/job: .*400 content: main is not exported/);
-    expect((await apiGet(s, ws, '/scripts/get/p/f/esm/job')).status).toBe(200);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect((await apiGet(s, ws, '/scripts/get/p/f/cjs/job')).body.content).toContain('module.exports');
+    for (const path of ['f/cjs/job', 'f/esm/job']) {
+      const run = await s.post(`/api/w/${ws}/jobs/run_wait_result/p/${path}`, { add: 40 });
+      expect(await run.json(), path).toBe(42);
+    }
   });
 });

@@ -149,9 +149,15 @@ export const groups: KindHandler = yamlKind({
   order: ['summary', 'members'],
   toFile: ({ name: _n, ...rest }) => rest,
   fromFile: (id, d) => ({ name: id, summary: d.summary as string, members: [...(d.members as string[])].sort() }),
+  // A group takes several requests; a failure undoes the ones made, so a push of it is all or nothing.
   async create(g, ctx) {
+    const name = encodeURIComponent(g.name as string);
     await ctx.remote.post('/groups/create', { name: g.name, summary: g.summary });
-    for (const username of g.members as string[]) await ctx.remote.post(`/groups/adduser/${encodeURIComponent(g.name as string)}`, { username });
+    try {
+      for (const username of g.members as string[]) await ctx.remote.post(`/groups/adduser/${name}`, { username });
+    } catch (e) {
+      await undo(e, () => ctx.remote.delete(`/groups/delete/${name}`));
+    }
   },
   async update(g, ctx) {
     const name = encodeURIComponent(g.name as string);
@@ -159,11 +165,37 @@ export const groups: KindHandler = yamlKind({
     // The API changes a group's members, not its summary: say so rather than drop the edit.
     if (current.summary !== g.summary) throw new Error(`the summary of group ${g.name} cannot be changed through the API; only its members`);
     const wanted = g.members as string[];
-    for (const username of wanted.filter((m) => !current.members.includes(m))) await ctx.remote.post(`/groups/adduser/${name}`, { username });
-    for (const username of current.members.filter((m) => !wanted.includes(m))) await ctx.remote.post(`/groups/removeuser/${name}`, { username });
+    const done: [string, string][] = [];
+    try {
+      for (const username of wanted.filter((m) => !current.members.includes(m))) {
+        await ctx.remote.post(`/groups/adduser/${name}`, { username });
+        done.push(['removeuser', username]);
+      }
+      for (const username of current.members.filter((m) => !wanted.includes(m))) {
+        await ctx.remote.post(`/groups/removeuser/${name}`, { username });
+        done.push(['adduser', username]);
+      }
+    } catch (e) {
+      await undo(e, async () => {
+        for (const [op, username] of done.reverse()) await ctx.remote.post(`/groups/${op}/${name}`, { username });
+      });
+    }
   },
   remove: async (id, ctx) => void (await ctx.remote.delete(`/groups/delete/${encodeURIComponent(id)}`)),
 });
+
+/** Undoes what a failed multi-request push did, then fails with the first error (and says if the undo failed too). */
+async function undo(error: unknown, revert: () => Promise<unknown>): Promise<never> {
+  const message = error instanceof Error ? error.message : String(error);
+  try {
+    await revert();
+  } catch (e) {
+    throw new Error(`${message}; undoing the rest failed too: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  // An error that carries an exit code (server unreachable) keeps it.
+  if (error instanceof Error && 'exitCode' in error) throw error;
+  throw new Error(`${message} (rolled back: nothing of it was applied)`);
+}
 
 /** Workspace members and their roles (includeUsers): `users/<username>.user.yaml`. */
 export const users: KindHandler = yamlKind({

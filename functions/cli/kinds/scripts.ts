@@ -5,6 +5,8 @@ import { p } from '../remote.js';
 import { bundleScript, codebaseOf } from '../codebases.js';
 import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
+import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
+import type { Language } from '../../ports.js';
 
 /**
  * Scripts: the content in its language's extension (`.ts` for the defaultTs runtime, `.bun.ts` /
@@ -110,6 +112,8 @@ export const scripts: KindHandler = {
   async push(item, meta, ctx) {
     await ctx.remote.post('/scripts/create', {
       ...item.payload,
+      // A bundle has lost main's parameter types: the schema comes from the source entry.
+      ...(item.bundledFrom ? { schema: sourceSchema(item) } : {}),
       parent_hash: (meta?.hash as string | undefined) ?? null,
       ...(ctx.message ? { deployment_message: ctx.message } : {}),
     });
@@ -119,6 +123,17 @@ export const scripts: KindHandler = {
     await ctx.remote.post(`/scripts/delete/p/${p(id)}`, {});
   },
 };
+
+/** The input schema of a codebase script, read from its source entry; a source it cannot read is a file error. */
+export function sourceSchema(item: Item): unknown {
+  const source = item.bundledFrom!;
+  try {
+    return inferSchema(item.payload.language as Language, item.files[source]);
+  } catch (e) {
+    if (e instanceof SchemaInferenceError) throw new ItemFileError(source, e.message);
+    throw e;
+  }
+}
 
 /** Scripts that locksRequired would refuse: every language but Bash resolves dependencies. */
 export function scriptsWithoutLock(items: Item[]): string[] {

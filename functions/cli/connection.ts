@@ -1,0 +1,43 @@
+import { CliError, EXIT } from './errors.js';
+import { configDir, Profiles, type Profile } from './profiles.js';
+import { Remote } from './remote.js';
+import type { Io } from './io.js';
+
+/**
+ * Which server, workspace and token a command talks to: `--base-url`, `--workspace-id` and
+ * `--token` (or `SVC_TOKEN`) first, then the profile named by `--workspace`, then the active one.
+ */
+
+export interface ConnectionFlags {
+  workspace?: string;
+  baseUrl?: string;
+  workspaceId?: string;
+  token?: string;
+}
+
+export const profilesOf = (io: Pick<Io, 'env'>) => new Profiles(configDir(io.env));
+
+/** The named profile; an unknown name is an error that lists the names there are. */
+export function namedProfile(profiles: Profiles, name: string): Profile {
+  const found = profiles.get(name);
+  if (found) return found;
+  throw new CliError(EXIT.usage, `no workspace profile named ${name}; ${knownProfiles(profiles)}`);
+}
+
+export function knownProfiles(profiles: Profiles): string {
+  const names = profiles.list().profiles.map((p) => p.name);
+  return names.length ? `the profiles are: ${names.join(', ')}` : 'there are no profiles yet (svc workspace add <name> <workspace_id> <base_url>)';
+}
+
+export function connect(flags: ConnectionFlags, io: Pick<Io, 'env'>): Remote {
+  const profiles = profilesOf(io);
+  const profile = flags.workspace ? namedProfile(profiles, flags.workspace) : profiles.active();
+  const baseUrl = flags.baseUrl ?? profile?.baseUrl;
+  const workspaceId = flags.workspaceId ?? profile?.workspaceId;
+  const token = flags.token ?? io.env.SVC_TOKEN ?? profile?.token;
+  if (!baseUrl || !workspaceId || !token) {
+    const missing = [!baseUrl && 'base URL', !workspaceId && 'workspace id', !token && 'token'].filter(Boolean).join(', ');
+    throw new CliError(EXIT.usage, `no ${missing}: run svc workspace add, or pass --base-url, --workspace-id and --token`);
+  }
+  return new Remote({ baseUrl, workspaceId, token });
+}
