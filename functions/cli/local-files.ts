@@ -50,7 +50,7 @@ export function scopeFilter(options: EffectiveOptions): (files: string[]) => boo
  * reported as left alone.
  */
 const UNSUPPORTED: { label: string; flag: keyof EffectiveOptions; wanted: (o: EffectiveOptions) => boolean; match: (f: string) => boolean }[] = [
-  { label: 'apps', flag: 'skipApps', wanted: (o) => !o.skipApps, match: (f) => ['app', 'raw_app'].includes(FOLDER_ITEM.exec(f)?.[2] ?? '') },
+  { label: 'raw apps', flag: 'skipApps', wanted: (o) => !o.skipApps, match: (f) => FOLDER_ITEM.exec(f)?.[2] === 'raw_app' },
   { label: 'schedules', flag: 'includeSchedules', wanted: (o) => o.includeSchedules === true, match: (f) => f.endsWith('.schedule.yaml') },
   { label: 'triggers', flag: 'includeTriggers', wanted: (o) => o.includeTriggers === true, match: (f) => /_trigger\.yaml$/.test(f) },
   { label: 'workspace dependencies', flag: 'skipWorkspaceDependencies', wanted: (o) => !o.skipWorkspaceDependencies, match: (f) => f.startsWith('dependencies/') },

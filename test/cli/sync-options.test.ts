@@ -164,7 +164,6 @@ describe('what is synced', () => {
     const s = server();
     const ws = await newWorkspace(s);
     const files = {
-      'f/ops/dash.app/app.yaml': 'value: {}\n',
       'f/ops/raw__raw_app/index.html': '<p/>\n',
       'f/ops/nightly.schedule.yaml': 'schedule: "0 0 * * *"\n',
       'f/ops/hook.http_trigger.yaml': 'route: /x\n',
@@ -176,7 +175,7 @@ describe('what is synced', () => {
     const byDefault = await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]);
     expect(byDefault.code, byDefault.stderr).toBe(0);
     const warnings = (JSON.parse(byDefault.stdout).warnings as string[]).join('\n');
-    for (const label of ['apps: 2 file(s)', 'workspace dependencies', 'DMN decision tables', 'data migrations']) expect(warnings).toContain(`this server has no ${label}`);
+    for (const label of ['raw apps: 1 file(s)', 'workspace dependencies', 'DMN decision tables', 'data migrations']) expect(warnings).toContain(`this server has no ${label}`);
     expect(warnings).not.toContain('schedules');
     expect(warnings).not.toContain('triggers');
     expect(changesOf(byDefault)).toEqual([]);

@@ -10,16 +10,10 @@ import { fileIssue, parseYamlFile } from './yaml-kind.js';
  * Apps: a folder `<path>.app/` (`<path>__app/` with nonDottedPaths) holding `app.yaml` with the
  * app's summary, its definition (`value`, the app builder's JSON) and its `policy`, as the API
  * stores them (core/apps.ts). Skipped with `skipApps`.
- *
- * To the lead: issue 16 reworks the CLI, so this file is the whole of the kind; wiring it in is
- * adding 'app' to ItemKind (items.ts), `apps` to HANDLERS and CLAIM_ORDER before the others
- * (sync.ts: an app's folder owns its files), and dropping apps from setAsideUnsupported
- * (local-files.ts).
  */
 
 const APP_FILE = 'app.yaml';
-// 'app' is not yet one of items.ts's ItemKind (see above).
-const KIND = 'app' as ItemKind;
+const KIND: ItemKind = 'app';
 
 const appFile = z.strictObject({
   summary: z.string().default(''),
