@@ -5,6 +5,7 @@ import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { FlowRunner } from './constructs/flow-runner.js';
+import { JobDelivery } from './constructs/job-delivery.js';
 import { JobQueue } from './constructs/job-queue.js';
 import { Maintenance } from './constructs/maintenance.js';
 import { Sandboxes } from './constructs/sandbox.js';
@@ -28,6 +29,7 @@ export class SvcStack extends Stack {
   readonly worker: Worker;
   readonly flowRunner: FlowRunner;
   readonly maintenance: Maintenance;
+  readonly jobDelivery: JobDelivery;
   readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
@@ -54,7 +56,13 @@ export class SvcStack extends Stack {
     // The api's URL is known only once the api exists, after the functions it names: the flow
     // runner (ConsentGate notices carry consent URLs) and maintenance get it here.
     for (const fn of [this.flowRunner.handler, this.maintenance.handler]) fn.addEnvironment('API_BASE_URL', this.api.baseUrl);
-    this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
+    this.jobDelivery = new JobDelivery(this, 'JobDelivery', { config, data: this.data, secrets: this.secrets, jobQueue: this.jobQueue, flowRunner: this.flowRunner });
+    this.alarms = new Alarms(this, 'Alarms', {
+      config,
+      deadLetterQueue: this.jobQueue.deadLetterQueue,
+      dispatchFailures: this.jobDelivery.dispatchFailures,
+      deadLetterConsumer: this.jobDelivery.deadLetters,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });
     new CfnOutput(this, 'PublicBaseUrl', { value: this.api.baseUrl, description: 'The URL every link the service builds starts with (resume, cancel, approval pages, BASE_INTERNAL_URL)' });

@@ -114,9 +114,10 @@ export class Api extends Construct {
     // dynamodb:Attributes conditions on every job write, which the core's updates do not fit yet.
     data.grantTableReadWrite(role);
     data.grantObjectReadWrite(role);
-    props.jobsQueue.grantSendMessages(role);
-    // Runs a flow as an execution; a resume, cancel or finished step wakes its waiting state.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'RunFlows', actions: ['states:StartExecution', 'states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
+    // No sqs:SendMessage nor states:StartExecution: a stored job reaches the queue or its flow's
+    // execution through the table's stream (the job dispatcher, job-delivery.ts).
+    // A resume or cancel wakes a flow's waiting state.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'WakeFlows', actions: ['states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
     secrets.signingKey.grantRead(role);
     secrets.adminToken.grantRead(role);
     secrets.grantSecretVariables(role);
