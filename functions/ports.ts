@@ -219,6 +219,11 @@ export interface Store {
   scrubJob(id: string): Promise<void>;
   /** Jobs left `running` by a crashed process go back to `queued` (at-least-once). */
   requeueInterrupted(): Promise<string[]>;
+  /**
+   * Up to `limit` jobs of every workspace still in `status` since before `before`: for `queued`,
+   * created before it; for `running`, started before it. Oldest first. What the reaper looks for.
+   */
+  listStaleJobs(status: 'queued' | 'running', before: string, limit: number): Promise<Job[]>;
 
   /** Inserts the user unless one with that username exists; returns whether it was created. */
   createUser(u: User, events?: OutboxEvent[]): Promise<boolean>;

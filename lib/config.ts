@@ -2,6 +2,9 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 
+/** Jobs one worker invocation takes at once; it runs them concurrently, each in its own sandbox call. */
+export const WORKER_BATCH_SIZE = 5;
+
 /** What varies between deployments of svc; everything else is fixed by the design. */
 export interface SvcConfig {
   /** Names the API stage and the stack; `prod` keeps data when the stack is deleted. */
@@ -18,6 +21,43 @@ export interface SvcConfig {
    * verified in the account. Unset: notices wait in the outbox the API lists.
    */
   readonly notificationSender?: string;
+  /**
+   * A custom domain for the API (`api.example.com`), served by API Gateway with the ACM certificate
+   * `certificateArn` (same region). Set both or neither. The stage is mapped under `basePath` (or
+   * at the root), and every URL the service builds (resume, cancel, approval pages,
+   * BASE_INTERNAL_URL) uses it; point a DNS record at the `CustomDomainTarget` output.
+   */
+  readonly domainName?: string;
+  readonly certificateArn?: string;
+  readonly basePath?: string;
+  /**
+   * Reserved concurrency of the api, the worker and each sandbox function. Unset (the default):
+   * they share the account's pool, as a new account with a quota of 10 requires (Lambda keeps 100
+   * unreserved, so reserving anything fails there). Set them once the quota is raised, so a job
+   * burst cannot starve the API.
+   */
+  readonly apiReservedConcurrency?: number;
+  readonly workerReservedConcurrency?: number;
+  readonly sandboxReservedConcurrency?: number;
+  /**
+   * Most worker invocations the jobs queue starts at once (the event source's maxConcurrency, 2 to
+   * 1000). Each runs up to WORKER_BATCH_SIZE jobs, each in a sandbox invocation, so this bounds a
+   * burst's sandbox concurrency too: the cap that holds on any account.
+   */
+  readonly workerMaxConcurrency: number;
+  /** The stage's steady-state requests per second and burst, across all clients. */
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  /**
+   * The api function's timeout and API Gateway's integration timeout: the longest a request (a
+   * sync webhook, an SSE stream) may last. At least the sync wait, at most Lambda's 900 s.
+   */
+  readonly apiTimeoutSeconds: number;
+  /**
+   * A script job still queued this long after it was created is failed by the reaper (it was
+   * lost: its message expired or was dropped). Longer than the jobs queue can keep retrying one.
+   */
+  readonly queuedDeadlineSeconds: number;
 }
 
 export const DEFAULT_CONFIG: SvcConfig = {
@@ -27,6 +67,11 @@ export const DEFAULT_CONFIG: SvcConfig = {
   // Below Lambda's 900 s so the worker outlives the sandbox it waits on, with time to record the outcome.
   jobTimeoutSeconds: 840,
   maxOutputBytes: 256 * 1024,
+  workerMaxConcurrency: 10,
+  throttleRateLimit: 100,
+  throttleBurstLimit: 200,
+  apiTimeoutSeconds: 900,
+  queuedDeadlineSeconds: 6 * 3600,
 };
 
 /** Lambda cannot run longer than this, so neither can a job nor a sync wait. */
@@ -42,6 +87,17 @@ export function configFromContext(node: Node): SvcConfig {
     jobTimeoutSeconds: int(read('jobTimeoutSeconds'), DEFAULT_CONFIG.jobTimeoutSeconds),
     maxOutputBytes: int(read('maxOutputBytes'), DEFAULT_CONFIG.maxOutputBytes),
     notificationSender: (read('notificationSender') as string | undefined) || undefined,
+    domainName: optionalString(read('domainName')),
+    certificateArn: optionalString(read('certificateArn')),
+    basePath: optionalString(read('basePath')),
+    apiReservedConcurrency: optionalInt(read('apiReservedConcurrency')),
+    workerReservedConcurrency: optionalInt(read('workerReservedConcurrency')),
+    sandboxReservedConcurrency: optionalInt(read('sandboxReservedConcurrency')),
+    workerMaxConcurrency: int(read('workerMaxConcurrency'), DEFAULT_CONFIG.workerMaxConcurrency),
+    throttleRateLimit: int(read('throttleRateLimit'), DEFAULT_CONFIG.throttleRateLimit),
+    throttleBurstLimit: int(read('throttleBurstLimit'), DEFAULT_CONFIG.throttleBurstLimit),
+    apiTimeoutSeconds: int(read('apiTimeoutSeconds'), DEFAULT_CONFIG.apiTimeoutSeconds),
+    queuedDeadlineSeconds: int(read('queuedDeadlineSeconds'), DEFAULT_CONFIG.queuedDeadlineSeconds),
   });
 }
 
@@ -49,7 +105,7 @@ export function configFromContext(node: Node): SvcConfig {
 export function validateConfig(config: SvcConfig): SvcConfig {
   // Stage names become part of the API URL and of resource names.
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(config.stage)) throw new Error(`stage must match [a-zA-Z0-9_-]{1,64}, got ${JSON.stringify(config.stage)}`);
-  for (const key of ['syncMaxWaitSeconds', 'jobTimeoutSeconds'] as const) {
+  for (const key of ['syncMaxWaitSeconds', 'jobTimeoutSeconds', 'apiTimeoutSeconds'] as const) {
     const value = config[key];
     if (value < 1 || value > LAMBDA_MAX_SECONDS) throw new Error(`${key} must be between 1 and ${LAMBDA_MAX_SECONDS} (Lambda's limit), got ${value}`);
   }
@@ -60,12 +116,48 @@ export function validateConfig(config: SvcConfig): SvcConfig {
   if (config.notificationSender !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(config.notificationSender)) {
     throw new Error(`notificationSender must be an email address, got ${JSON.stringify(config.notificationSender)}`);
   }
+  if (config.apiTimeoutSeconds < config.syncMaxWaitSeconds) {
+    throw new Error(`apiTimeoutSeconds (${config.apiTimeoutSeconds}) must be at least syncMaxWaitSeconds (${config.syncMaxWaitSeconds}): the api answers a sync webhook within its own timeout`);
+  }
+  if ((config.domainName === undefined) !== (config.certificateArn === undefined)) throw new Error('domainName and certificateArn go together: set both or neither');
+  if (config.domainName !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(config.domainName)) {
+    throw new Error(`domainName must be a DNS name, got ${JSON.stringify(config.domainName)}`);
+  }
+  if (config.basePath !== undefined && !/^[a-zA-Z0-9._-]+$/.test(config.basePath)) throw new Error(`basePath must be one path segment, got ${JSON.stringify(config.basePath)}`);
+  if (!Number.isInteger(config.workerMaxConcurrency) || config.workerMaxConcurrency < 2 || config.workerMaxConcurrency > 1000) {
+    throw new Error(`workerMaxConcurrency must be between 2 and 1000 (the SQS event source's range), got ${config.workerMaxConcurrency}`);
+  }
+  for (const key of ['apiReservedConcurrency', 'workerReservedConcurrency', 'sandboxReservedConcurrency'] as const) {
+    const value = config[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new Error(`${key} must be a positive integer when set, got ${value}`);
+  }
+  // A reservation below what the event source may start throttles the worker's own invocations,
+  // and a sandbox reservation below the jobs those run at once fails jobs: refuse both at synth.
+  if (config.workerReservedConcurrency !== undefined && config.workerReservedConcurrency < config.workerMaxConcurrency) {
+    throw new Error(`workerReservedConcurrency (${config.workerReservedConcurrency}) must be at least workerMaxConcurrency (${config.workerMaxConcurrency})`);
+  }
+  const sandboxesNeeded = config.workerMaxConcurrency * WORKER_BATCH_SIZE;
+  if (config.sandboxReservedConcurrency !== undefined && config.sandboxReservedConcurrency < sandboxesNeeded) {
+    throw new Error(`sandboxReservedConcurrency (${config.sandboxReservedConcurrency}) must be at least workerMaxConcurrency x ${WORKER_BATCH_SIZE} jobs per batch = ${sandboxesNeeded}`);
+  }
+  for (const key of ['throttleRateLimit', 'throttleBurstLimit'] as const) {
+    if (!(config[key] > 0)) throw new Error(`${key} must be positive, got ${config[key]}`);
+  }
+  if (config.queuedDeadlineSeconds < 3600) throw new Error(`queuedDeadlineSeconds must be at least 3600 (the jobs queue retries a job for about 50 minutes), got ${config.queuedDeadlineSeconds}`);
   return config;
 }
 
 /** Production data outlives the stack; other stages clean up after themselves. */
 export function removalPolicyFor(stage: string): RemovalPolicy {
   return stage === 'prod' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+}
+
+function optionalString(value: unknown): string | undefined {
+  return value === undefined || value === null || value === '' ? undefined : String(value);
+}
+
+function optionalInt(value: unknown): number | undefined {
+  return value === undefined || value === null || value === '' ? undefined : int(value, 0);
 }
 
 function int(value: unknown, fallback: number): number {

@@ -6,6 +6,7 @@ import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { Events } from './constructs/events.js';
 import { FlowRunner } from './constructs/flow-runner.js';
+import { JobDelivery } from './constructs/job-delivery.js';
 import { JobQueue } from './constructs/job-queue.js';
 import { Maintenance } from './constructs/maintenance.js';
 import { Sandboxes } from './constructs/sandbox.js';
@@ -30,18 +31,12 @@ export class SvcStack extends Stack {
   readonly flowRunner: FlowRunner;
   readonly maintenance: Maintenance;
   readonly events: Events;
+  readonly jobDelivery: JobDelivery;
   readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
     super(scope, id, props);
-    const config = validateConfig({
-      stage: props.stage ?? DEFAULT_CONFIG.stage,
-      syncMaxWaitSeconds: props.syncMaxWaitSeconds ?? DEFAULT_CONFIG.syncMaxWaitSeconds,
-      logRetentionDays: props.logRetentionDays ?? DEFAULT_CONFIG.logRetentionDays,
-      jobTimeoutSeconds: props.jobTimeoutSeconds ?? DEFAULT_CONFIG.jobTimeoutSeconds,
-      maxOutputBytes: props.maxOutputBytes ?? DEFAULT_CONFIG.maxOutputBytes,
-      notificationSender: props.notificationSender,
-    });
+    const config = validateConfig(configFromProps(props));
     this.config = config;
 
     this.data = new Data(this, 'Data', config);
@@ -60,10 +55,23 @@ export class SvcStack extends Stack {
       apiBaseUrl: this.api.baseUrl,
     });
     this.maintenance = new Maintenance(this, 'Maintenance', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner });
+    // The api's URL is known only once the api exists, after the functions it names: the flow
+    // runner (ConsentGate notices carry consent URLs) and maintenance get it here.
+    for (const fn of [this.flowRunner.handler, this.maintenance.handler]) fn.addEnvironment('API_BASE_URL', this.api.baseUrl);
     this.events = new Events(this, 'Events', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
-    this.alarms = new Alarms(this, 'Alarms', { config, deadLetterQueue: this.jobQueue.deadLetterQueue });
+    this.jobDelivery = new JobDelivery(this, 'JobDelivery', { config, data: this.data, secrets: this.secrets, jobQueue: this.jobQueue, flowRunner: this.flowRunner });
+    this.alarms = new Alarms(this, 'Alarms', {
+      config,
+      deadLetterQueue: this.jobQueue.deadLetterQueue,
+      dispatchFailures: this.jobDelivery.dispatchFailures,
+      deadLetterConsumer: this.jobDelivery.deadLetters,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });
+    new CfnOutput(this, 'PublicBaseUrl', { value: this.api.baseUrl, description: 'The URL every link the service builds starts with (resume, cancel, approval pages, BASE_INTERNAL_URL)' });
+    if (this.api.domainName) {
+      new CfnOutput(this, 'CustomDomainTarget', { value: this.api.domainName.domainNameAliasDomainName, description: `Point a CNAME (or alias) record for ${config.domainName} here` });
+    }
     new CfnOutput(this, 'AdminTokenSecretName', {
       value: this.secrets.adminToken.secretName,
       description: 'The admin API token: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text',
@@ -78,3 +86,30 @@ export class SvcStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.jobQueue.deadLetterQueue.queueUrl });
   }
 }
+
+/** The stack's own settings out of its props: given ones win, the rest are the defaults. */
+function configFromProps(props: SvcStackProps): SvcConfig {
+  const given = Object.fromEntries(Object.entries(props).filter(([key, value]) => value !== undefined && key in CONFIG_KEYS));
+  return { ...DEFAULT_CONFIG, ...given } as SvcConfig;
+}
+
+/** Every SvcConfig key, the optional ones too: the compiler checks the list is complete. */
+const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
+  stage: true,
+  syncMaxWaitSeconds: true,
+  logRetentionDays: true,
+  jobTimeoutSeconds: true,
+  maxOutputBytes: true,
+  notificationSender: true,
+  domainName: true,
+  certificateArn: true,
+  basePath: true,
+  apiReservedConcurrency: true,
+  workerReservedConcurrency: true,
+  sandboxReservedConcurrency: true,
+  workerMaxConcurrency: true,
+  throttleRateLimit: true,
+  throttleBurstLimit: true,
+  apiTimeoutSeconds: true,
+  queuedDeadlineSeconds: true,
+};

@@ -5,15 +5,13 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
-import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
-import { AwsJobQueue } from '../adapters/aws/aws-job-queue.js';
+import { TableStreamJobQueue } from '../adapters/aws/job-outbox.js';
 import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
 import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
@@ -48,8 +46,9 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const flowRunner = new StepFunctionsFlowRunner({ client: new SFNClient({}), stateMachineArn: config.stateMachineArn, store, clock });
   const deps: CoreDeps = {
     store,
-    // Script jobs go to the worker through SQS; flow jobs become Step Functions executions.
-    queue: new AwsJobQueue(new SqsJobQueue({ client: new SQSClient({}), queueUrl: config.jobsQueueUrl }), flowRunner),
+    // A stored job is on its way: the table's stream hands it to the job dispatcher function,
+    // which sends a script job to SQS or starts a flow's execution (adapters/aws/job-outbox.ts).
+    queue: new TableStreamJobQueue(),
     flows: flowRunner,
     signals: new InProcessJobSignals({ holdProcess: true }),
     blobs,

@@ -4,6 +4,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { removalPolicyFor, type SvcConfig } from '../config.js';
@@ -11,6 +12,10 @@ import { removalPolicyFor, type SvcConfig } from '../config.js';
 export interface AlarmsProps {
   readonly config: SvcConfig;
   readonly deadLetterQueue: sqs.IQueue;
+  /** Stream batches the job dispatcher gave up on. */
+  readonly dispatchFailures: sqs.IQueue;
+  /** Runs whenever a job lands in the DLQ (it fails the job, so the DLQ itself empties again). */
+  readonly deadLetterConsumer: lambda.IFunction;
 }
 
 /**
@@ -20,6 +25,8 @@ export interface AlarmsProps {
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
   readonly deadLettersAlarm: cloudwatch.Alarm;
+  readonly undeliverableJobsAlarm: cloudwatch.Alarm;
+  readonly dispatchFailuresAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -59,5 +66,27 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.deadLettersAlarm.addAlarmAction(new SnsAction(this.topic));
+
+    // The consumer fails each dead-lettered job at once, so the DLQ's depth stays 0 while it works:
+    // its runs are what tell that jobs exhausted their deliveries.
+    this.undeliverableJobsAlarm = new cloudwatch.Alarm(this, 'UndeliverableJobs', {
+      alarmDescription: 'Jobs failed every delivery to a worker and were failed (JobUndeliverable); see the dead-letters function logs for their ids.',
+      metric: props.deadLetterConsumer.metricInvocations({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.undeliverableJobsAlarm.addAlarmAction(new SnsAction(this.topic));
+
+    this.dispatchFailuresAlarm = new cloudwatch.Alarm(this, 'DispatchFailures', {
+      alarmDescription: 'The job dispatcher could not send stored jobs to the queue or start their flows after its retries; they stay queued until the reaper fails them.',
+      metric: props.dispatchFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.dispatchFailuresAlarm.addAlarmAction(new SnsAction(this.topic));
   }
 }

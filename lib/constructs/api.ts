@@ -1,11 +1,12 @@
 import { Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LAMBDA_MAX_SECONDS, removalPolicyFor, type SvcConfig } from '../config.js';
+import { removalPolicyFor, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
@@ -27,46 +28,17 @@ export interface ApiProps {
 export class Api extends Construct {
   readonly handler: lambda.Function;
   readonly restApi: apigw.RestApi;
-  /** The stage's base URL without a trailing slash, the form BASE_INTERNAL_URL takes locally. */
+  /**
+   * Where users reach the API, without a trailing slash: the custom domain when configured, else
+   * the stage's execute-api URL. Every URL the service builds starts with it (API_BASE_URL).
+   */
   readonly baseUrl: string;
+  /** The custom domain, when configured: DNS points at its regional target. */
+  readonly domainName?: apigw.DomainName;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const { config, data, secrets } = props;
-
-    const logGroup = functionLogGroup(this, 'HandlerLogs', config);
-    const role = serviceRole(this, 'HandlerRole', logGroup, 'svc api: serves the HTTP API');
-    this.handler = nodeFunction(this, 'Handler', {
-      entry: 'functions/handlers/api.ts',
-      description: 'svc api: the HTTP API (webhooks, jobs, scripts), response streaming',
-      role,
-      logGroup,
-      // Lambda's maximum: the handler streams SSE and holds sync webhooks until their job ends.
-      timeout: Duration.seconds(LAMBDA_MAX_SECONDS),
-      environment: {
-        ...serviceEnvironment(data, secrets, props.jobsQueue),
-        STATE_MACHINE_ARN: props.flowRunner.stateMachineArn,
-        // Flows may ask for SNS notices only where there is a topic; the api checks at create.
-        APPROVALS_TOPIC_ARN: props.flowRunner.approvalsTopic.topicArn,
-        ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
-        SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
-        JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
-        MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
-      },
-    });
-    Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
-
-    // The api creates jobs and updates them (cancel, resume), so it writes the table too: "only the
-    // worker writes job results" holds in the code, not in IAM. Separating them in IAM would take
-    // dynamodb:Attributes conditions on every job write, which the core's updates do not fit yet.
-    data.grantTableReadWrite(role);
-    data.grantObjectReadWrite(role);
-    props.jobsQueue.grantSendMessages(role);
-    // Runs a flow as an execution; a resume, cancel or finished step wakes its waiting state.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'RunFlows', actions: ['states:StartExecution', 'states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
-    secrets.signingKey.grantRead(role);
-    secrets.adminToken.grantRead(role);
-    secrets.grantSecretVariables(role);
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: config.logRetentionDays,
@@ -91,10 +63,64 @@ export class Api extends Construct {
         dataTraceEnabled: false,
         metricsEnabled: true,
         // A ceiling per stage so one noisy client cannot run up the Lambda bill unnoticed.
-        throttlingRateLimit: 100,
-        throttlingBurstLimit: 200,
+        throttlingRateLimit: config.throttleRateLimit,
+        throttlingBurstLimit: config.throttleBurstLimit,
       },
     });
+
+    // The stage name is the configured one, not a reference to the stage resource: the api
+    // function's environment names this URL, and the stage depends on that function.
+    const stageUrl = Fn.join('', ['https://', this.restApi.restApiId, '.execute-api.', Stack.of(this).region, '.', Stack.of(this).urlSuffix, '/', config.stage]);
+    if (config.domainName && config.certificateArn) {
+      this.domainName = new apigw.DomainName(this, 'CustomDomain', {
+        domainName: config.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'CustomDomainCertificate', config.certificateArn),
+        endpointType: apigw.EndpointType.REGIONAL,
+        securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+      });
+      this.domainName.addBasePathMapping(this.restApi, { basePath: config.basePath, stage: this.restApi.deploymentStage });
+      this.baseUrl = `https://${config.domainName}${config.basePath ? `/${config.basePath}` : ''}`;
+    } else {
+      this.baseUrl = stageUrl;
+    }
+
+    const logGroup = functionLogGroup(this, 'HandlerLogs', config);
+    const role = serviceRole(this, 'HandlerRole', logGroup, 'svc api: serves the HTTP API');
+    this.handler = nodeFunction(this, 'Handler', {
+      entry: 'functions/handlers/api.ts',
+      description: 'svc api: the HTTP API (webhooks, jobs, scripts), response streaming',
+      role,
+      logGroup,
+      // The handler streams SSE and holds sync webhooks until their job ends (Lambda's 900 s by default).
+      timeout: Duration.seconds(config.apiTimeoutSeconds),
+      reservedConcurrentExecutions: config.apiReservedConcurrency,
+      environment: {
+        ...serviceEnvironment(data, secrets, props.jobsQueue),
+        STATE_MACHINE_ARN: props.flowRunner.stateMachineArn,
+        // Flows may ask for SNS notices only where there is a topic; the api checks at create.
+        APPROVALS_TOPIC_ARN: props.flowRunner.approvalsTopic.topicArn,
+        ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
+        SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
+        JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
+        MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+        // Resume, cancel and approval-page URLs are absolute: without it they would lack host and stage.
+        API_BASE_URL: this.baseUrl,
+      },
+    });
+    Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
+
+    // The api creates jobs and updates them (cancel, resume), so it writes the table too: "only the
+    // worker writes job results" holds in the code, not in IAM. Separating them in IAM would take
+    // dynamodb:Attributes conditions on every job write, which the core's updates do not fit yet.
+    data.grantTableReadWrite(role);
+    data.grantObjectReadWrite(role);
+    // No sqs:SendMessage nor states:StartExecution: a stored job reaches the queue or its flow's
+    // execution through the table's stream (the job dispatcher, job-delivery.ts).
+    // A resume or cancel wakes a flow's waiting state.
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'WakeFlows', actions: ['states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
+    secrets.signingKey.grantRead(role);
+    secrets.adminToken.grantRead(role);
+    secrets.grantSecretVariables(role);
 
     // STREAM: the integration calls Lambda's response-streaming-invocations, so SSE events reach
     // the client as they happen and sync waits may run past API Gateway's 29 s buffered limit
@@ -102,14 +128,12 @@ export class Api extends Construct {
     const integration = new apigw.LambdaIntegration(this.handler, {
       proxy: true,
       responseTransferMode: apigw.ResponseTransferMode.STREAM,
-      timeout: Duration.seconds(LAMBDA_MAX_SECONDS),
+      timeout: Duration.seconds(config.apiTimeoutSeconds),
       // Console test invocations would need a second permission per method; nobody uses them.
       allowTestInvoke: false,
     });
     this.restApi.root.addMethod('ANY', integration);
     this.restApi.root.addProxy({ defaultIntegration: integration, anyMethod: true });
-
-    this.baseUrl = Fn.join('', ['https://', this.restApi.restApiId, '.execute-api.', Stack.of(this).region, '.', Stack.of(this).urlSuffix, '/', config.stage]);
 
     const appAuth =
       'The app authenticates every request itself (bearer API tokens, job tokens, signed single-use resume URLs, session cookies), ' +

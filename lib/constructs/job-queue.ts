@@ -18,6 +18,8 @@ export interface JobQueueProps {
 export class JobQueue extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  /** How long a received message stays hidden: a dead worker's job is delivered again after it. */
+  readonly visibilityTimeout: Duration;
 
   constructor(scope: Construct, id: string, props: JobQueueProps) {
     super(scope, id);
@@ -27,6 +29,8 @@ export class JobQueue extends Construct {
       enforceSSL: true,
       // The longest SQS allows: time for someone to look before the evidence expires.
       retentionPeriod: Duration.days(14),
+      // Longer than the dead-letter consumer (job-delivery.ts) may hold a message.
+      visibilityTimeout: Duration.minutes(2),
     });
 
     this.queue = new sqs.Queue(this, 'Jobs', {
@@ -36,7 +40,7 @@ export class JobQueue extends Construct {
       // Longer than the worker can hold a message, so a job is not handed to a second worker while
       // the first still runs it. Not the 6x Lambda suggests for throttled batches: a job reported
       // failed waits this long before its retry, and the worker's batches are small.
-      visibilityTimeout: props.consumerTimeout.plus(Duration.minutes(1)),
+      visibilityTimeout: (this.visibilityTimeout = props.consumerTimeout.plus(Duration.minutes(1))),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
   }

@@ -56,6 +56,8 @@ export interface NodeFunctionProps {
   readonly ephemeralStorageSize?: lambda.FunctionProps['ephemeralStorageSize'];
   /** Lambda tenant isolation (the sandboxes): an execution environment serves one tenant only. */
   readonly tenancyConfig?: lambda.TenancyConfig;
+  /** Unset: the function draws on the account's unreserved pool (lib/config.ts says when to set it). */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -81,6 +83,7 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
     memorySize: props.memorySize ?? 1024,
     ephemeralStorageSize: props.ephemeralStorageSize,
     tenancyConfig: props.tenancyConfig,
+    reservedConcurrentExecutions: props.reservedConcurrentExecutions,
     environment,
     description: props.description,
     bundling: {

@@ -54,6 +54,7 @@ export class Sandboxes extends Construct {
       memorySize: SANDBOX_MEMORY_MB,
       ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
       tenancyConfig: lambda.TenancyConfig.PER_TENANT,
+      reservedConcurrentExecutions: config.sandboxReservedConcurrency,
       bundling: {
         // No source maps: they would need NODE_OPTIONS, and this function's environment is meant to
         // hold nothing of ours.
@@ -88,6 +89,7 @@ export class Sandboxes extends Construct {
       memorySize: SANDBOX_MEMORY_MB,
       ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
       tenancyConfig: lambda.TenancyConfig.PER_TENANT,
+      reservedConcurrentExecutions: config.sandboxReservedConcurrency,
     });
 
     Validations.of(this.nodeSandbox).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });

@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
+import { LAMBDA_MAX_SECONDS, WORKER_BATCH_SIZE, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
@@ -14,9 +14,6 @@ import type { Secrets } from './secrets.js';
 
 /** The worker holds its messages while their jobs run, so it may run as long as Lambda allows. */
 export const WORKER_TIMEOUT = Duration.seconds(LAMBDA_MAX_SECONDS);
-
-/** Jobs one worker invocation takes at once; it runs them concurrently, each in its own sandbox call. */
-export const WORKER_BATCH_SIZE = 5;
 
 export interface WorkerProps {
   readonly config: SvcConfig;
@@ -48,6 +45,7 @@ export class Worker extends Construct {
       role,
       logGroup,
       timeout: WORKER_TIMEOUT,
+      reservedConcurrentExecutions: config.workerReservedConcurrency,
       environment: {
         // The worker consumes the queue but has no permission to send to it.
         ...serviceEnvironment(data, secrets, props.jobsQueue),
@@ -61,8 +59,10 @@ export class Worker extends Construct {
     Validations.of(this.handler).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_PIN_REASON });
 
     // Partial batch failures: one failing job is retried alone instead of its whole batch.
+    // maxConcurrency caps a burst without a reservation: extra messages wait in the queue instead
+    // of throttling every function of the account at once.
     this.handler.addEventSource(
-      new SqsEventSource(props.jobsQueue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
+      new SqsEventSource(props.jobsQueue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true, maxConcurrency: config.workerMaxConcurrency }),
     );
 
     data.grantTableReadWrite(role);

@@ -3,7 +3,8 @@
  * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
  * whose response stream is read as API Gateway reads it. A second process plays the worker
- * Lambda's SQS event source (sqs-event-source.ts). Flows run on the Step Functions emulator
+ * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
+ * (dynamodb-stream-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
  * real flow-runner handler in this process; the maintenance handler runs on a timer, as on its
  * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS). Prints `svc listening on <url>` like
@@ -22,6 +23,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { dynamoClient } from './dynamodb-local.js';
+import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
   installLambdaStreamingGlobals();
   const { handler } = await import('../../functions/handlers/api.js');
+  await startJobDispatcher(emulators);
   // Nobody knows the URL before the line below is printed, so no request arrives before this.
   server.on('request', (req, res) => void serveRequest(handler, req, res));
 
@@ -126,6 +130,30 @@ async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerR
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end('{"message":"Internal server error"}');
     else res.destroy();
   }
+}
+
+/**
+ * The job dispatcher's stream mapping (lib/constructs/job-delivery.ts): the api only stores a job;
+ * the table's stream hands it to the dispatcher handler, which sends it to the queue or starts its flow.
+ */
+async function startJobDispatcher(emulators: AwsEmulators): Promise<void> {
+  const { handler } = await import('../../functions/handlers/job-dispatcher.js');
+  const dynamo = dynamoClient(emulators.env.AWS_ENDPOINT_URL_DYNAMODB);
+  const streams = streamsClient(emulators.env.AWS_ENDPOINT_URL_DYNAMODB);
+  const source = await startStreamEventSource({
+    dynamo,
+    streams,
+    tableName: emulators.env.TABLE_NAME,
+    handler,
+    // As the stack's mapping retries a batch before giving up on it.
+    retryAttempts: 10,
+    onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'job dispatcher stream', error: String(error) })),
+  });
+  cleanups.push(async () => {
+    await source.stop();
+    dynamo.destroy();
+    streams.destroy();
+  });
 }
 
 /** EventBridge's part: the maintenance function on its schedule (lib/constructs/maintenance.ts). */

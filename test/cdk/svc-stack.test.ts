@@ -134,9 +134,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are six Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are nine Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual(['nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'nodejs22.x', 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual([...Array(9).fill('nodejs22.x'), 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
@@ -479,13 +479,14 @@ describe('IAM boundaries', () => {
     ]);
   });
 
-  it('lets the api start flows and wake them, and the worker and flow runner only wake them, on the flow-runner state machine alone', () => {
+  it('lets the dispatcher alone start flows, and the api, worker and flow runner only wake them, on the flow-runner state machine alone', () => {
     const sfnGrants = (role: Parameters<typeof logicalId>[0]) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('states:')))
         .map((s) => ({ actions: [s.Action].flat().sort(), resource: JSON.stringify(s.Resource) }));
     const onlyThisMachine = expect.stringMatching(/:stateMachine:svc-dev-flow-runner"\]\]\}$/);
-    expect(sfnGrants(stack.api.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess', 'states:StartExecution'], resource: onlyThisMachine }]);
+    expect(sfnGrants(stack.api.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
+    expect(sfnGrants(stack.jobDelivery.dispatcher.role!)).toEqual([{ actions: ['states:StartExecution'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.worker.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.flowRunner.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
     // It wakes flows at a gate whose notices a crashed turn left unsent.

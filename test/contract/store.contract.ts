@@ -322,6 +322,32 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect((await store.claimJob(running.id, nextTimestamp(), FAR_FUTURE))?.attempts).toBe(2);
       });
 
+      it('lists jobs stale in a status across workspaces: queued since creation, running since their start, oldest first', async () => {
+        // Timestamps from long before any other test's (store-fixtures' EPOCH), so only these are that old.
+        const at = (minute: number) => new Date(Date.UTC(1999, 0, 1, 0, minute)).toISOString();
+        const [wsA, wsB] = [await newWorkspace(), await newWorkspace()];
+        const oldQueued = aJob(wsA, { created_at: at(5) });
+        const olderQueued = aJob(wsB, { created_at: at(1) });
+        const freshQueued = aJob(wsA, { created_at: at(40) });
+        const longRunning = aJob(wsA, { created_at: at(2) });
+        const recentlyStarted = aJob(wsB, { created_at: at(3) });
+        const finished = aJob(wsB, { created_at: at(4) });
+        for (const j of [oldQueued, olderQueued, freshQueued, longRunning, recentlyStarted, finished]) await store.insertJob(j);
+        await store.claimJob(longRunning.id, at(10), FAR_FUTURE);
+        await store.claimJob(recentlyStarted.id, at(45), FAR_FUTURE);
+        await store.claimJob(finished.id, at(6), FAR_FUTURE);
+        await store.completeJob(finished.id, { status: 'success', result: null, logs: '' }, at(7));
+
+        const ids = (jobs: Job[]) => jobs.map((j) => j.id);
+        const queued = await eventually(() => store.listStaleJobs('queued', at(30), 10), (jobs) => jobs.length >= 2);
+        expect(ids(queued)).toEqual([olderQueued.id, oldQueued.id]);
+        expect(queued[0]).toMatchObject({ workspace_id: wsB, status: 'queued', args: olderQueued.args });
+        const running = await eventually(() => store.listStaleJobs('running', at(30), 10), (jobs) => jobs.length >= 1);
+        expect(ids(running)).toEqual([longRunning.id]);
+        expect(ids(await store.listStaleJobs('queued', at(30), 1))).toEqual([olderQueued.id]);
+        expect(await store.listStaleJobs('queued', at(0), 10)).toEqual([]);
+      });
+
       it('lists jobs newest first, filtered by status and script path, up to the limit', async () => {
         const ws = await newWorkspace();
         const j1 = aJob(ws, { script_path: 'f/list/a' });

@@ -201,6 +201,21 @@ export class DynamoStore implements Store {
     return Promise.all(matching.map((i) => this.toJob(i)));
   }
 
+  async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {
+    // The sparse status index is sorted by creation: a job started before `before` was created
+    // before it too, so the key condition bounds both; the start time is checked on the items.
+    const refs = await this.queryAll({
+      IndexName: GSI2,
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+      ExpressionAttributeValues: { ':pk': gsi2.status(status), ':before': before },
+    });
+    // The index may lag: read the jobs themselves and check again.
+    const items = await batchGet(this.doc, this.table, refs);
+    const since = (i: Item) => String(status === 'queued' ? i.created_at : (i.started_at ?? i.created_at));
+    const stale = items.filter((i) => i.status === status && since(i) < before).sort((a, b) => compare(since(a), since(b)));
+    return Promise.all(stale.slice(0, limit).map((i) => this.toJob(i)));
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     try {
       const r = await this.doc.send(

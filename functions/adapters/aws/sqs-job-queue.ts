@@ -25,7 +25,7 @@ export class SqsJobQueue implements JobQueue {
     this.queueUrl = opts.queueUrl;
   }
 
-  async enqueue(job: Job): Promise<void> {
+  async enqueue(job: Pick<Job, 'id' | 'workspace_id'>): Promise<void> {
     await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: job.id, workspaceId: job.workspace_id }) }));
   }
 }

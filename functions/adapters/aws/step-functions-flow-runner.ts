@@ -37,6 +37,20 @@ export interface FlowExecutionInput {
   flowJobId: string;
 }
 
+/**
+ * Starts the execution of a flow job, named after it: starting it again (a redelivered stream
+ * record, a retried request) finds the name taken and changes nothing.
+ */
+export async function startFlowExecution(client: SFNClient, stateMachineArn: string, job: Pick<Job, 'id' | 'workspace_id' | 'script_path'>): Promise<void> {
+  const input: FlowExecutionInput = { workspaceId: job.workspace_id, flowJobId: job.id };
+  try {
+    await client.send(new StartExecutionCommand({ stateMachineArn, name: executionName(job.script_path, job.id), input: JSON.stringify(input) }));
+  } catch (e) {
+    // Same name, closed execution: the flow already ran.
+    if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+  }
+}
+
 export class StepFunctionsFlowRunner implements FlowDriver {
   private readonly client: SFNClient;
   private readonly stateMachineArn: string | null;
@@ -53,13 +67,7 @@ export class StepFunctionsFlowRunner implements FlowDriver {
   /** Starts the flow job's execution. Starting it again is harmless: the name is the job's. */
   async start(job: Job): Promise<void> {
     if (!this.stateMachineArn) throw new Error('STATE_MACHINE_ARN must name the flow-runner state machine to run flows');
-    const input: FlowExecutionInput = { workspaceId: job.workspace_id, flowJobId: job.id };
-    try {
-      await this.client.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: executionName(job.script_path, job.id), input: JSON.stringify(input) }));
-    } catch (e) {
-      // Same name, closed execution: the flow already ran.
-      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
-    }
+    await startFlowExecution(this.client, this.stateMachineArn, job);
   }
 
   /** The execution sends its step jobs itself (a Map of SQS sends waiting for task tokens). */

@@ -124,6 +124,12 @@ export class SqliteStore implements Store {
     return rows.map(toJob);
   }
 
+  async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {
+    const since = status === 'queued' ? 'created_at' : 'COALESCE(started_at, created_at)';
+    const rows = this.db.prepare(`SELECT * FROM jobs WHERE status = ? AND ${since} < ? ORDER BY ${since}, rowid LIMIT ?`).all(status, before, limit) as Row[];
+    return rows.map(toJob);
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const row = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1

@@ -102,6 +102,12 @@ export class MemoryStore implements Store {
     return sortedBy(matching, (j) => j.created_at).reverse().slice(0, f.limit).map(copy);
   }
 
+  async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {
+    const since = (j: Job) => (status === 'queued' ? j.created_at : (j.started_at ?? j.created_at));
+    const stale = [...this.jobs.values()].map((s) => s.job).filter((j) => j.status === status && since(j) < before);
+    return sortedBy(stale, since).slice(0, limit).map(copy);
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const stored = this.jobs.get(id);
     if (!stored) return null;

@@ -1,0 +1,139 @@
+/**
+ * Lambda's DynamoDB Streams event source mapping, on one machine: reads the table's stream from
+ * its oldest record (DynamoDB Local keeps Streams), hands each batch of records to a handler as a
+ * DynamoDBStreamEvent, and on a reported batch item failure delivers again from that record (the
+ * mapping's "retry from the failed sequence number"), up to `retryAttempts` times.
+ */
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { externalEndpoint } from './dynamodb-local.js';
+
+export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+export interface StreamEventSource {
+  /** Resolves once every record written so far has been handed to the handler (and retried). */
+  drain(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StreamSourceOptions {
+  dynamo: DynamoDBClient;
+  /** A client for the same endpoint, region and credentials (AWS_ENDPOINT_URL_DYNAMODB_STREAMS on AWS). */
+  streams: DynamoDBStreamsClient;
+  tableName: string;
+  handler: StreamHandler;
+  pollMs?: number;
+  retryAttempts?: number;
+  onError?: (error: unknown) => void;
+}
+
+export async function startStreamEventSource(opts: StreamSourceOptions): Promise<StreamEventSource> {
+  const table = await opts.dynamo.send(new DescribeTableCommand({ TableName: opts.tableName }));
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
+  const pollMs = opts.pollMs ?? 50;
+  const retryAttempts = opts.retryAttempts ?? 3;
+  const iterators = new Map<string, string | null>();
+  let stopped = false;
+  let idleWaiters: Array<() => void> = [];
+
+  const pollOnce = async (): Promise<boolean> => {
+    const shards = (await opts.streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
+    for (const shard of shards) {
+      if (iterators.has(shard.ShardId!)) continue;
+      const it = await opts.streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }));
+      iterators.set(shard.ShardId!, it.ShardIterator ?? null);
+    }
+    let sawRecords = false;
+    for (const [shardId, iterator] of iterators) {
+      if (!iterator) continue;
+      const page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+      iterators.set(shardId, page.NextShardIterator ?? null);
+      const records = (page.Records ?? []).map((r) => lambdaRecord(r, streamArn));
+      if (records.length === 0) continue;
+      sawRecords = true;
+      await deliver(records);
+    }
+    return sawRecords;
+  };
+
+  const deliver = async (records: DynamoDBRecord[]): Promise<void> => {
+    let pending = records;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const response = await opts.handler({ Records: pending }).catch((error: unknown) => {
+        opts.onError?.(error);
+        return { batchItemFailures: [{ itemIdentifier: pending[0].dynamodb!.SequenceNumber! }] };
+      });
+      const failed = response?.batchItemFailures?.[0]?.itemIdentifier;
+      if (failed === undefined) return;
+      if (attempt >= retryAttempts) {
+        opts.onError?.(new Error(`stream records from ${failed} failed ${attempt + 1} times; given up`));
+        return;
+      }
+      pending = pending.slice(pending.findIndex((r) => r.dynamodb?.SequenceNumber === failed));
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      let busy = false;
+      try {
+        busy = await pollOnce();
+      } catch (error) {
+        if (!stopped) opts.onError?.(error);
+      }
+      if (!busy) {
+        for (const wake of idleWaiters) wake();
+        idleWaiters = [];
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    }
+  })();
+
+  return {
+    // Twice idle: a poll under way when drain() is called may have started before the last write.
+    drain: async () => {
+      for (let i = 0; i < 2 && !stopped; i++) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+      for (const wake of idleWaiters) wake();
+    },
+  };
+}
+
+/** Like dynamoClient (dynamodb-local.ts): the emulator's fake credentials, else the usual chain. */
+export function streamsClient(endpoint: string): DynamoDBStreamsClient {
+  const external = externalEndpoint() !== null;
+  const useRealCredentials = external && Boolean(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE);
+  return new DynamoDBStreamsClient({
+    endpoint,
+    region: external ? (process.env.AWS_REGION ?? 'us-east-1') : 'us-east-1',
+    ...(useRealCredentials ? {} : { credentials: { accessKeyId: 'svctest', secretAccessKey: 'svctest' } }),
+  });
+}
+
+/** A stream record as Lambda hands it over (AttributeValue maps, epoch seconds). */
+function lambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName as DynamoDBRecord['eventName'],
+    eventVersion: r.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: r.awsRegion,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ApproximateCreationDateTime: d.ApproximateCreationDateTime ? d.ApproximateCreationDateTime.getTime() / 1000 : undefined,
+      Keys: d.Keys as never,
+      NewImage: d.NewImage as never,
+      OldImage: d.OldImage as never,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType as never,
+    },
+  };
+}
