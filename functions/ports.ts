@@ -160,6 +160,8 @@ export const ENTITY_KINDS = [
   'login_throttle',
   'audit',
   'job_limits',
+  'http_trigger',
+  'http_route',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -9,6 +9,7 @@ import type { Variable } from '../variables.js';
 import type { FlowVersion } from '../flows/flows.js';
 import type { FlowRun } from '../flows/run-state.js';
 import type { OutboxEntry } from '../notifications.js';
+import { httpRouteIndexValue, httpTriggerValue, type HttpRouteIndex, type HttpTrigger } from '../triggers/http-trigger-document.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -81,6 +82,8 @@ export interface EntityValues {
   login_throttle: LoginCounter;
   audit: AuditEntry;
   job_limits: JobLimitsSetting;
+  http_trigger: HttpTrigger;
+  http_route: HttpRouteIndex;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -185,4 +188,6 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   login_throttle: z.object({ failures: z.number().int().nonnegative(), window_start: timestamp, locked_until: timestamp.nullable() }),
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
   job_limits: jobLimitsSetting,
+  http_trigger: httpTriggerValue,
+  http_route: httpRouteIndexValue,
 };
