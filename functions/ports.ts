@@ -164,6 +164,8 @@ export const ENTITY_KINDS = [
   'app',
   'app_version',
   'invite',
+  'http_trigger',
+  'http_route',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -27,6 +27,8 @@ import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
 import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
+import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
+import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
@@ -70,6 +72,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
   app.route('/', settingsPageRoutes(deps));
+  // Custom routes authenticate their callers themselves (none, a key, a signature, ...).
+  app.route('/api/r', servedRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
     const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
@@ -102,6 +106,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
+  app.route('/api/w/:workspace', httpTriggerRoutes(deps));
   return app;
 }
 
@@ -110,12 +115,6 @@ const MAX_PATH_BYTES = 1000;
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
-
-/** Spec 5.1: the header is preferred; `?token=` is the alternative for clients that cannot set one. */
-function bearerToken(header: string | undefined, query: string | undefined): string | null {
-  const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
-  return match?.[1] ?? query ?? null;
-}
 
 /** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */
 function newRequestId(c: Context): string {

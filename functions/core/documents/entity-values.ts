@@ -12,6 +12,7 @@ import type { OutboxEntry } from '../notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
 import type { AppHead, AppVersion } from '../apps.js';
 import type { Invite } from '../invites.js';
+import { httpRouteIndexValue, httpTriggerValue, type HttpRouteIndex, type HttpTrigger } from '../triggers/http-trigger-document.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -90,6 +91,8 @@ export interface EntityValues {
   app: AppHead;
   app_version: AppVersion;
   invite: Invite;
+  http_trigger: HttpTrigger;
+  http_route: HttpRouteIndex;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -209,4 +212,6 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
     created_by: z.string(),
     created_at: timestamp,
   }),
+  http_trigger: httpTriggerValue,
+  http_route: httpRouteIndexValue,
 };

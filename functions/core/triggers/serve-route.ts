@@ -1,0 +1,75 @@
+import { notFound } from '../errors.js';
+import { listEntityValues, readEntity } from '../entities.js';
+import { newUuid } from '../crypto.js';
+import { argsFromRequest, type IncomingRequest } from '../payload.js';
+import { resolveForCaller, startRun } from '../start-run.js';
+import { syncResponse } from '../sync-run.js';
+import { requireWorkspace } from '../workspaces.js';
+import { bySpecificity, matchRoute, routeKey, type HttpMethod, HTTP_METHODS } from './route-paths.js';
+import { ROUTE_INDEX_SCOPE } from './http-triggers.js';
+import { authorizeRouteCall } from './route-auth.js';
+import type { HttpTrigger } from './http-trigger-document.js';
+import type { ShapedResponse } from '../sync-response.js';
+import type { CoreDeps } from '../deps.js';
+
+/**
+ * Answers `/api/r/<url path>`: finds the route, checks its authentication, turns the request into
+ * arguments (`:name` segments, then query parameters, then the body under the rules of spec 4.2;
+ * on a name clash the earlier source wins), and runs it: a sync route answers like
+ * run_wait_result (4.4 shaping included), an async one with the job id.
+ */
+
+export type RouteAnswer = { kind: 'async'; jobId: string } | { kind: 'sync'; response: ShapedResponse };
+
+export interface RouteRequest {
+  method: string;
+  /** The URL path after `/api/r/`. */
+  urlPath: string;
+  incoming: IncomingRequest;
+  bearer: string | null;
+}
+
+/** Query parameters that carry credentials or steer webhooks, never passed on as arguments. */
+const RESERVED_QUERY: ReadonlySet<string> = new Set(['token', 'wrap_body', 'raw', 'include_header', 'include_query', 'payload']);
+
+export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<RouteAnswer> {
+  const found = await findRoute(deps, req.method, req.urlPath);
+  if (!found) throw notFound(`route ${req.method.toUpperCase()} /api/r/${req.urlPath}`);
+  const { workspaceId, trigger, params } = found;
+  const rights = await authorizeRouteCall(deps, workspaceId, trigger, { headers: req.incoming.headers, body: req.incoming.body, bearer: req.bearer });
+  const runnable = await resolveForCaller(deps, rights, { by: 'path', path: trigger.script_path, only: trigger.is_flow ? 'flow' : 'script' });
+  const args = await routeArgs(deps, workspaceId, trigger, req.incoming, params);
+  if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args)).id };
+  return { kind: 'sync', response: await syncResponse(deps, (id) => startRun(deps, rights, runnable, args, id)) };
+}
+
+async function findRoute(deps: CoreDeps, method: string, urlPath: string) {
+  const m = method.toLowerCase();
+  if (!(HTTP_METHODS as readonly string[]).includes(m)) return null;
+  const candidates = (await listEntityValues(deps.store, 'http_route', ROUTE_INDEX_SCOPE))
+    .filter((e) => e.value.http_method === m)
+    .map((e) => ({ entry: e.value, params: matchRoute(e.value.route_path, urlPath) }))
+    .filter((c) => c.params !== null)
+    .sort((a, b) => bySpecificity(a.entry.route_path, b.entry.route_path));
+  for (const { entry, params } of candidates) {
+    const trigger = await readEntity(deps.store, 'http_trigger', entry.workspace_id, entry.path);
+    // An entry whose route was deleted or moved meanwhile answers nothing.
+    if (!trigger || routeKey(trigger.value.http_method, trigger.value.route_path) !== routeKey(m as HttpMethod, entry.route_path)) continue;
+    return { workspaceId: entry.workspace_id, trigger: trigger.value, params: params! };
+  }
+  return null;
+}
+
+async function routeArgs(deps: CoreDeps, workspaceId: string, t: HttpTrigger, incoming: IncomingRequest, params: Record<string, string>): Promise<Record<string, unknown>> {
+  const workspace = await requireWorkspace(deps.store, workspaceId);
+  // The route's own settings stand in for the webhook query switches of spec 4.3.
+  const controls: Record<string, string> = {};
+  if (t.wrap_body) controls.wrap_body = 'true';
+  if (t.raw_string) controls.raw = 'true';
+  const bodyArgs = await argsFromRequest(
+    { ...incoming, query: controls },
+    { ownerPath: t.script_path, workspaceId, objectStorageEnabled: workspace.object_storage_enabled, blobs: deps.blobs, includeHeaders: deps.config.includeHeaders, newId: newUuid },
+  );
+  const queryArgs = Object.fromEntries(Object.entries(incoming.query).filter(([name]) => !RESERVED_QUERY.has(name)));
+  return { ...bodyArgs, ...queryArgs, ...params };
+}
