@@ -215,6 +215,8 @@ export interface Store {
    */
   claimJob(id: string, startedAt: string, leaseUntil: string): Promise<Job | null>;
   appendJobStream(id: string, chunk: string): Promise<void>;
+  /** Appends live log text to a running job (dropped otherwise); completion then writes the full text. */
+  appendJobLogs(id: string, chunk: string): Promise<void>;
   /** running|queued -> finished, only if not finished already; returns false when it was. */
   completeJob(id: string, completion: JobCompletion, completedAt: string): Promise<boolean>;
   /** Irreversibly removes args, result, logs and stream of a job. */

@@ -103,6 +103,12 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
     }
   };
   let stepsBusy: Promise<void> = Promise.resolve();
+  // The job's own logs are printed as they reach the store (jobs_u/getupdate), not only at the end.
+  const ownLogs = liveLogPrinter(remote, id, io);
+  let logsBusy: Promise<void> = Promise.resolve();
+  const logTimer = setInterval(() => {
+    logsBusy = logsBusy.then(ownLogs.poll).catch(() => undefined);
+  }, opts.stepPollMs ?? 500);
   const timer = isFlow
     ? setInterval(() => {
         stepsBusy = stepsBusy.then(showFinishedSteps).catch(() => undefined);
@@ -139,12 +145,32 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
     }
   } finally {
     if (timer) clearInterval(timer);
+    clearInterval(logTimer);
   }
   await stepsBusy;
+  await logsBusy;
   const job = await getJob(remote, id);
   if (isFlow) await showFinishedSteps();
-  printLogs(io, isFlow && job.logs ? `--- flow ${id}` : null, job.logs);
+  const rest = job.logs.slice(ownLogs.offset());
+  printLogs(io, isFlow && rest && ownLogs.offset() === 0 ? `--- flow ${id}` : null, rest);
   return job;
+}
+
+/** Prints a job's logs from where the last poll stopped; whole lines only, the rest waits. */
+function liveLogPrinter(remote: Remote, id: string, io: Io) {
+  let printed = 0;
+  return {
+    offset: () => printed,
+    poll: async () => {
+      const u = await remote.get<{ new_logs: string; log_offset: number; completed: boolean }>(`/jobs_u/getupdate/${encodeURIComponent(id)}?log_offset=${printed}`);
+      // The final text is printed from `printed` once the job is done (completion may rewrite it).
+      if (u.completed) return;
+      const end = u.new_logs.lastIndexOf('\n');
+      if (end < 0) return;
+      io.err(u.new_logs.slice(0, end));
+      printed += end + 1;
+    },
+  };
 }
 
 export const exitOf = (job: JobView): ExitCode => (job.status === 'success' ? EXIT.ok : EXIT.failed);

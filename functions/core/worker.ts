@@ -13,6 +13,7 @@ import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shar
 import { inferSchema } from './schema/index.js';
 import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
+import { throttledLogWriter } from './live-logs.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -61,6 +62,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
+  const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk), config.maxOutputBytes);
   // Stream chunks are written in order even when the store is asynchronous.
   let streamWrites = Promise.resolve();
   let outcome: RunOutcome;
@@ -97,6 +99,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         },
         onLog: (text) => {
           logs += text;
+          liveLogs.add(text);
         },
       },
       abort.signal,
@@ -107,6 +110,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     stopWatching();
   }
   await streamWrites;
+  await liveLogs.stop();
   if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
   await finish(
     deps,

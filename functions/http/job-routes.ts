@@ -9,6 +9,7 @@ import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
 import { downloadUpload } from '../core/uploads.js';
+import { getJobLogUpdate, parseLogOffset } from '../core/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 
 const listQuery = z.object({
@@ -26,6 +27,12 @@ export function jobRoutes(deps: CoreDeps) {
     const job = await getVisibleJob(deps, c.get('rights'), c.req.param('id'));
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     return c.json(withFlowStatus(jobView(job), run));
+  });
+
+  // Polled by clients printing a job's logs while it runs (the CLI's run commands).
+  r.get('/jobs_u/getupdate/:id', async (c) => {
+    const offset = parseLogOffset(c.req.query('log_offset'));
+    return c.json(await getJobLogUpdate(deps, c.get('rights'), c.req.param('id'), offset));
   });
 
   r.get('/jobs_u/completed/get_result/:id', async (c) => {

@@ -257,6 +257,22 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect((await store.getJob(ws, job.id))?.result_stream).toBe('one two three ✓');
       });
 
+      it('appends live logs to a running job only; completion writes the full text', async () => {
+        const ws = await newWorkspace();
+        const queued = aJob(ws);
+        await store.insertJob(queued);
+        await store.appendJobLogs(queued.id, 'too early');
+        expect((await store.getJob(ws, queued.id))?.logs).toBe('');
+
+        const job = await runningJob(ws);
+        for (const chunk of ['one\n', 'two ✓\n']) await store.appendJobLogs(job.id, chunk);
+        expect(await store.getJob(ws, job.id)).toMatchObject({ logs: 'one\ntwo ✓\n', status: 'running' });
+
+        await store.completeJob(job.id, { status: 'success', result: null, logs: 'one\ntwo ✓\nthree\n' }, nextTimestamp());
+        await store.appendJobLogs(job.id, 'too late');
+        expect((await store.getJob(ws, job.id))?.logs).toBe('one\ntwo ✓\nthree\n');
+      });
+
       it('completes a job once; a second completion changes nothing', async () => {
         const ws = await newWorkspace();
         const job = await runningJob(ws);

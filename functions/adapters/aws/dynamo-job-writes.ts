@@ -103,6 +103,22 @@ export class DynamoJobWrites {
    * on an empty list. Without a BlobStore the list grows until DynamoDB refuses the item, which
    * surfaces as ItemTooLargeError.
    */
+  /**
+   * Live logs go inline only: completion rewrites log_chunks with the full text (offloaded when
+   * large), so a chunk that would not fit the item is dropped rather than spilled.
+   */
+  async appendLogs(id: string, chunk: string): Promise<void> {
+    try {
+      await this.update(id, 'SET log_chunks = list_append(if_not_exists(log_chunks, :empty), :chunk)', '#status = :running', {
+        ':chunk': [chunk],
+        ':empty': [],
+        ':running': 'running',
+      });
+    } catch (e) {
+      if ((e as Error).name !== 'ValidationException') throw e;
+    }
+  }
+
   async appendStream(id: string, chunk: string): Promise<void> {
     const size = utf8Bytes(chunk) + LIST_ELEMENT_OVERHEAD;
     const room = INLINE_BUDGET.stream - size;

@@ -248,6 +248,10 @@ export class DynamoStore implements Store {
     await this.jobs.appendStream(id, chunk);
   }
 
+  async appendJobLogs(id: string, chunk: string) {
+    await this.jobs.appendLogs(id, chunk);
+  }
+
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
     return this.jobs.complete(id, c, completedAt);
   }

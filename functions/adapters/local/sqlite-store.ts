@@ -148,6 +148,10 @@ export class SqliteStore implements Store {
     this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
   }
 
+  async appendJobLogs(id: string, chunk: string) {
+    this.stmt(`UPDATE jobs SET logs = logs || ? WHERE id = ? AND status = 'running'`).run(chunk, id);
+  }
+
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
     const r = this.stmt(
       `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?

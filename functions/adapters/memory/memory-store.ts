@@ -126,6 +126,11 @@ export class MemoryStore implements Store {
     job.streaming = true;
   }
 
+  async appendJobLogs(id: string, chunk: string) {
+    const job = this.jobs.get(id)?.job;
+    if (job?.status === 'running') job.logs += chunk;
+  }
+
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
     const job = this.jobs.get(id)?.job;
     if (!job || !UNFINISHED.has(job.status)) return false;

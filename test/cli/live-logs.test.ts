@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api, apiGet, newProject, newWorkspace, target, useServer } from './cli-harness.js';
+
+const server = useServer();
+const SVC = join(resolve(import.meta.dirname, '../..'), 'bin/svc.js');
+
+const CHATTY = `export async function main() {
+  console.log('first line');
+  await new Promise((r) => setTimeout(r, 4000));
+  console.log('second line');
+  return 'done';
+}
+`;
+
+describe('svc script run prints logs live', () => {
+  it('shows the first log line while the job is still running, then the rest and the result', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    await api(s, ws, '/scripts/create', { path: 'f/ops/chatty', language: 'bun', content: CHATTY });
+    const project = newProject();
+    const child = spawn(process.execPath, [SVC, 'script', 'run', 'f/ops/chatty', ...target(s, ws)], { cwd: project.dir, env: { PATH: process.env.PATH, HOME: project.dir } });
+    let stdout = '';
+    let stderr = '';
+    let statusAtFirstLine: Promise<string> | undefined;
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      // The job's state at the moment its first line reached the terminal.
+      statusAtFirstLine ??= stderr.includes('first line')
+        ? apiGet<{ status: string; script_path: string }[]>(s, ws, '/jobs/list?script_path_exact=f/ops/chatty').then((r) => r.body[0]!.status)
+        : undefined;
+    });
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(code, stderr).toBe(0);
+    expect(await statusAtFirstLine).toBe('running');
+    expect(stdout).toBe('done\n');
+    expect(stderr.indexOf('first line')).toBeLessThan(stderr.indexOf('second line'));
+    expect(stderr.match(/first line/g)).toHaveLength(1);
+  });
+});
