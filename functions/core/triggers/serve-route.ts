@@ -30,7 +30,7 @@ export interface RouteRequest {
 }
 
 /** Query parameters that carry credentials or steer webhooks, never passed on as arguments. */
-const RESERVED_QUERY: ReadonlySet<string> = new Set(['token', 'wrap_body', 'raw', 'include_header', 'include_query', 'payload']);
+export const RESERVED_QUERY: ReadonlySet<string> = new Set(['token', 'wrap_body', 'raw', 'include_header', 'include_query', 'payload']);
 
 export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<RouteAnswer> {
   const found = await findRoute(deps, req.method, req.urlPath);
