@@ -29,6 +29,7 @@ import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
 import { openApiRoutes } from './openapi-routes.js';
+import { openApiPageRoutes } from './openapi-page.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -73,6 +74,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', loginPageRoutes());
   app.route('/', tokenPageRoutes(deps));
   app.route('/', settingsPageRoutes(deps));
+  app.route('/', openApiPageRoutes(deps));
   // Custom routes authenticate their callers themselves (none, a key, a signature, ...).
   app.route('/api/r', servedRoutes(deps));
 

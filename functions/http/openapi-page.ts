@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticate } from '../core/auth.js';
+import { ApiError } from '../core/errors.js';
+import { SESSION_COOKIE } from '../core/users.js';
+import { requireWorkspace } from '../core/workspaces.js';
+import type { CoreDeps } from '../core/deps.js';
+import { html, raw } from './html.js';
+
+/**
+ * `/w/<workspace>/openapi` (issue 21, spec 4.10): pick the routes and webhooks an OpenAPI 3.1
+ * document covers, preview it and download it. A static shell like the settings page: its script
+ * asks `POST /api/w/<ws>/openapi/generate` with the session cookie, so the API's filters, checks and
+ * read rights are the page's too, and its refusals are shown as they come.
+ */
+
+const SCRIPT = `
+const ws = document.body.dataset.workspace;
+const form = document.getElementById('openapi-form');
+const message = document.getElementById('message');
+const preview = document.getElementById('preview');
+const field = (id) => document.getElementById(id).value.trim();
+
+function addRow(listId, templateId, values) {
+  const list = document.getElementById(listId);
+  const row = document.getElementById(templateId).content.firstElementChild.cloneNode(true);
+  for (const [name, value] of Object.entries(values)) row.querySelector('[name=' + name + ']').value = value;
+  row.querySelector('.remove').addEventListener('click', () => { row.remove(); numberRows(list); });
+  list.append(row);
+  numberRows(list);
+}
+
+// Each field's accessible name says which filter it belongs to.
+function numberRows(list) {
+  list.querySelectorAll('.filter').forEach((row, i) => {
+    for (const field of row.querySelectorAll('[data-label]')) field.setAttribute('aria-label', field.dataset.label + ' ' + (i + 1));
+  });
+}
+
+function rows(listId, names) {
+  return [...document.getElementById(listId).querySelectorAll('.filter')].map((row) => Object.fromEntries(names.map((name) => [name, row.querySelector('[name=' + name + ']').value.trim()])));
+}
+
+function request() {
+  const body = {
+    http_route_filters: rows('route-filters', ['folder_regex', 'path_regex', 'route_path_regex']),
+    webhook_filters: rows('webhook-filters', ['runnable_kind', 'user_or_folder_regex', 'user_or_folder_regex_value', 'path']),
+    format: field('format'),
+  };
+  if (field('title') || field('version')) body.info = { title: field('title'), version: field('version') };
+  if (field('url')) body.url = field('url');
+  return body;
+}
+
+async function generate() {
+  const res = await fetch('/api/w/' + encodeURIComponent(ws) + '/openapi/generate', {
+    method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request()),
+  });
+  if (res.status === 401) location.assign('/login?next=' + encodeURIComponent(location.pathname));
+  if (!res.ok) {
+    const answer = await res.json().catch(() => null);
+    throw new Error(answer?.error?.message ?? 'request failed (' + res.status + ')');
+  }
+  return { text: await res.text(), type: res.headers.get('content-type') ?? 'application/octet-stream' };
+}
+
+async function run(action) {
+  message.textContent = '';
+  try {
+    await action();
+  } catch (error) {
+    preview.textContent = '';
+    message.textContent = error.message;
+  }
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  run(async () => { preview.textContent = (await generate()).text; });
+});
+document.getElementById('download').addEventListener('click', () => run(async () => {
+  const document_ = await generate();
+  preview.textContent = document_.text;
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([document_.text], { type: document_.type }));
+  link.download = 'openapi-' + ws + '.' + field('format');
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+}));
+document.getElementById('add-route-filter').addEventListener('click', () => addRow('route-filters', 'route-filter', { folder_regex: '*', path_regex: '*', route_path_regex: '*' }));
+document.getElementById('add-webhook-filter').addEventListener('click', () => addRow('webhook-filters', 'webhook-filter', { runnable_kind: 'script', user_or_folder_regex: '*', user_or_folder_regex_value: '*', path: '*' }));
+addRow('route-filters', 'route-filter', { folder_regex: '*', path_regex: '*', route_path_regex: '*' });
+`;
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
+const STYLE = [
+  'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
+  'fieldset{margin:1rem 0;border:1px solid #ccc}label{display:block;font-size:.9em;margin-top:.5rem}',
+  'input,select{padding:.35rem;box-sizing:border-box}.wide{width:100%}button{padding:.4rem .9rem;margin-top:.5rem}',
+  '.filter{display:flex;gap:.5rem;align-items:center;margin:.4rem 0}.filter input{flex:1}',
+  'pre{background:#f5f5f5;padding:1rem;overflow:auto;max-height:30rem;font-size:.85em}#message{color:#b00020}',
+].join('');
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+export function renderOpenApiPage(workspaceId: string, username: string): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
+<meta name="referrer" content="no-referrer">
+<title>OpenAPI document of ${workspaceId} — svc</title><style>${raw(STYLE)}</style></head>
+<body data-workspace="${workspaceId}"><h1>OpenAPI document: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>. The document lists only the routes, scripts and flows you may read.</p>
+<form id="openapi-form">
+<fieldset><legend>Document</legend>
+<label for="title">Title</label><input id="title" name="title" class="wide" maxlength="200" placeholder="svc workspace ${workspaceId}">
+<label for="version">Version</label><input id="version" name="version" class="wide" maxlength="100" placeholder="1.0.0">
+<label for="url">Server URL (left empty: this service's public URL)</label><input id="url" name="url" class="wide" type="url" maxlength="2048" placeholder="https://svc.example.com">
+<label for="format">Format</label><select id="format" name="format"><option value="json">JSON</option><option value="yaml">YAML</option></select>
+</fieldset>
+<fieldset><legend>HTTP routes</legend>
+<p>Regular expressions (RE2) matched against the whole folder name, item path (after <code>f/&lt;folder&gt;/</code>) and route path; <code>*</code> alone matches anything.</p>
+<div id="route-filters"></div><button type="button" id="add-route-filter">Add route filter</button>
+</fieldset>
+<fieldset><legend>Webhooks of scripts and flows</legend>
+<p>Which items (<code>u/&lt;user&gt;/…</code>, <code>f/&lt;folder&gt;/…</code> or either), a regular expression for the user or folder name and one for the rest of the path.</p>
+<div id="webhook-filters"></div><button type="button" id="add-webhook-filter">Add webhook filter</button>
+</fieldset>
+<button type="submit">Generate</button> <button type="button" id="download">Download</button>
+</form>
+<p id="message" role="alert"></p>
+<pre id="preview" aria-label="Document"></pre>
+<template id="route-filter"><div class="filter">
+<input name="folder_regex" data-label="Folder regex" maxlength="500"><input name="path_regex" data-label="Item path regex" maxlength="500"><input name="route_path_regex" data-label="Route path regex" maxlength="500">
+<button type="button" class="remove">Remove</button></div></template>
+<template id="webhook-filter"><div class="filter">
+<select name="runnable_kind" data-label="Kind"><option value="script">script</option><option value="flow">flow</option></select>
+<select name="user_or_folder_regex" data-label="Owner"><option value="*">u/ or f/</option><option value="u">u/ (a user)</option><option value="f">f/ (a folder)</option></select>
+<input name="user_or_folder_regex_value" data-label="User or folder regex" maxlength="500"><input name="path" data-label="Webhook path regex" maxlength="500">
+<button type="button" class="remove">Remove</button></div></template>
+<script>${raw(SCRIPT)}</script></body></html>`.toString();
+}
+
+export function openApiPageRoutes(deps: CoreDeps) {
+  const r = new Hono();
+  r.get('/w/:workspace/openapi', async (c) => {
+    const session = getCookie(c, SESSION_COOKIE) ?? null;
+    let username: string;
+    try {
+      // A page is for a person: only a login session opens it, never a token in the URL.
+      username = (await authenticate(deps, { bearer: null, session })).username;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
+      return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
+    }
+    const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
+    return c.html(renderOpenApiPage(ws.id, username), 200, { 'cache-control': 'no-store' });
+  });
+  return r;
+}
