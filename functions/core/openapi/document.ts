@@ -67,7 +67,7 @@ export function buildOpenApiDocument(input: DocumentInput): Json {
   for (const r of input.webhooks) {
     const base = `/api/w/${input.workspaceId}/jobs`;
     const common = () => ({ ...texts(r.summary, r.description), security: [{ [schemes.bearer()]: [] }] });
-    const body = () => ({ requestBody: jsonBody(argumentsSchema(r.schema, [])) });
+    const body = () => ({ parameters: WEBHOOK_QUERY.map((name) => ({ $ref: `#/components/parameters/${name}` })), requestBody: jsonBody(argumentsSchema(r.schema, [])) });
     add(`${base}/run/p/${r.path}`, 'post', { operationId: operationIds.take(`run_async_${r.path}`), ...common(), ...body(), responses: asyncResponses() });
     add(`${base}/run_wait_result/p/${r.path}`, 'post', { operationId: operationIds.take(`run_sync_${r.path}`), ...common(), ...body(), responses: syncResponses() });
     // Spec 4.1 gives the GET form (arguments in `payload`) to scripts.
@@ -84,6 +84,7 @@ export function buildOpenApiDocument(input: DocumentInput): Json {
     paths,
     components: {
       securitySchemes: schemes.components(),
+      ...(input.webhooks.length > 0 ? { parameters: WEBHOOK_QUERY_PARAMETERS } : {}),
       schemas: { Error: ERROR_SCHEMA },
       responses: { Error: { description: 'The request was refused or failed: `{"error": {"code", "message"}}`', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },
     },
@@ -166,6 +167,15 @@ function streamResponses(): Json {
 }
 
 const PAYLOAD_PARAMETER = { name: 'payload', in: 'query', required: true, description: 'The arguments as JSON, then URL-safe base64', schema: { type: 'string' } };
+
+/** The query switches of every run endpoint (spec 4.2, 4.3). */
+const WEBHOOK_QUERY_PARAMETERS: Record<string, Json> = {
+  wrap_body: { name: 'wrap_body', in: 'query', required: false, description: 'true: the whole body becomes the argument `body`', schema: { type: 'boolean' } },
+  raw: { name: 'raw', in: 'query', required: false, description: 'true: adds the argument `raw_string`, the unparsed body', schema: { type: 'boolean' } },
+  include_header: { name: 'include_header', in: 'query', required: false, description: 'Comma-separated request headers passed as arguments', schema: { type: 'string' } },
+  include_query: { name: 'include_query', in: 'query', required: false, description: 'Comma-separated query arguments passed as arguments', schema: { type: 'string' } },
+};
+const WEBHOOK_QUERY = Object.keys(WEBHOOK_QUERY_PARAMETERS);
 
 const ERROR_SCHEMA = {
   type: 'object',
