@@ -58,6 +58,7 @@ const ROUTES = [
   'POST /api/w/{ws}/workspaces/invite_user', 'POST /api/w/{ws}/workspaces/delete_invite', 'GET /api/users/list_invites', 'POST /api/users/accept_invite',
   'POST /api/users/decline_invite', 'POST /api/settings/instance_events_webhook', 'GET /api/settings/instance_events_deliveries', 'GET /w/{ws}/settings',
   'POST /api/w/{ws}/apps/create', 'POST /api/w/{ws}/apps/update/{path}', 'GET /api/w/{ws}/apps/get/p/{path}', 'GET /api/w/{ws}/apps/get/v/{name}', 'GET /api/w/{ws}/apps/list',
+  'POST /api/w/{ws}/openapi/generate', 'GET /w/{ws}/openapi',
 ] as const;
 
 const ODD_METHODS = ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'TRACE-X', 'get'];
