@@ -47,6 +47,9 @@ async function openPage(): Promise<WatchedPage> {
     await page.click('button[type=submit]');
     await page.waitForURL(`${s.url}/w/${s.workspace}/openapi`);
   }
+  const response = await page.reload();
+  // A strict policy: the page's own script and style by hash, nothing else, never framed.
+  expect(response!.headers()['content-security-policy']).toMatch(/^default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+'; connect-src 'self';.*frame-ancestors 'none'$/);
   return watched;
 }
 
