@@ -48,7 +48,8 @@ function request() {
     webhook_filters: rows('webhook-filters', ['runnable_kind', 'user_or_folder_regex', 'user_or_folder_regex_value', 'path']),
     format: field('format'),
   };
-  if (field('title') || field('version')) body.info = { title: field('title'), version: field('version') };
+  // One of the two given: the other keeps the document's default.
+  if (field('title') || field('version')) body.info = { title: field('title') || 'svc workspace ' + ws, version: field('version') || '1.0.0' };
   if (field('url')) body.url = field('url');
   return body;
 }
