@@ -60,10 +60,13 @@ beforeAll(async () => {
   expect((await s.post(`${ws()}/flows/create`, flow)).status).toBe(201);
   expect((await s.post(`${ws()}/variables/create`, { path: 'f/shop/order_secret', value: SECRET, is_secret: true })).status).toBe(201);
   expect((await s.post(`${ws()}/variables/create`, { path: 'f/shop/status_key', value: 'k', is_secret: true })).status).toBe(201);
+  expect((await s.post(`${ws()}/variables/create`, { path: 'f/shop/proxy_token', value: s.token, is_secret: true })).status).toBe(201);
   const routes = [
     { path: 'f/shop/orders', route_path: 'orders/:id', http_method: 'post', script_path: 'f/shop/take_order', authentication_method: 'signature', secret_variable: 'f/shop/order_secret', summary: 'Place an order' },
     { path: 'f/shop/order_status', route_path: 'orders/:id/status', http_method: 'get', script_path: 'f/shop/take_order', authentication_method: 'api_key', api_key_header: 'X-Shop-Key', secret_variable: 'f/shop/status_key' },
     { path: 'f/shop/fulfilment', route_path: 'fulfil', http_method: 'put', script_path: 'f/shop/fulfil', is_flow: true, is_async: true, authentication_method: 'svc' },
+    // The reverse-proxy form: anyone reaches the sync webhook, the run acts as the injected token.
+    { path: 'f/shop/proxy', route_path: 'hooks/orders', http_method: 'post', script_path: 'f/shop/take_order', authentication_method: 'none', inject_token_variable: 'f/shop/proxy_token' },
     { path: 'f/back_office/open', route_path: 'payroll/:month', http_method: 'post', script_path: 'f/back_office/payroll', authentication_method: 'none' },
   ];
   for (const r of routes) {
@@ -86,7 +89,7 @@ describe('the generated document', () => {
     await expectValid(doc);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: s.url }]);
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/orders/{id}', '/api/r/orders/{id}/status', '/api/r/payroll/{month}']);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/hooks/orders', '/api/r/orders/{id}', '/api/r/orders/{id}/status', '/api/r/payroll/{month}']);
 
     const order = doc.paths['/api/r/orders/{id}'].post;
     expect(order.summary).toBe('Place an order');
@@ -153,7 +156,7 @@ describe('the generated document', () => {
     const doc = await document({ http_route_filters: [ALL_ROUTES], webhook_filters: [allWebhooks('script'), allWebhooks('flow')] }, dev);
     await expectValid(doc);
     const paths = Object.keys(doc.paths);
-    expect(paths.filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/orders/{id}', '/api/r/orders/{id}/status']);
+    expect(paths.filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/hooks/orders', '/api/r/orders/{id}', '/api/r/orders/{id}/status']);
     expect(paths.some((p) => p.includes('back_office') || p.includes('payroll') || p.includes('private_tool'))).toBe(false);
     expect(paths.some((p) => p.endsWith('/p/f/shop/take_order'))).toBe(true);
     // Nothing dev may read matches: a 404, not an empty document of someone else's names.
@@ -188,7 +191,7 @@ describe('bad input', () => {
 });
 
 describe('a client generated from the document', () => {
-  it('calls a signed route and a webhook of the running server (openapi-typescript + openapi-fetch)', async () => {
+  it('calls a signed route, a proxy route and a webhook of the running server (openapi-typescript + openapi-fetch)', async () => {
     const doc = await document({ http_route_filters: [{ folder_regex: 'shop', path_regex: '*', route_path_regex: '*' }], webhook_filters: [allWebhooks('script')] });
     const dir = join(ROOT, 'node_modules/.cache/svc', `openapi-client-${process.env.SVC_TEST_SHELL ?? 'local'}-${process.pid}`);
     await mkdir(dir, { recursive: true });
@@ -205,6 +208,7 @@ describe('a client generated from the document', () => {
       expect(route).toEqual({ status: 200, data: { id: '42', amount: 5, note: 'rush' } });
       const wrong = await client.placeOrder(doc.servers[0].url, '42', () => 'sha256=00');
       expect(wrong.status).toBe(401);
+      expect(await client.proxiedOrder(doc.servers[0].url)).toEqual({ status: 200, data: { id: 'p1', amount: 7, note: '' } });
 
       const webhook = await client.takeOrder(doc.servers[0].url, s.token);
       expect(webhook.sync).toEqual({ status: 200, data: { id: 'w1', amount: 3, note: '' } });
@@ -227,6 +231,12 @@ export async function placeOrder(baseUrl: string, id: string, sign: (body: strin
   // openapi-fetch sends JSON.stringify(body): the signature covers exactly those bytes.
   const { data, response } = await client.POST('/api/r/orders/{id}', { params: { path: { id } }, body, headers: { 'x-signature': sign(JSON.stringify(body)) } });
   return response.ok ? { status: response.status, data } : { status: response.status };
+}
+
+export async function proxiedOrder(baseUrl: string) {
+  const client = createClient<paths>({ baseUrl });
+  const { data, response } = await client.POST('/api/r/hooks/orders', { body: { id: 'p1', amount: 7 } });
+  return { status: response.status, data };
 }
 
 export async function takeOrder(baseUrl: string, token: string) {
