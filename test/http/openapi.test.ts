@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import openapiTS, { astToString } from 'openapi-typescript';
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,7 +196,7 @@ describe('a client generated from the document', () => {
     const dir = join(ROOT, 'node_modules/.cache/svc', `openapi-client-${process.env.SVC_TEST_SHELL ?? 'local'}-${process.pid}`);
     await mkdir(dir, { recursive: true });
     try {
-      await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(doc as never, { silent: true })));
+      await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(doc as unknown as OpenAPI3, { silent: true })));
       const source = clientSource(s.workspace);
       await writeFile(join(dir, 'client.ts'), source);
       expect(typeErrors(join(dir, 'client.ts')), 'the generated types and the client disagree').toEqual([]);

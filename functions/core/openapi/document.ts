@@ -67,12 +67,13 @@ export function buildOpenApiDocument(input: DocumentInput): Json {
   for (const r of input.webhooks) {
     const base = `/api/w/${input.workspaceId}/jobs`;
     const common = () => ({ ...texts(r.summary, r.description), security: [{ [schemes.bearer()]: [] }] });
-    const body = () => ({ parameters: WEBHOOK_QUERY.map((name) => ({ $ref: `#/components/parameters/${name}` })), requestBody: jsonBody(argumentsSchema(r.schema, [])) });
+    const switches = () => WEBHOOK_QUERY.map((name) => ({ $ref: `#/components/parameters/${name}` }));
+    const body = () => ({ parameters: switches(), requestBody: jsonBody(argumentsSchema(r.schema, [])) });
     add(`${base}/run/p/${r.path}`, 'post', { operationId: operationIds.take(`run_async_${r.path}`), ...common(), ...body(), responses: asyncResponses() });
     add(`${base}/run_wait_result/p/${r.path}`, 'post', { operationId: operationIds.take(`run_sync_${r.path}`), ...common(), ...body(), responses: syncResponses() });
     // Spec 4.1 gives the GET form (arguments in `payload`) to scripts.
     if (r.kind === 'script') {
-      add(`${base}/run_wait_result/p/${r.path}`, 'get', { operationId: operationIds.take(`run_sync_get_${r.path}`), ...common(), parameters: [PAYLOAD_PARAMETER], responses: syncResponses() });
+      add(`${base}/run_wait_result/p/${r.path}`, 'get', { operationId: operationIds.take(`run_sync_get_${r.path}`), ...common(), parameters: [PAYLOAD_PARAMETER, ...switches()], responses: syncResponses() });
     }
     add(`${base}/run_and_stream/p/${r.path}`, 'post', { operationId: operationIds.take(`run_stream_${r.path}`), ...common(), ...body(), responses: streamResponses() });
   }

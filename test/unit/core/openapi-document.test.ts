@@ -80,6 +80,9 @@ describe('the document', () => {
     expect(doc.servers).toEqual([{ url: 'https://svc.example.com' }]);
     expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey_X-Key', 'bearerAuth']);
     expect(doc.paths['/api/r/b/{id}'].post.security).toEqual([{ 'apiKey_X-Key': [] }]);
+    // The GET form takes its arguments in `payload`; every run endpoint has the query switches of spec 4.3.
+    const getForm = doc.paths['/api/w/main/jobs/run_wait_result/p/f/shop/take_order'].get.parameters;
+    expect(getForm.map((p: any) => p.name ?? p.$ref)).toEqual(['payload', ...['wrap_body', 'raw', 'include_header', 'include_query'].map((n) => `#/components/parameters/${n}`)]);
     const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));
     expect(new Set(ids).size).toBe(ids.length);
   });
