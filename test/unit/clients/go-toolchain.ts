@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -9,15 +7,14 @@ const run = promisify(execFile);
 
 export const GO_CLIENT_DIR = fileURLToPath(new URL('../../../clients/go/', import.meta.url));
 
-// One build cache per test process, outside the checkout; GOPROXY=off proves nothing is downloaded.
-const GOCACHE = mkdtempSync(join(tmpdir(), 'svc-go-cache-'));
+// GOPROXY=off proves nothing is downloaded; the build cache is Go's usual one, shared with the server's builds.
 
 /** Runs `go` (or `gofmt`) in `cwd` with only what it needs in its environment; never throws. */
 export async function goCommand(args: string[], cwd: string, env: Record<string, string> = {}, command: 'go' | 'gofmt' = 'go') {
   try {
     const { stdout, stderr } = await run(command, args, {
       cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), GOCACHE, GOPROXY: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), GOPROXY: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local', ...env },
       maxBuffer: 16 * 1024 * 1024,
     });
     return { code: 0, output: stdout + stderr };
