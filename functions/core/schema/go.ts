@@ -40,14 +40,17 @@ export function goParams(content: string): ParamInfo[] {
   }));
 }
 
+/** Where the first syntax error of a Go source is, or null when it parses. */
+export function goSyntaxError(content: string): { line: number; column: number } | null {
+  const error = firstError(parser.parse(content).topNode);
+  return error === null ? null : lineAndColumn(content, error);
+}
+
 /** @throws SchemaInferenceError on a syntax error (with its line and column) or a `main` the runner cannot call. */
 export function goSignature(content: string): GoSignature {
   const top = parser.parse(content).topNode;
-  const error = firstError(top);
-  if (error !== null) {
-    const { line, column } = lineAndColumn(content, error);
-    throw new SchemaInferenceError(`${GO_SCRIPT_FILE}:${line}:${column}: syntax error`);
-  }
+  const error = goSyntaxError(content);
+  if (error !== null) throw new SchemaInferenceError(`${GO_SCRIPT_FILE}:${error.line}:${error.column}: syntax error`);
   const pkg = top.getChild('PackageClause')?.getChild('DefName');
   if (!pkg) throw new SchemaInferenceError(`${GO_SCRIPT_FILE}: a Go script starts with a package clause, e.g. "package inner"`);
   const main = mainFunction(top, content);
