@@ -16,6 +16,9 @@ import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 export const GO_BINARY_MISSING =
   'the build of this Go script version is not on this runner (Go scripts are built when a version is created, never when one runs): create the version again';
 
+/** A runner with no Go builds at all: the AWS sandbox Lambda, for now (README: Go scripts). */
+export const GO_NOT_ON_THIS_RUNNER = 'Go scripts do not run on this runner: it has no Go builds (on AWS Go scripts are not supported yet; README: Go scripts)';
+
 type Reply = { ok: true; result: unknown } | { ok: false; error: JobError };
 
 /**
@@ -32,8 +35,9 @@ export async function runGo(
   confiner: Confiner,
   cacheDir: string | undefined,
 ): Promise<RunOutcome> {
-  const built = cacheDir === undefined ? undefined : goBinaryPath(cacheDir, req.content);
-  if (built === undefined || !existsSync(built)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
+  if (cacheDir === undefined) return { ok: false, error: { name: 'ExecutionErr', message: GO_NOT_ON_THIS_RUNNER } };
+  const built = goBinaryPath(cacheDir, req.content);
+  if (!existsSync(built)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
   const jail = confiner.open(req.limits);
   const jobDir = join(workRoot, randomName('go'));
   try {
