@@ -109,7 +109,8 @@ export class GoCompiler implements ScriptCompiler {
       // once per machine, not once per data directory (a cold cache costs a minute).
       GOCACHE: process.env.GOCACHE || join(homedir(), '.cache', 'go-build'),
       GOPATH: join(cache, 'gopath'),
-      GOFLAGS: '-mod=mod',
+      // -modcacherw: modules downloaded through the proxy stay deletable with the data dir.
+      GOFLAGS: '-mod=mod -modcacherw',
       GOTOOLCHAIN: 'local',
       GOTELEMETRY: 'off',
       CGO_ENABLED: '0',
