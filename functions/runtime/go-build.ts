@@ -51,6 +51,8 @@ export function describeGo(): string {
 export class GoCompiler implements ScriptCompiler {
   readonly languages: readonly Language[];
   private readonly go: string | undefined;
+  /** Builds run one at a time: `go build` uses every core already, and creates must not pile up builds. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: GoBuildOptions) {
     this.go = goToolchain();
@@ -74,8 +76,9 @@ export class GoCompiler implements ScriptCompiler {
       };
     }
     const binary = goBinaryPath(this.options.cacheDir, content);
-    if (existsSync(binary)) return { ok: true };
-    return this.build(content, binary);
+    const turn = this.queue.then(() => (existsSync(binary) ? ({ ok: true } as const) : this.build(content, binary)));
+    this.queue = turn.catch(() => undefined);
+    return turn;
   }
 
   private async build(content: string, binary: string): Promise<{ ok: true } | { ok: false; message: string }> {
