@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: sync webhook latency and throughput of the local service against a floor
- * measured in the same run (bench/floor-server.ts), for a trivial TypeScript and Python script.
+ * measured in the same run (bench/floor-server.ts), for a trivial TypeScript, Python and Go script
+ * (Go's floor is the Node one: a warm process answering, which a Go job never has).
  * Also flows of 1, 10 and 40 light steps. Prints absolute figures, the ratios to the floor and a
  * summary against the targets of issue 14 item 5; nothing here is a pass/fail test.
  */
@@ -93,6 +94,8 @@ async function main() {
   const scripts = {
     typescript: { language: 'bun', content: 'export function main(name: string = "world") { return "hello " + name; }' },
     python: { language: 'python3', content: 'def main(name: str = "world"):\n    return "hello " + name\n' },
+    // Built at create; each run is a fresh confined process of the binary (no warm Go process).
+    go: { language: 'go', content: 'package inner\n\nfunc main(name string) (string, error) {\n\tif name == "" {\n\t\tname = "world"\n\t}\n\treturn "hello " + name, nil\n}\n' },
   };
   const rows: Array<{ name: string; svc: Figures; floor: Figures }> = [];
   const flowRows: FlowFigures[] = [];
@@ -149,7 +152,8 @@ function printSummary(rows: Array<{ name: string; svc: Figures; floor: Figures }
     return (row.median - one.median) / (steps - 1);
   };
   const lines: Array<[string, string, number, number]> = [];
-  for (const { name, svc, floor } of rows) {
+  // Issue 14's targets are for the warm TypeScript and Python processes; Go is shown in the table above.
+  for (const { name, svc, floor } of rows.filter((row) => row.name !== 'go')) {
     lines.push([`sync p50 vs floor, ${name}`, `${svc.p50.toFixed(2)} / ${floor.p50.toFixed(2)} ms`, svc.p50 / floor.p50, 3]);
     lines.push([`sync runs/s at ${CONCURRENCY} clients, ${name}`, `floor ${floor.rps.toFixed(0)}`, svc.rps, -1500]);
   }

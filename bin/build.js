@@ -23,6 +23,7 @@ const ASSETS = [
   ['functions/runtime/shims', 'shims'],
   ['clients/ts/svc-client', 'clients/ts/svc-client'],
   ['clients/python/svc', 'clients/python/svc'],
+  ['clients/go', 'clients/go'],
 ];
 
 export async function buildService() {

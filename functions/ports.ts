@@ -4,8 +4,20 @@
  * Everything here is async so that either shell fits behind the same signatures.
  */
 
-export type Language = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash';
-export const LANGUAGES = ['bun', 'deno', 'nativets', 'python3', 'bash'] as const satisfies readonly Language[];
+export type Language = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash' | 'go';
+export const LANGUAGES = ['bun', 'deno', 'nativets', 'python3', 'bash', 'go'] as const satisfies readonly Language[];
+
+/**
+ * Builds a script version of a compiled language (Go) ahead of its runs: when the version is
+ * created, never on the run path. A shell without a toolchain has none, and the core then refuses
+ * such scripts.
+ */
+export interface ScriptCompiler {
+  /** The languages this compiler builds. */
+  readonly languages: readonly Language[];
+  /** Builds `content` and keeps the result for the runner; the failure says why, for a 400. */
+  compile(language: Language, content: string): Promise<{ ok: true } | { ok: false; message: string }>;
+}
 
 export type JobStatus = 'queued' | 'running' | 'suspended' | 'awaiting_approval' | 'success' | 'failed' | 'canceled';
 export const FINISHED_STATUSES: readonly JobStatus[] = ['success', 'failed', 'canceled'];

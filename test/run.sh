@@ -18,6 +18,8 @@ if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ] 2>/dev/null; then 
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # Every job runs inside bubblewrap's namespaces (README: Job confinement); the confinement tests need it.
 [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
+# Go scripts are compiled with Debian's Go, and the Go client's `go vet` / `go test` run on it.
+command -v go >/dev/null || missing+=(golang-go)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${missing[*]}"

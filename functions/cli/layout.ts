@@ -11,7 +11,7 @@ import type { SpecificItems } from './config-schema.js';
  */
 
 export type TsRuntime = 'bun' | 'deno';
-export type ScriptLanguage = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash';
+export type ScriptLanguage = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash' | 'go';
 
 export interface Layout {
   nonDottedPaths: boolean;
@@ -43,6 +43,8 @@ export function scriptExtension(language: ScriptLanguage, defaultTs: TsRuntime):
       return '.py';
     case 'bash':
       return '.sh';
+    case 'go':
+      return '.go';
   }
 }
 
@@ -55,6 +57,7 @@ export function languageOfFile(file: string, defaultTs: TsRuntime): { language: 
     ['.ts', defaultTs],
     ['.py', 'python3'],
     ['.sh', 'bash'],
+    ['.go', 'go'],
   ];
   for (const [suffix, language] of suffixes) {
     if (file.endsWith(suffix)) return { language, base: file.slice(0, -suffix.length) };

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { parser as pythonParser } from '@lezer/python';
 import ts from 'typescript';
 import type { ScriptLanguage } from './layout.js';
+import { goSyntaxError } from '../core/schema/go.js';
 
 /**
  * `lint: true` parses every script in its language before a push: TypeScript with the TypeScript
@@ -25,6 +26,11 @@ export function syntaxProblem(language: ScriptLanguage, file: string, content: s
       return pythonProblem(content);
     case 'bash':
       return bashProblem(content);
+    case 'go': {
+      // Syntax only, as for the others: the server's build reports type errors at push.
+      const at = goSyntaxError(content);
+      return at && { ...at, message: 'syntax error' };
+    }
   }
 }
 

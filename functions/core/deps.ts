@@ -1,5 +1,5 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
-import type { BlobStore, Clock, CodeRunner, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, ScriptCompiler, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -36,6 +36,8 @@ export interface CoreDeps {
   outbound?: WebhookSender | null;
   clock: Clock;
   config: CoreConfig;
+  /** Builds compiled languages (Go) at create; absent where the shell has no toolchain (README: Go scripts). */
+  compiler?: ScriptCompiler | null;
 }
 
 /** The worker side additionally runs user code. */

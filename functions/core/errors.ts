@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'invalid_resume_id'
   | 'invalid_scope'
   | 'invalid_script'
+  | 'language_unavailable'
   | 'invalid_signature'
   | 'invalid_stored_document'
   | 'invalid_svc_response'

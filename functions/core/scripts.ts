@@ -5,7 +5,7 @@ import { assertItemPath } from './paths.js';
 import { sha256Hex } from './crypto.js';
 import { parseBody } from './validation.js';
 import { inferSchema, SchemaInferenceError } from './schema/index.js';
-import { LANGUAGES, type Clock, type InputSchema, type ScriptVersion, type Store } from '../ports.js';
+import { LANGUAGES, type Clock, type InputSchema, type Language, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
@@ -35,7 +35,7 @@ export const createScriptBody = z.object({
   lock: z.string().max(64 * 1024).nullish(),
 });
 
-export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
+export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
   const { store, clock } = deps;
   const input = parseBody(createScriptBody, body);
   assertItemPath(input.path);
@@ -61,6 +61,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   if (!latest && parentHash !== null) {
     throw conflict(`parent_hash ${parentHash} is not the latest version of ${input.path}`);
   }
+  await compileIfNeeded(deps.compiler, language, input.content);
   const createdAt = clock.now().toISOString();
   const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
@@ -86,6 +87,22 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
     throw conflict(`${input.path} changed while this version was being created; fetch it and retry`);
   }
   return version;
+}
+
+/** Languages whose scripts run as a binary built at create (README: Go scripts). */
+export const COMPILED_LANGUAGES: readonly Language[] = ['go'];
+
+/**
+ * A compiled language is built when its version is created, so a run never compiles and a
+ * script that does not build is refused now, with the compiler's file, line and column.
+ */
+export async function compileIfNeeded(compiler: ScriptCompiler | null | undefined, language: Language, content: string): Promise<void> {
+  if (!COMPILED_LANGUAGES.includes(language)) return;
+  if (!compiler?.languages.includes(language)) {
+    throw badRequest('language_unavailable', `${language} scripts cannot be created on this server: it has no ${language} toolchain to build them (README: Go scripts)`, { field: 'language' });
+  }
+  const built = await compiler.compile(language, content);
+  if (!built.ok) throw badRequest('invalid_script', `content: ${built.message}`, { field: 'content' });
 }
 
 export async function getScriptByPath(store: Store, rights: Rights, path: string): Promise<ScriptVersion> {

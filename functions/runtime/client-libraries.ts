@@ -14,6 +14,7 @@ import { copyCodeFile, makeCodeDir, writeCodeFile } from './sandbox-process.js';
 
 const TS_CLIENT = 'clients/ts/svc-client';
 const PY_CLIENT = 'clients/python/svc';
+const GO_CLIENT = 'clients/go';
 
 /** Copies `svc-client` so that `import … from 'svc-client'` in `<procDir>/main.mjs` resolves. */
 export async function installTypeScriptClient(procDir: string): Promise<void> {
@@ -36,6 +37,11 @@ export async function installDenoClient(dir: string): Promise<string> {
 /** Copies the `svc` package next to the Python shim, so that `import svc` finds it. */
 export async function installPythonClient(procDir: string): Promise<void> {
   await copyTree(clientSource(PY_CLIENT), join(procDir, 'svc'));
+}
+
+/** The Go module `svc`, which Go script builds point their `replace` directive at (it is never copied into a job: the binary holds it). */
+export function goClientDir(): string {
+  return clientSource(GO_CLIENT);
 }
 
 /**

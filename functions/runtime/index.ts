@@ -2,6 +2,7 @@ import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
 import { runDeno } from './deno-runner.js';
+import { runGo } from './go-runner.js';
 import { canceledError } from './job-guard.js';
 import { pythonCall, startPythonSpare } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
@@ -26,6 +27,8 @@ export interface LocalRunnerOptions {
   maxSpares?: number;
   /** How jobs are confined; one is made with the defaults when not given. */
   confiner?: Confiner;
+  /** Where the GoCompiler keeps the binaries of Go scripts (go-build.ts); without it Go jobs fail. */
+  goCacheDir?: string;
 }
 
 /** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
@@ -104,6 +107,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       try {
         if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash, confiner);
         if (req.language === 'deno') return await runDeno(req, hooks, signal, workRoot, trackBash, confiner);
+        if (req.language === 'go') return await runGo(req, hooks, signal, workRoot, trackBash, confiner, options.goCacheDir);
         return await runWarm(req, hooks, signal);
       } catch (error) {
         return { ok: false, error: asJobError(error) };

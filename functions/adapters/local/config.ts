@@ -32,6 +32,8 @@ export interface LocalConfig {
   maxWarmTotal: number;
   /** Pre-started processes without code per workspace, user, limits and language. */
   warmSpares: number;
+  /** SVC_GO_PROXY: the instance's Go module proxy; without it Go scripts import the standard library and svc only. */
+  goModuleProxy: string | undefined;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -54,6 +56,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     jobUidRange: uidRangeFromEnv(env),
     maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
     warmSpares: int(env.SVC_WARM_SPARES, 2),
+    goModuleProxy: env.SVC_GO_PROXY || undefined,
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

@@ -9,6 +9,7 @@ import { bootstrapInstance } from '../../core/bootstrap.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
 import { describeDeno } from '../../runtime/deno-binary.js';
+import { describeGo, GoCompiler } from '../../runtime/go-build.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { SqliteStore } from './sqlite-store.js';
 import { LocalFlowDriver } from './local-flow-driver.js';
@@ -42,8 +43,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   chmodSync(runDir, 0o711);
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
   const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir] });
-  console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}`);
-  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal, sparesPerKey: config.warmSpares });
+  console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}`);
+  // Go binaries are built at create into the data dir, which jobs never see; a job gets a copy.
+  const goCacheDir = join(config.dataDir, 'go');
+  const compiler = new GoCompiler({ cacheDir: goCacheDir, moduleProxy: config.goModuleProxy });
+  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal, sparesPerKey: config.warmSpares, goCacheDir });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
@@ -69,6 +73,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     outbound,
     clock,
     runner,
+    compiler,
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, runtime: confiner.status });

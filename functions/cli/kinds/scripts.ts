@@ -10,7 +10,7 @@ import type { Language } from '../../ports.js';
 
 /**
  * Scripts: the content in its language's extension (`.ts` for the defaultTs runtime, `.bun.ts` /
- * `.deno.ts` for the other, `.native.ts`, `.py`, `.sh`), beside `<path>.script.yaml` (summary,
+ * `.deno.ts` for the other, `.native.ts`, `.py`, `.sh`, `.go`), beside `<path>.script.yaml` (summary,
  * description, run options) and `<path>.script.lock` (the lock, when the script has one). The input
  * schema is not kept on disk: the server infers it from `main`'s signature on every push.
  */
@@ -135,7 +135,7 @@ export function sourceSchema(item: Item): unknown {
   }
 }
 
-/** Scripts that locksRequired would refuse: every language but Bash resolves dependencies. */
+/** Scripts that locksRequired would refuse: every language but Bash and Go (standard library and svc, or the instance's proxy) resolves dependencies. */
 export function scriptsWithoutLock(items: Item[]): string[] {
-  return items.filter((i) => i.kind === 'script' && i.payload.language !== 'bash' && !i.payload.lock).map((i) => i.id);
+  return items.filter((i) => i.kind === 'script' && i.payload.language !== 'bash' && i.payload.language !== 'go' && !i.payload.lock).map((i) => i.id);
 }

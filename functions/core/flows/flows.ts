@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../sequences.js';
+import { compileIfNeeded } from '../scripts.js';
 import { allModules, flowValue, type ConsentGateValue, type FlowValue } from './definition.js';
 import { unknownMessageKeys } from './gate-message.js';
 import type { Rights } from '../permissions.js';
@@ -65,6 +66,19 @@ function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   }
 }
 
+/** Inline steps of a compiled language (Go) are built now, as scripts are at create: a run never compiles. */
+async function compileInlineScripts(deps: Pick<CoreDeps, 'compiler'>, value: FlowValue): Promise<void> {
+  for (const m of allModules(value.modules)) {
+    if (m.value.type !== 'rawscript') continue;
+    try {
+      await compileIfNeeded(deps.compiler, m.value.language, m.value.content);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 400) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
+      throw e;
+    }
+  }
+}
+
 /**
  * Channels this instance cannot deliver are refused when the flow is created, not when a run
  * reaches the gate: SNS needs the AWS shell (its approvals topic), chat its own issue.
@@ -82,8 +96,9 @@ export function flowWarnings(version: FlowVersion): string[] {
   return unknownMessageKeys(version.value.modules, Object.keys(version.schema?.properties ?? {}));
 }
 
-async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
+async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
   checkDefinition(input.value, !!deps.topics);
+  await compileInlineScripts(deps, input.value);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {
     id,
@@ -100,7 +115,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics'>, 
   return version;
 }
 
-export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config'>, rights: Rights, body: unknown): Promise<FlowVersion> {
+export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<FlowVersion> {
   const input = parseBody(flowBody, body);
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
@@ -113,7 +128,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topic
   return version;
 }
 
-export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
+export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
   const input = parseBody(flowBody, { path, ...(body as object) });
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });

@@ -5,6 +5,7 @@
  */
 import type { InputSchema, Language } from '../../ports.js';
 import { bashParams } from './bash.js';
+import { goParams } from './go.js';
 import { toInputSchema, type ParamInfo } from './build.js';
 import { SchemaInferenceError } from './errors.js';
 import { pythonParams } from './python.js';
@@ -19,6 +20,7 @@ const PARSERS: Record<Language, (content: string) => ParamInfo[]> = {
   nativets: typeScriptParams,
   python3: pythonParams,
   bash: bashParams,
+  go: goParams,
 };
 
 /** @throws SchemaInferenceError when the source declares no `main` or a parameter cannot be read. */

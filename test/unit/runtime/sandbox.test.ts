@@ -59,6 +59,7 @@ describe('limits', () => {
       'export async function main() { const c = spawn("sleep", ["60"], { stdio: "ignore" }); console.log(`grandchild ${c.pid} ${process.getuid!()}`); await new Promise(() => {}); }',
     bun: '',
     deno: '',
+    go: '',
     python3:
       'import os, subprocess, time\ndef main():\n    p = subprocess.Popen(["sleep", "60"])\n    print(f"grandchild {p.pid} {os.getuid()}")\n    time.sleep(60)\n',
     bash: 'sleep 60 &\necho "grandchild $! $(id -u)"\nwait\n',

@@ -9,6 +9,7 @@ const SOURCES = {
   nativets: 'export async function main(x: string) {}',
   python3: 'def main(x: str):\n    pass\n',
   bash: 'x="$1"\n',
+  go: 'package inner\n\nfunc main(x string) (string, error) { return x, nil }\n',
 } as const;
 
 describe('inferSchema', () => {
