@@ -37,7 +37,7 @@ function withConnection(cmd: Command): Command {
     .option('--workspace <name>', 'a workspace profile (svc workspace list; for sync also an svc.yaml workspaces entry); default: the active profile')
     .option('--base-url <url>', 'server URL, instead of the profile\'s (e.g. http://127.0.0.1:8000)')
     .option('--workspace-id <id>', 'workspace id, instead of the profile\'s')
-    .option('--token <token>', 'API token, instead of the profile\'s (prefer SVC_TOKEN: arguments are visible to other users of the machine)')
+    .option('--token <token>', 'API token, instead of the profile\'s; svc warns: arguments are visible to other users of the machine (use SVC_TOKEN or a profile)')
     .option('--json-output', 'print one JSON document on stdout (messages go to stderr)', false);
 }
 
@@ -144,7 +144,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       .argument('<name>', 'profile name')
       .argument('<workspace_id>', 'workspace id on the server')
       .argument('<base_url>', 'server URL')
-      .option('--token <token>', 'API token (default: SVC_TOKEN, else asked on the terminal)')
+      .option('--token <token>', 'API token (default: SVC_TOKEN, else asked on the terminal); svc warns: arguments are visible to other users of the machine')
       .option('--no-check', 'save without asking the server')
       .option('--json-output', 'print the profile as JSON', false)
       .action(async (name: string, workspaceId: string, baseUrl: string, opts: { token?: string; check: boolean; jsonOutput: boolean }) => done(await workspaceAdd(name, workspaceId, baseUrl, opts, io))),
@@ -239,6 +239,15 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       done(EXIT.ok);
     });
 
+  // Kept for CI habits, but a token in argv is readable by every user of the machine (ps, /proc).
+  program.hook('preAction', (_root, action) => {
+    if (action.getOptionValueSource('token') === 'cli') io.err(TOKEN_IN_ARGV_WARNING);
+  });
+
   return program;
 }
+
+export const TOKEN_IN_ARGV_WARNING =
+  'svc: warning: --token puts the token on the command line, where other users of this machine can read it (ps); ' +
+  'set SVC_TOKEN instead, or keep it in a profile (svc workspace add; the file is readable by you alone)';
 
