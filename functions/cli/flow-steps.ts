@@ -9,26 +9,37 @@ import type { Remote } from './remote.js';
 
 const FINISHED = new Set(['success', 'failed', 'canceled']);
 
-/** The script steps under a flow job, at any depth, oldest first. */
-export async function stepsOf(remote: Remote, flowId: string): Promise<JobView[]> {
+export interface FlowStep extends JobView {
+  /** The flow module the step runs, when known (a `script` step of a branch or loop: not). */
+  module: string | null;
+  /** What the step is called in the output: its module id, else the script it runs. */
+  label: string;
+}
+
+/**
+ * The script steps under a flow job, at any depth, oldest first. `flow` is the flow job as
+ * `jobs_u/get` shows it: its `flow_status.step_jobs` names the module of each of its own steps.
+ */
+export async function stepsOf(remote: Remote, flow: Pick<JobView, 'id' | 'flow_status'>): Promise<FlowStep[]> {
   const jobs = await remote.get<JobView[]>('/jobs/list?per_page=1000');
+  const modules = flow.flow_status?.step_jobs ?? {};
   const children = new Map<string, JobView[]>();
   for (const job of jobs) if (job.parent_job) children.set(job.parent_job, [...(children.get(job.parent_job) ?? []), job]);
-  const steps: JobView[] = [];
+  const steps: FlowStep[] = [];
   const visit = (id: string) => {
     for (const job of children.get(id) ?? []) {
       if (job.job_kind === 'flow') visit(job.id);
-      else steps.push(job);
+      else {
+        const module = modules[job.id] ?? job.flow_module;
+        steps.push({ ...job, module, label: module ?? job.script_path ?? '?' });
+      }
     }
   };
-  visit(flowId);
+  visit(flow.id);
   return steps.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
 }
 
-/** What a step is called in the output: its module id, or the script a `script` step runs. */
-export const stepLabel = (step: JobView): string => step.flow_module ?? step.script_path ?? '?';
-
-export const stepHeading = (step: JobView): string => `--- step ${stepLabel(step)} (job ${step.id}): ${step.status}`;
+export const stepHeading = (step: FlowStep): string => `--- step ${step.label} (job ${step.id}): ${step.status}`;
 
 /**
  * Prints the logs of a flow's steps while they run: each whole line as it reaches the server,
@@ -40,7 +51,8 @@ export function stepLogFollower(remote: Remote, flowId: string, out: LiveOutput)
   const ended = new Set<string>();
   return {
     async poll(): Promise<void> {
-      for (const step of await stepsOf(remote, flowId)) {
+      const flow = await remote.get<JobView>(`/jobs_u/get/${encodeURIComponent(flowId)}`);
+      for (const step of await stepsOf(remote, flow)) {
         if (ended.has(step.id)) continue;
         const printed = lines.get(step.id) ?? new LogLines();
         lines.set(step.id, printed);
@@ -53,7 +65,7 @@ export function stepLogFollower(remote: Remote, flowId: string, out: LiveOutput)
           if (rest) out.line(rest);
           continue;
         }
-        for (const line of printed.addFrom(logs)) out.line(`[${stepLabel(step)}] ${line}`);
+        for (const line of printed.addFrom(logs)) out.line(`[${step.label}] ${line}`);
       }
     },
   };

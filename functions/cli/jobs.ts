@@ -26,7 +26,7 @@ export interface JobView {
   script_path: string | null;
   created_at: string;
   completed_at: string | null;
-  flow_status?: { suspend?: { module: string }; results?: Record<string, unknown> };
+  flow_status?: { suspend?: { module: string }; results?: Record<string, unknown>; step_jobs?: Record<string, string> };
 }
 
 const FINISHED = new Set(['success', 'failed', 'canceled']);

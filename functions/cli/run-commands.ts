@@ -54,9 +54,9 @@ export async function jobLogs(id: string, flags: ConnectionFlags & JsonFlag & { 
     return EXIT.ok;
   }
   const job = await getJob(remote, id);
-  const steps = job.job_kind === 'flow' ? await stepsOf(remote, id) : [];
+  const steps = job.job_kind === 'flow' ? await stepsOf(remote, job) : [];
   if (flags.jsonOutput) {
-    json(io, { id: job.id, status: job.status, logs: job.logs, steps: steps.map((s) => ({ id: s.id, module: s.flow_module, status: s.status, logs: s.logs })) });
+    json(io, { id: job.id, status: job.status, logs: job.logs, steps: steps.map((s) => ({ id: s.id, module: s.module, status: s.status, logs: s.logs })) });
     return EXIT.ok;
   }
   for (const s of steps) {
