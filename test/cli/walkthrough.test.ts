@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { api, apiGet, newProject, newWorkspace, target, useServer } from './cli-harness.js';
+
+/** Rough edges a new user met walking through the README's CLI section against a live server. */
+
+const server = useServer();
+
+/** A new version of a script in the workspace, as a colleague's edit makes it. */
+async function editRemotely(s: ReturnType<typeof server>, ws: string, path: string, fields: Record<string, unknown>) {
+  const current = (await apiGet<{ hash: string }>(s, ws, `/scripts/get/p/${path}`)).body;
+  await api(s, ws, '/scripts/create', { path, language: 'bun', parent_hash: current.hash, ...fields });
+}
+
+describe('a script written as a plain .ts file, as the README starts', () => {
+  it('conflicts over its code only: the .script.yaml it never had is not shown as deleted', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    const project = newProject({ 'f/ops/hello.ts': 'export function main(name = "world") {\n  return `hello ${name}`;\n}\n' });
+    const pushed = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    // A colleague changes it in the workspace; we change it here.
+    await editRemotely(s, ws, 'f/ops/hello', { content: 'export function main(name = "world") {\n  return `hi there, ${name}`;\n}\n' });
+    project.write('f/ops/hello.ts', 'export function main(name = "world") {\n  return `hello, dear ${name}`;\n}\n');
+
+    const push = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
+    expect(push.code).toBe(4);
+    expect(push.stdout).toContain('--- remote/f/ops/hello.ts');
+    expect(push.stdout).toContain('-  return `hi there, ${name}`;');
+    expect(push.stdout).toContain('+  return `hello, dear ${name}`;');
+    expect(push.stdout).not.toContain('/dev/null');
+    expect(push.stdout).not.toContain('hello.script.yaml');
+  });
+
+  it('shows a summary the workspace has and the files leave out as what a push would set', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    const project = newProject({ 'f/ops/hello.ts': 'export function main() {\n  return 1;\n}\n' });
+    expect((await project.svc(['sync', 'push', '--yes', ...target(s, ws)])).code).toBe(0);
+    await editRemotely(s, ws, 'f/ops/hello', { summary: 'says hello', content: 'export function main() {\n  return 1;\n}\n' });
+    project.write('f/ops/hello.ts', 'export function main() {\n  return 2;\n}\n');
+    const push = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
+    expect(push.code).toBe(4);
+    // Pushing these files would clear the summary: the diff says so, rather than "file deleted".
+    expect(push.stdout).toContain('+++ local/f/ops/hello.script.yaml');
+    expect(push.stdout).toContain('-summary: says hello');
+    expect(push.stdout).toContain('+summary: ""');
+  });
+});
