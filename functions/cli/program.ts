@@ -51,6 +51,15 @@ export const EXIT_CODES_HELP = `Exit codes:
   6  the server could not be reached
   7  the server refused the token (401) or the operation (403)`;
 
+/** The first steps, in order, for someone who has only this help (the README's CLI section has the rest). */
+export const START_HERE = `Start here (a local server: npm start prints the admin token on its first start):
+  export SVC_TOKEN=<token>                             # not --token: arguments are visible in ps
+  svc workspace add local main http://127.0.0.1:8000   # a profile; checks the token
+  mkdir my-workspace && cd my-workspace && git init && svc init
+  svc sync pull                                        # the workspace's items as files
+  svc sync push                                        # your edits back (a conflict shows a diff)
+  svc script run f/ops/hello -d '{"name": "Ada"}'      # logs as they come, the result on stdout`;
+
 export interface ProgramHooks {
   /** `svc serve`: wired by bin/svc.ts, since the local service is not the CLI's to import. */
   serve?: () => Promise<void>;
@@ -65,7 +74,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     .showSuggestionAfterError(true)
     // `svc help sync push` reaches nested commands, which commander's own help command does not.
     .helpCommand(false)
-    .addHelpText('after', `\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
+    .addHelpText('after', `\n${START_HERE}\n\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
   const done = (code: ExitCode) => exit(code);
 
   examples(

@@ -11,6 +11,19 @@ async function editRemotely(s: ReturnType<typeof server>, ws: string, path: stri
   await api(s, ws, '/scripts/create', { path, language: 'bun', parent_hash: current.hash, ...fields });
 }
 
+describe('svc --help for someone who has nothing else', () => {
+  it('says where to start: the token in SVC_TOKEN, a profile, init, pull, push, run', async () => {
+    const help = await newProject().svc(['--help']);
+    expect(help.code).toBe(0);
+    const start = help.stdout.slice(help.stdout.indexOf('Start here'));
+    expect(help.stdout).toContain('Start here');
+    const steps = ['export SVC_TOKEN=', 'svc workspace add', 'svc init', 'svc sync pull', 'svc sync push', 'svc script run'];
+    const at = steps.map((step) => start.indexOf(step));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
+
 describe('a script written as a plain .ts file, as the README starts', () => {
   it('conflicts over its code only: the .script.yaml it never had is not shown as deleted', async () => {
     const s = server();
