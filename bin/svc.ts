@@ -3,7 +3,7 @@
  * The svc command: `svc serve` (or bare `svc`) runs the local service; every other command is the
  * CLI (functions/cli/), which talks to a server over HTTP like any client.
  */
-import { askOnStdin } from '../functions/cli/sync-command.js';
+import { askOnStdin } from '../functions/cli/ask.js';
 import { main } from '../functions/cli/main.js';
 
 async function serve() {

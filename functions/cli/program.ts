@@ -4,7 +4,6 @@ import { CliError } from './errors.js';
 import { findInPackage } from './package-root.js';
 import { EXIT, type ExitCode } from './errors.js';
 import { initProject } from './init.js';
-import { runSync } from './sync-command.js';
 import { addSyncOptionFlags, syncOptionsFromFlags } from './sync-flags.js';
 import { tokenCreate, tokenDelete, tokenList, whoami, workspaceAdd, workspaceList, workspaceRemove, workspaceSwitch } from './account-commands.js';
 import { jobCancel, jobGet, jobLogs, runCommand } from './run-commands.js';
@@ -117,7 +116,9 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       .option('--promotion <branch>', 'apply that branch\'s promotionOverrides (svc.yaml promotion)');
     addSyncOptionFlags(cmd).action(async (opts: Record<string, unknown>) => {
       done(
-        await runSync(
+        // Loaded for sync alone: it brings the TypeScript and Python parsers (lint, schemas), which
+        // would otherwise slow the start of every other command.
+        await (await import('./sync-command.js')).runSync(
           direction,
           {
             dryRun: opts.dryRun as boolean,
