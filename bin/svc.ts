@@ -50,7 +50,7 @@ if (argv.length === 0) {
     out: (t: string) => process.stdout.write(t + '\n'),
     err: (t: string) => process.stderr.write(t + '\n'),
     stream: (t: string) => process.stderr.write(t),
-    ask: (q: string) => askOnStdin(q, (t) => process.stderr.write(t)),
+    ask: (q: string, opts?: { secret?: boolean }) => askOnStdin(q, (t) => process.stderr.write(t), opts),
     env: process.env,
     cwd: process.cwd(),
     isTty: process.stdout.isTTY === true,

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, apiGet, newProject, newWorkspace, target, useServer } from './cli-harness.js';
 
@@ -57,5 +60,33 @@ describe('a script written as a plain .ts file, as the README starts', () => {
     expect(push.stdout).toContain('+++ local/f/ops/hello.script.yaml');
     expect(push.stdout).toContain('-summary: says hello');
     expect(push.stdout).toContain('+summary: ""');
+  });
+});
+
+describe('svc workspace add asking for the token on a terminal', () => {
+  // util-linux `script` gives the command a pseudo-terminal: what it shows is what a user would see.
+  it('does not show the token as it is typed, and keeps it in the profile', async () => {
+    const project = newProject();
+    const svc = join(resolve(import.meta.dirname, '../..'), 'bin/svc.js');
+    const token = 'typed-secret-token-4242';
+    const child = spawn('script', ['-qfec', `${process.execPath} ${svc} workspace add typed main http://127.0.0.1:9 --no-check`, '/dev/null'], {
+      cwd: project.dir,
+      env: { PATH: process.env.PATH, HOME: project.dir, SVC_CONFIG_DIR: project.configDir, TERM: 'dumb' },
+    });
+    let screen = '';
+    let typed = false;
+    child.stdout.on('data', (d) => {
+      screen += d;
+      // Typed once the prompt is up, as a person would (earlier, the terminal would echo it anyway).
+      if (!typed && screen.includes('token: ')) {
+        typed = true;
+        child.stdin.write(`${token}\r`);
+      }
+    });
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(code, screen).toBe(0);
+    expect(screen).toContain('added workspace typed');
+    expect(screen).not.toContain(token);
+    expect(JSON.parse(readFileSync(join(project.configDir, 'workspaces.json'), 'utf8')).workspaces.typed.token).toBe(token);
   });
 });
