@@ -3,7 +3,7 @@
  * The svc command: `svc serve` (or bare `svc`) runs the local service; every other command is the
  * CLI (functions/cli/), which talks to a server over HTTP like any client.
  */
-import { askOnStdin } from '../functions/cli/sync-command.js';
+import { askOnStdin } from '../functions/cli/ask.js';
 import { main } from '../functions/cli/main.js';
 
 async function serve() {
@@ -50,7 +50,7 @@ if (argv.length === 0) {
     out: (t: string) => process.stdout.write(t + '\n'),
     err: (t: string) => process.stderr.write(t + '\n'),
     stream: (t: string) => process.stderr.write(t),
-    ask: (q: string) => askOnStdin(q, (t) => process.stderr.write(t)),
+    ask: (q: string, opts?: { secret?: boolean }) => askOnStdin(q, (t) => process.stderr.write(t), opts),
     env: process.env,
     cwd: process.cwd(),
     isTty: process.stdout.isTTY === true,

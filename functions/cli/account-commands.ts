@@ -12,7 +12,7 @@ export interface JsonFlag {
 const json = (io: Io, value: unknown) => io.out(JSON.stringify(value, null, 2));
 
 export async function workspaceAdd(name: string, workspaceId: string, baseUrl: string, flags: { token?: string; check: boolean } & JsonFlag, io: Io): Promise<ExitCode> {
-  const token = flags.token ?? io.env.SVC_TOKEN ?? (await io.ask('token: '))?.trim();
+  const token = flags.token ?? io.env.SVC_TOKEN ?? (await io.ask('token: ', { secret: true }))?.trim();
   if (!token) throw new CliError(EXIT.usage, 'no token: pass it in SVC_TOKEN, answer the prompt, or use --token');
   const url = baseUrl.replace(/\/+$/, '');
   // Refuse a profile that cannot work, with the reason (unreachable, token refused, no such workspace).

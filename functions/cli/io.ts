@@ -4,8 +4,8 @@ export interface Io {
   err(text: string): void;
   /** Writes text to stderr as it is, without a newline (what a job streams, as it comes). */
   stream(text: string): void;
-  /** Reads one answer; null when there is no one to ask (end of input). */
-  ask(question: string): Promise<string | null>;
+  /** Reads one answer; null when there is no one to ask (end of input). `secret`: not echoed on a terminal. */
+  ask(question: string, opts?: { secret?: boolean }): Promise<string | null>;
   env: NodeJS.ProcessEnv;
   cwd: string;
   /** Whether stderr/stdout is a terminal (colour is for terminals only). */

@@ -19,6 +19,11 @@ export interface Item {
   payload: Record<string, unknown>;
   /** Relative path -> content. */
   files: Record<string, string>;
+  /**
+   * Files the item may leave out, as the payload has them (a script without its `.script.yaml`
+   * has the default summary): a push or conflict diff shows these, not a deletion.
+   */
+  defaults?: Record<string, string>;
   /** A codebase script's source file: its payload holds the bundle, which a pull cannot turn back into source. */
   bundledFrom?: string;
 }

@@ -4,12 +4,14 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { p, RemoteError, type Remote } from './remote.js';
 import type { Io } from './io.js';
+import { LiveOutput, LogLines } from './live-output.js';
+import { stepLogFollower } from './flow-steps.js';
 
 /**
  * Running scripts and flows and watching their jobs, through the job API: `jobs/run/...` starts a
- * job, `jobs_u/getupdate_sse/<id>` streams what it streams while it runs, `jobs_u/get/<id>` has
- * its status, result and logs. A flow's steps are jobs of their own (`parent_job`): their logs are
- * printed as each step finishes.
+ * job, `jobs_u/getupdate_sse/<id>` streams what it streams and its logs while it runs,
+ * `jobs_u/get/<id>` has its status, result and logs. A flow's steps are jobs of their own
+ * (`parent_job`), followed by flow-steps.ts.
  */
 
 export interface JobView {
@@ -24,7 +26,7 @@ export interface JobView {
   script_path: string | null;
   created_at: string;
   completed_at: string | null;
-  flow_status?: { suspend?: { module: string }; results?: Record<string, unknown> };
+  flow_status?: { suspend?: { module: string }; results?: Record<string, unknown>; step_jobs?: Record<string, string> };
 }
 
 const FINISHED = new Set(['success', 'failed', 'canceled']);
@@ -71,106 +73,70 @@ export async function getJob(remote: Remote, id: string): Promise<JobView> {
   }
 }
 
-/** The step jobs of a flow job, oldest first. */
-export async function stepsOf(remote: Remote, flowId: string): Promise<JobView[]> {
-  const jobs = await remote.get<JobView[]>('/jobs/list?per_page=1000');
-  return jobs.filter((j) => j.parent_job === flowId).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+/** One event of `jobs_u/getupdate_sse` (spec 4.5, with the job's logs from `log_offset`). */
+interface JobUpdateEvent {
+  new_result_stream?: string;
+  new_logs?: string;
+  status?: string;
+  completed?: boolean;
 }
-
-export function printLogs(io: Io, heading: string | null, logs: string): void {
-  if (!logs) return;
-  if (heading) io.err(heading);
-  io.err(logs.replace(/\n$/, ''));
-}
-
-const stepHeading = (step: JobView) => `--- step ${step.flow_module ?? '?'} (job ${step.id}): ${step.status}`;
 
 /**
- * Follows a job until it finishes: what it streams is printed as it comes (stderr), a flow's
- * pauses are announced, each flow step's logs are printed when the step ends, the job's own logs
- * at the end. Answers the finished job.
+ * Follows a job until it finishes, on stderr: what it streams as it comes, its own log lines as
+ * they reach the server, a flow's pauses, and a flow's step logs as the steps run (prefixed by the
+ * step id; flow-steps.ts). Answers the finished job.
  */
 export async function followJob(remote: Remote, id: string, io: Io, opts: { stepPollMs?: number } = {}): Promise<JobView> {
   const first = await getJob(remote, id);
   const isFlow = first.job_kind === 'flow';
-  const shown = new Set<string>();
-  const showFinishedSteps = async () => {
-    for (const step of await stepsOf(remote, id)) {
-      if (!FINISHED.has(step.status) || shown.has(step.id)) continue;
-      shown.add(step.id);
-      io.err(stepHeading(step));
-      printLogs(io, null, step.logs);
-    }
+  const out = new LiveOutput(io);
+  const own = new LogLines();
+  // A flow's own log lines (rare: its steps have the logs) go under a heading of their own.
+  let ownHeading = isFlow ? `--- flow ${id}` : null;
+  const ownLines = (lines: string[]) => {
+    if (lines.length === 0) return;
+    if (ownHeading) out.line(ownHeading);
+    ownHeading = null;
+    out.line(lines.join('\n'));
   };
+  const steps = isFlow ? stepLogFollower(remote, id, out) : undefined;
   let stepsBusy: Promise<void> = Promise.resolve();
-  // The job's own logs are printed as they reach the store (jobs_u/getupdate), not only at the end.
-  const ownLogs = liveLogPrinter(remote, id, io);
-  let logsBusy: Promise<void> = Promise.resolve();
-  const logTimer = setInterval(() => {
-    logsBusy = logsBusy.then(ownLogs.poll).catch(() => undefined);
-  }, opts.stepPollMs ?? 500);
-  const timer = isFlow
+  const timer = steps
     ? setInterval(() => {
-        stepsBusy = stepsBusy.then(showFinishedSteps).catch(() => undefined);
+        stepsBusy = stepsBusy.then(steps.poll).catch(() => undefined);
       }, opts.stepPollMs ?? 500)
     : undefined;
   try {
     if (!FINISHED.has(first.status)) {
-      const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?fast=true`, undefined, { accept: 'text/event-stream' });
-      // What the job streams is written as it comes; a line of ours starts on a fresh line.
-      let midLine = false;
-      const endLine = () => {
-        if (midLine) io.stream('\n');
-        midLine = false;
-      };
+      const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?fast=true&log_offset=0`, undefined, { accept: 'text/event-stream' });
       const events = res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
       for (;;) {
         const { done, value: event } = await events.read();
         if (done) break;
-        const update = JSON.parse(event.data) as { new_result_stream?: string; status?: string; completed?: boolean };
-        if (update.new_result_stream) {
-          io.stream(update.new_result_stream);
-          midLine = !update.new_result_stream.endsWith('\n');
-        }
+        const update = JSON.parse(event.data) as JobUpdateEvent;
+        if (update.new_result_stream) out.stream(update.new_result_stream);
+        // The last lines are printed from the stored logs at the end (completion may rewrite them).
+        if (update.new_logs && !update.completed) ownLines(own.add(update.new_logs));
         if (update.completed) {
           await events.cancel();
           break;
         }
         if (update.status === 'suspended' || update.status === 'awaiting_approval') {
-          endLine();
-          io.err(`flow ${id} is ${update.status === 'suspended' ? 'suspended, waiting for approval' : 'waiting for a ConsentGate decision'} (svc job get ${id} shows where)`);
+          out.line(`flow ${id} is ${update.status === 'suspended' ? 'suspended, waiting for approval' : 'waiting for a ConsentGate decision'} (svc job get ${id} shows where)`);
         }
       }
-      endLine();
+      out.endLine();
     }
   } finally {
     if (timer) clearInterval(timer);
-    clearInterval(logTimer);
   }
   await stepsBusy;
-  await logsBusy;
   const job = await getJob(remote, id);
-  if (isFlow) await showFinishedSteps();
-  const rest = job.logs.slice(ownLogs.offset());
-  printLogs(io, isFlow && rest && ownLogs.offset() === 0 ? `--- flow ${id}` : null, rest);
+  // Every step has ended with the flow: this prints the steps' outcomes and their last lines.
+  if (steps) await steps.poll();
+  const rest = own.rest(job.logs);
+  if (rest) ownLines([rest]);
   return job;
-}
-
-/** Prints a job's logs from where the last poll stopped; whole lines only, the rest waits. */
-function liveLogPrinter(remote: Remote, id: string, io: Io) {
-  let printed = 0;
-  return {
-    offset: () => printed,
-    poll: async () => {
-      const u = await remote.get<{ new_logs: string; log_offset: number; completed: boolean }>(`/jobs_u/getupdate/${encodeURIComponent(id)}?log_offset=${printed}`);
-      // The final text is printed from `printed` once the job is done (completion may rewrite it).
-      if (u.completed) return;
-      const end = u.new_logs.lastIndexOf('\n');
-      if (end < 0) return;
-      io.err(u.new_logs.slice(0, end));
-      printed += end + 1;
-    },
-  };
 }
 
 export const exitOf = (job: JobView): ExitCode => (job.status === 'success' ? EXIT.ok : EXIT.failed);

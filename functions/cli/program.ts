@@ -4,7 +4,6 @@ import { CliError } from './errors.js';
 import { findInPackage } from './package-root.js';
 import { EXIT, type ExitCode } from './errors.js';
 import { initProject } from './init.js';
-import { runSync } from './sync-command.js';
 import { addSyncOptionFlags, syncOptionsFromFlags } from './sync-flags.js';
 import { tokenCreate, tokenDelete, tokenList, whoami, workspaceAdd, workspaceList, workspaceRemove, workspaceSwitch } from './account-commands.js';
 import { jobCancel, jobGet, jobLogs, runCommand } from './run-commands.js';
@@ -37,7 +36,7 @@ function withConnection(cmd: Command): Command {
     .option('--workspace <name>', 'a workspace profile (svc workspace list; for sync also an svc.yaml workspaces entry); default: the active profile')
     .option('--base-url <url>', 'server URL, instead of the profile\'s (e.g. http://127.0.0.1:8000)')
     .option('--workspace-id <id>', 'workspace id, instead of the profile\'s')
-    .option('--token <token>', 'API token, instead of the profile\'s (prefer SVC_TOKEN: arguments are visible to other users of the machine)')
+    .option('--token <token>', 'API token, instead of the profile\'s; svc warns: arguments are visible to other users of the machine (use SVC_TOKEN or a profile)')
     .option('--json-output', 'print one JSON document on stdout (messages go to stderr)', false);
 }
 
@@ -50,6 +49,15 @@ export const EXIT_CODES_HELP = `Exit codes:
   5  lint or locksRequired refused the push (nothing pushed)
   6  the server could not be reached
   7  the server refused the token (401) or the operation (403)`;
+
+/** The first steps, in order, for someone who has only this help (the README's CLI section has the rest). */
+export const START_HERE = `Start here (a local server: npm start prints the admin token on its first start):
+  export SVC_TOKEN=<token>                             # not --token: arguments are visible in ps
+  svc workspace add local main http://127.0.0.1:8000   # a profile; checks the token
+  mkdir my-workspace && cd my-workspace && git init && svc init
+  svc sync pull                                        # the workspace's items as files
+  svc sync push                                        # your edits back (a conflict shows a diff)
+  svc script run f/ops/hello -d '{"name": "Ada"}'      # logs as they come, the result on stdout`;
 
 export interface ProgramHooks {
   /** `svc serve`: wired by bin/svc.ts, since the local service is not the CLI's to import. */
@@ -65,7 +73,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     .showSuggestionAfterError(true)
     // `svc help sync push` reaches nested commands, which commander's own help command does not.
     .helpCommand(false)
-    .addHelpText('after', `\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
+    .addHelpText('after', `\n${START_HERE}\n\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
   const done = (code: ExitCode) => exit(code);
 
   examples(
@@ -108,7 +116,9 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       .option('--promotion <branch>', 'apply that branch\'s promotionOverrides (svc.yaml promotion)');
     addSyncOptionFlags(cmd).action(async (opts: Record<string, unknown>) => {
       done(
-        await runSync(
+        // Loaded for sync alone: it brings the TypeScript and Python parsers (lint, schemas), which
+        // would otherwise slow the start of every other command.
+        await (await import('./sync-command.js')).runSync(
           direction,
           {
             dryRun: opts.dryRun as boolean,
@@ -144,7 +154,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       .argument('<name>', 'profile name')
       .argument('<workspace_id>', 'workspace id on the server')
       .argument('<base_url>', 'server URL')
-      .option('--token <token>', 'API token (default: SVC_TOKEN, else asked on the terminal)')
+      .option('--token <token>', 'API token (default: SVC_TOKEN, else asked on the terminal); svc warns: arguments are visible to other users of the machine')
       .option('--no-check', 'save without asking the server')
       .option('--json-output', 'print the profile as JSON', false)
       .action(async (name: string, workspaceId: string, baseUrl: string, opts: { token?: string; check: boolean; jsonOutput: boolean }) => done(await workspaceAdd(name, workspaceId, baseUrl, opts, io))),
@@ -239,6 +249,15 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       done(EXIT.ok);
     });
 
+  // Kept for CI habits, but a token in argv is readable by every user of the machine (ps, /proc).
+  program.hook('preAction', (_root, action) => {
+    if (action.getOptionValueSource('token') === 'cli') io.err(TOKEN_IN_ARGV_WARNING);
+  });
+
   return program;
 }
+
+export const TOKEN_IN_ARGV_WARNING =
+  'svc: warning: --token puts the token on the command line, where other users of this machine can read it (ps); ' +
+  'set SVC_TOKEN instead, or keep it in a profile (svc workspace add; the file is readable by you alone)';
 

@@ -8,10 +8,13 @@ const label = (kind: string) => kind.replace('_', ' ');
 
 /** Files before and after the change, from the side being changed to the side being applied. */
 function filesOf(change: Change, direction: Plan['direction']): [Record<string, string>, Record<string, string>] {
-  const local = change.local?.files ?? {};
   const remote = change.remote?.item.files ?? {};
-  return direction === 'push' ? [remote, local] : [local, remote];
+  // A pull writes the files the item left out: there they are new files.
+  return direction === 'push' ? [remote, localFiles(change)] : [change.local?.files ?? {}, remote];
 }
+
+/** The local item's files, with the ones it leaves out as what they mean (a push sends that). */
+const localFiles = (change: Change): Record<string, string> => ({ ...change.local?.defaults, ...change.local?.files });
 
 function isSecret(change: Change): boolean {
   return change.kind === 'variable' && [change.local?.payload.is_secret, change.remote?.item.payload.is_secret].includes(true);
@@ -24,7 +27,7 @@ export function diffOf(change: Change, direction: Plan['direction']): string {
 
 /** `remote/` against `local/`: what the workspace has, and what the files say. */
 export function conflictDiff(change: Change): string {
-  return filesDiff(change, change.remote?.item.files ?? {}, change.local?.files ?? {}, ['remote/', 'local/']);
+  return filesDiff(change, change.remote?.item.files ?? {}, localFiles(change), ['remote/', 'local/']);
 }
 
 function filesDiff(change: Change, before: Record<string, string>, after: Record<string, string>, [from, to]: [string, string]): string {

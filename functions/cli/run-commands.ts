@@ -1,6 +1,7 @@
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { connect, type ConnectionFlags } from './connection.js';
-import { exitOf, followJob, getJob, readArgs, resultText, startRun, stepsOf, type JobView } from './jobs.js';
+import { exitOf, followJob, getJob, readArgs, resultText, startRun, type JobView } from './jobs.js';
+import { stepHeading, stepsOf } from './flow-steps.js';
 import type { JsonFlag } from './account-commands.js';
 import type { Io } from './io.js';
 
@@ -53,13 +54,13 @@ export async function jobLogs(id: string, flags: ConnectionFlags & JsonFlag & { 
     return EXIT.ok;
   }
   const job = await getJob(remote, id);
-  const steps = job.job_kind === 'flow' ? await stepsOf(remote, id) : [];
+  const steps = job.job_kind === 'flow' ? await stepsOf(remote, job) : [];
   if (flags.jsonOutput) {
-    json(io, { id: job.id, status: job.status, logs: job.logs, steps: steps.map((s) => ({ id: s.id, module: s.flow_module, status: s.status, logs: s.logs })) });
+    json(io, { id: job.id, status: job.status, logs: job.logs, steps: steps.map((s) => ({ id: s.id, module: s.module, status: s.status, logs: s.logs })) });
     return EXIT.ok;
   }
   for (const s of steps) {
-    io.out(`--- step ${s.flow_module ?? '?'} (job ${s.id}): ${s.status}`);
+    io.out(stepHeading(s));
     if (s.logs) io.out(s.logs.replace(/\n$/, ''));
   }
   if (job.logs) io.out(job.logs.replace(/\n$/, ''));

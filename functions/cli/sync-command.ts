@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { effectiveOptions, loadConfig, selectWorkspace, specificItemsOf, validateBranch, workspaceEntries, CONFIG_FILE } from './config.js';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { configDir, Profiles, type Profile } from './profiles.js';
@@ -182,21 +181,4 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
   for (const f of result.failed) io.err(`failed: ${changeLine(f.change)}: ${f.error}`);
   say(`${direction === 'pull' ? 'pulled' : 'pushed'} ${result.applied.length} change(s)${result.failed.length ? `, ${result.failed.length} failed` : ''}`);
   return finish(result.failed.length || sides.fileErrors.length ? EXIT.failed : EXIT.ok);
-}
-
-/** One line from standard input (a TTY prompt, or a piped answer); null at end of input. */
-export function askOnStdin(question: string, err: (t: string) => void): Promise<string | null> {
-  err(question);
-  return new Promise((resolve) => {
-    const rl = createInterface({ input: process.stdin, terminal: false });
-    let answered = false;
-    rl.once('line', (line) => {
-      answered = true;
-      rl.close();
-      resolve(line);
-    });
-    rl.once('close', () => {
-      if (!answered) resolve(null);
-    });
-  });
 }

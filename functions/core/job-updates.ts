@@ -5,7 +5,14 @@ import type { Job } from '../ports.js';
 
 /** Spec 4.5: the SSE events of a job, as an async sequence the HTTP layer writes out. */
 
-export type JobUpdate =
+/**
+ * With `logOffset` (getupdate_sse), every update also carries `log_offset`, and the job's log text
+ * since the last update as `new_logs` when there is any (the worker stores a running job's logs as
+ * they come, see live-logs.ts). The stream webhook keeps the spec's fields only.
+ */
+export type LogFields = { new_logs?: string; log_offset?: number };
+
+export type JobUpdate = (
   | { type: 'update'; new_result_stream: string; stream_offset: number }
   /** A flow starts or stops waiting: `suspended` (approval step), `awaiting_approval` (ConsentGate), `running`. */
   | { type: 'update'; status: string; stream_offset: number }
@@ -17,18 +24,30 @@ export type JobUpdate =
       only_result: unknown;
       new_result_stream?: string;
       stream_offset: number;
-    };
+    }
+) &
+  LogFields;
 
 // With `fast=true` a new job is re-read quickly at first, then at the normal pace.
 const FAST_PHASE_MS = 2_000;
 const FAST_INTERVAL_MS = 50;
 
-export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean; streamOffset?: number }): AsyncGenerator<JobUpdate> {
+export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean; streamOffset?: number; logOffset?: number }): AsyncGenerator<JobUpdate> {
   const startedAt = deps.clock.now().getTime();
   // A client that reconnects says how much of the stream it has already (spec 4.5 `stream_offset`).
   let offset = opts.streamOffset ?? 0;
   // The waiting status last told, so a flow's pauses are told once each.
   let told = 'running';
+  let logOffset = opts.logOffset;
+  /** The job's log text since the last update, for clients that asked for logs. */
+  const logsOf = (job: Job): LogFields => {
+    if (logOffset === undefined) return {};
+    const logs = job.logs ?? '';
+    // Completion stores the full text; an offset past its end (a client's guess) gives nothing new.
+    const fresh = logs.slice(Math.min(logOffset, logs.length));
+    logOffset = Math.max(logOffset, logs.length);
+    return fresh ? { new_logs: fresh, log_offset: logOffset } : { log_offset: logOffset };
+  };
   for (;;) {
     const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
     const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
@@ -49,14 +68,17 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
         only_result: source?.streaming && job.success && !hasStreamField(job.result) ? stream : job.result,
         ...(fresh ? { new_result_stream: fresh } : {}),
         stream_offset: offset,
+        ...logsOf(job),
       };
       return;
     }
-    if (fresh) yield { type: 'update', new_result_stream: fresh, stream_offset: offset };
+    const logs = logsOf(job);
+    // A progress update keeps the spec's fields: one with only new logs has an empty stream part.
+    if (fresh || logs.new_logs) yield { type: 'update', new_result_stream: fresh, stream_offset: offset, ...logs };
     if (job.kind === 'flow' && job.status === 'running') {
       const run = await getFlowRun(deps, workspaceId, id);
       const shown = run ? waitingStatus(run, job.status) : job.status;
-      if (shown !== told) yield { type: 'update', status: shown, stream_offset: offset };
+      if (shown !== told) yield { type: 'update', status: shown, stream_offset: offset, ...(logOffset === undefined ? {} : { log_offset: logOffset }) };
       told = shown;
     }
     await wake;

@@ -62,7 +62,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
-  const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk), config.maxOutputBytes);
+  // Waiters (SSE streams carrying new_logs) are woken as the logs land, like stream chunks.
+  const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes);
   // Stream chunks are written in order even when the store is asynchronous.
   let streamWrites = Promise.resolve();
   let outcome: RunOutcome;

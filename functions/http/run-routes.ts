@@ -9,6 +9,7 @@ import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
 import { jobUpdates } from '../core/job-updates.js';
+import { parseLogOffset } from '../core/job-log-update.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
@@ -78,7 +79,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       if (offset !== undefined && !/^\d{1,15}$/.test(offset)) {
         throw new ApiError(400, 'invalid_request', 'stream_offset must be a non-negative integer', { field: 'stream_offset' });
       }
-      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs, Number(offset ?? 0));
+      // Following an existing job, its logs come too (Windmill's getupdate_sse), from `log_offset` on.
+      const logOffset = parseLogOffset(c.req.query('log_offset'));
+      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs, { streamOffset: Number(offset ?? 0), logOffset });
     });
   }
   return r;
@@ -89,9 +92,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
  * SSE clients ignore) goes out whenever nothing else did for `keepAliveMs`, so proxies and load
  * balancers with idle timeouts keep the stream open.
  */
-function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number, streamOffset = 0) {
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number, offsets: { streamOffset?: number; logOffset?: number } = {}) {
   return streamSSE(c, async (stream) => {
-    const updates = jobUpdates(deps, workspaceId, jobId, { fast, streamOffset });
+    const updates = jobUpdates(deps, workspaceId, jobId, { fast, ...offsets });
     let next = updates.next();
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;

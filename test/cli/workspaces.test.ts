@@ -156,6 +156,25 @@ describe('svc workspace', () => {
     expect((await project.svc(['workspace', 'list'])).stdout).toBe(`* second\tmain\t${s.url}\n`);
   });
 
+  it('warns that --token is visible to other users, and says nothing when the token comes from SVC_TOKEN or a profile', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    const project = newProject();
+    const inArgv = await project.svc(['whoami', '--base-url', s.url, '--workspace-id', ws, '--token', s.token]);
+    // Still works (CI habits), with the warning and the ways to avoid it.
+    expect(inArgv.code, inArgv.stderr).toBe(0);
+    expect(inArgv.stderr).toContain('warning: --token puts the token on the command line');
+    expect(inArgv.stderr).toContain('SVC_TOKEN');
+    expect(inArgv.stderr).not.toContain(s.token);
+
+    const fromEnv = await project.svc(['workspace', 'add', 'local', ws, s.url], { env: { SVC_TOKEN: s.token } });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stderr).not.toContain('warning');
+    const fromProfile = await project.svc(['whoami']);
+    expect(fromProfile.code, fromProfile.stderr).toBe(0);
+    expect(fromProfile.stderr).not.toContain('warning');
+  });
+
   it('uses $XDG_CONFIG_HOME/svc when SVC_CONFIG_DIR is not set', async () => {
     const s = server();
     const project = newProject();

@@ -106,6 +106,8 @@ export const scripts: KindHandler = {
     const content = codebase ? await bundleScript(ctx, codebase, contentFile) : files[contentFile];
     const payload = scriptPayload({ path: id, language, content, ...parsed.data, timeout: parsed.data.timeout ?? null, lock: files[id + LOCK] ?? null });
     const item: Item = { kind: 'script', id, payload, files, ...(codebase ? { bundledFrom: contentFile } : {}) };
+    // No .script.yaml: the defaults, which is what a push sends (a .script.lock left out is no lock).
+    if (metaText === undefined) item.defaults = { [id + META]: render(payload, ctx)[id + META] };
     return item;
   },
 

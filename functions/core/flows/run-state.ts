@@ -145,6 +145,8 @@ export function flowStatusView(run: FlowRun) {
     status: run.status,
     step: run.index,
     modules: run.modules.map((m) => m.id),
+    // Which module each step job runs (a `script` step's job names only the script it runs).
+    step_jobs: run.step_modules,
     results: run.results,
     ...(run.stopped_early ? { stopped_early: run.stopped_early } : {}),
     ...(step?.kind === 'suspend'
