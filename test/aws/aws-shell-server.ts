@@ -26,6 +26,7 @@ import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
+import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
     const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
     setSandboxWorkDir(sandboxDir);
-    return createFlowRunnerHandler(() => inProcessInvoke());
+    return createFlowRunnerHandler(() => inProcessInvoke(), { budget: flowExecutionBudget() });
   });
   const jobTimeoutSeconds = Number(process.env.SVC_JOB_TIMEOUT_SECONDS || 600);
   const flowRunner = await startFlowRunnerLocal({
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
     queueUrl: emulators.queueUrl,
     flowRunner: async (payload) => (await flowRunnerHandler)(payload),
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
+    // A test of waits past a year or of full histories shortens the day and the budgets.
+    ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),
   });
   cleanups.push(() => flowRunner.stop());
 
@@ -104,6 +107,14 @@ async function main(): Promise<void> {
   // Tests look at executions the way one would in the console, through the Step Functions API.
   console.log(`step functions endpoint ${flowRunner.endpoint}, state machine ${flowRunner.stateMachineArn}`);
   console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, Step Functions flow runner, DynamoDB Local, s3rver, moto KMS)`);
+}
+
+/** The flow runner's continue-as-new budgets, as deployed unless a test sets them lower. */
+function flowExecutionBudget(): { events: number; ageSeconds: number } | undefined {
+  const events = process.env.SVC_TEST_FLOW_EVENT_BUDGET;
+  const age = process.env.SVC_TEST_FLOW_AGE_BUDGET_SECONDS;
+  if (!events && !age) return undefined;
+  return { events: Number(events || DEFAULT_EVENT_BUDGET), ageSeconds: Number(age || DEFAULT_AGE_BUDGET_SECONDS) };
 }
 
 function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string, string> {
