@@ -7,7 +7,8 @@ import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
-import { awsShell, once, type AwsShell } from './aws-deps.js';
+import { countApprovalWait } from '../adapters/aws/powertools.js';
+import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
 
 /**
  * The flow-runner Lambda, called by the flow-runner state machine (statemachines/flow-runner.ts):
@@ -76,9 +77,16 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
     const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
     const next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
     if (next.action === 'done') await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
+    if (next.action === 'wait' && (await waitsForPeople(deps, e.workspaceId, e.flowJobId))) countApprovalWait();
     return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes, events: e.events + eventsOfTurn(next), ...next } as AdvanceOutput;
   };
 }
 
+/** Whether the flow waits at an approval step or a ConsentGate (not for a sub-flow): the dashboard's approvals waiting. */
+async function waitsForPeople(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<boolean> {
+  const status = (await deps.store.getJob(workspaceId, flowJobId))?.status;
+  return status === 'suspended' || status === 'awaiting_approval';
+}
+
 /** On AWS, flow expressions run in the Node sandbox function, whose role has no permissions. */
-export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
+export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
