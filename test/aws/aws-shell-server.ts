@@ -4,7 +4,7 @@
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
  * whose response stream is read as API Gateway reads it. A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
- * (dynamodb-stream-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
+ * (dynamodb-stream-event-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
  * real flow-runner handler in this process; the maintenance handler runs on a timer, as on its
  * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS). Prints `svc listening on <url>` like
@@ -30,7 +30,7 @@ import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../function
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
-import { startStreamSource } from './dynamodb-stream-source.js';
+import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -185,8 +185,25 @@ function startSchedule(everyMs: number): void {
  */
 async function startEventsFunction(env: Record<string, string>): Promise<void> {
   const invoke = (event: DynamoDBStreamEvent | ScheduledEvent) => import('../../functions/handlers/events.js').then(({ handler }) => handler(event, lambdaContext('svc-events', 120_000)));
-  const source = await startStreamSource({ env, handle: invoke });
-  cleanups.push(() => source.stop());
+  const dynamo = dynamoClient(env.AWS_ENDPOINT_URL_DYNAMODB);
+  const streams = streamsClient(env.AWS_ENDPOINT_URL_DYNAMODB);
+  const source = await startStreamEventSource({
+    dynamo,
+    streams,
+    tableName: env.TABLE_NAME,
+    filters: EVENTS_STREAM_FILTERS,
+    handler: async (event) => {
+      await invoke(event);
+    },
+    // A failed batch is delivered again, as the mapping retries it (lib/constructs/events.ts).
+    retryAttempts: 2,
+    onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'events stream', error: String(error) })),
+  });
+  cleanups.push(async () => {
+    await source.stop();
+    dynamo.destroy();
+    streams.destroy();
+  });
   const timer = setInterval(() => {
     invoke({} as ScheduledEvent).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'events schedule failed', error: String(error) })));
   }, 60_000);
