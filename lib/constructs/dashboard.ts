@@ -73,7 +73,7 @@ export class Dashboard extends Construct {
     );
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
-        title: 'Approvals: flows starting to wait for people',
+        title: 'Approvals: flow turns left waiting for people (new waits and daily looks)',
         left: [own('ApprovalWaits', {}, 'approval waits')],
         width: 8,
       }),

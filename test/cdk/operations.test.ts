@@ -29,7 +29,7 @@ describe('the dashboard', () => {
     expect(more).toHaveLength(0);
     expect(dashboard.Properties.DashboardName).toBe('svc-prod');
     const body = JSON.stringify(stack.resolve(dashboard.Properties.DashboardBody));
-    for (const title of ['Requests (webhooks and API) and errors', 'Latency p50 / p99 (ms)', 'Jobs finished, by status', 'Queue: waiting, oldest (s), dead letters', 'Approvals: flows starting to wait for people', 'Sandbox errors and throttles']) {
+    for (const title of ['Requests (webhooks and API) and errors', 'Latency p50 / p99 (ms)', 'Jobs finished, by status', 'Queue: waiting, oldest (s), dead letters', 'Approvals: flow turns left waiting for people (new waits and daily looks)', 'Sandbox errors and throttles']) {
       expect(body).toContain(title);
     }
     expect(body).toMatch(/AWS\/ApiGateway.*Latency.*p99/);

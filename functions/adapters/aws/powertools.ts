@@ -38,7 +38,7 @@ export function powertoolsCoreLogger(target: PowertoolsLogger = powertoolsLogger
 export const METRIC = {
   /** A job reached a final status; dimension `status`. */
   jobsFinished: 'JobsFinished',
-  /** A flow started waiting for people (an approval step or a ConsentGate). */
+  /** A flow turn ended waiting for people (an approval step or a ConsentGate): a new wait, or a wait's daily look. */
   approvalWaits: 'ApprovalWaits',
 } as const;
 
