@@ -66,7 +66,8 @@ describe('a flow that outgrows its execution', () => {
     }));
     await createFlow('u/admin/long_flow', steps);
     const id = await (await s.post(`${ws()}/jobs/run/p/u/admin/long_flow`, {})).text();
-    expect((await waitForJob(s, id)).result).toBe(12);
+    // Twelve jobs one after another: patient on a busy machine.
+    expect((await waitForJob(s, id, 90_000)).result).toBe(12);
 
     const executions = await until('the last execution to end', async () => {
       const all = await executionsOf(id);
@@ -84,7 +85,7 @@ describe('a flow that outgrows its execution', () => {
     // Every step ran once across the executions: one RunScriptStep each.
     const ran = (await Promise.all(executions.map((e) => statesEntered(e.executionArn!)))).flat().filter((n) => n === 'RunScriptStep');
     expect(ran).toHaveLength(12);
-  });
+  }, 120_000);
 
   it('keeps a flow waiting without a deadline across executions, and a resume still reaches it', async () => {
     const ask = `import * as svc from 'svc-client';\nexport async function main() { return await svc.getResumeUrls('ops') }`;
@@ -113,5 +114,5 @@ describe('a flow that outgrows its execution', () => {
     expect(all.at(-1)!.status).toBe('SUCCEEDED');
     expect((await statesEntered(all.at(-1)!.executionArn!)).at(-1)).toBe('Succeeded');
     expect(all.slice(0, -1).every((e) => e.status === 'SUCCEEDED')).toBe(true);
-  });
+  }, 90_000);
 });

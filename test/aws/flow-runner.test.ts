@@ -82,7 +82,8 @@ describe('the flow-runner state machine', () => {
     );
     await createFlow('u/admin/sfn_ten', steps);
     const id = await runFlow('u/admin/sfn_ten');
-    expect((await waitForJob(s, id)).result).toBe(10);
+    // Ten jobs one after another: patient on a busy machine.
+    expect((await waitForJob(s, id, 90_000)).result).toBe(10);
 
     const { executionArn } = await executionOf(id);
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
@@ -91,7 +92,7 @@ describe('the flow-runner state machine', () => {
     // flow once more: the last Advance, Route and Succeeded.
     expect(states).toEqual([...Array.from({ length: 10 }, () => ['Advance', 'Route', 'RunScriptStep']).flat(), 'Advance', 'Route', 'Succeeded']);
     expect((states.length - 3) / steps.length).toBeLessThanOrEqual(3);
-  });
+  }, 120_000);
 
   it('runs sub-flows and loop iterations as child executions of the same state machine', async () => {
     await createFlow('u/admin/sfn_child', [ts('c', 'export function main() { return "child" }')]);
