@@ -82,8 +82,9 @@ export class SvcStack extends Stack {
       this.jobDelivery.deadLetters,
       this.jobDelivery.reaper,
     ];
-    // Powertools (functions/adapters/aws/powertools.ts) publishes each stage's metrics apart.
-    for (const fn of serviceFunctions) fn.addEnvironment('POWERTOOLS_METRICS_NAMESPACE', metricsNamespace(config));
+    // Powertools (functions/adapters/aws/powertools.ts) publishes each stage's metrics apart; the
+    // dispatcher emits none (it only forwards jobs).
+    for (const fn of serviceFunctions.filter((f) => f !== this.jobDelivery.dispatcher)) fn.addEnvironment('POWERTOOLS_METRICS_NAMESPACE', metricsNamespace(config));
     this.dashboard = new Dashboard(this, 'Dashboard', {
       config,
       restApi: this.api.restApi,

@@ -20,12 +20,13 @@ let stack: SvcStack;
 let template: Template;
 let assemblyDir: string;
 
+// esbuild bundles every Node function here: over a minute when the machine is shared.
 beforeAll(() => {
   const built = buildSvcApp({ bundle: true });
   stack = built.stack;
   template = Template.fromStack(stack);
   assemblyDir = built.app.synth().directory;
-});
+}, 300_000);
 
 interface BundledSandbox {
   setSandboxWorkDir(dir: string): void;
