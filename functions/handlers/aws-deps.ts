@@ -21,7 +21,7 @@ import { MeteredJobSignals } from '../adapters/aws/metered-job-signals.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
 
 // Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines: the Powertools
-// logger writes them, with the cold start and the X-Ray trace id beside the core's fields.
+// logger writes them, with the service name and the X-Ray trace id beside the core's fields.
 useLogger(powertoolsCoreLogger());
 
 /** An SDK client whose calls are X-Ray subsegments of the invocation's trace (a no-op outside Lambda). */

@@ -3,7 +3,7 @@ import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { InProcessJobSignals } from '../../functions/adapters/in-process-job-signals.js';
 import { MeteredJobSignals } from '../../functions/adapters/aws/metered-job-signals.js';
-import { countJobFinished, powertoolsCoreLogger } from '../../functions/adapters/aws/powertools.js';
+import { countApprovalWait, countJobFinished, powertoolsCoreLogger } from '../../functions/adapters/aws/powertools.js';
 
 /**
  * What an operator reads in CloudWatch from the AWS shell's functions: the core's log lines as
@@ -50,5 +50,14 @@ describe('jobs counted as they finish', () => {
     ]);
     expect(emf[0]._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'svc-test', Metrics: [{ Name: 'JobsFinished', Unit: 'Count' }] });
     expect(emf[0]._aws.CloudWatchMetrics[0].Dimensions[0]).toEqual(expect.arrayContaining(['service', 'status']));
+  });
+});
+
+describe('approval waits', () => {
+  it('emits ApprovalWaits in the namespace the stack gives, with the service dimension the dashboard reads', () => {
+    countApprovalWait(new Metrics({ namespace: 'svc-test', serviceName: 'svc' }));
+    const [emf] = json().filter((l) => l._aws);
+    expect(emf).toMatchObject({ ApprovalWaits: 1, service: 'svc' });
+    expect(emf._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'svc-test', Dimensions: [['service']], Metrics: [{ Name: 'ApprovalWaits', Unit: 'Count' }] });
   });
 });

@@ -5,7 +5,7 @@ import { redact, type LogFields, type Logger, type LogLevel } from '../../core/l
 
 /**
  * Powertools for AWS Lambda in the AWS shell: the core's log lines written by the Powertools
- * logger (JSON with the function's cold start and X-Ray trace id, the core's fields - job id,
+ * logger (JSON with the service name and the X-Ray trace id, the core's fields - job id,
  * workspace - at the top level, every secret masked by the core's own `redact` first), the
  * service's metrics as CloudWatch embedded metrics, and the SDK clients traced in X-Ray.
  * One instance of each per execution environment, as Powertools intends.
