@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_CONFIG, validateConfig, type SvcConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
+import { Dashboard, metricsNamespace } from './constructs/dashboard.js';
 import { Data } from './constructs/data.js';
 import { Events } from './constructs/events.js';
 import { FlowRunner } from './constructs/flow-runner.js';
@@ -33,6 +34,7 @@ export class SvcStack extends Stack {
   readonly events: Events;
   readonly jobDelivery: JobDelivery;
   readonly alarms: Alarms;
+  readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: SvcStackProps = {}) {
     super(scope, id, props);
@@ -65,6 +67,33 @@ export class SvcStack extends Stack {
       deadLetterQueue: this.jobQueue.deadLetterQueue,
       dispatchFailures: this.jobDelivery.dispatchFailures,
       deadLetterConsumer: this.jobDelivery.deadLetters,
+      restApi: this.api.restApi,
+      worker: this.worker.handler,
+      flowRunner: this.flowRunner.handler,
+      sandboxes: [this.sandboxes.nodeSandbox, this.sandboxes.pythonSandbox],
+    });
+    const serviceFunctions = [
+      this.api.handler,
+      this.worker.handler,
+      this.flowRunner.handler,
+      this.maintenance.handler,
+      this.events.handler,
+      this.jobDelivery.dispatcher,
+      this.jobDelivery.deadLetters,
+      this.jobDelivery.reaper,
+    ];
+    // Powertools (functions/adapters/aws/powertools.ts) publishes each stage's metrics apart; the
+    // dispatcher emits none (it only forwards jobs).
+    for (const fn of serviceFunctions.filter((f) => f !== this.jobDelivery.dispatcher)) fn.addEnvironment('POWERTOOLS_METRICS_NAMESPACE', metricsNamespace(config));
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      config,
+      restApi: this.api.restApi,
+      jobsQueue: this.jobQueue.queue,
+      deadLetterQueue: this.jobQueue.deadLetterQueue,
+      stateMachine: this.flowRunner.stateMachine,
+      worker: this.worker.handler,
+      sandboxes: [this.sandboxes.nodeSandbox, this.sandboxes.pythonSandbox],
+      serviceFunctions,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url, description: 'Base URL of the svc API (append api/version to try it)' });
@@ -77,7 +106,8 @@ export class SvcStack extends Stack {
       description: 'The admin API token: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text',
     });
     new CfnOutput(this, 'AdminTokenSecretArn', { value: this.secrets.adminToken.secretArn });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear about jobs parked in the dead-letter queue' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear the alarms: dead letters, undelivered jobs, API 5xx, worker and flow-runner errors, sandbox throttles' });
+    new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboard.dashboardName, description: 'The CloudWatch dashboard of this stage' });
     new CfnOutput(this, 'ApprovalsTopicArn', { value: this.flowRunner.approvalsTopic.topicArn, description: 'Subscribe to hear about runs waiting at a ConsentGate with an sns notice' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.data.bucket.bucketName });

@@ -3,16 +3,24 @@
  * the interpreter pattern. `Advance` asks the core (through the flow-runner function) for the next
  * action; the execution then only waits:
  *
- * - `run`: each step job is sent to the jobs queue with a task token (`sqs:sendMessage.waitForTaskToken`),
- *   which the worker completes when the job has finished; a step that is itself a flow (sub-flow,
- *   branch, loop iteration) runs as a child execution of this same state machine;
+ * - `run_step`: the common case, one script step: it is sent to the jobs queue with a task token
+ *   (`sqs:sendMessage.waitForTaskToken`), which the worker completes when the job has finished. Three
+ *   states per step (Advance, Route, RunScriptStep), so three billed transitions;
+ * - `run`: several steps at once, or a step that is itself a flow (sub-flow, branch, loop
+ *   iteration), in a Map: script steps as above, flow steps as child executions of this same state
+ *   machine. Advance hands over at most MAP_BATCH steps at a time, so the state stays far below
+ *   its 256 KB; the next turn lists the steps still queued;
  * - `wait`: the token of a waiting task is parked (`lambda:invoke.waitForTaskToken`) until a resume,
  *   cancel or step completion wakes the flow, or until the approval deadline (`TimeoutSecondsPath`);
+ * - `continue`: the execution's history nears its 25,000 events, or its age the one-year limit of
+ *   a Standard execution: the function has started the flow's next execution (continue-as-new,
+ *   flow-execution-budget.ts), and this one ends;
  * - `done`: the flow job is finished; the execution ends as it did.
  *
  * Every wait ends in another `Advance`, whatever happened: the core re-reads the run and decides.
- * A timeout on any wait is therefore safe, and the waits without a deadline have one anyway, so a
- * lost wake costs at most that long. Kept free of CDK so the same definition is deployed (lib/) and
+ * A timeout on any wait is therefore safe, and every wait has one of at most `wakeCheckSeconds`
+ * (a day), so a lost wake costs at most that long and a long wait reaches Advance in time to
+ * continue as a new execution. Kept free of CDK so the same definition is deployed (lib/) and
  * executed by the emulator in the tests.
  */
 
@@ -23,15 +31,18 @@ export interface FlowRunnerDefinitionProps {
   readonly jobsQueueUrl: string;
   /** How long a script step may wait in the queue and run before the flow looks at it again. */
   readonly stepTimeoutSeconds: number;
+  /** The longest any wait lasts before Advance looks again (WAKE_CHECK_SECONDS unless a test shortens it). */
+  readonly wakeCheckSeconds?: number;
 }
 
 /** State names, for tests and the console. */
 export const STATES = {
   advance: 'Advance',
   route: 'Route',
+  runScriptStep: 'RunScriptStep',
   runSteps: 'RunSteps',
   stepKind: 'StepKind',
-  runScriptStep: 'RunScriptStep',
+  runBatchedScript: 'RunBatchedScript',
   runSubFlow: 'RunSubFlow',
   stepEnded: 'StepEnded',
   waitUntilDeadline: 'WaitUntilDeadline',
@@ -41,10 +52,16 @@ export const STATES = {
   failed: 'Failed',
   canceled: 'Canceled',
   runnerFailed: 'RunnerFailed',
+  continued: 'Continued',
 } as const;
 
-/** A flow waiting with no deadline looks again this often, in case a wake was lost. */
-export const WAKE_CHECK_SECONDS = 3600;
+/**
+ * Every wait, with or without a deadline, looks again at least this often: a lost wake costs no
+ * more, and each look (about 13 history events) keeps a year of waiting near 4,700 events.
+ */
+export const WAKE_CHECK_SECONDS = 86_400;
+/** The most steps one `run` action hands to the Map (about 10 history events and 300 bytes each). */
+export const MAP_BATCH = 200;
 /** The flow-runner function's timeout (lib/constructs/flow-runner.ts). */
 export const FLOW_RUNNER_TIMEOUT_SECONDS = 300;
 
@@ -59,6 +76,18 @@ const LAMBDA_RETRY = {
 
 export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<string, unknown> {
   const flowIds = { 'workspaceId.$': '$.workspaceId', 'flowJobId.$': '$.flowJobId' };
+  const wakeCheckSeconds = props.wakeCheckSeconds ?? WAKE_CHECK_SECONDS;
+  // A script step's message; the worker completes the token once its job has finished.
+  const sendScriptStep = (jobIdPath: string) => ({
+    Type: 'Task',
+    Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
+    Parameters: {
+      QueueUrl: props.jobsQueueUrl,
+      MessageBody: { 'jobId.$': jobIdPath, 'workspaceId.$': '$.workspaceId', 'taskToken.$': '$$.Task.Token' },
+    },
+    TimeoutSeconds: props.stepTimeoutSeconds,
+    ResultPath: null,
+  });
   const park = (extra: Record<string, unknown>) => ({
     Type: 'Task',
     Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
@@ -82,7 +111,19 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
       [STATES.advance]: {
         Type: 'Task',
         Resource: 'arn:aws:states:::lambda:invoke',
-        Parameters: { FunctionName: props.flowRunnerFunctionArn, Payload: { op: 'advance', ...flowIds } },
+        Parameters: {
+          FunctionName: props.flowRunnerFunctionArn,
+          // The history so far (as counted by the function) and the execution's name and start,
+          // from which it decides when to continue as a new execution; the longest wait it may ask for.
+          Payload: {
+            op: 'advance',
+            ...flowIds,
+            'events.$': '$.events',
+            'execution.$': '$$.Execution.Name',
+            'startedAt.$': '$$.Execution.StartTime',
+            wakeCheckSeconds,
+          },
+        },
         OutputPath: '$.Payload',
         TimeoutSeconds: FLOW_RUNNER_TIMEOUT_SECONDS,
         Retry: [LAMBDA_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 5, BackoffRate: 2, MaxDelaySeconds: 120 }],
@@ -93,13 +134,21 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
       [STATES.route]: {
         Type: 'Choice',
         Choices: [
+          { Variable: '$.action', StringEquals: 'run_step', Next: STATES.runScriptStep },
           { Variable: '$.action', StringEquals: 'run', Next: STATES.runSteps },
+          { Variable: '$.action', StringEquals: 'continue', Next: STATES.continued },
           { And: [{ Variable: '$.action', StringEquals: 'wait' }, { Variable: '$.timeoutSeconds', IsPresent: true }], Next: STATES.waitUntilDeadline },
           { Variable: '$.action', StringEquals: 'wait', Next: STATES.waitForWake },
           { Variable: '$.status', StringEquals: 'success', Next: STATES.succeeded },
           { Variable: '$.status', StringEquals: 'canceled', Next: STATES.canceled },
         ],
         Default: STATES.failed,
+      },
+      [STATES.runScriptStep]: {
+        ...sendScriptStep('$.step.jobId'),
+        // However the step ended, the next Advance finds out from the job itself.
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: null, Next: STATES.advance }],
+        Next: STATES.advance,
       },
       [STATES.runSteps]: {
         Type: 'Map',
@@ -118,18 +167,10 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
             [STATES.stepKind]: {
               Type: 'Choice',
               Choices: [{ Variable: '$.kind', StringEquals: 'flow', Next: STATES.runSubFlow }],
-              Default: STATES.runScriptStep,
+              Default: STATES.runBatchedScript,
             },
-            [STATES.runScriptStep]: {
-              Type: 'Task',
-              Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
-              Parameters: {
-                QueueUrl: props.jobsQueueUrl,
-                MessageBody: { 'jobId.$': '$.jobId', 'workspaceId.$': '$.workspaceId', 'taskToken.$': '$$.Task.Token' },
-              },
-              TimeoutSeconds: props.stepTimeoutSeconds,
-              ResultPath: null,
-              // However the step ended, the next Advance finds out from the job itself.
+            [STATES.runBatchedScript]: {
+              ...sendScriptStep('$.jobId'),
               Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: null, Next: STATES.stepEnded }],
               End: true,
             },
@@ -139,7 +180,7 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
               Parameters: {
                 'StateMachineArn.$': '$$.StateMachine.Id',
                 'Name.$': '$.executionName',
-                Input: { 'workspaceId.$': '$.workspaceId', 'flowJobId.$': '$.jobId', 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' },
+                Input: { 'workspaceId.$': '$.workspaceId', 'flowJobId.$': '$.jobId', events: 0, 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' },
               },
               // No timeout: a timed-out .sync task stops its child, and a sub-flow may wait for approvals.
               ResultPath: null,
@@ -154,7 +195,7 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
         Next: STATES.advance,
       },
       [STATES.waitUntilDeadline]: park({ TimeoutSecondsPath: '$.timeoutSeconds' }),
-      [STATES.waitForWake]: park({ TimeoutSeconds: WAKE_CHECK_SECONDS }),
+      [STATES.waitForWake]: park({ TimeoutSeconds: wakeCheckSeconds }),
       [STATES.abandon]: {
         Type: 'Task',
         Resource: 'arn:aws:states:::lambda:invoke',
@@ -165,6 +206,8 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
         Next: STATES.runnerFailed,
       },
       [STATES.succeeded]: { Type: 'Succeed' },
+      // The flow goes on in the execution the function started; its job is still running.
+      [STATES.continued]: { Type: 'Succeed', Comment: 'the flow continues in a new execution of the same job' },
       [STATES.failed]: { Type: 'Fail', Error: 'FlowFailed', Cause: 'the flow job failed: its result holds the error' },
       [STATES.canceled]: { Type: 'Fail', Error: 'FlowCanceled', Cause: 'the flow job was canceled' },
       [STATES.runnerFailed]: { Type: 'Fail', Error: 'FlowRunnerFailed', Cause: 'the flow runner could not advance the flow; the flow job was failed' },

@@ -113,5 +113,10 @@ export function useLogFormat(format: LogFormat): void {
   current = createLogger({ format });
 }
 
+/** Lines go to `logger` from now on (the AWS shell's Powertools logger, adapters/aws/powertools.ts). */
+export function useLogger(logger: Logger): void {
+  current = logger;
+}
+
 /** An error as a log field: its message only (stacks and causes may quote request data). */
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -15,11 +15,17 @@ import { TableStreamJobQueue } from '../adapters/aws/job-outbox.js';
 import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
 import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
-import { useLogFormat } from '../core/logger.js';
+import { useLogger } from '../core/logger.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
+import { MeteredJobSignals } from '../adapters/aws/metered-job-signals.js';
+import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
 
-// Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines.
-useLogFormat('json');
+// Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines: the Powertools
+// logger writes them, with the service name and the X-Ray trace id beside the core's fields.
+useLogger(powertoolsCoreLogger());
+
+/** An SDK client whose calls are X-Ray subsegments of the invocation's trace (a no-op outside Lambda). */
+export const traced = <T>(client: T): T => tracer.captureAWSv3Client(client);
 
 /** What every AWS handler shares: the config, the core's dependencies and the secrets. */
 export interface AwsShell {
@@ -39,22 +45,23 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const config = awsConfigFromEnv();
   const secretsClient = new SecretsManagerClient({});
   const secrets = await loadSecrets(config.secrets, secretsManagerReader(secretsClient)).finally(() => secretsClient.destroy());
-  const blobs = new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName: config.bucketName });
+  const blobs = new S3BlobStore({ client: traced(new S3Client(s3ClientConfig())), bucketName: config.bucketName });
   // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
-  const store = new DynamoStore({ client: new DynamoDBClient({}), tableName: config.tableName, blobs });
+  const store = new DynamoStore({ client: traced(new DynamoDBClient({})), tableName: config.tableName, blobs });
   const clock = { now: () => new Date() };
-  const flowRunner = new StepFunctionsFlowRunner({ client: new SFNClient({}), stateMachineArn: config.stateMachineArn, store, clock });
+  const flowRunner = new StepFunctionsFlowRunner({ client: traced(new SFNClient({})), stateMachineArn: config.stateMachineArn, store, clock });
   const deps: CoreDeps = {
     store,
     // A stored job is on its way: the table's stream hands it to the job dispatcher function,
     // which sends a script job to SQS or starts a flow's execution (adapters/aws/job-outbox.ts).
     queue: new TableStreamJobQueue(),
     flows: flowRunner,
-    signals: new InProcessJobSignals({ holdProcess: true }),
+    // Counted as they finish: the dashboard's jobs by status.
+    signals: new MeteredJobSignals(new InProcessJobSignals({ holdProcess: true })),
     blobs,
-    cipher: new KmsSecretCipher({ client: new KMSClient({}), keyId: config.secretsKmsKeyId }),
-    email: config.emailFrom ? new SesEmailSender(new SESv2Client({}), config.emailFrom) : null,
-    topics: config.approvalsTopicArn ? new SnsTopicPublisher(new SNSClient({}), config.approvalsTopicArn) : null,
+    cipher: new KmsSecretCipher({ client: traced(new KMSClient({})), keyId: config.secretsKmsKeyId }),
+    email: config.emailFrom ? new SesEmailSender(traced(new SESv2Client({})), config.emailFrom) : null,
+    topics: config.approvalsTopicArn ? new SnsTopicPublisher(traced(new SNSClient({})), config.approvalsTopicArn) : null,
     outbound: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }),
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },

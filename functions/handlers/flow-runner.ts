@@ -1,35 +1,51 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
 import type { WorkerDeps } from '../core/deps.js';
-import { abandonFlow, advanceForRunner, type RunnerAction } from '../core/flows/runner-action.js';
+import { abandonFlow, advanceForRunner } from '../core/flows/runner-action.js';
 import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
-import { executionName } from '../adapters/aws/step-functions-flow-runner.js';
-import { awsShell, once, type AwsShell } from './aws-deps.js';
+import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
+import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
+import { countApprovalWait } from '../adapters/aws/powertools.js';
+import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
 
 /**
  * The flow-runner Lambda, called by the flow-runner state machine (statemachines/flow-runner.ts):
- * `advance` runs one turn of the core's interpreter and answers what the execution does next;
+ * `advance` runs one turn of the core's interpreter and answers what the execution does next
+ * (or, when the execution's history or age budget is spent, starts the flow's next execution);
  * `park` keeps the token of the state that waits to be woken; `abandon` fails a flow that Advance
  * could not take further even after its retries. Expressions of the flow run in the
  * sandbox function, like the worker's jobs.
  */
 
-const advanceEvent = z.object({ op: z.literal('advance'), workspaceId: z.string().min(1), flowJobId: z.string().min(1) });
+const advanceEvent = z.object({
+  op: z.literal('advance'),
+  workspaceId: z.string().min(1),
+  flowJobId: z.string().min(1),
+  events: z.number().int().min(0),
+  execution: z.string().min(1),
+  startedAt: z.string().min(1),
+  wakeCheckSeconds: z.number().int().min(1),
+});
 const parkEvent = z.object({ op: z.literal('park'), workspaceId: z.string().min(1), flowJobId: z.string().min(1), wakes: z.number().int().min(0), taskToken: z.string().min(1) });
 const abandonEvent = z.object({ op: z.literal('abandon'), workspaceId: z.string().min(1), flowJobId: z.string().min(1), cause: z.string().default('') });
 const event = z.discriminatedUnion('op', [advanceEvent, parkEvent, abandonEvent]);
 
 export type FlowRunnerEvent = z.input<typeof event>;
 
-/** What Advance answers: the execution's state from here on (the state machine routes on `action`). */
-export type AdvanceOutput = { workspaceId: string; flowJobId: string; wakes: number } & (
-  | Exclude<RunnerAction, { action: 'run' }>
-  | { action: 'run'; steps: Array<Extract<RunnerAction, { action: 'run' }>['steps'][number] & { executionName: string }> }
-);
+/**
+ * What Advance answers: the execution's state from here on (the state machine routes on `action`,
+ * flow-turn-action.ts), with the history events counted so far.
+ */
+export type AdvanceOutput = { workspaceId: string; flowJobId: string; wakes: number; events: number } & (TurnAction | { action: 'continue' });
 
-export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke) {
+export interface FlowRunnerHandlerOptions {
+  /** When an execution hands over to a new one (flow-execution-budget.ts defaults; tests shorten them). */
+  budget?: ExecutionBudget;
+}
+
+export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke, opts: FlowRunnerHandlerOptions = {}) {
   const runner = once(async (): Promise<{ deps: WorkerDeps; shell: AwsShell }> => {
     const shell = await awsShell();
     return { shell, deps: { ...shell.deps, runner: createLambdaSandboxRunner(sandboxInvoker(shell)) } };
@@ -50,14 +66,27 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
       await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
       return {};
     }
+    const ageSeconds = (deps.clock.now().getTime() - Date.parse(e.startedAt)) / 1000;
+    if (shouldContinue({ events: e.events, ageSeconds }, opts.budget)) {
+      // No turn here: the next execution's first Advance takes it (turns are safe to repeat).
+      const job = await deps.store.getJob(e.workspaceId, e.flowJobId);
+      if (!job) throw new Error(`flow-runner: flow job ${e.flowJobId} is gone`);
+      await shell.flowRunner.continueAsNew(job, continuationOf(e.execution) + 1);
+      return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes: 0, events: e.events, action: 'continue' };
+    }
     const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
-    const next = await advanceForRunner(deps, e.workspaceId, e.flowJobId);
-    const base = { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes };
+    const next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
     if (next.action === 'done') await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
-    if (next.action !== 'run') return { ...base, ...next };
-    return { ...base, action: 'run', steps: next.steps.map((s) => ({ ...s, executionName: executionName(s.path, s.jobId) })) };
+    if (next.action === 'wait' && (await waitsForPeople(deps, e.workspaceId, e.flowJobId))) countApprovalWait();
+    return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes, events: e.events + eventsOfTurn(next), ...next } as AdvanceOutput;
   };
 }
 
+/** Whether the flow waits at an approval step or a ConsentGate (not for a sub-flow): the dashboard's approvals waiting. */
+async function waitsForPeople(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<boolean> {
+  const status = (await deps.store.getJob(workspaceId, flowJobId))?.status;
+  return status === 'suspended' || status === 'awaiting_approval';
+}
+
 /** On AWS, flow expressions run in the Node sandbox function, whose role has no permissions. */
-export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
+export const handler = createFlowRunnerHandler((shell) => lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));

@@ -3,7 +3,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { dispatchableJob, JobDispatcher } from '../adapters/aws/job-outbox.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
-import { errorText, log } from '../core/logger.js';
+import { errorText, log, useLogger } from '../core/logger.js';
+import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
+
+// The functions' one log format (Powertools JSON); this one needs none of aws-deps.ts besides.
+useLogger(powertoolsCoreLogger());
 
 /**
  * The job dispatcher Lambda, on the table's DynamoDB stream (the jobs outbox, see
@@ -44,7 +48,7 @@ function fromEnvironment(): JobDispatcher {
   const queueUrl = process.env.JOBS_QUEUE_URL;
   const stateMachineArn = process.env.STATE_MACHINE_ARN;
   if (!queueUrl || !stateMachineArn) throw new Error('JOBS_QUEUE_URL and STATE_MACHINE_ARN must be set');
-  return (built ??= new JobDispatcher({ scripts: new SqsJobQueue({ client: new SQSClient({}), queueUrl }), sfn: new SFNClient({}), stateMachineArn }));
+  return (built ??= new JobDispatcher({ scripts: new SqsJobQueue({ client: tracer.captureAWSv3Client(new SQSClient({})), queueUrl }), sfn: tracer.captureAWSv3Client(new SFNClient({})), stateMachineArn }));
 }
 
 export const handler = createJobDispatcherHandler(fromEnvironment);

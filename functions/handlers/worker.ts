@@ -9,7 +9,7 @@ import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
-import { awsShell, once, type AwsShell } from './aws-deps.js';
+import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
 import { errorText, log, type LogFields } from '../core/logger.js';
 
 /**
@@ -62,4 +62,4 @@ function jobOf(record: SQSRecord): LogFields {
 }
 
 /** On AWS the sandboxes are Lambda functions whose role has no permissions. */
-export const handler = createWorkerHandler((shell) => lambdaInvoke(new LambdaClient({}), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
+export const handler = createWorkerHandler((shell) => lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));

@@ -4,6 +4,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -16,17 +17,29 @@ export interface AlarmsProps {
   readonly dispatchFailures: sqs.IQueue;
   /** Runs whenever a job lands in the DLQ (it fails the job, so the DLQ itself empties again). */
   readonly deadLetterConsumer: lambda.IFunction;
+  readonly restApi: apigw.RestApi;
+  readonly worker: lambda.IFunction;
+  readonly flowRunner: lambda.IFunction;
+  readonly sandboxes: lambda.IFunction[];
 }
 
 /**
- * What wakes an operator: a job in the dead-letter queue means a job failed every delivery and its
- * user is waiting on a status that will not come. Subscribe to the topic (stack output) to hear it.
+ * What wakes an operator, all on one SNS topic (stack output `AlarmTopicArn`): a job in the
+ * dead-letter queue (it failed every delivery and its user is waiting on a status that will not
+ * come), jobs the dispatcher could not deliver, 5xx answers from the API (bad input gets a 4xx:
+ * a 5xx is a defect or an outage), worker or flow-runner invocations that failed (SQS redelivers,
+ * Step Functions retries: each is a job or flow delayed), and sandbox throttles (jobs waiting for
+ * concurrency: raise the reservation or the account quota).
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
   readonly deadLettersAlarm: cloudwatch.Alarm;
   readonly undeliverableJobsAlarm: cloudwatch.Alarm;
   readonly dispatchFailuresAlarm: cloudwatch.Alarm;
+  readonly apiServerErrorsAlarm: cloudwatch.Alarm;
+  readonly workerErrorsAlarm: cloudwatch.Alarm;
+  readonly flowRunnerErrorsAlarm: cloudwatch.Alarm;
+  readonly sandboxThrottlesAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -88,5 +101,44 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.dispatchFailuresAlarm.addAlarmAction(new SnsAction(this.topic));
+
+    const fiveMinuteSum = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    const anyIn = (alarmId: string, alarmDescription: string, metric: cloudwatch.IMetric) => {
+      const alarm = new cloudwatch.Alarm(this, alarmId, {
+        alarmDescription,
+        metric,
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(new SnsAction(this.topic));
+      return alarm;
+    };
+    this.apiServerErrorsAlarm = anyIn(
+      'ApiServerErrors',
+      'The API answered 5xx: a defect or an outage (bad input gets a 4xx). See the api function logs and its X-Ray traces.',
+      props.restApi.metricServerError(fiveMinuteSum),
+    );
+    this.workerErrorsAlarm = anyIn(
+      'WorkerErrors',
+      'Worker invocations failed as a whole (not a job failing: the function itself); SQS redelivers the batch. See the worker logs.',
+      props.worker.metricErrors(fiveMinuteSum),
+    );
+    this.flowRunnerErrorsAlarm = anyIn(
+      'FlowRunnerErrors',
+      'The flow runner failed a turn; Step Functions retries it, and after its retries the flow fails with FlowRunnerError. See its logs and the execution.',
+      props.flowRunner.metricErrors(fiveMinuteSum),
+    );
+    this.sandboxThrottlesAlarm = anyIn(
+      'SandboxThrottles',
+      'Sandbox invocations were throttled: jobs wait for concurrency. Raise sandboxReservedConcurrency or the account quota.',
+      new cloudwatch.MathExpression({
+        expression: props.sandboxes.map((_, i) => `t${i}`).join(' + '),
+        usingMetrics: Object.fromEntries(props.sandboxes.map((fn, i) => [`t${i}`, fn.metricThrottles(fiveMinuteSum)])),
+        label: 'sandbox throttles',
+        period: Duration.minutes(5),
+      }),
+    );
   }
 }

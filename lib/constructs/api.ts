@@ -62,6 +62,8 @@ export class Api extends Construct {
         // Full request/response logging would put bearer tokens and secret values in the logs.
         dataTraceEnabled: false,
         metricsEnabled: true,
+        // A request's trace goes on into the api function and what it calls.
+        tracingEnabled: true,
         // A ceiling per stage so one noisy client cannot run up the Lambda bill unnoticed.
         throttlingRateLimit: config.throttleRateLimit,
         throttlingBurstLimit: config.throttleBurstLimit,

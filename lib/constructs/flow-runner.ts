@@ -69,6 +69,8 @@ export class FlowRunner extends Construct {
       environment: {
         // It sends nothing to the queue itself and decrypts nothing: no grants on either.
         ...serviceEnvironment(data, secrets, props.jobsQueue),
+        // A flow whose execution nears its history or age limit continues in a new one.
+        STATE_MACHINE_ARN: this.stateMachineArn,
         SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
         SANDBOX_PYTHON_FUNCTION: sandboxes.pythonSandbox.functionArn,
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
@@ -87,8 +89,11 @@ export class FlowRunner extends Construct {
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PublishApprovals', actions: ['sns:Publish'], resources: [this.approvalsTopic.topicArn] }));
     // Flow expressions are user code: they run in the Node sandbox, like TypeScript jobs.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'InvokeNodeSandbox', actions: ['lambda:InvokeFunction'], resources: [sandboxes.nodeSandbox.functionArn] }));
-    // A wait that finds the flow already woken lets its execution go on at once.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'CompleteWaitingTasks', actions: ['states:SendTaskSuccess'], resources: [this.stateMachineArn] }));
+    // A wait that finds the flow already woken lets its execution go on at once; a flow whose
+    // execution nears 25,000 history events or a year goes on in a new one (continue-as-new).
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'CompleteWaitsAndContinueFlows', actions: ['states:SendTaskSuccess', 'states:StartExecution'], resources: [this.stateMachineArn] }),
+    );
 
     const definition = flowRunnerDefinition({
       flowRunnerFunctionArn: this.handler.functionArn,

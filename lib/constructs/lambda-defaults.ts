@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -58,6 +58,8 @@ export interface NodeFunctionProps {
   readonly tenancyConfig?: lambda.TenancyConfig;
   /** Unset: the function draws on the account's unreserved pool (lib/config.ts says when to set it). */
   readonly reservedConcurrentExecutions?: number;
+  /** X-Ray: active for the service functions (their SDK calls are traced by Powertools); the sandbox opts out. */
+  readonly tracing?: lambda.Tracing;
 }
 
 /**
@@ -69,7 +71,15 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
   const sourceMap = props.bundling?.sourceMap ?? true;
   // Node maps stack traces back to the TypeScript only when asked to; CDK no longer sets this.
   const environment = sourceMap ? { NODE_OPTIONS: '--enable-source-maps', ...props.environment } : props.environment;
+  const tracing = props.tracing ?? lambda.Tracing.ACTIVE;
+  if (tracing === lambda.Tracing.ACTIVE) {
+    Validations.of(props.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Added by CDK for active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
+    });
+  }
   return new NodejsFunction(scope, id, {
+    tracing,
     entry: repoPath(props.entry),
     handler: 'handler',
     projectRoot: REPO_ROOT,

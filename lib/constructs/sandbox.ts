@@ -55,6 +55,9 @@ export class Sandboxes extends Construct {
       ephemeralStorageSize: SANDBOX_EPHEMERAL_STORAGE,
       tenancyConfig: lambda.TenancyConfig.PER_TENANT,
       reservedConcurrentExecutions: config.sandboxReservedConcurrency,
+      // Active tracing would need X-Ray grants, and this role holds none: the worker's traced
+      // Invoke call shows each sandbox run in the job's trace.
+      tracing: lambda.Tracing.DISABLED,
       bundling: {
         // No source maps: they would need NODE_OPTIONS, and this function's environment is meant to
         // hold nothing of ours.

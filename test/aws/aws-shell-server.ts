@@ -4,7 +4,7 @@
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
  * whose response stream is read as API Gateway reads it. A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
- * (dynamodb-stream-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
+ * (dynamodb-stream-event-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
  * real flow-runner handler in this process; the maintenance handler runs on a timer, as on its
  * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS). Prints `svc listening on <url>` like
@@ -26,10 +26,11 @@ import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
+import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
-import { startStreamSource } from './dynamodb-stream-source.js';
+import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
     const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
     setSandboxWorkDir(sandboxDir);
-    return createFlowRunnerHandler(() => inProcessInvoke());
+    return createFlowRunnerHandler(() => inProcessInvoke(), { budget: flowExecutionBudget() });
   });
   const jobTimeoutSeconds = Number(process.env.SVC_JOB_TIMEOUT_SECONDS || 600);
   const flowRunner = await startFlowRunnerLocal({
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
     queueUrl: emulators.queueUrl,
     flowRunner: async (payload) => (await flowRunnerHandler)(payload),
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
+    // A test of waits past a year or of full histories shortens the day and the budgets.
+    ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),
   });
   cleanups.push(() => flowRunner.stop());
 
@@ -104,6 +107,14 @@ async function main(): Promise<void> {
   // Tests look at executions the way one would in the console, through the Step Functions API.
   console.log(`step functions endpoint ${flowRunner.endpoint}, state machine ${flowRunner.stateMachineArn}`);
   console.log(`svc listening on ${url} (AWS shell: api handler behind emulated API Gateway, SQS worker, Step Functions flow runner, DynamoDB Local, s3rver, moto KMS)`);
+}
+
+/** The flow runner's continue-as-new budgets, as deployed unless a test sets them lower. */
+function flowExecutionBudget(): { events: number; ageSeconds: number } | undefined {
+  const events = process.env.SVC_TEST_FLOW_EVENT_BUDGET;
+  const age = process.env.SVC_TEST_FLOW_AGE_BUDGET_SECONDS;
+  if (!events && !age) return undefined;
+  return { events: Number(events || DEFAULT_EVENT_BUDGET), ageSeconds: Number(age || DEFAULT_AGE_BUDGET_SECONDS) };
 }
 
 function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string, string> {
@@ -174,8 +185,25 @@ function startSchedule(everyMs: number): void {
  */
 async function startEventsFunction(env: Record<string, string>): Promise<void> {
   const invoke = (event: DynamoDBStreamEvent | ScheduledEvent) => import('../../functions/handlers/events.js').then(({ handler }) => handler(event, lambdaContext('svc-events', 120_000)));
-  const source = await startStreamSource({ env, handle: invoke });
-  cleanups.push(() => source.stop());
+  const dynamo = dynamoClient(env.AWS_ENDPOINT_URL_DYNAMODB);
+  const streams = streamsClient(env.AWS_ENDPOINT_URL_DYNAMODB);
+  const source = await startStreamEventSource({
+    dynamo,
+    streams,
+    tableName: env.TABLE_NAME,
+    filters: EVENTS_STREAM_FILTERS,
+    handler: async (event) => {
+      await invoke(event);
+    },
+    // A failed batch is delivered again, as the mapping retries it (lib/constructs/events.ts).
+    retryAttempts: 2,
+    onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'events stream', error: String(error) })),
+  });
+  cleanups.push(async () => {
+    await source.stop();
+    dynamo.destroy();
+    streams.destroy();
+  });
   const timer = setInterval(() => {
     invoke({} as ScheduledEvent).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'events schedule failed', error: String(error) })));
   }, 60_000);

@@ -1,8 +1,11 @@
 /**
  * Lambda's DynamoDB Streams event source mapping, on one machine: reads the table's stream from
- * its oldest record (DynamoDB Local keeps Streams), hands each batch of records to a handler as a
- * DynamoDBStreamEvent, and on a reported batch item failure delivers again from that record (the
- * mapping's "retry from the failed sequence number"), up to `retryAttempts` times.
+ * its oldest record (DynamoDB Local keeps Streams), keeps the records the mapping's filter
+ * patterns keep (when it has any), hands each batch of records to a handler as a
+ * DynamoDBStreamEvent, and on a reported batch item failure (or a thrown error) delivers again
+ * from that record (the mapping's "retry from the failed sequence number"), up to `retryAttempts`
+ * times. The one stream poller of the aws tier: the job dispatcher and the events function both
+ * read the stream through it, as their mappings do.
  */
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
@@ -23,6 +26,8 @@ export interface StreamSourceOptions {
   streams: DynamoDBStreamsClient;
   tableName: string;
   handler: StreamHandler;
+  /** The mapping's filter patterns (Lambda event filtering, any may match); none: every record. */
+  filters?: readonly unknown[];
   pollMs?: number;
   retryAttempts?: number;
   onError?: (error: unknown) => void;
@@ -50,7 +55,7 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
       if (!iterator) continue;
       const page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
       iterators.set(shardId, page.NextShardIterator ?? null);
-      const records = (page.Records ?? []).map((r) => lambdaRecord(r, streamArn));
+      const records = (page.Records ?? []).map((r) => lambdaRecord(r, streamArn)).filter((r) => !opts.filters || opts.filters.some((pattern) => matches(pattern, r)));
       if (records.length === 0) continue;
       sawRecords = true;
       await deliver(records);
@@ -136,4 +141,19 @@ function lambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
       StreamViewType: d.StreamViewType as never,
     },
   };
+}
+
+/**
+ * A filter pattern applied to a record, for the parts of the pattern language the stack uses: a
+ * list of values to match, or `{anything-but: [...]}`.
+ */
+function matches(pattern: unknown, value: unknown): boolean {
+  if (Array.isArray(pattern)) {
+    return pattern.some((p) => (typeof p === 'object' && p !== null && 'anything-but' in p ? !(p['anything-but'] as unknown[]).includes(value) : p === value));
+  }
+  if (typeof pattern === 'object' && pattern !== null) {
+    const object = (value ?? {}) as Record<string, unknown>;
+    return Object.entries(pattern).every(([key, sub]) => matches(sub, object[key]));
+  }
+  return false;
 }

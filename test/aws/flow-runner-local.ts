@@ -15,8 +15,8 @@ export interface FlowRunnerLocal extends StepFunctionsLocal {
  * the Step Functions emulator, its Lambda tasks calling `flowRunner` (the real handler, in this
  * process) and its step messages going to the emulated jobs queue.
  */
-export async function startFlowRunnerLocal(opts: { sqs: SQSClient; queueUrl: string; flowRunner: LocalLambda; stepTimeoutSeconds: number }): Promise<FlowRunnerLocal> {
-  const definition = flowRunnerDefinition({ flowRunnerFunctionArn: FLOW_RUNNER_FUNCTION_ARN, jobsQueueUrl: opts.queueUrl, stepTimeoutSeconds: opts.stepTimeoutSeconds });
+export async function startFlowRunnerLocal(opts: { sqs: SQSClient; queueUrl: string; flowRunner: LocalLambda; stepTimeoutSeconds: number; wakeCheckSeconds?: number }): Promise<FlowRunnerLocal> {
+  const definition = flowRunnerDefinition({ flowRunnerFunctionArn: FLOW_RUNNER_FUNCTION_ARN, jobsQueueUrl: opts.queueUrl, stepTimeoutSeconds: opts.stepTimeoutSeconds, wakeCheckSeconds: opts.wakeCheckSeconds });
   const sfn = await startStepFunctionsLocal({ definition, lambdas: { [FLOW_RUNNER_FUNCTION_ARN]: opts.flowRunner }, sqs: opts.sqs });
   return { ...sfn, env: { AWS_ENDPOINT_URL_SFN: sfn.endpoint, STATE_MACHINE_ARN: sfn.stateMachineArn } };
 }

@@ -76,6 +76,24 @@ describe('the flow-runner state machine', () => {
     expect(states.at(-1)).toBe('Succeeded');
   });
 
+  it('takes three state transitions per script step, counted on a 10-step run', async () => {
+    const steps = Array.from({ length: 10 }, (_, i) =>
+      ({ id: `s${i}`, value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x + 1 }', input_transforms: { x: { type: 'javascript', expr: i === 0 ? '0' : 'previous_result' } } } }),
+    );
+    await createFlow('u/admin/sfn_ten', steps);
+    const id = await runFlow('u/admin/sfn_ten');
+    // Ten jobs one after another: patient on a busy machine.
+    expect((await waitForJob(s, id, 90_000)).result).toBe(10);
+
+    const { executionArn } = await executionOf(id);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const states = await statesEntered(executionArn);
+    // Step Functions bills every state entered. Each step: Advance, Route, RunScriptStep; the
+    // flow once more: the last Advance, Route and Succeeded.
+    expect(states).toEqual([...Array.from({ length: 10 }, () => ['Advance', 'Route', 'RunScriptStep']).flat(), 'Advance', 'Route', 'Succeeded']);
+    expect((states.length - 3) / steps.length).toBeLessThanOrEqual(3);
+  }, 120_000);
+
   it('runs sub-flows and loop iterations as child executions of the same state machine', async () => {
     await createFlow('u/admin/sfn_child', [ts('c', 'export function main() { return "child" }')]);
     await createFlow('u/admin/sfn_parent', [

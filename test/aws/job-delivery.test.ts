@@ -117,7 +117,7 @@ describe('dispatcher: the table stream is the jobs outbox', () => {
     await source.drain();
     const named = [...flows.executions.values()].filter((e) => e.name === executionName(job.script_path, job.id));
     expect(named).toHaveLength(1);
-    expect(JSON.parse(named[0].input)).toEqual({ workspaceId: job.workspace_id, flowJobId: job.id });
+    expect(JSON.parse(named[0].input)).toEqual({ workspaceId: job.workspace_id, flowJobId: job.id, events: 0 });
     expect(await drainQueue(emulators.queueUrl)).toEqual([]);
 
     // The same INSERT record again, as after a retried batch.

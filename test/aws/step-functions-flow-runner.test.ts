@@ -104,7 +104,7 @@ describe('StepFunctionsFlowRunner', () => {
     await r.start(job);
     expect(sent[0]).toMatchObject({
       name: 'StartExecutionCommand',
-      input: { name: `f_ops_deploy_prod-${job.id}`, input: JSON.stringify({ workspaceId: 'ws1', flowJobId: job.id }) },
+      input: { name: `f_ops_deploy_prod-${job.id}`, input: JSON.stringify({ workspaceId: 'ws1', flowJobId: job.id, events: 0 }) },
     });
     await expect(r.start(aJob('ws1', { kind: 'flow', script_path: 'done' }))).resolves.toBeUndefined();
     await expect(runner(null).start(job)).rejects.toThrow(/STATE_MACHINE_ARN/);

@@ -20,12 +20,13 @@ let stack: SvcStack;
 let template: Template;
 let assemblyDir: string;
 
+// esbuild bundles every Node function here: over a minute when the machine is shared.
 beforeAll(() => {
   const built = buildSvcApp({ bundle: true });
   stack = built.stack;
   template = Template.fromStack(stack);
   assemblyDir = built.app.synth().directory;
-});
+}, 300_000);
 
 interface BundledSandbox {
   setSandboxWorkDir(dir: string): void;
@@ -319,8 +320,33 @@ describe('flow-runner state machine', () => {
     expect(statements.find((st) => [st.Action].flat().includes('sqs:SendMessage'))!.Resource).toEqual(arnOf(stack.jobQueue.queue));
   });
 
-  it('is named to the api, which starts flows (STATE_MACHINE_ARN)', () => {
+  it('is named to the api, which starts flows, and to the flow runner, which continues them (STATE_MACHINE_ARN)', () => {
     expect(JSON.stringify(propsOf(stack.api.handler).Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:svc-dev-flow-runner/);
+    expect(JSON.stringify(propsOf(stack.flowRunner.handler).Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:svc-dev-flow-runner/);
+  });
+
+  it('runs a lone script step in three states (Advance, Route, RunScriptStep) and the rest through the Map', () => {
+    const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 60 }))).States;
+    expect(states.Route.Choices[0]).toEqual({ Variable: '$.action', StringEquals: 'run_step', Next: 'RunScriptStep' });
+    expect(states.RunScriptStep).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
+      Parameters: { QueueUrl: 'Q', MessageBody: { 'jobId.$': '$.step.jobId', 'taskToken.$': '$$.Task.Token' } },
+      TimeoutSeconds: 60,
+      ResultPath: null,
+      Next: 'Advance',
+    });
+    expect(states.RunSteps.ItemProcessor.States.StepKind.Default).toBe('RunBatchedScript');
+  });
+
+  it('continues a flow as a new execution, and waits at most a day before looking again', () => {
+    const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 60 }))).States;
+    expect(states.Route.Choices).toContainEqual({ Variable: '$.action', StringEquals: 'continue', Next: 'Continued' });
+    expect(states.Continued.Type).toBe('Succeed');
+    expect(states.Advance.Parameters.Payload).toMatchObject({ 'events.$': '$.events', 'execution.$': '$$.Execution.Name', 'startedAt.$': '$$.Execution.StartTime', wakeCheckSeconds: 86_400 });
+    expect(states.WaitForWake.TimeoutSeconds).toBe(86_400);
+    // A child execution starts with its history count at zero, like one the dispatcher starts.
+    expect(states.RunSteps.ItemProcessor.States.RunSubFlow.Parameters.Input.events).toBe(0);
   });
 });
 
@@ -479,7 +505,7 @@ describe('IAM boundaries', () => {
     ]);
   });
 
-  it('lets the dispatcher alone start flows, and the api, worker and flow runner only wake them, on the flow-runner state machine alone', () => {
+  it('lets the dispatcher start flows and the flow runner continue them as new executions, and the api and worker only wake them, on the flow-runner state machine alone', () => {
     const sfnGrants = (role: Parameters<typeof logicalId>[0]) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('states:')))
@@ -488,7 +514,7 @@ describe('IAM boundaries', () => {
     expect(sfnGrants(stack.api.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.jobDelivery.dispatcher.role!)).toEqual([{ actions: ['states:StartExecution'], resource: onlyThisMachine }]);
     expect(sfnGrants(stack.worker.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
-    expect(sfnGrants(stack.flowRunner.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
+    expect(sfnGrants(stack.flowRunner.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess', 'states:StartExecution'], resource: onlyThisMachine }]);
     // It wakes flows at a gate whose notices a crashed turn left unsent.
     expect(sfnGrants(stack.maintenance.handler.role!)).toEqual([{ actions: ['states:SendTaskSuccess'], resource: onlyThisMachine }]);
   });

@@ -9,7 +9,7 @@ import type { Job } from '../../functions/ports.js';
 import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from '../aws/dynamodb-local.js';
 import { createTestBucket, s3Client, startS3, type S3Endpoint } from '../aws/s3-local.js';
 import { describeStoreContract } from './store.contract.js';
-import { aJob, aScriptVersion, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
+import { aJob, anEntity, aScriptVersion, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 // DynamoDB Local and s3rver by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let dynamo: DynamoEndpoint | undefined;
@@ -86,6 +86,28 @@ describe('DynamoStore with S3 offload: large payloads', () => {
     await h.store.insertJob(job);
     return (await h.store.claimJob(job.id, nextTimestamp(), FAR_FUTURE))!;
   }
+
+  it("keeps a flow run's state past an item's size (a 5,000-item loop with its results) in S3: create, replace, get, list, delete", async () => {
+    const ws = uid('ws');
+    const items = Array.from({ length: 5_000 }, (_, i) => ({ i, name: `item ${i}`, result: text(`r${i}`, 100) }));
+    const run = anEntity('flow_run', ws, 'flow-job-1', { value: { status: 'running', loop: { items, results: [] as unknown[] } } });
+    expect(await h.store.createEntity(run)).toBe(true);
+    expect(await h.store.getEntity('flow_run', ws, 'flow-job-1')).toEqual(run);
+    const first = await objectsUnder(`_store/entities/${ws}/`);
+    expect(first).toHaveLength(1);
+
+    const next = { ...run, value: { status: 'running', loop: { items, results: items.map((x) => x.result) } }, version: run.version + 1, updated_at: nextTimestamp() };
+    expect(await h.store.replaceEntity(next, run.version)).toBe(true);
+    // A stale replace loses its condition and leaves the stored state as it was.
+    expect(await h.store.replaceEntity({ ...next, value: { status: 'lost' } }, run.version)).toBe(false);
+    expect(await h.store.getEntity('flow_run', ws, 'flow-job-1')).toEqual(next);
+    expect(await h.store.listEntities('flow_run', ws)).toEqual([next]);
+    // The replaced version's object is blanked: only the current one holds the state.
+    expect((await objectsUnder(`_store/entities/${ws}/`)).filter((o) => o.body !== '')).toHaveLength(1);
+
+    expect(await h.store.deleteEntity('flow_run', ws, 'flow-job-1')).toBe(true);
+    expect((await objectsUnder(`_store/entities/${ws}/`)).filter((o) => o.body !== '')).toHaveLength(0);
+  });
 
   it('round-trips 1 MB of args through insert, claim, get and list', async () => {
     const job = aJob(uid('ws'), { args: { blob: text('args', MB), n: 1, nested: { list: [1, 'two', null] } } });

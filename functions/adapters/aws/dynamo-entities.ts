@@ -3,25 +3,29 @@ import type { Entity, EntityKind } from '../../ports.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { entityRecord } from '../../core/documents/records.js';
 import { keys } from './dynamo-keys.js';
-import { assertFits, entity, type Item } from './dynamo-items.js';
+import { entity, type Item } from './dynamo-items.js';
 import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
 import type { DynamoOutbox } from './dynamo-outbox.js';
+import { blobKeys, INLINE_BUDGET, type Offload } from './dynamo-offload.js';
 import type { OutboxEvent } from '../../ports.js';
 
 /**
  * The DynamoStore's workspace documents (members, groups, folders, resources, resource types,
- * variables): one item each, under `WS#<ws>#<KIND>` / `<key>` (dynamo-keys.ts). Every write that
- * the core races on is conditional: create on the key being free, replace on the version read.
+ * variables, flow runs): one item each, under `WS#<ws>#<KIND>` / `<key>` (dynamo-keys.ts). Every
+ * write that the core races on is conditional: create on the key being free, replace on the
+ * version read. A value past its inline budget (a flow run holding a large loop's items and
+ * results) is kept in the BlobStore behind `value_ref`, as job payloads are (dynamo-offload.ts).
  */
 export class DynamoEntities {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly outbox: DynamoOutbox,
+    private readonly offload: Offload,
   ) {}
 
   async create(e: Entity, events: OutboxEvent[] = []): Promise<boolean> {
-    return this.put(entityItem(e), 'attribute_not_exists(pk)', undefined, events);
+    return this.put(await this.entityItem(e), 'attribute_not_exists(pk)', undefined, events);
   }
 
   /**
@@ -29,13 +33,13 @@ export class DynamoEntities {
    * condition fails alike for a changed version and for a missing item (no version to compare).
    */
   async replace(e: Entity, expectedVersion: number, events: OutboxEvent[] = []): Promise<boolean> {
-    return this.put(entityItem(e), '#version = :expected', { ':expected': expectedVersion }, events);
+    return this.put(await this.entityItem(e), '#version = :expected', { ':expected': expectedVersion }, events);
   }
 
   async get(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
     // Strongly consistent: a read-modify-replace must start from the latest version.
     const r = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConsistentRead: true }));
-    return r.Item ? toEntity(r.Item) : null;
+    return r.Item ? this.toEntity(r.Item) : null;
   }
 
   async list(kind: EntityKind, workspaceId: string): Promise<Entity[]> {
@@ -45,7 +49,7 @@ export class DynamoEntities {
       ExpressionAttributeValues: { ':pk': keys.entitiesOf(kind, workspaceId) },
       ConsistentRead: true,
     });
-    return items.map(toEntity);
+    return Promise.all(items.map((i) => this.toEntity(i)));
   }
 
   async delete(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []): Promise<boolean> {
@@ -54,11 +58,22 @@ export class DynamoEntities {
     }
     // The old image says whether there was an item, without a read before the delete.
     const r = await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ReturnValues: 'ALL_OLD' }));
+    await this.blankReplaced(r.Attributes, undefined);
     return r.Attributes !== undefined;
   }
 
   /** `#version` stands for the attribute `version` (DynamoDB rejects a placeholder left unused). */
-  private async put(item: Item, condition: string, values: Item | undefined, events: OutboxEvent[]): Promise<boolean> {
+  private async put({ item, written }: { item: Item; written: string[] }, condition: string, values: Item | undefined, events: OutboxEvent[]): Promise<boolean> {
+    // A write that lost its condition (or failed) blanks the object only it referred to.
+    const stored = await this.putItem(item, condition, values, events).catch(async (e: unknown) => {
+      await this.offload.blank(written).catch(() => {});
+      throw e;
+    });
+    if (!stored) await this.offload.blank(written).catch(() => {});
+    return stored;
+  }
+
+  private async putItem(item: Item, condition: string, values: Item | undefined, events: OutboxEvent[]): Promise<boolean> {
     const names = condition.includes('#version') ? { '#version': 'version' } : undefined;
     if (events.length > 0) {
       return this.outbox
@@ -68,20 +83,43 @@ export class DynamoEntities {
         });
     }
     try {
-      await this.doc.send(
+      const r = await this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: item,
           ConditionExpression: condition,
           ExpressionAttributeNames: condition.includes('#version') ? { '#version': 'version' } : undefined,
           ExpressionAttributeValues: values,
+          // The replaced version's offloaded value, if any, is no longer referred to.
+          ReturnValues: 'ALL_OLD',
         }),
       );
+      await this.blankReplaced(r.Attributes, item);
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
       throw translateSizeError(e, `${item.kind} ${item.key}`);
     }
+  }
+
+  /** An offloaded value the item no longer refers to is blanked (best effort: a leftover only costs storage). */
+  private async blankReplaced(old: Item | undefined, now: Item | undefined): Promise<void> {
+    const ref = old?.value_ref;
+    if (typeof ref === 'string' && ref !== now?.value_ref) await this.offload.blank([ref]).catch(() => {});
+  }
+
+  private async entityItem(record: Entity): Promise<{ item: Item; written: string[] }> {
+    const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
+    const valueJson = JSON.stringify(e.value);
+    const { refs, written } = await this.offload.stash(`${e.kind} ${e.key} in ${e.workspace_id}`, [
+      { budget: INLINE_BUDGET.entity, parts: [{ name: 'value', text: valueJson, key: () => blobKeys.entity(e.workspace_id, e.kind, e.key) }] },
+    ]);
+    const value = refs.has('value') ? { value_ref: refs.get('value')! } : { value_json: valueJson };
+    return { item: { ...entityAttributes(e), ...value }, written };
+  }
+
+  private async toEntity(i: Item): Promise<Entity> {
+    return entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_json);
   }
 }
 
@@ -89,10 +127,7 @@ export class DynamoEntities {
  * The value is kept as a JSON string, like job args: JSON text round-trips exactly (key order,
  * numbers DynamoDB's number type would reject or round), whatever the document holds.
  */
-function entityItem(record: Entity): Item {
-  const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
-  const valueJson = JSON.stringify(e.value);
-  assertFits(`${e.kind} ${e.key} in ${e.workspace_id}`, valueJson);
+function entityAttributes(e: Entity): Item {
   return {
     ...keys.entity(e.kind, e.workspace_id, e.key),
     // Streams consumers (workspace webhooks) see the kind directly.
@@ -100,14 +135,13 @@ function entityItem(record: Entity): Item {
     kind: e.kind,
     workspace_id: e.workspace_id,
     key: e.key,
-    value_json: valueJson,
     version: e.version,
     created_at: e.created_at,
     updated_at: e.updated_at,
   };
 }
 
-function toEntity(i: Item): Entity {
+function entityFrom(i: Item, valueJson: string): Entity {
   const what = `${i.kind} ${i.key}`;
   return parseStored(
     entityRecord,
@@ -115,7 +149,7 @@ function toEntity(i: Item): Entity {
       kind: i.kind,
       workspace_id: i.workspace_id,
       key: i.key,
-      value: parseStoredJson(i.value_json, what, 'value'),
+      value: parseStoredJson(valueJson, what, 'value'),
       version: i.version,
       created_at: i.created_at,
       updated_at: i.updated_at,

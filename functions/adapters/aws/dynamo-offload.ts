@@ -21,6 +21,8 @@ import { assertFits, stringList, type Item, type ScriptPayload } from './dynamo-
  */
 
 export const INLINE_BUDGET = {
+  /** A workspace document: a flow run's state grows with its loop's items and step results. */
+  entity: 128 * 1024,
   args: 64 * 1024,
   completion: 128 * 1024,
   stream: 64 * 1024,
@@ -42,6 +44,7 @@ function segment(s: string): string {
 export const blobKeys = {
   job: (id: string, field: 'args' | 'result' | 'logs' | 'stream') =>
     `_store/jobs/${segment(id)}/${field}-${randomUUID()}.${field === 'args' || field === 'result' ? 'json' : 'txt'}`,
+  entity: (workspaceId: string, kind: string, key: string) => `_store/entities/${segment(workspaceId)}/${segment(kind)}/${segment(key)}/value-${randomUUID()}.json`,
   script: (workspaceId: string, hash: string, field: 'content' | 'schema') =>
     `_store/scripts/${segment(workspaceId)}/${segment(hash)}/${field}-${randomUUID()}.${field === 'schema' ? 'json' : 'txt'}`,
 };

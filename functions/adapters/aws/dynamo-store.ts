@@ -45,7 +45,7 @@ export class DynamoStore implements Store {
     this.offload = new Offload(opts.blobs);
     this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
     this.outbox = new DynamoOutbox(this.doc, this.table);
-    this.entities = new DynamoEntities(this.doc, this.table, this.outbox);
+    this.entities = new DynamoEntities(this.doc, this.table, this.outbox, this.offload);
   }
 
   async createWorkspace(record: Workspace) {

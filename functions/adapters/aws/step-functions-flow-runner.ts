@@ -3,6 +3,7 @@ import { readEntity, tryCreateEntity, tryReplaceEntity } from '../../core/entiti
 import type { FlowWait } from '../../core/documents/entity-values.js';
 import type { Clock, FlowDriver, Job, Store } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../../core/retry.js';
+import { continuationSuffix } from './flow-execution-budget.js';
 
 /**
  * Flows on Step Functions (docs/architecture.md "Flow runner"): one Standard execution of the flow-runner
@@ -24,27 +25,35 @@ const ATTEMPTS = 20;
 /** Execution names allow 80 characters; these are safe in names, ARNs and the console. */
 const NAME_MAX = 80;
 
-/** The flow's path and the job id, so a run is findable in the console (ids are 36 characters). */
-export function executionName(path: string, jobId: string): string {
-  const room = NAME_MAX - jobId.length - 1;
+/**
+ * The flow's path and the job id, so a run is findable in the console (ids are 36 characters).
+ * A flow that continued as a new execution (flow-execution-budget.ts) ends in `.c<n>`.
+ */
+export function executionName(path: string, jobId: string, continuation = 0): string {
+  const suffix = continuationSuffix(continuation);
+  const room = NAME_MAX - jobId.length - 1 - suffix.length;
   const readable = path.replace(/[^A-Za-z0-9_.-]/g, '_').slice(-room);
-  return readable ? `${readable}-${jobId}` : jobId;
+  return (readable ? `${readable}-${jobId}` : jobId) + suffix;
 }
 
-/** What a flow-runner execution starts with, and what each of its Advance turns is given. */
+/**
+ * What a flow-runner execution starts with, and what each of its Advance turns is given: `events`
+ * counts its history so far (flow-execution-budget.ts).
+ */
 export interface FlowExecutionInput {
   workspaceId: string;
   flowJobId: string;
+  events: number;
 }
 
 /**
  * Starts the execution of a flow job, named after it: starting it again (a redelivered stream
  * record, a retried request) finds the name taken and changes nothing.
  */
-export async function startFlowExecution(client: SFNClient, stateMachineArn: string, job: Pick<Job, 'id' | 'workspace_id' | 'script_path'>): Promise<void> {
-  const input: FlowExecutionInput = { workspaceId: job.workspace_id, flowJobId: job.id };
+export async function startFlowExecution(client: SFNClient, stateMachineArn: string, job: Pick<Job, 'id' | 'workspace_id' | 'script_path'>, continuation = 0): Promise<void> {
+  const input: FlowExecutionInput = { workspaceId: job.workspace_id, flowJobId: job.id, events: 0 };
   try {
-    await client.send(new StartExecutionCommand({ stateMachineArn, name: executionName(job.script_path, job.id), input: JSON.stringify(input) }));
+    await client.send(new StartExecutionCommand({ stateMachineArn, name: executionName(job.script_path, job.id, continuation), input: JSON.stringify(input) }));
   } catch (e) {
     // Same name, closed execution: the flow already ran.
     if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
@@ -68,6 +77,15 @@ export class StepFunctionsFlowRunner implements FlowDriver {
   async start(job: Job): Promise<void> {
     if (!this.stateMachineArn) throw new Error('STATE_MACHINE_ARN must name the flow-runner state machine to run flows');
     await startFlowExecution(this.client, this.stateMachineArn, job);
+  }
+
+  /**
+   * The flow job goes on in its next execution (`continuation` in the name); the one asking ends.
+   * Asking again (a retried Advance) finds the name taken and changes nothing.
+   */
+  async continueAsNew(job: Pick<Job, 'id' | 'workspace_id' | 'script_path'>, continuation: number): Promise<void> {
+    if (!this.stateMachineArn) throw new Error('STATE_MACHINE_ARN must name the flow-runner state machine to continue flows');
+    await startFlowExecution(this.client, this.stateMachineArn, job, continuation);
   }
 
   /** The execution sends its step jobs itself (a Map of SQS sends waiting for task tokens). */

@@ -1,0 +1,56 @@
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import { redact, type LogFields, type Logger, type LogLevel } from '../../core/logger.js';
+
+/**
+ * Powertools for AWS Lambda in the AWS shell: the core's log lines written by the Powertools
+ * logger (JSON with the service name and the X-Ray trace id, the core's fields - job id,
+ * workspace - at the top level, every secret masked by the core's own `redact` first), the
+ * service's metrics as CloudWatch embedded metrics, and the SDK clients traced in X-Ray.
+ * One instance of each per execution environment, as Powertools intends.
+ */
+
+/** Where the service's own metrics go; the stack sets it per stage and its dashboard reads it. */
+export const METRICS_NAMESPACE_ENV = 'POWERTOOLS_METRICS_NAMESPACE';
+const SERVICE = 'svc';
+
+export const powertoolsLogger = new PowertoolsLogger({ serviceName: SERVICE });
+export const metrics = new Metrics({ namespace: process.env[METRICS_NAMESPACE_ENV] || SERVICE, serviceName: SERVICE });
+/** Off outside Lambda (tests, the local shell): `captureAWSv3Client` then hands the client back as is. */
+export const tracer = new Tracer({ serviceName: SERVICE });
+
+/** The core's Logger interface over a Powertools logger. */
+export function powertoolsCoreLogger(target: PowertoolsLogger = powertoolsLogger, context: LogFields = {}): Logger {
+  const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
+    const masked = redact({ ...context, ...fields }) as Record<string, unknown>;
+    target[level](redact(msg) as string, masked);
+  };
+  return {
+    info: (msg, fields) => emit('info', msg, fields),
+    warn: (msg, fields) => emit('warn', msg, fields),
+    error: (msg, fields) => emit('error', msg, fields),
+    child: (more) => powertoolsCoreLogger(target, { ...context, ...more }),
+  };
+}
+
+/** The metric names the stack's dashboard and alarms read (lib/constructs/dashboard.ts). */
+export const METRIC = {
+  /** A job reached a final status; dimension `status`. */
+  jobsFinished: 'JobsFinished',
+  /** A flow turn ended waiting for people (an approval step or a ConsentGate): a new wait, or a wait's daily look. */
+  approvalWaits: 'ApprovalWaits',
+} as const;
+
+/** One job reached `status`: published at once (a single metric), so no flush is needed after. */
+export function countJobFinished(status: string, target: Metrics = metrics): void {
+  const single = target.singleMetric();
+  single.addDimension('status', status);
+  single.addMetric(METRIC.jobsFinished, MetricUnit.Count, 1);
+}
+
+/** A flow turn ended waiting for an approval or consent. */
+export function countApprovalWait(target: Metrics = metrics): void {
+  const single = target.singleMetric();
+  single.addMetric(METRIC.approvalWaits, MetricUnit.Count, 1);
+}
