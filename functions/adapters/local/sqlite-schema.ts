@@ -170,4 +170,6 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (scope, id)
   );
   CREATE INDEX deliveries_pending ON deliveries(id) WHERE status = 'pending';`,
+  `-- sched: the schedule that started a job (its path; NULL: none).
+  ALTER TABLE jobs ADD COLUMN schedule_path TEXT;`,
 ];
