@@ -187,6 +187,8 @@ export interface JobListFilter {
   workspace_id: string;
   status?: JobStatus;
   script_path?: string;
+  /** Only the runs this schedule started. */
+  schedule_path?: string;
   limit: number;
 }
 

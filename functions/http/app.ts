@@ -28,6 +28,7 @@ import { runRoutes } from './run-routes.js';
 import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -107,6 +108,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
+  app.route('/api/w/:workspace', scheduleRoutes(deps));
   return app;
 }
 

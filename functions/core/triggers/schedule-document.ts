@@ -15,7 +15,7 @@ export const scheduleValue = z.object({
   is_flow: z.boolean(),
   args: z.record(z.string(), z.unknown()),
   enabled: z.boolean(),
-  /** A script run with `{ schedule_path, job_id, error }` when a run fails. */
+  /** A script or flow run with `{ schedule_path, path, is_flow, job_id, error }` when a run fails. */
   on_failure: z.string().nullable(),
   summary: z.string(),
   permissioned_as: z.string().min(1),
@@ -23,8 +23,7 @@ export const scheduleValue = z.object({
   created_by: z.string().min(1),
   /** The last tick claimed (or skipped); ticks at or before it never run. */
   last_tick: z.string().min(1),
-  /** The job of the last run, and whether its failure was handed to `on_failure` already. */
+  /** The job of the last run claimed. */
   last_job: z.string().nullable(),
-  failure_handled: z.boolean(),
 });
 export type Schedule = z.infer<typeof scheduleValue>;

@@ -1,0 +1,100 @@
+import { newUuid } from '../crypto.js';
+import { readEntity, listEntityValues, tryReplaceEntity } from '../entities.js';
+import { resolveRunTarget } from '../run-target.js';
+import { startRun } from '../start-run.js';
+import { errorText, log } from '../logger.js';
+import { latestTick } from './cron.js';
+import { authorRights } from './author.js';
+import type { Schedule } from './schedule-document.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Which tick of a schedule runs, and that it runs once: the same rule for the local ticker and
+ * the AWS tick function.
+ *
+ * A tick is claimed by moving the schedule's `last_tick` forward with a conditional write on the
+ * document's version; only the writer that wins starts the run. A restart, a second process or a
+ * timer delivered twice finds the tick claimed and does nothing.
+ *
+ * Runs missed while nothing ticked (the process was down): the latest missed tick runs once, as
+ * soon as ticking resumes, and the older ones are skipped. This is what the modelled service does
+ * (its next run waits in the queue and runs late once), and it keeps a restart from replaying a
+ * burst of runs.
+ */
+
+export type TickOutcome = { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string; tick: string };
+
+/** Runs the latest tick at or before `now` if nobody ran it yet. */
+export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
+  const current = await readEntity(deps.store, 'schedule', workspaceId, path);
+  if (!current) return { ran: false, reason: 'gone' };
+  const s = current.value;
+  if (!s.enabled) return { ran: false, reason: 'disabled' };
+  const tick = latestTick(s.schedule, s.timezone, now);
+  if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { ran: false, reason: 'not_due' };
+  const jobId = newUuid();
+  const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
+  // Someone else moved the schedule meanwhile (another ticker, or a user's change): theirs stands.
+  if (!claimed) return { ran: false, reason: 'claimed_elsewhere' };
+  try {
+    await startScheduled(deps, workspaceId, s, jobId);
+  } catch (e) {
+    // The tick is spent either way (at most once); a run that could not even start is a failure.
+    log.error('schedule run did not start', { workspace: workspaceId, schedule: path, error: errorText(e) });
+    await runOnFailure(deps, workspaceId, s, jobId, { name: 'ScheduleStartError', message: errorText(e) });
+  }
+  return { ran: true, jobId, tick: tick.toISOString() };
+}
+
+/** The local ticker's pass: every enabled schedule of every workspace. */
+export async function runAllDueTicks(deps: CoreDeps, now: Date): Promise<number> {
+  let ran = 0;
+  for (const ws of await deps.store.listWorkspaces()) {
+    for (const e of await listEntityValues(deps.store, 'schedule', ws.id)) {
+      if (!e.value.enabled) continue;
+      try {
+        if ((await runDueTick(deps, ws.id, e.key, now)).ran) ran += 1;
+      } catch (err) {
+        log.error('schedule tick failed', { workspace: ws.id, schedule: e.key, error: errorText(err) });
+      }
+    }
+  }
+  return ran;
+}
+
+async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string): Promise<Job> {
+  const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
+  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: s.script_path, only: s.is_flow ? 'flow' : 'script' });
+  if (!target.ok) throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
+  return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path });
+}
+
+/**
+ * Called once when a job a schedule started ends failed (the worker for scripts, the flow
+ * interpreter for flows, in both shells): the schedule's `on_failure` script or flow runs with the error.
+ */
+export async function onScheduledJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
+  if (!job.schedule_path || job.parent_job) return;
+  const s = await readEntity(deps.store, 'schedule', job.workspace_id, job.schedule_path).catch(() => null);
+  if (s) await runOnFailure(deps, job.workspace_id, s.value, job.id, error);
+}
+
+/** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
+export function errorOf(result: unknown): unknown {
+  return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
+}
+
+/** Never throws: the failure of a failure handler is logged, and the job's own outcome stands. */
+async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string, error: unknown): Promise<void> {
+  if (!s.on_failure) return;
+  const handler = s.on_failure;
+  try {
+    const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
+    const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler });
+    if (!target.ok) throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
+    await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error });
+  } catch (e) {
+    log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
+  }
+}
