@@ -5,6 +5,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
@@ -17,6 +18,7 @@ import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
 import { useLogFormat } from '../core/logger.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
+import { SchedulerTimers } from '../adapters/aws/scheduler-timers.js';
 
 // Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines.
 useLogFormat('json');
@@ -56,6 +58,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     email: config.emailFrom ? new SesEmailSender(new SESv2Client({}), config.emailFrom) : null,
     topics: config.approvalsTopicArn ? new SnsTopicPublisher(new SNSClient({}), config.approvalsTopicArn) : null,
     outbound: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }),
+    timers: config.scheduleTimers ? new SchedulerTimers({ client: new SchedulerClient({}), ...config.scheduleTimers }) : null,
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },
   };

@@ -50,3 +50,8 @@ export function ticksBetween(expression: string, timezone: string, from: Date, u
   }
   return ticks;
 }
+
+/** The first tick strictly after `after`, or null when there is none. */
+export function nextTick(expression: string, timezone: string, after: Date): Date | null {
+  return cronOf(expression, timezone).nextRun(after);
+}

@@ -3,7 +3,7 @@ import { readEntity, listEntityValues, tryReplaceEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
 import { startRun } from '../start-run.js';
 import { errorText, log } from '../logger.js';
-import { latestTick } from './cron.js';
+import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
 import type { Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
@@ -96,5 +96,24 @@ async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jo
     await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error });
   } catch (e) {
     log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
+  }
+}
+
+/**
+ * The AWS tick function's turn: runs the schedule's due ticks from now until `until` (the end of
+ * the minute its timer woke it for), sleeping between them, and stops early when the schedule is
+ * disabled or gone. Each tick still goes through the claim, so overlapping turns never double it.
+ */
+export async function runTicksUntil(deps: CoreDeps, workspaceId: string, path: string, until: Date, sleep: (ms: number) => Promise<void>): Promise<string[]> {
+  const started: string[] = [];
+  for (;;) {
+    const now = deps.clock.now();
+    const outcome = await runDueTick(deps, workspaceId, path, now);
+    if (outcome.ran) started.push(outcome.jobId);
+    else if (outcome.reason === 'disabled' || outcome.reason === 'gone') return started;
+    const s = await readEntity(deps.store, 'schedule', workspaceId, path);
+    const next = s && nextTick(s.value.schedule, s.value.timezone, now);
+    if (!next || next >= until) return started;
+    await sleep(next.getTime() - deps.clock.now().getTime());
   }
 }
