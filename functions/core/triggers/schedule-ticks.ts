@@ -23,7 +23,8 @@ import type { Job } from '../../ports.js';
  * burst of runs.
  */
 
-export type TickOutcome = { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string; tick: string };
+/** `jobId` is null when the claimed tick's run could not start (handed to on_failure). */
+export type TickOutcome = { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
 
 /** Runs the latest tick at or before `now` if nobody ran it yet. */
 export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
@@ -43,6 +44,7 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
     // The tick is spent either way (at most once); a run that could not even start is a failure.
     log.error('schedule run did not start', { workspace: workspaceId, schedule: path, error: errorText(e) });
     await runOnFailure(deps, workspaceId, s, jobId, { name: 'ScheduleStartError', message: errorText(e) });
+    return { ran: true, jobId: null, tick: tick.toISOString() };
   }
   return { ran: true, jobId, tick: tick.toISOString() };
 }
@@ -109,8 +111,11 @@ export async function runTicksUntil(deps: CoreDeps, workspaceId: string, path: s
   for (;;) {
     const now = deps.clock.now();
     const outcome = await runDueTick(deps, workspaceId, path, now);
-    if (outcome.ran) started.push(outcome.jobId);
-    else if (outcome.reason === 'disabled' || outcome.reason === 'gone') return started;
+    if (outcome.ran) {
+      if (outcome.jobId) started.push(outcome.jobId);
+    } else if (outcome.reason === 'disabled' || outcome.reason === 'gone') {
+      return started;
+    }
     const s = await readEntity(deps.store, 'schedule', workspaceId, path);
     const next = s && nextTick(s.value.schedule, s.value.timezone, now);
     if (!next || next >= until) return started;
