@@ -96,3 +96,29 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('error', reject);
   });
 }
+
+/**
+ * Scheduler's deliveries, for the AWS shell on one machine (aws-shell-server.ts): each enabled
+ * schedule's target is invoked once a minute with its input, the first time as soon as it is seen
+ * (Scheduler would wait for the next minute that matches; the tick function runs from the time it
+ * is given, so only the first wait is shorter). Each wake-up is delivered `deliveries` times at
+ * once, as Scheduler's at-least-once delivery may: the tick function must not run a tick twice.
+ */
+export function startWakeUps(scheduler: LocalScheduler, invoke: (input: unknown) => Promise<unknown>, opts: { deliveries: number; everyMs?: number }): () => void {
+  const nextWake = new Map<string, number>();
+  const timer = setInterval(() => {
+    const now = Date.now();
+    for (const [key, s] of scheduler.schedules) {
+      if (s.State !== 'ENABLED' || !s.Target.Input) continue;
+      const due = nextWake.get(key) ?? now;
+      if (due > now) continue;
+      nextWake.set(key, due + (opts.everyMs ?? 60_000));
+      const input = JSON.parse(s.Target.Input.replace('<aws.scheduler.scheduled-time>', new Date(due).toISOString()));
+      for (let i = 0; i < opts.deliveries; i++) {
+        invoke(input).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'schedule tick failed', error: String(error) })));
+      }
+    }
+    for (const key of nextWake.keys()) if (!scheduler.schedules.has(key)) nextWake.delete(key);
+  }, 250);
+  return () => clearInterval(timer);
+}

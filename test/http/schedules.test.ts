@@ -120,7 +120,27 @@ describe('the clock (issue 21, done when)', () => {
     return x;
   };
 
-  // The local shell's process is what restarts here; the AWS shell's tick function is tested in test/aws.
+  // In both shells; on AWS each Scheduler wake-up is delivered twice (test/aws/scheduler-local.ts).
+  it('runs a flow every 2 s three times, each tick once, named by its schedule, until disabled', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
+    dirs.push(dataDir);
+    const x = await start(dataDir);
+    await createFlow(x, 'u/admin/tick_flow');
+    expect((await x.post('/api/w/main/schedules/create', every2s())).status).toBe(201);
+    const jobs = await waitForRuns(x, 'u/admin/every2s', 3, 60_000);
+    expect(jobs.every((j) => j.schedule_path === 'u/admin/every2s' && j.script_path === 'u/admin/tick_flow')).toBe(true);
+    expectOneRunPerTick(jobs, 2);
+    expect((await x.post('/api/w/main/schedules/setenabled/u/admin/every2s', { enabled: false })).status).toBe(200);
+    await sleep(1000);
+    const settled = (await scheduledJobs(x, 'u/admin/every2s')).length;
+    await sleep(4000);
+    const after = await scheduledJobs(x, 'u/admin/every2s');
+    expect(after.length).toBe(settled);
+    expectOneRunPerTick(after, 2);
+  }, 120_000);
+
+  // The local shell's process is what restarts here: the AWS shell keeps no process state to lose
+  // (its emulators forget everything when stopped); its duplicate wake-ups are the test above.
   it.skipIf(process.env.SVC_TEST_SHELL === 'aws')('runs a flow every 2 s three times, survives a restart and a second process without a double run, then stops when disabled', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
     dirs.push(dataDir);
