@@ -51,11 +51,17 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
   rights.check('schedules', 'write', input.path);
   const now = deps.clock.now().toISOString();
   const schedule: Schedule = { ...(await checkedSchedule(deps, rights, input.path, input)), created_by: rights.principal.username, last_tick: now, last_job: null };
-  // The timer first: one left behind by a failed save only wakes a tick that finds no schedule.
-  await putTimer(deps, rights.workspaceId, schedule);
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const created = await tryCreateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, input.path, schedule, (e) => announce('CreateSchedule', ref(e)));
   if (!created) throw conflict(`${what(input.path)} already exists`);
+  // The schedule before its timer: a timer's first wake-up must find it. A save whose timer
+  // cannot be made is undone, so a schedule never exists without its clock.
+  try {
+    await putTimer(deps, rights.workspaceId, schedule);
+  } catch (e) {
+    await deps.store.deleteEntity('schedule', rights.workspaceId, input.path, announce('DeleteSchedule', { kind: 'schedule', path: input.path }));
+    throw e;
+  }
   await audit(deps, 'schedule_created', auditDetail(rights, schedule));
   return view(created);
 }
