@@ -58,3 +58,21 @@ describe('schedule ticks', () => {
     expect(await runs()).toBe(1);
   });
 });
+
+describe('schedule events', () => {
+  it('announces creating, changing and deleting a schedule to the workspace webhook, in the same write', async () => {
+    const { s } = await setUp();
+    expect((await s.post('/api/w/main/workspaces/edit_webhook', { webhook: 'https://hooks.example.com/svc' })).status).toBe(200);
+    expect((await s.post('/api/w/main/schedules/create', { path: 'u/admin/hourly', schedule: '0 0 * * * *', script_path: 'u/admin/work' })).status).toBe(201);
+    expect((await s.post('/api/w/main/schedules/setenabled/u/admin/every5s', { enabled: false })).status).toBe(200);
+    expect((await s.fetch('/api/w/main/schedules/delete/u/admin/every5s', { method: 'DELETE' })).status).toBe(200);
+    // Newest first.
+    const events = (await s.store.listDeliveries('main', 100)).map((d) => JSON.parse(d.body));
+    expect(events.map((e) => [e.type, e.subject, e.data.enabled])).toEqual([
+      ['DeleteSchedule', 'u/admin/every5s', undefined],
+      ['UpdateSchedule', 'u/admin/every5s', false],
+      ['CreateSchedule', 'u/admin/hourly', true],
+    ]);
+    expect(events[2].data).toMatchObject({ workspace: 'main', kind: 'schedule', user: 'admin', script_path: 'u/admin/work' });
+  });
+});
