@@ -14,7 +14,10 @@ import { awsShell } from './aws-deps.js';
 /** One wake-up covers the minute it was due for. */
 const WINDOW_MS = 60_000;
 
-export function createScheduleTickHandler(depsOf: () => Promise<CoreDeps>, opts: { windowMs?: number; sleep?: (ms: number) => Promise<void> } = {}) {
+export function createScheduleTickHandler(
+  depsOf: () => Promise<CoreDeps>,
+  opts: { windowMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+) {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms))));
   return async (event: TickEvent): Promise<{ started: string[] }> => {
     const deps = await depsOf();

@@ -62,7 +62,12 @@ export class Schedules extends Construct {
       description: 'svc schedules: EventBridge Scheduler invokes the schedule tick function',
     });
     this.handler.grantInvoke(this.invokeRole);
-    acknowledgeWildcardResource(this.invokeRole, this.handler, ':*', "lambda.grantInvoke covers the function's versions and aliases (`:*`); Scheduler invokes the unqualified function only.");
+    acknowledgeWildcardResource(
+      this.invokeRole,
+      this.handler,
+      ':*',
+      "lambda.grantInvoke covers the function's versions and aliases (`:*`); Scheduler invokes the unqualified function only.",
+    );
   }
 
   /** `schedule/<group>/*`: every schedule of the group, whatever svc item it stands for. */
@@ -77,7 +82,11 @@ export class Schedules extends Construct {
     fn.addEnvironment('SCHEDULER_ROLE_ARN', this.invokeRole.roleArn);
     const role = fn.role!;
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ sid: 'ManageSchedules', actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'scheduler:GetSchedule'], resources: [this.schedulesArn()] }),
+      new iam.PolicyStatement({
+        sid: 'ManageSchedules',
+        actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'scheduler:GetSchedule'],
+        resources: [this.schedulesArn()],
+      }),
     );
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -90,7 +99,8 @@ export class Schedules extends Construct {
     Validations.of(role).acknowledge({
       // cdk-nag names the finding by the ARN pattern, the group's generated name included.
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${this.group.scheduleGroupName}/*]`,
-      reason: "svc keeps one Scheduler schedule per svc schedule, named at run time: the grant covers this stack's schedule group only (schedule/<group>/*).",
+      reason:
+        "svc keeps one Scheduler schedule per svc schedule, named at run time: the grant covers this stack's schedule group only (schedule/<group>/*).",
     });
   }
 }

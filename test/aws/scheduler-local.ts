@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -41,7 +41,7 @@ const ARN = (group: string, name: string) => `arn:aws:scheduler:us-east-1:000000
 export async function startLocalScheduler(): Promise<LocalScheduler> {
   const schedules = new Map<string, FakeSchedule>();
   const requests: SchedulerRequest[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const m = /^\/schedules\/([^/]+)$/.exec(url.pathname);
     const text = await readBody(req);
@@ -61,7 +61,8 @@ export async function startLocalScheduler(): Promise<LocalScheduler> {
     switch (req.method) {
       case 'POST':
         if (schedules.has(key)) return reply(409, { Message: `Schedule ${name} already exists.` }, 'ConflictException');
-        if (!body?.ScheduleExpression || !body?.Target?.Arn || !body?.Target?.RoleArn || !body?.FlexibleTimeWindow) return reply(400, { Message: 'missing required fields' }, 'ValidationException');
+        if (!body?.ScheduleExpression || !body?.Target?.Arn || !body?.Target?.RoleArn || !body?.FlexibleTimeWindow)
+          return reply(400, { Message: 'missing required fields' }, 'ValidationException');
         schedules.set(key, { State: 'ENABLED', ...body, Name: name, GroupName: group });
         return reply(200, { ScheduleArn: ARN(group, name) });
       case 'PUT':
@@ -76,7 +77,8 @@ export async function startLocalScheduler(): Promise<LocalScheduler> {
       default:
         return reply(405, { Message: 'method not allowed' }, 'ValidationException');
     }
-  });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {
@@ -104,7 +106,11 @@ function readBody(req: IncomingMessage): Promise<string> {
  * is given, so only the first wait is shorter). Each wake-up is delivered `deliveries` times at
  * once, as Scheduler's at-least-once delivery may: the tick function must not run a tick twice.
  */
-export function startWakeUps(scheduler: LocalScheduler, invoke: (input: unknown) => Promise<unknown>, opts: { deliveries: number; everyMs?: number }): () => void {
+export function startWakeUps(
+  scheduler: LocalScheduler,
+  invoke: (input: unknown) => Promise<unknown>,
+  opts: { deliveries: number; everyMs?: number },
+): () => void {
   const nextWake = new Map<string, number>();
   const timer = setInterval(() => {
     const now = Date.now();
@@ -115,7 +121,9 @@ export function startWakeUps(scheduler: LocalScheduler, invoke: (input: unknown)
       nextWake.set(key, due + (opts.everyMs ?? 60_000));
       const input = JSON.parse(s.Target.Input.replace('<aws.scheduler.scheduled-time>', new Date(due).toISOString()));
       for (let i = 0; i < opts.deliveries; i++) {
-        invoke(input).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'schedule tick failed', error: String(error) })));
+        invoke(input).catch((error: unknown) =>
+          console.error(JSON.stringify({ level: 'error', msg: 'schedule tick failed', error: String(error) })),
+        );
       }
     }
     for (const key of nextWake.keys()) if (!scheduler.schedules.has(key)) nextWake.delete(key);

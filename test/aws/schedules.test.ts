@@ -43,12 +43,29 @@ beforeAll(async () => {
   const store = new DynamoStore({ client, tableName });
   const clock = { now: () => new Date() };
   // The core's other ports as in memory; the store, the queue and the timers are the AWS ones.
-  const memory = await createMemoryService({ runner: { run: async () => ({ ok: true, result: null }) } as never, clock, adminToken: 'unused' });
-  deps = { ...memory.deps, store, queue: new TableStreamJobQueue(), timers: new SchedulerTimers({ client: schedulerClient, groupName: GROUP, targetArn: TARGET, roleArn: ROLE }) };
-  await bootstrapInstance(store, clock, { adminToken: `admin-${randomBytes(8).toString('hex')}`, defaultWorkspaceId: 'main', signingKey: randomBytes(32) });
+  const memory = await createMemoryService({
+    runner: { run: async () => ({ ok: true, result: null }) } as never,
+    clock,
+    adminToken: 'unused',
+  });
+  deps = {
+    ...memory.deps,
+    store,
+    queue: new TableStreamJobQueue(),
+    timers: new SchedulerTimers({ client: schedulerClient, groupName: GROUP, targetArn: TARGET, roleArn: ROLE }),
+  };
+  await bootstrapInstance(store, clock, {
+    adminToken: `admin-${randomBytes(8).toString('hex')}`,
+    defaultWorkspaceId: 'main',
+    signingKey: randomBytes(32),
+  });
   await store.insertScriptVersion(aScriptVersion('main', 'f/ops/report'), null);
   const admin = (await store.getUser('admin'))!;
-  rights = await Rights.load(deps, { username: admin.username, isSuperadmin: true, workspaceId: 'main', scopes: null, via: 'token', jobId: null, tokenHash: null }, 'main');
+  rights = await Rights.load(
+    deps,
+    { username: admin.username, isSuperadmin: true, workspaceId: 'main', scopes: null, via: 'token', jobId: null, tokenHash: null },
+    'main',
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -67,7 +84,13 @@ const jobsOf = (path: string) => deps.store.listJobs({ workspace_id: 'main', sch
 
 describe('schedules on AWS', () => {
   it('creates, updates, disables and deletes the EventBridge Scheduler schedule with the item', async () => {
-    await createSchedule(deps, rights, { path: 'f/ops/nightly', schedule: '0 30 4 * * *', timezone: 'Europe/Paris', script_path: 'f/ops/report', args: { b: 1 } });
+    await createSchedule(deps, rights, {
+      path: 'f/ops/nightly',
+      schedule: '0 30 4 * * *',
+      timezone: 'Europe/Paris',
+      script_path: 'f/ops/report',
+      args: { b: 1 },
+    });
     // Update first (the usual case), then Create when there is none yet.
     expect(scheduler.requests.map((r) => r.method)).toEqual(['PUT', 'POST']);
     const [timer] = scheduler.schedules.values();
@@ -80,10 +103,23 @@ describe('schedules on AWS', () => {
       Target: { Arn: TARGET, RoleArn: ROLE },
     });
     expect(timer.Name).toMatch(/^svc-[0-9a-f]{48}$/);
-    expect(JSON.parse(timer.Target.Input!)).toEqual({ workspace_id: 'main', path: 'f/ops/nightly', scheduled_time: '<aws.scheduler.scheduled-time>' });
+    expect(JSON.parse(timer.Target.Input!)).toEqual({
+      workspace_id: 'main',
+      path: 'f/ops/nightly',
+      scheduled_time: '<aws.scheduler.scheduled-time>',
+    });
 
-    await updateSchedule(deps, rights, 'f/ops/nightly', { schedule: '*/2 * * * * *', timezone: 'UTC', script_path: 'f/ops/report', args: { b: 2 } });
-    expect(scheduler.schedules.get(`${GROUP}/${timer.Name}`)).toMatchObject({ ScheduleExpression: 'cron(* * * * ? *)', ScheduleExpressionTimezone: 'UTC', State: 'ENABLED' });
+    await updateSchedule(deps, rights, 'f/ops/nightly', {
+      schedule: '*/2 * * * * *',
+      timezone: 'UTC',
+      script_path: 'f/ops/report',
+      args: { b: 2 },
+    });
+    expect(scheduler.schedules.get(`${GROUP}/${timer.Name}`)).toMatchObject({
+      ScheduleExpression: 'cron(* * * * ? *)',
+      ScheduleExpressionTimezone: 'UTC',
+      State: 'ENABLED',
+    });
     await setScheduleEnabled(deps, rights, 'f/ops/nightly', { enabled: false });
     expect(scheduler.schedules.get(`${GROUP}/${timer.Name}`)?.State).toBe('DISABLED');
 
@@ -107,12 +143,16 @@ describe('schedules on AWS', () => {
     // A 5 s window of a 2 s schedule holds two or three ticks; each ran once.
     expect(jobs.length).toBeGreaterThanOrEqual(2);
     expect(jobs.length).toBeLessThanOrEqual(3);
-    expect(jobs.every((j) => j.schedule_path === 'f/ops/every2s' && j.script_path === 'f/ops/report' && j.created_by === 'admin')).toBe(true);
+    expect(jobs.every((j) => j.schedule_path === 'f/ops/every2s' && j.script_path === 'f/ops/report' && j.created_by === 'admin')).toBe(
+      true,
+    );
     const ticks = jobs.map((j) => Math.floor(Date.parse(j.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
 
     await setScheduleEnabled(deps, rights, 'f/ops/every2s', { enabled: false });
-    expect(await handler({ workspace_id: 'main', path: 'f/ops/every2s', scheduled_time: new Date().toISOString() })).toEqual({ started: [] });
+    expect(await handler({ workspace_id: 'main', path: 'f/ops/every2s', scheduled_time: new Date().toISOString() })).toEqual({
+      started: [],
+    });
     expect((await jobsOf('f/ops/every2s')).length).toBe(jobs.length);
     await deleteSchedule(deps, rights, 'f/ops/every2s');
   }, 30_000);

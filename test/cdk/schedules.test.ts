@@ -50,12 +50,26 @@ describe('schedules', () => {
 
   it('lets the api manage the group schedules and pass the invoke role to Scheduler, and no other role', () => {
     const manage = statementsOf(stack.api.handler.role!).find((s) => s.Sid === 'ManageSchedules')!;
-    expect([manage.Action].flat().sort()).toEqual(['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'scheduler:GetSchedule', 'scheduler:UpdateSchedule']);
+    expect([manage.Action].flat().sort()).toEqual([
+      'scheduler:CreateSchedule',
+      'scheduler:DeleteSchedule',
+      'scheduler:GetSchedule',
+      'scheduler:UpdateSchedule',
+    ]);
     expect(JSON.stringify(manage.Resource)).toContain(`:schedule/${stack.schedules.group.scheduleGroupName}/*`);
     const pass = statementsOf(stack.api.handler.role!).filter((s) => [s.Action].flat().includes('iam:PassRole'));
-    expect(pass).toEqual([{ Sid: 'PassSchedulerRole', Effect: 'Allow', Action: 'iam:PassRole', Resource: arnOf(stack.schedules.invokeRole), Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } }]);
+    expect(pass).toEqual([
+      {
+        Sid: 'PassSchedulerRole',
+        Effect: 'Allow',
+        Action: 'iam:PassRole',
+        Resource: arnOf(stack.schedules.invokeRole),
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      },
+    ]);
     // Nobody else touches Scheduler.
-    for (const fn of [stack.worker.handler, stack.maintenance.handler, stack.schedules.handler]) expect(actionsOf(fn.role!).filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole')).toEqual([]);
+    for (const fn of [stack.worker.handler, stack.maintenance.handler, stack.schedules.handler])
+      expect(actionsOf(fn.role!).filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole')).toEqual([]);
   });
 
   it('gives the tick function the table, the bucket and the signing key, and no queue, KMS or Scheduler rights', () => {

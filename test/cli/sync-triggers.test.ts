@@ -15,13 +15,38 @@ describe('svc sync: routes and schedules', () => {
     const s = server();
     const ws = await newWorkspace(s);
     await api(s, ws, '/folders/create', { name: 'ops' });
-    await api(s, ws, '/scripts/create', { path: 'f/ops/take_order', language: 'bun', content: 'export function main(id: string) { return id }' });
-    await api(s, ws, '/flows/create', { path: 'f/ops/report', summary: 'report', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bash', content: 'echo done', input_transforms: {} } }] } });
+    await api(s, ws, '/scripts/create', {
+      path: 'f/ops/take_order',
+      language: 'bun',
+      content: 'export function main(id: string) { return id }',
+    });
+    await api(s, ws, '/flows/create', {
+      path: 'f/ops/report',
+      summary: 'report',
+      value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bash', content: 'echo done', input_transforms: {} } }] },
+    });
     await api(s, ws, '/variables/create', { path: 'f/ops/order_secret', value: 'whsec', is_secret: true });
-    await api(s, ws, '/http_triggers/create', { path: 'f/ops/order_route', route_path: `${ws}/orders/:id`, http_method: 'post', script_path: 'f/ops/take_order', authentication_method: 'signature', secret_variable: 'f/ops/order_secret' });
-    await api(s, ws, '/schedules/create', { path: 'f/ops/nightly', schedule: '0 0 3 * * *', timezone: 'Europe/Paris', script_path: 'f/ops/report', is_flow: true, enabled: false });
+    await api(s, ws, '/http_triggers/create', {
+      path: 'f/ops/order_route',
+      route_path: `${ws}/orders/:id`,
+      http_method: 'post',
+      script_path: 'f/ops/take_order',
+      authentication_method: 'signature',
+      secret_variable: 'f/ops/order_secret',
+    });
+    await api(s, ws, '/schedules/create', {
+      path: 'f/ops/nightly',
+      schedule: '0 0 3 * * *',
+      timezone: 'Europe/Paris',
+      script_path: 'f/ops/report',
+      is_flow: true,
+      enabled: false,
+    });
 
-    const project = newProject({ 'svc.yaml': 'includeTriggers: true\nincludeSchedules: true\nskipScripts: true\nskipFlows: true\nskipVariables: true\nskipFolders: true\n' });
+    const project = newProject({
+      'svc.yaml':
+        'includeTriggers: true\nincludeSchedules: true\nskipScripts: true\nskipFlows: true\nskipVariables: true\nskipFolders: true\n',
+    });
     const pulled = await project.svc(['sync', 'pull', '--yes', '--json-output', ...target(s, ws)]);
     expect(pulled.code, pulled.stderr).toBe(0);
     expect(changesOf(pulled)).toEqual(['+ http_trigger f/ops/order_route', '+ schedule f/ops/nightly']);
@@ -49,15 +74,27 @@ describe('svc sync: routes and schedules', () => {
     expect((await apiGet(s, ws, '/schedules/get/f/ops/bad')).status).toBe(404);
 
     project.write('f/ops/nightly.schedule.yaml', project.read('f/ops/nightly.schedule.yaml').replace('0 0 3 * * *', '0 30 4 * * *'));
-    project.write('f/ops/hourly.schedule.yaml', 'schedule: "0 0 * * * *"\nscript_path: f/ops/take_order\nargs:\n  id: hourly\nenabled: false\non_failure: f/ops/report\n');
+    project.write(
+      'f/ops/hourly.schedule.yaml',
+      'schedule: "0 0 * * * *"\nscript_path: f/ops/take_order\nargs:\n  id: hourly\nenabled: false\non_failure: f/ops/report\n',
+    );
     project.remove('f/ops/order_route.http_trigger.yaml');
     const dry = await project.svc(['sync', 'push', '--dry-run', '--json-output', ...target(s, ws)]);
     expect(changesOf(dry)).toEqual(['+ schedule f/ops/hourly', '- http_trigger f/ops/order_route', '~ schedule f/ops/nightly']);
     const pushed = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
     expect(pushed.code, pushed.stderr).toBe(0);
 
-    expect((await apiGet(s, ws, '/schedules/get/f/ops/nightly')).body).toMatchObject({ schedule: '0 30 4 * * *', timezone: 'Europe/Paris', enabled: false });
-    expect((await apiGet(s, ws, '/schedules/get/f/ops/hourly')).body).toMatchObject({ timezone: 'UTC', args: { id: 'hourly' }, on_failure: 'f/ops/report', is_flow: false });
+    expect((await apiGet(s, ws, '/schedules/get/f/ops/nightly')).body).toMatchObject({
+      schedule: '0 30 4 * * *',
+      timezone: 'Europe/Paris',
+      enabled: false,
+    });
+    expect((await apiGet(s, ws, '/schedules/get/f/ops/hourly')).body).toMatchObject({
+      timezone: 'UTC',
+      args: { id: 'hourly' },
+      on_failure: 'f/ops/report',
+      is_flow: false,
+    });
     expect((await apiGet(s, ws, '/http_triggers/get/f/ops/order_route')).status).toBe(404);
     expect(changesOf(await project.svc(['sync', 'pull', '--json-output', ...target(s, ws)]))).toEqual([]);
   });

@@ -14,7 +14,15 @@ import { createScript, startServer, waitForJob, type TestServer } from './harnes
 let s: TestServer;
 const ws = () => `/api/w/${s.workspace}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const every2s = (extra: Record<string, unknown> = {}) => ({ path: 'u/admin/every2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', script_path: 'u/admin/tick_flow', is_flow: true, args: { label: 'tick' }, ...extra });
+const every2s = (extra: Record<string, unknown> = {}) => ({
+  path: 'u/admin/every2s',
+  schedule: '*/2 * * * * *',
+  timezone: 'Europe/Paris',
+  script_path: 'u/admin/tick_flow',
+  is_flow: true,
+  args: { label: 'tick' },
+  ...extra,
+});
 
 async function scheduledJobs(server: TestServer, path: string): Promise<Array<Record<string, any>>> {
   const res = await server.fetch(`/api/w/main/jobs/list?schedule_path=${encodeURIComponent(path)}&per_page=1000`);
@@ -45,8 +53,25 @@ function expectAtMostOneRunPerTick(jobs: Array<Record<string, any>>, since: stri
 }
 
 async function createFlow(server: TestServer, path: string) {
-  const value = { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main(label: string) { return label + "!" }', input_transforms: { label: { type: 'javascript', expr: 'flow_input.label' } } } }] };
-  const res = await server.post('/api/w/main/flows/create', { path, summary: path, value, schema: { type: 'object', properties: { label: { type: 'string' } } } });
+  const value = {
+    modules: [
+      {
+        id: 'a',
+        value: {
+          type: 'rawscript',
+          language: 'bun',
+          content: 'export function main(label: string) { return label + "!" }',
+          input_transforms: { label: { type: 'javascript', expr: 'flow_input.label' } },
+        },
+      },
+    ],
+  };
+  const res = await server.post('/api/w/main/flows/create', {
+    path,
+    summary: path,
+    value,
+    schema: { type: 'object', properties: { label: { type: 'string' } } },
+  });
   expect(res.status, await res.clone().text()).toBe(201);
 }
 
@@ -84,20 +109,36 @@ describe('managing schedules', () => {
   it('creates, reads, lists, updates, disables and deletes, each audited', async () => {
     const created = await s.post(`${ws()}/schedules/create`, every2s({ enabled: false, summary: 'every other second' }));
     expect(created.status, await created.clone().text()).toBe(201);
-    expect(await created.json()).toMatchObject({ path: 'u/admin/every2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', is_flow: true, enabled: false, on_failure: null, summary: 'every other second' });
+    expect(await created.json()).toMatchObject({
+      path: 'u/admin/every2s',
+      schedule: '*/2 * * * * *',
+      timezone: 'Europe/Paris',
+      is_flow: true,
+      enabled: false,
+      on_failure: null,
+      summary: 'every other second',
+    });
     expect((await s.post(`${ws()}/schedules/create`, every2s())).status).toBe(409);
 
     const updated = await s.post(`${ws()}/schedules/update/u/admin/every2s`, every2s({ schedule: '0 0 3 * * *', enabled: false }));
     expect(updated.status, await updated.clone().text()).toBe(200);
     expect((await s.post(`${ws()}/schedules/update/u/admin/every2s`, every2s({ schedule: 'never' }))).status).toBe(400);
-    expect(await (await s.fetch(`${ws()}/schedules/get/u/admin/every2s`)).json()).toMatchObject({ schedule: '0 0 3 * * *', enabled: false });
+    expect(await (await s.fetch(`${ws()}/schedules/get/u/admin/every2s`)).json()).toMatchObject({
+      schedule: '0 0 3 * * *',
+      enabled: false,
+    });
     expect((await s.post(`${ws()}/schedules/setenabled/u/admin/every2s`, { enabled: 'yes' })).status).toBe(400);
-    expect(await (await s.post(`${ws()}/schedules/setenabled/u/admin/every2s`, { enabled: true })).json()).toMatchObject({ enabled: true, schedule: '0 0 3 * * *' });
+    expect(await (await s.post(`${ws()}/schedules/setenabled/u/admin/every2s`, { enabled: true })).json()).toMatchObject({
+      enabled: true,
+      schedule: '0 0 3 * * *',
+    });
     expect((await (await s.fetch(`${ws()}/schedules/list`)).json()).map((x: any) => x.path)).toEqual(['u/admin/every2s']);
 
     expect((await s.fetch(`${ws()}/schedules/delete/u/admin/every2s`, { method: 'DELETE' })).status).toBe(200);
     expect((await s.fetch(`${ws()}/schedules/get/u/admin/every2s`)).status).toBe(404);
-    const events = (await (await s.fetch('/api/audit/list')).json()).filter((e: any) => e.path === 'u/admin/every2s').map((e: any) => e.event);
+    const events = (await (await s.fetch('/api/audit/list')).json())
+      .filter((e: any) => e.path === 'u/admin/every2s')
+      .map((e: any) => e.event);
     expect(events).toEqual(['schedule_created', 'schedule_updated', 'schedule_enabled', 'schedule_deleted']);
   });
 
@@ -106,7 +147,12 @@ describe('managing schedules', () => {
     expect(res.status).toBe(201);
     const reader = await res.text();
     expect((await s.fetch(`${ws()}/schedules/list`, { token: reader })).status).toBe(200);
-    const denied = await s.fetch(`${ws()}/schedules/create`, { method: 'POST', token: reader, headers: { 'content-type': 'application/json' }, body: JSON.stringify(every2s({ path: 'u/admin/sneaky' })) });
+    const denied = await s.fetch(`${ws()}/schedules/create`, {
+      method: 'POST',
+      token: reader,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(every2s({ path: 'u/admin/sneaky' })),
+    });
     expect(denied.status).toBe(403);
     expect((await s.fetch(`${ws()}/schedules/get/u/admin/sneaky`)).status).toBe(404);
   });
@@ -148,43 +194,57 @@ describe('the clock (issue 21, done when)', () => {
 
   // The local shell's process is what restarts here: the AWS shell keeps no process state to lose
   // (its emulators forget everything when stopped); its duplicate wake-ups are the test above.
-  it.skipIf(process.env.SVC_TEST_SHELL === 'aws')('runs a flow every 2 s three times, survives a restart and a second process without a double run, then stops when disabled', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
-    dirs.push(dataDir);
-    const first = await start(dataDir);
-    await createFlow(first, 'u/admin/tick_flow');
-    const created = await first.post('/api/w/main/schedules/create', every2s());
-    expect(created.status).toBe(201);
-    const since = (await created.json()).created_at;
+  it.skipIf(process.env.SVC_TEST_SHELL === 'aws')(
+    'runs a flow every 2 s three times, survives a restart and a second process without a double run, then stops when disabled',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
+      dirs.push(dataDir);
+      const first = await start(dataDir);
+      await createFlow(first, 'u/admin/tick_flow');
+      const created = await first.post('/api/w/main/schedules/create', every2s());
+      expect(created.status).toBe(201);
+      const since = (await created.json()).created_at;
 
-    const before = await waitForRuns(first, 'u/admin/every2s', 3);
-    expect(before.every((j) => j.schedule_path === 'u/admin/every2s' && j.script_path === 'u/admin/tick_flow')).toBe(true);
-    expect((await waitForJob(first, before[0].id)).result).toBe('tick!');
+      const before = await waitForRuns(first, 'u/admin/every2s', 3);
+      expect(before.every((j) => j.schedule_path === 'u/admin/every2s' && j.script_path === 'u/admin/tick_flow')).toBe(true);
+      expect((await waitForJob(first, before[0].id)).result).toBe('tick!');
 
-    await first.stop();
-    servers.splice(servers.indexOf(first), 1);
-    // Two processes on the same data: both tick, each tick still runs once.
-    const second = await start(dataDir);
-    const third = await start(dataDir);
-    const after = await waitForRuns(second, 'u/admin/every2s', before.length + 3);
-    expectAtMostOneRunPerTick(after, since, 2);
-    expect((await scheduledJobs(third, 'u/admin/every2s')).length).toBeGreaterThanOrEqual(after.length);
+      await first.stop();
+      servers.splice(servers.indexOf(first), 1);
+      // Two processes on the same data: both tick, each tick still runs once.
+      const second = await start(dataDir);
+      const third = await start(dataDir);
+      const after = await waitForRuns(second, 'u/admin/every2s', before.length + 3);
+      expectAtMostOneRunPerTick(after, since, 2);
+      expect((await scheduledJobs(third, 'u/admin/every2s')).length).toBeGreaterThanOrEqual(after.length);
 
-    expect((await second.post('/api/w/main/schedules/setenabled/u/admin/every2s', { enabled: false })).status).toBe(200);
-    await sleep(500);
-    const settled = (await scheduledJobs(second, 'u/admin/every2s')).length;
-    await sleep(4500);
-    expect((await scheduledJobs(third, 'u/admin/every2s')).length).toBe(settled);
-    expectAtMostOneRunPerTick(await scheduledJobs(third, 'u/admin/every2s'), since, 2);
-  }, 90_000);
+      expect((await second.post('/api/w/main/schedules/setenabled/u/admin/every2s', { enabled: false })).status).toBe(200);
+      await sleep(500);
+      const settled = (await scheduledJobs(second, 'u/admin/every2s')).length;
+      await sleep(4500);
+      expect((await scheduledJobs(third, 'u/admin/every2s')).length).toBe(settled);
+      expectAtMostOneRunPerTick(await scheduledJobs(third, 'u/admin/every2s'), since, 2);
+    },
+    90_000,
+  );
 
   it('hands a failed run to on_failure with the error, once', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-sched-'));
     dirs.push(dataDir);
     const x = await start(dataDir);
     await createScript(x, 'u/admin/breaks', 'bash', 'echo "disk full" >&2\nexit 3');
-    await createScript(x, 'u/admin/alert', 'bun', 'export function main(schedule_path: string, path: string, job_id: string, error: unknown) { return { schedule_path, path, job_id, error } }');
-    const created = await x.post('/api/w/main/schedules/create', { path: 'u/admin/nightly', schedule: '* * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
+    await createScript(
+      x,
+      'u/admin/alert',
+      'bun',
+      'export function main(schedule_path: string, path: string, job_id: string, error: unknown) { return { schedule_path, path, job_id, error } }',
+    );
+    const created = await x.post('/api/w/main/schedules/create', {
+      path: 'u/admin/nightly',
+      schedule: '* * * * * *',
+      script_path: 'u/admin/breaks',
+      on_failure: 'u/admin/alert',
+    });
     expect(created.status, await created.clone().text()).toBe(201);
     let alerts: Array<Record<string, any>> = [];
     for (let i = 0; i < 100 && alerts.length === 0; i++) {

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, UpdateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import {
+  CreateScheduleCommand,
+  DeleteScheduleCommand,
+  ResourceNotFoundException,
+  UpdateScheduleCommand,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
 import type { ScheduleTimers } from '../../ports.js';
 
 /**
@@ -40,7 +46,11 @@ export class SchedulerTimers implements ScheduleTimers {
       Target: {
         Arn: this.o.targetArn,
         RoleArn: this.o.roleArn,
-        Input: JSON.stringify({ workspace_id: timer.workspaceId, path: timer.path, scheduled_time: '<aws.scheduler.scheduled-time>' } satisfies TickEvent),
+        Input: JSON.stringify({
+          workspace_id: timer.workspaceId,
+          path: timer.path,
+          scheduled_time: '<aws.scheduler.scheduled-time>',
+        } satisfies TickEvent),
         // A late tick is better run than lost; the claim keeps a retried one from running twice.
         RetryPolicy: { MaximumEventAgeInSeconds: 300, MaximumRetryAttempts: 3 },
       },

@@ -26,7 +26,18 @@ function pick(source: P, fields: readonly string[], nullable: readonly string[])
   return Object.fromEntries([...fields.map((k) => [k, source[k]]), ...nullable.map((k) => [k, source[k] ?? null])]);
 }
 
-const ROUTE_FIELDS = ['route_path', 'http_method', 'script_path', 'is_flow', 'is_async', 'authentication_method', 'summary', 'description', 'wrap_body', 'raw_string'] as const;
+const ROUTE_FIELDS = [
+  'route_path',
+  'http_method',
+  'script_path',
+  'is_flow',
+  'is_async',
+  'authentication_method',
+  'summary',
+  'description',
+  'wrap_body',
+  'raw_string',
+] as const;
 const ROUTE_NULLABLE = ['api_key_header', 'signature_header', 'secret_variable', 'basic_auth_resource', 'inject_token_variable'] as const;
 
 const routeFile = z.strictObject({
@@ -52,7 +63,11 @@ export const httpTriggers: KindHandler = yamlKind({
   enabled: (o) => o.includeTriggers === true,
   async list(ctx) {
     const listed = await ctx.remote.get<P[]>('/http_triggers/list');
-    return mapPool(listed, parallelOf(ctx), async (t) => ({ id: String(t.path), owner: String(t.created_by), payload: { path: t.path, ...pick(t, ROUTE_FIELDS, ROUTE_NULLABLE) } }));
+    return mapPool(listed, parallelOf(ctx), async (t) => ({
+      id: String(t.path),
+      owner: String(t.created_by),
+      payload: { path: t.path, ...pick(t, ROUTE_FIELDS, ROUTE_NULLABLE) },
+    }));
   },
   ...pathFile('http_trigger', 'triggers'),
   schema: routeFile,
@@ -83,7 +98,11 @@ export const schedules: KindHandler = yamlKind({
   enabled: (o) => o.includeSchedules === true,
   async list(ctx) {
     const listed = await ctx.remote.get<P[]>('/schedules/list');
-    return listed.map((s) => ({ id: String(s.path), owner: String(s.created_by), payload: { path: s.path, ...pick(s, SCHEDULE_FIELDS, SCHEDULE_NULLABLE) } }));
+    return listed.map((s) => ({
+      id: String(s.path),
+      owner: String(s.created_by),
+      payload: { path: s.path, ...pick(s, SCHEDULE_FIELDS, SCHEDULE_NULLABLE) },
+    }));
   },
   file: (id) => `${id}.schedule.yaml`,
   claim: (file) => (file.endsWith('.schedule.yaml') && /^[uf]\//.test(file) ? file.slice(0, -'.schedule.yaml'.length) : null),

@@ -10,7 +10,9 @@ export function assertTimezone(timezone: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw badRequest('invalid_request', `timezone: ${JSON.stringify(timezone)} is not an IANA time zone (e.g. Europe/Paris, UTC)`, { field: 'timezone' });
+    throw badRequest('invalid_request', `timezone: ${JSON.stringify(timezone)} is not an IANA time zone (e.g. Europe/Paris, UTC)`, {
+      field: 'timezone',
+    });
   }
 }
 
@@ -22,13 +24,19 @@ function cronOf(expression: string, timezone: string): Cron {
 export function assertCron(expression: string, timezone: string): void {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 6) {
-    throw badRequest('invalid_request', `schedule: ${JSON.stringify(expression)} must have six fields, seconds first (e.g. "0 */5 * * * *")`, { field: 'schedule' });
+    throw badRequest(
+      'invalid_request',
+      `schedule: ${JSON.stringify(expression)} must have six fields, seconds first (e.g. "0 */5 * * * *")`,
+      { field: 'schedule' },
+    );
   }
   let next: Date | null;
   try {
     next = cronOf(expression, timezone).nextRun();
   } catch (e) {
-    throw badRequest('invalid_request', `schedule: ${JSON.stringify(expression)} is not a valid cron expression: ${(e as Error).message}`, { field: 'schedule' });
+    throw badRequest('invalid_request', `schedule: ${JSON.stringify(expression)} is not a valid cron expression: ${(e as Error).message}`, {
+      field: 'schedule',
+    });
   }
   if (!next) throw badRequest('invalid_request', `schedule: ${JSON.stringify(expression)} never fires`, { field: 'schedule' });
 }

@@ -24,7 +24,8 @@ import type { Job } from '../../ports.js';
  */
 
 /** `jobId` is null when the claimed tick's run could not start (handed to on_failure). */
-export type TickOutcome = { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
+export type TickOutcome =
+  { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
 
 /** Runs the latest tick at or before `now` if nobody ran it yet. */
 export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
@@ -67,8 +68,13 @@ export async function runAllDueTicks(deps: CoreDeps, now: Date): Promise<number>
 
 async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string): Promise<Job> {
   const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
-  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: s.script_path, only: s.is_flow ? 'flow' : 'script' });
-  if (!target.ok) throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
+  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), {
+    by: 'path',
+    path: s.script_path,
+    only: s.is_flow ? 'flow' : 'script',
+  });
+  if (!target.ok)
+    throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
   return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path });
 }
 
@@ -94,7 +100,8 @@ async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jo
   try {
     const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
     const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler });
-    if (!target.ok) throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
+    if (!target.ok)
+      throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
     await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error });
   } catch (e) {
     log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
@@ -106,7 +113,13 @@ async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jo
  * the minute its timer woke it for), sleeping between them, and stops early when the schedule is
  * disabled or gone. Each tick still goes through the claim, so overlapping turns never double it.
  */
-export async function runTicksUntil(deps: CoreDeps, workspaceId: string, path: string, until: Date, sleep: (ms: number) => Promise<void>): Promise<string[]> {
+export async function runTicksUntil(
+  deps: CoreDeps,
+  workspaceId: string,
+  path: string,
+  until: Date,
+  sleep: (ms: number) => Promise<void>,
+): Promise<string[]> {
   const started: string[] = [];
   for (;;) {
     const now = deps.clock.now();

@@ -50,16 +50,28 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
   assertItemPath(input.path);
   rights.check('schedules', 'write', input.path);
   const now = deps.clock.now().toISOString();
-  const schedule: Schedule = { ...(await checkedSchedule(deps, rights, input.path, input)), created_by: rights.principal.username, last_tick: now, last_job: null };
+  const schedule: Schedule = {
+    ...(await checkedSchedule(deps, rights, input.path, input)),
+    created_by: rights.principal.username,
+    last_tick: now,
+    last_job: null,
+  };
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
-  const created = await tryCreateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, input.path, schedule, (e) => announce('CreateSchedule', ref(e)));
+  const created = await tryCreateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, input.path, schedule, (e) =>
+    announce('CreateSchedule', ref(e)),
+  );
   if (!created) throw conflict(`${what(input.path)} already exists`);
   // The schedule before its timer: a timer's first wake-up must find it. A save whose timer
   // cannot be made is undone, so a schedule never exists without its clock.
   try {
     await putTimer(deps, rights.workspaceId, schedule);
   } catch (e) {
-    await deps.store.deleteEntity('schedule', rights.workspaceId, input.path, announce('DeleteSchedule', { kind: 'schedule', path: input.path }));
+    await deps.store.deleteEntity(
+      'schedule',
+      rights.workspaceId,
+      input.path,
+      announce('DeleteSchedule', { kind: 'schedule', path: input.path }),
+    );
     throw e;
   }
   await audit(deps, 'schedule_created', auditDetail(rights, schedule));
@@ -69,10 +81,15 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
 export async function updateSchedule(deps: Deps, rights: Rights, path: string, body: unknown): Promise<ScheduleView> {
   rights.check('schedules', 'write', path);
   const input = parseBody(updateBody, body);
-  if (input.path !== undefined && input.path !== path) throw badRequest('invalid_request', 'path: a schedule cannot be moved; delete it and create it at the new path', { field: 'path' });
+  if (input.path !== undefined && input.path !== path)
+    throw badRequest('invalid_request', 'path: a schedule cannot be moved; delete it and create it at the new path', { field: 'path' });
   await requireEntity(deps.store, 'schedule', rights.workspaceId, path, what(path));
   const checked = await checkedSchedule(deps, rights, path, input);
-  const saved = await changeSchedule(deps, rights, path, 'UpdateSchedule', (current) => ({ ...current, ...checked, ...restartedClock(deps, current, checked.enabled) }));
+  const saved = await changeSchedule(deps, rights, path, 'UpdateSchedule', (current) => ({
+    ...current,
+    ...checked,
+    ...restartedClock(deps, current, checked.enabled),
+  }));
   await audit(deps, 'schedule_updated', auditDetail(rights, saved.value));
   return view(saved);
 }
@@ -81,7 +98,11 @@ export async function updateSchedule(deps: Deps, rights: Rights, path: string, b
 export async function setScheduleEnabled(deps: Deps, rights: Rights, path: string, body: unknown): Promise<ScheduleView> {
   rights.check('schedules', 'write', path);
   const { enabled } = parseBody(enabledBody, body);
-  const saved = await changeSchedule(deps, rights, path, 'UpdateSchedule', (current) => ({ ...current, enabled, ...restartedClock(deps, current, enabled) }));
+  const saved = await changeSchedule(deps, rights, path, 'UpdateSchedule', (current) => ({
+    ...current,
+    enabled,
+    ...restartedClock(deps, current, enabled),
+  }));
   await audit(deps, enabled ? 'schedule_enabled' : 'schedule_disabled', auditDetail(rights, saved.value));
   return view(saved);
 }
@@ -93,7 +114,9 @@ export async function getSchedule(deps: Pick<CoreDeps, 'store'>, rights: Rights,
 
 export async function listSchedules(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<ScheduleView[]> {
   rights.check('schedules', 'read');
-  return (await listEntityValues(deps.store, 'schedule', rights.workspaceId)).filter((e) => rights.can('schedules', 'read', e.key)).map(view);
+  return (await listEntityValues(deps.store, 'schedule', rights.workspaceId))
+    .filter((e) => rights.can('schedules', 'read', e.key))
+    .map(view);
 }
 
 export async function deleteSchedule(deps: Deps, rights: Rights, path: string): Promise<void> {
@@ -113,10 +136,18 @@ function restartedClock(deps: Deps, current: Schedule, enabled: boolean): Pick<S
   return { last_tick: enabled && current.enabled ? current.last_tick : deps.clock.now().toISOString() };
 }
 
-async function changeSchedule(deps: Deps, rights: Rights, path: string, type: 'UpdateSchedule', change: (current: Schedule) => Schedule): Promise<StoredEntity<'schedule'>> {
+async function changeSchedule(
+  deps: Deps,
+  rights: Rights,
+  path: string,
+  type: 'UpdateSchedule',
+  change: (current: Schedule) => Schedule,
+): Promise<StoredEntity<'schedule'>> {
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   // Retried on a lost race: the ticker moves `last_tick` forward on the same document.
-  const saved = await updateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, path, what(path), change, (e) => announce(type, ref(e)));
+  const saved = await updateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, path, what(path), change, (e) =>
+    announce(type, ref(e)),
+  );
   await putTimer(deps, rights.workspaceId, saved.value);
   return saved;
 }
@@ -126,7 +157,12 @@ async function putTimer(deps: Deps, workspaceId: string, s: Schedule): Promise<v
 }
 
 /** What the user set, checked as the one saving it: the expression, the zone, the runnables it names. */
-async function checkedSchedule(deps: Deps, rights: Rights, path: string, input: Input): Promise<Omit<Schedule, 'created_by' | 'last_tick' | 'last_job'>> {
+async function checkedSchedule(
+  deps: Deps,
+  rights: Rights,
+  path: string,
+  input: Input,
+): Promise<Omit<Schedule, 'created_by' | 'last_tick' | 'last_job'>> {
   assertTimezone(input.timezone);
   assertCron(input.schedule, input.timezone);
   assertItemPath(input.script_path, 'script_path');
@@ -151,7 +187,11 @@ async function checkedSchedule(deps: Deps, rights: Rights, path: string, input: 
 
 /** 403 when the saver may not run it, 400 naming the field when there is nothing at the path. */
 async function assertRunnable(deps: Deps, rights: Rights, field: string, path: string, only?: 'script' | 'flow'): Promise<void> {
-  const target = await resolveRunTarget(deps.store, rights.workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path, ...(only ? { only } : {}) });
+  const target = await resolveRunTarget(deps.store, rights.workspaceId, (p) => rights.can('jobs', 'run', p), {
+    by: 'path',
+    path,
+    ...(only ? { only } : {}),
+  });
   if (!target.ok && target.reason === 'forbidden') throw rights.denial('jobs', 'run', target.path);
   if (!target.ok) throw badRequest('invalid_request', `${field}: there is no ${only ?? 'script or flow'} at ${path}`, { field });
 }
@@ -161,5 +201,14 @@ function ref(e: StoredEntity<'schedule'>): ItemRef {
 }
 
 function auditDetail(rights: Rights, s: Schedule): Record<string, unknown> {
-  return { workspace: rights.workspaceId, by: rights.principal.username, path: s.path, schedule: s.schedule, timezone: s.timezone, script_path: s.script_path, is_flow: s.is_flow, enabled: s.enabled };
+  return {
+    workspace: rights.workspaceId,
+    by: rights.principal.username,
+    path: s.path,
+    schedule: s.schedule,
+    timezone: s.timezone,
+    script_path: s.script_path,
+    is_flow: s.is_flow,
+    enabled: s.enabled,
+  };
 }

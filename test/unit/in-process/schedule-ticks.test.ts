@@ -13,7 +13,12 @@ async function setUp() {
   await createScript(s, 'u/admin/work', 'export function main(n: number) { return n * 2 }');
   // A whole second: croner's ticks fall on whole seconds.
   s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-  const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/every5s', schedule: '*/5 * * * * *', script_path: 'u/admin/work', args: { n: 21 } });
+  const res = await s.post('/api/w/main/schedules/create', {
+    path: 'u/admin/every5s',
+    schedule: '*/5 * * * * *',
+    script_path: 'u/admin/work',
+    args: { n: 21 },
+  });
   expect(res.status, await res.clone().text()).toBe(201);
   const runs = async () => (await s.deps.store.listJobs({ workspace_id: 'main', schedule_path: 'u/admin/every5s', limit: 100 })).length;
   return { s, runs };
@@ -63,7 +68,10 @@ describe('schedule events', () => {
   it('announces creating, changing and deleting a schedule to the workspace webhook, in the same write', async () => {
     const { s } = await setUp();
     expect((await s.post('/api/w/main/workspaces/edit_webhook', { webhook: 'https://hooks.example.com/svc' })).status).toBe(200);
-    expect((await s.post('/api/w/main/schedules/create', { path: 'u/admin/hourly', schedule: '0 0 * * * *', script_path: 'u/admin/work' })).status).toBe(201);
+    expect(
+      (await s.post('/api/w/main/schedules/create', { path: 'u/admin/hourly', schedule: '0 0 * * * *', script_path: 'u/admin/work' }))
+        .status,
+    ).toBe(201);
     expect((await s.post('/api/w/main/schedules/setenabled/u/admin/every5s', { enabled: false })).status).toBe(200);
     expect((await s.fetch('/api/w/main/schedules/delete/u/admin/every5s', { method: 'DELETE' })).status).toBe(200);
     // Newest first.
