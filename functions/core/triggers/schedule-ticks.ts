@@ -27,8 +27,11 @@ import type { Job } from '../../ports.js';
 export type TickOutcome =
   { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
 
+/** Lost claims are read again: the winner may have been a user's edit, which leaves the tick due. */
+const CLAIM_ATTEMPTS = 3;
+
 /** Runs the latest tick at or before `now` if nobody ran it yet. */
-export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
+export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date, attempt = 1): Promise<TickOutcome> {
   const current = await readEntity(deps.store, 'schedule', workspaceId, path);
   if (!current) return { ran: false, reason: 'gone' };
   const s = current.value;
@@ -37,8 +40,10 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
   if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { ran: false, reason: 'not_due' };
   const jobId = newUuid();
   const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
-  // Someone else moved the schedule meanwhile (another ticker, or a user's change): theirs stands.
-  if (!claimed) return { ran: false, reason: 'claimed_elsewhere' };
+  // Someone else moved the schedule meanwhile: another ticker (then the tick is theirs), or a
+  // user's change (then it may still be due): read it again.
+  if (!claimed)
+    return attempt < CLAIM_ATTEMPTS ? runDueTick(deps, workspaceId, path, now, attempt + 1) : { ran: false, reason: 'claimed_elsewhere' };
   try {
     await startScheduled(deps, workspaceId, s, jobId);
   } catch (e) {

@@ -39,6 +39,32 @@ describe('schedule ticks', () => {
     expect(await runs()).toBe(1);
   });
 
+  it('still runs a due tick when a user edit wins the race for the schedule', async () => {
+    const { s, runs } = await setUp();
+    s.clock.advance(5000);
+    const store = s.deps.store;
+    const replace = store.replaceEntity.bind(store);
+    let edited = false;
+    // The user saves the schedule between the ticker's read and its claim.
+    store.replaceEntity = async (e, version, events) => {
+      if (!edited && e.kind === 'schedule') {
+        edited = true;
+        const res = await s.post('/api/w/main/schedules/update/u/admin/every5s', {
+          schedule: '*/5 * * * * *',
+          script_path: 'u/admin/work',
+          args: { n: 1 },
+          summary: 'edited',
+        });
+        expect(res.status).toBe(200);
+      }
+      return replace(e, version, events);
+    };
+    const outcome = await runDueTick(s.deps, 'main', 'u/admin/every5s', s.clock.now());
+    expect(edited).toBe(true);
+    expect(outcome.ran).toBe(true);
+    expect(await runs()).toBe(1);
+  });
+
   it('runs only the latest of the ticks missed while nothing ticked', async () => {
     const { s, runs } = await setUp();
     s.clock.advance(60_000);
