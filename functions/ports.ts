@@ -94,6 +94,8 @@ export interface Job {
    * exactly these, never the creator's full rights. Null or absent: the creator's own permissions.
    */
   created_scopes?: string[] | null;
+  /** The schedule that started the job (its path), so the job list names it; absent otherwise. */
+  schedule_path?: string | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -178,6 +180,7 @@ export const ENTITY_KINDS = [
   'invite',
   'http_trigger',
   'http_route',
+  'schedule',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -196,6 +199,8 @@ export interface JobListFilter {
   workspace_id: string;
   status?: JobStatus;
   script_path?: string;
+  /** Only the runs this schedule started. */
+  schedule_path?: string;
   limit: number;
 }
 
@@ -487,6 +492,18 @@ export interface TopicPublisher {
 /** Sends email notices (local: SMTP; AWS: SES). Where none is configured, notices go to the outbox. */
 export interface EmailSender {
   send(message: EmailMessage): Promise<void>;
+}
+
+/**
+ * What wakes a schedule up (AWS: one EventBridge Scheduler schedule per item, invoking the schedule
+ * function each minute that holds a tick). The local shell has none: its ticker reads the store.
+ * Which tick runs, and that it runs once, is the core's decision (core/triggers/schedule-ticks.ts).
+ */
+export interface ScheduleTimers {
+  /** Creates or replaces the item's timer; a disabled schedule keeps a disabled timer. */
+  put(timer: { workspaceId: string; path: string; schedule: string; timezone: string; enabled: boolean }): Promise<void>;
+  /** Removes the item's timer if there is one. */
+  remove(workspaceId: string, path: string): Promise<void>;
 }
 
 export interface Clock {

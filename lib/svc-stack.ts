@@ -11,6 +11,7 @@ import { JobDelivery } from './constructs/job-delivery.js';
 import { JobQueue } from './constructs/job-queue.js';
 import { Maintenance } from './constructs/maintenance.js';
 import { Sandboxes } from './constructs/sandbox.js';
+import { Schedules } from './constructs/schedules.js';
 import { Secrets } from './constructs/secrets.js';
 import { Worker, WORKER_TIMEOUT } from './constructs/worker.js';
 
@@ -31,6 +32,7 @@ export class SvcStack extends Stack {
   readonly worker: Worker;
   readonly flowRunner: FlowRunner;
   readonly maintenance: Maintenance;
+  readonly schedules: Schedules;
   readonly events: Events;
   readonly jobDelivery: JobDelivery;
   readonly alarms: Alarms;
@@ -60,6 +62,9 @@ export class SvcStack extends Stack {
     // The api's URL is known only once the api exists, after the functions it names: the flow
     // runner (ConsentGate notices carry consent URLs) and maintenance get it here.
     for (const fn of [this.flowRunner.handler, this.maintenance.handler]) fn.addEnvironment('API_BASE_URL', this.api.baseUrl);
+    this.schedules = new Schedules(this, 'Schedules', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
+    // Saving a schedule puts its Scheduler schedule; only the api saves schedules.
+    this.schedules.grantManage(this.api.handler);
     this.events = new Events(this, 'Events', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue });
     this.jobDelivery = new JobDelivery(this, 'JobDelivery', { config, data: this.data, secrets: this.secrets, jobQueue: this.jobQueue, flowRunner: this.flowRunner });
     this.alarms = new Alarms(this, 'Alarms', {

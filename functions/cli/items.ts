@@ -10,7 +10,7 @@ import type { Codebase } from './config-schema.js';
  * are the same when their payloads are (compared as canonical JSON), whatever the file formatting.
  */
 
-export type ItemKind = 'encryption_key' | 'settings' | 'folder' | 'resource_type' | 'group' | 'user' | 'variable' | 'resource' | 'script' | 'flow' | 'app';
+export type ItemKind = 'encryption_key' | 'settings' | 'folder' | 'resource_type' | 'group' | 'user' | 'variable' | 'resource' | 'script' | 'flow' | 'app' | 'http_trigger' | 'schedule';
 
 export interface Item {
   kind: ItemKind;

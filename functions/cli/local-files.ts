@@ -51,8 +51,8 @@ export function scopeFilter(options: EffectiveOptions): (files: string[]) => boo
  */
 const UNSUPPORTED: { label: string; flag: keyof EffectiveOptions; wanted: (o: EffectiveOptions) => boolean; match: (f: string) => boolean }[] = [
   { label: 'raw apps', flag: 'skipApps', wanted: (o) => !o.skipApps, match: (f) => FOLDER_ITEM.exec(f)?.[2] === 'raw_app' },
-  { label: 'schedules', flag: 'includeSchedules', wanted: (o) => o.includeSchedules === true, match: (f) => f.endsWith('.schedule.yaml') },
-  { label: 'triggers', flag: 'includeTriggers', wanted: (o) => o.includeTriggers === true, match: (f) => /_trigger\.yaml$/.test(f) },
+  // HTTP routes (`*.http_trigger.yaml`) and schedules sync (kinds/triggers.ts); the other trigger kinds do not exist here.
+  { label: 'triggers other than HTTP routes', flag: 'includeTriggers', wanted: (o) => o.includeTriggers === true, match: (f) => /_trigger\.yaml$/.test(f) && !f.endsWith('.http_trigger.yaml') },
   { label: 'workspace dependencies', flag: 'skipWorkspaceDependencies', wanted: (o) => !o.skipWorkspaceDependencies, match: (f) => f.startsWith('dependencies/') },
   { label: 'DMN decision tables', flag: 'skipDmn', wanted: (o) => !o.skipDmn, match: (f) => f.endsWith('.dmn') || f.endsWith('.dmn.yaml') },
   { label: 'data migrations', flag: 'skipDataMigrations', wanted: (o) => !o.skipDataMigrations, match: (f) => f.startsWith('data_migrations/') },

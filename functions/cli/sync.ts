@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { inferSchema, SchemaInferenceError } from '../core/schema/index.js';
 import { encryptionKey, folders, groups, resources, resourceTypes, settings, users, variables } from './kinds/documents.js';
 import { apps } from './kinds/apps.js';
+import { httpTriggers, schedules } from './kinds/triggers.js';
 import { flows } from './kinds/flows.js';
 import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
@@ -16,7 +17,7 @@ import type { Language } from '../ports.js';
 /** Reading both sides, planning, checking and applying a pull or a push. */
 
 /** Push order: what others refer to first (the key before secrets, folders before their items, types before resources). */
-export const HANDLERS: KindHandler[] = [encryptionKey, settings, folders, resourceTypes, groups, users, variables, resources, scripts, flows, apps];
+export const HANDLERS: KindHandler[] = [encryptionKey, settings, folders, resourceTypes, groups, users, variables, resources, scripts, flows, apps, httpTriggers, schedules];
 /** Claim order: a flow's folder owns every file in it. */
 // An app's and a flow's folder own the files in them: claimed before the kinds that read single files.
 const CLAIM_ORDER: KindHandler[] = [apps, flows, ...HANDLERS.filter((h) => h !== flows && h !== apps)];

@@ -1,5 +1,5 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
-import type { BlobStore, Clock, CodeRunner, ScriptCompiler, EmailSender, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, ScriptCompiler, EmailSender, ScheduleTimers, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -34,6 +34,8 @@ export interface CoreDeps {
   topics?: TopicPublisher | null;
   /** The SSRF-guarded client for outbound webhook requests (adapters/outbound-http.ts); the shells that send set it. */
   outbound?: WebhookSender | null;
+  /** Timers for schedules; only the AWS shell has them (the local shell's ticker reads the store). */
+  timers?: ScheduleTimers | null;
   clock: Clock;
   config: CoreConfig;
   /** Builds compiled languages (Go) at create; absent where the shell has no toolchain (README: Go scripts). */

@@ -20,7 +20,7 @@ export function isFinished(status: JobStatus): boolean {
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path'>>,
 ): Job {
   return {
     id: newUuid(),
@@ -40,6 +40,9 @@ export function queuedJob(
   };
 }
 
+/** What started a job, when not a plain API call. */
+export type JobOrigin = Partial<Pick<Job, 'schedule_path'>>;
+
 /** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
 export async function pushJob(
   deps: CoreDeps,
@@ -47,8 +50,10 @@ export async function pushJob(
   script: ScriptVersion,
   args: Record<string, unknown>,
   id: string = newUuid(),
+  origin: JobOrigin = {},
 ): Promise<Job> {
   const job = queuedJob(deps.clock.now().toISOString(), {
+    ...origin,
     id,
     workspace_id: script.workspace_id,
     ...scriptJobTarget(script),
@@ -136,6 +141,7 @@ export function jobView(job: Job) {
     flow_module: job.flow_module,
     language: job.language,
     created_by: job.created_by,
+    schedule_path: job.schedule_path ?? null,
     created_at: job.created_at,
     started_at: job.started_at,
     completed_at: job.completed_at,

@@ -50,7 +50,7 @@ type Right = 'owner' | 'writer' | 'reader';
 const RANK: Record<Right, number> = { reader: 1, writer: 2, owner: 3 };
 
 /** Items addressed by path, whose rights follow the path's owner or folder. */
-const ITEM_DOMAINS: ReadonlySet<Domain> = new Set(['scripts', 'flows', 'apps', 'jobs', 'resources', 'variables', 'http_triggers']);
+const ITEM_DOMAINS: ReadonlySet<Domain> = new Set(['scripts', 'flows', 'apps', 'jobs', 'resources', 'variables', 'http_triggers', 'schedules']);
 
 export class Rights {
   private constructor(

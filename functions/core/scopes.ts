@@ -4,7 +4,7 @@ import { badRequest } from './errors.js';
 /**
  * Token scopes (spec 2.8, 5.2). A scope is `<domain>:<action>[:<pattern>]`:
  *
- * - domain: scripts, flows, apps, jobs, resources, variables, folders, groups, workspaces, http_triggers or `*`
+ * - domain: scripts, flows, apps, jobs, resources, variables, folders, groups, workspaces, http_triggers, schedules or `*`
  * - action: read, write, run, cancel or `*`; `write` includes `read`; on `jobs`, `run` and `cancel`
  *   include reading the jobs they apply to
  * - pattern: a glob over item paths (`f/ops/*`, `u/alice/**`), folder or group names; none means all
@@ -14,7 +14,7 @@ import { badRequest } from './errors.js';
  * users or tokens.
  */
 
-export const SCOPE_DOMAINS = ['scripts', 'flows', 'apps', 'jobs', 'resources', 'variables', 'folders', 'groups', 'workspaces', 'http_triggers'] as const;
+export const SCOPE_DOMAINS = ['scripts', 'flows', 'apps', 'jobs', 'resources', 'variables', 'folders', 'groups', 'workspaces', 'http_triggers', 'schedules'] as const;
 export const SCOPE_ACTIONS = ['read', 'write', 'run', 'cancel'] as const;
 
 export type Domain = (typeof SCOPE_DOMAINS)[number] | 'users' | 'tokens';

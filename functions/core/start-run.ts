@@ -1,5 +1,5 @@
 import { notFound } from './errors.js';
-import { pushJob } from './jobs.js';
+import { pushJob, type JobOrigin } from './jobs.js';
 import { pushFlowJob } from './flows/run-flow.js';
 import { resolveRunTarget, type RunTarget, type Runnable } from './run-target.js';
 import type { Rights } from './permissions.js';
@@ -17,8 +17,8 @@ export async function resolveForCaller(deps: Pick<CoreDeps, 'store'>, rights: Ri
 }
 
 /** Stores and queues the job that runs `runnable` with `args` for the caller, under `id` when given. */
-export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>, id?: string): Promise<Job> {
+export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>, id?: string, origin: JobOrigin = {}): Promise<Job> {
   return runnable.kind === 'flow'
-    ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args, id)
-    : pushJob(deps, rights.principal, runnable.script, args, id);
+    ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args, id, origin)
+    : pushJob(deps, rights.principal, runnable.script, args, id, origin);
 }

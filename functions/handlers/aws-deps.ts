@@ -5,6 +5,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { CoreDeps } from '../core/deps.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
@@ -19,6 +20,7 @@ import { useLogger } from '../core/logger.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
 import { MeteredJobSignals } from '../adapters/aws/metered-job-signals.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
+import { SchedulerTimers } from '../adapters/aws/scheduler-timers.js';
 
 // Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines: the Powertools
 // logger writes them, with the service name and the X-Ray trace id beside the core's fields.
@@ -63,6 +65,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     email: config.emailFrom ? new SesEmailSender(traced(new SESv2Client({})), config.emailFrom) : null,
     topics: config.approvalsTopicArn ? new SnsTopicPublisher(traced(new SNSClient({})), config.approvalsTopicArn) : null,
     outbound: new OutboundHttp({ allowPrivate: config.webhookAllowPrivate }),
+    timers: config.scheduleTimers ? new SchedulerTimers({ client: traced(new SchedulerClient({})), ...config.scheduleTimers }) : null,
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },
   };

@@ -30,6 +30,7 @@ import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
 import { openApiRoutes } from './openapi-routes.js';
 import { openApiPageRoutes } from './openapi-page.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -111,6 +112,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
   app.route('/api/w/:workspace', openApiRoutes(deps));
+  app.route('/api/w/:workspace', scheduleRoutes(deps));
   return app;
 }
 

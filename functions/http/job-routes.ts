@@ -14,6 +14,7 @@ import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-sta
 
 const listQuery = z.object({
   script_path_exact: z.string().optional(),
+  schedule_path: z.string().optional(),
   status: z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']).optional(),
   per_page: z.coerce.number().int().min(1).max(1000).default(30),
 });
@@ -68,6 +69,7 @@ export function jobRoutes(deps: CoreDeps) {
     const jobs = await listJobs(deps, c.get('rights'), {
       status: waiting ? 'running' : (q.status as JobStatus | undefined),
       script_path: q.script_path_exact,
+      schedule_path: q.schedule_path,
       limit: waiting ? 1000 : q.per_page,
     });
     const views = await Promise.all(jobs.map(async (job) => {

@@ -7,7 +7,8 @@
  * (dynamodb-stream-event-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
  * real flow-runner handler in this process; the maintenance handler runs on a timer, as on its
- * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS). Prints `svc listening on <url>` like
+ * EventBridge schedule (every SVC_TOKEN_SWEEP_SECONDS), and schedules' tick function as
+ * EventBridge Scheduler would invoke it (scheduler-local.ts). Prints `svc listening on <url>` like
  * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
  *
  * Stops everything it started (emulators, Java, moto, the worker process and its sandboxes) on SIGTERM
@@ -31,6 +32,7 @@ import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
+import { startLocalScheduler, startWakeUps } from './scheduler-local.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -89,7 +91,8 @@ async function main(): Promise<void> {
   });
   cleanups.push(() => flowRunner.stop());
 
-  const lambdaEnv = { ...lambdaEnvironment(emulators, url), ...flowRunner.env };
+  const schedulerEnv = await startScheduler();
+  const lambdaEnv = { ...lambdaEnvironment(emulators, url), ...flowRunner.env, ...schedulerEnv };
   // The api Lambda's environment is this process's; the worker process gets it too.
   Object.assign(process.env, lambdaEnv);
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
@@ -165,6 +168,27 @@ async function startJobDispatcher(emulators: AwsEmulators): Promise<void> {
     dynamo.destroy();
     streams.destroy();
   });
+}
+
+/**
+ * EventBridge Scheduler's part (lib/constructs/schedules.ts): the api puts a schedule per svc
+ * schedule into a stand-in speaking Scheduler's API (scheduler-local.ts), which invokes the real
+ * tick handler in this process with each schedule's input, every wake-up delivered twice.
+ */
+async function startScheduler(): Promise<Record<string, string>> {
+  const scheduler = await startLocalScheduler();
+  const tick = import('../../functions/handlers/schedule-tick.js');
+  const stop = startWakeUps(scheduler, async (input) => (await tick).handler(input as never), { deliveries: 2 });
+  cleanups.push(() => {
+    stop();
+    return scheduler.stop();
+  });
+  return {
+    AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+    SCHEDULE_GROUP_NAME: 'svc-local',
+    SCHEDULE_TARGET_ARN: 'arn:aws:lambda:us-east-1:000000000000:function:svc-schedule-tick',
+    SCHEDULER_ROLE_ARN: 'arn:aws:iam::000000000000:role/svc-scheduler',
+  };
 }
 
 /** EventBridge's part: the maintenance function on its schedule (lib/constructs/maintenance.ts). */

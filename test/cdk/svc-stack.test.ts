@@ -135,9 +135,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are nine Node 22 functions and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are ten Node 22 functions (the schedule tick function is the tenth) and one Python 3.12 function, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual([...Array(9).fill('nodejs22.x'), 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual([...Array(10).fill('nodejs22.x'), 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });

@@ -387,6 +387,23 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         const full = await store.listJobs({ workspace_id: ws, status: 'running', limit: 10 });
         expect(full).toEqual([await store.getJob(ws, j3.id)]);
       });
+
+      it('keeps the schedule that started a job and lists the jobs of one schedule, newest first', async () => {
+        const ws = await newWorkspace();
+        const j1 = aJob(ws, { schedule_path: 'f/list/nightly' });
+        const j2 = aJob(ws);
+        const j3 = aJob(ws, { schedule_path: 'f/list/hourly' });
+        const j4 = aJob(ws, { schedule_path: 'f/list/nightly' });
+        for (const j of [j1, j2, j3, j4]) await store.insertJob(j);
+        const ids = async (filter: Omit<JobListFilter, 'workspace_id'>) => (await store.listJobs({ workspace_id: ws, ...filter })).map((j) => j.id);
+        await eventually(() => ids({ limit: 10 }), (l) => l.length === 4);
+        expect(await ids({ schedule_path: 'f/list/nightly', limit: 10 })).toEqual([j4.id, j1.id]);
+        expect(await ids({ schedule_path: 'f/list/nightly', limit: 1 })).toEqual([j4.id]);
+        expect(await ids({ schedule_path: 'f/list/nightly', status: 'running', limit: 10 })).toEqual([]);
+        expect(await ids({ schedule_path: undefined, limit: 10 })).toEqual([j4.id, j3.id, j2.id, j1.id]);
+        expect((await store.getJob(ws, j3.id))?.schedule_path).toBe('f/list/hourly');
+        expect((await store.getJob(ws, j2.id))?.schedule_path ?? null).toBeNull();
+      });
     });
 
     describe('users', () => {

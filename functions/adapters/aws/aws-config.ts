@@ -16,6 +16,8 @@ export interface AwsConfig {
   emailFrom: string | null;
   /** The stack's SNS topic for ConsentGate notices (APPROVALS_TOPIC_ARN). */
   approvalsTopicArn: string | null;
+  /** Where schedules' EventBridge Scheduler timers go (SCHEDULE_GROUP_NAME, SCHEDULE_TARGET_ARN, SCHEDULER_ROLE_ARN); null: functions that do not save schedules. */
+  scheduleTimers: { groupName: string; targetArn: string; roleArn: string } | null;
   /** The flow-runner state machine; only those that start flows (the api) need it. */
   stateMachineArn: string | null;
   /** The KMS key that wraps the data keys of secret variables (the stack passes its ARN). */
@@ -60,6 +62,9 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     stateMachineArn: env.STATE_MACHINE_ARN || null,
     emailFrom: env.SES_FROM_ADDRESS || null,
     approvalsTopicArn: env.APPROVALS_TOPIC_ARN || null,
+    scheduleTimers: env.SCHEDULE_GROUP_NAME && env.SCHEDULE_TARGET_ARN && env.SCHEDULER_ROLE_ARN
+      ? { groupName: env.SCHEDULE_GROUP_NAME, targetArn: env.SCHEDULE_TARGET_ARN, roleArn: env.SCHEDULER_ROLE_ARN }
+      : null,
     secretsKmsKeyId: required(env, 'SECRETS_KMS_KEY_ID'),
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),

@@ -176,7 +176,6 @@ export class DynamoStore implements Store {
     const values: Item = { ':pk': gsi1.jobsOf(f.workspace_id) };
     if (f.status) (filters.push('#status = :status'), (values[':status'] = f.status));
     if (f.script_path) (filters.push('script_path = :path'), (values[':path'] = f.script_path));
-    const refs: Item[] = [];
     const pages = paginateQuery(
       { client: this.doc },
       {
@@ -190,15 +189,16 @@ export class DynamoStore implements Store {
         Limit: Math.max(f.limit, 100),
       },
     );
+    // The index is eventually consistent and does not hold `schedule_path`: read the jobs
+    // themselves, page by page, and apply the whole filter to them (before fetching any offloaded payloads).
+    const matches = (i: Item) => (!f.status || i.status === f.status) && (!f.script_path || i.script_path === f.script_path) && (!f.schedule_path || i.schedule_path === f.schedule_path);
+    const matching: Item[] = [];
     for await (const page of pages) {
-      refs.push(...(page.Items ?? []));
-      if (refs.length >= f.limit) break;
+      const items = await batchGet(this.doc, this.table, page.Items ?? []);
+      matching.push(...items.filter(matches));
+      if (matching.length >= f.limit) break;
     }
-    // The index is eventually consistent: read the jobs themselves and apply the filter again
-    // (before fetching any offloaded payloads).
-    const items = await batchGet(this.doc, this.table, refs.slice(0, f.limit));
-    const matching = items.filter((i) => (!f.status || i.status === f.status) && (!f.script_path || i.script_path === f.script_path));
-    return Promise.all(matching.map((i) => this.toJob(i)));
+    return Promise.all(matching.slice(0, f.limit).map((i) => this.toJob(i)));
   }
 
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {

@@ -24,6 +24,8 @@ export interface LocalConfig {
   webhookPollMs: number;
   /** How often expired tokens are deleted and expiry notices sent. */
   tokenSweepMs: number;
+  /** How often the schedule ticker looks for due ticks (the finest schedule is one a second). */
+  scheduleTickMs: number;
   core: Omit<CoreConfig, 'baseInternalUrl' | 'signingKey'>;
   /** Per-process job limits and the uids jobs run as (README: Job confinement). */
   jobLimits: ResourceLimits;
@@ -52,6 +54,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
     webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookPollMs: int(env.SVC_WEBHOOK_POLL_MS, 500),
+    scheduleTickMs: int(env.SVC_SCHEDULE_TICK_MS, 250),
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
     maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),

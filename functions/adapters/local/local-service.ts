@@ -22,6 +22,7 @@ import { SmtpEmailSender } from './smtp-email-sender.js';
 import { sweepTokens } from '../../core/token-expiry.js';
 import { OutboundHttp } from '../outbound-http.js';
 import { startEventDispatcher } from './event-dispatcher.js';
+import { startScheduleTicker } from './schedule-ticker.js';
 import type { LocalConfig } from './config.js';
 import { errorText, log } from '../../core/logger.js';
 
@@ -88,12 +89,14 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   await flows.start(deps);
   const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
+  const ticker = startScheduleTicker(deps, config.scheduleTickMs);
 
   return {
     url,
     newAdminToken,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ticker.stop();
       await sweeper.stop();
       await dispatcher.stop();
       email?.close();

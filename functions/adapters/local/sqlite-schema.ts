@@ -170,4 +170,7 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (scope, id)
   );
   CREATE INDEX deliveries_pending ON deliveries(id) WHERE status = 'pending';`,
+  `-- sched: the schedule that started a job (its path; NULL: none), listed newest first by schedule.
+  ALTER TABLE jobs ADD COLUMN schedule_path TEXT;
+  CREATE INDEX jobs_by_schedule ON jobs(workspace_id, schedule_path, created_at) WHERE schedule_path IS NOT NULL;`,
 ];

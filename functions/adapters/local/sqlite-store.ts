@@ -104,9 +104,9 @@ export class SqliteStore implements Store {
   async insertJob(record: Job) {
     const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, created_at, delete_after_use, parent_job, started_at, attempts)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
-    ).run({ ...job, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, created_at, delete_after_use, parent_job, started_at, attempts)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
+    ).run({ ...job, schedule_path: job.schedule_path ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -118,9 +118,10 @@ export class SqliteStore implements Store {
     const where = ['workspace_id = @workspace_id'];
     if (f.status) where.push('status = @status');
     if (f.script_path) where.push('script_path = @script_path');
+    if (f.schedule_path) where.push('schedule_path = @schedule_path');
     const rows = this.db
       .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT @limit`)
-      .all({ status: null, script_path: null, ...f }) as Row[];
+      .all({ status: null, script_path: null, schedule_path: null, ...f }) as Row[];
     return rows.map(toJob);
   }
 
@@ -361,6 +362,7 @@ function toJob(r: Row): Job {
       status: r.status,
       created_by: r.created_by,
       ...(r.created_scopes === null ? {} : { created_scopes: parseStoredJson(r.created_scopes, what, 'created_scopes') }),
+      ...(r.schedule_path ? { schedule_path: r.schedule_path } : {}),
       created_at: r.created_at,
       started_at: r.started_at,
       completed_at: r.completed_at,

@@ -13,7 +13,7 @@ const parallelOf = (ctx: SyncContext) => ctx.options.parallel ?? 1;
  * A path-addressed document (`<path>.<type>.yaml`), stored in the workspace-specific file when the
  * path matches the selected workspace's specificItems; other workspaces' files are not ours.
  */
-function pathFile(type: string, specificType: 'variables' | 'resources') {
+export function pathFile(type: string, specificType: 'variables' | 'resources' | 'triggers') {
   return {
     file: (id: string, ctx: SyncContext) => typedFile(ctx.layout, id, type, isSpecific(ctx.layout, specificType, id)),
     claim(file: string, ctx: SyncContext): string | null {
@@ -24,7 +24,7 @@ function pathFile(type: string, specificType: 'variables' | 'resources') {
   };
 }
 
-function claimSpecific(layout: Layout, type: 'variables' | 'resources' | 'folders', id: string, workspace: string | null): string | null {
+function claimSpecific(layout: Layout, type: 'variables' | 'resources' | 'triggers' | 'folders', id: string, workspace: string | null): string | null {
   const specific = isSpecific(layout, type, id);
   if (workspace === null) return specific ? null : id;
   return workspace === layout.workspaceName && specific ? id : null;

@@ -12,6 +12,7 @@ import type { OutboxEntry } from '../notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
 import type { AppHead, AppVersion } from '../apps.js';
 import type { Invite } from '../invites.js';
+import { scheduleValue, type Schedule } from '../triggers/schedule-document.js';
 import { httpRouteIndexValue, httpTriggerValue, type HttpRouteIndex, type HttpTrigger } from '../triggers/http-trigger-document.js';
 
 /**
@@ -93,6 +94,7 @@ export interface EntityValues {
   invite: Invite;
   http_trigger: HttpTrigger;
   http_route: HttpRouteIndex;
+  schedule: Schedule;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -214,4 +216,5 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   }),
   http_trigger: httpTriggerValue,
   http_route: httpRouteIndexValue,
+  schedule: scheduleValue,
 };

@@ -55,6 +55,7 @@ const jobFields = {
   created_by: z.string(),
   // The scopes of the token that started the job; absent or null: the starter's full rights.
   created_scopes: z.array(z.string()).nullable().optional(),
+  schedule_path: z.string().nullable().optional(),
   created_at: timestamp,
   started_at: timestamp.nullable(),
   completed_at: timestamp.nullable(),

@@ -24,6 +24,9 @@ export const WORKSPACE_EVENT_TYPES = [
   'CreateFolder',
   'UpdateFolder',
   'DeleteFolder',
+  'CreateSchedule',
+  'UpdateSchedule',
+  'DeleteSchedule',
   'TokenExpiringSoon',
   'TokenExpired',
 ] as const;

@@ -13,6 +13,7 @@ import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
+import { errorOf, onScheduledJobFailed } from '../triggers/schedule-ticks.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -316,6 +317,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
+  if (finished?.status === 'failed') await onScheduledJobFailed(deps, flowJob, errorOf(finished.result));
 }
 
 /** Cancels jobs still running or queued; their workers see it and stop them. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { queuedJob, scopeTexts } from '../jobs.js';
+import { queuedJob, scopeTexts, type JobOrigin } from '../jobs.js';
 import { newUuid } from '../crypto.js';
 import { flowJobTarget } from '../run-target.js';
 import type { FlowVersion } from './flows.js';
@@ -26,9 +26,18 @@ function validateInputs(flow: FlowVersion, args: Record<string, unknown>): void 
   throw badRequest('invalid_input', `${field}: ${issue.message}`, { field });
 }
 
-export async function pushFlowJob(deps: CoreDeps, principal: Principal, flow: FlowVersion, workspaceId: string, args: Record<string, unknown>, id: string = newUuid()): Promise<Job> {
+export async function pushFlowJob(
+  deps: CoreDeps,
+  principal: Principal,
+  flow: FlowVersion,
+  workspaceId: string,
+  args: Record<string, unknown>,
+  id: string = newUuid(),
+  origin: JobOrigin = {},
+): Promise<Job> {
   validateInputs(flow, args);
   const job = queuedJob(deps.clock.now().toISOString(), {
+    ...origin,
     id,
     workspace_id: workspaceId,
     ...flowJobTarget(flow.path, flow.id),

@@ -10,6 +10,7 @@ import { audit } from '../login-throttle.js';
 import { ApiError } from '../errors.js';
 import { HTTP_METHODS, parseRoutePath, routeKey } from './route-paths.js';
 import { AUTHENTICATION_METHODS, type HttpRouteIndex, type HttpTrigger } from './http-trigger-document.js';
+import { authorOf } from './author.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -156,8 +157,7 @@ async function checkedTrigger(deps: Deps, rights: Rights, path: string, input: I
     secret_variable: input.secret_variable ?? null,
     basic_auth_resource: input.basic_auth_resource ?? null,
     inject_token_variable: input.inject_token_variable ?? null,
-    permissioned_as: rights.principal.username,
-    permissioned_scopes: rights.principal.scopes?.map((s) => s.text) ?? null,
+    ...authorOf(rights),
     created_by: createdBy,
   };
 }

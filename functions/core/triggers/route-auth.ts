@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import { authenticate, type Principal } from '../auth.js';
-import { parseScopes } from '../scopes.js';
+import { authenticate } from '../auth.js';
+import { authorRights } from './author.js';
 import { Rights } from '../permissions.js';
 import { getVariable } from '../variables.js';
 import { getResource } from '../resources.js';
@@ -34,7 +34,7 @@ export async function authorizeRouteCall(deps: CoreDeps, workspaceId: string, t:
     if (!call.bearer) throw unauthorized('this route needs a token: send "Authorization: Bearer <token>"');
     return Rights.load(deps, await authenticate(deps, { bearer: call.bearer, session: null }), workspaceId);
   }
-  const author = await authorRights(deps, workspaceId, t);
+  const author = await authorRights(deps, workspaceId, t, `route ${t.path}`);
   switch (t.authentication_method) {
     case 'none':
       break;
@@ -73,22 +73,6 @@ export async function authorizeRouteCall(deps: CoreDeps, workspaceId: string, t:
     if (e instanceof ApiError && e.status === 401) throw new ApiError(503, 'internal', `the token this route injects (variable ${t.inject_token_variable}) is unknown or expired`);
     throw e;
   }
-}
-
-/** The route's author as the run's identity: their own rights, narrowed as the token they saved it with was. */
-async function authorRights(deps: CoreDeps, workspaceId: string, t: HttpTrigger): Promise<Rights> {
-  const user = await deps.store.getUser(t.permissioned_as);
-  if (!user) throw new ApiError(503, 'internal', `the route's author ${t.permissioned_as} no longer exists; save the route again`);
-  const principal: Principal = {
-    username: user.username,
-    isSuperadmin: user.is_admin,
-    workspaceId,
-    scopes: t.permissioned_scopes ? parseScopes(t.permissioned_scopes) : null,
-    via: 'token',
-    jobId: null,
-    tokenHash: null,
-  };
-  return Rights.load(deps, principal, workspaceId);
 }
 
 async function secretOf(deps: CoreDeps, author: Rights, path: string): Promise<string> {

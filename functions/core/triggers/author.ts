@@ -1,0 +1,34 @@
+import { ApiError } from '../errors.js';
+import { parseScopes } from '../scopes.js';
+import { Rights } from '../permissions.js';
+import type { Principal } from '../auth.js';
+import type { CoreDeps } from '../deps.js';
+
+/**
+ * The identity a trigger (a route without a caller's token, a schedule) runs with: the user who
+ * last saved it, narrowed as the token they saved it with was. Whatever they could not do when
+ * saving, the trigger cannot do either.
+ */
+export interface Author {
+  permissioned_as: string;
+  permissioned_scopes: string[] | null;
+}
+
+export function authorOf(rights: Rights): Author {
+  return { permissioned_as: rights.principal.username, permissioned_scopes: rights.principal.scopes?.map((s) => s.text) ?? null };
+}
+
+export async function authorRights(deps: Pick<CoreDeps, 'store'>, workspaceId: string, author: Author, what: string): Promise<Rights> {
+  const user = await deps.store.getUser(author.permissioned_as);
+  if (!user) throw new ApiError(503, 'internal', `the author of ${what}, ${author.permissioned_as}, no longer exists; save it again`);
+  const principal: Principal = {
+    username: user.username,
+    isSuperadmin: user.is_admin,
+    workspaceId,
+    scopes: author.permissioned_scopes ? parseScopes(author.permissioned_scopes) : null,
+    via: 'token',
+    jobId: null,
+    tokenHash: null,
+  };
+  return Rights.load(deps, principal, workspaceId);
+}

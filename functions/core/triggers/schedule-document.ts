@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/**
+ * A schedule as stored (`schedule`, keyed by its item path): what the user set, plus the ticker's
+ * state. `last_tick` is how a tick is claimed: whoever moves it forward (a conditional write on
+ * the document's version) runs that tick, so a restart, a second process or an at-least-once
+ * timer delivery never runs a tick twice.
+ */
+export const scheduleValue = z.object({
+  path: z.string().min(1),
+  /** Six fields, seconds first (croner syntax). */
+  schedule: z.string().min(1),
+  timezone: z.string().min(1),
+  script_path: z.string().min(1),
+  is_flow: z.boolean(),
+  args: z.record(z.string(), z.unknown()),
+  enabled: z.boolean(),
+  /** A script or flow run with `{ schedule_path, path, is_flow, job_id, error }` when a run fails. */
+  on_failure: z.string().nullable(),
+  summary: z.string(),
+  permissioned_as: z.string().min(1),
+  permissioned_scopes: z.array(z.string()).nullable(),
+  created_by: z.string().min(1),
+  /** The last tick claimed (or skipped); ticks at or before it never run. */
+  last_tick: z.string().min(1),
+  /** The job of the last run claimed. */
+  last_job: z.string().nullable(),
+});
+export type Schedule = z.infer<typeof scheduleValue>;

@@ -1,0 +1,142 @@
+import { newUuid } from '../crypto.js';
+import { readEntity, listEntityValues, tryReplaceEntity } from '../entities.js';
+import { resolveRunTarget } from '../run-target.js';
+import { startRun } from '../start-run.js';
+import { errorText, log } from '../logger.js';
+import { latestTick, nextTick } from './cron.js';
+import { authorRights } from './author.js';
+import type { Schedule } from './schedule-document.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Which tick of a schedule runs, and that it runs once: the same rule for the local ticker and
+ * the AWS tick function.
+ *
+ * A tick is claimed by moving the schedule's `last_tick` forward with a conditional write on the
+ * document's version; only the writer that wins starts the run. A restart, a second process or a
+ * timer delivered twice finds the tick claimed and does nothing.
+ *
+ * Runs missed while nothing ticked (the process was down): the latest missed tick runs once, as
+ * soon as ticking resumes, and the older ones are skipped. This is what the modelled service does
+ * (its next run waits in the queue and runs late once), and it keeps a restart from replaying a
+ * burst of runs.
+ */
+
+/** `jobId` is null when the claimed tick's run could not start (handed to on_failure). */
+export type TickOutcome =
+  { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
+
+/** Lost claims are read again: the winner may have been a user's edit, which leaves the tick due. */
+const CLAIM_ATTEMPTS = 3;
+
+/** Runs the latest tick at or before `now` if nobody ran it yet. */
+export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date, attempt = 1): Promise<TickOutcome> {
+  const current = await readEntity(deps.store, 'schedule', workspaceId, path);
+  if (!current) return { ran: false, reason: 'gone' };
+  const s = current.value;
+  if (!s.enabled) return { ran: false, reason: 'disabled' };
+  const tick = latestTick(s.schedule, s.timezone, now);
+  if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { ran: false, reason: 'not_due' };
+  const jobId = newUuid();
+  const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
+  // Someone else moved the schedule meanwhile: another ticker (then the tick is theirs), or a
+  // user's change (then it may still be due): read it again.
+  if (!claimed)
+    return attempt < CLAIM_ATTEMPTS ? runDueTick(deps, workspaceId, path, now, attempt + 1) : { ran: false, reason: 'claimed_elsewhere' };
+  try {
+    await startScheduled(deps, workspaceId, s, jobId);
+  } catch (e) {
+    // The tick is spent either way (at most once); a run that could not even start is a failure.
+    log.error('schedule run did not start', { workspace: workspaceId, schedule: path, error: errorText(e) });
+    await runOnFailure(deps, workspaceId, s, jobId, { name: 'ScheduleStartError', message: errorText(e) });
+    return { ran: true, jobId: null, tick: tick.toISOString() };
+  }
+  return { ran: true, jobId, tick: tick.toISOString() };
+}
+
+/** The local ticker's pass: every enabled schedule of every workspace. */
+export async function runAllDueTicks(deps: CoreDeps, now: Date): Promise<number> {
+  let ran = 0;
+  for (const ws of await deps.store.listWorkspaces()) {
+    for (const e of await listEntityValues(deps.store, 'schedule', ws.id)) {
+      if (!e.value.enabled) continue;
+      try {
+        if ((await runDueTick(deps, ws.id, e.key, now)).ran) ran += 1;
+      } catch (err) {
+        log.error('schedule tick failed', { workspace: ws.id, schedule: e.key, error: errorText(err) });
+      }
+    }
+  }
+  return ran;
+}
+
+async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string): Promise<Job> {
+  const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
+  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), {
+    by: 'path',
+    path: s.script_path,
+    only: s.is_flow ? 'flow' : 'script',
+  });
+  if (!target.ok)
+    throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
+  return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path });
+}
+
+/**
+ * Called once when a job a schedule started ends failed (the worker for scripts, the flow
+ * interpreter for flows, in both shells): the schedule's `on_failure` script or flow runs with the error.
+ */
+export async function onScheduledJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
+  if (!job.schedule_path || job.parent_job) return;
+  const s = await readEntity(deps.store, 'schedule', job.workspace_id, job.schedule_path).catch(() => null);
+  if (s) await runOnFailure(deps, job.workspace_id, s.value, job.id, error);
+}
+
+/** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
+export function errorOf(result: unknown): unknown {
+  return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
+}
+
+/** Never throws: the failure of a failure handler is logged, and the job's own outcome stands. */
+async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string, error: unknown): Promise<void> {
+  if (!s.on_failure) return;
+  const handler = s.on_failure;
+  try {
+    const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
+    const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler });
+    if (!target.ok)
+      throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
+    await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error });
+  } catch (e) {
+    log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
+  }
+}
+
+/**
+ * The AWS tick function's turn: runs the schedule's due ticks from now until `until` (the end of
+ * the minute its timer woke it for), sleeping between them, and stops early when the schedule is
+ * disabled or gone. Each tick still goes through the claim, so overlapping turns never double it.
+ */
+export async function runTicksUntil(
+  deps: CoreDeps,
+  workspaceId: string,
+  path: string,
+  until: Date,
+  sleep: (ms: number) => Promise<void>,
+): Promise<string[]> {
+  const started: string[] = [];
+  for (;;) {
+    const now = deps.clock.now();
+    const outcome = await runDueTick(deps, workspaceId, path, now);
+    if (outcome.ran) {
+      if (outcome.jobId) started.push(outcome.jobId);
+    } else if (outcome.reason === 'disabled' || outcome.reason === 'gone') {
+      return started;
+    }
+    const s = await readEntity(deps.store, 'schedule', workspaceId, path);
+    const next = s && nextTick(s.value.schedule, s.value.timezone, now);
+    if (!next || next >= until) return started;
+    await sleep(next.getTime() - deps.clock.now().getTime());
+  }
+}
