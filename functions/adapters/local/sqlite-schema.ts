@@ -170,4 +170,12 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (scope, id)
   );
   CREATE INDEX deliveries_pending ON deliveries(id) WHERE status = 'pending';`,
+  `-- console: the run list (Store.queryJobs) reads newest first by (created_at, id) within a
+  -- workspace, narrowed by status, user or path: one index per filter, each ending in the order so
+  -- a page is read in order and stops at its limit. jobs_list supersedes jobs_by_workspace.
+  CREATE INDEX jobs_list ON jobs(workspace_id, created_at, id);
+  CREATE INDEX jobs_list_status ON jobs(workspace_id, status, created_at, id);
+  CREATE INDEX jobs_list_user ON jobs(workspace_id, created_by, created_at, id);
+  CREATE INDEX jobs_list_path ON jobs(workspace_id, script_path, created_at, id);
+  DROP INDEX jobs_by_workspace;`,
 ];

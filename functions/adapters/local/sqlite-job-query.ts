@@ -1,0 +1,36 @@
+import type Database from 'better-sqlite3';
+import { jsonSubset } from '../../core/json-subset.js';
+import type { JobQuery } from '../../ports.js';
+
+/**
+ * The run list's query on the jobs table (migration `console`): the equality filters and the
+ * cursor use the jobs_list* indexes; the args and result subset filters are a SQL function over the
+ * rows those leave, so every store matches JSON the same way (core/json-subset.ts).
+ */
+export function registerJobQueryFunctions(db: Database.Database): void {
+  db.function('svc_json_subset', { deterministic: true }, (doc: unknown, pattern: unknown) => {
+    if (typeof doc !== 'string' || typeof pattern !== 'string') return 0;
+    return jsonSubset(JSON.parse(doc), JSON.parse(pattern)) ? 1 : 0;
+  });
+}
+
+/** The SELECT and its named parameters for a query; statements are cached by their text. */
+export function jobQuerySql(q: JobQuery): { sql: string; params: Record<string, unknown> } {
+  const where = ['workspace_id = @workspace_id'];
+  const params: Record<string, unknown> = { workspace_id: q.workspace_id, limit: q.limit };
+  const add = (clause: string, values: Record<string, unknown>) => {
+    where.push(clause);
+    Object.assign(params, values);
+  };
+  if (q.status) add('status = @status', { status: q.status });
+  if (q.kind) add('kind = @kind', { kind: q.kind });
+  if (q.created_by) add('created_by = @created_by', { created_by: q.created_by });
+  // A range, not LIKE, so the path index serves it (LIKE is case-insensitive and would not).
+  if (q.path_prefix) add('script_path >= @path_from AND script_path < @path_to', { path_from: q.path_prefix, path_to: `${q.path_prefix}\uffff` });
+  if (q.created_after) add('created_at >= @created_after', { created_after: q.created_after });
+  if (q.created_before) add('created_at < @created_before', { created_before: q.created_before });
+  if (q.after) add('(created_at, id) < (@after_at, @after_id)', { after_at: q.after.created_at, after_id: q.after.id });
+  if (q.args) add('svc_json_subset(args, @args)', { args: JSON.stringify(q.args) });
+  if (q.result) add('svc_json_subset(result, @result)', { result: JSON.stringify(q.result) });
+  return { sql: `SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit`, params };
+}
