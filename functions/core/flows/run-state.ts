@@ -162,8 +162,17 @@ export function flowStatusView(run: FlowRun) {
     ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
     ...(run.gates ? { gates: run.gates } : {}),
     audit: approvalAudit(run),
+    step_jobs: stepJobs(run),
     ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
+}
+
+/** The jobs each module ran so far (a loop's or branches' current ones too), for views that open a step. */
+function stepJobs(run: FlowRun): Record<string, string[]> {
+  const byModule: Record<string, string[]> = {};
+  for (const [jobId, moduleId] of Object.entries(run.step_modules)) (byModule[moduleId] ??= []).push(jobId);
+  if (run.step?.kind === 'children') byModule[run.step.module] = run.step.jobs.map((j) => j.id);
+  return byModule;
 }
 
 /** A flow job as the API shows it: `suspended` or `awaiting_approval` while it waits, with its run. */
