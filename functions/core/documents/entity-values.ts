@@ -157,6 +157,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
   step_modules: z.record(z.string(), z.string()),
+  child_jobs: z.record(z.string(), z.array(z.string())).optional(),
   early_return: z.string().optional(),
   early_result: z.object({ value: z.unknown() }).optional(),
   same_worker: z.boolean().optional(),

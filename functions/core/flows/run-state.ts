@@ -106,6 +106,8 @@ export interface FlowRun {
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
   step_modules: Record<string, string>;
+  /** The flow jobs of each loop or branchall module (its iterations or branches), in order: the console opens them. */
+  child_jobs?: Record<string, string[]>;
   /** The module at whose completion sync endpoints answer (spec 4.4), and its value once it did. */
   early_return?: string;
   early_result?: { value: unknown };
@@ -169,9 +171,8 @@ export function flowStatusView(run: FlowRun) {
 
 /** The jobs each module ran so far (a loop's or branches' current ones too), for views that open a step. */
 function stepJobs(run: FlowRun): Record<string, string[]> {
-  const byModule: Record<string, string[]> = {};
+  const byModule: Record<string, string[]> = { ...run.child_jobs };
   for (const [jobId, moduleId] of Object.entries(run.step_modules)) (byModule[moduleId] ??= []).push(jobId);
-  if (run.step?.kind === 'children') byModule[run.step.module] = run.step.jobs.map((j) => j.id);
   return byModule;
 }
 

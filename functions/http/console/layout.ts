@@ -61,7 +61,7 @@ export function renderPage(p: PageFrame): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${p.script.hash}'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">
 <title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style></head>
 <body data-workspace="${p.workspace}"${data}>
 <nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>

@@ -113,14 +113,24 @@ async function showStep(moduleId) {
   picker.hidden = ids.length < 2;
   const detail = document.getElementById('step-detail');
   const result = job && job.flow_status && job.flow_status.results[moduleId];
-  if (ids.length === 0) { detail.replaceChildren(el('p', { class: 'muted', text: 'Not run yet.' })); return; }
+  if (ids.length === 0) {
+    const shown = el('div');
+    if (result !== undefined) showJson(shown, result);
+    detail.replaceChildren(result === undefined ? el('p', { class: 'muted', text: 'Not run yet.' }) : shown);
+    return;
+  }
   const stepId = picker.value || ids[0];
   try {
     const step = await apiCall('/jobs_u/get/' + encodeURIComponent(stepId));
     const link = el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(stepId), text: 'open step run ' + stepId });
     const args = el('div'); showJson(args, step.args);
-    const res = el('div'); showJson(res, result !== undefined ? result : step.result);
-    detail.replaceChildren(el('p', {}, el('span', { class: 'status s-' + step.status, text: step.status }), ' ', link), el('h3', { text: 'Arguments' }), args, el('h3', { text: 'Result' }), res, el('h3', { text: 'Logs' }), el('pre', { class: 'logs', text: step.logs || '' }));
+    const res = el('div'); showJson(res, step.result);
+    const moduleResult = el('div');
+    if (result !== undefined) showJson(moduleResult, result);
+    detail.replaceChildren(
+      ...(result !== undefined ? [el('h4', { text: 'Step result' }), moduleResult] : []),
+      el('p', {}, el('span', { class: 'status s-' + step.status, text: step.status }), ' ', link),
+      el('h4', { text: 'Arguments' }), args, el('h4', { text: 'Result' }), res, el('h4', { text: 'Logs' }), el('pre', { class: 'logs', text: step.logs || '' }));
   } catch (e) { detail.replaceChildren(el('p', { text: e.message })); }
 }
 document.getElementById('step-pick').addEventListener('change', () => selected && showStep(selected));
