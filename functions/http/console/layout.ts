@@ -32,6 +32,10 @@ export const CONSOLE_STYLE = [
   '.toolbar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}',
   'pre{background:#f6f8fa;padding:.6rem;overflow:auto;max-height:30rem;white-space:pre-wrap;word-break:break-word}',
   'pre.logs{background:#111;color:#eee}',
+  // ansi_up's classes (use_classes): the 16 terminal colours, readable on the dark log background.
+  '.ansi-black-fg{color:#666}.ansi-red-fg{color:#ff6b6b}.ansi-green-fg{color:#69db7c}.ansi-yellow-fg{color:#ffd43b}.ansi-blue-fg{color:#74c0fc}.ansi-magenta-fg{color:#e599f7}.ansi-cyan-fg{color:#66d9e8}.ansi-white-fg{color:#f1f3f5}',
+  '.ansi-bright-black-fg{color:#999}.ansi-bright-red-fg{color:#ffa8a8}.ansi-bright-green-fg{color:#b2f2bb}.ansi-bright-yellow-fg{color:#ffec99}.ansi-bright-blue-fg{color:#a5d8ff}.ansi-bright-magenta-fg{color:#eebefa}.ansi-bright-cyan-fg{color:#99e9f2}.ansi-bright-white-fg{color:#fff}',
+  '.ansi-red-bg{background:#c92a2a}.ansi-green-bg{background:#2b8a3e}.ansi-yellow-bg{background:#e67700}.ansi-blue-bg{background:#1864ab}.ansi-bold{font-weight:700}',
   'dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0;word-break:break-all}',
   '.json details{margin-left:1rem}.json summary{cursor:pointer}.json .k{color:#6f42c1}.json .str{color:#0a7d32}.json .num{color:#0b57d0}',
   '#message{color:var(--bad)}.muted{color:var(--muted)}',

@@ -58,7 +58,10 @@ export function consolePageRoutes(deps: CoreDeps) {
     const access = await pageAccess(deps, c);
     if (!access.ok) return c.json({ error: { code: 'unauthorized', message: 'log in first' } }, 401);
     const update = await getJobLogUpdate(deps, access.rights, c.req.param('id'), parseLogOffset(c.req.query('log_offset')));
-    return c.json({ ...update, html: new AnsiUp().ansi_to_html(update.new_logs) }, 200, { 'cache-control': 'no-store' });
+    // Classes rather than style attributes: the page's CSP allows no inline style.
+    const ansi = new AnsiUp();
+    ansi.use_classes = true;
+    return c.json({ ...update, html: ansi.ansi_to_html(update.new_logs) }, 200, { 'cache-control': 'no-store' });
   });
 
   r.get('/w/:workspace/run/:id/approval', async (c) => {
