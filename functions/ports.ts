@@ -166,6 +166,7 @@ export const ENTITY_KINDS = [
   'invite',
   'http_trigger',
   'http_route',
+  'retention',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -3,6 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { BULK_CANCEL_MAX, cancelRuns, listRuns } from '../core/console/runs.js';
 import { runFilterSchema } from '../core/console/run-filter.js';
+import { getRetention, setRetention } from '../core/console/retention.js';
 import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -10,7 +11,8 @@ import { readJsonBody } from './json-body.js';
 
 /**
  * The API the console's pages call (and any client may): the run list with its filters and
- * cursor, its live feed, and bulk cancel. The pages hold no query of their own.
+ * cursor, its live feed, bulk cancel, and the workspace's retention setting. The pages hold no
+ * query of their own.
  */
 
 /** Windmill's cancel_selection takes a bare array of ids; an object adds a reason. */
@@ -63,6 +65,9 @@ export function consoleApiRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
     const { ids, reason } = Array.isArray(body) ? { ids: body, reason: undefined } : body;
     return c.json(await cancelRuns(deps, c.get('rights'), ids, reason));
   });
+
+  r.get('/workspaces/retention', async (c) => c.json(await getRetention(deps, c.get('rights'))));
+  r.post('/workspaces/retention', async (c) => c.json(await setRetention(deps, c.get('rights'), await readJsonBody(c))));
 
   return r;
 }

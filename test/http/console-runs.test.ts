@@ -158,3 +158,17 @@ describe('POST /api/w/{ws}/jobs/queue/cancel_selection', () => {
     expect(res.status).toBe(415);
   });
 });
+
+describe('/api/w/{ws}/workspaces/retention', () => {
+  it('is set by a workspace admin, read back, and refused to an operator or with a bad value', async () => {
+    expect(await (await s.fetch(`${ws()}/workspaces/retention`)).json()).toEqual({ max_age_days: null });
+    const set = await s.fetch(`${ws()}/workspaces/retention`, json({ max_age_days: 30 }));
+    expect(set.status).toBe(200);
+    expect(await (await s.fetch(`${ws()}/workspaces/retention`)).json()).toEqual({ max_age_days: 30 });
+    for (const bad of [{ max_age_days: -1 }, { max_age_days: 'soon' }, { keep: 3 }]) {
+      expect((await s.fetch(`${ws()}/workspaces/retention`, json(bad))).status).toBe(400);
+    }
+    expect((await s.fetch(`${ws()}/workspaces/retention`, { ...json({ max_age_days: 1 }), token: operator })).status).toBe(403);
+    expect(await (await s.fetch(`${ws()}/workspaces/retention`)).json()).toEqual({ max_age_days: 30 });
+  });
+});

@@ -30,7 +30,32 @@ export function jobQuerySql(q: JobQuery): { sql: string; params: Record<string, 
   if (q.created_after) add('created_at >= @created_after', { created_after: q.created_after });
   if (q.created_before) add('created_at < @created_before', { created_before: q.created_before });
   if (q.after) add('(created_at, id) < (@after_at, @after_id)', { after_at: q.after.created_at, after_id: q.after.id });
-  if (q.args) add('svc_json_subset(args, @args)', { args: JSON.stringify(q.args) });
-  if (q.result) add('svc_json_subset(result, @result)', { result: JSON.stringify(q.result) });
+  if (q.args) jsonConditions('args', q.args, add);
+  if (q.result) jsonConditions('result', q.result, add);
   return { sql: `SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit`, params };
+}
+
+const PLAIN_KEY = /^[A-Za-z0-9_]{1,100}$/;
+
+/**
+ * A subset match as SQL: a scalar under a plain top-level key is compared by SQLite's own JSON
+ * functions (type and value, so "1" never matches 1), which is several times quicker than a
+ * callback per row; anything else (nested objects, arrays, unusual keys) goes to svc_json_subset.
+ */
+function jsonConditions(column: 'args' | 'result', pattern: Record<string, unknown>, add: (clause: string, values: Record<string, unknown>) => void) {
+  const rest: Record<string, unknown> = {};
+  let n = 0;
+  for (const [key, value] of Object.entries(pattern)) {
+    const name = `${column}_${n++}`;
+    const path = `$.${key}`;
+    const type = `json_type(${column}, @${name}_path)`;
+    const extract = `json_extract(${column}, @${name}_path)`;
+    if (!PLAIN_KEY.test(key)) rest[key] = value;
+    else if (typeof value === 'string') add(`${type} = 'text' AND ${extract} = @${name}`, { [`${name}_path`]: path, [name]: value });
+    else if (typeof value === 'number') add(`${type} IN ('integer', 'real') AND ${extract} = @${name}`, { [`${name}_path`]: path, [name]: value });
+    else if (typeof value === 'boolean') add(`${type} = '${value}'`, { [`${name}_path`]: path });
+    else if (value === null) add(`${type} = 'null'`, { [`${name}_path`]: path });
+    else rest[key] = value;
+  }
+  if (Object.keys(rest).length) add(`svc_json_subset(${column}, @${column}_rest)`, { [`${column}_rest`]: JSON.stringify(rest) });
 }
