@@ -172,3 +172,32 @@ describe('/api/w/{ws}/workspaces/retention', () => {
     expect(await (await s.fetch(`${ws()}/workspaces/retention`)).json()).toEqual({ max_age_days: 30 });
   });
 });
+
+describe('console pages', () => {
+  it('send a login-less visitor to the login page and come back', async () => {
+    const res = await s.fetch(`/w/${s.workspace}/runs?status=failed`, { token: null, redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(`/login?next=${encodeURIComponent('/w/' + s.workspace + '/runs?status=failed')}`);
+    // A token in the URL opens no page.
+    expect((await s.fetch(`/w/${s.workspace}/runs?token=${s.token}`, { token: null, redirect: 'manual' })).status).toBe(302);
+  });
+
+  it('carry a strict CSP allowing only their own script and style by hash', async () => {
+    const cookie = await login('opal');
+    for (const path of [`/w/${s.workspace}`, `/w/${s.workspace}/runs`, `/w/${s.workspace}/item/f/pub/echo`]) {
+      const res = await s.fetch(path, { token: null, headers: { cookie } });
+      expect(res.status, path).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toMatch(/^default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+';/);
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).not.toContain('unsafe');
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+    }
+    // The operator's curl examples carry a placeholder, never a token.
+    const item = await (await s.fetch(`/w/${s.workspace}/item/f/pub/echo`, { token: null, headers: { cookie } })).text();
+    expect(item).toContain('Bearer $SVC_TOKEN');
+    expect(item).not.toContain(operator);
+    // A folder closed to them is not found or refused, never shown.
+    expect((await s.fetch(`/w/${s.workspace}/item/f/hidden/echo`, { token: null, headers: { cookie } })).status).toBe(403);
+  });
+});

@@ -234,7 +234,7 @@ ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>
 <h2>Logs</h2><pre id="logs" class="logs" aria-live="off"></pre>
-<h2>Approvals</h2><ul id="audit"><li class="muted">none</li></ul>`;
+${p.modules ? html`<h2>Approvals</h2><ul id="audit"><li class="muted">none</li></ul>` : html`<ul id="audit" hidden></ul>`}`;
   return renderPage({
     title: `Run ${j.id}`,
     workspace: p.workspace,
