@@ -14,8 +14,24 @@ export function registerJobQueryFunctions(db: Database.Database): void {
   });
 }
 
+/** A path prefix matching more jobs than this is read in time order rather than by the path index. */
+export const BROAD_PREFIX_ROWS = 2000;
+
+/**
+ * Whether to read a path-prefix query in time order: SQLite would read the prefix's whole range of
+ * the path index and sort it, which is slow for a prefix matching much of the history (a folder)
+ * and quick for a narrow one; counting up to BROAD_PREFIX_ROWS entries of the range tells which.
+ */
+export function broadPrefix(db: Database.Database, q: JobQuery): boolean {
+  if (!q.path_prefix || q.status || q.created_by) return false;
+  const row = db
+    .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_list_path WHERE workspace_id = ? AND script_path >= ? AND script_path < ? LIMIT ${BROAD_PREFIX_ROWS})`)
+    .get(q.workspace_id, q.path_prefix, `${q.path_prefix}\uffff`) as { n: number };
+  return row.n >= BROAD_PREFIX_ROWS;
+}
+
 /** The SELECT and its named parameters for a query; statements are cached by their text. */
-export function jobQuerySql(q: JobQuery): { sql: string; params: Record<string, unknown> } {
+export function jobQuerySql(q: JobQuery, timeOrder = false): { sql: string; params: Record<string, unknown> } {
   const where = ['workspace_id = @workspace_id'];
   const params: Record<string, unknown> = { workspace_id: q.workspace_id, limit: q.limit };
   const add = (clause: string, values: Record<string, unknown>) => {
@@ -32,7 +48,8 @@ export function jobQuerySql(q: JobQuery): { sql: string; params: Record<string, 
   if (q.after) add('(created_at, id) < (@after_at, @after_id)', { after_at: q.after.created_at, after_id: q.after.id });
   if (q.args) jsonConditions('args', q.args, add);
   if (q.result) jsonConditions('result', q.result, add);
-  return { sql: `SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit`, params };
+  const index = timeOrder ? ' INDEXED BY jobs_list' : '';
+  return { sql: `SELECT * FROM jobs${index} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit`, params };
 }
 
 const PLAIN_KEY = /^[A-Za-z0-9_]{1,100}$/;
