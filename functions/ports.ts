@@ -181,6 +181,7 @@ export const ENTITY_KINDS = [
   'http_trigger',
   'http_route',
   'schedule',
+  'retention',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -204,6 +205,34 @@ export interface JobListFilter {
   limit: number;
 }
 
+/**
+ * The console's run list (Store.queryJobs): newest first by (created_at, id), every filter optional.
+ * `args` and `result` match when each of their keys is in the job's JSON with an equal value,
+ * recursively (a JSON subset); arrays must be equal.
+ */
+export interface JobQuery {
+  workspace_id: string;
+  path_prefix?: string;
+  status?: JobStatus;
+  kind?: JobKind;
+  created_by?: string;
+  /** Inclusive lower bound on created_at. */
+  created_after?: string;
+  /** Exclusive upper bound on created_at. */
+  created_before?: string;
+  args?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  /** The cursor: only jobs strictly older than this position in the order. */
+  after?: JobPosition;
+  limit: number;
+}
+
+/** A job's place in the newest-first order of the run list. */
+export interface JobPosition {
+  created_at: string;
+  id: string;
+}
+
 /** Durable state: workspaces, script versions, jobs, tokens. */
 export interface Store {
   createWorkspace(ws: Workspace): Promise<'created' | 'exists'>;
@@ -225,6 +254,8 @@ export interface Store {
   insertJob(job: Job): Promise<void>;
   getJob(workspaceId: string, id: string): Promise<Job | null>;
   listJobs(filter: JobListFilter): Promise<Job[]>;
+  /** The run list: up to `limit` jobs matching every filter given, newest first (see JobQuery). */
+  queryJobs(query: JobQuery): Promise<Job[]>;
   /**
    * queued -> running, returning the job when this caller won it. A job still `running` after its
    * lease (`leaseUntil` of the previous claim) ran out lost its worker (a crashed or timed-out

@@ -3,19 +3,24 @@ import { sweepTokens } from '../core/token-expiry.js';
 import { runsWithPendingNotices } from '../core/flows/timers.js';
 import { awsShell } from './aws-deps.js';
 import { log } from '../core/logger.js';
+import { pruneFinishedJobs } from '../core/console/retention.js';
 
 /**
  * The maintenance Lambda, on an EventBridge schedule (lib/constructs/maintenance.ts): deletes
  * expired tokens and sends the expiry notices of spec 3 and 5.8, as the local shell's timer does,
  * and wakes every flow at a ConsentGate whose notices a crashed turn left unsent (the local shell
- * does this when it starts): the flow's next Advance sends them.
+ * does this when it starts): the flow's next Advance sends them. It also prunes finished jobs past
+ * their workspace's retention (core/console/retention.ts).
  */
-export async function handler(_event?: ScheduledEvent): Promise<{ noticed: number; deleted: number; woken: number }> {
+export async function handler(_event?: ScheduledEvent): Promise<{ noticed: number; deleted: number; woken: number; scrubbed: number }> {
   const { deps } = await awsShell();
   const report = await sweepTokens(deps);
   log.info('token sweep', { ...report });
   const unsent = await runsWithPendingNotices(deps);
   for (const { workspaceId, flowJobId } of unsent) await deps.flows.wake(workspaceId, flowJobId);
   if (unsent.length > 0) log.info('woke flows with unsent gate notices', { count: unsent.length });
-  return { ...report, woken: unsent.length };
+  // Finished jobs past their workspace's retention lose their payloads, a bounded chunk per run.
+  const pruned = await pruneFinishedJobs(deps);
+  if (pruned.scrubbed > 0) log.info('retention prune', { ...pruned });
+  return { ...report, woken: unsent.length, ...pruned };
 }

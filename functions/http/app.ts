@@ -25,6 +25,8 @@ import { settingsPageRoutes } from './settings-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { runRoutes } from './run-routes.js';
+import { consoleApiRoutes } from './console-api-routes.js';
+import { consolePageRoutes } from './console/pages.js';
 import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
@@ -76,6 +78,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/', tokenPageRoutes(deps));
   app.route('/', settingsPageRoutes(deps));
   app.route('/', openApiPageRoutes(deps));
+  app.route('/', consolePageRoutes(deps));
   // Custom routes authenticate their callers themselves (none, a key, a signature, ...).
   app.route('/api/r', servedRoutes(deps));
 
@@ -109,6 +112,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', appRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
+  app.route('/api/w/:workspace', consoleApiRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
   app.route('/api/w/:workspace', openApiRoutes(deps));

@@ -57,6 +57,8 @@ const ROUTES = [
   'POST /api/w/{ws}/workspaces/edit_webhook', 'GET /api/w/{ws}/workspaces/webhook_deliveries', 'POST /api/w/{ws}/workspaces/webhook_deliveries/{name}/redeliver',
   'POST /api/w/{ws}/workspaces/invite_user', 'POST /api/w/{ws}/workspaces/delete_invite', 'GET /api/users/list_invites', 'POST /api/users/accept_invite',
   'POST /api/users/decline_invite', 'POST /api/settings/instance_events_webhook', 'GET /api/settings/instance_events_deliveries', 'GET /w/{ws}/settings',
+  'GET /api/w/{ws}/jobs/runs', 'GET /api/w/{ws}/jobs/runs_sse', 'POST /api/w/{ws}/jobs/queue/cancel_selection', 'GET /api/w/{ws}/workspaces/retention',
+  'POST /api/w/{ws}/workspaces/retention', 'GET /w/{ws}', 'GET /w/{ws}/runs', 'GET /w/{ws}/run/{id}', 'GET /w/{ws}/run/{id}/logs', 'GET /w/{ws}/item/{path}',
   'POST /api/w/{ws}/apps/create', 'POST /api/w/{ws}/apps/update/{path}', 'GET /api/w/{ws}/apps/get/p/{path}', 'GET /api/w/{ws}/apps/get/v/{name}', 'GET /api/w/{ws}/apps/list',
   'POST /api/w/{ws}/openapi/generate', 'GET /w/{ws}/openapi',
 ] as const;

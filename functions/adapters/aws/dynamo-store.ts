@@ -9,7 +9,7 @@ import {
   paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { DynamoOutbox, TRANSACTION_MAX_ITEMS } from './dynamo-outbox.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import {
@@ -19,6 +19,7 @@ import { DynamoEntities } from './dynamo-entities.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
+import { queryJobItems } from './dynamo-job-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { RACE, retry } from '../../core/retry.js';
 import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
@@ -199,6 +200,10 @@ export class DynamoStore implements Store {
       if (matching.length >= f.limit) break;
     }
     return Promise.all(matching.slice(0, f.limit).map((i) => this.toJob(i)));
+  }
+
+  async queryJobs(q: JobQuery) {
+    return queryJobItems(this.doc, this.table, q, (item) => this.toJob(item));
   }
 
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {

@@ -20,6 +20,7 @@ import { AesSecretCipher } from './aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from './key-file.js';
 import { SmtpEmailSender } from './smtp-email-sender.js';
 import { sweepTokens } from '../../core/token-expiry.js';
+import { pruneFinishedJobs } from '../../core/console/retention.js';
 import { OutboundHttp } from '../outbound-http.js';
 import { startEventDispatcher } from './event-dispatcher.js';
 import { startScheduleTicker } from './schedule-ticker.js';
@@ -88,6 +89,10 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   pool.start(deps);
   await flows.start(deps);
   const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
+  const pruner = startPeriodic('retention prune', RETENTION_PRUNE_MS, async () => {
+    const report = await pruneFinishedJobs(deps);
+    if (report.scrubbed) log.info('retention prune', { ...report });
+  });
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
   const ticker = startScheduleTicker(deps, config.scheduleTickMs);
 
@@ -98,6 +103,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ticker.stop();
       await sweeper.stop();
+      await pruner.stop();
       await dispatcher.stop();
       email?.close();
       await flows.stop();
@@ -123,6 +129,26 @@ function startTokenSweeper(deps: WorkerDeps, everyMs: number): { stop(): Promise
   sweep();
   const timer = setInterval(sweep, everyMs);
   // The sweep must not keep a stopping process alive; the next start sweeps again.
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/** How often finished jobs past their workspace's retention are pruned (README: Console, Retention). */
+const RETENTION_PRUNE_MS = 5 * 60_000;
+
+/** Runs `task` now and every `everyMs`, one at a time, never keeping a stopping process alive. */
+function startPeriodic(name: string, everyMs: number, task: () => Promise<void>): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = running.then(task).catch((e) => log.error(`${name} failed`, { error: errorText(e) }));
+  };
+  tick();
+  const timer = setInterval(tick, everyMs);
   timer.unref();
   return {
     async stop() {

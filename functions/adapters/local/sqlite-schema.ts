@@ -173,4 +173,12 @@ export const MIGRATIONS: string[] = [
   `-- sched: the schedule that started a job (its path; NULL: none), listed newest first by schedule.
   ALTER TABLE jobs ADD COLUMN schedule_path TEXT;
   CREATE INDEX jobs_by_schedule ON jobs(workspace_id, schedule_path, created_at) WHERE schedule_path IS NOT NULL;`,
+  `-- console: the run list (Store.queryJobs) reads newest first by (created_at, id) within a
+  -- workspace, narrowed by status, user or path: one index per filter, each ending in the order so
+  -- a page is read in order and stops at its limit. jobs_list supersedes jobs_by_workspace.
+  CREATE INDEX jobs_list ON jobs(workspace_id, created_at, id);
+  CREATE INDEX jobs_list_status ON jobs(workspace_id, status, created_at, id);
+  CREATE INDEX jobs_list_user ON jobs(workspace_id, created_by, created_at, id);
+  CREATE INDEX jobs_list_path ON jobs(workspace_id, script_path, created_at, id);
+  DROP INDEX jobs_by_workspace;`,
 ];

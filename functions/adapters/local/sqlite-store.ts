@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
+import { broadPrefix, jobQuerySql, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { deliveryRecord, entityRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
-import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
  * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
@@ -19,6 +20,7 @@ export class SqliteStore implements Store {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
+    registerJobQueryFunctions(this.db);
   }
 
   private migrate() {
@@ -123,6 +125,11 @@ export class SqliteStore implements Store {
       .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT @limit`)
       .all({ status: null, script_path: null, schedule_path: null, ...f }) as Row[];
     return rows.map(toJob);
+  }
+
+  async queryJobs(q: JobQuery) {
+    const { sql, params } = jobQuerySql(q, broadPrefix(this.db, q));
+    return (this.stmt(sql).all(params) as Row[]).map(toJob);
   }
 
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {

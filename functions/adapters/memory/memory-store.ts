@@ -1,5 +1,6 @@
-import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
+import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { newDelivery } from '../../core/documents/records.js';
+import { compareJobPositions, matchesJobQuery } from '../../core/json-subset.js';
 
 /**
  * The Store port in plain maps: the fast tier's store and the reference of the contract
@@ -100,6 +101,11 @@ export class MemoryStore implements Store {
     // Newest first; of two created in the same instant, the later inserted (a stable sort keeps
     // insertion order, reversed afterwards).
     return sortedBy(matching, (j) => j.created_at).reverse().slice(0, f.limit).map(copy);
+  }
+
+  async queryJobs(q: JobQuery) {
+    const matching = [...this.jobs.values()].map((s) => s.job).filter((j) => matchesJobQuery(j, q));
+    return matching.sort(compareJobPositions).slice(0, q.limit).map(copy);
   }
 
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {

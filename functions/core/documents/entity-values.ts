@@ -71,6 +71,13 @@ export const jobLimitsSetting = z
   .strict();
 export type JobLimitsSetting = z.infer<typeof jobLimitsSetting>;
 
+/** How long a workspace keeps finished jobs' arguments, logs and results (README: Console, Retention); null keeps them. */
+export const retentionInput = z.object({ max_age_days: z.number().int().positive().max(36_500).nullable() }).strict();
+const jobPosition = z.object({ created_at: z.string(), id: z.string() });
+/** As stored: the setting, and where a pruning walk cut short by its budget goes on, per status. */
+export const retentionSetting = retentionInput.extend({ resume: z.partialRecord(z.enum(['success', 'failed', 'canceled']), jobPosition).optional() });
+export type RetentionSetting = z.infer<typeof retentionSetting>;
+
 export interface EntityValues {
   member: Member;
   group: Group;
@@ -88,6 +95,7 @@ export interface EntityValues {
   login_throttle: LoginCounter;
   audit: AuditEntry;
   job_limits: JobLimitsSetting;
+  retention: RetentionSetting;
   webhook: WebhookSetting;
   app: AppHead;
   app_version: AppVersion;
@@ -159,6 +167,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
   step_modules: z.record(z.string(), z.string()),
+  child_jobs: z.record(z.string(), z.array(z.string())).optional(),
   early_return: z.string().optional(),
   early_result: z.object({ value: z.unknown() }).optional(),
   same_worker: z.boolean().optional(),
@@ -201,6 +210,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   login_throttle: z.object({ failures: z.number().int().nonnegative(), window_start: timestamp, locked_until: timestamp.nullable() }),
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
   job_limits: jobLimitsSetting,
+  retention: retentionSetting,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
   invite: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), invited_by: z.string(), invited_at: timestamp }),

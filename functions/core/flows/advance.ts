@@ -226,6 +226,7 @@ function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[
     return false;
   }
   const started = parallel ? jobs.length : 1;
+  run.child_jobs = { ...run.child_jobs, [module.id]: jobs.map((j) => j.id) };
   run.step = { kind: 'children', module: module.id, jobs, parallel, started, skip_failures: skipFailures };
   effects.push.push(...jobs.slice(0, started));
   return true;

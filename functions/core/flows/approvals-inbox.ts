@@ -69,6 +69,13 @@ export async function inboxFor(deps: Pick<CoreDeps, 'store' | 'config'>, princip
   return inbox;
 }
 
+/** What one flow job waits on that this person may decide (the run page's approve / reject), by the inbox's rules. */
+export async function waitingOnPerson(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, rights: Rights, job: Job): Promise<{ gate: WaitingGate | null; step: WaitingStep | null }> {
+  const run = job.kind === 'flow' && job.status === 'running' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+  if (!run) return { gate: null, step: null };
+  return { gate: await waitingGate(deps, principal, job, run), step: await waitingStep(deps, principal, job, run, rights.canJob(job, 'read')) };
+}
+
 async function waitingGate(deps: Pick<CoreDeps, 'store'>, principal: Principal, job: Job, run: FlowRun): Promise<WaitingGate | null> {
   if (run.status !== 'awaiting_approval' || run.step?.kind !== 'gate') return null;
   const module = findModule(run.modules, run.step.module);

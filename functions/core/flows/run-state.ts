@@ -106,6 +106,8 @@ export interface FlowRun {
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
   step_modules: Record<string, string>;
+  /** The flow jobs of each loop or branchall module (its iterations or branches), in order: the console opens them. */
+  child_jobs?: Record<string, string[]>;
   /** The module at whose completion sync endpoints answer (spec 4.4), and its value once it did. */
   early_return?: string;
   early_result?: { value: unknown };
@@ -164,8 +166,16 @@ export function flowStatusView(run: FlowRun) {
     ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
     ...(run.gates ? { gates: run.gates } : {}),
     audit: approvalAudit(run),
+    module_jobs: moduleJobs(run),
     ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
+}
+
+/** The jobs each module ran so far (a loop's or branches' current ones too), for views that open a step. */
+function moduleJobs(run: FlowRun): Record<string, string[]> {
+  const byModule: Record<string, string[]> = { ...run.child_jobs };
+  for (const [jobId, moduleId] of Object.entries(run.step_modules)) (byModule[moduleId] ??= []).push(jobId);
+  return byModule;
 }
 
 /** A flow job as the API shows it: `suspended` or `awaiting_approval` while it waits, with its run. */

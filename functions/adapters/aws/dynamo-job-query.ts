@@ -1,0 +1,73 @@
+import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { matchesJobQuery } from '../../core/json-subset.js';
+import type { Job, JobQuery } from '../../ports.js';
+import { GSI1, gsi1 } from './dynamo-keys.js';
+import { batchGet } from './dynamo-ops.js';
+import type { Item } from './dynamo-items.js';
+
+/**
+ * The run list on DynamoDB. GSI1 holds a workspace's jobs sorted by `<created_at>#<id>`, newest
+ * first when read descending, so the time range and the cursor are its key condition; status and
+ * path prefix are filtered in the index (both are projected into it). The jobs are then read from
+ * the table (consistent, and the index may lag) and the remaining filters — kind, user, args,
+ * result — are applied to them, page after page until the limit is reached.
+ */
+export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, q: JobQuery, toJob: (item: Item) => Promise<Job>): Promise<Job[]> {
+  const values: Item = { ':pk': gsi1.jobsOf(q.workspace_id) };
+  const names: Record<string, string> = {};
+  const filters: string[] = [];
+  let key = 'gsi1pk = :pk';
+  const upper = upperBound(q);
+  if (q.created_after) {
+    // BETWEEN is inclusive: a job exactly at the cursor is dropped again by matchesJobQuery.
+    key += ' AND gsi1sk BETWEEN :lo AND :hi';
+    values[':lo'] = q.created_after;
+    values[':hi'] = upper ?? '\uffff';
+  } else if (upper) {
+    key += ' AND gsi1sk < :hi';
+    values[':hi'] = upper;
+  }
+  if (q.status) {
+    filters.push('#status = :status');
+    names['#status'] = 'status';
+    values[':status'] = q.status;
+  }
+  if (q.path_prefix) {
+    filters.push('begins_with(script_path, :prefix)');
+    values[':prefix'] = q.path_prefix;
+  }
+  const pages = paginateQuery(
+    { client: doc },
+    {
+      TableName: table,
+      IndexName: GSI1,
+      KeyConditionExpression: key,
+      ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+      ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      // Limit counts items read before the filter: read at least a page's worth each time.
+      Limit: Math.max(q.limit, 100),
+    },
+  );
+  const found: Job[] = [];
+  for await (const page of pages) {
+    const items = await batchGet(doc, table, page.Items ?? []);
+    // batchGet keeps the order of the index entries, which is the list's order.
+    for (const item of items) {
+      const job = await toJob(item);
+      if (matchesJobQuery(job, q)) found.push(job);
+      if (found.length >= q.limit) return found;
+    }
+  }
+  return found;
+}
+
+/** The exclusive upper sort key: the lower of `created_before` and the cursor's position. */
+function upperBound(q: JobQuery): string | null {
+  const cursor = q.after ? `${q.after.created_at}#${q.after.id}` : null;
+  const before = q.created_before ?? null;
+  if (cursor === null) return before;
+  if (before === null) return cursor;
+  return cursor < before ? cursor : before;
+}

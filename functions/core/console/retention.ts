@@ -1,0 +1,86 @@
+import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { retentionInput, type RetentionSetting } from '../documents/entity-values.js';
+import { parseBody } from '../validation.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../permissions.js';
+import type { JobPosition } from '../../ports.js';
+
+/**
+ * History that stays bounded: a workspace may keep finished jobs' arguments, logs and results for
+ * `max_age_days`; older ones are scrubbed (Store.scrubJob: the job stays listed, its payloads go).
+ * The pruner works in small chunks, yielding between them, so the API is never held up; the local
+ * shell runs it on a timer, the AWS shell in the scheduled maintenance Lambda.
+ */
+
+const KEY = 'retention';
+const WHAT = 'the workspace retention setting';
+const FINISHED = ['success', 'failed', 'canceled'] as const;
+
+type RetentionView = Pick<RetentionSetting, 'max_age_days'>;
+
+export async function getRetention(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<RetentionView> {
+  rights.check('workspaces', 'read');
+  const stored = await getEntityValue(deps.store, 'retention', rights.workspaceId, KEY);
+  return { max_age_days: stored?.max_age_days ?? null };
+}
+
+/** Workspace admins only; `{"max_age_days": null}` keeps everything. */
+export async function setRetention(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<RetentionView> {
+  rights.check('workspaces', 'write');
+  const input = parseBody(retentionInput, body);
+  if (await tryCreateEntity(deps.store, deps.clock, 'retention', rights.workspaceId, KEY, input)) return input;
+  // A walk under way keeps its place.
+  await updateEntity(deps.store, deps.clock, 'retention', rights.workspaceId, KEY, WHAT, (old) => ({ ...old, ...input }));
+  return input;
+}
+
+export interface PruneOptions {
+  /** Jobs read and scrubbed per step. */
+  chunk: number;
+  /** At most this many scrubbed per workspace and pass; the next pass goes on. */
+  maxPerPass: number;
+}
+
+export const DEFAULT_PRUNE: PruneOptions = { chunk: 100, maxPerPass: 10_000 };
+
+/**
+ * One pass over every workspace with a retention setting. For each finished status it walks newest
+ * first from the cutoff down. A walk from the top stops at a page already scrubbed entirely: what
+ * lies below was done by an earlier, completed walk (jobs finish roughly in the order they start).
+ * A walk cut short by the budget stores where it was, and the next pass goes on from there.
+ */
+export async function pruneFinishedJobs(deps: Pick<CoreDeps, 'store' | 'clock'>, opts: PruneOptions = DEFAULT_PRUNE): Promise<{ scrubbed: number }> {
+  let scrubbed = 0;
+  for (const ws of await deps.store.listWorkspaces()) {
+    const setting = await getEntityValue(deps.store, 'retention', ws.id, KEY);
+    if (!setting?.max_age_days) continue;
+    const cutoff = new Date(deps.clock.now().getTime() - setting.max_age_days * 86_400_000).toISOString();
+    let budget = opts.maxPerPass;
+    const resume: NonNullable<RetentionSetting['resume']> = {};
+    for (const status of FINISHED) {
+      const resumed = setting.resume?.[status];
+      let after: JobPosition | undefined = resumed;
+      for (;;) {
+        if (budget === 0) {
+          if (after) resume[status] = after;
+          break;
+        }
+        const limit = Math.min(opts.chunk, budget);
+        const page = await deps.store.queryJobs({ workspace_id: ws.id, status, created_before: cutoff, after, limit });
+        const fresh = page.filter((j) => !j.deleted);
+        for (const job of fresh) await deps.store.scrubJob(job.id);
+        scrubbed += fresh.length;
+        budget -= fresh.length;
+        if (page.length < limit || (fresh.length === 0 && !resumed)) break;
+        const last = page[page.length - 1];
+        after = { created_at: last.created_at, id: last.id };
+        // Let waiting requests run between chunks.
+        await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      }
+    }
+    if (JSON.stringify(resume) !== JSON.stringify(setting.resume ?? {})) {
+      await updateEntity(deps.store, deps.clock, 'retention', ws.id, KEY, WHAT, (old) => ({ max_age_days: old.max_age_days, ...(Object.keys(resume).length ? { resume } : {}) }));
+    }
+  }
+  return { scrubbed };
+}

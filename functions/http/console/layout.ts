@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticate, type Principal } from '../../core/auth.js';
+import { ApiError } from '../../core/errors.js';
+import { Rights } from '../../core/permissions.js';
+import { SESSION_COOKIE } from '../../core/users.js';
+import { requireWorkspace } from '../../core/workspaces.js';
+import type { CoreDeps } from '../../core/deps.js';
+import { html, raw, type Markup } from '../html.js';
+
+/**
+ * What every console page shares: the login check, the frame (navigation, style) and a strict CSP
+ * that allows exactly the page's own script and the shared style by their hashes. Pages are
+ * static shells plus what the server knows; their scripts read and act through the API with the
+ * session cookie, so a page can never show or do more than the API allows its user.
+ */
+
+export const CONSOLE_STYLE = [
+  ':root{color-scheme:light;font-family:system-ui,sans-serif;--ok:#1b5e20;--bad:#b00020;--wait:#8a5a00;--run:#0d47a1;--muted:#555}',
+  'body{margin:0}main{max-width:80rem;margin:0 auto;padding:1rem}',
+  'nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center;padding:.6rem 1rem;background:#20232a;color:#fff}nav a{color:#fff}',
+  'a{color:#0b57d0}a:focus,button:focus,input:focus,select:focus,textarea:focus,summary:focus{outline:3px solid #f9ab00;outline-offset:1px}',
+  'h1{font-size:1.4rem;word-break:break-all}h2{font-size:1.1rem}',
+  'table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd;font-size:.9em;vertical-align:top}',
+  '.table-wrap{overflow-x:auto}',
+  'form.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;align-items:end;margin-bottom:1rem}',
+  'label{display:block;font-size:.85em}input,select,textarea{width:100%;box-sizing:border-box;padding:.35rem;font:inherit}textarea{min-height:5rem;font-family:ui-monospace,monospace}',
+  'input[type=checkbox]{width:auto}button{padding:.4rem .8rem;font:inherit;cursor:pointer}button.danger{background:#fde7e9;border:1px solid var(--bad)}',
+  '.status{display:inline-block;padding:.05rem .45rem;border-radius:.6rem;font-size:.85em;border:1px solid currentColor}',
+  '.s-success{color:var(--ok)}.s-failed{color:var(--bad)}.s-canceled{color:var(--muted)}.s-running{color:var(--run)}.s-queued{color:var(--muted)}.s-suspended,.s-awaiting_approval{color:var(--wait)}.s-pending{color:#999}',
+  '.toolbar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}',
+  'pre{background:#f6f8fa;padding:.6rem;overflow:auto;max-height:30rem;white-space:pre-wrap;word-break:break-word}',
+  'pre.logs{background:#111;color:#eee}',
+  // ansi_up's classes (use_classes): the 16 terminal colours, readable on the dark log background.
+  '.ansi-black-fg{color:#666}.ansi-red-fg{color:#ff6b6b}.ansi-green-fg{color:#69db7c}.ansi-yellow-fg{color:#ffd43b}.ansi-blue-fg{color:#74c0fc}.ansi-magenta-fg{color:#e599f7}.ansi-cyan-fg{color:#66d9e8}.ansi-white-fg{color:#f1f3f5}',
+  '.ansi-bright-black-fg{color:#999}.ansi-bright-red-fg{color:#ffa8a8}.ansi-bright-green-fg{color:#b2f2bb}.ansi-bright-yellow-fg{color:#ffec99}.ansi-bright-blue-fg{color:#a5d8ff}.ansi-bright-magenta-fg{color:#eebefa}.ansi-bright-cyan-fg{color:#99e9f2}.ansi-bright-white-fg{color:#fff}',
+  '.ansi-red-bg{background:#c92a2a}.ansi-green-bg{background:#2b8a3e}.ansi-yellow-bg{background:#e67700}.ansi-blue-bg{background:#1864ab}.ansi-bold{font-weight:700}',
+  'dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0;word-break:break-all}',
+  '.json details{margin-left:1rem}.json summary{cursor:pointer}.json .k{color:#6f42c1}.json .str{color:#0a7d32}.json .num{color:#0b57d0}',
+  '#message{color:var(--bad)}.muted{color:var(--muted)}',
+  '.graph svg{max-width:100%;height:auto}.graph .node rect{fill:#fff;stroke:#888}.graph .node.s-success rect{stroke:var(--ok);fill:#e8f5e9}.graph .node.s-failed rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-running rect{stroke:var(--run);fill:#e3f2fd}.graph .node.s-suspended rect,.graph .node.s-awaiting_approval rect{stroke:var(--wait);fill:#fff8e1}.graph text{font-size:12px}.graph .edge{stroke:#888;fill:none}',
+  '@media (max-width:600px){th.wide,td.wide{display:none}main{padding:.5rem}}',
+].join('');
+const STYLE_HASH = hashOf(CONSOLE_STYLE);
+
+export function hashOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
+export interface PageFrame {
+  title: string;
+  workspace: string;
+  username: string;
+  /** The page's static script and its hash (computed once, at module load). */
+  script: { text: string; hash: string };
+  /** data-* attributes of <body>: what the script needs to know (escaped like any value). */
+  data: Record<string, string>;
+  body: Markup;
+}
+
+export function renderPage(p: PageFrame): string {
+  const data = Object.entries(p.data).map(([k, v]) => html` data-${raw(k)}="${v}"`);
+  const ws = encodeURIComponent(p.workspace);
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${p.script.hash}'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'">
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">
+<title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style></head>
+<body data-workspace="${p.workspace}"${data}>
+<nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
+<main>${p.body}</main>
+<script>${raw(p.script.text)}</script></body></html>`.toString();
+}
+
+export type PageAccess = { ok: true; principal: Principal; rights: Rights } | { ok: false; response: Response };
+
+/**
+ * A page is for a person: only a login session opens it (never a token in the URL); without one
+ * the browser goes to the login page and comes back.
+ */
+export async function pageAccess(deps: CoreDeps, c: Context): Promise<PageAccess> {
+  const session = getCookie(c, SESSION_COOKIE) ?? null;
+  let principal: Principal;
+  try {
+    principal = await authenticate(deps, { bearer: null, session });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    const next = c.req.path + (new URL(c.req.url).search ?? '');
+    return { ok: false, response: c.redirect(`/login?next=${encodeURIComponent(next)}`, 302) };
+  }
+  const ws = await requireWorkspace(deps.store, c.req.param('workspace') ?? '');
+  return { ok: true, principal, rights: await Rights.load(deps, principal, ws.id) };
+}
+
+export function pageResponse(c: Context, page: string, status: 200 | 403 | 404 = 200): Response {
+  return c.html(page, status, { 'cache-control': 'no-store' });
+}

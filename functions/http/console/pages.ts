@@ -1,0 +1,82 @@
+import { Hono } from 'hono';
+import { AnsiUp } from 'ansi_up';
+import { ApiError } from '../../core/errors.js';
+import { getVisibleJob, isFinished } from '../../core/jobs.js';
+import { getFlowRun } from '../../core/flows/run-state.js';
+import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
+import { getJobLogUpdate, parseLogOffset } from '../../core/job-log-update.js';
+import type { CoreDeps } from '../../core/deps.js';
+import { html } from '../html.js';
+import { approvalFragment } from './approval-fragment.js';
+import { pageAccess, pageResponse, renderPage, hashOf } from './layout.js';
+import { renderRunPage } from './run-page.js';
+import { renderRunsPage } from './runs-page.js';
+import { workspacePageRoutes } from './workspace-pages.js';
+
+/**
+ * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
+ * goes through the core with the logged-in person's rights, exactly as the API's routes do.
+ */
+export function consolePageRoutes(deps: CoreDeps) {
+  const r = new Hono();
+
+  r.get('/w/:workspace/runs', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return access.response;
+    return pageResponse(c, renderRunsPage(access.rights.workspaceId, access.principal.username, c.req.query()));
+  });
+
+  r.get('/w/:workspace/run/:id', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return access.response;
+    const { rights, principal } = access;
+    let job;
+    try {
+      job = await getVisibleJob(deps, rights, c.req.param('id'));
+    } catch (error) {
+      if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
+      return pageResponse(c, errorPage(rights.workspaceId, principal.username, error.message), error.status);
+    }
+    const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+    const domain = job.kind === 'flow' ? 'flows' : 'scripts';
+    return pageResponse(
+      c,
+      renderRunPage({
+        workspace: rights.workspaceId,
+        username: principal.username,
+        job,
+        canCancel: !isFinished(job.status) && rights.canJob(job, 'cancel'),
+        canRerun: job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
+        modules: run ? run.modules : null,
+      }),
+    );
+  });
+
+  // The API's live log update with the new text as HTML: ANSI colours become spans, everything
+  // else escaped (ansi_up escapes the text it converts).
+  r.get('/w/:workspace/run/:id/logs', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return c.json({ error: { code: 'unauthorized', message: 'log in first' } }, 401);
+    const update = await getJobLogUpdate(deps, access.rights, c.req.param('id'), parseLogOffset(c.req.query('log_offset')));
+    // Classes rather than style attributes: the page's CSP allows no inline style.
+    const ansi = new AnsiUp();
+    ansi.use_classes = true;
+    return c.json({ ...update, html: ansi.ansi_to_html(update.new_logs) }, 200, { 'cache-control': 'no-store' });
+  });
+
+  r.get('/w/:workspace/run/:id/approval', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return c.text('', 401);
+    const job = await getVisibleJob(deps, access.rights, c.req.param('id'));
+    return c.html(approvalFragment(await waitingOnPerson(deps, access.principal, access.rights, job)), 200, { 'cache-control': 'no-store' });
+  });
+
+  r.route('/', workspacePageRoutes(deps));
+  return r;
+}
+
+const NO_SCRIPT = { text: '', hash: hashOf('') };
+
+function errorPage(workspace: string, username: string, message: string): string {
+  return renderPage({ title: 'Not available', workspace, username, script: NO_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` });
+}

@@ -1,0 +1,246 @@
+import { html, type Markup } from '../html.js';
+import type { Job } from '../../ports.js';
+import type { FlowModule } from '../../core/flows/definition.js';
+import { CLIENT_HELPERS } from './client-helpers.js';
+import { FORM_SCRIPT } from '../approval-form.js';
+import { flowGraphSvg } from './flow-graph.js';
+import { hashOf, renderPage } from './layout.js';
+
+/**
+ * `/w/<ws>/run/<id>`: one run. The script reads the job from `jobs_u/get/<id>` and its logs from
+ * `jobs_u/getupdate/<id>?log_offset=N` (turned into coloured HTML by the page's logs route) at most
+ * once a second, only while the run is unfinished and the page visible. A flow's graph is laid out
+ * on the server; its nodes' statuses follow the run's `flow_status`. Actions are the API's: cancel,
+ * re-run by hash or flow version with the same or edited arguments.
+ */
+
+const RUN_SCRIPT = `
+const body = document.body.dataset;
+const ws = body.workspace;
+const id = body.run;
+const message = document.getElementById('message');
+const FINISHED = ['success', 'failed', 'canceled'];
+let logOffset = 0;
+let job = null;
+let timer = null;
+let selected = null;
+
+function when(t) { return t ? t.replace('T', ' ').replace('Z', '').slice(0, 23) : '—'; }
+function span(a, b) { return a && b ? ((Date.parse(b) - Date.parse(a)) / 1000).toFixed(2) + ' s' : '—'; }
+
+function moduleStatuses(j) {
+  const fs = j.flow_status;
+  const out = {};
+  if (!fs) return out;
+  fs.modules.forEach((m, i) => {
+    if (Object.prototype.hasOwnProperty.call(fs.results, m) && i < fs.step) out[m] = 'success';
+    else if (i < fs.step) out[m] = 'success';
+    else if (i === fs.step) {
+      if (FINISHED.includes(j.status)) out[m] = j.status === 'success' ? 'success' : j.status;
+      else if (fs.suspend && fs.suspend.module === m) out[m] = 'suspended';
+      else if (fs.gate && fs.gate.module === m) out[m] = 'awaiting_approval';
+      else out[m] = 'running';
+    } else out[m] = j.status === 'success' && fs.stopped_early ? 'skipped' : 'pending';
+  });
+  return out;
+}
+
+function render(j) {
+  job = j;
+  const badge = document.getElementById('status');
+  badge.textContent = j.status;
+  badge.className = 'status s-' + j.status;
+  document.getElementById('created').textContent = when(j.created_at);
+  document.getElementById('started').textContent = when(j.started_at);
+  document.getElementById('ended').textContent = when(j.completed_at);
+  document.getElementById('delay').textContent = span(j.created_at, j.started_at);
+  document.getElementById('runtime').textContent = span(j.started_at, j.completed_at);
+  document.getElementById('attempts').textContent = String(j.attempts);
+  showJson(document.getElementById('args'), j.args);
+  const finished = FINISHED.includes(j.status);
+  document.getElementById('result-box').hidden = !finished;
+  if (finished) showJson(document.getElementById('result'), j.deleted ? '(deleted after use)' : j.result);
+  const cancel = document.getElementById('cancel');
+  if (cancel) cancel.hidden = finished;
+  const statuses = moduleStatuses(j);
+  for (const node of document.querySelectorAll('.graph [data-module]')) {
+    const s = statuses[node.dataset.module] || 'pending';
+    node.setAttribute('class', node.getAttribute('class').replace(/ s-[a-z_]+/, '') + ' s-' + s);
+    node.querySelector('.st').textContent = s;
+    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + s);
+  }
+  const waiting = j.status === 'suspended' || j.status === 'awaiting_approval';
+  const approval = document.getElementById('approval');
+  if (waiting && approval.dataset.loaded !== j.status) loadApproval(j.status);
+  if (!waiting) { approval.replaceChildren(); approval.dataset.loaded = ''; }
+  if (j.flow_status && j.flow_status.audit.length) {
+    document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at || '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
+  }
+  if (selected) showStep(selected);
+}
+
+async function pullLogs() {
+  const res = await fetch(location.pathname + '/logs?log_offset=' + logOffset, { credentials: 'same-origin' });
+  if (!res.ok) return;
+  const update = await res.json();
+  if (update.html) document.getElementById('logs').insertAdjacentHTML('beforeend', update.html);
+  logOffset = update.log_offset;
+}
+
+async function tick() {
+  timer = null;
+  try {
+    render(await apiCall('/jobs_u/get/' + encodeURIComponent(id)));
+    await pullLogs();
+  } catch (e) { message.textContent = e.message; }
+  schedule();
+}
+function schedule() {
+  if (timer || document.hidden || (job && FINISHED.includes(job.status))) return;
+  timer = setTimeout(tick, 1000);
+}
+document.addEventListener('visibilitychange', () => { if (!document.hidden && !timer) tick(); });
+
+async function showStep(moduleId) {
+  selected = moduleId;
+  const box = document.getElementById('step');
+  box.hidden = false;
+  document.getElementById('step-title').textContent = 'Step ' + moduleId;
+  const ids = (job && job.flow_status && job.flow_status.module_jobs[moduleId]) || [];
+  const picker = document.getElementById('step-pick');
+  const current = picker.value;
+  picker.replaceChildren(...ids.map((s, i) => el('option', { value: s, text: (ids.length > 1 ? 'iteration / branch ' + i + ': ' : '') + s, selected: s === current })));
+  picker.hidden = ids.length < 2;
+  const detail = document.getElementById('step-detail');
+  const result = job && job.flow_status && job.flow_status.results[moduleId];
+  if (ids.length === 0) {
+    const shown = el('div');
+    if (result !== undefined) showJson(shown, result);
+    detail.replaceChildren(result === undefined ? el('p', { class: 'muted', text: 'Not run yet.' }) : shown);
+    return;
+  }
+  const stepId = picker.value || ids[0];
+  try {
+    const step = await apiCall('/jobs_u/get/' + encodeURIComponent(stepId));
+    const link = el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(stepId), text: 'open step run ' + stepId });
+    const args = el('div'); showJson(args, step.args);
+    const res = el('div'); showJson(res, step.result);
+    const moduleResult = el('div');
+    if (result !== undefined) showJson(moduleResult, result);
+    detail.replaceChildren(
+      ...(result !== undefined ? [el('h4', { text: 'Step result' }), moduleResult] : []),
+      el('p', {}, el('span', { class: 'status s-' + step.status, text: step.status }), ' ', link),
+      el('h4', { text: 'Arguments' }), args, el('h4', { text: 'Result' }), res, el('h4', { text: 'Logs' }), el('pre', { class: 'logs', text: step.logs || '' }));
+  } catch (e) { detail.replaceChildren(el('p', { text: e.message })); }
+}
+document.getElementById('step-pick').addEventListener('change', () => selected && showStep(selected));
+for (const node of document.querySelectorAll('.graph [data-module]')) {
+  node.addEventListener('click', () => showStep(node.dataset.module));
+  node.addEventListener('keydown', (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); showStep(node.dataset.module); } });
+}
+
+async function loadApproval(status) {
+  const box = document.getElementById('approval');
+  box.dataset.loaded = status;
+  const res = await fetch(location.pathname + '/approval', { credentials: 'same-origin' });
+  box.innerHTML = res.ok ? await res.text() : '';
+  const form = box.querySelector('form');
+  if (!form) return;
+  fillDatetimes(form);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const decision = event.submitter && event.submitter.value;
+    const reason = (form.elements.decision_reason && form.elements.decision_reason.value) || '';
+    let values;
+    try { values = collectFields(form); } catch (e) { form.querySelector('[role=status]').textContent = e.message; return; }
+    let url, payload;
+    if (form.dataset.gate) { url = '/api/v1/runs/' + encodeURIComponent(id) + '/consent'; payload = { decision, reason }; }
+    else if (decision === 'approved') { url = form.dataset.resume; payload = values; }
+    else { url = form.dataset.cancel; payload = { reason }; }
+    const r = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const answer = await r.json().catch(() => null);
+    form.querySelector('[role=status]').textContent = r.ok ? (decision === 'approved' ? 'Approved.' : 'Rejected.') : ((answer && answer.error && answer.error.message) || 'failed (' + r.status + ')');
+    if (r.ok) for (const b of form.querySelectorAll('button')) b.disabled = true;
+    if (!timer) tick();
+  });
+}
+
+const cancelButton = document.getElementById('cancel');
+if (cancelButton) cancelButton.addEventListener('click', async () => {
+  message.textContent = '';
+  try {
+    await apiCall('/jobs_u/queue/cancel/' + encodeURIComponent(id), { method: 'POST' });
+  } catch (e) { message.textContent = e.message; }
+  tick();
+});
+
+function rerunPath() {
+  return body.kind === 'flow' ? '/jobs/run/fv/' + encodeURIComponent(body.flowVersion) : '/jobs/run/h/' + encodeURIComponent(body.scriptHash);
+}
+async function rerun(args) {
+  const newId = await postJson(rerunPath(), args);
+  location.assign('/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(newId));
+}
+const again = document.getElementById('rerun');
+if (again) again.addEventListener('click', () => rerun(job ? job.args || {} : {}).catch((e) => (message.textContent = e.message)));
+const edit = document.getElementById('rerun-edit');
+if (edit) edit.addEventListener('click', async () => {
+  const form = document.getElementById('rerun-form');
+  try {
+    const schema = body.kind === 'flow'
+      ? (await apiCall('/flows/get/' + body.path)).schema
+      : (await apiCall('/scripts/get/h/' + encodeURIComponent(body.scriptHash))).schema;
+    schemaForm(document.getElementById('rerun-fields'), schema, (job && job.args) || {});
+    form.hidden = false;
+    const first = form.querySelector('input, select, textarea');
+    if (first) first.focus();
+  } catch (e) { message.textContent = e.message; }
+});
+document.getElementById('rerun-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  try { await rerun(readSchemaForm(document.getElementById('rerun-fields'))); } catch (e) { message.textContent = e.message; }
+});
+
+tick();
+`;
+const TEXT = CLIENT_HELPERS + FORM_SCRIPT + RUN_SCRIPT;
+const SCRIPT = { text: TEXT, hash: hashOf(TEXT) };
+
+export interface RunPageInput {
+  workspace: string;
+  username: string;
+  job: Job;
+  canCancel: boolean;
+  /** Whether a re-run is offered: the caller may run what the job ran (a flow or a script, not a step). */
+  canRerun: boolean;
+  modules: FlowModule[] | null;
+}
+
+export function renderRunPage(p: RunPageInput): string {
+  const j = p.job;
+  const ws = encodeURIComponent(p.workspace);
+  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending')}
+<div id="step" hidden><h3 id="step-title"></h3><label for="step-pick">Iteration or branch</label><select id="step-pick" hidden></select><div id="step-detail"></div></div></section>` : html`<select id="step-pick" hidden></select>`;
+  const body = html`<h1><span class="muted">${j.kind}</span> ${j.script_path}</h1>
+<p><span id="status" class="status s-${j.status}">${j.status}</span> <code>${j.id}</code>${j.parent_job ? html` · step of <a href="/w/${ws}/run/${encodeURIComponent(j.parent_job)}">${j.parent_job}</a>` : ''}</p>
+<div class="toolbar">${p.canCancel ? html`<button type="button" id="cancel" class="danger">Cancel</button>` : ''}
+${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same arguments</button><button type="button" id="rerun-edit">Re-run with edited arguments…</button>` : ''}</div>
+<form id="rerun-form" hidden aria-label="Re-run with edited arguments"><div id="rerun-fields"></div><button type="submit">Run</button></form>
+<p id="message" role="alert"></p>
+<div id="approval" aria-live="polite"></div>
+<dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
+<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd><dt>Language</dt><dd>${j.language}</dd></dl>
+${graph}
+<h2>Arguments</h2><div id="args"></div>
+<section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>
+<h2>Logs</h2><pre id="logs" class="logs" aria-live="off"></pre>
+${p.modules ? html`<h2>Approvals</h2><ul id="audit"><li class="muted">none</li></ul>` : html`<ul id="audit" hidden></ul>`}`;
+  return renderPage({
+    title: `Run ${j.id}`,
+    workspace: p.workspace,
+    username: p.username,
+    script: SCRIPT,
+    data: { run: j.id, kind: j.kind, path: j.script_path, 'script-hash': j.script_hash ?? '', 'flow-version': j.flow_version === null ? '' : String(j.flow_version) },
+    body,
+  });
+}

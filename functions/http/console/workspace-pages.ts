@@ -1,0 +1,164 @@
+import { Hono } from 'hono';
+import { ApiError } from '../../core/errors.js';
+import { listScripts, getScriptByPath } from '../../core/scripts.js';
+import { findLatestFlow, getFlow, listFlows } from '../../core/flows/flows.js';
+import { listRuns } from '../../core/console/runs.js';
+import { runFilterSchema } from '../../core/console/run-filter.js';
+import type { CoreDeps } from '../../core/deps.js';
+import type { Rights } from '../../core/permissions.js';
+import { html, type Markup } from '../html.js';
+import { CLIENT_HELPERS } from './client-helpers.js';
+import { flowGraphSvg } from './flow-graph.js';
+import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
+
+/**
+ * `/w/<ws>`: the workspace at a glance — scripts and flows the person may read, by folder, with
+ * their last run's status; `/w/<ws>/item/<path>`: one script or flow with its source or graph,
+ * input schema, a run form generated from the schema, its webhook URLs with copy-as-curl (a token
+ * placeholder, never a token) and its recent runs.
+ */
+
+interface Item {
+  path: string;
+  kind: 'script' | 'flow';
+  summary: string;
+  language: string;
+  last: string;
+}
+
+export function workspacePageRoutes(deps: CoreDeps) {
+  const r = new Hono();
+
+  r.get('/w/:workspace', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return access.response;
+    const { rights, principal } = access;
+    const items = await visibleItems(deps, rights);
+    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, items) }));
+  });
+
+  r.get('/w/:workspace/item/:path{.+}', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return access.response;
+    const { rights, principal } = access;
+    const path = c.req.param('path');
+    const ws = rights.workspaceId;
+    const origin = new URL(c.req.url).origin;
+    const isFlow = (await findLatestFlow(deps.store, ws, path)) !== null;
+    try {
+      const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
+      const body = itemBody(ws, origin, item);
+      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body }));
+    } catch (error) {
+      if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
+      return pageResponse(c, renderPage({ title: 'Not available', workspace: ws, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${error.message}</p>` }), error.status);
+    }
+  });
+  return r;
+}
+
+async function visibleItems(deps: CoreDeps, rights: Rights): Promise<Item[]> {
+  const scripts = rights.can('scripts', 'read') ? await listScripts(deps.store, rights) : [];
+  const flows = rights.can('flows', 'read') ? await listFlows(deps, rights) : [];
+  const items: Item[] = [];
+  for (const s of scripts) items.push({ path: s.path, kind: 'script', summary: s.summary ?? '', language: s.language, last: '' });
+  for (const f of flows) {
+    const flow = await findLatestFlow(deps.store, rights.workspaceId, f.path);
+    items.push({ path: f.path, kind: 'flow', summary: flow?.summary ?? '', language: 'flow', last: '' });
+  }
+  // The last run of each, through the run list itself (same rights).
+  for (const item of items) {
+    const page = await listRuns(deps, rights, runFilterSchema.parse({ path: item.path, per_page: 5 }));
+    item.last = page.runs.find((run) => run.path === item.path)?.status ?? '';
+  }
+  return items.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function folderOf(path: string): string {
+  const [kind, owner] = path.split('/');
+  return kind === 'f' ? `folder ${owner}` : `user ${owner}`;
+}
+
+function glanceBody(ws: string, items: Item[]): Markup {
+  const groups = new Map<string, Item[]>();
+  for (const item of items) groups.set(folderOf(item.path), [...(groups.get(folderOf(item.path)) ?? []), item]);
+  const sections = [...groups].map(
+    ([folder, list]) => html`<h2>${folder}</h2><div class="table-wrap"><table><thead><tr><th scope="col">Path</th><th scope="col">Summary</th><th scope="col">Language</th><th scope="col">Last run</th></tr></thead><tbody>
+${list.map((i) => html`<tr><td><a href="/w/${encodeURIComponent(ws)}/item/${i.path}">${i.path}</a></td><td>${i.summary}</td><td>${i.language}</td><td>${i.last ? html`<span class="status s-${i.last}">${i.last}</span>` : html`<span class="muted">never</span>`}</td></tr>`)}</tbody></table></div>`,
+  );
+  return html`<h1>Workspace ${ws}</h1><p><a href="/w/${encodeURIComponent(ws)}/runs">All runs</a></p>${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
+}
+
+interface ItemView {
+  kind: 'script' | 'flow';
+  path: string;
+  summary: string;
+  description: string;
+  language: string;
+  hash: string | null;
+  source: string | null;
+  graph: Markup | null;
+  schema: unknown;
+}
+
+async function scriptItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
+  const s = await getScriptByPath(deps.store, rights, path);
+  return { kind: 'script', path, summary: s.summary, description: s.description, language: s.language, hash: s.hash, source: s.content, graph: null, schema: s.schema };
+}
+
+async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
+  const f = await getFlow(deps, rights, path);
+  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none'), schema: f.schema };
+}
+
+function itemBody(ws: string, origin: string, item: ItemView): Markup {
+  const base = `${origin}/api/w/${ws}/jobs`;
+  const kindSegment = item.kind === 'flow' ? 'f' : 'p';
+  const urls: [string, string][] = [
+    ['async (returns the job id)', `${base}/run/${kindSegment}/${item.path}`],
+    ['sync (waits for the result)', `${base}/run_wait_result/${kindSegment}/${item.path}`],
+    ['stream (SSE)', `${base}/run_and_stream/${kindSegment}/${item.path}`],
+    ...(item.hash ? ([['async, this version only', `${base}/run/h/${item.hash}`]] as [string, string][]) : []),
+  ];
+  const curl = (url: string) => `curl -X POST '${url}' \\\n  -H 'Authorization: Bearer $SVC_TOKEN' \\\n  -H 'Content-Type: application/json' \\\n  -d '{}'`;
+  return html`<h1><span class="muted">${item.kind}</span> ${item.path}</h1>
+<p>${item.summary}</p>${item.description ? html`<p class="muted">${item.description}</p>` : ''}
+<h2>Run</h2><form id="run-form" aria-label="Run ${item.path}"><div id="run-fields"></div><button type="submit">Run</button></form><p id="message" role="alert"></p>
+${item.graph ? html`<h2>Graph</h2><div class="graph">${item.graph}</div>` : ''}
+${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code>${item.source}</code></pre>` : ''}
+<h2>Input schema</h2><pre>${JSON.stringify(item.schema ?? {}, null, 2)}</pre>
+<h2>Webhooks</h2><p class="muted">Replace <code>$SVC_TOKEN</code> with a token from <a href="/tokens">your tokens</a>.</p>
+${urls.map(([label, url]) => html`<h3>${label}</h3><pre class="curl">${curl(url)}</pre><button type="button" class="copy">Copy as curl</button>`)}
+<h2>Recent runs</h2><ul id="recent"><li class="muted">loading…</li></ul>`;
+}
+
+const GLANCE_TEXT = '';
+const GLANCE_SCRIPT = { text: GLANCE_TEXT, hash: hashOf(GLANCE_TEXT) };
+
+const ITEM_TEXT = `${CLIENT_HELPERS}
+const data = document.body.dataset;
+const schema = JSON.parse(data.schema);
+schemaForm(document.getElementById('run-fields'), schema, {});
+document.getElementById('run-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const message = document.getElementById('message');
+  message.textContent = '';
+  try {
+    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')));
+    location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
+  } catch (e) { message.textContent = e.message; }
+});
+for (const button of document.querySelectorAll('button.copy')) {
+  button.addEventListener('click', async () => {
+    await navigator.clipboard.writeText(button.previousElementSibling.textContent).catch(() => {});
+    button.textContent = 'Copied';
+  });
+}
+apiCall('/jobs/runs?per_page=10&path=' + encodeURIComponent(data.path)).then((page) => {
+  const mine = page.runs.filter((r) => r.path === data.path);
+  document.getElementById('recent').replaceChildren(...(mine.length ? mine : [null]).map((r) => r
+    ? el('li', {}, el('span', { class: 'status s-' + r.status, text: r.status }), ' ', el('a', { href: '/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(r.id), text: r.created_at.replace('T', ' ').slice(0, 19) }), ' by ' + r.created_by)
+    : el('li', { class: 'muted', text: 'no runs yet' })));
+}).catch(() => {});
+`;
+const ITEM_SCRIPT = { text: ITEM_TEXT, hash: hashOf(ITEM_TEXT) };

@@ -1,0 +1,213 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { createScript, startServer, waitForJob, type TestServer } from '../http/harness.js';
+import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+
+/**
+ * Issue 22's "done when", in Chromium against the real local service: a flow with a loop and an
+ * approval step started from its run form; its run page changing step statuses without a reload;
+ * approved there and its result shown; the run list filtered by status and an argument value, the
+ * URL opened in a fresh browser showing the same runs; a re-run with edited arguments; 20 queued
+ * runs canceled in bulk; an operator without rights on a folder seeing neither its runs nor their
+ * buttons. Screenshots at 1280 and 390 px go to test/browser/screenshots (git-ignored).
+ */
+
+let s: TestServer;
+let browser: BrowserSession;
+const sessions: BrowserSession[] = [];
+const opened: WatchedPage[] = [];
+const SHOTS = join(import.meta.dirname, 'screenshots');
+const ws = () => `/api/w/${s.workspace}`;
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const js = (expr: string) => ({ type: 'javascript', expr });
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  // Two workers: two sleeping runs hold them, so the runs after them stay queued for the bulk cancel.
+  [s, browser] = await Promise.all([startServer({ env: { SVC_WORKERS: '2' } }), launchBrowser()]);
+  for (const [username, role] of [['ada', 'admin'], ['opal', 'operator']] as const) {
+    expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password` })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/add_user`, { username, role })).status).toBe(201);
+  }
+  expect((await s.post(`${ws()}/folders/create`, { name: 'pub', extra_perms: { 'u/opal': false } })).status).toBe(201);
+  expect((await s.post(`${ws()}/folders/create`, { name: 'hidden' })).status).toBe(201);
+  const echo = 'env="$1"\nn="$2"\nprintf \'\\033[32mgreen\\033[0m env=%s\\n\' "$env"\necho "{\\"env\\": \\"$env\\", \\"n\\": $n}"';
+  const schema = { type: 'object', properties: { env: { type: 'string', enum: ['prod', 'dev', 'edited'] }, n: { type: 'integer', default: 1 } }, required: ['env'] };
+  await createScript(s, 'f/pub/echo', 'bash', echo, { schema });
+  await createScript(s, 'f/hidden/echo', 'bash', echo, { schema });
+  await createScript(s, 'f/pub/sleep', 'bash', 'n="$1"\nsleep 120', { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: [] } });
+  const flow = await s.post(`${ws()}/flows/create`, {
+    path: 'f/pub/review',
+    summary: 'Double and review',
+    value: {
+      modules: [
+        { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: false, modules: [{ id: 'double', value: { type: 'rawscript', language: 'bash', content: 'x="$1"\necho $((x * 2))', input_transforms: { x: js('flow_input.iter.value') } } }] } },
+        { id: 'review', value: { type: 'rawscript', language: 'bash', content: 'echo \'"please review"\'', input_transforms: {} }, suspend: { required_events: 1 } },
+        { id: 'report', value: { type: 'rawscript', language: 'bash', content: 'doubled="$1"\necho "{\\"doubled\\": $doubled}"', input_transforms: { doubled: js('JSON.stringify(results.loop)') } } },
+      ],
+    },
+    schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'integer' } } }, required: ['items'] },
+  });
+  expect(flow.status, await flow.clone().text()).toBe(201);
+});
+
+afterEach(async () => {
+  const problems = opened.flatMap((w) => w.problems.map((p) => `${w.page.url()}: ${p}`));
+  await Promise.all(opened.splice(0).map((w) => w.page.close().catch(() => undefined)));
+  expect(problems, 'console errors, CSP violations or external requests').toEqual([]);
+});
+
+afterAll(async () => {
+  await Promise.all(sessions.map((b) => b.close()));
+  await browser?.close();
+  await s?.stop();
+});
+
+async function pageAs(username: string, path: string, session: BrowserSession = browser): Promise<Page> {
+  const watched = await session.newPage();
+  watched.page.setDefaultTimeout(30_000);
+  opened.push(watched);
+  const { page } = watched;
+  await page.goto(s.url + path);
+  if (new URL(page.url()).pathname === '/login') {
+    await page.fill('#email', `${username}@example.com`);
+    await page.fill('#password', `${username}-password`);
+    await page.click('button[type=submit]');
+    await page.waitForURL((url) => url.pathname !== '/login');
+  }
+  return page;
+}
+
+async function screenshots(page: Page, name: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+const node = (page: Page, module: string) => page.locator(`.graph [data-module="${module}"]`);
+
+describe('the console', { timeout: 90_000 }, () => {
+  it('starts a flow from its run form, follows it live, and approves it on the run page', async () => {
+    const page = await pageAs('ada', `/w/${s.workspace}/item/f/pub/review`);
+    await expect(page.locator('h1').textContent()).resolves.toContain('f/pub/review');
+    await expect(page.locator('pre.curl').first().textContent()).resolves.toContain("Authorization: Bearer $SVC_TOKEN");
+    await screenshots(page, 'flow-item');
+    await page.getByLabel(/^items/).fill('[1, 2, 3]');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.waitForURL(/\/run\//);
+    const runUrl = page.url();
+
+    // The page was loaded once: the step statuses below change by themselves.
+    await node(page, 'review').and(page.locator('.s-suspended')).waitFor();
+    await expect(node(page, 'loop').getAttribute('class')).resolves.toContain('s-success');
+    await expect(node(page, 'report').getAttribute('class')).resolves.toContain('s-pending');
+    await expect(page.locator('#status').textContent()).resolves.toBe('suspended');
+    await node(page, 'loop').click();
+    // The loop's three iterations can be picked; the step's result is its list.
+    await page.locator('#step-detail').getByText('array [3]').first().waitFor();
+    await expect(page.locator('#step-pick option').count()).resolves.toBe(3);
+    await expect(page.locator('#step-detail').textContent()).resolves.toMatch(/0: 2\s*1: 4\s*2: 6/);
+    await screenshots(page, 'run-flow-suspended');
+
+    await page.locator('#approval').getByRole('button', { name: 'Approve' }).click();
+    await page.locator('#status').and(page.locator('.s-success')).waitFor();
+    expect(page.url()).toBe(runUrl);
+    await expect(node(page, 'report').getAttribute('class')).resolves.toContain('s-success');
+    await expect(page.locator('#result').textContent()).resolves.toContain('doubled');
+    await expect(page.locator('#audit').textContent()).resolves.toContain('approved');
+    await screenshots(page, 'run-flow-done');
+  });
+
+  it('filters the run list by status and an argument, in a URL another browser opens to the same runs', async () => {
+    const ids: string[] = [];
+    for (const env of ['prod', 'dev', 'prod', 'prod']) ids.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env, n: ids.length }))).text());
+    for (const id of ids) await waitForJob(s, id);
+    const page = await pageAs('ada', `/w/${s.workspace}/runs`);
+    await page.locator('#rows tr').first().waitFor();
+    await page.getByLabel('Status').selectOption('success');
+    await page.getByLabel('Arguments contain (JSON)').fill('{"env":"prod"}');
+    await page.getByLabel('Path starts with').fill('f/pub/echo');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=success/);
+    const wanted = [ids[3], ids[2], ids[0]];
+    const shownIds = async (p: Page) => {
+      await p.locator('#rows tr').first().waitFor();
+      return p.locator('#rows tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id));
+    };
+    expect(await shownIds(page)).toEqual(wanted);
+    await screenshots(page, 'runs-filtered');
+
+    const fresh = await launchBrowser();
+    sessions.push(fresh);
+    const again = await pageAs('ada', new URL(page.url()).pathname + new URL(page.url()).search, fresh);
+    expect(new URL(again.url()).search).toBe(new URL(page.url()).search);
+    expect(await shownIds(again)).toEqual(wanted);
+    await expect(again.getByLabel('Arguments contain (JSON)').inputValue()).resolves.toBe('{"env":"prod"}');
+  });
+
+  it('re-runs a run with edited arguments from a form built from the schema', async () => {
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n: 7 }))).text();
+    await waitForJob(s, id);
+    const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
+    await page.locator('#logs').getByText('env=dev').waitFor();
+    // ANSI colour codes arrive as coloured text, not as escape characters.
+    expect(await page.locator('#logs span').first().textContent()).toBe('green');
+    await page.getByRole('button', { name: /edited arguments/ }).click();
+    await page.locator('#rerun-form select[name=env]').selectOption({ label: 'edited' });
+    await expect(page.locator('#rerun-form input[name=n]').inputValue()).resolves.toBe('7');
+    await page.locator('#rerun-form').getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL((url) => url.pathname.endsWith('/run/' + id) === false);
+    const newId = page.url().split('/run/')[1];
+    expect(await waitForJob(s, newId)).toMatchObject({ status: 'success', args: { env: 'edited', n: 7 }, result: { env: 'edited', n: 7 } });
+    await page.locator('#status.s-success').waitFor();
+    await screenshots(page, 'run-script');
+  });
+
+  it('shows an operator neither the runs of a folder they may not read nor buttons they may not use', async () => {
+    const hidden = await (await s.fetch(`${ws()}/jobs/run/p/f/hidden/echo`, json({ env: 'prod' }))).text();
+    const visible = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'prod' }))).text();
+    for (const id of [hidden, visible]) await waitForJob(s, id);
+    // A browser of their own: the shared one is logged in as ada.
+    const own = await launchBrowser();
+    sessions.push(own);
+    const page = await pageAs('opal', `/w/${s.workspace}/runs`, own);
+    await expect(page.locator('nav').textContent()).resolves.toContain('opal');
+    await page.locator('#rows tr').first().waitFor();
+    const paths = await page.locator('#rows tr td:nth-child(3)').allTextContents();
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.filter((p) => !p.startsWith('f/pub/'))).toEqual([]);
+    expect(await page.locator('#rows input[name=selected]').count()).toBe(0);
+    await screenshots(page, 'runs-operator');
+    const denied = await page.goto(`${s.url}/w/${s.workspace}/run/${hidden}`);
+    expect(denied?.status()).toBe(403);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Not available');
+    // The browser logs the refused page itself as a failed load: that one was asked for.
+    const problems = opened.find((w) => w.page === page)!.problems;
+    problems.splice(0, problems.length, ...problems.filter((p) => !p.includes('status of 403')));
+    await page.goto(`${s.url}/w/${s.workspace}/run/${visible}`);
+    await page.locator('#status.s-success').waitFor();
+    await expect(page.locator('#rerun').count()).resolves.toBe(1);
+    await expect(page.locator('#cancel').count()).resolves.toBe(0);
+  });
+
+  it('cancels the 20 queued runs matching the filters after showing their count', async () => {
+    const busy = [];
+    for (const n of [-1, 0]) busy.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/sleep`, json({ n }))).text());
+    const queued: string[] = [];
+    for (let n = 1; n <= 20; n++) queued.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/sleep`, json({ n }))).text());
+    const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/sleep&status=queued`);
+    await page.locator('#rows tr').nth(19).waitFor();
+    await page.getByRole('button', { name: 'Cancel all matching…' }).click();
+    await expect(page.locator('#confirm-text').textContent()).resolves.toBe('Cancel all 20 runs matching the filters?');
+    await screenshots(page, 'runs-bulk-cancel');
+    await page.getByRole('button', { name: 'Yes, cancel them' }).click();
+    await expect(page.locator('#done').filter({ hasText: 'canceled' }).textContent()).resolves.toBe('20 runs canceled.');
+    for (const id of queued) expect((await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).status).toBe('canceled');
+    await page.locator('#empty').waitFor({ state: 'visible' });
+    for (const id of busy) expect((await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, { method: 'POST' })).status).toBe(200);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
+import { pruneFinishedJobs, getRetention, setRetention } from '../../../functions/core/console/retention.js';
+import { Rights } from '../../../functions/core/permissions.js';
+import type { Principal } from '../../../functions/core/auth.js';
+import type { Job } from '../../../functions/ports.js';
+import { aJob } from '../../contract/store-fixtures.js';
+
+/**
+ * Retention (issue 22 item 5): finished jobs older than the workspace's max age lose their
+ * arguments, logs and results, in chunks; newer and unfinished jobs, and workspaces without the
+ * setting, keep theirs; only workspace admins change the setting, and a bad value is a 400.
+ */
+
+const NOW = new Date('2026-06-01T00:00:00Z');
+const clock = { now: () => NOW };
+const daysAgo = (d: number, plusMs = 0) => new Date(NOW.getTime() - d * 86_400_000 + plusMs).toISOString();
+const admin: Principal = { username: 'root', isSuperadmin: true, workspaceId: null, scopes: null, via: 'token', jobId: null, tokenHash: null };
+
+async function setup() {
+  const store = new MemoryStore();
+  for (const id of ['keep', 'prune']) await store.createWorkspace({ id, name: id, created_at: daysAgo(400), object_storage_enabled: false });
+  const finished = (ws: string, age: number, i: number, status: Job['status'] = 'success'): Job =>
+    aJob(ws, { created_at: daysAgo(age, i), status, completed_at: daysAgo(age, i + 1), result: { secret: i }, logs: `log ${i}`, args: { n: i } });
+  const old: Job[] = [];
+  for (let i = 0; i < 7; i++) old.push(finished('prune', 40, i, i % 3 === 0 ? 'failed' : i % 3 === 1 ? 'canceled' : 'success'));
+  const recent = finished('prune', 5, 0);
+  const oldQueued = aJob('prune', { created_at: daysAgo(50), args: { n: 99 } });
+  const otherWorkspace = finished('keep', 40, 0);
+  for (const j of [...old, recent, oldQueued, otherWorkspace]) await store.insertJob(j);
+  const rights = await Rights.load({ store }, admin, 'prune');
+  return { store, rights, old, recent, oldQueued, otherWorkspace };
+}
+
+describe('retention', () => {
+  it('scrubs finished jobs past the max age in chunks and leaves everything else alone', async () => {
+    const { store, rights, old, recent, oldQueued, otherWorkspace } = await setup();
+    expect(await getRetention({ store }, rights)).toEqual({ max_age_days: null });
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 100 })).scrubbed).toBe(0);
+
+    expect(await setRetention({ store, clock }, rights, { max_age_days: 30 })).toEqual({ max_age_days: 30 });
+    // A pass stops at its budget; the next goes on where the work is.
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 4 })).scrubbed).toBe(4);
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 4 })).scrubbed).toBe(3);
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 4 })).scrubbed).toBe(0);
+
+    for (const j of old) expect(await store.getJob('prune', j.id)).toMatchObject({ id: j.id, status: j.status, deleted: true, args: null, result: null, logs: '' });
+    for (const [ws, j] of [['prune', recent], ['prune', oldQueued], ['keep', otherWorkspace]] as const) {
+      expect(await store.getJob(ws, j.id)).toMatchObject({ deleted: false, args: j.args });
+    }
+  });
+
+  it('lets only workspace admins change the setting, and refuses bad values', async () => {
+    const { store, rights } = await setup();
+    await expect(setRetention({ store, clock }, rights, { max_age_days: 0 })).rejects.toMatchObject({ status: 400 });
+    await expect(setRetention({ store, clock }, rights, { max_age_days: '30' })).rejects.toMatchObject({ status: 400 });
+    await expect(setRetention({ store, clock }, rights, { max_age_days: 30, extra: 1 })).rejects.toMatchObject({ status: 400 });
+    await store.createEntity({ kind: 'member', workspace_id: 'prune', key: 'dev', value: { username: 'dev', role: 'developer', added_by: 'root' }, version: 1, created_at: daysAgo(1), updated_at: daysAgo(1) });
+    const developer = await Rights.load({ store }, { ...admin, username: 'dev', isSuperadmin: false }, 'prune');
+    await expect(setRetention({ store, clock }, developer, { max_age_days: 30 })).rejects.toMatchObject({ status: 403 });
+    expect(await getRetention({ store }, developer)).toEqual({ max_age_days: null });
+  });
+});
