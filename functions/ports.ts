@@ -317,7 +317,8 @@ export interface WebhookRequest {
   timeoutMs: number;
 }
 
-export type WebhookResponse = { status: number } | { error: string };
+/** `body`: the receiver's answer (up to 1 MiB), which chat APIs use to say `ok` or why not. */
+export type WebhookResponse = { status: number; body?: string } | { error: string };
 
 /**
  * Sends webhook requests (adapters/outbound-http.ts): refuses loopback, private and metadata

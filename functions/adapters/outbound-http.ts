@@ -70,8 +70,8 @@ export class OutboundHttp implements WebhookSender {
       for (let hop = 0; ; hop++) {
         const res = await this.once(url, req, signal);
         const location = res.headers.location;
+        if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { status: res.statusCode ?? 0, body: await readCapped(res) };
         res.resume();
-        if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { status: res.statusCode ?? 0 };
         if (hop >= MAX_REDIRECTS) return { error: `more than ${MAX_REDIRECTS} redirects` };
         // The event goes where the receiver points, as a POST of the same body (a webhook has no GET form).
         url = new URL(location, url).toString();
@@ -110,4 +110,21 @@ export class OutboundHttp implements WebhookSender {
       });
     };
   }
+}
+
+/** An API's answer (a chat API's `{ok, error}`) is small; a receiver sending more is cut off here. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+async function readCapped(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      res.destroy();
+      break;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

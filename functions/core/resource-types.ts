@@ -40,6 +40,22 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
       order: ['host', 'port', 'user', 'dbname', 'sslmode', 'password', 'root_certificate_pem'],
     },
   },
+  {
+    name: 'slack',
+    description: 'A Slack app, for chat approvals (README: Chat approvals). Keep the token and secret in secret variables and reference them: "$var:u/alice/slack_bot_token"',
+    builtin: true,
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        bot_token: { type: 'string', minLength: 1, description: 'The bot user OAuth token (xoxb-...), or a $var: reference to a secret variable holding it' },
+        signing_secret: { type: 'string', minLength: 1, description: "The app's signing secret, which signs its interaction requests, or a $var: reference" },
+        api_url: { type: 'string', description: "The Web API base URL; Slack's own by default", default: 'https://slack.com/api' },
+      },
+      required: ['bot_token', 'signing_secret'],
+      order: ['bot_token', 'signing_secret', 'api_url'],
+    },
+  },
 ];
 
 export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lowercase letters, digits and _, starting with a letter');

@@ -60,6 +60,36 @@ export interface GateState {
   decision?: GateDecision;
 }
 
+/** A post or update of a chat message (with its retries); a failed post leaves the resume URLs working. */
+export interface ChatDelivery {
+  method: string;
+  ok: boolean;
+  at: string;
+  error?: string;
+}
+
+/**
+ * A chat message whose buttons decide an approval (core/chat): a suspend step's (one resume id per
+ * message, so each message counts once) or a ConsentGate's. `ts` is Slack's id of the posted
+ * message; null while, or when, posting did not succeed.
+ */
+export interface ChatMessage {
+  id: string;
+  platform: 'slack';
+  /** The connection's path: its signing secret checks the callbacks, its token posts. */
+  connection: string;
+  channel: string;
+  ts: string | null;
+  target: { kind: 'step'; step_job: string; resume_id: number } | { kind: 'gate'; module: string };
+  /** Only this svc user (username or email) may decide; null: the step's own rules alone. */
+  approver: string | null;
+  text: string;
+  default_args: Record<string, unknown>;
+  enums: Record<string, string[]>;
+  deliveries: ChatDelivery[];
+  decision?: { decision: 'approved' | 'rejected'; by: string; at: string; reason?: string };
+}
+
 export type FlowStep =
   /** Waiting for one job: a script step, a sub-flow or the chosen branch. */
   | { kind: 'child'; module: string; job: Job }
@@ -102,6 +132,8 @@ export interface FlowRun {
   events: Record<string, StepEvents>;
   /** ConsentGates reached, by module id. */
   gates?: Record<string, GateState>;
+  /** Chat messages posted for its approval steps and gates. */
+  chat?: ChatMessage[];
   /** Resume ids of pre-approvals a suspend step used up: they never count again. */
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
