@@ -28,6 +28,7 @@ import { runRoutes } from './run-routes.js';
 import { appRoutes } from './app-routes.js';
 import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.js';
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
+import { chatRoutes } from './chat-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -80,6 +81,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
     if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
     if (PUBLIC_PATHS.has(c.req.path)) return next();
+    // Chat apps prove who they are by signing the request (core/chat/slack-signature.ts).
+    if (CHAT_CALLBACKS.test(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
     c.set('principal', await authenticate(deps, credentials));
@@ -107,6 +110,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
+  app.route('/api/w/:workspace', chatRoutes(deps));
   return app;
 }
 
@@ -114,6 +118,7 @@ const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
+const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/slack\/interactions$/;
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 
 /** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */

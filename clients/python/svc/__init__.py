@@ -14,7 +14,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-__all__ = ["ApiError", "download_file", "get_context", "get_resource", "get_variable"]
+__all__ = [
+    "ApiError",
+    "download_file",
+    "get_context",
+    "get_resource",
+    "get_variable",
+    "request_interactive_chat_approval",
+]
 
 # get_context() key -> the environment variable the worker sets for the job.
 _CONTEXT_ENV = {
@@ -66,6 +73,31 @@ def get_resume_urls(approver=None, flow_level=False):
     return {"resume": urls["resume"], "cancel": urls["cancel"], "approval_page": urls["approvalPage"]}
 
 
+def request_interactive_chat_approval(chat_resource_path, channel_id, message, approver=None, default_args_json=None, dynamic_enums_json=None):
+    """Asks for this approval step's decision in a Slack channel, with Approve / Reject buttons.
+
+    The service posts through the `slack` connection at chat_resource_path (the job never sees its
+    token). Approve opens the step's form in a modal, prefilled from default_args_json, with the
+    choices of dynamic_enums_json. Each call is one approval: call it once per channel to require
+    several. approver (a username or email) limits who may decide. Returns the message's ts and
+    posted, and the step's resume URLs, which still work if posting failed.
+    """
+    body = {
+        "chat_resource_path": _strip_prefix(chat_resource_path, "$res:", "request_interactive_chat_approval"),
+        "channel_id": channel_id,
+        "message": message,
+        **({"approver": approver} if approver else {}),
+        **({"default_args_json": default_args_json} if default_args_json else {}),
+        **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
+    }
+    route = "chat/slack/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe="")
+    text = _api_request(route, "request_interactive_chat_approval()", "application/json", body).decode("utf-8")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise RuntimeError("svc: request_interactive_chat_approval(): the API answered something that is not JSON") from None
+
+
 def download_file(file):
     """The bytes of a file a multipart webhook stored for this job.
 
@@ -103,10 +135,15 @@ def _required(name):
     return value
 
 
-def _api_request(route, what, accept):
+def _api_request(route, what, accept, json_body=None):
     base = _required("BASE_INTERNAL_URL").rstrip("/")
     url = f"{base}/api/w/{urllib.parse.quote(_required('OV_WORKSPACE'), safe='')}/{route}"
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept})
+    headers = {"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept}
+    data = None
+    if json_body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(json_body).encode("utf-8")
+    request = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request) as response:
             return response.read()

@@ -61,3 +61,30 @@ export interface ResumeUrls {
 
 /** Resume and cancel URLs for this job as an approval step, plus its approval page; each call counts once. */
 export function getResumeUrls(approver?: string, flowLevel?: boolean): Promise<ResumeUrls>;
+
+export interface ChatApprovalRequest {
+  /** A `slack` connection the job may read (`u/alice/slack` or `$res:u/alice/slack`). */
+  chatResourcePath: string;
+  /** The channel to post in (an id such as C0123ABCD). */
+  channelId: string;
+  message: string;
+  /** Only this svc user (username or email) may decide; by default the step's rules alone. */
+  approver?: string;
+  /** Prefill values of the step's form, by field. */
+  defaultArgsJson?: Record<string, unknown>;
+  /** Runtime choices of the form's fields, by field. */
+  dynamicEnumsJson?: Record<string, string[]>;
+}
+
+export interface ChatApprovalRequested extends ResumeUrls {
+  message_id: string;
+  channel: string;
+  /** Slack's id of the posted message; null when posting failed. */
+  ts: string | null;
+  posted: boolean;
+  /** Why posting failed; the resume URLs still decide the step then. */
+  error: string | null;
+}
+
+/** Posts Approve / Reject buttons for this approval step in a Slack channel; call once per channel to require several. */
+export function requestInteractiveChatApproval(request: ChatApprovalRequest): Promise<ChatApprovalRequested>;
