@@ -130,6 +130,24 @@ const gateState = z.object({
   decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
 });
 
+const chatMessage = z.object({
+  id: z.string(),
+  platform: z.literal('slack'),
+  connection: z.string(),
+  channel: z.string(),
+  ts: z.string().nullable(),
+  target: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('step'), step_job: z.string(), resume_id: z.number().int().nonnegative() }),
+    z.object({ kind: z.literal('gate'), module: z.string() }),
+  ]),
+  approver: z.string().nullable(),
+  text: z.string(),
+  default_args: z.record(z.string(), z.unknown()),
+  enums: z.record(z.string(), z.array(z.string())),
+  deliveries: z.array(z.object({ method: z.string(), ok: z.boolean(), at: timestamp, error: z.string().optional() })),
+  decision: z.object({ decision: z.enum(['approved', 'rejected']), by: z.string(), at: timestamp, reason: z.string().optional() }).optional(),
+});
+
 const flowRun: z.ZodType<FlowRun> = z.object({
   flow_job: z.string(),
   version: z.number().int().positive(),
@@ -156,6 +174,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   ),
   gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
+  chat: z.array(chatMessage).optional(),
   step_modules: z.record(z.string(), z.string()),
   early_return: z.string().optional(),
   early_result: z.object({ value: z.unknown() }).optional(),
