@@ -124,7 +124,7 @@ const gateState = z.object({
   message: z.string(),
   deadline: timestamp.nullable(),
   deliveries: z.array(
-    z.object({ channel: z.enum(['email', 'webhook', 'sns']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
+    z.object({ channel: z.enum(['email', 'webhook', 'sns', 'chat']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
   ),
   notices: z.enum(['pending', 'done']).optional(),
   decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
@@ -135,6 +135,7 @@ const chatMessage = z.object({
   platform: z.literal('slack'),
   connection: z.string(),
   channel: z.string(),
+  requested_channel: z.string().optional(),
   ts: z.string().nullable(),
   target: z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('step'), step_job: z.string(), resume_id: z.number().int().nonnegative() }),

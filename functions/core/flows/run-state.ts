@@ -42,7 +42,7 @@ export interface GateDecision {
 
 /** One attempt to tell a gate's approvers, kept so a failed notice is visible and never silent. */
 export interface GateDelivery {
-  channel: 'email' | 'webhook' | 'sns';
+  channel: 'email' | 'webhook' | 'sns' | 'chat';
   target: string;
   attempt: number;
   ok: boolean;
@@ -78,7 +78,9 @@ export interface ChatMessage {
   platform: 'slack';
   /** The connection's path: its signing secret checks the callbacks, its token posts. */
   connection: string;
+  /** Slack's id of the channel (chat.update needs it); `requested_channel` is what was asked for (an id or a name). */
   channel: string;
+  requested_channel?: string;
   ts: string | null;
   target: { kind: 'step'; step_job: string; resume_id: number } | { kind: 'gate'; module: string };
   /** Only this svc user (username or email) may decide; null: the step's own rules alone. */
