@@ -232,4 +232,75 @@ describe('Slack chat approvals', () => {
     const missing = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(missing.status).toBe(400);
   });
+
+  describe('ConsentGate chat channel', () => {
+    const gateFlow = (approvers: string[]) => ({
+      modules: [
+        {
+          id: 'gate',
+          value: { type: 'consentgate', approvers, message: 'Pay {{ context.amount }} EUR to ACME?', notify: [{ channel: 'chat', resource: 'u/admin/slack', channel_id: 'C0FINANCE' }] },
+        },
+        { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main(d: any) { return d }', input_transforms: { d: { type: 'javascript', expr: 'results.gate' } } } },
+      ],
+    });
+
+    async function awaitingGate(path: string): Promise<{ id: string; message: SlackMessage }> {
+      expect((await s.fetch(`${ws()}/flows/create`, json({ path, value: gateFlow(['alice']) }))).status).toBe(201);
+      const before = slack.messages.length;
+      const id = await (await s.fetch(`${ws()}/jobs/run/p/${path}`, json({ amount: 1200 }))).text();
+      const deadline = Date.now() + 30_000;
+      while (slack.messages.length === before || (await status(id)) !== 'awaiting_approval') {
+        if (Date.now() > deadline) throw new Error(`no gate message; run ${await status(id)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return { id, message: slack.messages[before] };
+    }
+
+    it('is rejected from Slack with a reason asked in a modal, and the run fails with it', async () => {
+      const { id, message } = await awaitingGate('u/admin/pay_acme');
+      expect(message).toMatchObject({ channel: 'C0FINANCE', text: 'Pay 1200 EUR to ACME?' });
+      const reject = slack.click(message, 'svc_reject', ALICE);
+
+      // Bob is not an approver of the gate: refused as the consent endpoint refuses him.
+      expect((await deliver(slack.click(message, 'svc_reject', BOB))).status).toBe(403);
+      expect(slack.ephemerals.at(-1)!.text).toContain('bob is not an approver');
+      expect(slack.views.filter((v) => v.view.callback_id === 'svc_reject_reason')).toHaveLength(0);
+
+      expect((await deliver(reject)).status).toBe(200);
+      expect(slack.views.at(-1)!.view.callback_id).toBe('svc_reject_reason');
+      const noReason = await deliver(slack.submit(ALICE, { reason: '  ' }));
+      expect(await noReason.json()).toEqual({ response_action: 'errors', errors: { reason: 'a rejection needs a reason' } });
+      expect(await status(id)).toBe('awaiting_approval');
+
+      expect((await deliver(slack.submit(ALICE, { reason: 'not in the budget' }))).status).toBe(200);
+      const done = await waitForJob(s, id, 30_000);
+      expect(done.status).toBe('failed');
+      expect(done.result).toMatchObject({ decision: 'rejected', approver: 'alice', reason: 'not in the budget' });
+      expect(done.result.error.message).toContain('rejected by alice: not in the budget');
+      expect(message.text).toMatch(/Rejected by alice \(@alice\.s\) at .*: not in the budget/);
+      expect(buttons(message)).toHaveLength(0);
+      // A click from a stale view of the message: already decided.
+      expect((await deliver(reject)).status).toBe(409);
+    });
+
+    it('is approved from Slack, and the next step sees the decision', async () => {
+      const { id, message } = await awaitingGate('u/admin/pay_acme_ok');
+      expect((await deliver(slack.click(message, 'svc_approve', ALICE))).status).toBe(200);
+      const done = await waitForJob(s, id, 30_000);
+      expect(done.status).toBe('success');
+      expect(done.result).toMatchObject({ decision: 'approved', approver: 'alice' });
+      expect(message.text).toMatch(/Approved by alice/);
+    });
+
+    it('refuses a gate whose chat connection is missing or not a slack one when the flow is created', async () => {
+      const flowWith = (resource: string) => ({ modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource, channel_id: 'C0FINANCE' }] } }] });
+      const missing = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_conn', value: flowWith('u/admin/nothing_here') }));
+      expect(missing.status).toBe(400);
+      expect((await missing.json()).error.message).toContain('value.modules.g.value.notify.0.resource');
+      expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/not_slack', resource_type: 'postgresql', value: { host: 'h', dbname: 'd', user: 'u' } })).status).toBe(201);
+      expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/pg_conn', value: flowWith('u/admin/not_slack') }))).status).toBe(400);
+      const noChannel = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_channel', value: { modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource: 'u/admin/slack' }] } }] } }));
+      expect(noChannel.status).toBe(400);
+    });
+  });
 });
