@@ -16,12 +16,14 @@ let slack: FakeSlack;
 const ALICE: SlackUser = { id: 'U0ALICE', name: 'alice.s', email: 'Alice@Example.com' };
 const BOB: SlackUser = { id: 'U0BOB', name: 'bob.s', email: 'bob@example.com' };
 const STRANGER: SlackUser = { id: 'U0STRANGE', name: 'stranger', email: 'someone@elsewhere.test' };
+/** The bootstrap admin, who starts the flows here. */
+const ADMIN: SlackUser = { id: 'U0ADMIN', name: 'admin.s', email: 'admin@svc.local' };
 
 const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  slack = await startFakeSlack([ALICE, BOB, STRANGER], ['C0REFUNDS', 'C0FINANCE']);
+  slack = await startFakeSlack([ALICE, BOB, STRANGER, ADMIN], ['C0REFUNDS', 'C0FINANCE']);
   // The fake Slack is on loopback: the instance must allow private addresses (its SSRF guard).
   s = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
   for (const name of ['alice', 'bob']) {
@@ -164,6 +166,30 @@ describe('Slack chat approvals', () => {
     const late = await deliver(staleClick);
     expect(late.status).toBe(409);
     expect(slack.ephemerals.at(-1)).toMatchObject({ user: ALICE.id });
+  });
+
+  it("applies the step's rules to the mapped user: no self-approval, group membership; no Reject button when it cannot be canceled", async () => {
+    expect((await s.post(`${ws()}/groups/create`, { name: 'finance' })).status).toBeLessThan(300);
+    expect((await s.post(`${ws()}/groups/adduser/finance`, { username: 'alice' })).status).toBeLessThan(300);
+    const before = slack.messages.length;
+    const suspend = { required_events: 1, self_approval_disabled: true, hide_cancel: true, user_groups_required: 'finance' };
+    const { id } = await runUntilSuspended('u/admin/ruled', flow('bun', ASK_TS, suspend), { channels: ['C0REFUNDS'], approver: '' });
+    const message = slack.messages[before];
+    expect(buttons(message)[0].elements.map((e: any) => e.action_id)).toEqual(['svc_approve']);
+    const byAdmin = await deliver(slack.click(message, 'svc_approve', ADMIN));
+    expect(byAdmin.status).toBe(403);
+    expect((await byAdmin.json()).error.code).toBe('self_approval_disabled');
+    expect(slack.ephemerals.at(-1)).toMatchObject({ user: ADMIN.id });
+    const byBob = await deliver(slack.click(message, 'svc_approve', BOB));
+    expect(byBob.status).toBe(403);
+    expect(slack.ephemerals.at(-1)!.text).toContain('only members of finance');
+    // A Reject forged from an Approve button: the step cannot be canceled.
+    const reject = slack.click(message, 'svc_approve', ALICE) as any;
+    reject.actions[0].action_id = 'svc_reject';
+    expect((await deliver(reject)).status).toBe(403);
+    expect(await status(id)).toBe('suspended');
+    expect((await deliver(slack.click(message, 'svc_approve', ALICE))).status).toBe(200);
+    expect((await waitForJob(s, id, 30_000)).result.approvers).toEqual(['alice']);
   });
 
   it('refuses forged, stale, unsigned and malformed callbacks, and changes nothing', async () => {

@@ -58,6 +58,7 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
     platform: 'slack',
     connection: conn.path,
     channel: input.channel_id,
+    requested_channel: input.channel_id,
     ts: null,
     target: { kind: 'step', step_job: stepJobId, resume_id: resumeId },
     approver: input.approver ?? null,
@@ -67,7 +68,7 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
     deliveries: [],
   };
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
-  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message);
+  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !module.suspend.hide_cancel });
   const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
   return { ...urls, message_id: message.id, channel: message.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
 }

@@ -31,9 +31,16 @@ export function findMessage(run: FlowRun | null, id: string): ChatMessage | null
  * Posts the message with its buttons (retried with backoff), and records the attempt and, on
  * success, Slack's `ts`. Never throws for Slack's failures: they come back as `error`.
  */
-export async function postApprovalMessage(deps: Deps, conn: SlackConnection, workspaceId: string, flowJobId: string, message: ChatMessage): Promise<{ ts: string | null; error: string | null }> {
+export async function postApprovalMessage(
+  deps: Deps,
+  conn: SlackConnection,
+  workspaceId: string,
+  flowJobId: string,
+  message: ChatMessage,
+  opts: { reject: boolean } = { reject: true },
+): Promise<{ ts: string | null; error: string | null }> {
   const { delivery, answer, error } = await attempt(deps, 'chat.postMessage', () =>
-    callSlack(deps, conn, 'chat.postMessage', { channel: message.channel, ...approvalMessage(message.text, buttonValue(flowJobId, message.id)) }),
+    callSlack(deps, conn, 'chat.postMessage', { channel: message.channel, ...approvalMessage(message.text, buttonValue(flowJobId, message.id), opts) }),
   );
   const ts = typeof answer?.ts === 'string' ? answer.ts : null;
   // Slack may answer with the channel's id where a name was given; chat.update needs the id.

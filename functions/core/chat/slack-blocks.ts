@@ -35,7 +35,8 @@ export function parseButtonValue(value: unknown): { flowJobId: string; messageId
   return m ? { flowJobId: m[1], messageId: m[2] } : null;
 }
 
-export function approvalMessage(text: string, value: string): { text: string; blocks: Block[] } {
+/** `reject: false` for a step with `hide_cancel`: it can only be approved. */
+export function approvalMessage(text: string, value: string, opts: { reject: boolean } = { reject: true }): { text: string; blocks: Block[] } {
   return {
     text: text.slice(0, 3000),
     blocks: [
@@ -45,7 +46,7 @@ export function approvalMessage(text: string, value: string): { text: string; bl
         block_id: 'svc_decision',
         elements: [
           { type: 'button', action_id: APPROVE, text: plain('Approve'), style: 'primary', value },
-          { type: 'button', action_id: REJECT, text: plain('Reject'), style: 'danger', value },
+          ...(opts.reject ? [{ type: 'button', action_id: REJECT, text: plain('Reject'), style: 'danger', value }] : []),
         ],
       },
     ],
