@@ -243,6 +243,10 @@ describe('Slack chat approvals', () => {
     const asked = job.flow_status.results.ask.asked[0];
     expect(asked).toMatchObject({ posted: false, ts: null });
     expect(asked.error).toContain('chat.postMessage');
+    // The failed post is on the run, for whoever looks at it.
+    const [record] = job.flow_status.chat;
+    expect(record).toMatchObject({ channel: 'C0REFUNDS', ts: null, deliveries: [{ method: 'chat.postMessage', ok: false }] });
+    expect(record.deliveries[0].error).toContain('HTTP 500');
     const url = asked.resume.replace(/^https?:\/\/[^/]+/, '');
     expect((await s.fetch(url, { ...json({}), token: null })).status).toBe(200);
     expect((await waitForJob(s, id, 30_000)).status).toBe('success');
@@ -252,9 +256,15 @@ describe('Slack chat approvals', () => {
     const { id } = await runUntilSuspended('u/admin/wrong_channel', flow('bun', ASK_TS, { required_events: 1 }), { channels: ['C0NOWHERE'], approver: 'alice' });
     const asked = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.results.ask.asked[0];
     expect(asked).toMatchObject({ posted: false, error: 'Slack chat.postMessage failed: channel_not_found' });
-    // From outside a step: a job that is not an approval step is refused.
+    // From outside a step: a job that is not an approval step is refused, and so is a step decided already.
     const plain = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ chat_resource_path: 'u/admin/slack', channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(plain.status).toBe(400);
+    const stepJob = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.suspend.step_job;
+    const late = async (path: string) => (await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, json({ chat_resource_path: path, channel_id: 'C0REFUNDS', message: 'hi' }))).status;
+    expect(await late('u/admin/no_such_connection')).toBe(404);
+    await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
+    await waitForJob(s, id, 30_000);
+    expect(await late('u/admin/slack')).toBe(409);
     const missing = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(missing.status).toBe(400);
   });

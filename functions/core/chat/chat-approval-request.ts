@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newShortId } from '../crypto.js';
 import { parseBody } from '../validation.js';
 import { findModule } from '../flows/definition.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
-import { resumeUrls, type ResumeUrls } from '../flows/resume.js';
+import { approvalState, resumeUrls, type ResumeUrls } from '../flows/resume.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
 import { readSlackConnection } from './slack-connection.js';
 import type { Rights } from '../permissions.js';
@@ -51,6 +51,7 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
   const moduleId = run?.step_modules[stepJobId];
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   if (!run || !module?.suspend) throw badRequest('invalid_request', 'a chat approval is requested from an approval step: a flow step with suspend settings');
+  if (approvalState(run, stepJobId, module.suspend.required_events) !== 'waiting') throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
   const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
   const resumeId = randomInt(2 ** 32);
   const message: ChatMessage = {

@@ -195,6 +195,8 @@ export function flowStatusView(run: FlowRun) {
       : {}),
     ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
     ...(run.gates ? { gates: run.gates } : {}),
+    // Where each chat message went and how its posts and updates fared (not its form prefills).
+    ...(run.chat ? { chat: run.chat.map(({ default_args: _d, enums: _e, ...m }) => m) } : {}),
     audit: approvalAudit(run),
     ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
   };
