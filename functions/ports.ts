@@ -311,6 +311,8 @@ export interface Delivery extends OutboxEvent {
 
 /** A signed POST to a webhook receiver, built by the core. */
 export interface WebhookRequest {
+  /** POST unless said otherwise (chat APIs also read with GET and replace with PUT). */
+  method?: 'GET' | 'POST' | 'PUT';
   url: string;
   headers: Record<string, string>;
   body: string;

@@ -90,7 +90,7 @@ export class OutboundHttp implements WebhookSender {
     if (isIP(host) && !this.opts.allowPrivate && isBlockedAddress(host)) return Promise.reject(new BlockedAddressError(host, host));
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const r = request(url, { method: 'POST', headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, signal, lookup: this.guardedLookup(host) }, resolve);
+      const r = request(url, { method: req.method ?? 'POST', headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, signal, lookup: this.guardedLookup(host) }, resolve);
       r.once('error', reject);
       r.end(req.body);
     });

@@ -1,14 +1,15 @@
 import { ApiError, conflict, notFound } from '../errors.js';
-import { approvalBlocker, approvalState, resumeSignature, resumeStep, suspendContext, type ResumeRequest } from '../flows/resume.js';
+import { approveStep, checkStepDecider, rejectStep, who, type ChatOutcome, type ChatUser } from './step-decision.js';
+import { settleMessage } from './outcomes.js';
 import { consentDecider, decideConsent } from '../flows/consent.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
 import { callSlack } from './slack-api.js';
 import { buttonValue, formModal, reasonModal, submittedValues } from './slack-blocks.js';
-import { changeMessage, findMessage, showOutcome } from './chat-messages.js';
+import { findMessage } from './chat-messages.js';
 import { readSlackConnection, type SlackConnection } from './slack-connection.js';
 import { assertFresh, assertSignedBy, type SignedRequest } from './slack-signature.js';
 import { parseInteraction, submittedReason, type Interaction } from './slack-interaction.js';
-import { chatUser, type ChatUser } from './slack-user.js';
+import { chatUser } from './slack-user.js';
 import { runRights } from './run-identity.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -58,39 +59,26 @@ interface Act {
 
 async function decideStep(act: Act, target: Extract<ChatMessage['target'], { kind: 'step' }>, user: ChatUser): Promise<CallbackAnswer> {
   const { deps, message, interaction } = act;
-  if (message.approver && !isUser(message.approver, user)) throw new ApiError(403, 'not_an_approver', `only ${message.approver} may decide this approval`);
-  const key = { workspaceId: act.flowJob.workspace_id, stepJobId: target.step_job, resumeId: target.resume_id, approver: message.approver, flowLevel: false };
-  // The service made this message's resume id: it signs it as it signs the step's resume URLs.
-  const req: ResumeRequest = { ...key, signature: resumeSignature(deps.config.signingKey, key), principal: user.principal };
-  const ctx = await suspendContext(deps, req);
-  if (approvalState(ctx.run, target.step_job, ctx.settings.required_events) !== 'waiting') throw conflict('this approval step is no longer waiting: it was decided already');
-  const blocker = await approvalBlocker(deps, ctx, user.principal);
-  if (blocker) throw blocker;
-  const form = ctx.settings.resume_form?.schema ?? null;
-  if (interaction.kind === 'click' && interaction.action === 'approve' && form) {
-    await openModal(act, interaction.triggerId, formModal(form, message, buttonValue(act.flowJob.id, message.id)));
+  const check = await checkStepDecider(deps, act.flowJob.workspace_id, message, target, user);
+  if (interaction.kind === 'click' && interaction.action === 'approve' && check.form) {
+    await openModal(act, interaction.triggerId, formModal(check.form, message, buttonValue(act.flowJob.id, message.id)));
     return NONE;
   }
   if (interaction.kind === 'submit' && interaction.modal !== 'form') throw new ApiError(400, 'invalid_payload', 'this approval has no reject modal');
-  const at = deps.clock.now().toISOString();
   if (interaction.kind === 'click' && interaction.action === 'reject') {
-    await resumeStep(deps, req, { kind: 'cancel', reason: `rejected in Slack by ${user.principal.username}` });
-    await settle(act, { decision: 'rejected', by: user.principal.username, at }, `Rejected by ${who(user)} at ${at}`, true);
+    await settle(act, await rejectStep(deps, check, user, 'Slack'));
     return NONE;
   }
-  const payload = interaction.kind === 'submit' ? submittedValues(form, interaction.state) : {};
+  const payload = interaction.kind === 'submit' ? submittedValues(check.form, interaction.state) : {};
   if (payload === null) throw new ApiError(400, 'invalid_payload', 'payload.view.state: not the values of this form');
-  let counted;
   try {
-    counted = await resumeStep(deps, req, { kind: 'approve', payload });
+    await settle(act, await approveStep(deps, check, user, payload));
   } catch (e) {
     // A form's own complaint goes back into the modal, beside the field, as Slack expects.
     const field = e instanceof ApiError && e.status === 400 ? e.details?.field : undefined;
     if (interaction.kind === 'submit' && typeof field === 'string') return { status: 200, body: { response_action: 'errors', errors: { [field]: (e as Error).message } } };
     throw e;
   }
-  const tally = counted.approvals_required > 1 ? ` (${counted.approvals_received} of ${counted.approvals_required} approvals)` : '';
-  await settle(act, { decision: 'approved', by: user.principal.username, at }, `Approved by ${who(user)} at ${at}${tally}`, counted.approvals_received >= counted.approvals_required);
   return NONE;
 }
 
@@ -108,29 +96,16 @@ async function decideGate(act: Act, user: ChatUser): Promise<CallbackAnswer> {
     const reason = submittedReason(interaction.state);
     if (!reason) return { status: 200, body: { response_action: 'errors', errors: { reason: 'a rejection needs a reason' } } };
     await decideConsent(deps, user.principal, flowJob.id, { decision: 'rejected', reason });
-    await settle(act, { decision: 'rejected', by: user.principal.username, at, reason }, `Rejected by ${who(user)} at ${at}: ${reason}`, true);
+    await settle(act, { decision: { decision: 'rejected', by: user.principal.username, at, reason }, text: `Rejected by ${who(user)} at ${at}: ${reason}`, closed: true });
     return NONE;
   }
   await decideConsent(deps, user.principal, flowJob.id, { decision: 'approved' });
-  await settle(act, { decision: 'approved', by: user.principal.username, at }, `Approved by ${who(user)} at ${at}`, true);
+  await settle(act, { decision: { decision: 'approved', by: user.principal.username, at }, text: `Approved by ${who(user)} at ${at}`, closed: true });
   return NONE;
 }
 
-/**
- * Records the decision on the message and shows it there; once the approval is closed, every other
- * message asking for it shows the outcome too (their buttons would decide nothing any more).
- */
-async function settle(act: Act, decision: NonNullable<ChatMessage['decision']>, outcome: string, closed: boolean): Promise<void> {
-  const { deps, conn, flowJob, message } = act;
-  await changeMessage(deps, flowJob.workspace_id, flowJob.id, message.id, (m) => ({ ...m, decision }));
-  await showOutcome(deps, conn, flowJob.workspace_id, flowJob.id, message, outcome);
-  if (!closed) return;
-  const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);
-  const others = (run?.chat ?? []).filter((m) => m.id !== message.id && !m.decision && sameTarget(m.target, message.target));
-  for (const other of others) {
-    const otherConn = other.connection === conn.path ? conn : await readSlackConnection(deps, await runRights(deps, flowJob), other.connection).catch(() => null);
-    if (otherConn) await showOutcome(deps, otherConn, flowJob.workspace_id, flowJob.id, other, `${outcome} (in another message)`);
-  }
+async function settle(act: Act, outcome: ChatOutcome): Promise<void> {
+  await settleMessage(act.deps, act.flowJob, act.message, outcome);
 }
 
 async function openModal(act: Act, triggerId: string, view: Record<string, unknown>): Promise<void> {
@@ -143,17 +118,4 @@ async function openModal(act: Act, triggerId: string, view: Record<string, unkno
 /** An ephemeral message to the clicking user only; a failure to tell them changes nothing. */
 async function tell(deps: CoreDeps, conn: SlackConnection, message: ChatMessage, slackUser: string, text: string): Promise<void> {
   await callSlack(deps, conn, 'chat.postEphemeral', { channel: message.channel, user: slackUser, text: text.slice(0, 3000) }, { attempts: 1 }).catch(() => undefined);
-}
-
-function isUser(approver: string, user: ChatUser): boolean {
-  return approver === user.principal.username || approver.toLowerCase() === user.email.toLowerCase();
-}
-
-function who(user: ChatUser): string {
-  return `${user.principal.username} (@${user.slackName})`;
-}
-
-function sameTarget(a: ChatMessage['target'], b: ChatMessage['target']): boolean {
-  if (a.kind === 'step' && b.kind === 'step') return a.step_job === b.step_job;
-  return a.kind === 'gate' && b.kind === 'gate' && a.module === b.module;
 }

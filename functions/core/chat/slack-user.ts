@@ -1,8 +1,8 @@
 import { ApiError } from '../errors.js';
 import { getEntityValue } from '../entities.js';
 import { callSlack } from './slack-api.js';
-import type { Principal } from '../auth.js';
 import type { SlackConnection } from './slack-connection.js';
+import type { ChatUser } from './step-decision.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
@@ -11,13 +11,6 @@ import type { CoreDeps } from '../deps.js';
  * aside. That user must be a member of the workspace; everything else the approval's own rules
  * decide. A Slack user with no email, or an email no svc user has, may not decide anything.
  */
-
-export interface ChatUser {
-  principal: Principal;
-  email: string;
-  /** The Slack handle, to say who decided in the message. */
-  slackName: string;
-}
 
 export async function chatUser(deps: Pick<CoreDeps, 'store' | 'outbound'>, conn: SlackConnection, workspaceId: string, slackUserId: string): Promise<ChatUser> {
   const answer = await callSlack(deps, conn, 'users.info', { user: slackUserId }).catch((e: Error) => {
@@ -36,6 +29,6 @@ export async function chatUser(deps: Pick<CoreDeps, 'store' | 'outbound'>, conn:
   return {
     principal: { username: svcUser.username, isSuperadmin: svcUser.is_admin, workspaceId, scopes: null, via: 'chat', jobId: null, tokenHash: null },
     email: svcUser.email,
-    slackName: typeof user.name === 'string' ? user.name : slackUserId,
+    handle: `@${typeof user.name === 'string' ? user.name : slackUserId}`,
   };
 }
