@@ -81,7 +81,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
     if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
     if (PUBLIC_PATHS.has(c.req.path)) return next();
-    // Chat apps prove who they are by signing the request (core/chat/slack-signature.ts).
+    // Chat apps prove who they are themselves: Slack signs the request, Teams sends its own JWT.
     if (CHAT_CALLBACKS.test(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
@@ -118,7 +118,7 @@ const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
-const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/slack\/interactions$/;
+const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/(slack\/interactions|teams\/messages)$/;
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 
 /** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */

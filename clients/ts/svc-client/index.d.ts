@@ -88,3 +88,17 @@ export interface ChatApprovalRequested extends ResumeUrls {
 
 /** Posts Approve / Reject buttons for this approval step in a Slack channel; call once per channel to require several. */
 export function requestInteractiveChatApproval(request: ChatApprovalRequest): Promise<ChatApprovalRequested>;
+
+export interface CollabApprovalRequest {
+  /** The `team_name` of a `teams` connection the job may read. */
+  teamName: string;
+  /** A channel of that team, by name ("General" for the team's general channel). */
+  channelName: string;
+  message: string;
+  approver?: string;
+  defaultArgsJson?: Record<string, unknown>;
+  dynamicEnumsJson?: Record<string, string[]>;
+}
+
+/** Posts an Adaptive Card with the step's form and Approve / Reject in a Teams channel; call once per channel to require several. */
+export function requestInteractiveCollabApproval(request: CollabApprovalRequest): Promise<ChatApprovalRequested>;

@@ -64,6 +64,24 @@ export async function requestInteractiveChatApproval({ chatResourcePath, channel
 }
 
 /**
+ * The same in Microsoft Teams (spec 4.9, the second chat app): the service posts an Adaptive Card
+ * with the step's form and Approve / Reject to the channel `channelName` of the team `teamName`
+ * (the `teams` connection the job may read whose `team_name` is `teamName`). Returns as
+ * requestInteractiveChatApproval does.
+ */
+export async function requestInteractiveCollabApproval({ teamName, channelName, message, approver, defaultArgsJson, dynamicEnumsJson } = {}) {
+  const body = {
+    team_name: teamName,
+    channel_name: channelName,
+    message,
+    ...(approver ? { approver } : {}),
+    ...(defaultArgsJson ? { default_args_json: defaultArgsJson } : {}),
+    ...(dynamicEnumsJson ? { dynamic_enums_json: dynamicEnumsJson } : {}),
+  };
+  return apiPost(`chat/teams/request_approval/${encodeURIComponent(required('OV_JOB_ID'))}`, body, 'requestInteractiveCollabApproval()');
+}
+
+/**
  * The bytes of a file a multipart webhook stored for this job: pass the argument's entry
  * (`{s3, filename, ...}`) or its `s3` key. Readable by whoever may read the jobs of the script or
  * flow that received it.

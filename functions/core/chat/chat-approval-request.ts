@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newShortId } from '../crypto.js';
 import { parseBody } from '../validation.js';
-import { findModule } from '../flows/definition.js';
-import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
+import { findModule, type SuspendSettings } from '../flows/definition.js';
+import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
 import { approvalState, resumeUrls, type ResumeUrls } from '../flows/resume.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
 import { readSlackConnection } from './slack-connection.js';
@@ -44,14 +44,7 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
   if (Buffer.byteLength(JSON.stringify(input.default_args_json ?? {})) > MAX_PREFILL_BYTES) {
     throw badRequest('invalid_request', `default_args_json: larger than ${MAX_PREFILL_BYTES} bytes`, { field: 'default_args_json' });
   }
-  const stepJob = await deps.store.getJob(rights.workspaceId, stepJobId);
-  if (!stepJob) throw notFound(`job ${stepJobId}`);
-  rights.checkJob(stepJob, 'read');
-  const run = stepJob.parent_job ? await getFlowRun(deps, rights.workspaceId, stepJob.parent_job) : null;
-  const moduleId = run?.step_modules[stepJobId];
-  const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
-  if (!run || !module?.suspend) throw badRequest('invalid_request', 'a chat approval is requested from an approval step: a flow step with suspend settings');
-  if (approvalState(run, stepJobId, module.suspend.required_events) !== 'waiting') throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
+  const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
   const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
   const resumeId = randomInt(2 ** 32);
   const message: ChatMessage = {
@@ -69,7 +62,20 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
     deliveries: [],
   };
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
-  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !module.suspend.hide_cancel });
+  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
   const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
   return { ...urls, message_id: message.id, channel: message.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
+}
+
+/** The flow run of approval step `stepJobId`, which the caller may see and which still waits. */
+export async function waitingApprovalStep(deps: Pick<CoreDeps, 'store'>, rights: Rights, stepJobId: string): Promise<{ run: FlowRun; settings: SuspendSettings }> {
+  const stepJob = await deps.store.getJob(rights.workspaceId, stepJobId);
+  if (!stepJob) throw notFound(`job ${stepJobId}`);
+  rights.checkJob(stepJob, 'read');
+  const run = stepJob.parent_job ? await getFlowRun(deps, rights.workspaceId, stepJob.parent_job) : null;
+  const moduleId = run?.step_modules[stepJobId];
+  const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
+  if (!run || !module?.suspend) throw badRequest('invalid_request', 'a chat approval is requested from an approval step: a flow step with suspend settings');
+  if (approvalState(run, stepJobId, module.suspend.required_events) !== 'waiting') throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
+  return { run, settings: module.suspend };
 }

@@ -1,6 +1,9 @@
 import { changeMessage, showOutcome } from './chat-messages.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
 import { readSlackConnection } from './slack-connection.js';
+import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import { callConnector } from './teams-api.js';
+import { cardActivity, decidedCard } from './teams-cards.js';
 import { runRights } from './run-identity.js';
 import type { ChatOutcome } from './step-decision.js';
 import type { CoreDeps } from '../deps.js';
@@ -26,7 +29,22 @@ async function showOn(deps: CoreDeps, flowJob: Job, message: ChatMessage, text: 
   if (message.platform === 'slack') {
     const conn = await readSlackConnection(deps, rights, message.connection).catch(() => null);
     if (conn) await showOutcome(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
+  } else {
+    const conn = await readTeamsConnection(deps, rights, message.connection).catch(() => null);
+    if (conn) await replaceTeamsCard(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
   }
+}
+
+/** Replaces a posted Teams card by its outcome (an update of the activity); a failure is recorded. */
+async function replaceTeamsCard(deps: CoreDeps, conn: TeamsConnection, workspaceId: string, flowJobId: string, message: ChatMessage, text: string): Promise<void> {
+  if (!message.ts) return;
+  const at = deps.clock.now().toISOString();
+  const path = `/v3/conversations/${encodeURIComponent(message.channel)}/activities/${encodeURIComponent(message.ts)}`;
+  const error = await callConnector(deps, conn, 'PUT', path, { ...cardActivity(decidedCard(message, text)), id: message.ts }).then(
+    () => null,
+    (e: Error) => e.message,
+  );
+  await changeMessage(deps, workspaceId, flowJobId, message.id, (m) => ({ ...m, deliveries: [...m.deliveries, { method: 'activities.update', ok: error === null, at, ...(error ? { error: error.slice(0, 300) } : {}) }] }));
 }
 
 function sameTarget(a: ChatMessage['target'], b: ChatMessage['target']): boolean {

@@ -132,7 +132,7 @@ const gateState = z.object({
 
 const chatMessage = z.object({
   id: z.string(),
-  platform: z.literal('slack'),
+  platform: z.enum(['slack', 'teams']),
   connection: z.string(),
   channel: z.string(),
   requested_channel: z.string().optional(),

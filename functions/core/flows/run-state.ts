@@ -75,10 +75,10 @@ export interface ChatDelivery {
  */
 export interface ChatMessage {
   id: string;
-  platform: 'slack';
+  platform: 'slack' | 'teams';
   /** The connection's path: its signing secret checks the callbacks, its token posts. */
   connection: string;
-  /** Slack's id of the channel (chat.update needs it); `requested_channel` is what was asked for (an id or a name). */
+  /** The channel's id (Slack's channel id, Teams' conversation id: updates need it); `requested_channel` is what was asked for (an id or a name). */
   channel: string;
   requested_channel?: string;
   ts: string | null;
