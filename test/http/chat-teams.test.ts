@@ -52,12 +52,17 @@ export async function main(channel: string) {
   });
 }`;
 
+const ASK_PY = `import svc
+def main(channel: str):
+    return svc.request_interactive_collab_approval("Finance", channel, "Refund 40 EUR for order 8?")
+`;
+
 const FORM = { schema: { properties: { reason: { type: 'string' }, amount: { type: 'number' }, currency: { type: 'string' } }, required: ['reason'], order: ['reason', 'amount', 'currency'] } };
 
-async function runUntilSuspended(path: string, channel: string): Promise<{ id: string; job: any }> {
+async function runUntilSuspended(path: string, channel: string, python = false): Promise<{ id: string; job: any }> {
   const value = {
     modules: [
-      { id: 'ask', value: { type: 'rawscript', language: 'bun', content: ASK, input_transforms: { channel: { type: 'javascript', expr: 'flow_input.channel' } } }, suspend: { required_events: 1, resume_form: FORM } },
+      { id: 'ask', value: { type: 'rawscript', language: python ? 'python3' : 'bun', content: python ? ASK_PY : ASK, input_transforms: { channel: { type: 'javascript', expr: 'flow_input.channel' } } }, suspend: { required_events: 1, resume_form: FORM } },
       { id: 'after', value: { type: 'rawscript', language: 'bun', content: 'export function main(r: any, a: string[]) { return { resume: r, approvers: a } }', input_transforms: { r: { type: 'javascript', expr: 'resume' }, a: { type: 'javascript', expr: 'approvers' } } } },
     ],
   };
@@ -122,8 +127,8 @@ describe('Teams chat approvals', () => {
     expect((await send(approve, await teams.sign())).status).toBe(409);
   });
 
-  it('says so when the channel is unknown, and the resume URLs still decide', async () => {
-    const { id, job } = await runUntilSuspended('u/admin/nowhere_teams', 'no-such-channel');
+  it('says so when the channel is unknown, and the resume URLs still decide (from Python)', async () => {
+    const { id, job } = await runUntilSuspended('u/admin/nowhere_teams', 'no-such-channel', true);
     const asked = job.flow_status.results.ask;
     expect(asked).toMatchObject({ posted: false, ts: null });
     expect(asked.error).toContain('has no channel no-such-channel');

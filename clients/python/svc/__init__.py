@@ -21,6 +21,7 @@ __all__ = [
     "get_resource",
     "get_variable",
     "request_interactive_chat_approval",
+    "request_interactive_collab_approval",
 ]
 
 # get_context() key -> the environment variable the worker sets for the job.
@@ -90,12 +91,24 @@ def request_interactive_chat_approval(chat_resource_path, channel_id, message, a
         **({"default_args_json": default_args_json} if default_args_json else {}),
         **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
     }
-    route = "chat/slack/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe="")
-    text = _api_request(route, "request_interactive_chat_approval()", "application/json", body).decode("utf-8")
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise RuntimeError("svc: request_interactive_chat_approval(): the API answered something that is not JSON") from None
+    return _api_post("chat/slack/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "request_interactive_chat_approval()")
+
+
+def request_interactive_collab_approval(team_name, channel_name, message, approver=None, default_args_json=None, dynamic_enums_json=None):
+    """The same in Microsoft Teams: an Adaptive Card with the step's form and Approve / Reject.
+
+    Posted to the channel channel_name of the team team_name (the `teams` connection the job may
+    read whose team_name is team_name). Returns as request_interactive_chat_approval does.
+    """
+    body = {
+        "team_name": team_name,
+        "channel_name": channel_name,
+        "message": message,
+        **({"approver": approver} if approver else {}),
+        **({"default_args_json": default_args_json} if default_args_json else {}),
+        **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
+    }
+    return _api_post("chat/teams/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "request_interactive_collab_approval()")
 
 
 def download_file(file):
@@ -157,6 +170,14 @@ def _api_request(route, what, accept, json_body=None):
 
 def _api_get(route, what):
     text = _api_request(route, what, "application/json").decode("utf-8")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise RuntimeError(f"svc: {what}: the API answered something that is not JSON") from None
+
+
+def _api_post(route, body, what):
+    text = _api_request(route, what, "application/json", body).decode("utf-8")
     try:
         return json.loads(text)
     except ValueError:
