@@ -328,6 +328,29 @@ describe('Slack chat approvals', () => {
       expect(message.text).toMatch(/Approved by alice/);
     });
 
+    it('records a chat notice Slack refused and keeps the gate waiting for the consent endpoint', async () => {
+      const path = 'u/admin/pay_unposted';
+      const value = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'Pay?', notify: [{ channel: 'chat', resource: 'u/admin/slack', channel_id: 'C0FINANCE' }] } }] };
+      expect((await s.fetch(`${ws()}/flows/create`, json({ path, value }))).status).toBe(201);
+      // Every try fails: three notice attempts, each with its own retries of the call.
+      slack.failNext('chat.postMessage', 9);
+      const id = await (await s.fetch(`${ws()}/jobs/run/p/${path}`, json({}))).text();
+      const deadline = Date.now() + 30_000;
+      let gate: any;
+      for (;;) {
+        gate = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status?.gate;
+        if (gate?.notices === 'done') break;
+        if (Date.now() > deadline) throw new Error(`notices still ${gate?.notices}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(gate.deliveries.map((d: any) => [d.channel, d.target, d.ok])).toEqual([1, 2, 3].map(() => ['chat', 'u/admin/slack C0FINANCE', false]));
+      expect(gate.deliveries[0].error).toContain('HTTP 500');
+      slack.failNext('chat.postMessage', 0);
+      expect(await status(id)).toBe('awaiting_approval');
+      expect((await s.fetch(`/api/v1/runs/${id}/consent`, json({ decision: 'approved' }))).status).toBe(200);
+      expect((await waitForJob(s, id, 30_000)).status).toBe('success');
+    });
+
     it('refuses a gate whose chat connection is missing or not a slack one when the flow is created', async () => {
       const flowWith = (resource: string) => ({ modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource, channel_id: 'C0FINANCE' }] } }] });
       const missing = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_conn', value: flowWith('u/admin/nothing_here') }));

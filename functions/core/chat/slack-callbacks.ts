@@ -34,7 +34,7 @@ export async function handleSlackCallback(deps: CoreDeps, workspaceId: string, r
   const flowJob = await deps.store.getJob(workspaceId, interaction.flowJobId);
   const run = flowJob?.kind === 'flow' ? await getFlowRun(deps, workspaceId, flowJob.id) : null;
   const message = findMessage(run, interaction.messageId);
-  if (!flowJob || !run || !message) throw notFound('chat approval message');
+  if (!flowJob || !run || !message || message.platform !== 'slack') throw notFound('chat approval message');
   const conn = await readSlackConnection(deps, await runRights(deps, flowJob), message.connection);
   assertSignedBy(req, conn.signingSecret);
   const act = { deps, conn, flowJob, run, message, interaction };

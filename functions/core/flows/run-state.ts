@@ -70,8 +70,8 @@ export interface ChatDelivery {
 
 /**
  * A chat message whose buttons decide an approval (core/chat): a suspend step's (one resume id per
- * message, so each message counts once) or a ConsentGate's. `ts` is Slack's id of the posted
- * message; null while, or when, posting did not succeed.
+ * message, so each message counts once) or a ConsentGate's. `ts` is the chat app's id of the posted
+ * message (Slack's `ts`, Teams' activity id); null while, or when, posting did not succeed.
  */
 export interface ChatMessage {
   id: string;
