@@ -135,4 +135,34 @@ describe('Teams chat approvals', () => {
     expect((await s.fetch(asked.resume.replace(/^https?:\/\/[^/]+/, ''), { ...json({ reason: 'fine' }), token: null })).status).toBe(200);
     expect((await waitForJob(s, id, 30_000)).status).toBe('success');
   });
+
+  it('rejects a ConsentGate from its Teams card with the reason typed in it, and the run fails with it', async () => {
+    const value = {
+      modules: [
+        { id: 'gate', value: { type: 'consentgate', approvers: ['alice'], message: 'Wire {{ context.amount }} EUR?', notify: [{ channel: 'chat', resource: 'u/admin/teams', channel_id: 'approvals' }] } },
+        { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return "paid" }', input_transforms: {} } },
+      ],
+    };
+    expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/wire', value }))).status).toBe(201);
+    const before = teams.activities.length;
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/wire`, json({ amount: 900 }))).text();
+    const deadline = Date.now() + 30_000;
+    while (teams.activities.length === before || (await status(id)) !== 'awaiting_approval') {
+      if (Date.now() > deadline) throw new Error(`no gate card; run ${await status(id)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const posted = teams.activities[before];
+    expect(posted.conversation).toBe(APPROVALS.id);
+    expect(card(posted).body[0].text).toBe('Wire 900 EUR?');
+    expect((await send(teams.invoke(posted, 'svc_reject', BOB, { svc_reason: 'no' }), await teams.sign())).status).toBe(403);
+    expect((await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: ' ' }), await teams.sign())).status).toBe(400);
+    expect((await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: 'wrong IBAN' }), await teams.sign({}, { key: await teams.otherKey() }))).status).toBe(401);
+    expect(await status(id)).toBe('awaiting_approval');
+    const ok = await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: 'wrong IBAN' }), await teams.sign());
+    expect(ok.status).toBe(200);
+    expect(JSON.stringify((await ok.json()).value)).toMatch(/Rejected by alice \(Alice A\.\) at .*: wrong IBAN/);
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.status).toBe('failed');
+    expect(done.result).toMatchObject({ decision: 'rejected', approver: 'alice', reason: 'wrong IBAN' });
+  });
 });

@@ -11,6 +11,7 @@ import type { FormSchema } from './slack-blocks.js';
 export const REF = 'svc_ref';
 export const APPROVE_VERB = 'svc_approve';
 export const REJECT_VERB = 'svc_reject';
+export const REASON_INPUT = 'svc_reason';
 const SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
 
 type Element = Record<string, unknown>;
@@ -24,6 +25,20 @@ export function approvalCard(message: ChatMessage, ref: string, form: FormSchema
     actions: [
       { type: 'Action.Execute', title: 'Approve', verb: APPROVE_VERB, style: 'positive', data: { [REF]: ref } },
       ...(opts.reject ? [{ type: 'Action.Execute', title: 'Reject', verb: REJECT_VERB, style: 'destructive', data: { [REF]: ref } }] : []),
+    ],
+  };
+}
+
+/** A ConsentGate's card: its message, a reason (which a rejection needs), Approve and Reject. */
+export function gateCard(message: ChatMessage, ref: string): Element {
+  return {
+    type: 'AdaptiveCard',
+    $schema: SCHEMA,
+    version: '1.4',
+    body: [{ type: 'TextBlock', text: message.text, wrap: true }, { type: 'Input.Text', id: REASON_INPUT, label: 'Reason (a rejection needs one)', isMultiline: true, maxLength: 2000 }],
+    actions: [
+      { type: 'Action.Execute', title: 'Approve', verb: APPROVE_VERB, style: 'positive', data: { [REF]: ref } },
+      { type: 'Action.Execute', title: 'Reject', verb: REJECT_VERB, style: 'destructive', data: { [REF]: ref } },
     ],
   };
 }

@@ -53,23 +53,10 @@ export async function requestTeamsApproval(deps: Deps, rights: Rights, stepJobId
     deliveries: [],
   };
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
-  const at = deps.clock.now().toISOString();
-  let posted: { channel: string; id: string } | null = null;
-  let error: string | null = null;
-  try {
-    const channel = await channelIdByName(deps, conn, input.channel_name);
-    if (!channel) throw new TeamsApiError('channel lookup', `team ${input.team_name} has no channel ${input.channel_name}`, false);
-    const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
-    const answer = await callConnector(deps, conn, 'POST', `/v3/conversations/${encodeURIComponent(channel)}/activities`, cardActivity(card));
-    if (typeof answer.id !== 'string') throw new TeamsApiError('post', 'the connector answered without an activity id', false);
-    posted = { channel, id: answer.id };
-  } catch (e) {
-    error = e instanceof TeamsApiError ? e.message : `Teams post failed: ${(e as Error).message ?? e}`;
-  }
-  const delivery = { method: 'activities.post', ok: posted !== null, at, ...(error ? { error: error.slice(0, 300) } : {}) };
-  await changeMessage(deps, rights.workspaceId, run.flow_job, message.id, (m) => ({ ...m, channel: posted?.channel ?? m.channel, ts: posted?.id ?? null, deliveries: [...m.deliveries, delivery] }));
+  const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
+  const posted = await postTeamsCard(deps, conn, rights.workspaceId, run.flow_job, message, card);
   const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
-  return { ...urls, message_id: message.id, channel: posted?.channel ?? input.channel_name, ts: posted?.id ?? null, posted: posted !== null, error };
+  return { ...urls, message_id: message.id, channel: posted.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
 }
 
 async function teamConnection(deps: Deps, rights: Rights, teamName: string): Promise<TeamsConnection> {
@@ -79,4 +66,28 @@ async function teamConnection(deps: Deps, rights: Rights, teamName: string): Pro
     if (conn?.teamName.toLowerCase() === wanted) return conn;
   }
   throw badRequest('invalid_request', `team_name: no teams connection you may read has team_name ${teamName}`, { field: 'team_name' });
+}
+
+/**
+ * Posts `card` to the message's channel (a channel id `19:...`, or a name of the connection's team),
+ * and records the attempt and, on success, the channel id and activity id. Never throws for the
+ * connector's failures: they come back as `error`.
+ */
+export async function postTeamsCard(deps: Pick<CoreDeps, 'store' | 'clock' | 'outbound'>, conn: TeamsConnection, workspaceId: string, flowJobId: string, message: ChatMessage, card: Record<string, unknown>): Promise<{ channel: string; ts: string | null; error: string | null }> {
+  const at = deps.clock.now().toISOString();
+  let posted: { channel: string; id: string } | null = null;
+  let error: string | null = null;
+  try {
+    const wanted = message.requested_channel ?? message.channel;
+    const channel = wanted.startsWith('19:') ? wanted : await channelIdByName(deps, conn, wanted);
+    if (!channel) throw new TeamsApiError('channel lookup', `team ${conn.teamName} has no channel ${wanted}`, false);
+    const answer = await callConnector(deps, conn, 'POST', `/v3/conversations/${encodeURIComponent(channel)}/activities`, cardActivity(card));
+    if (typeof answer.id !== 'string') throw new TeamsApiError('post', 'the connector answered without an activity id', false);
+    posted = { channel, id: answer.id };
+  } catch (e) {
+    error = e instanceof TeamsApiError ? e.message : `Teams post failed: ${(e as Error).message ?? e}`;
+  }
+  const delivery = { method: 'activities.post', ok: posted !== null, at, ...(error ? { error: error.slice(0, 300) } : {}) };
+  await changeMessage(deps, workspaceId, flowJobId, message.id, (m) => ({ ...m, channel: posted?.channel ?? m.channel, ts: posted?.id ?? null, deliveries: [...m.deliveries, delivery] }));
+  return { channel: posted?.channel ?? message.channel, ts: posted?.id ?? null, error };
 }

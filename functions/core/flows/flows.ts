@@ -83,7 +83,7 @@ export function flowWarnings(version: FlowVersion): string[] {
 }
 
 /**
- * A gate's chat channel names a `slack` connection its author may read. (A run reads it again with
+ * A gate's chat channel names a `slack` or `teams` connection its author may read. (A run reads it again with
  * its own identity when it reaches the gate: a run that may not is told as a failed notice.)
  */
 async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
@@ -96,7 +96,7 @@ async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, 
         if (e instanceof ApiError && (e.status === 403 || e.status === 404)) throw badRequest('invalid_flow', `${field}: ${e.message}`, { field });
         throw e;
       });
-      if (resource.resource_type !== 'slack') throw badRequest('invalid_flow', `${field}: ${n.resource} is a ${resource.resource_type} connection, not a slack one`, { field });
+      if (resource.resource_type !== 'slack' && resource.resource_type !== 'teams') throw badRequest('invalid_flow', `${field}: ${n.resource} is a ${resource.resource_type} connection, not a slack or teams one`, { field });
     }
   }
 }
