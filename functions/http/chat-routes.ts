@@ -3,6 +3,7 @@ import { requestSlackApproval } from '../core/chat/chat-approval-request.js';
 import { handleSlackCallback } from '../core/chat/slack-callbacks.js';
 import { requestTeamsApproval } from '../core/chat/teams-request.js';
 import { handleTeamsCallback } from '../core/chat/teams-callbacks.js';
+import { sendConversationMessage } from '../core/chat/teams-basic.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -29,6 +30,8 @@ export function chatRoutes(deps: CoreDeps) {
   });
 
   r.post('/chat/teams/request_approval/:job', async (c) => c.json(await requestTeamsApproval(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
+
+  r.post('/chat/teams/send_message/:job', async (c) => c.json(await sendConversationMessage(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
 
   r.post('/chat/teams/messages', async (c) => {
     const answer = await handleTeamsCallback(deps, c.get('workspace').id, { authorization: c.req.header('authorization'), rawBody: await c.req.text() });

@@ -165,4 +165,32 @@ describe('Teams chat approvals', () => {
     expect(done.status).toBe('failed');
     expect(done.result).toMatchObject({ decision: 'rejected', approver: 'alice', reason: 'wrong IBAN' });
   });
+
+  it('posts the basic variant: a text and the given card with a link to the approval page, which decides', async () => {
+    const content = `import * as svc from 'svc-client';
+export async function main() {
+  return await svc.sendMessageToConversation({ conversationId: '${APPROVALS.id}', text: 'Please review order 9',
+    cardBlock: { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'TextBlock', text: 'Order 9: 3 items' }] } });
+}`;
+    const value = { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content, input_transforms: {} }, suspend: { required_events: 1 } }] };
+    expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/basic_teams', value }))).status).toBe(201);
+    const before = teams.activities.length;
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/basic_teams`, json({}))).text();
+    const deadline = Date.now() + 30_000;
+    while ((await status(id)) !== 'suspended') {
+      if (Date.now() > deadline) throw new Error(`run ${await status(id)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sent = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.results.ask;
+    expect(sent).toMatchObject({ posted: true });
+    const posted = teams.activities[before];
+    expect(posted.activity.text).toBe('Please review order 9');
+    const open = card(posted).actions.find((a: any) => a.type === 'Action.OpenUrl');
+    expect(card(posted).body[0].text).toBe('Order 9: 3 items');
+    expect(open.url).toBe(sent.approvalPage);
+    const page = await s.fetch(open.url.replace(/^https?:\/\/[^/]+/, ''), { token: null });
+    expect(page.status).toBe(200);
+    expect((await s.fetch(sent.resume.replace(/^https?:\/\/[^/]+/, ''), { ...json({}), token: null })).status).toBe(200);
+    expect((await waitForJob(s, id, 30_000)).status).toBe('success');
+  });
 });

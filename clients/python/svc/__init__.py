@@ -22,6 +22,7 @@ __all__ = [
     "get_variable",
     "request_interactive_chat_approval",
     "request_interactive_collab_approval",
+    "send_message_to_conversation",
 ]
 
 # get_context() key -> the environment variable the worker sets for the job.
@@ -109,6 +110,15 @@ def request_interactive_collab_approval(team_name, channel_name, message, approv
         **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
     }
     return _api_post("chat/teams/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "request_interactive_collab_approval()")
+
+
+def send_message_to_conversation(conversation_id, text="", card_block=None):
+    """The basic variant: text and an Adaptive Card (card_block) in a Teams conversation, with a
+    button opening this approval step's approval page (no callback: the page decides). Uses the one
+    `teams` connection the job may read.
+    """
+    body = {"conversation_id": conversation_id, "text": text, **({"card_block": card_block} if card_block else {})}
+    return _api_post("chat/teams/send_message/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "send_message_to_conversation()")
 
 
 def download_file(file):

@@ -102,3 +102,12 @@ export interface CollabApprovalRequest {
 
 /** Posts an Adaptive Card with the step's form and Approve / Reject in a Teams channel; call once per channel to require several. */
 export function requestInteractiveCollabApproval(request: CollabApprovalRequest): Promise<ChatApprovalRequested>;
+
+export interface ConversationMessageSent extends ResumeUrls {
+  posted: boolean;
+  ts: string | null;
+  error: string | null;
+}
+
+/** Posts a text and an Adaptive Card with a link to this step's approval page to a Teams conversation. */
+export function sendMessageToConversation(request: { conversationId: string; text?: string; cardBlock?: Record<string, unknown> }): Promise<ConversationMessageSent>;

@@ -82,6 +82,16 @@ export async function requestInteractiveCollabApproval({ teamName, channelName, 
 }
 
 /**
+ * The basic variant (spec 4.9): posts `text` and the Adaptive Card `cardBlock` to the Teams
+ * conversation `conversationId`, with a button opening this approval step's approval page (no
+ * callback: the page decides). Uses the one `teams` connection the job may read.
+ */
+export async function sendMessageToConversation({ conversationId, text, cardBlock } = {}) {
+  const body = { conversation_id: conversationId, text: text ?? '', ...(cardBlock ? { card_block: cardBlock } : {}) };
+  return apiPost(`chat/teams/send_message/${encodeURIComponent(required('OV_JOB_ID'))}`, body, 'sendMessageToConversation()');
+}
+
+/**
  * The bytes of a file a multipart webhook stored for this job: pass the argument's entry
  * (`{s3, filename, ...}`) or its `s3` key. Readable by whoever may read the jobs of the script or
  * flow that received it.
