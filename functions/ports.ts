@@ -359,13 +359,16 @@ export interface Delivery extends OutboxEvent {
 
 /** A signed POST to a webhook receiver, built by the core. */
 export interface WebhookRequest {
+  /** POST unless said otherwise (chat APIs also read with GET and replace with PUT). */
+  method?: 'GET' | 'POST' | 'PUT';
   url: string;
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
 }
 
-export type WebhookResponse = { status: number } | { error: string };
+/** `body`: the receiver's answer (up to 1 MiB), which chat APIs use to say `ok` or why not. */
+export type WebhookResponse = { status: number; body?: string } | { error: string };
 
 /**
  * Sends webhook requests (adapters/outbound-http.ts): refuses loopback, private and metadata

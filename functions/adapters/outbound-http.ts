@@ -70,8 +70,8 @@ export class OutboundHttp implements WebhookSender {
       for (let hop = 0; ; hop++) {
         const res = await this.once(url, req, signal);
         const location = res.headers.location;
+        if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { status: res.statusCode ?? 0, body: await readCapped(res) };
         res.resume();
-        if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { status: res.statusCode ?? 0 };
         if (hop >= MAX_REDIRECTS) return { error: `more than ${MAX_REDIRECTS} redirects` };
         // The event goes where the receiver points, as a POST of the same body (a webhook has no GET form).
         url = new URL(location, url).toString();
@@ -90,7 +90,7 @@ export class OutboundHttp implements WebhookSender {
     if (isIP(host) && !this.opts.allowPrivate && isBlockedAddress(host)) return Promise.reject(new BlockedAddressError(host, host));
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const r = request(url, { method: 'POST', headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, signal, lookup: this.guardedLookup(host) }, resolve);
+      const r = request(url, { method: req.method ?? 'POST', headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, signal, lookup: this.guardedLookup(host) }, resolve);
       r.once('error', reject);
       r.end(req.body);
     });
@@ -110,4 +110,21 @@ export class OutboundHttp implements WebhookSender {
       });
     };
   }
+}
+
+/** An API's answer (a chat API's `{ok, error}`) is small; a receiver sending more is cut off here. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+async function readCapped(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      res.destroy();
+      break;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

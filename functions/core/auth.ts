@@ -18,7 +18,8 @@ export interface Principal {
   workspaceId: string | null;
   /** Null: the user's own permissions; otherwise at most what these allow. */
   scopes: Scope[] | null;
-  via: 'token' | 'session' | 'job';
+  /** `chat`: a chat user (a Slack click) mapped to their svc user by email (core/chat). */
+  via: 'token' | 'session' | 'job' | 'chat';
   jobId: string | null;
   /** The hash of the token or session used, so a logout can end exactly that session. */
   tokenHash: string | null;

@@ -40,6 +40,43 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
       order: ['host', 'port', 'user', 'dbname', 'sslmode', 'password', 'root_certificate_pem'],
     },
   },
+  {
+    name: 'slack',
+    description: 'A Slack app, for chat approvals (README: Chat approvals). Keep the token and secret in secret variables and reference them: "$var:u/alice/slack_bot_token"',
+    builtin: true,
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        bot_token: { type: 'string', minLength: 1, description: 'The bot user OAuth token (xoxb-...), or a $var: reference to a secret variable holding it' },
+        signing_secret: { type: 'string', minLength: 1, description: "The app's signing secret, which signs its interaction requests, or a $var: reference" },
+        api_url: { type: 'string', description: "The Web API base URL; Slack's own by default", default: 'https://slack.com/api' },
+      },
+      required: ['bot_token', 'signing_secret'],
+      order: ['bot_token', 'signing_secret', 'api_url'],
+    },
+  },
+  {
+    name: 'teams',
+    description: 'A Microsoft Teams bot (Bot Framework), for chat approvals (README: Chat approvals). Keep app_password in a secret variable and reference it',
+    builtin: true,
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        app_id: { type: 'string', minLength: 1, description: "The bot's Microsoft App ID: the audience of the tokens Teams signs its calls with" },
+        app_password: { type: 'string', minLength: 1, description: "The bot's client secret, or a $var: reference to a secret variable holding it" },
+        tenant_id: { type: 'string', description: "The bot's tenant (single-tenant bots); botframework.com by default" },
+        team_id: { type: 'string', minLength: 1, description: 'The team whose channels the bot posts to (19:...@thread.tacv2)' },
+        team_name: { type: 'string', minLength: 1, description: 'The team name requestInteractiveCollabApproval finds this connection by' },
+        service_url: { type: 'string', description: 'The Bot Connector base URL', default: 'https://smba.trafficmanager.net/teams' },
+        token_url: { type: 'string', description: "Where the bot gets its tokens; the tenant's Microsoft identity platform endpoint by default" },
+        openid_metadata_url: { type: 'string', description: "The Bot Framework's OpenID metadata (the keys Teams signs with)", default: 'https://login.botframework.com/v1/.well-known/openidconfiguration' },
+      },
+      required: ['app_id', 'app_password', 'team_id', 'team_name'],
+      order: ['app_id', 'app_password', 'tenant_id', 'team_id', 'team_name', 'service_url', 'token_url', 'openid_metadata_url'],
+    },
+  },
 ];
 
 export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lowercase letters, digits and _, starting with a letter');

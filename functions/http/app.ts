@@ -33,6 +33,7 @@ import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
 import { openApiRoutes } from './openapi-routes.js';
 import { openApiPageRoutes } from './openapi-page.js';
 import { scheduleRoutes } from './schedule-routes.js';
+import { chatRoutes } from './chat-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 
@@ -87,6 +88,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
     if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
     if (PUBLIC_PATHS.has(c.req.path)) return next();
+    // Chat apps prove who they are themselves: Slack signs the request, Teams sends its own JWT.
+    if (CHAT_CALLBACKS.test(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
     c.set('principal', await authenticate(deps, credentials));
@@ -117,6 +120,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
   app.route('/api/w/:workspace', openApiRoutes(deps));
   app.route('/api/w/:workspace', scheduleRoutes(deps));
+  app.route('/api/w/:workspace', chatRoutes(deps));
   return app;
 }
 
@@ -124,6 +128,7 @@ const MAX_PATH_BYTES = 1000;
 
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
+const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/(slack\/interactions|teams\/messages)$/;
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
 
 /** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */

@@ -84,6 +84,8 @@ export class FlowRunner extends Construct {
     data.grantTableReadWrite(role);
     data.grantObjectReadWrite(role);
     secrets.signingKey.grantRead(role);
+    // A gate's chat notice reads its Slack connection, whose bot token is a secret variable.
+    secrets.grantSecretVariables(role);
     grantSendNotices(this, role, config);
     // The stack's approvals topic only: a gate naming another topic needs that topic's own policy.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PublishApprovals', actions: ['sns:Publish'], resources: [this.approvalsTopic.topicArn] }));

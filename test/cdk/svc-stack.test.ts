@@ -531,7 +531,7 @@ describe('IAM boundaries', () => {
     expect(secretReads(stack.events.handler.role!)).toEqual([signingKey]);
   });
 
-  it('lets only the api, the worker and the events function use the secret variables key, to make and open data keys', () => {
+  it('lets only the api, the worker, the events function and the flow runner (a gate chat notice reads its Slack connection) use the secret variables key, to make and open data keys', () => {
     const key = arnOf(stack.secrets.secretVariablesKey);
     const kmsStatements = policies().flatMap((p) =>
       (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
@@ -539,7 +539,7 @@ describe('IAM boundaries', () => {
         .map((s) => ({ roles: p.Properties.Roles, ...s })),
     );
     expect(kmsStatements).toEqual(
-      [stack.api.handler.role!, stack.worker.handler.role!, stack.events.handler.role!].map((role) =>
+      [stack.flowRunner.handler.role!, stack.api.handler.role!, stack.worker.handler.role!, stack.events.handler.role!].map((role) =>
         expect.objectContaining({ roles: [{ Ref: logicalId(role) }], Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Resource: key }),
       ),
     );

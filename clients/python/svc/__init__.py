@@ -14,7 +14,16 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-__all__ = ["ApiError", "download_file", "get_context", "get_resource", "get_variable"]
+__all__ = [
+    "ApiError",
+    "download_file",
+    "get_context",
+    "get_resource",
+    "get_variable",
+    "request_interactive_chat_approval",
+    "request_interactive_collab_approval",
+    "send_message_to_conversation",
+]
 
 # get_context() key -> the environment variable the worker sets for the job.
 _CONTEXT_ENV = {
@@ -66,6 +75,52 @@ def get_resume_urls(approver=None, flow_level=False):
     return {"resume": urls["resume"], "cancel": urls["cancel"], "approval_page": urls["approvalPage"]}
 
 
+def request_interactive_chat_approval(chat_resource_path, channel_id, message, approver=None, default_args_json=None, dynamic_enums_json=None):
+    """Asks for this approval step's decision in a Slack channel, with Approve / Reject buttons.
+
+    The service posts through the `slack` connection at chat_resource_path (the job never sees its
+    token). Approve opens the step's form in a modal, prefilled from default_args_json, with the
+    choices of dynamic_enums_json. Each call is one approval: call it once per channel to require
+    several. approver (a username or email) limits who may decide. Returns the message's ts and
+    posted, and the step's resume URLs, which still work if posting failed.
+    """
+    body = {
+        "chat_resource_path": _strip_prefix(chat_resource_path, "$res:", "request_interactive_chat_approval"),
+        "channel_id": channel_id,
+        "message": message,
+        **({"approver": approver} if approver else {}),
+        **({"default_args_json": default_args_json} if default_args_json else {}),
+        **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
+    }
+    return _api_post("chat/slack/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "request_interactive_chat_approval()")
+
+
+def request_interactive_collab_approval(team_name, channel_name, message, approver=None, default_args_json=None, dynamic_enums_json=None):
+    """The same in Microsoft Teams: an Adaptive Card with the step's form and Approve / Reject.
+
+    Posted to the channel channel_name of the team team_name (the `teams` connection the job may
+    read whose team_name is team_name). Returns as request_interactive_chat_approval does.
+    """
+    body = {
+        "team_name": team_name,
+        "channel_name": channel_name,
+        "message": message,
+        **({"approver": approver} if approver else {}),
+        **({"default_args_json": default_args_json} if default_args_json else {}),
+        **({"dynamic_enums_json": dynamic_enums_json} if dynamic_enums_json else {}),
+    }
+    return _api_post("chat/teams/request_approval/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "request_interactive_collab_approval()")
+
+
+def send_message_to_conversation(conversation_id, text="", card_block=None):
+    """The basic variant: text and an Adaptive Card (card_block) in a Teams conversation, with a
+    button opening this approval step's approval page (no callback: the page decides). Uses the one
+    `teams` connection the job may read.
+    """
+    body = {"conversation_id": conversation_id, "text": text, **({"card_block": card_block} if card_block else {})}
+    return _api_post("chat/teams/send_message/" + urllib.parse.quote(_required("OV_JOB_ID"), safe=""), body, "send_message_to_conversation()")
+
+
 def download_file(file):
     """The bytes of a file a multipart webhook stored for this job.
 
@@ -103,10 +158,15 @@ def _required(name):
     return value
 
 
-def _api_request(route, what, accept):
+def _api_request(route, what, accept, json_body=None):
     base = _required("BASE_INTERNAL_URL").rstrip("/")
     url = f"{base}/api/w/{urllib.parse.quote(_required('OV_WORKSPACE'), safe='')}/{route}"
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept})
+    headers = {"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept}
+    data = None
+    if json_body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(json_body).encode("utf-8")
+    request = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request) as response:
             return response.read()
@@ -120,6 +180,14 @@ def _api_request(route, what, accept):
 
 def _api_get(route, what):
     text = _api_request(route, what, "application/json").decode("utf-8")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise RuntimeError(f"svc: {what}: the API answered something that is not JSON") from None
+
+
+def _api_post(route, body, what):
+    text = _api_request(route, what, "application/json", body).decode("utf-8")
     try:
         return json.loads(text)
     except ValueError:

@@ -61,3 +61,53 @@ export interface ResumeUrls {
 
 /** Resume and cancel URLs for this job as an approval step, plus its approval page; each call counts once. */
 export function getResumeUrls(approver?: string, flowLevel?: boolean): Promise<ResumeUrls>;
+
+export interface ChatApprovalRequest {
+  /** A `slack` connection the job may read (`u/alice/slack` or `$res:u/alice/slack`). */
+  chatResourcePath: string;
+  /** The channel to post in (an id such as C0123ABCD). */
+  channelId: string;
+  message: string;
+  /** Only this svc user (username or email) may decide; by default the step's rules alone. */
+  approver?: string;
+  /** Prefill values of the step's form, by field. */
+  defaultArgsJson?: Record<string, unknown>;
+  /** Runtime choices of the form's fields, by field. */
+  dynamicEnumsJson?: Record<string, string[]>;
+}
+
+export interface ChatApprovalRequested extends ResumeUrls {
+  message_id: string;
+  channel: string;
+  /** Slack's id of the posted message; null when posting failed. */
+  ts: string | null;
+  posted: boolean;
+  /** Why posting failed; the resume URLs still decide the step then. */
+  error: string | null;
+}
+
+/** Posts Approve / Reject buttons for this approval step in a Slack channel; call once per channel to require several. */
+export function requestInteractiveChatApproval(request: ChatApprovalRequest): Promise<ChatApprovalRequested>;
+
+export interface CollabApprovalRequest {
+  /** The `team_name` of a `teams` connection the job may read. */
+  teamName: string;
+  /** A channel of that team, by name ("General" for the team's general channel). */
+  channelName: string;
+  message: string;
+  approver?: string;
+  defaultArgsJson?: Record<string, unknown>;
+  dynamicEnumsJson?: Record<string, string[]>;
+}
+
+/** Posts an Adaptive Card with the step's form and Approve / Reject in a Teams channel; call once per channel to require several. */
+export function requestInteractiveCollabApproval(request: CollabApprovalRequest): Promise<ChatApprovalRequested>;
+
+export interface ConversationMessageSent extends ResumeUrls {
+  posted: boolean;
+  ts: string | null;
+  error: string | null;
+}
+
+/** Posts a text and an Adaptive Card with a link to this step's approval page to a Teams conversation. */
+export function sendMessageToConversation(request: { conversationId: string; text?: string; cardBlock?: Record<string, unknown> }): Promise<ConversationMessageSent>;

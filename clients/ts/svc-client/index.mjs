@@ -44,6 +44,54 @@ export async function getResumeUrls(approver, flowLevel = false) {
 }
 
 /**
+ * Asks for this approval step's decision in a Slack channel (spec 4.9): the service posts `message`
+ * with Approve / Reject buttons through the `slack` connection at `chatResourcePath` (the job never
+ * sees its token). Approve opens the step's form in a modal, prefilled from `defaultArgsJson`, with
+ * the choices of `dynamicEnumsJson`. Each call is one approval of its own: call it once per channel
+ * to require several. `approver` (a username or email) limits who may decide. Returns the message's
+ * `ts` and `posted`, and the step's resume URLs, which still work if posting failed.
+ */
+export async function requestInteractiveChatApproval({ chatResourcePath, channelId, message, approver, defaultArgsJson, dynamicEnumsJson } = {}) {
+  const body = {
+    chat_resource_path: stripPrefix(chatResourcePath, '$res:', 'requestInteractiveChatApproval'),
+    channel_id: channelId,
+    message,
+    ...(approver ? { approver } : {}),
+    ...(defaultArgsJson ? { default_args_json: defaultArgsJson } : {}),
+    ...(dynamicEnumsJson ? { dynamic_enums_json: dynamicEnumsJson } : {}),
+  };
+  return apiPost(`chat/slack/request_approval/${encodeURIComponent(required('OV_JOB_ID'))}`, body, 'requestInteractiveChatApproval()');
+}
+
+/**
+ * The same in Microsoft Teams (spec 4.9, the second chat app): the service posts an Adaptive Card
+ * with the step's form and Approve / Reject to the channel `channelName` of the team `teamName`
+ * (the `teams` connection the job may read whose `team_name` is `teamName`). Returns as
+ * requestInteractiveChatApproval does.
+ */
+export async function requestInteractiveCollabApproval({ teamName, channelName, message, approver, defaultArgsJson, dynamicEnumsJson } = {}) {
+  const body = {
+    team_name: teamName,
+    channel_name: channelName,
+    message,
+    ...(approver ? { approver } : {}),
+    ...(defaultArgsJson ? { default_args_json: defaultArgsJson } : {}),
+    ...(dynamicEnumsJson ? { dynamic_enums_json: dynamicEnumsJson } : {}),
+  };
+  return apiPost(`chat/teams/request_approval/${encodeURIComponent(required('OV_JOB_ID'))}`, body, 'requestInteractiveCollabApproval()');
+}
+
+/**
+ * The basic variant (spec 4.9): posts `text` and the Adaptive Card `cardBlock` to the Teams
+ * conversation `conversationId`, with a button opening this approval step's approval page (no
+ * callback: the page decides). Uses the one `teams` connection the job may read.
+ */
+export async function sendMessageToConversation({ conversationId, text, cardBlock } = {}) {
+  const body = { conversation_id: conversationId, text: text ?? '', ...(cardBlock ? { card_block: cardBlock } : {}) };
+  return apiPost(`chat/teams/send_message/${encodeURIComponent(required('OV_JOB_ID'))}`, body, 'sendMessageToConversation()');
+}
+
+/**
  * The bytes of a file a multipart webhook stored for this job: pass the argument's entry
  * (`{s3, filename, ...}`) or its `s3` key. Readable by whoever may read the jobs of the script or
  * flow that received it.
@@ -88,13 +136,13 @@ function required(name) {
   return value;
 }
 
-async function apiFetch(route, what, accept) {
+async function apiFetch(route, what, accept, init = {}) {
   const base = required('BASE_INTERNAL_URL').replace(/\/+$/, '');
   const url = `${base}/api/w/${encodeURIComponent(required('OV_WORKSPACE'))}/${route}`;
   const token = required('OV_TOKEN');
   let response;
   try {
-    response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: accept } });
+    response = await fetch(url, { ...init, headers: { Authorization: `Bearer ${token}`, Accept: accept, ...init.headers } });
   } catch (error) {
     // fetch says only "fetch failed"; the reason (refused, DNS, reset) is in its cause.
     const reason = error?.cause?.message ?? error?.message ?? String(error);
@@ -108,7 +156,15 @@ async function apiFetch(route, what, accept) {
 }
 
 async function apiGet(route, what) {
-  const text = await (await apiFetch(route, what, 'application/json')).text();
+  return parseJson(await (await apiFetch(route, what, 'application/json')).text(), what);
+}
+
+async function apiPost(route, body, what) {
+  const init = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+  return parseJson(await (await apiFetch(route, what, 'application/json', init)).text(), what);
+}
+
+function parseJson(text, what) {
   try {
     return JSON.parse(text);
   } catch {

@@ -134,10 +134,29 @@ const gateState = z.object({
   message: z.string(),
   deadline: timestamp.nullable(),
   deliveries: z.array(
-    z.object({ channel: z.enum(['email', 'webhook', 'sns']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
+    z.object({ channel: z.enum(['email', 'webhook', 'sns', 'chat']), target: z.string(), attempt: z.number().int().positive(), ok: z.boolean(), at: timestamp, error: z.string().optional() }),
   ),
   notices: z.enum(['pending', 'done']).optional(),
   decision: z.object({ decision: z.enum(['approved', 'rejected']), approver: z.string().nullable(), reason: z.string(), at: timestamp }).optional(),
+});
+
+const chatMessage = z.object({
+  id: z.string(),
+  platform: z.enum(['slack', 'teams']),
+  connection: z.string(),
+  channel: z.string(),
+  requested_channel: z.string().optional(),
+  ts: z.string().nullable(),
+  target: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('step'), step_job: z.string(), resume_id: z.number().int().nonnegative() }),
+    z.object({ kind: z.literal('gate'), module: z.string() }),
+  ]),
+  approver: z.string().nullable(),
+  text: z.string(),
+  default_args: z.record(z.string(), z.unknown()),
+  enums: z.record(z.string(), z.array(z.string())),
+  deliveries: z.array(z.object({ method: z.string(), ok: z.boolean(), at: timestamp, error: z.string().optional() })),
+  decision: z.object({ decision: z.enum(['approved', 'rejected']), by: z.string(), at: timestamp, reason: z.string().optional() }).optional(),
 });
 
 const flowRun: z.ZodType<FlowRun> = z.object({
@@ -166,6 +185,7 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   ),
   gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
+  chat: z.array(chatMessage).optional(),
   step_modules: z.record(z.string(), z.string()),
   child_jobs: z.record(z.string(), z.array(z.string())).optional(),
   early_return: z.string().optional(),

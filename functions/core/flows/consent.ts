@@ -37,6 +37,23 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   if (principal.via === 'job' || principal.scopes !== null) {
     throw new ApiError(403, 'forbidden', 'deciding a consent gate needs a login session or an API token without scopes');
   }
+  const { flowJob, moduleId } = await consentDecider(deps, principal, runId);
+  const decision: GateDecision = { decision: input.decision, approver: principal.username, reason, at: deps.clock.now().toISOString() };
+  await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `run ${runId}`, (current) => {
+    const state = current.gates?.[moduleId];
+    const waiting = current.status === 'awaiting_approval' && current.step?.kind === 'gate' && current.step.module === moduleId;
+    if (!waiting || !state || state.decision) throw conflict(`run ${runId} is not awaiting approval: ${state?.decision ? `already ${state.decision.decision}` : 'it is no longer waiting'}`);
+    return { ...current, gates: { ...current.gates, [moduleId]: { ...state, decision } } };
+  });
+  await deps.flows.wake(flowJob.workspace_id, flowJob.id);
+  return { run_id: flowJob.id, status: decision.decision === 'approved' ? 'running' : 'failed', decision };
+}
+
+/**
+ * The gate `principal` may decide on run `runId`: 404 for a run they cannot see, 409 when it waits
+ * at no gate, 403 when they are not its approver or triggered the run and may not decide it.
+ */
+export async function consentDecider(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<{ flowJob: Job; moduleId: string }> {
   const { job: flowJob, run } = await gateHolder(deps, await findRun(deps, principal, runId));
   const moduleId = run ? gateOf(run) : null;
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
@@ -47,15 +64,7 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   }
   const self = selfApprovalBlocker(principal, flowJob.created_by, gate.self_approval);
   if (self) throw self;
-  const decision: GateDecision = { decision: input.decision, approver: principal.username, reason, at: deps.clock.now().toISOString() };
-  await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `run ${runId}`, (current) => {
-    const state = current.gates?.[moduleId];
-    const waiting = current.status === 'awaiting_approval' && current.step?.kind === 'gate' && current.step.module === moduleId;
-    if (!waiting || !state || state.decision) throw conflict(`run ${runId} is not awaiting approval: ${state?.decision ? `already ${state.decision.decision}` : 'it is no longer waiting'}`);
-    return { ...current, gates: { ...current.gates, [moduleId]: { ...state, decision } } };
-  });
-  await deps.flows.wake(flowJob.workspace_id, flowJob.id);
-  return { run_id: flowJob.id, status: decision.decision === 'approved' ? 'running' : 'failed', decision };
+  return { flowJob, moduleId };
 }
 
 /**

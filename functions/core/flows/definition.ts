@@ -49,12 +49,15 @@ export type SuspendSettings = z.infer<typeof suspendSettings>;
 /** Who may decide a ConsentGate: a username, `role:<admin|developer|operator>` or `group:<name>`. */
 const approverRef = z.string().regex(/^(role:(admin|developer|operator)|group:[A-Za-z0-9_][A-Za-z0-9_-]{0,49}|[A-Za-z0-9_.@-]{1,100})$/, 'a username, role:<admin|developer|operator> or group:<name>');
 
-/** Where a gate's approvers are told (spec 1.4, 2.7). `sns` and `chat` are checked per instance at create. */
+/**
+ * Where a gate's approvers are told (spec 1.4, 2.7). `sns` is checked per instance at create;
+ * `chat` posts to a channel through a `slack` connection (README: Chat approvals).
+ */
 export const notifyChannel = z.discriminatedUnion('channel', [
   z.object({ channel: z.literal('email') }),
   z.object({ channel: z.literal('webhook'), url: z.string().url().max(2000), secret: z.string().min(1).max(500).optional() }),
   z.object({ channel: z.literal('sns'), topic_arn: z.string().max(300).optional() }),
-  z.object({ channel: z.literal('chat') }).passthrough(),
+  z.object({ channel: z.literal('chat'), resource: z.string().min(1).max(500), channel_id: z.string().min(1).max(200) }),
 ]);
 export type NotifyChannel = z.infer<typeof notifyChannel>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import { getResource } from '../resources.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -81,13 +82,12 @@ async function compileInlineScripts(deps: Pick<CoreDeps, 'compiler'>, value: Flo
 
 /**
  * Channels this instance cannot deliver are refused when the flow is created, not when a run
- * reaches the gate: SNS needs the AWS shell (its approvals topic), chat its own issue.
+ * reaches the gate: SNS needs the AWS shell (its approvals topic).
  */
 function checkNotifyChannels(moduleId: string, gate: ConsentGateValue, snsAvailable: boolean): void {
   for (const [i, n] of gate.notify.entries()) {
     const field = `value.modules.${moduleId}.value.notify.${i}`;
     if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field });
-    if (n.channel === 'chat') throw badRequest('invalid_flow', `${field}: the chat channel is not available yet (use email or webhook)`, { field });
   }
 }
 
@@ -96,8 +96,28 @@ export function flowWarnings(version: FlowVersion): string[] {
   return unknownMessageKeys(version.value.modules, Object.keys(version.schema?.properties ?? {}));
 }
 
+/**
+ * A gate's chat channel names a `slack` or `teams` connection its author may read. (A run reads it again with
+ * its own identity when it reaches the gate: a run that may not is told as a failed notice.)
+ */
+async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
+  for (const m of allModules(value.modules)) {
+    if (m.value.type !== 'consentgate') continue;
+    for (const [i, n] of m.value.notify.entries()) {
+      if (n.channel !== 'chat') continue;
+      const field = `value.modules.${m.id}.value.notify.${i}.resource`;
+      const resource = await getResource(deps, rights, n.resource).catch((e: unknown) => {
+        if (e instanceof ApiError && (e.status === 403 || e.status === 404)) throw badRequest('invalid_flow', `${field}: ${e.message}`, { field });
+        throw e;
+      });
+      if (resource.resource_type !== 'slack' && resource.resource_type !== 'teams') throw badRequest('invalid_flow', `${field}: ${n.resource} is a ${resource.resource_type} connection, not a slack or teams one`, { field });
+    }
+  }
+}
+
 async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
   checkDefinition(input.value, !!deps.topics);
+  await checkChatChannels(deps, rights, input.value);
   await compileInlineScripts(deps, input.value);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {

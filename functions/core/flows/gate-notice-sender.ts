@@ -1,5 +1,6 @@
 import { standardWebhookSignature } from '../events/signing.js';
 import { notifyUser } from '../notifications.js';
+import { postGateMessage, type GateChatNotice } from '../chat/gate-chat.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
@@ -13,7 +14,8 @@ export type GateNotice =
   | { channel: 'email'; username: string; subject: string; text: string }
   /** `id` is the Standard Webhooks message id: the same for every attempt of one notice. */
   | { channel: 'webhook'; id: string; url: string; secret?: string; payload: unknown }
-  | { channel: 'sns'; topicArn: string | null; subject: string; text: string };
+  | { channel: 'sns'; topicArn: string | null; subject: string; text: string }
+  | ({ channel: 'chat' } & GateChatNotice);
 
 export interface GateNoticeSender {
   /** Sends once; throws when the channel refused or could not be reached (the caller retries). */
@@ -22,7 +24,7 @@ export interface GateNoticeSender {
 
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-type SenderDeps = Pick<CoreDeps, 'store' | 'clock' | 'email' | 'topics' | 'outbound'>;
+type SenderDeps = Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'email' | 'topics' | 'outbound'>;
 
 export function gateNoticeSender(deps: SenderDeps): GateNoticeSender {
   return {
@@ -37,6 +39,9 @@ export function gateNoticeSender(deps: SenderDeps): GateNoticeSender {
         case 'sns':
           if (!deps.topics) throw new Error('this instance has no SNS');
           await deps.topics.publish({ topicArn: notice.topicArn, subject: notice.subject, text: notice.text });
+          return;
+        case 'chat':
+          await postGateMessage(deps, notice);
           return;
       }
     },

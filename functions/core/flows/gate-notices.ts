@@ -10,7 +10,7 @@ import type { Job } from '../../ports.js';
 
 /**
  * Tells a ConsentGate's approvers that a run waits for them (spec 2.7): by email (SMTP locally,
- * SES on AWS, else the outbox), by signed webhook and by SNS. Each attempt is recorded in the
+ * SES on AWS, else the outbox), by signed webhook, by SNS and in a Slack channel (core/chat). Each attempt is recorded in the
  * gate's `deliveries`; a notice that keeps failing is recorded as such and never fails or holds
  * the run.
  *
@@ -25,7 +25,7 @@ import type { Job } from '../../ports.js';
 /** Three attempts per channel and recipient; the waits before the 2nd and 3rd are jittered. */
 const NOTICE_RETRY = { attempts: 3, baseDelayMs: 250, maxDelayMs: 2000 };
 
-type NoticeDeps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'email' | 'topics' | 'outbound'>;
+type NoticeDeps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'email' | 'topics' | 'outbound'>;
 
 export async function notifyApprovers(deps: NoticeDeps, flowJob: Job, moduleId: string): Promise<void> {
   const run = await getFlowRun(deps, flowJob.workspace_id, flowJob.id);
@@ -85,8 +85,11 @@ async function noticesOf(deps: NoticeDeps, flowJob: Job, run: FlowRun, moduleId:
       notices.push({ target: channel.url, notice: { channel: 'webhook', id, url: channel.url, secret: channel.secret, payload: { type: 'consent.requested', data } } });
     } else if (channel.channel === 'sns') {
       notices.push({ target: channel.topic_arn ?? 'approvals topic', notice: { channel: 'sns', topicArn: channel.topic_arn ?? null, subject, text: JSON.stringify({ type: 'consent.requested', data }) } });
+    } else if (channel.channel === 'chat') {
+      const text = state.message || subject;
+      const notice = { workspaceId: flowJob.workspace_id, flowJobId: flowJob.id, moduleId, resource: channel.resource, channelId: channel.channel_id, text };
+      notices.push({ target: `${channel.resource} ${channel.channel_id}`, notice: { channel: 'chat', ...notice } });
     }
-    // `chat` is refused when the flow is created (flows.ts), so none reaches here.
   }
   return notices;
 }

@@ -42,7 +42,7 @@ export interface GateDecision {
 
 /** One attempt to tell a gate's approvers, kept so a failed notice is visible and never silent. */
 export interface GateDelivery {
-  channel: 'email' | 'webhook' | 'sns';
+  channel: 'email' | 'webhook' | 'sns' | 'chat';
   target: string;
   attempt: number;
   ok: boolean;
@@ -58,6 +58,38 @@ export interface GateState {
   /** `pending` from the write that reached the gate until every notice was tried (gate-notices.ts). */
   notices?: 'pending' | 'done';
   decision?: GateDecision;
+}
+
+/** A post or update of a chat message (with its retries); a failed post leaves the resume URLs working. */
+export interface ChatDelivery {
+  method: string;
+  ok: boolean;
+  at: string;
+  error?: string;
+}
+
+/**
+ * A chat message whose buttons decide an approval (core/chat): a suspend step's (one resume id per
+ * message, so each message counts once) or a ConsentGate's. `ts` is the chat app's id of the posted
+ * message (Slack's `ts`, Teams' activity id); null while, or when, posting did not succeed.
+ */
+export interface ChatMessage {
+  id: string;
+  platform: 'slack' | 'teams';
+  /** The connection's path: its signing secret checks the callbacks, its token posts. */
+  connection: string;
+  /** The channel's id (Slack's channel id, Teams' conversation id: updates need it); `requested_channel` is what was asked for (an id or a name). */
+  channel: string;
+  requested_channel?: string;
+  ts: string | null;
+  target: { kind: 'step'; step_job: string; resume_id: number } | { kind: 'gate'; module: string };
+  /** Only this svc user (username or email) may decide; null: the step's own rules alone. */
+  approver: string | null;
+  text: string;
+  default_args: Record<string, unknown>;
+  enums: Record<string, string[]>;
+  deliveries: ChatDelivery[];
+  decision?: { decision: 'approved' | 'rejected'; by: string; at: string; reason?: string };
 }
 
 export type FlowStep =
@@ -102,6 +134,8 @@ export interface FlowRun {
   events: Record<string, StepEvents>;
   /** ConsentGates reached, by module id. */
   gates?: Record<string, GateState>;
+  /** Chat messages posted for its approval steps and gates. */
+  chat?: ChatMessage[];
   /** Resume ids of pre-approvals a suspend step used up: they never count again. */
   consumed?: number[];
   /** Which module each step job ran, so a resume URL (which names a step job) finds its settings. */
@@ -165,6 +199,8 @@ export function flowStatusView(run: FlowRun) {
       : {}),
     ...(step?.kind === 'gate' && run.gates?.[step.module] ? { gate: { module: step.module, ...run.gates[step.module] } } : {}),
     ...(run.gates ? { gates: run.gates } : {}),
+    // Where each chat message went and how its posts and updates fared (not its form prefills).
+    ...(run.chat ? { chat: run.chat.map(({ default_args: _d, enums: _e, ...m }) => m) } : {}),
     audit: approvalAudit(run),
     module_jobs: moduleJobs(run),
     ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),

@@ -230,12 +230,14 @@ describe('ConsentGate', () => {
     expect((await s.job(id)).status).toBe('success');
   });
 
-  it('refuses sns and chat channels at create time, and warns about placeholders that will render empty', async () => {
-    for (const channel of [{ channel: 'sns' }, { channel: 'chat', team: 'x' }]) {
-      const res = await s.fetch(`${ws}/flows/create`, json({ path: `u/admin/pay_${channel.channel}`, ...gateFlow({ notify: [channel] }) }));
-      expect(res.status).toBe(400);
-      expect((await res.json()).error.message).toContain(`the ${channel.channel} channel is not available`);
-    }
+  it('refuses sns channels and chat channels naming no connection at create time, and warns about placeholders that will render empty', async () => {
+    const sns = await s.fetch(`${ws}/flows/create`, json({ path: 'u/admin/pay_sns', ...gateFlow({ notify: [{ channel: 'sns' }] }) }));
+    expect(sns.status).toBe(400);
+    expect((await sns.json()).error.message).toContain('the sns channel is not available');
+    // The chat channel works (test/http/chat-approvals.test.ts) with a slack connection and a channel.
+    const chat = await s.fetch(`${ws}/flows/create`, json({ path: 'u/admin/pay_chat', ...gateFlow({ notify: [{ channel: 'chat', team: 'x' }] }) }));
+    expect(chat.status).toBe(400);
+    expect((await chat.json()).error.message).toContain('resource');
     const res = await createFlow('u/admin/pay_typo', gateFlow({ message: 'Pay {{ context.colect }} / {{ context.amount }} / {{ context.pay }}' }));
     const warning = res.headers.get('svc-warning') ?? '';
     expect(warning).toContain('{{ context.colect }}');

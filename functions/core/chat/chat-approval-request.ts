@@ -1,0 +1,81 @@
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { newShortId } from '../crypto.js';
+import { parseBody } from '../validation.js';
+import { findModule, type SuspendSettings } from '../flows/definition.js';
+import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
+import { approvalState, resumeUrls, type ResumeUrls } from '../flows/resume.js';
+import { postApprovalMessage, recordMessage } from './chat-messages.js';
+import { readSlackConnection } from './slack-connection.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+
+/**
+ * What requestInteractiveChatApproval / request_interactive_chat_approval call (spec 4.9): from
+ * inside an approval step (a step with `suspend`), post a message with Approve / Reject buttons to
+ * one Slack channel. Each message gets its own resume id, so it counts as one approval: calling it
+ * for two channels of a step that requires two approvals needs both. The connection is read with
+ * the caller's rights, so a job can only use a connection (and its secret variables) it may read.
+ */
+
+const requestBody = z.object({
+  chat_resource_path: z.string().min(1).max(500),
+  channel_id: z.string().min(1).max(200),
+  message: z.string().min(1).max(3000),
+  approver: z.string().min(1).max(320).nullish(),
+  default_args_json: z.record(z.string(), z.unknown()).nullish(),
+  dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
+});
+
+const MAX_PREFILL_BYTES = 16 * 1024;
+
+export interface ChatApprovalRequested extends ResumeUrls {
+  message_id: string;
+  channel: string;
+  /** Slack's id of the posted message; null when posting failed (the URLs still decide the step). */
+  ts: string | null;
+  posted: boolean;
+  error: string | null;
+}
+
+export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
+  const input = parseBody(requestBody, body);
+  if (Buffer.byteLength(JSON.stringify(input.default_args_json ?? {})) > MAX_PREFILL_BYTES) {
+    throw badRequest('invalid_request', `default_args_json: larger than ${MAX_PREFILL_BYTES} bytes`, { field: 'default_args_json' });
+  }
+  const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
+  const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
+  const resumeId = randomInt(2 ** 32);
+  const message: ChatMessage = {
+    id: newShortId(16),
+    platform: 'slack',
+    connection: conn.path,
+    channel: input.channel_id,
+    requested_channel: input.channel_id,
+    ts: null,
+    target: { kind: 'step', step_job: stepJobId, resume_id: resumeId },
+    approver: input.approver ?? null,
+    text: input.message,
+    default_args: input.default_args_json ?? {},
+    enums: input.dynamic_enums_json ?? {},
+    deliveries: [],
+  };
+  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
+  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
+  const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
+  return { ...urls, message_id: message.id, channel: message.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
+}
+
+/** The flow run of approval step `stepJobId`, which the caller may see and which still waits. */
+export async function waitingApprovalStep(deps: Pick<CoreDeps, 'store'>, rights: Rights, stepJobId: string): Promise<{ run: FlowRun; settings: SuspendSettings }> {
+  const stepJob = await deps.store.getJob(rights.workspaceId, stepJobId);
+  if (!stepJob) throw notFound(`job ${stepJobId}`);
+  rights.checkJob(stepJob, 'read');
+  const run = stepJob.parent_job ? await getFlowRun(deps, rights.workspaceId, stepJob.parent_job) : null;
+  const moduleId = run?.step_modules[stepJobId];
+  const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
+  if (!run || !module?.suspend) throw badRequest('invalid_request', 'a chat approval is requested from an approval step: a flow step with suspend settings');
+  if (approvalState(run, stepJobId, module.suspend.required_events) !== 'waiting') throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
+  return { run, settings: module.suspend };
+}

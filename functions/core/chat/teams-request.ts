@@ -1,0 +1,93 @@
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { badRequest } from '../errors.js';
+import { newShortId } from '../crypto.js';
+import { parseBody } from '../validation.js';
+import { listResources } from '../resources.js';
+import { resumeUrls } from '../flows/resume.js';
+import { changeMessage, recordMessage } from './chat-messages.js';
+import { waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
+import { buttonValue } from './slack-blocks.js';
+import { approvalCard, cardActivity } from './teams-cards.js';
+import { callConnector, channelIdByName, TeamsApiError } from './teams-api.js';
+import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import type { ChatMessage } from '../flows/run-state.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+
+/**
+ * What requestInteractiveCollabApproval calls (spec 4.9, the second chat app): post an Adaptive
+ * Card with the step's form and Approve / Reject to a Teams channel, found by team and channel
+ * name. The team names the connection: the `teams` connection the caller may read whose
+ * `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
+ */
+
+const requestBody = z.object({
+  team_name: z.string().min(1).max(200),
+  channel_name: z.string().min(1).max(200),
+  message: z.string().min(1).max(3000),
+  approver: z.string().min(1).max(320).nullish(),
+  default_args_json: z.record(z.string(), z.unknown()).nullish(),
+  dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
+});
+
+type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>;
+
+export async function requestTeamsApproval(deps: Deps, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
+  const input = parseBody(requestBody, body);
+  const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
+  const conn = await teamConnection(deps, rights, input.team_name);
+  const resumeId = randomInt(2 ** 32);
+  const message: ChatMessage = {
+    id: newShortId(16),
+    platform: 'teams',
+    connection: conn.path,
+    channel: input.channel_name,
+    requested_channel: input.channel_name,
+    ts: null,
+    target: { kind: 'step', step_job: stepJobId, resume_id: resumeId },
+    approver: input.approver ?? null,
+    text: input.message,
+    default_args: input.default_args_json ?? {},
+    enums: input.dynamic_enums_json ?? {},
+    deliveries: [],
+  };
+  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
+  const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
+  const posted = await postTeamsCard(deps, conn, rights.workspaceId, run.flow_job, message, card);
+  const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
+  return { ...urls, message_id: message.id, channel: posted.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
+}
+
+async function teamConnection(deps: Deps, rights: Rights, teamName: string): Promise<TeamsConnection> {
+  const wanted = teamName.toLowerCase();
+  for (const c of await listResources(deps, rights, 'teams')) {
+    const conn = await readTeamsConnection(deps, rights, c.path).catch(() => null);
+    if (conn?.teamName.toLowerCase() === wanted) return conn;
+  }
+  throw badRequest('invalid_request', `team_name: no teams connection you may read has team_name ${teamName}`, { field: 'team_name' });
+}
+
+/**
+ * Posts `card` to the message's channel (a channel id `19:...`, or a name of the connection's team),
+ * and records the attempt and, on success, the channel id and activity id. Never throws for the
+ * connector's failures: they come back as `error`.
+ */
+export async function postTeamsCard(deps: Pick<CoreDeps, 'store' | 'clock' | 'outbound'>, conn: TeamsConnection, workspaceId: string, flowJobId: string, message: ChatMessage, card: Record<string, unknown>): Promise<{ channel: string; ts: string | null; error: string | null }> {
+  const at = deps.clock.now().toISOString();
+  let posted: { channel: string; id: string } | null = null;
+  let error: string | null = null;
+  try {
+    const wanted = message.requested_channel ?? message.channel;
+    const channel = wanted.startsWith('19:') ? wanted : await channelIdByName(deps, conn, wanted);
+    if (!channel) throw new TeamsApiError('channel lookup', `team ${conn.teamName} has no channel ${wanted}`, false);
+    const answer = await callConnector(deps, conn, 'POST', `/v3/conversations/${encodeURIComponent(channel)}/activities`, cardActivity(card));
+    if (typeof answer.id !== 'string') throw new TeamsApiError('post', 'the connector answered without an activity id', false);
+    posted = { channel, id: answer.id };
+  } catch (e) {
+    error = e instanceof TeamsApiError ? e.message : `Teams post failed: ${(e as Error).message ?? e}`;
+  }
+  const delivery = { method: 'activities.post', ok: posted !== null, at, ...(error ? { error: error.slice(0, 300) } : {}) };
+  await changeMessage(deps, workspaceId, flowJobId, message.id, (m) => ({ ...m, channel: posted?.channel ?? m.channel, ts: posted?.id ?? null, deliveries: [...m.deliveries, delivery] }));
+  return { channel: posted?.channel ?? message.channel, ts: posted?.id ?? null, error };
+}

@@ -1,0 +1,42 @@
+import { Hono } from 'hono';
+import { requestSlackApproval } from '../core/chat/chat-approval-request.js';
+import { handleSlackCallback } from '../core/chat/slack-callbacks.js';
+import { requestTeamsApproval } from '../core/chat/teams-request.js';
+import { handleTeamsCallback } from '../core/chat/teams-callbacks.js';
+import { sendConversationMessage } from '../core/chat/teams-basic.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { readJsonBody } from './json-body.js';
+
+/**
+ * Chat approvals (README: Chat approvals). `request_approval` is what the client libraries'
+ * requestInteractiveChatApproval calls from inside a step, with the job's token; `interactions`
+ * is the Slack app's interactivity URL, authenticated by Slack's signature alone (app.ts lets it
+ * through without a token), so it reads the raw body the signature covers. The Teams pair is the
+ * same for requestInteractiveCollabApproval and the bot's messaging endpoint (a Bot Framework JWT).
+ */
+export function chatRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  r.post('/chat/slack/request_approval/:job', async (c) => c.json(await requestSlackApproval(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
+
+  r.post('/chat/slack/interactions', async (c) => {
+    const answer = await handleSlackCallback(deps, c.get('workspace').id, {
+      signature: c.req.header('x-slack-signature'),
+      timestamp: c.req.header('x-slack-request-timestamp'),
+      rawBody: await c.req.text(),
+    });
+    return answer.body ? c.json(answer.body, answer.status) : c.body(null, answer.status);
+  });
+
+  r.post('/chat/teams/request_approval/:job', async (c) => c.json(await requestTeamsApproval(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
+
+  r.post('/chat/teams/send_message/:job', async (c) => c.json(await sendConversationMessage(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
+
+  r.post('/chat/teams/messages', async (c) => {
+    const answer = await handleTeamsCallback(deps, c.get('workspace').id, { authorization: c.req.header('authorization'), rawBody: await c.req.text() });
+    return c.json(answer.body, answer.status);
+  });
+
+  return r;
+}

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, waitForJob, type TestServer } from './harness.js';
+import { startFakeTeams, type FakeTeams, type TeamsActivity, type TeamsUser } from './fake-teams.js';
+
+/**
+ * Chat approvals in Microsoft Teams (README: Chat approvals), over HTTP against either shell and a
+ * fake Bot Framework on loopback: requestInteractiveCollabApproval posts an Adaptive Card with the
+ * step's form to a channel found by team and channel name; the card's invoke is accepted only with
+ * a valid Bot Framework JWT; a non-approver is refused; the approver's invoke resumes the flow with
+ * the card's values, and the answer replaces the card with the outcome.
+ */
+
+let s: TestServer;
+let teams: FakeTeams;
+const ALICE: TeamsUser = { id: '29:alice', name: 'Alice A.', email: 'alice@example.com' };
+const BOB: TeamsUser = { id: '29:bob', name: 'Bob B.', email: 'bob@example.com' };
+const APPROVALS = { id: '19:approvals@thread.tacv2', name: 'approvals' };
+
+const ws = () => `/api/w/${s.workspace}`;
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  teams = await startFakeTeams([ALICE, BOB], [{ id: '19:general@thread.tacv2', name: null }, APPROVALS]);
+  s = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+  for (const name of ['alice', 'bob']) {
+    expect((await s.post('/api/users/create', { username: name, email: `${name}@example.com`, password: `${name}-password-1` })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/add_user`, { username: name, role: 'operator' })).status).toBe(201);
+  }
+  expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/teams_password', value: teams.appPassword, is_secret: true })).status).toBe(201);
+  const value = {
+    app_id: teams.appId,
+    app_password: '$var:u/admin/teams_password',
+    team_id: teams.teamId,
+    team_name: 'Finance',
+    service_url: teams.serviceUrl,
+    token_url: teams.tokenUrl,
+    openid_metadata_url: teams.openidMetadataUrl,
+  };
+  expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/teams', resource_type: 'teams', value })).status).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await s?.stop();
+  await teams?.close();
+});
+
+const ASK = `import * as svc from 'svc-client';
+export async function main(channel: string) {
+  return await svc.requestInteractiveCollabApproval({
+    teamName: 'finance', channelName: channel, message: 'Refund 40 EUR for order 7?', approver: 'alice',
+    defaultArgsJson: { reason: 'damaged' }, dynamicEnumsJson: { currency: ['EUR', 'CHF'] },
+  });
+}`;
+
+const ASK_PY = `import svc
+def main(channel: str):
+    return svc.request_interactive_collab_approval("Finance", channel, "Refund 40 EUR for order 8?")
+`;
+
+const FORM = { schema: { properties: { reason: { type: 'string' }, amount: { type: 'number' }, currency: { type: 'string' } }, required: ['reason'], order: ['reason', 'amount', 'currency'] } };
+
+async function runUntilSuspended(path: string, channel: string, python = false): Promise<{ id: string; job: any }> {
+  const value = {
+    modules: [
+      { id: 'ask', value: { type: 'rawscript', language: python ? 'python3' : 'bun', content: python ? ASK_PY : ASK, input_transforms: { channel: { type: 'javascript', expr: 'flow_input.channel' } } }, suspend: { required_events: 1, resume_form: FORM } },
+      { id: 'after', value: { type: 'rawscript', language: 'bun', content: 'export function main(r: any, a: string[]) { return { resume: r, approvers: a } }', input_transforms: { r: { type: 'javascript', expr: 'resume' }, a: { type: 'javascript', expr: 'approvers' } } } },
+    ],
+  };
+  expect((await s.fetch(`${ws()}/flows/create`, json({ path, value }))).status).toBe(201);
+  const id = await (await s.fetch(`${ws()}/jobs/run/p/${path}`, json({ channel }))).text();
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+    if (job.status === 'suspended') return { id, job };
+    if (['success', 'failed', 'canceled'].includes(job.status)) throw new Error(`flow ended as ${job.status}: ${JSON.stringify(job.result)}`);
+    if (Date.now() > deadline) throw new Error(`flow still ${job.status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function send(activity: unknown, token: string | null): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  return s.fetch(`${ws()}/chat/teams/messages`, { method: 'POST', headers, body: JSON.stringify(activity), token: null });
+}
+
+const status = async (id: string) => (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).status;
+const card = (a: TeamsActivity) => a.activity.attachments[0].content;
+
+describe('Teams chat approvals', () => {
+  it('posts a card with the form to the channel named, refuses bad tokens and non-approvers, and resumes with the card values', async () => {
+    const before = teams.activities.length;
+    const { id, job } = await runUntilSuspended('u/admin/refund_teams', 'Approvals');
+    expect(job.flow_status.results.ask).toMatchObject({ channel: APPROVALS.id, posted: true });
+    const posted = teams.activities[before];
+    expect(posted.conversation).toBe(APPROVALS.id);
+    const inputs = card(posted).body.filter((e: any) => e.type.startsWith('Input.'));
+    expect(inputs.map((e: any) => [e.type, e.id])).toEqual([['Input.Text', 'reason'], ['Input.Number', 'amount'], ['Input.ChoiceSet', 'currency']]);
+    expect(inputs[0]).toMatchObject({ value: 'damaged', isRequired: true });
+    expect(inputs[2].choices.map((c: any) => c.value)).toEqual(['EUR', 'CHF']);
+    expect(card(posted).actions.map((a: any) => [a.type, a.title])).toEqual([['Action.Execute', 'Approve'], ['Action.Execute', 'Reject']]);
+    expect(JSON.stringify(job)).not.toContain(teams.appPassword);
+
+    const approve = teams.invoke(posted, 'svc_approve', ALICE, { reason: 'damaged in transit', amount: '40', currency: 'CHF' });
+    // Tokens the Bot Framework did not sign for this bot: none, another key, another audience, expired.
+    expect((await send(approve, null)).status).toBe(401);
+    expect((await send(approve, await teams.sign({}, { key: await teams.otherKey() }))).status).toBe(401);
+    expect((await send(approve, await teams.sign({ aud: 'some-other-bot' }))).status).toBe(401);
+    expect((await send(approve, await teams.sign({}, { expiresIn: '-10m' }))).status).toBe(401);
+    expect((await send(approve, await teams.sign({ serviceurl: 'https://elsewhere.example/' }))).status).toBe(401);
+    // Malformed or not ours.
+    expect((await send({ type: 'message', text: 'hi' }, await teams.sign())).status).toBe(400);
+    expect((await send({ ...approve, value: { action: { verb: 'svc_approve', data: {} } } }, await teams.sign())).status).toBe(400);
+    // Bob is not the approver.
+    const byBob = await send(teams.invoke(posted, 'svc_approve', BOB), await teams.sign());
+    expect(byBob.status).toBe(403);
+    expect(await status(id)).toBe('suspended');
+
+    const ok = await send(approve, await teams.sign());
+    expect(ok.status).toBe(200);
+    const answer = await ok.json();
+    expect(answer).toMatchObject({ statusCode: 200, type: 'application/vnd.microsoft.card.adaptive' });
+    expect(JSON.stringify(answer.value)).toMatch(/Approved by alice \(Alice A\.\)/);
+    expect(answer.value.actions).toBeUndefined();
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.result).toEqual({ resume: { reason: 'damaged in transit', amount: 40, currency: 'CHF' }, approvers: ['alice'] });
+    expect((await send(approve, await teams.sign())).status).toBe(409);
+  });
+
+  it('says so when the channel is unknown, and the resume URLs still decide (from Python)', async () => {
+    const { id, job } = await runUntilSuspended('u/admin/nowhere_teams', 'no-such-channel', true);
+    const asked = job.flow_status.results.ask;
+    expect(asked).toMatchObject({ posted: false, ts: null });
+    expect(asked.error).toContain('has no channel no-such-channel');
+    expect((await s.fetch(asked.resume.replace(/^https?:\/\/[^/]+/, ''), { ...json({ reason: 'fine' }), token: null })).status).toBe(200);
+    expect((await waitForJob(s, id, 30_000)).status).toBe('success');
+  });
+
+  it('rejects a ConsentGate from its Teams card with the reason typed in it, and the run fails with it', async () => {
+    const value = {
+      modules: [
+        { id: 'gate', value: { type: 'consentgate', approvers: ['alice'], message: 'Wire {{ context.amount }} EUR?', notify: [{ channel: 'chat', resource: 'u/admin/teams', channel_id: 'approvals' }] } },
+        { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return "paid" }', input_transforms: {} } },
+      ],
+    };
+    expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/wire', value }))).status).toBe(201);
+    const before = teams.activities.length;
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/wire`, json({ amount: 900 }))).text();
+    const deadline = Date.now() + 30_000;
+    while (teams.activities.length === before || (await status(id)) !== 'awaiting_approval') {
+      if (Date.now() > deadline) throw new Error(`no gate card; run ${await status(id)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const posted = teams.activities[before];
+    expect(posted.conversation).toBe(APPROVALS.id);
+    expect(card(posted).body[0].text).toBe('Wire 900 EUR?');
+    expect((await send(teams.invoke(posted, 'svc_reject', BOB, { svc_reason: 'no' }), await teams.sign())).status).toBe(403);
+    expect((await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: ' ' }), await teams.sign())).status).toBe(400);
+    expect((await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: 'wrong IBAN' }), await teams.sign({}, { key: await teams.otherKey() }))).status).toBe(401);
+    expect(await status(id)).toBe('awaiting_approval');
+    const ok = await send(teams.invoke(posted, 'svc_reject', ALICE, { svc_reason: 'wrong IBAN' }), await teams.sign());
+    expect(ok.status).toBe(200);
+    expect(JSON.stringify((await ok.json()).value)).toMatch(/Rejected by alice \(Alice A\.\) at .*: wrong IBAN/);
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.status).toBe('failed');
+    expect(done.result).toMatchObject({ decision: 'rejected', approver: 'alice', reason: 'wrong IBAN' });
+  });
+
+  it('posts the basic variant: a text and the given card with a link to the approval page, which decides', async () => {
+    const content = `import * as svc from 'svc-client';
+export async function main() {
+  return await svc.sendMessageToConversation({ conversationId: '${APPROVALS.id}', text: 'Please review order 9',
+    cardBlock: { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'TextBlock', text: 'Order 9: 3 items' }] } });
+}`;
+    const value = { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content, input_transforms: {} }, suspend: { required_events: 1 } }] };
+    expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/basic_teams', value }))).status).toBe(201);
+    const before = teams.activities.length;
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/basic_teams`, json({}))).text();
+    const deadline = Date.now() + 30_000;
+    while ((await status(id)) !== 'suspended') {
+      if (Date.now() > deadline) throw new Error(`run ${await status(id)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sent = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.results.ask;
+    expect(sent).toMatchObject({ posted: true });
+    const posted = teams.activities[before];
+    expect(posted.activity.text).toBe('Please review order 9');
+    const open = card(posted).actions.find((a: any) => a.type === 'Action.OpenUrl');
+    expect(card(posted).body[0].text).toBe('Order 9: 3 items');
+    expect(open.url).toBe(sent.approvalPage);
+    const page = await s.fetch(open.url.replace(/^https?:\/\/[^/]+/, ''), { token: null });
+    expect(page.status).toBe(200);
+    expect((await s.fetch(sent.resume.replace(/^https?:\/\/[^/]+/, ''), { ...json({}), token: null })).status).toBe(200);
+    expect((await waitForJob(s, id, 30_000)).status).toBe('success');
+  });
+});
