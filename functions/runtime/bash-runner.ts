@@ -1,19 +1,9 @@
 import { join } from 'node:path';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Confiner, Jail } from './confinement.js';
-import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
-import { JobGuard, OutputTail } from './job-guard.js';
-import { settleOneShot } from './one-shot.js';
-import {
-  makeJobDir,
-  randomName,
-  removeDir,
-  resolveExecutable,
-  sandboxEnv,
-  spawnSandboxed,
-  writeCodeFile,
-  type SandboxProcess,
-} from './sandbox-process.js';
+import type { JobGuard } from './job-guard.js';
+import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
+import { resolveExecutable, sandboxEnv, writeCodeFile, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
 
 /** Positional arguments in schema order: strings raw, everything else JSON, missing ones empty. */
 export function bashArguments(req: RunRequest): string[] {
@@ -39,28 +29,13 @@ export async function runBash(
   hooks: RunHooks,
   signal: AbortSignal,
   workRoot: string,
-  track: (proc: SandboxProcess) => () => void,
+  track: TrackProcess,
   confiner: Confiner,
 ): Promise<RunOutcome> {
-  const jail = confiner.open(req.limits);
-  const jobDir = join(workRoot, randomName('sh'));
-  try {
-    await makeJobDir(jobDir, jail.uid);
-    if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
-    const outcome = await runIn(jobDir, jail, req, hooks, signal, track);
-    return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
-  } finally {
-    await jail.release();
-    await removeDir(jobDir);
-  }
-}
-
-async function runIn(jobDir: string, jail: Jail, req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: (proc: SandboxProcess) => () => void): Promise<RunOutcome> {
-  const guard = new JobGuard(req, signal, () => jail.limitError());
-  try {
+  return inOneShotJobDir(req, confiner, workRoot, 'sh', async (jobDir, jail) => {
     const scriptPath = join(jobDir, 'main.sh');
     await writeCodeFile(scriptPath, req.content);
-    const proc = spawnSandboxed({
+    const spawn = {
       jail,
       visibleDirs: [jobDir],
       command: resolveExecutable('bash'),
@@ -68,42 +43,24 @@ async function runIn(jobDir: string, jail: Jail, req: RunRequest, hooks: RunHook
       cwd: jobDir,
       env: sandboxEnv(req.env, jobDir),
       stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    proc.child.stdin?.on('error', () => undefined); // a script that exits at once closes it early
-    proc.child.stdin?.end(bashArguments(req).map((a) => `${a}\0`).join(''));
-    const untrack = track(proc);
-    try {
-      return await supervise(proc, jail, hooks, guard);
-    } finally {
-      untrack();
-    }
-  } finally {
-    guard.dispose();
-  }
+    } satisfies SandboxSpawn;
+    const input = bashArguments(req).map((a) => `${a}\0`).join('');
+    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard));
+  });
 }
 
 async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
   const stdout: string[] = [];
-  const tail = new OutputTail();
-  const log = (text: string) => {
-    tail.push(text);
-    hooks.onLog(text);
-    guard.countOutput(text);
-  };
+  const log = oneShotLog(hooks, guard);
   proc.child.stdout?.setEncoding('utf8').on('data', (text: string) => {
     stdout.push(text);
-    log(text);
+    log.write(text);
   });
-  proc.child.stderr?.setEncoding('utf8').on('data', log);
+  proc.child.stderr?.setEncoding('utf8').on('data', log.write);
 
   const settled = await settleOneShot(proc, jail, guard, 'bash');
   if (!settled.ok) return settled;
-  const { code, signal } = settled.info;
-  if (code !== 0) {
-    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    const output = tail.lastLines();
-    return { ok: false, error: { name: 'ExecutionErr', message: `bash ${how}${output ? `:\n${output}` : ''}` } };
-  }
+  if (settled.info.code !== 0) return { ok: false, error: endedWithoutResult('bash', settled.info, log.tail) };
   return { ok: true, result: lastLineResult(stdout.join('')), streamed: false };
 }
 

@@ -6,11 +6,10 @@ import type { Readable } from 'node:stream';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Confiner, Jail } from './confinement.js';
 import { goBinaryPath } from './go-build.js';
-import { JobGuard, OutputTail } from './job-guard.js';
-import { settleOneShot } from './one-shot.js';
+import type { JobGuard } from './job-guard.js';
+import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
 import { pythonCall } from './python-runner.js';
-import { makeJobDir, randomName, removeDir, sandboxEnv, spawnSandboxed, type SandboxProcess } from './sandbox-process.js';
-import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
+import { sandboxEnv, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
 
 /** Why a Go job cannot run: its binary is built when the version is created, never here. */
 export const GO_BINARY_MISSING =
@@ -31,41 +30,18 @@ export async function runGo(
   hooks: RunHooks,
   signal: AbortSignal,
   workRoot: string,
-  track: (proc: SandboxProcess) => () => void,
+  track: TrackProcess,
   confiner: Confiner,
   cacheDir: string | undefined,
 ): Promise<RunOutcome> {
   if (cacheDir === undefined) return { ok: false, error: { name: 'ExecutionErr', message: GO_NOT_ON_THIS_RUNNER } };
   const built = goBinaryPath(cacheDir, req.content);
   if (!existsSync(built)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
-  const jail = confiner.open(req.limits);
-  const jobDir = join(workRoot, randomName('go'));
-  try {
-    await makeJobDir(jobDir, jail.uid);
-    if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
+  return inOneShotJobDir(req, confiner, workRoot, 'go', async (jobDir, jail) => {
     const binary = join(jobDir, 'main');
     await copyFile(built, binary);
     await chmod(binary, 0o755);
-    const outcome = await runIn(binary, jobDir, jail, req, hooks, signal, track);
-    return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
-  } finally {
-    await jail.release();
-    await removeDir(jobDir);
-  }
-}
-
-async function runIn(
-  binary: string,
-  jobDir: string,
-  jail: Jail,
-  req: RunRequest,
-  hooks: RunHooks,
-  signal: AbortSignal,
-  track: (proc: SandboxProcess) => () => void,
-): Promise<RunOutcome> {
-  const guard = new JobGuard(req, signal, () => jail.limitError());
-  try {
-    const proc = spawnSandboxed({
+    const spawn = {
       jail,
       visibleDirs: [jobDir],
       command: binary,
@@ -73,30 +49,17 @@ async function runIn(
       cwd: jobDir,
       env: sandboxEnv(req.env, jobDir),
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-    });
-    proc.child.stdin?.on('error', () => undefined); // a program that exits at once closes it early
+    } satisfies SandboxSpawn;
     // Only the names the schema declares, as for Python: undeclared arguments never reach main.
-    proc.child.stdin?.end(JSON.stringify(pythonCall(req).kwargs));
-    const untrack = track(proc);
-    try {
-      return await supervise(proc, jail, hooks, guard);
-    } finally {
-      untrack();
-    }
-  } finally {
-    guard.dispose();
-  }
+    const input = JSON.stringify(pythonCall(req).kwargs);
+    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard));
+  });
 }
 
 async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
-  const tail = new OutputTail();
-  const log = (text: string) => {
-    tail.push(text);
-    hooks.onLog(text);
-    guard.countOutput(text);
-  };
-  proc.child.stdout?.setEncoding('utf8').on('data', log);
-  proc.child.stderr?.setEncoding('utf8').on('data', log);
+  const log = oneShotLog(hooks, guard);
+  proc.child.stdout?.setEncoding('utf8').on('data', log.write);
+  proc.child.stderr?.setEncoding('utf8').on('data', log.write);
   let reply: Reply | undefined;
   const results = proc.child.stdio[3] as Readable;
   results.on('error', () => undefined);
@@ -113,12 +76,7 @@ async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guar
   const settled = await settleOneShot(proc, jail, guard, 'the Go program');
   if (!settled.ok) return settled;
   const finished = reply as Reply | undefined;
-  if (!finished) {
-    const { code, signal } = settled.info;
-    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    const output = tail.lastLines();
-    return { ok: false, error: { name: 'ExecutionErr', message: `the Go program ${how} before main returned${output ? `:\n${output}` : ''}` } };
-  }
+  if (!finished) return { ok: false, error: endedWithoutResult('the Go program', settled.info, log.tail, ' before main returned') };
   if (guard.reason) return { ok: false, error: guard.reason };
   return finished.ok ? { ok: true, result: finished.result ?? null, streamed: false } : { ok: false, error: finished.error };
 }

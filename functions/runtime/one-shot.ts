@@ -1,10 +1,95 @@
-import type { JobError } from '../ports.js';
-import type { Jail } from './confinement.js';
-import type { JobGuard } from './job-guard.js';
-import type { ExitInfo, SandboxProcess } from './sandbox-process.js';
+import { join } from 'node:path';
+import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import type { Confiner, Jail } from './confinement.js';
+import { JobGuard, OutputTail } from './job-guard.js';
+import {
+  makeJobDir,
+  randomName,
+  removeDir,
+  spawnSandboxed,
+  type ExitInfo,
+  type SandboxProcess,
+  type SandboxSpawn,
+} from './sandbox-process.js';
+import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
+
+/** How a runner registers a live job process with its owner (for shutdown); returns the untrack. */
+export type TrackProcess = (proc: SandboxProcess) => () => void;
 
 /**
- * How a one-shot job process (Bash, Deno) ended, once it is gone with everything it started: a
+ * The life of a one-shot job (Bash, Deno, Go) around its process: a fresh jail and job directory,
+ * the shared folder written in and, after `run`, collected back; then the jail released and the
+ * directory removed, whatever happened.
+ */
+export async function inOneShotJobDir(
+  req: RunRequest,
+  confiner: Confiner,
+  workRoot: string,
+  prefix: string,
+  run: (jobDir: string, jail: Jail) => Promise<RunOutcome>,
+): Promise<RunOutcome> {
+  const jail = confiner.open(req.limits);
+  const jobDir = join(workRoot, randomName(prefix));
+  try {
+    await makeJobDir(jobDir, jail.uid);
+    if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
+    const outcome = await run(jobDir, jail);
+    return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
+  } finally {
+    await jail.release();
+    await removeDir(jobDir);
+  }
+}
+
+/**
+ * Starts a one-shot job's process under a fresh guard (timeout, cancel, output cap), hands it
+ * `input` on stdin, and keeps it tracked while `supervise` watches it to its outcome.
+ */
+export async function superviseOneShot(
+  req: RunRequest,
+  signal: AbortSignal,
+  jail: Jail,
+  track: TrackProcess,
+  spawn: SandboxSpawn,
+  input: string,
+  supervise: (proc: SandboxProcess, guard: JobGuard) => Promise<RunOutcome>,
+): Promise<RunOutcome> {
+  const guard = new JobGuard(req, signal, () => jail.limitError());
+  try {
+    const proc = spawnSandboxed(spawn);
+    proc.child.stdin?.on('error', () => undefined); // a program that exits at once closes it early
+    proc.child.stdin?.end(input);
+    const untrack = track(proc);
+    try {
+      return await supervise(proc, guard);
+    } finally {
+      untrack();
+    }
+  } finally {
+    guard.dispose();
+  }
+}
+
+/** The job's log: each piece goes to the hooks, counts against the output cap, and is kept for errors. */
+export function oneShotLog(hooks: RunHooks, guard: JobGuard): { tail: OutputTail; write: (text: string) => void } {
+  const tail = new OutputTail();
+  const write = (text: string) => {
+    tail.push(text);
+    hooks.onLog(text);
+    guard.countOutput(text);
+  };
+  return { tail, write };
+}
+
+/** The error for a process that ended without a result, with the last lines of its log. */
+export function endedWithoutResult(who: string, info: ExitInfo, tail: OutputTail, before = ''): JobError {
+  const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
+  const output = tail.lastLines();
+  return { name: 'ExecutionErr', message: `${who} ${how}${before}${output ? `:\n${output}` : ''}` };
+}
+
+/**
+ * How a one-shot job process (Bash, Deno, Go) ended, once it is gone with everything it started: a
  * failure the runner reports as it is (cancel, timeout, output cap, a limit hit, a start error), or
  * the exit for the runner to read its result from. `drained` runs once the output pipes are closed.
  */
