@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { html, raw } from './html.js';
+import { html } from './html.js';
+import { staticPage } from './page-shell.js';
 
 /**
  * A minimal login page for people who open an approval page that needs a login: it posts the
@@ -26,21 +26,17 @@ form.addEventListener('submit', async (event) => {
   location.assign(next.startsWith('/') && !next.startsWith('//') ? next : '/');
 });
 `;
-const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 const STYLE = 'body{font-family:system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.75rem 0 .25rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}#message{color:#b00020}';
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const PAGE = staticPage(SCRIPT, STYLE);
 
 export function renderLoginPage(): string {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
-<meta name="referrer" content="no-referrer">
-<title>Log in — svc</title><style>${raw(STYLE)}</style></head>
-<body><h1>Log in</h1>
+  return PAGE(
+    'Log in — svc',
+    html`<body><h1>Log in</h1>
 <form id="login"><label for="email">Email or username</label><input id="email" name="email" autocomplete="username" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Log in</button><p id="message" role="alert"></p></form>
-<script>${raw(SCRIPT)}</script></body></html>`.toString();
+<button type="submit">Log in</button><p id="message" role="alert"></p></form>`,
+  );
 }
 
 export function loginPageRoutes() {

@@ -1,12 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
-import { authenticate } from '../core/auth.js';
-import { ApiError } from '../core/errors.js';
-import { SESSION_COOKIE } from '../core/users.js';
 import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
-import { html, raw } from './html.js';
+import { html } from './html.js';
+import { signedInUsername, staticPage } from './page-shell.js';
 
 /**
  * `/w/<workspace>/openapi` (issue 21, spec 4.10): pick the routes and webhooks an OpenAPI 3.1
@@ -93,7 +89,6 @@ document.getElementById('add-route-filter').addEventListener('click', () => addR
 document.getElementById('add-webhook-filter').addEventListener('click', () => addRow('webhook-filters', 'webhook-filter', { runnable_kind: 'script', user_or_folder_regex: '*', user_or_folder_regex_value: '*', path: '*' }));
 addRow('route-filters', 'route-filter', { folder_regex: '*', path_regex: '*', route_path_regex: '*' });
 `;
-const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 const STYLE = [
   'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
   'fieldset{margin:1rem 0;border:1px solid #ccc}label{display:block;font-size:.9em;margin-top:.5rem}',
@@ -101,15 +96,12 @@ const STYLE = [
   '.filter{display:flex;gap:.5rem;align-items:center;margin:.4rem 0}.filter input{flex:1}',
   'pre{background:#f5f5f5;padding:1rem;overflow:auto;max-height:30rem;font-size:.85em}#message{color:#b00020}',
 ].join('');
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const PAGE = staticPage(SCRIPT, STYLE);
 
 export function renderOpenApiPage(workspaceId: string, username: string): string {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
-<meta name="referrer" content="no-referrer">
-<title>OpenAPI document of ${workspaceId} — svc</title><style>${raw(STYLE)}</style></head>
-<body data-workspace="${workspaceId}"><h1>OpenAPI document: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>. The document lists only the routes, scripts and flows you may read.</p>
+  return PAGE(
+    `OpenAPI document of ${workspaceId} — svc`,
+    html`<body data-workspace="${workspaceId}"><h1>OpenAPI document: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>. The document lists only the routes, scripts and flows you may read.</p>
 <form id="openapi-form">
 <fieldset><legend>Document</legend>
 <label for="title">Title</label><input id="title" name="title" class="wide" maxlength="200" placeholder="svc workspace ${workspaceId}">
@@ -136,22 +128,15 @@ export function renderOpenApiPage(workspaceId: string, username: string): string
 <select name="runnable_kind" data-label="Kind"><option value="script">script</option><option value="flow">flow</option></select>
 <select name="user_or_folder_regex" data-label="Owner"><option value="*">u/ or f/</option><option value="u">u/ (a user)</option><option value="f">f/ (a folder)</option></select>
 <input name="user_or_folder_regex_value" data-label="User or folder regex" maxlength="500"><input name="path" data-label="Webhook path regex" maxlength="500">
-<button type="button" class="remove">Remove</button></div></template>
-<script>${raw(SCRIPT)}</script></body></html>`.toString();
+<button type="button" class="remove">Remove</button></div></template>`,
+  );
 }
 
 export function openApiPageRoutes(deps: CoreDeps) {
   const r = new Hono();
   r.get('/w/:workspace/openapi', async (c) => {
-    const session = getCookie(c, SESSION_COOKIE) ?? null;
-    let username: string;
-    try {
-      // A page is for a person: only a login session opens it, never a token in the URL.
-      username = (await authenticate(deps, { bearer: null, session })).username;
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) throw error;
-      return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
-    }
+    const username = await signedInUsername(deps, c);
+    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
     const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
     return c.html(renderOpenApiPage(ws.id, username), 200, { 'cache-control': 'no-store' });
   });

@@ -1,12 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
-import { authenticate } from '../core/auth.js';
-import { ApiError } from '../core/errors.js';
-import { SESSION_COOKIE } from '../core/users.js';
 import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
-import { html, raw } from './html.js';
+import { html } from './html.js';
+import { signedInUsername, staticPage } from './page-shell.js';
 
 /**
  * The workspace settings page (`/w/<workspace>/settings`, spec 6.1): tab Webhooks, field "URL to
@@ -105,7 +101,6 @@ run(async () => {
   await loadDeliveries();
 });
 `;
-const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 const STYLE = [
   'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
   '[role=tablist]{display:flex;gap:.25rem;border-bottom:1px solid #ccc;margin-bottom:1rem}',
@@ -114,15 +109,12 @@ const STYLE = [
   'label{display:block;font-size:.9em;margin-top:.5rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{padding:.4rem .9rem;margin-top:.5rem}',
   '#message{color:#b00020}#saved{color:#1b5e20}',
 ].join('');
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const PAGE = staticPage(SCRIPT, STYLE);
 
 export function renderSettingsPage(workspaceId: string, username: string): string {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
-<meta name="referrer" content="no-referrer">
-<title>Settings of ${workspaceId} — svc</title><style>${raw(STYLE)}</style></head>
-<body data-workspace="${workspaceId}"><h1>Workspace settings: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>.</p>
+  return PAGE(
+    `Settings of ${workspaceId} — svc`,
+    html`<body data-workspace="${workspaceId}"><h1>Workspace settings: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>.</p>
 <div role="tablist"><button type="button" role="tab" id="tab-general" aria-controls="panel-general" aria-selected="false">General</button><button type="button" role="tab" id="tab-webhooks" aria-controls="panel-webhooks" aria-selected="true">Webhooks</button></div>
 <section id="panel-general" role="tabpanel" aria-labelledby="tab-general" hidden><p>Workspace <code>${workspaceId}</code>.</p></section>
 <section id="panel-webhooks" role="tabpanel" aria-labelledby="tab-webhooks">
@@ -137,22 +129,15 @@ export function renderSettingsPage(workspaceId: string, username: string): strin
 <h2>Deliveries</h2><button type="button" id="refresh">Refresh</button>
 <table><thead><tr><th>Time</th><th>Event</th><th>Item</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Next attempt</th><th></th></tr></thead>
 <tbody id="deliveries"></tbody></table><p id="no-deliveries" hidden>No events sent yet.</p>
-</section>
-<script>${raw(SCRIPT)}</script></body></html>`.toString();
+</section>`,
+  );
 }
 
 export function settingsPageRoutes(deps: CoreDeps) {
   const r = new Hono();
   r.get('/w/:workspace/settings', async (c) => {
-    const session = getCookie(c, SESSION_COOKIE) ?? null;
-    let username: string;
-    try {
-      // A page is for a person: only a login session opens it, never a token in the URL.
-      username = (await authenticate(deps, { bearer: null, session })).username;
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) throw error;
-      return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
-    }
+    const username = await signedInUsername(deps, c);
+    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
     const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
     return c.html(renderSettingsPage(ws.id, username), 200, { 'cache-control': 'no-store' });
   });

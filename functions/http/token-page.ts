@@ -1,11 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
-import { authenticate } from '../core/auth.js';
-import { ApiError } from '../core/errors.js';
-import { SESSION_COOKIE } from '../core/users.js';
 import type { CoreDeps } from '../core/deps.js';
-import { html, raw } from './html.js';
+import { html } from './html.js';
+import { signedInUsername, staticPage } from './page-shell.js';
 
 /**
  * The token page (`/tokens`, spec 2.8, 5.2, 5.8): a logged-in user's API tokens with colour-coded
@@ -94,7 +90,6 @@ form.addEventListener('submit', async (event) => {
 
 load().catch((error) => (message.textContent = error.message));
 `;
-const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 const STYLE = [
   'body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}',
   'table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #ddd}',
@@ -105,15 +100,12 @@ const STYLE = [
   'label{display:block;font-size:.9em}input{width:100%;padding:.4rem;box-sizing:border-box}button{padding:.4rem .9rem}',
   '#created{background:#eef7ee;padding:.75rem;border-radius:.4rem}#message{color:#b00020}',
 ].join('');
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const PAGE = staticPage(SCRIPT, STYLE);
 
 export function renderTokenPage(username: string): string {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'sha256-${STYLE_HASH}'; connect-src 'self'; form-action 'none'; base-uri 'none'">
-<meta name="referrer" content="no-referrer">
-<title>API tokens — svc</title><style>${raw(STYLE)}</style></head>
-<body><h1>API tokens</h1><p>Signed in as <strong>${username}</strong>. A token acts as you, narrowed by its scopes and workspace.</p>
+  return PAGE(
+    'API tokens — svc',
+    html`<body><h1>API tokens</h1><p>Signed in as <strong>${username}</strong>. A token acts as you, narrowed by its scopes and workspace.</p>
 <form id="create">
 <div><label for="label">Label</label><input id="label" name="label" required maxlength="200"></div>
 <div><label for="expiration">Expires (optional)</label><input id="expiration" name="expiration" type="date"></div>
@@ -123,22 +115,16 @@ export function renderTokenPage(username: string): string {
 <div id="created" hidden role="status"><p>Your new token — copy it now, it is not shown again:</p><code id="new-token"></code></div>
 <p id="message" role="alert"></p>
 <table><thead><tr><th>Label</th><th>Token</th><th>Scopes</th><th>Workspace</th><th>Expires</th><th>Expiry</th><th></th></tr></thead>
-<tbody id="rows"></tbody></table><p id="empty" hidden>No tokens yet.</p>
-<script>${raw(SCRIPT)}</script></body></html>`.toString();
+<tbody id="rows"></tbody></table><p id="empty" hidden>No tokens yet.</p>`,
+  );
 }
 
 export function tokenPageRoutes(deps: CoreDeps) {
   const r = new Hono();
   r.get('/tokens', async (c) => {
-    const session = getCookie(c, SESSION_COOKIE) ?? null;
-    try {
-      // A page is for a person: only a login session opens it, never a token in the URL.
-      const principal = await authenticate(deps, { bearer: null, session });
-      return c.html(renderTokenPage(principal.username), 200, { 'cache-control': 'no-store' });
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) throw error;
-      return c.redirect('/login?next=/tokens', 302);
-    }
+    const username = await signedInUsername(deps, c);
+    if (username === null) return c.redirect('/login?next=/tokens', 302);
+    return c.html(renderTokenPage(username), 200, { 'cache-control': 'no-store' });
   });
   return r;
 }

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { authenticate } from '../core/auth.js';
+import type { CoreDeps } from '../core/deps.js';
+import { ApiError } from '../core/errors.js';
+import { SESSION_COOKIE } from '../core/users.js';
+import { html, raw, type Markup } from './html.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+
+/**
+ * The shell of a static page (login, tokens, settings, OpenAPI): its one inline script and style,
+ * the only ones its Content-Security-Policy allows (by hash), and nothing else the page may load
+ * but calls to this site. `body` is the page's `<body …>` element without its closing tag.
+ */
+export function staticPage(script: string, style: string): (title: string, body: Markup) => string {
+  const csp = `default-src 'none'; script-src 'sha256-${sha256(script)}'; style-src 'sha256-${sha256(style)}'; connect-src 'self'; form-action 'none'; base-uri 'none'`;
+  return (title, body) => html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${raw(csp)}">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title><style>${raw(style)}</style></head>
+${body}
+<script>${raw(script)}</script></body></html>`.toString();
+}
+
+/**
+ * Who is signed in for a page, or null when nobody is (the page then sends to the login). A page is
+ * for a person: only a login session opens it, never a token in the URL.
+ */
+export async function signedInUsername(deps: CoreDeps, c: Context): Promise<string | null> {
+  const session = getCookie(c, SESSION_COOKIE) ?? null;
+  try {
+    return (await authenticate(deps, { bearer: null, session })).username;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    return null;
+  }
+}
