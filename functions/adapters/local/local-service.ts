@@ -24,8 +24,9 @@ import { pruneFinishedJobs } from '../../core/console/retention.js';
 import { OutboundHttp } from '../outbound-http.js';
 import { startEventDispatcher } from './event-dispatcher.js';
 import { startScheduleTicker } from './schedule-ticker.js';
+import { startPeriodic } from './periodic-task.js';
 import type { LocalConfig } from './config.js';
-import { errorText, log } from '../../core/logger.js';
+import { log } from '../../core/logger.js';
 
 
 export interface RunningService {
@@ -88,7 +89,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   await store.requeueInterrupted();
   pool.start(deps);
   await flows.start(deps);
-  const sweeper = startTokenSweeper(deps, config.tokenSweepMs);
+  // Deletes expired tokens and sends expiry notices (spec 3, 5.8).
+  const sweeper = startPeriodic('token sweep', config.tokenSweepMs, async () => {
+    const report = await sweepTokens(deps);
+    if (report.noticed || report.deleted) log.info('token sweep', { ...report });
+  });
   const pruner = startPeriodic('retention prune', RETENTION_PRUNE_MS, async () => {
     const report = await pruneFinishedJobs(deps);
     if (report.scrubbed) log.info('retention prune', { ...report });
@@ -115,48 +120,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   };
 }
 
-/** Deletes expired tokens and sends expiry notices now and then every `everyMs` (spec 3, 5.8). */
-function startTokenSweeper(deps: WorkerDeps, everyMs: number): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  const sweep = () => {
-    running = running
-      .then(() => sweepTokens(deps))
-      .then((report) => {
-        if (report.noticed || report.deleted) log.info('token sweep', { ...report });
-      })
-      .catch((e) => log.error('token sweep failed', { error: errorText(e) }));
-  };
-  sweep();
-  const timer = setInterval(sweep, everyMs);
-  // The sweep must not keep a stopping process alive; the next start sweeps again.
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
-
 /** How often finished jobs past their workspace's retention are pruned (README: Console, Retention). */
 const RETENTION_PRUNE_MS = 5 * 60_000;
-
-/** Runs `task` now and every `everyMs`, one at a time, never keeping a stopping process alive. */
-function startPeriodic(name: string, everyMs: number, task: () => Promise<void>): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = running.then(task).catch((e) => log.error(`${name} failed`, { error: errorText(e) }));
-  };
-  tick();
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {

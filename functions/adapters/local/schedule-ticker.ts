@@ -1,6 +1,6 @@
 import { runAllDueTicks } from '../../core/triggers/schedule-ticks.js';
-import { errorText, log } from '../../core/logger.js';
 import type { CoreDeps } from '../../core/deps.js';
+import { startPeriodic } from './periodic-task.js';
 
 /**
  * The local shell's clock for schedules: every `everyMs` it asks the core to run each schedule's
@@ -8,26 +8,8 @@ import type { CoreDeps } from '../../core/deps.js';
  * the core by a conditional write on the schedule (core/triggers/schedule-ticks.ts).
  */
 export function startScheduleTicker(deps: CoreDeps, everyMs: number): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  let busy = false;
-  const tick = () => {
-    // A slow pass (many schedules, a busy disk) is not stacked with the next one.
-    if (busy) return;
-    busy = true;
-    running = runAllDueTicks(deps, deps.clock.now())
-      .then(() => undefined)
-      .catch((e) => log.error('schedule ticker failed', { error: errorText(e) }))
-      .finally(() => {
-        busy = false;
-      });
-  };
-  tick();
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  // A slow pass (many schedules, a busy disk) is not stacked with the next one (startPeriodic).
+  return startPeriodic('schedule ticker', everyMs, async () => {
+    await runAllDueTicks(deps, deps.clock.now());
+  });
 }
