@@ -19,13 +19,18 @@ import type { CoreDeps } from '../deps.js';
  * the caller's rights, so a job can only use a connection (and its secret variables) it may read.
  */
 
-const requestBody = z.object({
-  chat_resource_path: z.string().min(1).max(500),
-  channel_id: z.string().min(1).max(200),
+/** The fields of the message both chat apps' requests take (Slack's and Teams'). */
+export const approvalMessageFields = {
   message: z.string().min(1).max(3000),
   approver: z.string().min(1).max(320).nullish(),
   default_args_json: z.record(z.string(), z.unknown()).nullish(),
   dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
+};
+
+const requestBody = z.object({
+  chat_resource_path: z.string().min(1).max(500),
+  channel_id: z.string().min(1).max(200),
+  ...approvalMessageFields,
 });
 
 const MAX_PREFILL_BYTES = 16 * 1024;
@@ -47,12 +52,22 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
   const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
   const resumeId = randomInt(2 ** 32);
-  const message: ChatMessage = {
+  const message = stepApprovalMessage('slack', conn.path, input.channel_id, stepJobId, resumeId, input);
+  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
+  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
+  return approvalRequested(deps, rights, stepJobId, resumeId, message, { channel: message.channel, ts: posted.ts, error: posted.error });
+}
+
+type MessageInput = z.infer<z.ZodObject<typeof approvalMessageFields>>;
+
+/** A new message asking for one approval of step `stepJobId`: its own resume id makes it count once. */
+export function stepApprovalMessage(platform: ChatMessage['platform'], connection: string, channel: string, stepJobId: string, resumeId: number, input: MessageInput): ChatMessage {
+  return {
     id: newShortId(16),
-    platform: 'slack',
-    connection: conn.path,
-    channel: input.channel_id,
-    requested_channel: input.channel_id,
+    platform,
+    connection,
+    channel,
+    requested_channel: channel,
     ts: null,
     target: { kind: 'step', step_job: stepJobId, resume_id: resumeId },
     approver: input.approver ?? null,
@@ -61,10 +76,19 @@ export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock
     enums: input.dynamic_enums_json ?? {},
     deliveries: [],
   };
-  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
-  const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
+}
+
+/** The answer to a chat approval request: the step's resume URLs and how the posting went. */
+export function approvalRequested(
+  deps: Pick<CoreDeps, 'config'>,
+  rights: Rights,
+  stepJobId: string,
+  resumeId: number,
+  message: ChatMessage,
+  posted: { channel: string; ts: string | null; error: string | null },
+): ChatApprovalRequested {
   const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
-  return { ...urls, message_id: message.id, channel: message.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
+  return { ...urls, message_id: message.id, channel: posted.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
 }
 
 /** The flow run of approval step `stepJobId`, which the caller may see and which still waits. */

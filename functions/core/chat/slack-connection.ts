@@ -1,8 +1,7 @@
 import { ApiError, badRequest } from '../errors.js';
-import { BindingError, interpolate } from '../bindings.js';
-import { getResource } from '../resources.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
+import { readChatConnectionFields } from './chat-connection.js';
 
 /**
  * A `slack` connection (README: Chat approvals): the bot token that calls the Web API, the signing
@@ -22,15 +21,9 @@ export interface SlackConnection {
 export const SLACK_API_URL = 'https://slack.com/api';
 
 export async function readSlackConnection(deps: Pick<CoreDeps, 'store' | 'cipher'>, rights: Rights, path: string): Promise<SlackConnection> {
-  const resource = await getResource(deps, rights, path);
-  if (resource.resource_type !== 'slack') throw badRequest('invalid_request', `chat_resource_path: ${path} is a ${resource.resource_type} connection, not a slack one`, { field: 'chat_resource_path' });
-  let value: unknown;
-  try {
-    value = await interpolate(deps, rights, resource.value, 1);
-  } catch (e) {
-    throw e instanceof BindingError ? e.toApiError() : e;
-  }
-  const v = (value ?? {}) as Record<string, unknown>;
+  const v = await readChatConnectionFields(deps, rights, path, 'slack', (actual) =>
+    badRequest('invalid_request', `chat_resource_path: ${path} is a ${actual} connection, not a slack one`, { field: 'chat_resource_path' }),
+  );
   const botToken = v.bot_token;
   const signingSecret = v.signing_secret;
   const apiUrl = v.api_url ?? SLACK_API_URL;

@@ -1,8 +1,7 @@
 import { ApiError, badRequest } from '../errors.js';
-import { BindingError, interpolate } from '../bindings.js';
-import { getResource } from '../resources.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
+import { readChatConnectionFields } from './chat-connection.js';
 
 /**
  * A `teams` connection (README: Chat approvals): a Bot Framework bot's app id and password, the
@@ -22,15 +21,7 @@ export interface TeamsConnection {
 }
 
 export async function readTeamsConnection(deps: Pick<CoreDeps, 'store' | 'cipher'>, rights: Rights, path: string): Promise<TeamsConnection> {
-  const resource = await getResource(deps, rights, path);
-  if (resource.resource_type !== 'teams') throw badRequest('invalid_request', `${path} is a ${resource.resource_type} connection, not a teams one`);
-  let value: unknown;
-  try {
-    value = await interpolate(deps, rights, resource.value, 1);
-  } catch (e) {
-    throw e instanceof BindingError ? e.toApiError() : e;
-  }
-  const v = (value ?? {}) as Record<string, unknown>;
+  const v = await readChatConnectionFields(deps, rights, path, 'teams', (actual) => badRequest('invalid_request', `${path} is a ${actual} connection, not a teams one`));
   const str = (name: string, fallback?: string): string => {
     const x = v[name] ?? fallback;
     if (typeof x !== 'string' || !x) throw new ApiError(400, 'invalid_resource', `connection ${path} needs a string ${name}`);

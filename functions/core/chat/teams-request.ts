@@ -1,12 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { newShortId } from '../crypto.js';
 import { parseBody } from '../validation.js';
 import { listResources } from '../resources.js';
-import { resumeUrls } from '../flows/resume.js';
 import { changeMessage, recordMessage } from './chat-messages.js';
-import { waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
+import { approvalMessageFields, approvalRequested, stepApprovalMessage, waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
 import { buttonValue } from './slack-blocks.js';
 import { approvalCard, cardActivity } from './teams-cards.js';
 import { callConnector, channelIdByName, TeamsApiError } from './teams-api.js';
@@ -25,10 +23,7 @@ import type { CoreDeps } from '../deps.js';
 const requestBody = z.object({
   team_name: z.string().min(1).max(200),
   channel_name: z.string().min(1).max(200),
-  message: z.string().min(1).max(3000),
-  approver: z.string().min(1).max(320).nullish(),
-  default_args_json: z.record(z.string(), z.unknown()).nullish(),
-  dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
+  ...approvalMessageFields,
 });
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>;
@@ -38,25 +33,11 @@ export async function requestTeamsApproval(deps: Deps, rights: Rights, stepJobId
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
   const conn = await teamConnection(deps, rights, input.team_name);
   const resumeId = randomInt(2 ** 32);
-  const message: ChatMessage = {
-    id: newShortId(16),
-    platform: 'teams',
-    connection: conn.path,
-    channel: input.channel_name,
-    requested_channel: input.channel_name,
-    ts: null,
-    target: { kind: 'step', step_job: stepJobId, resume_id: resumeId },
-    approver: input.approver ?? null,
-    text: input.message,
-    default_args: input.default_args_json ?? {},
-    enums: input.dynamic_enums_json ?? {},
-    deliveries: [],
-  };
+  const message = stepApprovalMessage('teams', conn.path, input.channel_name, stepJobId, resumeId, input);
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
   const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
   const posted = await postTeamsCard(deps, conn, rights.workspaceId, run.flow_job, message, card);
-  const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId, approver: message.approver, flowLevel: false });
-  return { ...urls, message_id: message.id, channel: posted.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
+  return approvalRequested(deps, rights, stepJobId, resumeId, message, posted);
 }
 
 async function teamConnection(deps: Deps, rights: Rights, teamName: string): Promise<TeamsConnection> {
