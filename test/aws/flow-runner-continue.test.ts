@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DescribeExecutionCommand, GetExecutionHistoryCommand, ListExecutionsCommand, SFNClient, type ExecutionListItem } from '@aws-sdk/client-sfn';
-import { startServer, waitForJob, type TestServer } from '../http/harness.js';
-import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
+import { describe, expect, it } from 'vitest';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, ListExecutionsCommand, type SFNClient, type ExecutionListItem } from '@aws-sdk/client-sfn';
+import { waitForJob, type TestServer } from '../http/harness.js';
+import { createFlowIn, ts, useFlowRunnerServer } from './flow-runner-server.js';
 
 /**
  * Flows that outgrow one Step Functions execution: a Standard execution ends at 25,000 history
@@ -15,28 +15,11 @@ let s: TestServer;
 let sfn: SFNClient;
 let stateMachineArn: string;
 
-beforeAll(async () => {
-  s = await startServer({
-    shell: 'aws',
-    env: { SVC_TEST_FLOW_EVENT_BUDGET: '40', SVC_TEST_FLOW_AGE_BUDGET_SECONDS: '4', SVC_TEST_FLOW_WAKE_CHECK_SECONDS: '1' },
-  });
-  const m = /step functions endpoint (\S+), state machine (\S+)/.exec(s.output());
-  if (!m) throw new Error(`the AWS shell did not say where Step Functions is:\n${s.output()}`);
-  sfn = new SFNClient({ endpoint: m[1], region: EMULATOR_REGION, credentials: EMULATOR_CREDENTIALS });
-  stateMachineArn = m[2];
-}, 120_000);
-afterAll(async () => {
-  sfn?.destroy();
-  await s?.stop();
-});
+useFlowRunnerServer({ SVC_TEST_FLOW_EVENT_BUDGET: '40', SVC_TEST_FLOW_AGE_BUDGET_SECONDS: '4', SVC_TEST_FLOW_WAKE_CHECK_SECONDS: '1' }, (started) => ({ s, sfn, stateMachineArn } = started));
 
 const ws = () => `/api/w/${s.workspace}`;
-const ts = (id: string, content: string, extra: Record<string, unknown> = {}) => ({ id, value: { type: 'rawscript', language: 'bun', content, input_transforms: {} }, ...extra });
 
-async function createFlow(path: string, modules: unknown[]): Promise<void> {
-  const res = await s.post(`${ws()}/flows/create`, { path, value: { modules } });
-  expect(res.status, await res.clone().text()).toBe(201);
-}
+const createFlow = (path: string, modules: unknown[]) => createFlowIn(s, path, modules);
 
 /** Every execution of the flow job, in the order of their continuation numbers. */
 async function executionsOf(jobId: string): Promise<ExecutionListItem[]> {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DescribeExecutionCommand, GetExecutionHistoryCommand, ListExecutionsCommand, SFNClient, type DescribeExecutionCommandOutput } from '@aws-sdk/client-sfn';
-import { startServer, waitForJob, type TestServer } from '../http/harness.js';
-import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
+import { describe, expect, it } from 'vitest';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, ListExecutionsCommand, type SFNClient, type DescribeExecutionCommandOutput } from '@aws-sdk/client-sfn';
+import { waitForJob, type TestServer } from '../http/harness.js';
+import { createFlowIn, ts, useFlowRunnerServer } from './flow-runner-server.js';
 
 /**
  * Flows on Step Functions, looked at as an operator would in the console: the AWS shell on this
@@ -13,25 +13,11 @@ let s: TestServer;
 let sfn: SFNClient;
 let stateMachineArn: string;
 
-beforeAll(async () => {
-  s = await startServer({ shell: 'aws' });
-  const m = /step functions endpoint (\S+), state machine (\S+)/.exec(s.output());
-  if (!m) throw new Error(`the AWS shell did not say where Step Functions is:\n${s.output()}`);
-  sfn = new SFNClient({ endpoint: m[1], region: EMULATOR_REGION, credentials: EMULATOR_CREDENTIALS });
-  stateMachineArn = m[2];
-}, 120_000);
-afterAll(async () => {
-  sfn?.destroy();
-  await s?.stop();
-});
+useFlowRunnerServer(undefined, (started) => ({ s, sfn, stateMachineArn } = started));
 
 const ws = () => `/api/w/${s.workspace}`;
-const ts = (id: string, content: string, extra: Record<string, unknown> = {}) => ({ id, value: { type: 'rawscript', language: 'bun', content, input_transforms: {} }, ...extra });
 
-async function createFlow(path: string, modules: unknown[]): Promise<void> {
-  const res = await s.post(`${ws()}/flows/create`, { path, value: { modules } });
-  expect(res.status, await res.clone().text()).toBe(201);
-}
+const createFlow = (path: string, modules: unknown[]) => createFlowIn(s, path, modules);
 
 async function runFlow(path: string, args: unknown = {}): Promise<string> {
   return (await s.post(`${ws()}/jobs/run/p/${path}`, args)).text();
