@@ -1,8 +1,6 @@
-import { Hono } from 'hono';
-import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
 import { html } from './html.js';
-import { signedInUsername, staticPage } from './page-shell.js';
+import { staticPage, workspacePageRoute } from './page-shell.js';
 
 /**
  * `/w/<workspace>/openapi` (issue 21, spec 4.10): pick the routes and webhooks an OpenAPI 3.1
@@ -133,12 +131,5 @@ export function renderOpenApiPage(workspaceId: string, username: string): string
 }
 
 export function openApiPageRoutes(deps: CoreDeps) {
-  const r = new Hono();
-  r.get('/w/:workspace/openapi', async (c) => {
-    const username = await signedInUsername(deps, c);
-    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
-    const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
-    return c.html(renderOpenApiPage(ws.id, username), 200, { 'cache-control': 'no-store' });
-  });
-  return r;
+  return workspacePageRoute(deps, '/w/:workspace/openapi', renderOpenApiPage);
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Context } from 'hono';
+import { Hono, type Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/auth.js';
 import type { CoreDeps } from '../core/deps.js';
 import { ApiError } from '../core/errors.js';
 import { SESSION_COOKIE } from '../core/users.js';
+import { requireWorkspace } from '../core/workspaces.js';
 import { html, raw, type Markup } from './html.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
@@ -37,4 +38,19 @@ export async function signedInUsername(deps: CoreDeps, c: Context): Promise<stri
     if (!(error instanceof ApiError) || error.status !== 401) throw error;
     return null;
   }
+}
+
+/**
+ * The route of a workspace's static page (`/w/<workspace>/<page>`): a person signed in gets the
+ * page of the workspace, if it exists; anyone else is sent to the login and back.
+ */
+export function workspacePageRoute(deps: CoreDeps, path: `/w/:workspace/${string}`, render: (workspaceId: string, username: string) => string) {
+  const r = new Hono();
+  r.get(path, async (c) => {
+    const username = await signedInUsername(deps, c);
+    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
+    const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
+    return c.html(render(ws.id, username), 200, { 'cache-control': 'no-store' });
+  });
+  return r;
 }

@@ -1,8 +1,6 @@
-import { Hono } from 'hono';
-import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
 import { html } from './html.js';
-import { signedInUsername, staticPage } from './page-shell.js';
+import { staticPage, workspacePageRoute } from './page-shell.js';
 
 /**
  * The workspace settings page (`/w/<workspace>/settings`, spec 6.1): tab Webhooks, field "URL to
@@ -134,12 +132,5 @@ export function renderSettingsPage(workspaceId: string, username: string): strin
 }
 
 export function settingsPageRoutes(deps: CoreDeps) {
-  const r = new Hono();
-  r.get('/w/:workspace/settings', async (c) => {
-    const username = await signedInUsername(deps, c);
-    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
-    const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
-    return c.html(renderSettingsPage(ws.id, username), 200, { 'cache-control': 'no-store' });
-  });
-  return r;
+  return workspacePageRoute(deps, '/w/:workspace/settings', renderSettingsPage);
 }
