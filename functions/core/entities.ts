@@ -16,6 +16,13 @@ const UPDATE_ATTEMPTS = 5;
 
 export type StoredEntity<K extends EntityKind> = Omit<Entity, 'kind' | 'value'> & { kind: K; value: EntityValues[K] };
 
+/** A document as the API shows it (schedules, HTTP routes): its value with its workspace and times. */
+export type EntityView<K extends EntityKind> = EntityValues[K] & { workspace_id: string; created_at: string; updated_at: string };
+
+export function entityView<K extends EntityKind>(e: StoredEntity<K>): EntityView<K> {
+  return { ...e.value, workspace_id: e.workspace_id, created_at: e.created_at, updated_at: e.updated_at };
+}
+
 /** The Store's entity as a document of its kind; a StoredDocumentError when it does not match. */
 export function typed<K extends EntityKind>(kind: K, e: Entity): StoredEntity<K> {
   return { ...e, kind, value: parseStored(ENTITY_VALUES[kind], e.value, `${kind} ${e.key} in ${e.workspace_id}`) };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict } from '../errors.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
-import { deleteEntity, listEntityValues, readEntity, requireEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { deleteEntity, entityView, type EntityView, listEntityValues, readEntity, requireEntity, tryCreateEntity, tryReplaceEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
 import { getVariable } from '../variables.js';
 import { getResource } from '../resources.js';
@@ -54,11 +54,9 @@ type Input = z.infer<typeof updateBody>;
 
 const what = (path: string) => `http route ${path}`;
 
-export type HttpTriggerView = HttpTrigger & { workspace_id: string; created_at: string; updated_at: string };
+export type HttpTriggerView = EntityView<'http_trigger'>;
 
-function view(e: StoredEntity<'http_trigger'>): HttpTriggerView {
-  return { ...e.value, workspace_id: e.workspace_id, created_at: e.created_at, updated_at: e.updated_at };
-}
+const view = entityView<'http_trigger'>;
 
 export async function createHttpTrigger(deps: Deps, rights: Rights, body: unknown): Promise<HttpTriggerView> {
   const input = parseBody(createBody, body);

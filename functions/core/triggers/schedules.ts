@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict } from '../errors.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
-import { deleteEntity, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../entities.js';
+import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
 import { audit } from '../login-throttle.js';
 import { workspaceAnnouncer, type ItemRef } from '../events/announce.js';
@@ -39,11 +39,9 @@ type Input = z.infer<typeof updateBody>;
 
 const what = (path: string) => `schedule ${path}`;
 
-export type ScheduleView = Schedule & { workspace_id: string; created_at: string; updated_at: string };
+export type ScheduleView = EntityView<'schedule'>;
 
-function view(e: StoredEntity<'schedule'>): ScheduleView {
-  return { ...e.value, workspace_id: e.workspace_id, created_at: e.created_at, updated_at: e.updated_at };
-}
+const view = entityView<'schedule'>;
 
 export async function createSchedule(deps: Deps, rights: Rights, body: unknown): Promise<ScheduleView> {
   const input = parseBody(createBody, body);
