@@ -144,7 +144,7 @@ document.getElementById('run-form').addEventListener('submit', async (event) => 
   const message = document.getElementById('message');
   message.textContent = '';
   try {
-    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')));
+    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')), 'console');
     location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
   } catch (e) { message.textContent = e.message; }
 });
