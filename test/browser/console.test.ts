@@ -100,6 +100,8 @@ describe('the console', { timeout: 90_000 }, () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/run\//);
     const runUrl = page.url();
+    // Started from the console's run form, and the run page says so.
+    await expect(page.locator('#trigger').textContent()).resolves.toBe('console');
 
     // The page was loaded once: the step statuses below change by themselves.
     await node(page, 'review').and(page.locator('.s-suspended')).waitFor();
