@@ -39,7 +39,7 @@ export const CONSOLE_STYLE = [
   '.ansi-red-bg{background:#c92a2a}.ansi-green-bg{background:#2b8a3e}.ansi-yellow-bg{background:#e67700}.ansi-blue-bg{background:#1864ab}.ansi-bold{font-weight:700}',
   'dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0;word-break:break-all}',
   '.json details{margin-left:1rem}.json summary{cursor:pointer}.json .k{color:#6f42c1}.json .str{color:#0a7d32}.json .num{color:#0b57d0}',
-  '#message{color:var(--bad)}.muted{color:var(--muted)}figure.chart{margin:0 0 1rem}figure.chart figcaption{font-size:.85em}',
+  '#message{color:var(--bad)}.muted{color:var(--muted)}figure.chart{margin:0 0 1rem;overflow-x:auto}figure.chart figcaption{font-size:.85em}',
   '.graph svg{max-width:100%;height:auto}.graph .node rect{fill:#fff;stroke:#888}.graph .node.s-success rect{stroke:var(--ok);fill:#e8f5e9}.graph .node.s-failed rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-running rect{stroke:var(--run);fill:#e3f2fd}.graph .node.s-suspended rect,.graph .node.s-awaiting_approval rect{stroke:var(--wait);fill:#fff8e1}.graph text{font-size:12px}.graph .edge{stroke:#888;fill:none}',
   HIGHLIGHT_STYLE,
   '@media (max-width:600px){th.wide,td.wide{display:none}main{padding:.5rem}}',

@@ -28,6 +28,11 @@ function selectRange(u) {
   location.assign(location.pathname + '?' + q);
 }
 
+// Follows the page's width (a phone turned, a window resized): the chart never overflows it.
+window.addEventListener('resize', () => {
+  if (chart && !chartBox.hidden) chart.setSize({ width: Math.max(280, chartBox.clientWidth), height: 200 });
+});
+
 function drawChart(runs) {
   const data = chartData(runs);
   const successes = data[1].filter((v) => v !== null).length;
