@@ -249,6 +249,8 @@ describe('the console', { timeout: 90_000 }, () => {
     const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/sleep&status=queued`);
     await page.locator('#rows tr').nth(19).waitFor();
     await page.getByRole('button', { name: 'Cancel all matching…' }).click();
+    // The count comes after the page has read every matching run: wait for the question.
+    await page.locator('#confirm').waitFor({ state: 'visible' });
     await expect(page.locator('#confirm-text').textContent()).resolves.toBe('Cancel all 20 runs matching the filters?');
     await screenshots(page, 'runs-bulk-cancel');
     await page.getByRole('button', { name: 'Yes, cancel them' }).click();
