@@ -64,6 +64,14 @@ export interface ScriptVersion {
 export type JobKind = 'script' | 'flow' | 'flowstep';
 export const JOB_KINDS: readonly JobKind[] = ['script', 'flow', 'flowstep'];
 
+/**
+ * What started a job: a webhook URL of spec 4.1 (`webhook`), a custom HTTP route (`route`), a
+ * schedule, the CLI, the console's run form (`console`) or its re-run (`rerun`), a flow (`flow`:
+ * its steps), or any other API entry point (`api`).
+ */
+export type JobTrigger = 'webhook' | 'route' | 'schedule' | 'cli' | 'console' | 'rerun' | 'flow' | 'api';
+export const JOB_TRIGGERS: readonly JobTrigger[] = ['webhook', 'route', 'schedule', 'cli', 'console', 'rerun', 'flow', 'api'];
+
 export interface JobError {
   name: string;
   message: string;
@@ -96,6 +104,8 @@ export interface Job {
   created_scopes?: string[] | null;
   /** The schedule that started the job (its path), so the job list names it; absent otherwise. */
   schedule_path?: string | null;
+  /** What started the job; absent on jobs stored before it was recorded. */
+  trigger?: JobTrigger | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -215,6 +225,7 @@ export interface JobQuery {
   path_prefix?: string;
   status?: JobStatus;
   kind?: JobKind;
+  trigger?: JobTrigger;
   created_by?: string;
   /** Inclusive lower bound on created_at. */
   created_after?: string;

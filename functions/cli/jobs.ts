@@ -60,8 +60,14 @@ export async function startRun(remote: Remote, kind: 'script' | 'flow', path: st
     const other = kind === 'script' ? 'flow' : 'script';
     throw new CliError(EXIT.failed, `no ${kind} ${path} in workspace ${remote.conn.workspaceId} (a ${other} runs with svc ${other} run)`);
   }
-  const id = await remote.post<string>(kind === 'script' ? `/jobs/run/p/${p(path)}` : `/jobs/run/f/${p(path)}`, args);
-  return String(id);
+  // Labelled so the console's run list shows these runs as started from the CLI.
+  const res = await remote.open('POST', kind === 'script' ? `/jobs/run/p/${p(path)}` : `/jobs/run/f/${p(path)}`, args, { 'x-svc-trigger': 'cli' });
+  const text = await res.text();
+  try {
+    return String(JSON.parse(text));
+  } catch {
+    return text;
+  }
 }
 
 export async function getJob(remote: Remote, id: string): Promise<JobView> {

@@ -20,11 +20,13 @@ export function isFinished(status: JobStatus): boolean {
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger'>>,
 ): Job {
   return {
     id: newUuid(),
     delete_after_use: false,
+    // A flow's steps are started by the flow; anything else that names no trigger is a plain API call.
+    trigger: fields.parent_job ? 'flow' : 'api',
     ...fields,
     status: 'queued',
     created_at: createdAt,
@@ -41,7 +43,7 @@ export function queuedJob(
 }
 
 /** What started a job, when not a plain API call. */
-export type JobOrigin = Partial<Pick<Job, 'schedule_path'>>;
+export type JobOrigin = Partial<Pick<Job, 'schedule_path' | 'trigger'>>;
 
 /** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
 export async function pushJob(
@@ -142,6 +144,7 @@ export function jobView(job: Job) {
     language: job.language,
     created_by: job.created_by,
     schedule_path: job.schedule_path ?? null,
+    trigger: job.trigger ?? null,
     created_at: job.created_at,
     started_at: job.started_at,
     completed_at: job.completed_at,

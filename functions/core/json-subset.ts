@@ -40,6 +40,7 @@ export function matchesJobQuery(job: Job, q: JobQuery): boolean {
   if (q.path_prefix && !job.script_path.startsWith(q.path_prefix)) return false;
   if (q.status && job.status !== q.status) return false;
   if (q.kind && job.kind !== q.kind) return false;
+  if (q.trigger && job.trigger !== q.trigger) return false;
   if (q.created_by && job.created_by !== q.created_by) return false;
   if (q.created_after && job.created_at < q.created_after) return false;
   if (q.created_before && job.created_at >= q.created_before) return false;

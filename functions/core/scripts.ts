@@ -110,6 +110,22 @@ export async function getScriptByPath(store: Store, rights: Rights, path: string
   return (await store.getLatestScript(rights.workspaceId, path)) ?? fail(`script ${path}`);
 }
 
+/**
+ * A script's versions, newest first, by following each version's parent hash from the latest; at
+ * most `limit` (a long history is cut, the newest kept). A version whose path changed (a rename)
+ * ends the walk: the history is that of this path.
+ */
+export async function scriptHistory(store: Store, rights: Rights, path: string, limit = 20): Promise<Pick<ScriptVersion, 'hash' | 'created_at' | 'created_by' | 'summary' | 'deployment_message'>[]> {
+  const versions: ScriptVersion[] = [await getScriptByPath(store, rights, path)];
+  while (versions.length < limit) {
+    const parent = versions[versions.length - 1].parent_hash;
+    const older = parent ? await store.getScriptByHash(rights.workspaceId, parent) : null;
+    if (!older || older.path !== path) break;
+    versions.push(older);
+  }
+  return versions.map((v) => ({ hash: v.hash, created_at: v.created_at, created_by: v.created_by, summary: v.summary, ...(v.deployment_message ? { deployment_message: v.deployment_message } : {}) }));
+}
+
 export async function getScriptByHash(store: Store, rights: Rights, hash: string): Promise<ScriptVersion> {
   const script = (await store.getScriptByHash(rights.workspaceId, hash)) ?? fail(`script version ${hash}`);
   rights.check('scripts', 'read', script.path);

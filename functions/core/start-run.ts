@@ -1,10 +1,10 @@
-import { notFound } from './errors.js';
+import { badRequest, notFound } from './errors.js';
 import { pushJob, type JobOrigin } from './jobs.js';
 import { pushFlowJob } from './flows/run-flow.js';
 import { resolveRunTarget, type RunTarget, type Runnable } from './run-target.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import type { Job, JobTrigger } from '../ports.js';
 
 /** Starting a run for an API caller (spec 4.1 webhooks), the same in both shells. */
 
@@ -21,4 +21,19 @@ export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnabl
   return runnable.kind === 'flow'
     ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args, id, origin)
     : pushJob(deps, rights.principal, runnable.script, args, id, origin);
+}
+
+/** The triggers a webhook caller may name in `X-Svc-Trigger`: the clients svc ships label their own runs. */
+export const CLIENT_TRIGGERS: readonly JobTrigger[] = ['cli', 'console', 'rerun'];
+
+/**
+ * What started a webhook call (spec 4.1): `webhook` unless the caller's `X-Svc-Trigger` header names
+ * one of CLIENT_TRIGGERS. It is a label the caller chooses, not a right, so only those are taken;
+ * anything else is a 400 rather than a run recorded under a name the caller did not mean.
+ */
+export function webhookOrigin(header: string | undefined): JobOrigin {
+  if (header === undefined || header === '') return { trigger: 'webhook' };
+  const claimed = CLIENT_TRIGGERS.find((t) => t === header.trim().toLowerCase());
+  if (!claimed) throw badRequest('invalid_request', `X-Svc-Trigger: must be one of ${CLIENT_TRIGGERS.join(', ')}`, { field: 'X-Svc-Trigger' });
+  return { trigger: claimed };
 }

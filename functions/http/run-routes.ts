@@ -4,7 +4,7 @@ import { newUuid } from '../core/crypto.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { argsFromRequest } from '../core/payload.js';
 import { getVisibleJob } from '../core/jobs.js';
-import { resolveForCaller, startRun } from '../core/start-run.js';
+import { resolveForCaller, startRun, webhookOrigin } from '../core/start-run.js';
 import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
@@ -33,9 +33,10 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   /** The core resolves and checks the target before the body is read: a 403 or 404 comes first. */
   const push = async (c: Context<AppEnv>, target: RunTarget, id?: string): Promise<Job> => {
     const rights = c.get('rights');
+    const origin = webhookOrigin(c.req.header('x-svc-trigger'));
     const runnable = await resolveForCaller(deps, rights, target);
     const ownerPath = runnable.kind === 'flow' ? runnable.flow.path : runnable.script.path;
-    return startRun(deps, rights, runnable, await argsOf(c, ownerPath), id);
+    return startRun(deps, rights, runnable, await argsOf(c, ownerPath), id, origin);
   };
 
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);

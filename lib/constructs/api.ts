@@ -91,6 +91,19 @@ export class Api extends Construct {
     this.handler = nodeFunction(this, 'Handler', {
       entry: 'functions/handlers/api.ts',
       description: 'svc api: the HTTP API (webhooks, jobs, scripts), response streaming',
+      bundling: {
+        // The console's chart library, served by the API (functions/http/console/static-assets.ts),
+        // which looks for it beside its bundle: the bundle has no node_modules.
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir, outputDir) => [
+            `mkdir -p "${outputDir}/console-assets"`,
+            `cp "${inputDir}/node_modules/uplot/dist/uPlot.iife.min.js" "${outputDir}/console-assets/uplot.iife.min.js"`,
+            `cp "${inputDir}/node_modules/uplot/dist/uPlot.min.css" "${outputDir}/console-assets/uplot.min.css"`,
+          ],
+        },
+      },
       role,
       logGroup,
       // The handler streams SSE and holds sync webhooks until their job ends (Lambda's 900 s by default).

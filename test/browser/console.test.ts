@@ -100,6 +100,8 @@ describe('the console', { timeout: 90_000 }, () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/run\//);
     const runUrl = page.url();
+    // Started from the console's run form, and the run page says so.
+    await expect(page.locator('#trigger').textContent()).resolves.toBe('console');
 
     // The page was loaded once: the step statuses below change by themselves.
     await node(page, 'review').and(page.locator('.s-suspended')).waitFor();
@@ -149,6 +151,50 @@ describe('the console', { timeout: 90_000 }, () => {
     await expect(again.getByLabel('Arguments contain (JSON)').inputValue()).resolves.toBe('{"env":"prod"}');
   });
 
+  it('charts duration against start time, successes apart from failures, and a dragged range becomes the time filter', async () => {
+    await createScript(s, 'f/pub/chart_fail', 'bash', 'n="$1"\nexit 3', { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: [] } });
+    const ok: string[] = [];
+    const failed: string[] = [];
+    for (let n = 0; n < 6; n++) {
+      ok.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n }))).text());
+      if (n % 2) failed.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/chart_fail`, json({ n }))).text());
+    }
+    for (const id of [...ok, ...failed]) await waitForJob(s, id);
+    const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/`);
+    await page.locator('#rows tr').first().waitFor();
+    const chart = page.locator('#chart');
+    await chart.locator('canvas').waitFor();
+    const listed = await page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.status));
+    const finished = listed.filter((st) => st === 'success' || st === 'failed' || st === 'canceled').length;
+    await expect(chart.getAttribute('data-points')).resolves.toBe(String(finished));
+    expect(await chart.getAttribute('aria-label')).toMatch(new RegExp(`${listed.filter((st) => st === 'success').length} succeeded, ${listed.filter((st) => st === 'failed' || st === 'canceled').length} did not`));
+    // The runs started from the API say so in their column.
+    await expect(page.locator(`#rows tr[data-id="${ok[0]}"] td.trigger`).textContent()).resolves.toBe('webhook');
+    await screenshots(page, 'runs-chart');
+
+    // Drag across the middle of the plot, as a user selecting a range would.
+    const over = await chart.locator('.u-over').boundingBox();
+    expect(over).not.toBeNull();
+    const y = over!.y + over!.height / 2;
+    await page.mouse.move(over!.x + over!.width * 0.25, y);
+    await page.mouse.down();
+    await page.mouse.move(over!.x + over!.width * 0.6, y, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForURL(/after=.*before=|before=.*after=/);
+    const q = new URL(page.url()).searchParams;
+    expect(q.get('path')).toBe('f/pub/');
+    const [after, before] = [Date.parse(q.get('after')!), Date.parse(q.get('before')!)];
+    expect(after).toBeLessThan(before);
+    await expect(page.getByLabel('Created after').inputValue()).resolves.toBe(new Date(after).toISOString());
+    // The list now holds exactly the runs started in that range.
+    const inRange = (await (await s.fetch(`${ws()}/jobs/runs?path=f/pub/&per_page=200`)).json()).runs
+      .filter((r: { created_at: string }) => Date.parse(r.created_at) >= after && Date.parse(r.created_at) < before)
+      .map((r: { id: string }) => r.id);
+    if (inRange.length) await page.locator('#rows tr').first().waitFor();
+    else await page.locator('#empty').waitFor();
+    expect(await page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id))).toEqual(inRange);
+  });
+
   it('re-runs a run with edited arguments from a form built from the schema', async () => {
     const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n: 7 }))).text();
     await waitForJob(s, id);
@@ -162,8 +208,9 @@ describe('the console', { timeout: 90_000 }, () => {
     await page.locator('#rerun-form').getByRole('button', { name: 'Run' }).click();
     await page.waitForURL((url) => url.pathname.endsWith('/run/' + id) === false);
     const newId = page.url().split('/run/')[1];
-    expect(await waitForJob(s, newId)).toMatchObject({ status: 'success', args: { env: 'edited', n: 7 }, result: { env: 'edited', n: 7 } });
+    expect(await waitForJob(s, newId)).toMatchObject({ status: 'success', args: { env: 'edited', n: 7 }, result: { env: 'edited', n: 7 }, trigger: 'rerun' });
     await page.locator('#status.s-success').waitFor();
+    await expect(page.locator('#trigger').textContent()).resolves.toBe('rerun');
     await screenshots(page, 'run-script');
   });
 
@@ -202,6 +249,8 @@ describe('the console', { timeout: 90_000 }, () => {
     const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/sleep&status=queued`);
     await page.locator('#rows tr').nth(19).waitFor();
     await page.getByRole('button', { name: 'Cancel all matching…' }).click();
+    // The count comes after the page has read every matching run: wait for the question.
+    await page.locator('#confirm').waitFor({ state: 'visible' });
     await expect(page.locator('#confirm-text').textContent()).resolves.toBe('Cancel all 20 runs matching the filters?');
     await screenshots(page, 'runs-bulk-cancel');
     await page.getByRole('button', { name: 'Yes, cancel them' }).click();

@@ -183,6 +183,14 @@ describe('functions', () => {
     }
   });
 
+  it('ship the api with the console chart library beside its bundle, which has no node_modules', () => {
+    const assetDir = assetOf(stack.api.handler);
+    expect(existsSync(join(assetDir, 'node_modules'))).toBe(false);
+    for (const [bundled, installed] of [['uplot.iife.min.js', 'uPlot.iife.min.js'], ['uplot.min.css', 'uPlot.min.css']]) {
+      expect(readFileSync(join(assetDir, 'console-assets', bundled), 'utf8')).toBe(readFileSync(`node_modules/uplot/dist/${installed}`, 'utf8'));
+    }
+  });
+
   it('ship the Python sandbox with the local runner\'s shim beside its handler, and it runs a job', () => {
     const assetDir = assetOf(stack.sandboxes.pythonSandbox);
     expect(readFileSync(join(assetDir, 'python_shim.py'), 'utf8')).toBe(readFileSync('functions/runtime/shims/python_shim.py', 'utf8'));

@@ -98,6 +98,8 @@ describe('svc job', () => {
 
     const got = await project.svc(['job', 'get', id, '--json-output', ...target(s, ws)]);
     expect(JSON.parse(got.stdout)).toMatchObject({ id, status: 'success', result: 'hello Bo' });
+    // The CLI labels the runs it starts, so the console's run list says where they came from.
+    expect(JSON.parse(got.stdout).trigger).toBe('cli');
     const logs = await project.svc(['job', 'logs', id, ...target(s, ws)]);
     expect(logs.stdout).toContain('starting for Bo');
     const cancel = await project.svc(['job', 'cancel', id, ...target(s, ws)]);

@@ -48,6 +48,25 @@ export function describeJobQueryContract(getStore: () => Store, newWorkspace: ()
       expect(ids(await q({}, 2))).toEqual(ids(newestFirst.slice(0, 2)));
     });
 
+    it('keeps what started each job and narrows by trigger', async () => {
+      const store = getStore();
+      const ws = await newWorkspace();
+      const cli = aJob(ws, { trigger: 'cli', created_at: nextTimestamp() });
+      const scheduled = aJob(ws, { trigger: 'schedule', schedule_path: 'f/jobs/nightly', created_at: nextTimestamp() });
+      const step = aJob(ws, { trigger: 'flow', parent_job: cli.id, created_at: nextTimestamp() });
+      // A job stored before triggers were recorded has none, and matches no trigger filter.
+      const old = aJob(ws, { created_at: nextTimestamp() });
+      for (const j of [cli, scheduled, step, old]) await store.insertJob(j);
+      const q = (filter: Omit<JobQuery, 'workspace_id' | 'limit'>) => store.queryJobs({ workspace_id: ws, limit: 50, ...filter });
+      await eventually(() => q({}), (l) => l.length === 4);
+      expect(ids(await q({ trigger: 'cli' }))).toEqual([cli.id]);
+      expect(ids(await q({ trigger: 'flow' }))).toEqual([step.id]);
+      expect(ids(await q({ trigger: 'schedule', path_prefix: 'f/jobs/' }))).toEqual([scheduled.id]);
+      expect(ids(await q({ trigger: 'webhook' }))).toEqual([]);
+      expect((await store.getJob(ws, scheduled.id))?.trigger).toBe('schedule');
+      expect((await store.getJob(ws, old.id))?.trigger ?? null).toBeNull();
+    });
+
     it('matches args and result as JSON subsets', async () => {
       const { store, ws, a1, b1, a2 } = await seed();
       const q = (filter: Omit<JobQuery, 'workspace_id' | 'limit'>) => store.queryJobs({ workspace_id: ws, limit: 50, ...filter });

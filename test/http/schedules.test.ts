@@ -182,6 +182,7 @@ describe('the clock (issue 21, done when)', () => {
     const since = (await created.json()).created_at;
     const jobs = await waitForRuns(x, 'u/admin/every2s', 3, 60_000);
     expect(jobs.every((j) => j.schedule_path === 'u/admin/every2s' && j.script_path === 'u/admin/tick_flow')).toBe(true);
+    expect(jobs.every((j) => j.trigger === 'schedule')).toBe(true);
     expectAtMostOneRunPerTick(jobs, since, 2);
     expect((await x.post('/api/w/main/schedules/setenabled/u/admin/every2s', { enabled: false })).status).toBe(200);
     await sleep(1000);

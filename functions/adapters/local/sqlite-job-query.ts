@@ -40,6 +40,7 @@ export function jobQuerySql(q: JobQuery, timeOrder = false): { sql: string; para
   };
   if (q.status) add('status = @status', { status: q.status });
   if (q.kind) add('kind = @kind', { kind: q.kind });
+  if (q.trigger) add('trigger_kind = @trigger_kind', { trigger_kind: q.trigger });
   if (q.created_by) add('created_by = @created_by', { created_by: q.created_by });
   // A range, not LIKE, so the path index serves it (LIKE is case-insensitive and would not).
   if (q.path_prefix) add('script_path >= @path_from AND script_path < @path_to', { path_from: q.path_prefix, path_to: `${q.path_prefix}\uffff` });

@@ -181,4 +181,8 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX jobs_list_user ON jobs(workspace_id, created_by, created_at, id);
   CREATE INDEX jobs_list_path ON jobs(workspace_id, script_path, created_at, id);
   DROP INDEX jobs_by_workspace;`,
+  `-- console2: what started a job (webhook, route, schedule, cli, console, rerun, flow, api; NULL on
+  -- jobs stored before it was recorded), a run list filter. The column is not named trigger, a
+  -- keyword in SQL. Filtered on the rows the other indexes read, like kind.
+  ALTER TABLE jobs ADD COLUMN trigger_kind TEXT;`,
 ];

@@ -106,9 +106,9 @@ export class SqliteStore implements Store {
   async insertJob(record: Job) {
     const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, created_at, delete_after_use, parent_job, started_at, attempts)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
-    ).run({ ...job, schedule_path: job.schedule_path ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
+    ).run({ ...job, schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -370,6 +370,7 @@ function toJob(r: Row): Job {
       created_by: r.created_by,
       ...(r.created_scopes === null ? {} : { created_scopes: parseStoredJson(r.created_scopes, what, 'created_scopes') }),
       ...(r.schedule_path ? { schedule_path: r.schedule_path } : {}),
+      ...(r.trigger_kind ? { trigger: r.trigger_kind } : {}),
       created_at: r.created_at,
       started_at: r.started_at,
       completed_at: r.completed_at,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { JOB_KINDS, type JobKind, type JobPosition, type JobQuery } from '../../ports.js';
+import { JOB_KINDS, JOB_TRIGGERS, type JobKind, type JobTrigger, type JobPosition, type JobQuery } from '../../ports.js';
 
 /**
  * The run list's filters as they travel in a URL (the console page's and the API's query string
@@ -32,6 +32,7 @@ export const runFilterSchema = z.object({
   status: optional(z.enum(RUN_STATUSES)),
   user: optional(z.string().max(255)),
   kind: optional(z.enum(JOB_KINDS as [JobKind, ...JobKind[]])),
+  trigger: optional(z.enum(JOB_TRIGGERS as [JobTrigger, ...JobTrigger[]])),
   /** Started (created) at or after. */
   after: optional(isoTime),
   /** Created before. */
@@ -60,6 +61,7 @@ export function storeQuery(workspaceId: string, f: RunFilter): Omit<JobQuery, 'l
     // A flow waiting for approvals is stored as a running flow: its run tells which kind of wait.
     ...(f.status ? { status: waiting ? 'running' : f.status } : {}),
     ...(waiting ? { kind: 'flow' as const } : f.kind ? { kind: f.kind } : {}),
+    ...(f.trigger ? { trigger: f.trigger } : {}),
     ...(f.user ? { created_by: f.user } : {}),
     ...(f.after ? { created_after: f.after } : {}),
     ...(f.before ? { created_before: f.before } : {}),

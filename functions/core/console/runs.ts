@@ -6,7 +6,7 @@ import { legacyScriptHash } from '../run-target.js';
 import { decodeCursor, encodeCursor, storeQuery, type RunFilter } from './run-filter.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../permissions.js';
-import type { Job, JobPosition } from '../../ports.js';
+import type { Job, JobPosition, JobTrigger } from '../../ports.js';
 
 /**
  * The console's run list: the jobs the caller may read (Rights.canJob, as for every job route),
@@ -20,6 +20,8 @@ export interface RunSummary {
   status: string;
   path: string;
   kind: Job['kind'];
+  /** What started it; null for jobs stored before triggers were recorded. */
+  trigger: JobTrigger | null;
   parent_job: string | null;
   created_by: string;
   created_at: string;
@@ -88,6 +90,7 @@ function summary(job: Job, status: string, rights: Rights, now: number): RunSumm
     status,
     path: job.script_path,
     kind: job.kind,
+    trigger: job.trigger ?? null,
     parent_job: job.parent_job,
     created_by: job.created_by,
     created_at: job.created_at,

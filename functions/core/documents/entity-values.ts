@@ -71,11 +71,22 @@ export const jobLimitsSetting = z
   .strict();
 export type JobLimitsSetting = z.infer<typeof jobLimitsSetting>;
 
-/** How long a workspace keeps finished jobs' arguments, logs and results (README: Console, Retention); null keeps them. */
-export const retentionInput = z.object({ max_age_days: z.number().int().positive().max(36_500).nullable() }).strict();
+/**
+ * How long and how many finished jobs a workspace keeps with their arguments, logs and results
+ * (README: Console, Retention); null keeps them. A field left out keeps its current value.
+ */
+export const RETENTION_MAX_COUNT = 100_000;
+const retentionFields = z
+  .object({
+    max_age_days: z.number().int().positive().max(36_500).nullable().optional(),
+    // Bounded: each pass counts this many newest finished jobs to find where pruning starts.
+    max_count: z.number().int().positive().max(RETENTION_MAX_COUNT).nullable().optional(),
+  })
+  .strict();
+export const retentionInput = retentionFields.refine((v) => v.max_age_days !== undefined || v.max_count !== undefined, 'give max_age_days, max_count or both');
 const jobPosition = z.object({ created_at: z.string(), id: z.string() });
 /** As stored: the setting, and where a pruning walk cut short by its budget goes on, per status. */
-export const retentionSetting = retentionInput.extend({ resume: z.partialRecord(z.enum(['success', 'failed', 'canceled']), jobPosition).optional() });
+export const retentionSetting = retentionFields.extend({ resume: z.partialRecord(z.enum(['success', 'failed', 'canceled']), jobPosition).optional() });
 export type RetentionSetting = z.infer<typeof retentionSetting>;
 
 export interface EntityValues {

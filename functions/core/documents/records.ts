@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENTITY_KINDS, LANGUAGES, type Delivery, type Entity, type InputSchema, type OutboxEvent, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
+import { ENTITY_KINDS, JOB_TRIGGERS, LANGUAGES, type JobTrigger, type Delivery, type Entity, type InputSchema, type OutboxEvent, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
 
 /**
  * The schemas of the Store's records (ports.ts): each store builds a candidate from its row or
@@ -56,6 +56,7 @@ const jobFields = {
   // The scopes of the token that started the job; absent or null: the starter's full rights.
   created_scopes: z.array(z.string()).nullable().optional(),
   schedule_path: z.string().nullable().optional(),
+  trigger: z.enum(JOB_TRIGGERS as [JobTrigger, ...JobTrigger[]]).nullable().optional(),
   created_at: timestamp,
   started_at: timestamp.nullable(),
   completed_at: timestamp.nullable(),

@@ -80,7 +80,7 @@ async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, 
   });
   if (!target.ok)
     throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
-  return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path });
+  return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path, trigger: 'schedule' });
 }
 
 /**
@@ -107,7 +107,7 @@ async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jo
     const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler });
     if (!target.ok)
       throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
-    await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error });
+    await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error }, undefined, { trigger: 'schedule' });
   } catch (e) {
     log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
   }

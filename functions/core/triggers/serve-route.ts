@@ -11,6 +11,7 @@ import { authorizeRouteCall } from './route-auth.js';
 import type { HttpTrigger } from './http-trigger-document.js';
 import type { ShapedResponse } from '../sync-response.js';
 import type { CoreDeps } from '../deps.js';
+import type { JobOrigin } from '../jobs.js';
 
 /**
  * Answers `/api/r/<url path>`: finds the route, checks its authentication, turns the request into
@@ -32,6 +33,8 @@ export interface RouteRequest {
 /** Query parameters that carry credentials or steer webhooks, never passed on as arguments. */
 export const RESERVED_QUERY: ReadonlySet<string> = new Set(['token', 'wrap_body', 'raw', 'include_header', 'include_query', 'payload']);
 
+const ROUTE: JobOrigin = { trigger: 'route' };
+
 export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<RouteAnswer> {
   const found = await findRoute(deps, req.method, req.urlPath);
   if (!found) throw notFound(`route ${req.method.toUpperCase()} /api/r/${req.urlPath}`);
@@ -39,8 +42,8 @@ export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<Ro
   const rights = await authorizeRouteCall(deps, workspaceId, trigger, { headers: req.incoming.headers, body: req.incoming.body, bearer: req.bearer });
   const runnable = await resolveForCaller(deps, rights, { by: 'path', path: trigger.script_path, only: trigger.is_flow ? 'flow' : 'script' });
   const args = await routeArgs(deps, workspaceId, trigger, req.incoming, params);
-  if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args)).id };
-  return { kind: 'sync', response: await syncResponse(deps, (id) => startRun(deps, rights, runnable, args, id)) };
+  if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args, undefined, ROUTE)).id };
+  return { kind: 'sync', response: await syncResponse(deps, (id) => startRun(deps, rights, runnable, args, id, ROUTE)) };
 }
 
 async function findRoute(deps: CoreDeps, method: string, urlPath: string) {

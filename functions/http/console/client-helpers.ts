@@ -98,7 +98,10 @@ async function apiCall(path, init) {
   return answer;
 }
 
-function postJson(path, body) {
-  return apiCall(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+// trigger: what the run list shows as having started a run this call starts (X-Svc-Trigger).
+function postJson(path, body, trigger) {
+  const headers = { 'content-type': 'application/json' };
+  if (trigger) headers['x-svc-trigger'] = trigger;
+  return apiCall(path, { method: 'POST', headers, body: JSON.stringify(body) });
 }
 `;

@@ -8,6 +8,7 @@ import { SESSION_COOKIE } from '../../core/users.js';
 import { requireWorkspace } from '../../core/workspaces.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, raw, type Markup } from '../html.js';
+import { HIGHLIGHT_STYLE } from './highlight.js';
 
 /**
  * What every console page shares: the login check, the frame (navigation, style) and a strict CSP
@@ -38,8 +39,9 @@ export const CONSOLE_STYLE = [
   '.ansi-red-bg{background:#c92a2a}.ansi-green-bg{background:#2b8a3e}.ansi-yellow-bg{background:#e67700}.ansi-blue-bg{background:#1864ab}.ansi-bold{font-weight:700}',
   'dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0;word-break:break-all}',
   '.json details{margin-left:1rem}.json summary{cursor:pointer}.json .k{color:#6f42c1}.json .str{color:#0a7d32}.json .num{color:#0b57d0}',
-  '#message{color:var(--bad)}.muted{color:var(--muted)}',
+  '#message{color:var(--bad)}.muted{color:var(--muted)}figure.chart{margin:0 0 1rem;overflow-x:auto}figure.chart figcaption{font-size:.85em}',
   '.graph svg{max-width:100%;height:auto}.graph .node rect{fill:#fff;stroke:#888}.graph .node.s-success rect{stroke:var(--ok);fill:#e8f5e9}.graph .node.s-failed rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-running rect{stroke:var(--run);fill:#e3f2fd}.graph .node.s-suspended rect,.graph .node.s-awaiting_approval rect{stroke:var(--wait);fill:#fff8e1}.graph text{font-size:12px}.graph .edge{stroke:#888;fill:none}',
+  HIGHLIGHT_STYLE,
   '@media (max-width:600px){th.wide,td.wide{display:none}main{padding:.5rem}}',
 ].join('');
 const STYLE_HASH = hashOf(CONSOLE_STYLE);
@@ -57,20 +59,28 @@ export interface PageFrame {
   /** data-* attributes of <body>: what the script needs to know (escaped like any value). */
   data: Record<string, string>;
   body: Markup;
+  /** Library scripts loaded before the page's own (static-assets.ts), each allowed by its hash. */
+  libraries?: { url: string; hash: string }[];
+  /** A library's style sheet, inline after the console's, allowed by its own hash. */
+  libraryStyle?: string;
 }
 
 export function renderPage(p: PageFrame): string {
   const data = Object.entries(p.data).map(([k, v]) => html` data-${raw(k)}="${v}"`);
   const ws = encodeURIComponent(p.workspace);
+  const libraries = p.libraries ?? [];
+  // A hash source allows an external script whose integrity attribute carries that hash (CSP 3).
+  const scriptSources = [p.script.hash, ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ');
+  const styleSources = [STYLE_HASH, ...(p.libraryStyle ? [hashOf(p.libraryStyle)] : [])].map((h) => `'sha256-${h}'`).join(' ');
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-${p.script.hash}'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${scriptSources}; style-src ${styleSources}; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">
-<title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style></head>
+<title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style>${p.libraryStyle ? html`<style>${raw(p.libraryStyle)}</style>` : ''}</head>
 <body data-workspace="${p.workspace}"${data}>
 <nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
 <main>${p.body}</main>
-<script>${raw(p.script.text)}</script></body></html>`.toString();
+${libraries.map((l) => html`<script src="${l.url}" integrity="sha256-${l.hash}"></script>`)}<script>${raw(p.script.text)}</script></body></html>`.toString();
 }
 
 export type PageAccess = { ok: true; principal: Principal; rights: Rights } | { ok: false; response: Response };

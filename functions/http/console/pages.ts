@@ -12,6 +12,7 @@ import { pageAccess, pageResponse, renderPage, hashOf } from './layout.js';
 import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
+import { uplotScript } from './static-assets.js';
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -19,6 +20,13 @@ import { workspacePageRoutes } from './workspace-pages.js';
  */
 export function consolePageRoutes(deps: CoreDeps) {
   const r = new Hono();
+
+  // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
+  r.get('/console/assets/:name', (c) => {
+    const asset = uplotScript();
+    if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
+    return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
+  });
 
   r.get('/w/:workspace/runs', async (c) => {
     const access = await pageAccess(deps, c);

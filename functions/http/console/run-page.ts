@@ -178,7 +178,7 @@ function rerunPath() {
   return body.kind === 'flow' ? '/jobs/run/fv/' + encodeURIComponent(body.flowVersion) : '/jobs/run/h/' + encodeURIComponent(body.scriptHash);
 }
 async function rerun(args) {
-  const newId = await postJson(rerunPath(), args);
+  const newId = await postJson(rerunPath(), args, 'rerun');
   location.assign('/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(newId));
 }
 const again = document.getElementById('rerun');
@@ -228,7 +228,7 @@ ${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same argume
 <form id="rerun-form" hidden aria-label="Re-run with edited arguments"><div id="rerun-fields"></div><button type="submit">Run</button></form>
 <p id="message" role="alert"></p>
 <div id="approval" aria-live="polite"></div>
-<dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
+<dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Trigger</dt><dd id="trigger">${j.trigger ?? 'not recorded'}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
 <dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd><dt>Language</dt><dd>${j.language}</dd></dl>
 ${graph}
 <h2>Arguments</h2><div id="args"></div>

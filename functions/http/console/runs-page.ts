@@ -1,7 +1,9 @@
 import { html } from '../html.js';
 import { RUN_STATUSES, type RunFilter } from '../../core/console/run-filter.js';
-import { JOB_KINDS } from '../../ports.js';
+import { JOB_KINDS, JOB_TRIGGERS } from '../../ports.js';
 import { hashOf, renderPage } from './layout.js';
+import { RUN_CHART_SCRIPT } from './run-chart.js';
+import { uplotScript, uplotStyle } from './static-assets.js';
 
 /**
  * `/w/<ws>/runs`: the run list. The filter form is a GET form, so every filter is in the URL and a
@@ -17,10 +19,12 @@ const rows = document.getElementById('rows');
 const message = document.getElementById('message');
 const more = document.getElementById('more');
 const form = document.getElementById('filters');
-const FILTERS = ['path', 'folder', 'status', 'user', 'kind', 'after', 'before', 'args', 'result'];
+const FILTERS = ['path', 'folder', 'status', 'user', 'kind', 'trigger', 'after', 'before', 'args', 'result'];
 let cursor = null;
 let pagesLoaded = 0;
 let feed = null;
+// The runs shown, by id: what the chart draws.
+const listed = new Map();
 
 function filterQuery() {
   const q = new URLSearchParams();
@@ -75,13 +79,14 @@ function row(run) {
   link.textContent = run.path;
   path.append(link);
   const args = td(run.args ? JSON.stringify(run.args).slice(0, 80) : '', 'wide');
-  tr.append(pick, status, path, td(run.kind, 'wide'), td(run.created_by), td(run.created_at.replace('T', ' ').slice(0, 19)), td(duration(run.duration_ms)), args);
+  tr.append(pick, status, path, td(run.kind, 'wide'), td(run.trigger || '', 'trigger'), td(run.created_by), td(run.created_at.replace('T', ' ').slice(0, 19)), td(duration(run.duration_ms)), args);
   return tr;
 }
 
 function show(page, append) {
-  if (!append) rows.replaceChildren();
-  for (const run of page.runs) rows.append(row(run));
+  if (!append) { rows.replaceChildren(); listed.clear(); }
+  for (const run of page.runs) { rows.append(row(run)); listed.set(run.id, run); }
+  drawChart([...listed.values()]);
   cursor = page.next_cursor;
   more.hidden = !cursor;
   document.getElementById('empty').hidden = rows.children.length > 0;
@@ -108,8 +113,10 @@ function merge(page) {
     const old = byId.get(run.id);
     const tr = row(run);
     if (old) old.replaceWith(tr); else fresh.push(tr);
+    listed.set(run.id, run);
   }
   rows.prepend(...fresh);
+  drawChart([...listed.values()]);
 }
 
 function follow() {
@@ -180,7 +187,8 @@ document.getElementById('confirm-yes').addEventListener('click', async () => {
 
 load(false).then(follow);
 `;
-const SCRIPT = { text: SCRIPT_TEXT, hash: hashOf(SCRIPT_TEXT) };
+const TEXT = RUN_CHART_SCRIPT + SCRIPT_TEXT;
+const SCRIPT = { text: TEXT, hash: hashOf(TEXT) };
 
 export function renderRunsPage(workspace: string, username: string, filter: Partial<RunFilter> & Record<string, unknown>): string {
   const value = (name: string) => {
@@ -194,7 +202,7 @@ export function renderRunsPage(workspace: string, username: string, filter: Part
     html`<div><label for="f-${name}">${label}</label><select id="f-${name}" name="${name}"><option value="">any</option>${options.map((o) => html`<option${o === value(name) ? html` selected` : ''}>${o}</option>`)}</select></div>`;
   const body = html`<h1>Runs</h1>
 <form id="filters" class="filters" method="get" role="search" aria-label="Filter runs">
-${text('path', 'Path starts with', 'f/ops/')}${text('folder', 'Folder')}${select('status', 'Status', RUN_STATUSES)}${text('user', 'Started by')}${select('kind', 'Kind', JOB_KINDS)}
+${text('path', 'Path starts with', 'f/ops/')}${text('folder', 'Folder')}${select('status', 'Status', RUN_STATUSES)}${text('user', 'Started by')}${select('kind', 'Kind', JOB_KINDS)}${select('trigger', 'Triggered by', JOB_TRIGGERS)}
 ${text('after', 'Created after', '2026-01-01T00:00:00Z')}${text('before', 'Created before')}${text('args', 'Arguments contain (JSON)', '{"env":"prod"}')}${text('result', 'Result contains (JSON)')}
 <div><button type="submit">Filter</button> <a href="?">Clear</a></div>
 </form>
@@ -204,9 +212,11 @@ ${text('after', 'Created after', '2026-01-01T00:00:00Z')}${text('before', 'Creat
 <span id="done" role="status"></span></div>
 <div id="confirm" hidden role="alertdialog" aria-labelledby="confirm-text"><p id="confirm-text"></p><button type="button" id="confirm-yes" class="danger">Yes, cancel them</button> <button type="button" id="confirm-no">No</button></div>
 <p id="message" role="alert"></p>
-<div class="table-wrap"><table aria-label="Runs"><thead><tr><th scope="col"><span class="muted">sel.</span></th><th scope="col">Status</th><th scope="col">Path</th><th scope="col" class="wide">Kind</th><th scope="col">By</th><th scope="col">Created</th><th scope="col">Duration</th><th scope="col" class="wide">Arguments</th></tr></thead>
+<figure class="chart"><div id="chart" role="img" hidden></div><figcaption class="muted">Duration against start time; drag across the chart to list only that time range.</figcaption></figure>
+<div class="table-wrap"><table aria-label="Runs"><thead><tr><th scope="col"><span class="muted">sel.</span></th><th scope="col">Status</th><th scope="col">Path</th><th scope="col" class="wide">Kind</th><th scope="col">Trigger</th><th scope="col">By</th><th scope="col">Created</th><th scope="col">Duration</th><th scope="col" class="wide">Arguments</th></tr></thead>
 <tbody id="rows"></tbody></table></div>
 <p id="empty" hidden>No runs match.</p>
 <button type="button" id="more" hidden>Older runs</button>`;
-  return renderPage({ title: `Runs of ${workspace}`, workspace, username, script: SCRIPT, data: {}, body });
+  const uplot = uplotScript();
+  return renderPage({ title: `Runs of ${workspace}`, workspace, username, script: SCRIPT, data: {}, body, libraries: [uplot], libraryStyle: uplotStyle() });
 }

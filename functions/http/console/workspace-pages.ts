@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { ApiError } from '../../core/errors.js';
-import { listScripts, getScriptByPath } from '../../core/scripts.js';
-import { findLatestFlow, getFlow, listFlows } from '../../core/flows/flows.js';
+import { listScripts, getScriptByPath, scriptHistory } from '../../core/scripts.js';
+import { findLatestFlow, flowHistory, getFlow, listFlows } from '../../core/flows/flows.js';
 import { listRuns } from '../../core/console/runs.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import type { CoreDeps } from '../../core/deps.js';
@@ -9,6 +9,7 @@ import type { Rights } from '../../core/permissions.js';
 import { html, type Markup } from '../html.js';
 import { CLIENT_HELPERS } from './client-helpers.js';
 import { flowGraphSvg } from './flow-graph.js';
+import { highlightSource } from './highlight.js';
 import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
 
 /**
@@ -96,19 +97,24 @@ interface ItemView {
   description: string;
   language: string;
   hash: string | null;
-  source: string | null;
+  /** The script's source, highlighted (null for a flow). */
+  source: Markup | null;
   graph: Markup | null;
   schema: unknown;
+  /** Newest first: a script version's hash or a flow version's number, when and by whom. */
+  versions: { id: string; created_at: string; created_by: string; message: string }[];
 }
 
 async function scriptItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
   const s = await getScriptByPath(deps.store, rights, path);
-  return { kind: 'script', path, summary: s.summary, description: s.description, language: s.language, hash: s.hash, source: s.content, graph: null, schema: s.schema };
+  const versions = (await scriptHistory(deps.store, rights, path)).map((v) => ({ id: v.hash, created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary }));
+  return { kind: 'script', path, summary: s.summary, description: s.description, language: s.language, hash: s.hash, source: highlightSource(s.content, s.language), graph: null, schema: s.schema, versions };
 }
 
 async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
   const f = await getFlow(deps, rights, path);
-  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none'), schema: f.schema };
+  const versions = (await flowHistory(deps, rights, path)).slice(0, 20).map((v) => ({ id: String(v.id), created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary }));
+  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none'), schema: f.schema, versions };
 }
 
 function itemBody(ws: string, origin: string, item: ItemView): Markup {
@@ -125,7 +131,9 @@ function itemBody(ws: string, origin: string, item: ItemView): Markup {
 <p>${item.summary}</p>${item.description ? html`<p class="muted">${item.description}</p>` : ''}
 <h2>Run</h2><form id="run-form" aria-label="Run ${item.path}"><div id="run-fields"></div><button type="submit">Run</button></form><p id="message" role="alert"></p>
 ${item.graph ? html`<h2>Graph</h2><div class="graph">${item.graph}</div>` : ''}
-${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code>${item.source}</code></pre>` : ''}
+${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code id="source" class="hljs">${item.source}</code></pre>` : ''}
+<h2>Versions</h2><div class="table-wrap"><table id="versions" aria-label="Versions, newest first"><thead><tr><th scope="col">${item.kind === 'flow' ? 'Version' : 'Hash'}</th><th scope="col">Created</th><th scope="col">By</th><th scope="col" class="wide">Message</th></tr></thead><tbody>
+${item.versions.map((v) => html`<tr><td><code>${v.id}</code></td><td>${v.created_at.replace('T', ' ').slice(0, 19)}</td><td>${v.created_by}</td><td class="wide">${v.message}</td></tr>`)}</tbody></table></div>
 <h2>Input schema</h2><pre>${JSON.stringify(item.schema ?? {}, null, 2)}</pre>
 <h2>Webhooks</h2><p class="muted">Replace <code>$SVC_TOKEN</code> with a token from <a href="/tokens">your tokens</a>.</p>
 ${urls.map(([label, url]) => html`<h3>${label}</h3><pre class="curl">${curl(url)}</pre><button type="button" class="copy">Copy as curl</button>`)}
@@ -144,7 +152,7 @@ document.getElementById('run-form').addEventListener('submit', async (event) => 
   const message = document.getElementById('message');
   message.textContent = '';
   try {
-    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')));
+    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')), 'console');
     location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
   } catch (e) { message.textContent = e.message; }
 });

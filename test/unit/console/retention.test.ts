@@ -50,6 +50,37 @@ describe('retention', () => {
     }
   });
 
+  it('keeps the newest max_count finished jobs, alone or with max_age_days, whichever prunes more', async () => {
+    const { store, rights, old, recent, oldQueued, otherWorkspace } = await setup();
+    // Newest first, the finished jobs of 'prune' are: recent, then old[6] .. old[0].
+    expect(await setRetention({ store, clock }, rights, { max_count: 3 })).toEqual({ max_age_days: null, max_count: 3 });
+    expect(await getRetention({ store }, rights)).toEqual({ max_age_days: null, max_count: 3 });
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 100 })).scrubbed).toBe(5);
+    const kept = [recent, old[6], old[5]];
+    for (const j of kept) expect(await store.getJob('prune', j.id)).toMatchObject({ deleted: false, args: j.args });
+    for (const j of old.slice(0, 5)) expect(await store.getJob('prune', j.id)).toMatchObject({ deleted: true, args: null, result: null, logs: '' });
+    // The unfinished job does not count and is never scrubbed; another workspace is untouched.
+    expect(await store.getJob('prune', oldQueued.id)).toMatchObject({ deleted: false, args: oldQueued.args });
+    expect(await store.getJob('keep', otherWorkspace.id)).toMatchObject({ deleted: false });
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 100 })).scrubbed).toBe(0);
+
+    // A count that keeps more than the age allows: the age prunes (the old ones), the recent one stays.
+    expect(await setRetention({ store, clock }, rights, { max_age_days: 30, max_count: 50 })).toEqual({ max_age_days: 30, max_count: 50 });
+    expect((await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 100 })).scrubbed).toBe(2);
+    expect(await store.getJob('prune', recent.id)).toMatchObject({ deleted: false });
+    // A field left out keeps its value; null lifts the bound.
+    expect(await setRetention({ store, clock }, rights, { max_count: null })).toEqual({ max_age_days: 30 });
+  });
+
+  it('refuses a bad max_count with a 400 and keeps the setting', async () => {
+    const { store, rights } = await setup();
+    await setRetention({ store, clock }, rights, { max_count: 10 });
+    for (const bad of [{ max_count: 0 }, { max_count: -5 }, { max_count: 1.5 }, { max_count: '10' }, { max_count: 100_001 }, {}]) {
+      await expect(setRetention({ store, clock }, rights, bad), JSON.stringify(bad)).rejects.toMatchObject({ status: 400 });
+    }
+    expect(await getRetention({ store }, rights)).toEqual({ max_age_days: null, max_count: 10 });
+  });
+
   it('lets only workspace admins change the setting, and refuses bad values', async () => {
     const { store, rights } = await setup();
     await expect(setRetention({ store, clock }, rights, { max_age_days: 0 })).rejects.toMatchObject({ status: 400 });

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from './harness.js';
+
+/**
+ * The run list's chart library (uPlot) is served by svc itself in both shells, under a URL that
+ * changes with its content, and the page's CSP allows exactly that file by its hash.
+ */
+
+let s: TestServer;
+let cookie: string;
+
+beforeAll(async () => {
+  s = await startServer();
+  expect((await s.post('/api/users/create', { username: 'ada', email: 'ada@example.com', password: 'ada-password' })).status).toBe(201);
+  expect((await s.post(`/api/w/${s.workspace}/workspaces/add_user`, { username: 'ada', role: 'admin' })).status).toBe(201);
+  const login = await s.fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', password: 'ada-password' }), token: null });
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+describe('the console chart library', () => {
+  it('is loaded by the runs page from svc, allowed by its hash, and served cacheable with that content', async () => {
+    const page = await (await s.fetch(`/w/${s.workspace}/runs`, { token: null, headers: { cookie } })).text();
+    const tag = page.match(/<script src="([^"]+)" integrity="sha256-([^"]+)"><\/script>/);
+    expect(tag, 'a library script tag').not.toBeNull();
+    const [, url, hash] = tag!;
+    expect(url).toMatch(/^\/console\/assets\/uplot-/);
+    const csp = page.match(/http-equiv="Content-Security-Policy" content="([^"]+)"/)![1].replaceAll('&#39;', "'");
+    expect(csp).toContain(`'sha256-${hash}'`);
+    expect(csp).not.toMatch(/script-src[^;]*'self'/);
+
+    const res = await s.fetch(url, { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(res.headers.get('cache-control')).toContain('immutable');
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(createHash('sha256').update(body).digest('base64')).toBe(hash);
+    expect(body.toString('utf8')).toContain('uPlot');
+  });
+
+  it('answers 404 for any other asset name', async () => {
+    for (const name of ['uplot-0.0.0-xxxxxxxx.js', '..%2Fpackage.json', 'nothing']) {
+      expect((await s.fetch(`/console/assets/${name}`, { token: null })).status, name).toBe(404);
+    }
+  });
+});
