@@ -28,7 +28,7 @@ try {
   store.db.pragma('cache_size = -262144');
   store.db.pragma('temp_store = MEMORY');
   // Indexes are built once after the load rather than row by row: the same indexes, much sooner.
-  const indexes = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
+  const indexes = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('jobs', 'job_fields') AND sql IS NOT NULL").all() as { name: string; sql: string }[];
   for (const index of indexes) store.db.exec(`DROP INDEX ${index.name}`);
   // One INSERT ... SELECT over a counter: the rows are made inside SQLite, in one transaction.
   // One job every 3 s over about a month: 50 folders of 20 scripts, 40 users, one in ten "prod".

@@ -1,3 +1,5 @@
+import { jobFieldsMigration } from './sqlite-job-fields.js';
+
 /** The local store's tables. Versioned by `user_version` so later issues can migrate forward. */
 export const MIGRATIONS: string[] = [
   `
@@ -185,4 +187,6 @@ export const MIGRATIONS: string[] = [
   -- jobs stored before it was recorded), a run list filter. The column is not named trigger, a
   -- keyword in SQL. Filtered on the rows the other indexes read, like kind.
   ALTER TABLE jobs ADD COLUMN trigger_kind TEXT;`,
+  // argsidx: built from the bounds in sqlite-job-fields.ts (never edit once shipped; add a migration).
+  jobFieldsMigration(),
 ];

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
-import { broadPrefix, jobQuerySql, registerJobQueryFunctions } from './sqlite-job-query.js';
+import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { deliveryRecord, entityRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
@@ -128,7 +128,7 @@ export class SqliteStore implements Store {
   }
 
   async queryJobs(q: JobQuery) {
-    const { sql, params } = jobQuerySql(q, broadPrefix(this.db, q));
+    const { sql, params } = jobQuerySql(q, planJobQuery(this.db, q));
     return (this.stmt(sql).all(params) as Row[]).map(toJob);
   }
 
