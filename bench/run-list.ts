@@ -67,6 +67,8 @@ try {
     ['args {"env":"prod"}', () => ({ args: '{"env":"prod"}' })],
     ['args {"customer":"c42"} (rare: 200 of 1M)', () => ({ args: '{"customer":"c42"}' })],
     ['status=failed + args {"env":"prod"}', () => ({ status: 'failed', args: '{"env":"prod"}' })],
+    ['args {"customer":"c99999"} (no match)', () => ({ args: '{"customer":"c99999"}' })],
+    ['status=failed + args {"customer":"c42"} (none)', () => ({ status: 'failed', args: '{"customer":"c42"}' })],
     ['result {"rows":7}', () => ({ result: '{"rows":7}' })],
     ['time range (one day), status=success', (k) => ({ after: someTime(k), before: new Date(Math.min(end, Date.parse(someTime(k)) + 86_400_000)).toISOString(), status: 'success' })],
   ];
