@@ -113,6 +113,7 @@ describe('SQLite run list, args and result through job_fields', () => {
     );
     insert.run('old-1', '{"customer":"acme","n":1}', '{"rows":3}', at(1));
     insert.run('old-2', '{"customer":"other"}', null, at(2));
+    insert.run('old-3', '["not", "an", "object"]', 'not json', at(3));
     db.close();
     const migrated = new SqliteStore(file);
     try {

@@ -32,9 +32,12 @@ function indexable(e: string) {
       AND (${e}.type <> 'text' OR length(CAST(${e}.value AS BLOB)) <= ${MAX_TEXT_BYTES})`;
 }
 
-/** json_each over a document's top level when it is an object, over nothing otherwise. */
+/**
+ * json_each over a document's top level when it is an object, over nothing otherwise; a row that
+ * is not valid JSON (none is written so) is left out rather than failing the write or the backfill.
+ */
 function topLevel(doc: string, e: string) {
-  return `json_each(CASE WHEN json_type(${doc}) = 'object' THEN ${doc} END) ${e}`;
+  return `json_each(CASE WHEN json_valid(${doc}) THEN CASE WHEN json_type(${doc}) = 'object' THEN ${doc} END END) ${e}`;
 }
 
 /**
