@@ -28,6 +28,7 @@ try {
   store.db.pragma('cache_size = -262144');
   store.db.pragma('temp_store = MEMORY');
   // Indexes are built once after the load rather than row by row: the same indexes, much sooner.
+  // (job_fields, the args/result index, is still filled row by row by its triggers on jobs.)
   const indexes = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('jobs', 'job_fields') AND sql IS NOT NULL").all() as { name: string; sql: string }[];
   for (const index of indexes) store.db.exec(`DROP INDEX ${index.name}`);
   // One INSERT ... SELECT over a counter: the rows are made inside SQLite, in one transaction.
