@@ -119,7 +119,7 @@ export async function compileIfNeeded(compiler: ScriptCompiler | null | undefine
   if (target && !prebuilt) {
     throw badRequest(
       'language_unavailable',
-      `this server builds no ${language} scripts: create them with a binary built for GOOS=${target.goos} GOARCH=${target.goarch} in go_binary (svc sync push does it; README: Go scripts on AWS)`,
+      `this server has no ${language} toolchain: create ${language} scripts with go_binary, their binary built for GOOS=${target.goos} GOARCH=${target.goarch} (svc sync push builds it; README: Go scripts on AWS)`,
       { field: 'go_binary' },
     );
   }
