@@ -207,6 +207,8 @@ describe.skipIf(!aws)('go scripts (AWS shell)', () => {
 
     const result = await runSync('u/admin/go_connect', { apiKey: '$var:u/admin/go_secret', opts: { table: 'orders', tags: ['a'] } });
     expect(result).toMatchObject({ bound: true, password_ok: true, table: 'orders', tags: ['a'], verbose: false, has_token: true });
+    // Confined in the sandbox as the local runner confines it: never the user running the sandbox.
+    expect(result.uid).not.toBe(process.getuid?.());
 
     const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/go_connect`, json({ apiKey: 'x', opts: { table: 't', tags: [] } }))).text();
     const job = await waitForJob(s, id, 60_000);
