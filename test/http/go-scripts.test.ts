@@ -258,6 +258,14 @@ describe.skipIf(!aws)('go scripts (AWS shell)', () => {
     expect(broken.code).not.toBe(0);
     expect(broken.stderr).toContain('main.go:4:9: undefined: undefinedName');
     expect(await runSync('f/ops/greet', { name: 'gopher' })).toBe('hello gopher');
+
+    // Without sync: `svc go-binary` prints the go_binary field for a create with curl.
+    project.write('hello.go', HELLO);
+    const built = await project.svc(['go-binary', 'hello.go', '--goarch', (await target()).goarch]);
+    expect(built.code, built.stderr).toBe(0);
+    const created = await createWithBinary('u/admin/go_curl', HELLO, JSON.parse(built.stdout));
+    expect(created.status, await created.clone().text()).toBe(201);
+    expect(await runSync('u/admin/go_curl', { name: 'curl' })).toBe('hello curl');
   }, 240_000);
 
   it('ask for approval in a flow step with GetResumeUrls, and go on once approved', async () => {
