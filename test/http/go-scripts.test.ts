@@ -145,6 +145,10 @@ describe.skipIf(aws)('go scripts (local shell)', () => {
     expect((await s.fetch(`${ws()}/scripts/get/p/u/admin/go_type`)).status).toBe(404);
   }, 120_000);
 
+  it('announce no Go target: this shell builds Go scripts itself, from their source', async () => {
+    expect((await (await s.fetch('/api/runtime')).json()).go_target).toBeNull();
+  });
+
   it('refuse other modules with a clear message when the instance has no Go module proxy', async () => {
     const res = await create('u/admin/go_module', 'package inner\n\nimport "github.com/google/uuid"\n\nfunc main() (string, error) {\n\treturn uuid.NewString(), nil\n}\n');
     expect(res.status).toBe(400);
