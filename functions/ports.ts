@@ -15,8 +15,28 @@ export const LANGUAGES = ['bun', 'deno', 'nativets', 'python3', 'bash', 'go'] as
 export interface ScriptCompiler {
   /** The languages this compiler builds. */
   readonly languages: readonly Language[];
-  /** Builds `content` and keeps the result for the runner; the failure says why, for a 400. */
-  compile(language: Language, content: string): Promise<{ ok: true } | { ok: false; message: string }>;
+  /**
+   * Set when this shell builds nothing itself (AWS): a create must bring a binary built elsewhere
+   * for this target (README: Go scripts on AWS), which `compile` checks and keeps.
+   */
+  readonly prebuiltTarget?: GoTarget;
+  /** Builds `content` (or checks and keeps `prebuilt`) for the runner; the failure says why, for a 400. */
+  compile(language: Language, content: string, prebuilt?: PrebuiltBinary): Promise<{ ok: true } | { ok: false; message: string }>;
+}
+
+/** The platform a Go binary is built for: the sandbox's (GOOS=linux, GOARCH per the stack). */
+export interface GoTarget {
+  goos: 'linux';
+  goarch: 'amd64' | 'arm64';
+}
+
+/** A script's binary built off the server (the CLI, or `go build` by hand), as a create carries it. */
+export interface PrebuiltBinary {
+  workspaceId: string;
+  /** The binary gzipped, then base64: Lambda takes at most 6 MB per request. */
+  gzipBase64: string;
+  /** sha256 of the (uncompressed) binary, hex. */
+  sha256: string;
 }
 
 export type JobStatus = 'queued' | 'running' | 'suspended' | 'awaiting_approval' | 'success' | 'failed' | 'canceled';
@@ -492,6 +512,8 @@ export interface RunRequest {
   shared?: SharedFiles;
   /** The workspace's own job limits, where it set any: the runner applies the lower of these and its own. */
   limits?: JobResourceLimits;
+  /** AWS: a short-lived URL the sandbox fetches a Go script's binary from (it holds no credentials). */
+  goBinaryUrl?: string;
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

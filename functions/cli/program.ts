@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { CliError } from './errors.js';
 import { findInPackage } from './package-root.js';
 import { EXIT, type ExitCode } from './errors.js';
@@ -8,6 +8,7 @@ import { addSyncOptionFlags, syncOptionsFromFlags } from './sync-flags.js';
 import { tokenCreate, tokenDelete, tokenList, whoami, workspaceAdd, workspaceList, workspaceRemove, workspaceSwitch } from './account-commands.js';
 import { jobCancel, jobGet, jobLogs, runCommand } from './run-commands.js';
 import { completionScript } from './completion.js';
+import { goBinaryCommand } from './go-binary-command.js';
 import type { Io } from './io.js';
 
 /**
@@ -221,6 +222,16 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
   );
   examples(withConnection(token.command('list').description('list the tokens: prefix, label, expiry, workspace, scopes (never the token)')).action(async (opts) => done(await tokenList(opts, io))), ['svc token list']);
   examples(withConnection(token.command('delete').description('delete a token by the prefix token list shows').argument('<prefix>', 'token prefix')).action(async (prefix: string, opts) => done(await tokenDelete(prefix, opts, io))), ['svc token delete a1b2c3d4']);
+
+  examples(
+    program
+      .command('go-binary')
+      .description("build a Go script for a server that builds none (AWS): prints scripts/create's go_binary (svc sync push does this itself)")
+      .argument('<file>', 'the Go script')
+      .addOption(new Option('--goarch <arch>', "the sandbox's GOARCH, as GET /api/runtime names it (go_target)").choices(['arm64', 'amd64']).makeOptionMandatory())
+      .action(async (file: string, opts: { goarch: 'arm64' | 'amd64' }) => done(await goBinaryCommand(file, opts, io))),
+    ['svc go-binary f/ops/greet.go --goarch arm64 > greet.binary.json'],
+  );
 
   examples(
     program

@@ -5,7 +5,7 @@ import { assertItemPath } from './paths.js';
 import { sha256Hex } from './crypto.js';
 import { parseBody } from './validation.js';
 import { inferSchema, SchemaInferenceError } from './schema/index.js';
-import { LANGUAGES, type Clock, type InputSchema, type Language, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
+import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
@@ -18,6 +18,17 @@ const inputSchemaShape = z.object({
   required: z.array(z.string()).default([]),
   order: z.array(z.string()).optional(),
 }).passthrough();
+
+/**
+ * Fits the API's request body limit (4 MiB on AWS) beside a script's content; a Go binary built with
+ * `-ldflags=-s -w` and gzipped is well under it.
+ */
+export const GO_BINARY_MAX_BASE64_CHARS = 3_000_000;
+
+const goBinaryBody = z.object({
+  gzip_base64: z.string().min(1).max(GO_BINARY_MAX_BASE64_CHARS).regex(/^[A-Za-z0-9+/]+=*$/, 'base64'),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha256 of the binary'),
+});
 
 export const createScriptBody = z.object({
   path: z.string(),
@@ -33,6 +44,8 @@ export const createScriptBody = z.object({
   deployment_message: z.string().max(1000).nullish(),
   /** The dependency lock the CLI keeps beside the script; stored, not interpreted. */
   lock: z.string().max(64 * 1024).nullish(),
+  /** A Go script's binary built off the server, for shells that build nothing (README: Go scripts on AWS). */
+  go_binary: goBinaryBody.nullish(),
 });
 
 export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
@@ -61,7 +74,8 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   if (!latest && parentHash !== null) {
     throw conflict(`parent_hash ${parentHash} is not the latest version of ${input.path}`);
   }
-  await compileIfNeeded(deps.compiler, language, input.content);
+  if (input.go_binary && language !== 'go') throw badRequest('invalid_request', 'go_binary is only for go scripts', { field: 'go_binary' });
+  await compileIfNeeded(deps.compiler, language, input.content, input.go_binary ? { workspaceId, gzipBase64: input.go_binary.gzip_base64, sha256: input.go_binary.sha256 } : undefined);
   const createdAt = clock.now().toISOString();
   const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
@@ -96,12 +110,20 @@ export const COMPILED_LANGUAGES: readonly Language[] = ['go'];
  * A compiled language is built when its version is created, so a run never compiles and a
  * script that does not build is refused now, with the compiler's file, line and column.
  */
-export async function compileIfNeeded(compiler: ScriptCompiler | null | undefined, language: Language, content: string): Promise<void> {
+export async function compileIfNeeded(compiler: ScriptCompiler | null | undefined, language: Language, content: string, prebuilt?: PrebuiltBinary): Promise<void> {
   if (!COMPILED_LANGUAGES.includes(language)) return;
   if (!compiler?.languages.includes(language)) {
     throw badRequest('language_unavailable', `${language} scripts cannot be created on this server: it has no ${language} toolchain to build them (README: Go scripts)`, { field: 'language' });
   }
-  const built = await compiler.compile(language, content);
+  const target = compiler.prebuiltTarget;
+  if (target && !prebuilt) {
+    throw badRequest(
+      'language_unavailable',
+      `this server has no ${language} toolchain: create ${language} scripts with go_binary, their binary built for GOOS=${target.goos} GOARCH=${target.goarch} (svc sync push builds it; README: Go scripts on AWS)`,
+      { field: 'go_binary' },
+    );
+  }
+  const built = await compiler.compile(language, content, prebuilt);
   if (!built.ok) throw badRequest('invalid_script', `content: ${built.message}`, { field: 'content' });
 }
 

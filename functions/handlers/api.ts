@@ -16,7 +16,7 @@ const app = once(async () => {
   const { deps, config, secrets } = await awsShell();
   // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
   await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace, signingKey: deps.config.signingKey });
-  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs });
+  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, goTarget: deps.compiler?.prebuiltTarget });
 });
 
 // streamHandle wants an app when the module loads; the real one needs secrets and the table first.

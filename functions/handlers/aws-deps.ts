@@ -7,6 +7,10 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { CoreDeps } from '../core/deps.js';
+import type { CodeRunner } from '../ports.js';
+import { goTargetFromEnv, UploadedGoBinaries, withGoBinaryUrls } from '../adapters/aws/go-binaries.js';
+import { createLambdaSandboxRunner } from '../adapters/aws/lambda-sandbox-runner.js';
+import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
@@ -36,6 +40,8 @@ export interface AwsShell {
   secrets: AwsSecrets;
   /** `deps.flows`, with what the flow-runner and worker functions also need of it. */
   flowRunner: StepFunctionsFlowRunner;
+  /** Runs jobs in the sandbox functions `invoke` reaches; Go jobs carry a presigned URL of their binary. */
+  sandboxRunner(invoke: SandboxInvoke): CodeRunner;
 }
 
 /**
@@ -47,7 +53,8 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const config = awsConfigFromEnv();
   const secretsClient = new SecretsManagerClient({});
   const secrets = await loadSecrets(config.secrets, secretsManagerReader(secretsClient)).finally(() => secretsClient.destroy());
-  const blobs = new S3BlobStore({ client: traced(new S3Client(s3ClientConfig())), bucketName: config.bucketName });
+  const s3 = traced(new S3Client(s3ClientConfig()));
+  const blobs = new S3BlobStore({ client: s3, bucketName: config.bucketName });
   // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
   const store = new DynamoStore({ client: traced(new DynamoDBClient({})), tableName: config.tableName, blobs });
   const clock = { now: () => new Date() };
@@ -68,8 +75,11 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     timers: config.scheduleTimers ? new SchedulerTimers({ client: traced(new SchedulerClient({})), ...config.scheduleTimers }) : null,
     clock,
     config: { ...config.core, signingKey: secrets.signingKey },
+    // Go binaries are built by the CLI for the sandbox's architecture and kept in the bucket.
+    compiler: new UploadedGoBinaries(blobs, goTargetFromEnv(process.env)),
   };
-  return { config, deps, secrets, flowRunner };
+  const sandboxRunner = (invoke: SandboxInvoke) => withGoBinaryUrls(createLambdaSandboxRunner(invoke), s3, config.bucketName);
+  return { config, deps, secrets, flowRunner, sandboxRunner };
 });
 
 /**

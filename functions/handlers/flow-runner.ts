@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { WorkerDeps } from '../core/deps.js';
 import { abandonFlow, advanceForRunner } from '../core/flows/runner-action.js';
 import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
-import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
+import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
@@ -48,7 +48,7 @@ export interface FlowRunnerHandlerOptions {
 export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke, opts: FlowRunnerHandlerOptions = {}) {
   const runner = once(async (): Promise<{ deps: WorkerDeps; shell: AwsShell }> => {
     const shell = await awsShell();
-    return { shell, deps: { ...shell.deps, runner: createLambdaSandboxRunner(sandboxInvoker(shell)) } };
+    return { shell, deps: { ...shell.deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) } };
   });
 
   return async (input: unknown): Promise<AdvanceOutput | Record<string, never>> => {

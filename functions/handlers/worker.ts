@@ -6,7 +6,7 @@ import type { WorkerDeps } from '../core/deps.js';
 import { executeJob } from '../core/worker.js';
 import { isFinished } from '../core/jobs.js';
 import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
-import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
+import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
@@ -23,7 +23,7 @@ import { errorText, log, type LogFields } from '../core/logger.js';
 export function createWorkerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke) {
   const worker = once(async (): Promise<{ deps: WorkerDeps; shell: AwsShell }> => {
     const shell = await awsShell();
-    return { shell, deps: { ...shell.deps, runner: createLambdaSandboxRunner(sandboxInvoker(shell)) } };
+    return { shell, deps: { ...shell.deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) } };
   });
 
   const runJob = async (record: SQSRecord): Promise<void> => {

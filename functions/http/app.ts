@@ -1,3 +1,4 @@
+import type { GoTarget } from '../ports.js';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
@@ -44,6 +45,8 @@ export interface AppOptions {
   sseKeepAliveMs: number;
   /** How this shell confines jobs (served at GET /api/runtime, so nobody is unconfined unknowingly). */
   runtime?: unknown;
+  /** Where Go binaries must be built for (GET /api/runtime `go_target`): the AWS sandbox's platform. */
+  goTarget?: GoTarget;
 }
 
 /** The whole HTTP API; the local server and the Lambda handler serve this same app. */
@@ -72,7 +75,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   );
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
-  app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null }));
+  app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null }));
   app.route('/', approvalRoutes(deps));
   app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());

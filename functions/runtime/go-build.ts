@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Language, ScriptCompiler } from '../ports.js';
+import type { GoTarget, Language, ScriptCompiler } from '../ports.js';
 import { GO_SCRIPT_FILE, goSignature } from '../core/schema/go.js';
 import { SchemaInferenceError } from '../core/schema/errors.js';
 import { goClientDir } from './client-libraries.js';
@@ -82,53 +82,77 @@ export class GoCompiler implements ScriptCompiler {
   }
 
   private async build(content: string, binary: string): Promise<{ ok: true } | { ok: false; message: string }> {
-    await mkdir(join(this.options.cacheDir, 'tmp'), { recursive: true, mode: 0o700 });
-    const dir = await mkdtemp(join(this.options.cacheDir, 'tmp', 'build-'));
-    try {
-      const { files, scriptFile } = goBuildFiles(content, goClientDir());
-      for (const [name, text] of Object.entries(files)) {
-        await mkdir(dirname(join(dir, name)), { recursive: true });
-        await writeFile(join(dir, name), text);
-      }
-      const failure = await this.runGoBuild(dir);
-      if (failure !== null) return { ok: false, message: compilerMessage(failure, dir, scriptFile) };
-      await mkdir(dirname(binary), { recursive: true, mode: 0o755 });
-      await chmod(join(dir, 'main'), 0o755);
-      // A rename is atomic: a concurrent create of the same content finds a whole binary or none.
-      await rename(join(dir, 'main'), binary);
-      return { ok: true };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const failure = await buildGoBinary(content, binary, { workDir: join(this.options.cacheDir, 'tmp'), gopath: join(this.options.cacheDir, 'gopath'), moduleProxy: this.options.moduleProxy });
+    return failure === null ? { ok: true } : { ok: false, message: failure };
   }
+}
 
-  /** null on success, else what the go command printed. */
-  private runGoBuild(dir: string): Promise<string | null> {
-    const cache = this.options.cacheDir;
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      // Go's own build cache (content-addressed, safe to share): the standard library is compiled
-      // once per machine, not once per data directory (a cold cache costs a minute).
-      GOCACHE: process.env.GOCACHE || join(homedir(), '.cache', 'go-build'),
-      GOPATH: join(cache, 'gopath'),
-      // -modcacherw: modules downloaded through the proxy stay deletable with the data dir.
-      GOFLAGS: '-mod=mod -modcacherw',
-      GOTOOLCHAIN: 'local',
-      GOTELEMETRY: 'off',
-      CGO_ENABLED: '0',
-      // Without a proxy nothing is downloaded; with one, modules come from it alone.
-      GOPROXY: this.options.moduleProxy ?? 'off',
-      GOSUMDB: 'off',
-    };
-    return new Promise((resolve) => {
-      execFile(this.go!, ['build', '-trimpath', '-o', 'main', '.'], { cwd: dir, env, timeout: BUILD_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
-        if (!error) resolve(null);
-        else if (error.killed) resolve(`the build took longer than ${BUILD_TIMEOUT_MS / 1000}s`);
-        else resolve(`${stdout}${stderr}`.trim() || error.message);
-      });
-    });
+export interface GoBinaryBuild {
+  /** Where the build directory is made (and removed). */
+  workDir: string;
+  /** Where modules fetched through the proxy are kept. */
+  gopath: string;
+  moduleProxy?: string;
+  /** Cross-compiles for the AWS sandbox; the machine's own platform when absent. */
+  target?: GoTarget;
+}
+
+/**
+ * Builds the program of a Go script (go-source.ts: the same files wherever it is built) into
+ * `binary`; null on success, else the compiler's message as the script's author reads it. The
+ * local compiler and the CLI (building for the AWS sandbox) both build through here.
+ */
+export async function buildGoBinary(content: string, binary: string, build: GoBinaryBuild): Promise<string | null> {
+  const go = goToolchain();
+  if (!go) return 'no Go toolchain on PATH (apt-get install golang-go)';
+  await mkdir(build.workDir, { recursive: true, mode: 0o700 });
+  const dir = await mkdtemp(join(build.workDir, 'build-'));
+  try {
+    const { files, scriptFile } = goBuildFiles(content, goClientDir());
+    for (const [name, text] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, name)), { recursive: true });
+      await writeFile(join(dir, name), text);
+    }
+    const failure = await runGoBuild(go, dir, build);
+    if (failure !== null) return compilerMessage(failure, dir, scriptFile);
+    await mkdir(dirname(binary), { recursive: true, mode: 0o755 });
+    await chmod(join(dir, 'main'), 0o755);
+    // A rename is atomic: a concurrent create of the same content finds a whole binary or none.
+    await rename(join(dir, 'main'), binary);
+    return null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** null on success, else what the go command printed. */
+function runGoBuild(go: string, dir: string, build: GoBinaryBuild): Promise<string | null> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    // Go's own build cache (content-addressed, safe to share): the standard library is compiled
+    // once per machine, not once per data directory (a cold cache costs a minute).
+    GOCACHE: process.env.GOCACHE || join(homedir(), '.cache', 'go-build'),
+    GOPATH: build.gopath,
+    // -modcacherw: modules downloaded through the proxy stay deletable with the data dir.
+    GOFLAGS: '-mod=mod -modcacherw',
+    GOTOOLCHAIN: 'local',
+    GOTELEMETRY: 'off',
+    CGO_ENABLED: '0',
+    // Without a proxy nothing is downloaded; with one, modules come from it alone.
+    GOPROXY: build.moduleProxy ?? 'off',
+    GOSUMDB: 'off',
+    ...(build.target ? { GOOS: build.target.goos, GOARCH: build.target.goarch } : {}),
+  };
+  // A binary that travels (to S3 and a sandbox) leaves out its symbol tables: a third smaller.
+  const args = ['build', '-trimpath', ...(build.target ? ['-ldflags=-s -w'] : []), '-o', 'main', '.'];
+  return new Promise((resolve) => {
+    execFile(go, args, { cwd: dir, env, timeout: BUILD_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (!error) resolve(null);
+      else if (error.killed) resolve(`the build took longer than ${BUILD_TIMEOUT_MS / 1000}s`);
+      else resolve(`${stdout}${stderr}`.trim() || error.message);
+    });
+  });
 }
 
 /**

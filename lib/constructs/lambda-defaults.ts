@@ -122,6 +122,8 @@ export function serviceEnvironment(data: Data, secrets: Secrets, jobsQueue: sqs.
   return {
     TABLE_NAME: data.table.tableName,
     BUCKET_NAME: data.bucket.bucketName,
+    // Go scripts are built off the service for the sandbox's architecture (README: Go scripts on AWS).
+    SANDBOX_ARCH: ARCHITECTURE === lambda.Architecture.ARM_64 ? 'arm64' : 'x86_64',
     JOBS_QUEUE_URL: jobsQueue.queueUrl,
     SIGNING_KEY_SECRET_ARN: secrets.signingKey.secretArn,
     SECRETS_KMS_KEY_ID: secrets.secretVariablesKey.keyArn,

@@ -129,6 +129,8 @@ function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string,
     ...env,
     ...emulators.env,
     API_BASE_URL: env.API_BASE_URL || url,
+    // The sandbox runs on this machine: Go binaries are built for its architecture.
+    SANDBOX_ARCH: process.arch === 'arm64' ? 'arm64' : 'x86_64',
     // Secrets Manager's part: a new signing key per start (nothing outlives the emulators anyway).
     SIGNING_KEY_HEX: randomBytes(32).toString('hex'),
   };

@@ -1,4 +1,8 @@
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +16,7 @@ import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 import { flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
+import { prebuiltGoBinary } from '../../functions/runtime/go-prebuilt.js';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
 
@@ -164,6 +169,14 @@ describe('functions', () => {
     expect(workerEnv.ADMIN_TOKEN_SECRET_ARN).toBeUndefined();
   });
 
+  it("tell the api (which announces it), the worker and the flow runner the sandbox's architecture, for Go binaries", () => {
+    const sandboxArch = propsOf(stack.sandboxes.nodeSandbox).Architectures[0];
+    expect(sandboxArch).toBe('arm64');
+    for (const fn of [stack.api.handler, stack.worker.handler, stack.flowRunner.handler]) {
+      expect(propsOf(fn).Environment.Variables.SANDBOX_ARCH).toBe(sandboxArch);
+    }
+  });
+
   it('run the worker from the queue with partial batch failures', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: arnOf(stack.jobQueue.queue),
@@ -234,9 +247,9 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
-  const outcomeOf = async (language: string, content: string, env: Record<string, string> = {}) => {
+  const outcomeOf = async (language: string, content: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => {
     const events: Array<{ type: string; outcome?: unknown }> = [];
-    const request = { jobId: 'job-1', workspaceId: 'ws', language, scriptHash: `h-${language}-${content.length}`, content, args: {}, env };
+    const request = { jobId: 'job-1', workspaceId: 'ws', language, scriptHash: `h-${language}-${content.length}`, content, args: {}, env, ...extra };
     const schema = { type: 'object', properties: {}, required: [] };
     await sandbox.runSandboxed({ ...request, schema, timeoutMs: 10_000, maxOutputBytes: 100_000 }, (e) => events.push(e), new AbortController().signal, 60_000);
     return events.at(-1)?.outcome;
@@ -250,6 +263,22 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
   it('runs a TypeScript job', async () => {
     expect(await outcomeOf('nativets', 'export function main(): number { return 42; }')).toMatchObject({ ok: true, result: 42 });
   });
+
+  // Go binaries are built by the CLI and fetched by URL (the sandbox holds no credentials).
+  it('runs a Go job whose binary it fetches from the URL the worker sends, and refuses one without', async () => {
+    const content = 'package inner\n\nfunc main() (string, error) {\n\treturn "go on lambda", nil\n}\n';
+    const upload = await prebuiltGoBinary(content, { goos: 'linux', goarch: process.arch === 'arm64' ? 'arm64' : 'amd64' });
+    const binary = gunzipSync(Buffer.from(upload.gzip_base64, 'base64'));
+    expect(await outcomeOf('go', content)).toMatchObject({ ok: false, error: { name: 'SandboxError', message: 'this Go job came without the URL of its binary' } });
+    const server = createServer((_req, res) => res.end(binary)).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/binary`;
+      expect(await outcomeOf('go', content, {}, { goBinaryUrl: url })).toMatchObject({ ok: true, result: 'go on lambda' });
+    } finally {
+      server.close();
+    }
+  }, 120_000);
 
   // Deno is a 95 MB binary the bundle does not carry: deno jobs are refused, never run on Node.
   it('refuses a deno job, saying Deno is not installed', async () => {

@@ -12,6 +12,7 @@ import { sweepEnvironment } from '../../runtime/environment-sweep.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { limitsFromEnv, uidRangeFromEnv } from '../../runtime/job-limits.js';
 import { log } from '../../core/logger.js';
+import { fetchGoBinary } from './sandbox-go-binary.js';
 
 /** /tmp is the only writable place on Lambda. */
 const DEFAULT_WORK_DIR = '/tmp/svc-sandbox';
@@ -38,7 +39,14 @@ function sandboxRunner(): LocalRunner {
     maxWarmTotal: 8,
     // One spare per tenant and language: a new version skips the start without crowding memory.
     sparesPerKey: 1,
+    // Go binaries fetched by this container (sandbox-go-binary.ts), by their content's hash.
+    goCacheDir: goCacheDir(),
   }));
+}
+
+/** Beside the work directory, not in it: the sweep between jobs removes the work directory's files. */
+function goCacheDir(): string {
+  return `${workDir}-go`;
 }
 
 /** Moves the sandbox's work directory (tests); takes effect with the next runner. */
@@ -82,6 +90,10 @@ async function runChecked(payload: unknown, write: (event: SandboxEvent) => void
   const { request } = parsed;
   if (sandboxFor(request.language) !== 'node') {
     return sandboxFailure(`the Node sandbox does not run ${request.language} jobs`);
+  }
+  if (request.language === 'go') {
+    const fetched = await fetchGoBinary(request, goCacheDir(), signal);
+    if (fetched !== null) return sandboxFailure(fetched);
   }
   // The runner's own timeout yields a proper TimeoutError; Lambda's would cut the stream mid-job.
   const timeoutMs = Math.max(1, Math.min(request.timeoutMs, remainingMs));

@@ -33,6 +33,7 @@ const runRequestSchema = z.object({
     .object({ memoryBytes: z.number().int().positive(), processes: z.number().int().positive(), cpuSeconds: z.number().int().positive(), fileBytes: z.number().int().positive(), openFiles: z.number().int().positive() })
     .partial()
     .optional(),
+  goBinaryUrl: z.string().url().optional(),
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });

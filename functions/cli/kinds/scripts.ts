@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { FOLDER_ITEM, isItemPath, languageOfFile, scriptExtension, toYaml, type ScriptLanguage } from '../layout.js';
 import { mapPool } from '../pool.js';
-import { p } from '../remote.js';
+import { p, type Remote } from '../remote.js';
 import { bundleScript, codebaseOf } from '../codebases.js';
 import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
-import type { Language } from '../../ports.js';
+import type { GoTarget, Language } from '../../ports.js';
+import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
 /**
  * Scripts: the content in its language's extension (`.ts` for the defaultTs runtime, `.bun.ts` /
@@ -114,6 +115,7 @@ export const scripts: KindHandler = {
   async push(item, meta, ctx) {
     await ctx.remote.post('/scripts/create', {
       ...item.payload,
+      ...(item.payload.language === 'go' ? await goBinaryFor(item, ctx.remote) : {}),
       // A bundle has lost main's parameter types: the schema comes from the source entry.
       ...(item.bundledFrom ? { schema: sourceSchema(item) } : {}),
       parent_hash: (meta?.hash as string | undefined) ?? null,
@@ -140,4 +142,27 @@ export function sourceSchema(item: Item): unknown {
 /** Scripts that locksRequired would refuse: every language but Bash and Go (standard library and svc, or the instance's proxy) resolves dependencies. */
 export function scriptsWithoutLock(items: Item[]): string[] {
   return items.filter((i) => i.kind === 'script' && i.payload.language !== 'bash' && i.payload.language !== 'go' && !i.payload.lock).map((i) => i.id);
+}
+
+/** The server's Go target (GET /api/runtime), asked once per server: null when it builds Go itself. */
+const goTargets = new WeakMap<Remote, Promise<GoTarget | null>>();
+
+/**
+ * A server that builds no Go (the AWS shell) takes Go scripts with a binary built here, for its
+ * sandbox's platform; one that builds them itself gets the source alone.
+ */
+async function goBinaryFor(item: Item, remote: Remote): Promise<{ go_binary?: GoBinaryUpload }> {
+  let target = goTargets.get(remote);
+  if (!target) {
+    target = remote.get<{ go_target?: GoTarget | null } | null>('/api/runtime').then((runtime) => runtime?.go_target ?? null);
+    goTargets.set(remote, target);
+  }
+  const goTarget = await target;
+  if (!goTarget) return {};
+  try {
+    return { go_binary: await prebuiltGoBinary(item.payload.content as string, goTarget) };
+  } catch (e) {
+    if (e instanceof GoBuildError) throw new ItemFileError(Object.keys(item.files).find((f) => f.endsWith('.go')) ?? item.id, e.message);
+    throw e;
+  }
 }
