@@ -23,8 +23,10 @@ export function askOnStdin(question: string, err: (t: string) => void, opts: { s
 
 /** The terminal in raw mode, so nothing typed is echoed; Enter ends the answer, Ctrl-C or Ctrl-D gives none. */
 function askHidden(question: string, err: (t: string) => void): Promise<string | null> {
-  err(question);
   const stdin = process.stdin;
+  // Echo off before the prompt shows: what is typed (or pasted) as soon as it appears stays hidden.
+  stdin.setRawMode(true);
+  err(question);
   return new Promise((resolve) => {
     let answer = '';
     const finish = (value: string | null) => {
@@ -41,7 +43,6 @@ function askHidden(question: string, err: (t: string) => void): Promise<string |
         answer = ch === '\u007f' || ch === '\b' ? answer.slice(0, -1) : answer + ch;
       }
     };
-    stdin.setRawMode(true);
     stdin.setEncoding('utf8');
     stdin.on('data', onData);
     stdin.resume();
