@@ -4,52 +4,15 @@
  * Everything here is async so that either shell fits behind the same signatures.
  */
 
-export type Language = 'bun' | 'deno' | 'nativets' | 'python3' | 'bash' | 'go';
-export const LANGUAGES = ['bun', 'deno', 'nativets', 'python3', 'bash', 'go'] as const satisfies readonly Language[];
+import type { InputSchema, JobError, Language } from './ports/code-runner.js';
+import type { Delivery, OutboxEvent } from './ports/webhooks.js';
 
-/**
- * Builds a script version of a compiled language (Go) ahead of its runs: when the version is
- * created, never on the run path. A shell without a toolchain has none, and the core then refuses
- * such scripts.
- */
-export interface ScriptCompiler {
-  /** The languages this compiler builds. */
-  readonly languages: readonly Language[];
-  /**
-   * Set when this shell builds nothing itself (AWS): a create must bring a binary built elsewhere
-   * for this target (README: Go scripts on AWS), which `compile` checks and keeps.
-   */
-  readonly prebuiltTarget?: GoTarget;
-  /** Builds `content` (or checks and keeps `prebuilt`) for the runner; the failure says why, for a 400. */
-  compile(language: Language, content: string, prebuilt?: PrebuiltBinary): Promise<{ ok: true } | { ok: false; message: string }>;
-}
-
-/** The platform a Go binary is built for: the sandbox's (GOOS=linux, GOARCH per the stack). */
-export interface GoTarget {
-  goos: 'linux';
-  goarch: 'amd64' | 'arm64';
-}
-
-/** A script's binary built off the server (the CLI, or `go build` by hand), as a create carries it. */
-export interface PrebuiltBinary {
-  workspaceId: string;
-  /** The binary gzipped, then base64: Lambda takes at most 6 MB per request. */
-  gzipBase64: string;
-  /** sha256 of the (uncompressed) binary, hex. */
-  sha256: string;
-}
+// The ports too large to share this file live beside it; everyone imports them from here.
+export * from './ports/code-runner.js';
+export * from './ports/webhooks.js';
 
 export type JobStatus = 'queued' | 'running' | 'suspended' | 'awaiting_approval' | 'success' | 'failed' | 'canceled';
 export const FINISHED_STATUSES: readonly JobStatus[] = ['success', 'failed', 'canceled'];
-
-/** JSON Schema object describing a script's inputs; `properties` keys are in parameter order. */
-export interface InputSchema {
-  $schema?: string;
-  type: 'object';
-  properties: Record<string, Record<string, unknown>>;
-  required: string[];
-  order?: string[];
-}
 
 export interface Workspace {
   id: string;
@@ -91,12 +54,6 @@ export const JOB_KINDS: readonly JobKind[] = ['script', 'flow', 'flowstep'];
  */
 export type JobTrigger = 'webhook' | 'route' | 'schedule' | 'cli' | 'console' | 'rerun' | 'flow' | 'api';
 export const JOB_TRIGGERS: readonly JobTrigger[] = ['webhook', 'route', 'schedule', 'cli', 'console', 'rerun', 'flow', 'api'];
-
-export interface JobError {
-  name: string;
-  message: string;
-  stack?: string;
-}
 
 export interface Job {
   id: string;
@@ -350,67 +307,6 @@ export interface Store {
 }
 
 /**
- * An event for a webhook (spec 6.1, 6.2), recorded by the Store in the same transaction as the
- * change it announces (the `events` argument of the writes above) and delivered at least once.
- */
-export interface OutboxEvent {
-  /** Unique and increasing with creation time: the order of delivery, the CloudEvent id and `webhook-id`. */
-  id: string;
-  /** The workspace whose webhook receives it, or `*instance` for the instance events webhook. */
-  scope: string;
-  /** What order is kept for (`script:f/x/y`): an item's events arrive in the order they happened. */
-  item: string;
-  /** The event type (table 6.1), e.g. `CreateScript`. */
-  type: string;
-  /** The CloudEvent, as JSON text: sent as it is on every attempt. */
-  body: string;
-  created_at: string;
-}
-
-export interface DeliveryAttempt {
-  at: string;
-  /** The receiver's status code; null when no answer came (refused, timed out, blocked address). */
-  status_code: number | null;
-  error: string | null;
-}
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-/** An outbox event and where its delivery stands. */
-export interface Delivery extends OutboxEvent {
-  status: DeliveryStatus;
-  /** How many attempts were made (the log below keeps the latest ones). */
-  attempt_count: number;
-  attempts: DeliveryAttempt[];
-  /** When it is tried next; also the end of a dispatcher's claim while an attempt is under way. */
-  next_attempt_at: string | null;
-  /** Grows by one with every replace (optimistic concurrency). */
-  version: number;
-}
-
-/** A signed POST to a webhook receiver, built by the core. */
-export interface WebhookRequest {
-  /** POST unless said otherwise (chat APIs also read with GET and replace with PUT). */
-  method?: 'GET' | 'POST' | 'PUT';
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-}
-
-/** `body`: the receiver's answer (up to 1 MiB), which chat APIs use to say `ok` or why not. */
-export type WebhookResponse = { status: number; body?: string } | { error: string };
-
-/**
- * Sends webhook requests (adapters/outbound-http.ts): refuses loopback, private and metadata
- * addresses after resolving names, also on redirects, unless the instance allows them. Never
- * throws for the receiver's failures: they come back as a status or an error.
- */
-export interface WebhookSender {
-  post(req: WebhookRequest): Promise<WebhookResponse>;
-}
-
-/**
  * Encrypts secret variables at rest (local: AES-256-GCM with a key in the data directory; AWS: KMS
  * envelope encryption). `context` names where the secret belongs (workspace and path) and is bound
  * to the ciphertext, so a ciphertext copied to another variable does not decrypt.
@@ -481,65 +377,6 @@ export interface BlobStore {
   get(key: string): Promise<Uint8Array | null>;
   /** Removes the object if there is one. */
   delete(key: string): Promise<void>;
-}
-
-/**
- * The files of a flow's `./shared` folder (flows with `same_worker`), by path relative to it with
- * `/` separators, base64-encoded. Only regular files travel.
- */
-export type SharedFiles = Record<string, string>;
-/** The folder's name in a step's working directory, as Windmill names it. */
-export const SHARED_FOLDER = 'shared';
-/** What a shared folder may hold: it rides along in a sandbox invocation (6 MB on Lambda, base64 inside). */
-export const SHARED_FOLDER_MAX_BYTES = 3 * 1024 * 1024;
-
-/** Runs user code in a sandbox. */
-export interface RunRequest {
-  jobId: string;
-  workspaceId: string;
-  language: Language;
-  /** Identifies the code version: warm processes are reused only for the same workspace and hash. */
-  scriptHash: string;
-  content: string;
-  /** Arguments by parameter name; the runner passes those named in `schema` to `main`. */
-  args: Record<string, unknown>;
-  schema: InputSchema;
-  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3), OV_JOB_ATTEMPT. */
-  env: Record<string, string>;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  /** Set for a step of a `same_worker` flow: the `./shared` folder it starts with. */
-  shared?: SharedFiles;
-  /** The workspace's own job limits, where it set any: the runner applies the lower of these and its own. */
-  limits?: JobResourceLimits;
-  /** AWS: a short-lived URL the sandbox fetches a Go script's binary from (it holds no credentials). */
-  goBinaryUrl?: string;
-}
-
-/** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */
-export interface JobResourceLimits {
-  memoryBytes?: number;
-  processes?: number;
-  cpuSeconds?: number;
-  fileBytes?: number;
-  openFiles?: number;
-}
-
-export interface RunHooks {
-  /** A chunk yielded by a generator `main`, in order. */
-  onStream(chunk: string): void;
-  /** Output the user code wrote (stdout/stderr), in order. */
-  onLog(text: string): void;
-}
-
-/** `shared`: the `./shared` folder as the job left it, when the request carried one. */
-export type RunOutcome =
-  | { ok: true; result: unknown; streamed: boolean; shared?: SharedFiles }
-  | { ok: false; error: JobError; shared?: SharedFiles };
-
-export interface CodeRunner {
-  run(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome>;
-  close(): Promise<void>;
 }
 
 export interface EmailMessage {
