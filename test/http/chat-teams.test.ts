@@ -114,6 +114,10 @@ describe('Teams chat approvals', () => {
     // Bob is not the approver.
     const byBob = await send(teams.invoke(posted, 'svc_approve', BOB), await teams.sign());
     expect(byBob.status).toBe(403);
+    // Teams shows a Universal Actions error to the one who clicked: Bob reads why.
+    const refusal = await byBob.json();
+    expect(refusal).toMatchObject({ statusCode: 403, type: 'application/vnd.microsoft.error', value: { code: 'not_an_approver' } });
+    expect(refusal.value.message).toMatch(/alice/);
     expect(await status(id)).toBe('suspended');
 
     const ok = await send(approve, await teams.sign());
@@ -124,7 +128,26 @@ describe('Teams chat approvals', () => {
     expect(answer.value.actions).toBeUndefined();
     const done = await waitForJob(s, id, 30_000);
     expect(done.result).toEqual({ resume: { reason: 'damaged in transit', amount: 40, currency: 'CHF' }, approvers: ['alice'] });
-    expect((await send(approve, await teams.sign())).status).toBe(409);
+    const again = await send(approve, await teams.sign());
+    expect(again.status).toBe(409);
+    expect((await again.json()).value.message).toMatch(/already decided: approved by alice/);
+  });
+
+  it('reads the signing keys once, not per callback, and again when Teams signs with a new key', async () => {
+    const { id } = await runUntilSuspended('u/admin/refund_teams_keys', 'Approvals');
+    const posted = teams.activities.at(-1)!;
+    const byBob = teams.invoke(posted, 'svc_approve', BOB);
+    await send(byBob, await teams.sign());
+    const reads = teams.keyReads();
+    for (let i = 0; i < 4; i++) expect((await send(byBob, await teams.sign())).status).toBe(403);
+    expect(teams.keyReads()).toBe(reads);
+    // A rotation: the old key set has no key for the new kid, so the keys are read once more.
+    await new Promise((r) => setTimeout(r, 1_100)); // past the refetch floor that stops forged kids from forcing a read per call
+    await teams.rotateKey();
+    expect((await send(byBob, await teams.sign())).status).toBe(403);
+    expect(teams.keyReads()).toBe(reads + 1);
+    expect((await send(teams.invoke(posted, 'svc_approve', ALICE, { reason: 'ok' }), await teams.sign())).status).toBe(200);
+    expect((await waitForJob(s, id, 30_000)).status).toBe('success');
   });
 
   it('says so when the channel is unknown, and the resume URLs still decide (from Python)', async () => {

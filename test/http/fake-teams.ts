@@ -34,6 +34,10 @@ export interface FakeTeams {
   sign(claims?: Record<string, unknown>, opts?: { key?: CryptoKey; expiresIn?: string }): Promise<string>;
   /** A key pair Teams does not publish. */
   otherKey(): Promise<CryptoKey>;
+  /** How often the OpenID metadata and the signing keys were read. */
+  keyReads(): number;
+  /** Publishes a new signing key (new kid) and signs with it from now on, as a rotation does. */
+  rotateKey(): Promise<void>;
   /** The invoke a click on `verb` of `card` sends, with the card's inputs filled in. */
   invoke(posted: TeamsActivity, verb: string, user: TeamsUser, inputs?: Record<string, string>): Record<string, unknown>;
   close(): Promise<void>;
@@ -44,8 +48,10 @@ export async function startFakeTeams(users: TeamsUser[], channels: { id: string;
   const appPassword = `secret-${Math.random().toString(36).slice(2)}`;
   const teamId = '19:team-finance@thread.tacv2';
   const botToken = `bot-${Math.random().toString(36).slice(2)}`;
-  const { publicKey, privateKey } = await generateKeyPair('RS256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'fake-key-1', use: 'sig', alg: 'RS256' };
+  let { publicKey, privateKey } = await generateKeyPair('RS256');
+  let kid = 'fake-key-1';
+  const published = [{ ...(await exportJWK(publicKey)), kid, use: 'sig', alg: 'RS256' }];
+  let keyReads = 0;
   const activities: TeamsActivity[] = [];
   let next = 1;
 
@@ -65,7 +71,10 @@ export async function startFakeTeams(users: TeamsUser[], channels: { id: string;
         return reply(200, { token_type: 'Bearer', expires_in: 3600, access_token: botToken });
       }
       if (url.pathname === '/openid' && req.method === 'GET') return reply(200, { issuer: 'https://api.botframework.com', jwks_uri: `${base}/keys`, id_token_signing_alg_values_supported: ['RS256'] });
-      if (url.pathname === '/keys' && req.method === 'GET') return reply(200, { keys: [jwk] });
+      if (url.pathname === '/keys' && req.method === 'GET') {
+        keyReads++;
+        return reply(200, { keys: published });
+      }
       if (!url.pathname.startsWith('/connector/v3/')) return reply(404, { error: { code: 'NotFound' } });
       if (req.headers.authorization !== `Bearer ${botToken}`) return reply(401, { error: { code: 'Unauthorized', message: 'bad bot token' } });
       const path = url.pathname.slice('/connector'.length).split('/').map(decodeURIComponent);
@@ -111,7 +120,7 @@ export async function startFakeTeams(users: TeamsUser[], channels: { id: string;
     activities,
     async sign(claims = {}, opts = {}) {
       return new SignJWT({ serviceurl: serviceUrl, ...claims })
-        .setProtectedHeader({ alg: 'RS256', kid: 'fake-key-1', typ: 'JWT' })
+        .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
         .setIssuer(typeof claims.iss === 'string' ? claims.iss : 'https://api.botframework.com')
         .setAudience(typeof claims.aud === 'string' ? claims.aud : appId)
         .setIssuedAt()
@@ -120,6 +129,12 @@ export async function startFakeTeams(users: TeamsUser[], channels: { id: string;
     },
     async otherKey() {
       return (await generateKeyPair('RS256')).privateKey;
+    },
+    keyReads: () => keyReads,
+    async rotateKey() {
+      ({ publicKey, privateKey } = await generateKeyPair('RS256'));
+      kid = `fake-key-${published.length + 1}`;
+      published.push({ ...(await exportJWK(publicKey)), kid, use: 'sig', alg: 'RS256' });
     },
     invoke(posted, verb, user, inputs = {}) {
       const card = posted.activity.attachments[0].content;

@@ -8,10 +8,11 @@ import { settleMessage } from './outcomes.js';
 import { svcUserByEmail } from './slack-user.js';
 import { APPROVE_VERB, cardValues, decidedCard, REASON_INPUT, REF, REJECT_VERB } from './teams-cards.js';
 import { callConnector } from './teams-api.js';
-import { readTeamsConnection } from './teams-connection.js';
+import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
 import { assertBotFrameworkToken } from './teams-jwt.js';
 import { runRights } from './run-identity.js';
 import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /**
  * Teams' callbacks (`POST /api/w/{ws}/chat/teams/messages`, the bot's messaging endpoint): an
@@ -19,10 +20,12 @@ import type { CoreDeps } from '../deps.js';
  * whose card asks the reason a rejection needs). In order: the activity must name a
  * card of the workspace's (else 400 / 404); its connection's Bot Framework token check (else 401);
  * the clicking user is mapped to a svc user by the email the connector gives for them; then the
- * step's rules, as for Slack. The answer replaces the card with its outcome.
+ * step's rules, as for Slack. The answer replaces the card with its outcome; a refusal past the
+ * token check (not an approver, already decided) is a Universal Actions error, which Teams shows to
+ * the one who clicked.
  */
 
-export type TeamsAnswer = { status: 200; body: Record<string, unknown> };
+export type TeamsAnswer = { status: 200 | ApiError['status']; body: Record<string, unknown> };
 
 export async function handleTeamsCallback(deps: CoreDeps, workspaceId: string, req: { authorization: string | undefined; rawBody: string }): Promise<TeamsAnswer> {
   if (!req.authorization) throw new ApiError(401, 'unauthorized', 'a Teams call needs Authorization: Bearer <Bot Framework token>');
@@ -33,6 +36,17 @@ export async function handleTeamsCallback(deps: CoreDeps, workspaceId: string, r
   if (!flowJob || !message || message.platform !== 'teams') throw notFound('chat approval card');
   const conn = await readTeamsConnection(deps, await runRights(deps, flowJob), message.connection);
   await assertBotFrameworkToken(deps, conn, req.authorization, activity.serviceUrl);
+  try {
+    return await decide(deps, workspaceId, conn, flowJob, message, activity);
+  } catch (e) {
+    // Past the token check the caller is Teams itself, showing our answer to the one who clicked:
+    // a Universal Actions error says why (not the approver, already decided) in the card.
+    if (!(e instanceof ApiError) || e.status >= 500) throw e;
+    return { status: e.status, body: { statusCode: e.status, type: 'application/vnd.microsoft.error', value: { code: e.code, message: e.message } } };
+  }
+}
+
+async function decide(deps: CoreDeps, workspaceId: string, conn: TeamsConnection, flowJob: Job, message: ChatMessage, activity: CardAction): Promise<TeamsAnswer> {
   const member = await callConnector(deps, conn, 'GET', `/v3/conversations/${encodeURIComponent(activity.conversationId)}/members/${encodeURIComponent(activity.userId)}`).catch((e: Error) => {
     throw new ApiError(403, 'unknown_user', `your Teams account could not be looked up (${e.message}), so it maps to no svc user`);
   });

@@ -1,4 +1,4 @@
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { ApiError } from '../errors.js';
 import { fetchJson } from './teams-api.js';
 import type { TeamsConnection } from './teams-connection.js';
@@ -8,33 +8,61 @@ import type { CoreDeps } from '../deps.js';
  * Bot Framework's proof that a call comes from the channel service: `Authorization: Bearer <JWT>`
  * signed with a key listed at the OpenID metadata's `jwks_uri`, issued by
  * `https://api.botframework.com` to the bot's app id, unexpired, and naming the activity's
- * `serviceUrl`. The keys are fetched through the guarded outbound client on each call.
+ * `serviceUrl`. The keys are read through the guarded outbound client and kept for a day, as the
+ * Bot Framework asks (it publishes new keys well before signing with them); a token naming a key
+ * not in the kept set reads them again, so a rotation is picked up at once.
  */
 
 const ISSUER = 'https://api.botframework.com';
+const KEYS_KEPT_MS = 24 * 60 * 60 * 1000;
+/** Forged tokens naming made-up keys must not turn every callback into two outbound reads: one a second at most. */
+const MIN_REFETCH_INTERVAL_MS = 1_000;
 const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
 
-export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound'>, conn: TeamsConnection, authorization: string | undefined, serviceUrl: unknown): Promise<void> {
+type KeySet = ReturnType<typeof createLocalJWKSet>;
+interface KeptKeys {
+  keys: KeySet;
+  readAt: number;
+}
+/** Per OpenID metadata URL (one per Teams connection, usually the Bot Framework's one). */
+const kept = new Map<string, KeptKeys>();
+
+export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound' | 'clock'>, conn: TeamsConnection, authorization: string | undefined, serviceUrl: unknown): Promise<void> {
   const token = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
   if (!token) throw unauthorized('a Teams call needs Authorization: Bearer <Bot Framework token>');
-  const jwks = await signingKeys(deps, conn);
-  let claims: Record<string, unknown>;
+  const now = deps.clock.now().getTime();
+  let entry = kept.get(conn.openidMetadataUrl);
+  if (!entry || now - entry.readAt > KEYS_KEPT_MS) entry = await readKeys(deps, conn, now);
+  let claims: JWTPayload;
   try {
-    ({ payload: claims } = await jwtVerify(token, jwks, { issuer: ISSUER, audience: conn.appId, clockTolerance: 300 }));
+    claims = await verify(token, entry.keys, conn);
   } catch (e) {
-    throw unauthorized(`the Bot Framework token is not valid: ${(e as Error).message}`);
+    if (!(e instanceof joseErrors.JWKSNoMatchingKey) || now - entry.readAt < MIN_REFETCH_INTERVAL_MS) throw invalid(e);
+    try {
+      claims = await verify(token, (await readKeys(deps, conn, now)).keys, conn);
+    } catch (again) {
+      throw invalid(again);
+    }
   }
   if (typeof claims.serviceurl === 'string' && claims.serviceurl.replace(/\/+$/, '') !== String(serviceUrl ?? '').replace(/\/+$/, '')) {
     throw unauthorized('the Bot Framework token names another serviceUrl than the activity');
   }
 }
 
-async function signingKeys(deps: Pick<CoreDeps, 'outbound'>, conn: TeamsConnection) {
+async function verify(token: string, keys: KeySet, conn: TeamsConnection): Promise<JWTPayload> {
+  return (await jwtVerify(token, keys, { issuer: ISSUER, audience: conn.appId, clockTolerance: 300 })).payload;
+}
+
+const invalid = (e: unknown) => unauthorized(`the Bot Framework token is not valid: ${(e as Error).message}`);
+
+async function readKeys(deps: Pick<CoreDeps, 'outbound'>, conn: TeamsConnection, now: number): Promise<KeptKeys> {
   try {
     const metadata = await fetchJson(deps, 'OpenID metadata', { method: 'GET', url: conn.openidMetadataUrl }, 1);
     if (typeof metadata.jwks_uri !== 'string') throw new Error('no jwks_uri');
     const keys = await fetchJson(deps, 'signing keys', { method: 'GET', url: metadata.jwks_uri }, 1);
-    return createLocalJWKSet(keys as unknown as JSONWebKeySet);
+    const entry = { keys: createLocalJWKSet(keys as unknown as JSONWebKeySet), readAt: now };
+    kept.set(conn.openidMetadataUrl, entry);
+    return entry;
   } catch (e) {
     throw new ApiError(503, 'internal', `the Bot Framework signing keys could not be read: ${(e as Error).message}`);
   }
