@@ -150,6 +150,21 @@ describe('Teams chat approvals', () => {
     expect((await waitForJob(s, id, 30_000)).status).toBe('success');
   });
 
+  it('refuses a form prefill too large for a chat message, in Teams as in Slack, and posts nothing', async () => {
+    const { id, job } = await runUntilSuspended('u/admin/big_prefill', 'Approvals');
+    const stepJob = job.flow_status.suspend.step_job;
+    const before = teams.activities.length;
+    const big = { reason: 'x'.repeat(17 * 1024) };
+    const teamsAsk = await s.fetch(`${ws()}/chat/teams/request_approval/${stepJob}`, json({ team_name: 'Finance', channel_name: 'approvals', message: 'hi', default_args_json: big }));
+    expect(teamsAsk.status).toBe(400);
+    expect(JSON.stringify(await teamsAsk.json())).toContain('default_args_json');
+    const slackAsk = await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, json({ chat_resource_path: 'u/admin/teams', channel_id: 'C0X', message: 'hi', default_args_json: big }));
+    expect(slackAsk.status).toBe(400);
+    expect(JSON.stringify(await slackAsk.json())).toContain('default_args_json');
+    expect(teams.activities.length).toBe(before);
+    await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
+  });
+
   it('says so when the channel is unknown, and the resume URLs still decide (from Python)', async () => {
     const { id, job } = await runUntilSuspended('u/admin/nowhere_teams', 'no-such-channel', true);
     const asked = job.flow_status.results.ask;

@@ -19,11 +19,17 @@ import type { CoreDeps } from '../deps.js';
  * the caller's rights, so a job can only use a connection (and its secret variables) it may read.
  */
 
+const MAX_PREFILL_BYTES = 16 * 1024;
+
 /** The fields of the message both chat apps' requests take (Slack's and Teams'). */
 export const approvalMessageFields = {
   message: z.string().min(1).max(3000),
   approver: z.string().min(1).max(320).nullish(),
-  default_args_json: z.record(z.string(), z.unknown()).nullish(),
+  // A chat message has a size limit (Slack's blocks, Teams' ~28 KB activity); the form's prefill must fit.
+  default_args_json: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .refine((v) => Buffer.byteLength(JSON.stringify(v ?? {})) <= MAX_PREFILL_BYTES, `larger than ${MAX_PREFILL_BYTES} bytes`),
   dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
 };
 
@@ -32,8 +38,6 @@ const requestBody = z.object({
   channel_id: z.string().min(1).max(200),
   ...approvalMessageFields,
 });
-
-const MAX_PREFILL_BYTES = 16 * 1024;
 
 export interface ChatApprovalRequested extends ResumeUrls {
   message_id: string;
@@ -46,9 +50,6 @@ export interface ChatApprovalRequested extends ResumeUrls {
 
 export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
   const input = parseBody(requestBody, body);
-  if (Buffer.byteLength(JSON.stringify(input.default_args_json ?? {})) > MAX_PREFILL_BYTES) {
-    throw badRequest('invalid_request', `default_args_json: larger than ${MAX_PREFILL_BYTES} bytes`, { field: 'default_args_json' });
-  }
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
   const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
   const resumeId = randomInt(2 ** 32);
