@@ -1,4 +1,4 @@
-import { rememberScript, scriptByHash } from './version-cache.js';
+import { rememberScript } from './version-cache.js';
 import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows/flows.js';
 import type { Job, Language, ScriptVersion, Store } from '../ports.js';
 
@@ -43,7 +43,10 @@ export async function resolveRunTarget(store: Store, workspaceId: string, mayRun
       return { ok: false, reason: 'not_found', what: `${target.only ?? 'script or flow'} ${target.path}` };
     }
     case 'hash': {
-      const script = await scriptByHash(store, workspaceId, target.hash);
+      // Read, not taken from this process's cache: a path deleted through another process (a Lambda)
+      // must stop its versions' webhooks too. The worker then runs the version without reading it.
+      const stored = await store.getScriptByHash(workspaceId, target.hash);
+      const script = stored && rememberScript(store, stored);
       return script ? checked({ kind: 'script', script }) : { ok: false, reason: 'not_found', what: `script version ${target.hash}` };
     }
     case 'flow_version': {

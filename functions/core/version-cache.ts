@@ -5,7 +5,8 @@ import type { ScriptVersion, Store } from '../ports.js';
  * good), so the worker need not read one back for every run. Kept per store, bounded, least
  * recently used first out. Deleting a script path forgets its versions in this process; another
  * process (a Lambda) may still run a version deleted meanwhile for a job accepted before — the
- * same as a job that had already started.
+ * same as a job that had already started. What starts a run reads the store, so a deleted
+ * version's webhook stops everywhere at once.
  */
 
 const MAX_ENTRIES = 512;

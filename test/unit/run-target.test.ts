@@ -30,6 +30,14 @@ const onlyOps = (path: string) => path.startsWith('f/ops/');
 const resolve = (target: RunTarget, mayRun: (path: string) => boolean = everything) => resolveRunTarget(store, WS, mayRun, target);
 
 describe('resolving a run target', () => {
+  it("refuses a hash whose script was deleted through another process, though this one ran it before", async () => {
+    expect(await resolve({ by: 'hash', hash: 'h-script' })).toMatchObject({ ok: true });
+    // Another Lambda: the same table, its own memory. It deletes the path; this process was not told.
+    const elsewhere = Object.create(store) as SqliteStore;
+    await elsewhere.deleteScriptPath(WS, 'f/ops/script');
+    expect(await resolve({ by: 'hash', hash: 'h-script' })).toEqual({ ok: false, reason: 'not_found', what: 'script version h-script' });
+  });
+
   it('finds the script or the flow a path names', async () => {
     expect(await resolve({ by: 'path', path: 'f/ops/script' })).toMatchObject({ ok: true, runnable: { kind: 'script', script: { hash: 'h-script' } } });
     expect(await resolve({ by: 'path', path: 'f/ops/flow' })).toMatchObject({ ok: true, runnable: { kind: 'flow', flow: { id: 7 } } });
