@@ -14,16 +14,34 @@ export function uploadKey(ownerPath: string | undefined, id: string, fileName: s
   return ownerPath ? `${PREFIX}${ownerPath}/${id}/${fileName}` : `${PREFIX}${id}/${fileName}`;
 }
 
-export async function downloadUpload(deps: Pick<CoreDeps, 'blobs'>, rights: Rights, key: string | undefined): Promise<{ bytes: Uint8Array; fileName: string }> {
-  const match = key ? KEY.exec(key) : null;
-  if (!key || !match || key.split('/').some((s) => s === '..' || s === '.')) {
-    throw badRequest('invalid_request', 'file_key must be the s3 key a multipart webhook gave the job (webhook_uploads/...)', { field: 'file_key' });
+/** A file name a client sent, made safe as the last segment of a key. */
+export function safeFileName(name: string): string {
+  // Only the base name counts: a client-sent name must not steer where the file is stored.
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return cleaned.slice(0, 120) || 'file';
+}
+
+/**
+ * The script or flow path an upload key names (undefined for keys stored before uploads named
+ * it), or null when the key is no upload key at all (another shape, `.` or `..` segments).
+ */
+export function uploadKeyOwner(key: string): string | undefined | null {
+  const match = KEY.exec(key);
+  if (!match || key.split('/').some((s) => s === '..' || s === '.')) return null;
+  return match[1];
+}
+
+/** Streams an upload back to a caller who may read the jobs of its script or flow. */
+export async function downloadUpload(deps: Pick<CoreDeps, 'blobs'>, rights: Rights, key: string | undefined): Promise<{ body: ReadableStream<Uint8Array>; size: number; fileName: string }> {
+  const owner = key ? uploadKeyOwner(key) : null;
+  if (!key || owner === null) {
+    throw badRequest('invalid_request', 'file_key must be the s3 key a multipart webhook or an upload gave the job (webhook_uploads/...)', { field: 'file_key' });
   }
-  const owner = match[1];
   if (owner) rights.check('jobs', 'read', owner);
   // Stored before uploads named their script: workspace admins only.
   else if (rights.role !== 'admin' && rights.role !== 'instance_admin') throw new ApiError(403, 'forbidden', 'only workspace admins may read uploads stored without their script path');
-  const bytes = await deps.blobs.get(`${rights.workspaceId}/${key}`);
-  if (!bytes) throw notFound(`file ${key}`);
-  return { bytes, fileName: key.slice(key.lastIndexOf('/') + 1) };
+  const object = await deps.blobs.getStream(`${rights.workspaceId}/${key}`);
+  if (!object) throw notFound(`file ${key}`);
+  return { ...object, fileName: key.slice(key.lastIndexOf('/') + 1) };
 }

@@ -47,8 +47,9 @@ export function jobRoutes(deps: CoreDeps) {
   // Windmill's route for files a job was given by s3 key: always a download, never rendered here.
   r.get('/job_helpers/download_s3_file', async (c) => {
     const file = await downloadUpload(deps, c.get('rights'), c.req.query('file_key'));
-    return new Response(Buffer.from(file.bytes), {
-      headers: { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename="${file.fileName}"` },
+    // Streamed: a file of gigabytes is never held in memory here.
+    return new Response(file.body, {
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size), 'content-disposition': `attachment; filename="${file.fileName}"` },
     });
   });
 
