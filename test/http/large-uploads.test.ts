@@ -53,8 +53,8 @@ async function createUpload(body: Record<string, unknown>, base = ws()): Promise
 async function putParts(created: Created, bytes: Uint8Array): Promise<Array<{ part_number: number; etag: string }>> {
   const etags = [];
   for (const part of created.parts) {
-    const slice = bytes.subarray((part.part_number - 1) * created.part_size, part.part_number * created.part_size);
-    const res = await fetch(part.url, { method: 'PUT', body: new Blob([slice]) });
+    const slice = bytes.slice((part.part_number - 1) * created.part_size, part.part_number * created.part_size);
+    const res = await fetch(part.url, { method: 'PUT', body: slice });
     expect(res.status, await res.clone().text()).toBe(200);
     etags.push({ part_number: part.part_number, etag: res.headers.get('etag')! });
   }
