@@ -159,6 +159,34 @@ describe(`large uploads (${SHELL} shell)`, () => {
     expect((await s.fetch(`${ws()}/job_helpers/uploads/create`, { method: 'POST', body: JSON.stringify({ path: 'f/uploads/digest', size: 10 }), token: null })).status).toBe(401);
   });
 
+  it('uploads from a job through both client libraries, in parts, for another script to read', async () => {
+    const n = PART + 100;
+    const expected = new Uint8Array(n).map((_, i) => (i * 31) % 251);
+    await createScript(
+      s,
+      'f/uploads/send_ts',
+      'bun',
+      `import * as svc from 'svc-client';
+export async function main(n: number) {
+  const bytes = new Uint8Array(n).map((_, i) => (i * 31) % 251);
+  return svc.uploadFile('f/uploads/digest', bytes, { filename: 'from-ts.bin' });
+}`,
+    );
+    await createScript(
+      s,
+      'f/uploads/send_py',
+      'python3',
+      'import svc\ndef main(n: int):\n    return svc.upload_file("f/uploads/digest", bytes((i * 31) % 251 for i in range(n)), filename="from-py.bin")\n',
+    );
+    for (const sender of ['f/uploads/send_ts', 'f/uploads/send_py']) {
+      const sent = await runDigest({ n }, sender);
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+      expect(sent.body).toMatchObject({ size: n, s3: expect.stringMatching(/^webhook_uploads\/f\/uploads\/digest\//) });
+      const read = await runDigest({ files: [sent.body] });
+      expect(read.body.read[0], sender).toMatchObject({ read: n, sha256: sha256(expected) });
+    }
+  });
+
   it.runIf(SHELL === 'local')('refuses part PUTs with a forged signature, a bad part number or too many bytes', async () => {
     const small: Created = await (await createUpload({ path: 'f/uploads/digest', size: 10 })).json();
     const url = new URL(small.parts[0].url);

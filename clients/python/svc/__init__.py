@@ -23,6 +23,7 @@ __all__ = [
     "request_interactive_chat_approval",
     "request_interactive_collab_approval",
     "send_message_to_conversation",
+    "upload_file",
 ]
 
 # get_context() key -> the environment variable the worker sets for the job.
@@ -132,6 +133,55 @@ def download_file(file):
         raise TypeError("svc: download_file needs an uploaded file ({'s3': ...}) or its s3 key")
     route = "job_helpers/download_s3_file?file_key=" + urllib.parse.quote(key, safe="")
     return _api_request(route, f"download_file({key!r})", "application/octet-stream")
+
+
+def upload_file(path, data, filename=None, content_type="application/octet-stream"):
+    """Uploads a file of any size for the script or flow at `path`; returns the object to name in
+    its webhook payload ({"files": [obj]}), which the job receives as it would a multipart file.
+
+    `data` is bytes, or a binary file opened for reading (read part by part, never whole). The
+    parts go straight to storage (S3 presigned URLs on AWS); a failed upload is aborted.
+    """
+    what = f"upload_file({path!r})"
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        size = len(data)
+        read_part = _bytes_reader(bytes(data))
+    else:
+        size = os.fstat(data.fileno()).st_size - data.tell()
+        read_part = data.read
+    body = {"path": path, "size": size, "content_type": content_type, **({"filename": filename} if filename else {})}
+    created = _api_post("job_helpers/uploads/create", body, what)
+    try:
+        parts = []
+        for part in created["parts"]:
+            chunk = read_part(created["part_size"])
+            # No token: the part URL is its own credential (and S3 would refuse a second one).
+            request = urllib.request.Request(part["url"], data=chunk, method="PUT")
+            try:
+                with urllib.request.urlopen(request) as response:
+                    parts.append({"part_number": part["part_number"], "etag": response.headers["ETag"]})
+            except urllib.error.HTTPError as error:
+                text = error.read().decode("utf-8", errors="replace")
+                raise ApiError(f"svc: {what}: part {part['part_number']} failed with status {error.code}: {_error_message(text, error.reason)}", error.code) from None
+        return _api_post("job_helpers/uploads/complete", {"upload": created["upload"], "parts": parts}, what)
+    except BaseException:
+        try:
+            _api_post("job_helpers/uploads/abort", {"upload": created["upload"]}, what)
+        except Exception:
+            pass  # the upload's own failure is the one to report
+        raise
+
+
+def _bytes_reader(data):
+    offset = 0
+
+    def read(n):
+        nonlocal offset
+        chunk = data[offset:offset + n]
+        offset += n
+        return chunk
+
+    return read
 
 
 def get_context():
