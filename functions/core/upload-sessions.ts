@@ -140,7 +140,8 @@ export async function putUploadPart(deps: CoreDeps, workspaceId: string, query: 
   try {
     return await deps.blobs.putPart(`${workspaceId}/${claims.k}`, claims.u, n, body, size);
   } catch (e) {
-    if (e instanceof UploadRejected) throw new ApiError(413, 'payload_too_large', `${e.message}: part ${n} of this upload is ${size} bytes`);
+    if (e instanceof UploadRejected && e.reason === 'too_large') throw new ApiError(413, 'payload_too_large', `${e.message}: part ${n} of this upload is ${size} bytes`);
+    if (e instanceof UploadRejected) throw badRequest('upload_not_found', `${e.message}; create a new upload`);
     throw e;
   }
 }

@@ -45,7 +45,16 @@ export interface UploadedPart {
   etag: string;
 }
 
-/** The store refused a part or a completion for a reason of the caller's making (the core answers 400). */
+/**
+ * The store refused a part or a completion for a reason of the caller's making: `too_large` (a
+ * part over its size), else the parts or the upload are not what the store holds. The core answers 4xx.
+ */
 export class UploadRejected extends Error {
   override readonly name = 'UploadRejected';
+  constructor(
+    message: string,
+    readonly reason: 'too_large' | 'invalid' = 'invalid',
+  ) {
+    super(message);
+  }
 }

@@ -97,7 +97,7 @@ export class FileBlobStore implements BlobStore {
     try {
       const limit = counter((n) => {
         size += n;
-        if (size > maxBytes) throw new UploadRejected(`part ${partNumber} is larger than the part size of ${maxBytes} bytes`);
+        if (size > maxBytes) throw new UploadRejected(`part ${partNumber} is larger than the part size of ${maxBytes} bytes`, 'too_large');
       }, md5);
       await pipeline(Readable.from(body), limit, createWriteStream(partial, { mode: 0o600 }));
       // As S3 does: the ETag is the MD5 of the part, quoted; the client sends it back at completion.

@@ -78,7 +78,7 @@ async function collect(body: AsyncIterable<Uint8Array>, maxBytes: number): Promi
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > maxBytes) throw new UploadRejected(`the part is larger than the part size of ${maxBytes} bytes`);
+    if (size > maxBytes) throw new UploadRejected(`the part is larger than the part size of ${maxBytes} bytes`, 'too_large');
     chunks.push(Uint8Array.from(chunk));
   }
   return new Uint8Array(Buffer.concat(chunks));
