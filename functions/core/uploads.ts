@@ -32,8 +32,17 @@ export function uploadKeyOwner(key: string): string | undefined | null {
   return match[1];
 }
 
-/** Streams an upload back to a caller who may read the jobs of its script or flow. */
-export async function downloadUpload(deps: Pick<CoreDeps, 'blobs'>, rights: Rights, key: string | undefined): Promise<{ body: ReadableStream<Uint8Array>; size: number; fileName: string }> {
+/** S3 checks a presigned URL's expiry when the download starts, so a short one does for any size. */
+const DOWNLOAD_URL_SECONDS = 300;
+
+export type Download = { body: ReadableStream<Uint8Array>; size: number; fileName: string } | { redirect: string };
+
+/**
+ * An upload for a caller who may read the jobs of its script or flow: streamed through the service,
+ * or, where the storage can hand out URLs (S3), a redirect to one, so files of gigabytes never
+ * pass through the api function.
+ */
+export async function downloadUpload(deps: Pick<CoreDeps, 'blobs'>, rights: Rights, key: string | undefined): Promise<Download> {
   const owner = key ? uploadKeyOwner(key) : null;
   if (!key || owner === null) {
     throw badRequest('invalid_request', 'file_key must be the s3 key a multipart webhook or an upload gave the job (webhook_uploads/...)', { field: 'file_key' });
@@ -41,7 +50,13 @@ export async function downloadUpload(deps: Pick<CoreDeps, 'blobs'>, rights: Righ
   if (owner) rights.check('jobs', 'read', owner);
   // Stored before uploads named their script: workspace admins only.
   else if (rights.role !== 'admin' && rights.role !== 'instance_admin') throw new ApiError(403, 'forbidden', 'only workspace admins may read uploads stored without their script path');
-  const object = await deps.blobs.getStream(`${rights.workspaceId}/${key}`);
+  const blobKey = `${rights.workspaceId}/${key}`;
+  const fileName = key.slice(key.lastIndexOf('/') + 1);
+  if (deps.blobs.presignGet) {
+    if ((await deps.blobs.size(blobKey)) === null) throw notFound(`file ${key}`);
+    return { redirect: await deps.blobs.presignGet(blobKey, fileName, DOWNLOAD_URL_SECONDS) };
+  }
+  const object = await deps.blobs.getStream(blobKey);
   if (!object) throw notFound(`file ${key}`);
-  return { ...object, fileName: key.slice(key.lastIndexOf('/') + 1) };
+  return { ...object, fileName };
 }

@@ -18,6 +18,11 @@ export interface BlobStore {
   putStream(key: string, body: AsyncIterable<Uint8Array>, contentType: string): Promise<number>;
   /** The object's bytes as a stream, with its size; null when there is none. */
   getStream(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number } | null>;
+  /**
+   * A URL that downloads the object straight from the storage, as an attachment named `fileName`
+   * (S3: a presigned GetObject URL). Absent where downloads come through the service (getStream).
+   */
+  presignGet?(key: string, fileName: string, expiresInSeconds: number): Promise<string>;
   /** The object's size; null when there is none (an upload not completed yet is none). */
   size(key: string): Promise<number | null>;
 

@@ -100,8 +100,12 @@ export async function downloadFile(file) {
   const key = typeof file === 'string' ? file : file?.s3;
   if (typeof key !== 'string' || key === '') throw new TypeError('svc-client: downloadFile needs an uploaded file ({s3: ...}) or its s3 key');
   const what = `downloadFile(${JSON.stringify(key)})`;
-  const response = await apiFetch(`job_helpers/download_s3_file?file_key=${encodeURIComponent(key)}`, what, 'application/octet-stream');
-  return new Uint8Array(await response.arrayBuffer());
+  const response = await apiFetch(`job_helpers/download_s3_file?file_key=${encodeURIComponent(key)}`, what, 'application/octet-stream', { redirect: 'manual' });
+  if (!isRedirect(response.status)) return new Uint8Array(await response.arrayBuffer());
+  // On AWS the API answers with a presigned S3 URL: fetched without the token (S3 would refuse two credentials).
+  const stored = await fetch(response.headers.get('location'));
+  if (!stored.ok) throw new ApiError(`svc-client: ${what} failed with status ${stored.status} from storage: ${errorMessage(await stored.text(), stored.statusText)}`, stored.status);
+  return new Uint8Array(await stored.arrayBuffer());
 }
 
 /**
@@ -176,11 +180,15 @@ async function apiFetch(route, what, accept, init = {}) {
     const reason = error?.cause?.message ?? error?.message ?? String(error);
     throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`, { cause: error });
   }
-  if (!response.ok) {
+  if (!response.ok && !(init.redirect === 'manual' && isRedirect(response.status))) {
     const text = await response.text();
     throw new ApiError(`svc-client: ${what} failed with status ${response.status}: ${errorMessage(text, response.statusText)}`, response.status);
   }
   return response;
+}
+
+function isRedirect(status) {
+  return status >= 300 && status < 400;
 }
 
 async function apiGet(route, what) {

@@ -102,6 +102,18 @@ export class S3BlobStore implements BlobStore {
     return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
   }
 
+  /** Large files leave S3 directly: the api function's streamed responses stop at 200 MB. */
+  async presignGet(key: string, fileName: string, expiresInSeconds: number): Promise<string> {
+    assertPlainKey(key);
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: 'application/octet-stream',
+      ResponseContentDisposition: `attachment; filename="${fileName}"`,
+    });
+    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
+  }
+
   async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<number> {
     assertPlainKey(key);
     const ordered = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => ({ PartNumber: p.partNumber, ETag: p.etag }));
