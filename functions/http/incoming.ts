@@ -60,7 +60,8 @@ function multipartParts(contentType: string, source: Readable, limits: IncomingL
       try {
         parser = busboy({
           headers: { 'content-type': contentType },
-          limits: { fileSize: limits.maxFileBytes, fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS },
+          // busboy cuts a file when it reaches fileSize: one byte more lets a file of exactly the limit through.
+          limits: { fileSize: limits.maxFileBytes + 1, fieldSize: MAX_FIELD_BYTES, parts: MAX_PARTS },
           defParamCharset: 'utf8',
         });
       } catch {

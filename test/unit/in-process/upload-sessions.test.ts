@@ -61,6 +61,26 @@ describe('upload sessions', () => {
   });
 });
 
+describe('the upload limit', () => {
+  it('takes a file of exactly SVC_MAX_UPLOAD_BYTES, in a multipart webhook or an upload, and refuses one byte more', async () => {
+    const small = await inProcessService({ config: { uploads: { ...DEFAULT_UPLOAD_SETTINGS, maxBytes: 10 } } });
+    await small.post(`${ws}/workspaces/edit_object_storage`, { enabled: true });
+    await createScript(small, 'f/up/echo', 'export function main(files) { return files; }');
+    const post = (bytes: string) => {
+      const form = new FormData();
+      form.set('files', new Blob([bytes]), 'f.txt');
+      return small.fetch(`${ws}/jobs/run_wait_result/p/f/up/echo`, { method: 'POST', body: form });
+    };
+    const exact = await post('0123456789');
+    expect(exact.status).toBe(200);
+    expect((await exact.json())[0].size).toBe(10);
+    const over = await post('0123456789+');
+    expect(over.status).toBe(413);
+    expect((await small.post(`${ws}/job_helpers/uploads/create`, { path: 'f/up/echo', size: 10 })).status).toBe(201);
+    expect((await small.post(`${ws}/job_helpers/uploads/create`, { path: 'f/up/echo', size: 11 })).status).toBe(413);
+  });
+});
+
 describe('upload settings', () => {
   it('default to 5 GiB in 64 MiB parts and refuse what S3 could not take', () => {
     expect(uploadSettingsFromEnv({}, 'SVC_')).toEqual({ maxBytes: 5 * 1024 ** 3, partBytes: 64 * 1024 ** 2, urlSeconds: 3600 });
