@@ -154,6 +154,8 @@ def upload_file(path, data, filename=None, content_type="application/octet-strea
     parts go straight to storage (S3 presigned URLs on AWS); a failed upload is aborted.
     """
     what = f"upload_file({path!r})"
+    if hasattr(data, "getbuffer"):  # io.BytesIO: already in memory, and without a file descriptor
+        data = data.getbuffer()[data.tell():]
     if isinstance(data, (bytes, bytearray, memoryview)):
         size = len(data)
         read_part = _bytes_reader(bytes(data))
