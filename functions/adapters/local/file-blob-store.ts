@@ -80,7 +80,8 @@ export class FileBlobStore implements BlobStore {
 
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
     this.fileFor(key);
-    void this.removeStaleUploads();
+    // Housekeeping beside the request: a failure here must neither fail the upload nor go unhandled.
+    this.removeStaleUploads().catch(() => undefined);
     const uploadId = randomBytes(16).toString('hex');
     const dir = this.stagingDir(uploadId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
