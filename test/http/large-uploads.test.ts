@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
@@ -215,6 +215,24 @@ export async function main(n: number) {
     expect((await s.post(`${ws()}/job_helpers/uploads/complete`, { upload: small.upload, parts: [{ part_number: 1, etag: '"x"' }] })).status).toBe(400);
     const [part] = await putParts(small, new TextEncoder().encode('0123456789'));
     expect((await s.post(`${ws()}/job_helpers/uploads/complete`, { upload: small.upload, parts: [part] })).status).toBe(200);
+  });
+
+  it.runIf(SHELL === 'local')('refuses an expired part URL and an expired upload (signed with the instance key, dated in the past)', async () => {
+    const small: Created = await (await createUpload({ path: 'f/uploads/digest', size: 10 })).json();
+    // What a URL handed out an hour ago looks like: the same claims and signatures, an expiry passed.
+    const key = readFileSync(`${s.dataDir}/signing.key`);
+    const claims = JSON.parse(Buffer.from(small.upload.split('.')[0], 'base64url').toString());
+    const payload = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) - 60 })).toString('base64url');
+    const expired = `${payload}.${createHmac('sha256', key).update(`upload\n${payload}`).digest('base64url')}`;
+    const url = new URL(small.parts[0].url);
+    url.searchParams.set('upload', expired);
+    url.searchParams.set('signature', createHmac('sha256', key).update(`upload-part\n${expired}\n1`).digest('hex'));
+    const put = await fetch(url, { method: 'PUT', body: '0123456789' });
+    expect(put.status).toBe(403);
+    expect((await put.json()).error.code).toBe('upload_expired');
+    const complete = await s.post(`${ws()}/job_helpers/uploads/complete`, { upload: expired, parts: [{ part_number: 1, etag: '"x"' }] });
+    expect(complete.status).toBe(403);
+    expect((await complete.json()).error.code).toBe('upload_expired');
   });
 
   it.runIf(SHELL === 'local')('aborts an upload: its parts go and it can no longer complete', async () => {
