@@ -10,6 +10,7 @@ import type { Delivery, OutboxEvent } from './ports/webhooks.js';
 // The ports too large to share this file live beside it; everyone imports them from here.
 export * from './ports/code-runner.js';
 export * from './ports/webhooks.js';
+export * from './ports/blob-store.js';
 
 export type JobStatus = 'queued' | 'running' | 'suspended' | 'awaiting_approval' | 'success' | 'failed' | 'canceled';
 export const FINISHED_STATUSES: readonly JobStatus[] = ['success', 'failed', 'canceled'];
@@ -370,14 +371,6 @@ export interface JobSignals {
 
 /** A finished job's outcome, as handed from the one who stored it to a waiter. */
 export type FinishedJob = Pick<JobCompletion, 'status' | 'result'>;
-
-/** Object storage for multipart uploads and flows' shared folders (local: files under the data dir; AWS: S3). */
-export interface BlobStore {
-  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
-  get(key: string): Promise<Uint8Array | null>;
-  /** Removes the object if there is one. */
-  delete(key: string): Promise<void>;
-}
 
 export interface EmailMessage {
   to: string;

@@ -58,6 +58,16 @@ export interface SvcConfig {
    * lost: its message expired or was dropped). Longer than the jobs queue can keep retrying one.
    */
   readonly queuedDeadlineSeconds: number;
+  /**
+   * The largest file an upload may declare (README: Large uploads). Its parts go from the client
+   * straight to S3 by presigned URL, so this is not bounded by the api's body limit.
+   */
+  readonly maxUploadBytes: number;
+  /**
+   * Origins whose pages may PUT upload parts to the bucket from a browser (its CORS rule). The
+   * presigned URL is the credential, so `*` lets any page upload what the API let it create.
+   */
+  readonly uploadAllowedOrigins: string[];
 }
 
 export const DEFAULT_CONFIG: SvcConfig = {
@@ -72,7 +82,18 @@ export const DEFAULT_CONFIG: SvcConfig = {
   throttleBurstLimit: 200,
   apiTimeoutSeconds: 900,
   queuedDeadlineSeconds: 6 * 3600,
+  maxUploadBytes: 5 * 1024 ** 3,
+  uploadAllowedOrigins: ['*'],
 };
+
+/**
+ * The part size the api gives uploads: 64 MiB, or larger where the upload limit would otherwise
+ * need more than S3's 10,000 parts (rounded up to whole MiB).
+ */
+export function uploadPartBytes(maxUploadBytes: number): number {
+  const mib = 1024 * 1024;
+  return Math.max(64 * mib, Math.ceil(maxUploadBytes / 10_000 / mib) * mib);
+}
 
 /** Lambda cannot run longer than this, so neither can a job nor a sync wait. */
 export const LAMBDA_MAX_SECONDS = 900;
@@ -98,6 +119,8 @@ export function configFromContext(node: Node): SvcConfig {
     throttleBurstLimit: int(read('throttleBurstLimit'), DEFAULT_CONFIG.throttleBurstLimit),
     apiTimeoutSeconds: int(read('apiTimeoutSeconds'), DEFAULT_CONFIG.apiTimeoutSeconds),
     queuedDeadlineSeconds: int(read('queuedDeadlineSeconds'), DEFAULT_CONFIG.queuedDeadlineSeconds),
+    maxUploadBytes: int(read('maxUploadBytes'), DEFAULT_CONFIG.maxUploadBytes),
+    uploadAllowedOrigins: optionalString(read('uploadAllowedOrigins'))?.split(',').map((o) => o.trim()) ?? DEFAULT_CONFIG.uploadAllowedOrigins,
   });
 }
 
@@ -142,6 +165,13 @@ export function validateConfig(config: SvcConfig): SvcConfig {
   }
   for (const key of ['throttleRateLimit', 'throttleBurstLimit'] as const) {
     if (!(config[key] > 0)) throw new Error(`${key} must be positive, got ${config[key]}`);
+  }
+  // S3's limits: 10,000 parts of at most 5 GiB make an object of at most 5 TiB.
+  if (!Number.isSafeInteger(config.maxUploadBytes) || config.maxUploadBytes < 1 || config.maxUploadBytes > 5 * 1024 ** 4) {
+    throw new Error(`maxUploadBytes must be between 1 and 5 TiB (S3's largest object), got ${config.maxUploadBytes}`);
+  }
+  if (config.uploadAllowedOrigins.length === 0 || config.uploadAllowedOrigins.some((o) => o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o))) {
+    throw new Error(`uploadAllowedOrigins must be * or origins such as https://app.example.com, got ${JSON.stringify(config.uploadAllowedOrigins)}`);
   }
   if (config.queuedDeadlineSeconds < 3600) throw new Error(`queuedDeadlineSeconds must be at least 3600 (the jobs queue retries a job for about 50 minutes), got ${config.queuedDeadlineSeconds}`);
   return config;

@@ -147,4 +147,6 @@ const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
   throttleBurstLimit: true,
   apiTimeoutSeconds: true,
   queuedDeadlineSeconds: true,
+  maxUploadBytes: true,
+  uploadAllowedOrigins: true,
 };

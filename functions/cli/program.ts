@@ -9,6 +9,7 @@ import { tokenCreate, tokenDelete, tokenList, whoami, workspaceAdd, workspaceLis
 import { jobCancel, jobGet, jobLogs, runCommand } from './run-commands.js';
 import { completionScript } from './completion.js';
 import { goBinaryCommand } from './go-binary-command.js';
+import { uploadCommand } from './upload-command.js';
 import type { Io } from './io.js';
 
 /**
@@ -222,6 +223,19 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
   );
   examples(withConnection(token.command('list').description('list the tokens: prefix, label, expiry, workspace, scopes (never the token)')).action(async (opts) => done(await tokenList(opts, io))), ['svc token list']);
   examples(withConnection(token.command('delete').description('delete a token by the prefix token list shows').argument('<prefix>', 'token prefix')).action(async (prefix: string, opts) => done(await tokenDelete(prefix, opts, io))), ['svc token delete a1b2c3d4']);
+
+  examples(
+    withConnection(
+      program
+        .command('upload')
+        .description('upload a file of any size for a script or flow (in parts, straight to storage); prints the object to name in its payload')
+        .argument('<path>', 'the script or flow that will receive the file')
+        .argument('<file>', 'the file to upload')
+        .option('--filename <name>', 'the name the job sees (default: the file\'s)')
+        .option('--content-type <type>', 'its media type', 'application/octet-stream'),
+    ).action(async (path: string, file: string, opts) => done(await uploadCommand(path, file, opts, io))),
+    ['svc script run f/etl/load -d "{\"files\": [$(svc upload f/etl/load big.csv --content-type text/csv)]}"'],
+  );
 
   examples(
     program

@@ -1,4 +1,5 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
+import type { UploadSettings } from './upload-sessions.js';
 import type { BlobStore, Clock, CodeRunner, ScriptCompiler, EmailSender, ScheduleTimers, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
@@ -19,6 +20,8 @@ export interface CoreConfig {
   pollIntervalMs: number;
   /** When failed webhook deliveries are tried again, and each attempt's time limit. */
   webhookRetry: RetrySchedule;
+  /** Large uploads: size limit, part size, how long part URLs stay valid (README: Large uploads). */
+  uploads: UploadSettings;
 }
 
 export interface CoreDeps {

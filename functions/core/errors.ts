@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'invalid_signature'
   | 'invalid_stored_document'
   | 'invalid_svc_response'
+  | 'invalid_upload_parts'
   | 'invalid_workspace_id'
   | 'json_too_deep'
   | 'login_required'
@@ -48,6 +49,9 @@ export type ErrorCode =
   | 'unknown_user'
   | 'unresolvable_reference'
   | 'unsupported_media_type'
+  | 'upload_expired'
+  | 'upload_not_found'
+  | 'upload_too_large'
   | 'uri_too_long'
   | 'value_too_large';
 

@@ -1,6 +1,7 @@
 import { badRequest } from './errors.js';
 import { JsonSyntaxError, parseJsonWithLimits } from './json-limits.js';
-import { uploadKey } from './uploads.js';
+import { checkNamedUploads } from './named-uploads.js';
+import { safeFileName, uploadKey } from './uploads.js';
 import type { BlobStore } from '../ports.js';
 
 /**
@@ -8,12 +9,11 @@ import type { BlobStore } from '../ports.js';
  * parameters of 4.3 live here, once, for both shells.
  */
 
-export interface UploadedFile {
-  field: string;
-  filename: string;
-  contentType: string;
-  bytes: Uint8Array;
-}
+/** One part of a multipart/form-data body, in the order the body carries them. */
+export type MultipartPart =
+  | { kind: 'field'; name: string; value: string }
+  /** A file's bytes arrive as they are read: each must be consumed (or drained) before the next part comes. */
+  | { kind: 'file'; field: string; filename: string; contentType: string; body: AsyncIterable<Uint8Array> };
 
 export interface IncomingRequest {
   contentType: string | null;
@@ -23,8 +23,8 @@ export interface IncomingRequest {
   query: Record<string, string>;
   /** Header values keyed by lower-case name. */
   headers: Record<string, string>;
-  /** Set by the HTTP layer for multipart/form-data bodies, which it parses with the platform's FormData. */
-  multipart?: { fields: Array<[string, string]>; files: UploadedFile[] };
+  /** Set by the HTTP layer for multipart/form-data bodies, which it parses as a stream, part by part. */
+  multipart?: AsyncIterable<MultipartPart>;
 }
 
 export interface PayloadContext {
@@ -63,6 +63,8 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
   } else {
     args = argsFromText(text, wrapBody);
   }
+  // Objects the body names by key must be this target's completed uploads; multipart files were just stored.
+  if (!req.multipart) await checkNamedUploads(args, ctx);
   // Binary-mode Cloud Events carry their attributes as headers, whatever the body is (JSON, form, multipart).
   if (mediaType !== 'application/cloudevents+json') {
     const metadata = binaryCloudEventMetadata(req.headers, req.contentType);
@@ -137,34 +139,41 @@ function formToObject(form: URLSearchParams | Array<[string, string]>): Record<s
   return out;
 }
 
-/** Rule 5: files go to the workspace's object storage; the script receives where they are. */
-async function argsFromMultipart(
-  multipart: NonNullable<IncomingRequest['multipart']>,
-  ctx: PayloadContext,
-  wrapBody: boolean,
-): Promise<Record<string, unknown>> {
-  if (multipart.files.length > 0 && !ctx.objectStorageEnabled) {
-    throw badRequest(
-      'object_storage_not_configured',
-      `multipart file uploads need the workspace's object storage; enable it with POST /api/w/${ctx.workspaceId}/workspaces/edit_object_storage`,
-    );
+/**
+ * Rule 5: files go to the workspace's object storage as they arrive (a file of gigabytes is never
+ * held here); the script receives where they are. A request that fails part-way stores nothing.
+ */
+async function argsFromMultipart(multipart: AsyncIterable<MultipartPart>, ctx: PayloadContext, wrapBody: boolean): Promise<Record<string, unknown>> {
+  const fields: Array<[string, string]> = [];
+  const files: Array<[string, Record<string, unknown>]> = [];
+  const stored: string[] = [];
+  try {
+    for await (const part of multipart) {
+      if (part.kind === 'field') {
+        fields.push([part.name, part.value]);
+        continue;
+      }
+      if (!ctx.objectStorageEnabled) {
+        throw badRequest(
+          'object_storage_not_configured',
+          `multipart file uploads need the workspace's object storage; enable it with POST /api/w/${ctx.workspaceId}/workspaces/edit_object_storage`,
+        );
+      }
+      const key = uploadKey(ctx.ownerPath, ctx.newId(), safeFileName(part.filename));
+      stored.push(`${ctx.workspaceId}/${key}`);
+      const size = await ctx.blobs.putStream(`${ctx.workspaceId}/${key}`, part.body, part.contentType);
+      files.push([part.field, { s3: key, filename: part.filename, content_type: part.contentType, size }]);
+    }
+  } catch (e) {
+    await Promise.allSettled(stored.map((key) => ctx.blobs.delete(key)));
+    throw e;
   }
-  const args = formToObject(multipart.fields);
-  for (const file of multipart.files) {
-    const key = uploadKey(ctx.ownerPath, ctx.newId(), safeFileName(file.filename));
-    await ctx.blobs.put(`${ctx.workspaceId}/${key}`, file.bytes, file.contentType);
-    const stored = { s3: key, filename: file.filename, content_type: file.contentType, size: file.bytes.byteLength };
-    const list = (args[file.field] as unknown[] | undefined) ?? [];
-    args[file.field] = [...(Array.isArray(list) ? list : [list]), stored];
+  const args = formToObject(fields);
+  for (const [field, file] of files) {
+    const list = (args[field] as unknown[] | undefined) ?? [];
+    args[field] = [...(Array.isArray(list) ? list : [list]), file];
   }
   return wrapBody ? { body: args } : args;
-}
-
-function safeFileName(name: string): string {
-  // Only the base name counts: a client-sent name must not steer where the file is stored.
-  const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
-  return cleaned.slice(0, 120) || 'file';
 }
 
 /** Rule 8, structured mode: the envelope is metadata, its `data` the payload. */

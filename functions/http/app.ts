@@ -25,6 +25,8 @@ import { tokenPageRoutes } from './token-page.js';
 import { settingsPageRoutes } from './settings-page.js';
 import { scriptRoutes } from './script-routes.js';
 import { jobRoutes } from './job-routes.js';
+import { uploadRoutes } from './upload-routes.js';
+import { streamsBody } from './incoming.js';
 import { runRoutes } from './run-routes.js';
 import { consoleApiRoutes } from './console-api-routes.js';
 import { consolePageRoutes } from './console/pages.js';
@@ -47,6 +49,11 @@ export interface AppOptions {
   runtime?: unknown;
   /** Where Go binaries must be built for (GET /api/runtime `go_target`): the AWS sandbox's platform. */
   goTarget?: GoTarget;
+  /**
+   * Whether this shell streams request bodies (local: yes; behind API Gateway every body arrives
+   * whole): then multipart webhooks and upload parts may exceed the body limit (README: Large uploads).
+   */
+  streamsBodies?: boolean;
 }
 
 /** The whole HTTP API; the local server and the Lambda handler serve this same app. */
@@ -66,13 +73,12 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     await next();
   });
 
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: opts.maxBodyBytes,
-      onError: (c) => errorResponse(c, new ApiError(413, 'payload_too_large', `the request body exceeds the limit of ${opts.maxBodyBytes} bytes`)),
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: opts.maxBodyBytes,
+    onError: (c) => errorResponse(c, bodyTooLarge(c, opts.maxBodyBytes)),
+  });
+  // Streamed bodies have their own limits (the upload size, a part's size), checked as they are read.
+  app.use('*', (c, next) => (opts.streamsBodies && isStreamedUpload(c) ? next() : limitBody(c, next)));
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null }));
@@ -118,6 +124,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', appRoutes(deps));
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
+  app.route('/api/w/:workspace', uploadRoutes(deps));
   app.route('/api/w/:workspace', consoleApiRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
@@ -129,10 +136,26 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 
 const MAX_PATH_BYTES = 1000;
 
+const RUN_PATHS = /^\/api\/w\/[^/]+\/jobs\/(run|run_wait_result|run_and_stream)\//;
+const UPLOAD_PART_PATH = /^\/api\/w\/[^/]+\/job_helpers\/uploads\/part$/;
+
+function isStreamedUpload(c: Context): boolean {
+  return (RUN_PATHS.test(c.req.path) && streamsBody(c)) || (c.req.method === 'PUT' && UPLOAD_PART_PATH.test(c.req.path));
+}
+
+/** A multipart body over the limit is told where large files go instead. */
+function bodyTooLarge(c: Context, maxBodyBytes: number): ApiError {
+  const workspace = /^\/api\/w\/([^/]+)\//.exec(c.req.path)?.[1] ?? '{workspace}';
+  const hint = /^multipart\//i.test(c.req.header('content-type') ?? '')
+    ? `; upload large files with POST /api/w/${workspace}/job_helpers/uploads/create and name them in the payload (README: Large uploads)`
+    : '';
+  return new ApiError(413, 'payload_too_large', `the request body exceeds the limit of ${maxBodyBytes} bytes${hint}`);
+}
+
 /** Reachable without a token. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
 const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/(slack\/interactions|teams\/messages)$/;
-const SIGNED_PATHS = /^\/api\/w\/[^/]+\/jobs_u\/(resume|cancel)\//;
+const SIGNED_PATHS = /^\/api\/w\/[^/]+\/(jobs_u\/(resume|cancel)\/|job_helpers\/uploads\/part$)/;
 
 /** On Lambda, API Gateway's own request id (the one its logs show); locally a fresh UUID. */
 function newRequestId(c: Context): string {

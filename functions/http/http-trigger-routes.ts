@@ -32,7 +32,7 @@ export function servedRoutes(deps: CoreDeps) {
     const answer = await answerRoute(deps, {
       method: c.req.method,
       urlPath,
-      incoming: await toIncoming(c),
+      incoming: await toIncoming(c, { maxFileBytes: deps.config.uploads.maxBytes, stream: false }),
       bearer: bearerToken(c.req.header('authorization'), c.req.query('token')),
     });
     if (answer.kind === 'async') return c.text(answer.jobId, 201);

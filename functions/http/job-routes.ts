@@ -47,8 +47,11 @@ export function jobRoutes(deps: CoreDeps) {
   // Windmill's route for files a job was given by s3 key: always a download, never rendered here.
   r.get('/job_helpers/download_s3_file', async (c) => {
     const file = await downloadUpload(deps, c.get('rights'), c.req.query('file_key'));
-    return new Response(Buffer.from(file.bytes), {
-      headers: { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename="${file.fileName}"` },
+    // On S3 the bytes come from the bucket itself (clients drop the token on the redirect).
+    if ('redirect' in file) return c.redirect(file.redirect, 307);
+    // Streamed: a file of gigabytes is never held in memory here.
+    return new Response(file.body, {
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size), 'content-disposition': `attachment; filename="${file.fileName}"` },
     });
   });
 

@@ -20,7 +20,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
 
   const argsOf = async (c: Context<AppEnv>, ownerPath: string) => {
     const workspace = c.get('workspace');
-    return argsFromRequest(await toIncoming(c), {
+    return argsFromRequest(await toIncoming(c, { maxFileBytes: deps.config.uploads.maxBytes, stream: true }), {
       ownerPath,
       workspaceId: workspace.id,
       objectStorageEnabled: workspace.object_storage_enabled,

@@ -6,7 +6,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { removalPolicyFor, type SvcConfig } from '../config.js';
+import { removalPolicyFor, uploadPartBytes, type SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
@@ -118,6 +118,9 @@ export class Api extends Construct {
         SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
+        // Uploads bypass the api's body limit: their parts go to S3 by presigned URL.
+        MAX_UPLOAD_BYTES: String(config.maxUploadBytes),
+        UPLOAD_PART_BYTES: String(uploadPartBytes(config.maxUploadBytes)),
         // Resume, cancel and approval-page URLs are absolute: without it they would lack host and stage.
         API_BASE_URL: this.baseUrl,
       },

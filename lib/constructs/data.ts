@@ -60,6 +60,18 @@ export class Data extends Construct {
         // A crashed upload leaves parts that are billed but invisible in listings.
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
+      // Upload parts are PUT by clients straight to presigned URLs (README: Large uploads); a
+      // browser page needs CORS for that, and must read each part's ETag to complete the upload.
+      cors: [
+        {
+          id: 'presigned-upload-parts',
+          allowedMethods: [s3.HttpMethods.PUT],
+          allowedOrigins: config.uploadAllowedOrigins,
+          allowedHeaders: ['*'],
+          exposedHeaders: ['ETag'],
+          maxAge: 3600,
+        },
+      ],
       removalPolicy,
     });
   }

@@ -44,6 +44,8 @@ describe('AWS shell config', () => {
       SVC_WEBHOOK_GIVE_UP_HOURS: '2',
       SVC_WEBHOOK_TIMEOUT_MS: '300',
       SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+      MAX_UPLOAD_BYTES: String(10 * 1024 ** 3),
+      UPLOAD_PART_BYTES: String(128 * 1024 ** 2),
     });
     expect(config.core).toEqual({
       baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
@@ -53,6 +55,7 @@ describe('AWS shell config', () => {
       includeHeaders: ['X-Tag', 'X-Other'],
       pollIntervalMs: 100,
       webhookRetry: { firstMs: 100, maxMs: 400, giveUpAfterMs: 7_200_000, timeoutMs: 300 },
+      uploads: { maxBytes: 10 * 1024 ** 3, partBytes: 128 * 1024 ** 2, urlSeconds: 3600 },
     });
     expect(config.webhookAllowPrivate).toBe(true);
     expect(config.maxBodyBytes).toBe(2000);

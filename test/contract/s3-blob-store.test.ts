@@ -3,6 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../../functions/adapters/aws/s3-blob-store.js';
 import { createTestBucket, s3Client, startS3, type S3Endpoint } from '../aws/s3-local.js';
 import { describeBlobStoreContract } from './blob-store.contract.js';
+import { externalEndpoint } from '../aws/dynamodb-local.js';
 
 // s3rver by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let s3: S3Endpoint | undefined;
@@ -32,4 +33,5 @@ describeBlobStoreContract(
       },
     };
   },
+  { abortMultipartUpload: !externalEndpoint() },
 );

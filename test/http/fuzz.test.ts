@@ -61,6 +61,8 @@ const ROUTES = [
   'POST /api/w/{ws}/workspaces/retention', 'GET /w/{ws}', 'GET /w/{ws}/runs', 'GET /w/{ws}/run/{id}', 'GET /w/{ws}/run/{id}/logs', 'GET /w/{ws}/item/{path}',
   'POST /api/w/{ws}/apps/create', 'POST /api/w/{ws}/apps/update/{path}', 'GET /api/w/{ws}/apps/get/p/{path}', 'GET /api/w/{ws}/apps/get/v/{name}', 'GET /api/w/{ws}/apps/list',
   'POST /api/w/{ws}/openapi/generate', 'GET /w/{ws}/openapi',
+  'POST /api/w/{ws}/job_helpers/uploads/create', 'PUT /api/w/{ws}/job_helpers/uploads/part', 'POST /api/w/{ws}/job_helpers/uploads/complete',
+  'POST /api/w/{ws}/job_helpers/uploads/abort', 'GET /api/w/{ws}/job_helpers/download_s3_file',
 ] as const;
 
 const ODD_METHODS = ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'TRACE-X', 'get'];

@@ -1,19 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { argsFromRequest, type IncomingRequest } from '../../functions/core/payload.js';
 import { ApiError } from '../../functions/core/errors.js';
-import type { BlobStore } from '../../functions/ports.js';
+import type { MultipartPart } from '../../functions/core/payload.js';
+import { MemoryBlobStore } from '../../functions/adapters/memory/memory-blob-store.js';
 
-class MemoryBlobs implements BlobStore {
-  readonly items = new Map<string, Uint8Array>();
-  async put(key: string, body: Uint8Array) {
-    this.items.set(key, body);
+/** The memory adapter, with a view of its objects by key. */
+class MemoryBlobs extends MemoryBlobStore {
+  readonly items = { get: (key: string) => this.read(key) };
+  private readonly copies = new Map<string, Uint8Array>();
+  override async putStream(key: string, body: AsyncIterable<Uint8Array>, contentType: string) {
+    const size = await super.putStream(key, body, contentType);
+    this.copies.set(key, (await this.get(key))!);
+    return size;
   }
-  async get(key: string) {
-    return this.items.get(key) ?? null;
+  private read(key: string) {
+    return this.copies.get(key);
   }
-  async delete(key: string) {
-    this.items.delete(key);
-  }
+}
+
+/** A multipart body as the HTTP layer hands it over, part by part. */
+async function* parts(fields: Array<[string, string]>, files: Array<{ field: string; filename: string; contentType: string; bytes: Uint8Array }>): AsyncIterable<MultipartPart> {
+  for (const [name, value] of fields) yield { kind: 'field', name, value };
+  for (const f of files) yield { kind: 'file', field: f.field, filename: f.filename, contentType: f.contentType, body: [f.bytes] as unknown as AsyncIterable<Uint8Array> };
 }
 
 const enc = new TextEncoder();
@@ -70,7 +78,7 @@ describe('argsFromRequest', () => {
     const blobs = new MemoryBlobs();
     const incoming: IncomingRequest = {
       ...req('', 'multipart/form-data; boundary=x'),
-      multipart: { fields: [['note', 'hi']], files: [{ field: 'doc', filename: '../../etc/passwd', contentType: 'text/plain', bytes: enc.encode('abc') }] },
+      multipart: parts([['note', 'hi']], [{ field: 'doc', filename: '../../etc/passwd', contentType: 'text/plain', bytes: enc.encode('abc') }]),
     };
     const got = await argsFromRequest(incoming, ctx({ blobs }));
     expect(got.note).toBe('hi');
@@ -82,7 +90,7 @@ describe('argsFromRequest', () => {
   it('refuses multipart files without object storage', async () => {
     const incoming: IncomingRequest = {
       ...req('', 'multipart/form-data; boundary=x'),
-      multipart: { fields: [], files: [{ field: 'f', filename: 'a', contentType: 'text/plain', bytes: enc.encode('') }] },
+      multipart: parts([], [{ field: 'f', filename: 'a', contentType: 'text/plain', bytes: enc.encode('') }]),
     };
     await expect(argsFromRequest(incoming, ctx({ objectStorageEnabled: false }))).rejects.toBeInstanceOf(ApiError);
   });

@@ -23,6 +23,7 @@ __all__ = [
     "request_interactive_chat_approval",
     "request_interactive_collab_approval",
     "send_message_to_conversation",
+    "upload_file",
 ]
 
 # get_context() key -> the environment variable the worker sets for the job.
@@ -131,7 +132,69 @@ def download_file(file):
     if not isinstance(key, str) or not key:
         raise TypeError("svc: download_file needs an uploaded file ({'s3': ...}) or its s3 key")
     route = "job_helpers/download_s3_file?file_key=" + urllib.parse.quote(key, safe="")
-    return _api_request(route, f"download_file({key!r})", "application/octet-stream")
+    what = f"download_file({key!r})"
+    try:
+        return _api_request(route, what, "application/octet-stream", follow_redirects=False)
+    except _Redirect as redirect:
+        # On AWS the API answers with a presigned S3 URL: fetched without the token (S3 would
+        # refuse two credentials, and urllib would forward the Authorization header).
+        try:
+            with urllib.request.urlopen(redirect.location) as response:
+                return response.read()
+        except urllib.error.HTTPError as error:
+            text = error.read().decode("utf-8", errors="replace")
+            raise ApiError(f"svc: {what} failed with status {error.code} from storage: {_error_message(text, error.reason)}", error.code) from None
+
+
+def upload_file(path, data, filename=None, content_type="application/octet-stream"):
+    """Uploads a file of any size for the script or flow at `path`; returns the object to name in
+    its webhook payload ({"files": [obj]}), which the job receives as it would a multipart file.
+
+    `data` is bytes, or a binary file opened for reading (read part by part, never whole). The
+    parts go straight to storage (S3 presigned URLs on AWS); a failed upload is aborted.
+    """
+    what = f"upload_file({path!r})"
+    if hasattr(data, "getbuffer"):  # io.BytesIO: already in memory, and without a file descriptor
+        data = data.getbuffer()[data.tell():]
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        size = len(data)
+        read_part = _bytes_reader(bytes(data))
+    else:
+        size = os.fstat(data.fileno()).st_size - data.tell()
+        read_part = data.read
+    body = {"path": path, "size": size, "content_type": content_type, **({"filename": filename} if filename else {})}
+    created = _api_post("job_helpers/uploads/create", body, what)
+    try:
+        parts = []
+        for part in created["parts"]:
+            chunk = read_part(created["part_size"])
+            # No token: the part URL is its own credential (and S3 would refuse a second one).
+            request = urllib.request.Request(part["url"], data=chunk, method="PUT")
+            try:
+                with urllib.request.urlopen(request) as response:
+                    parts.append({"part_number": part["part_number"], "etag": response.headers["ETag"]})
+            except urllib.error.HTTPError as error:
+                text = error.read().decode("utf-8", errors="replace")
+                raise ApiError(f"svc: {what}: part {part['part_number']} failed with status {error.code}: {_error_message(text, error.reason)}", error.code) from None
+        return _api_post("job_helpers/uploads/complete", {"upload": created["upload"], "parts": parts}, what)
+    except BaseException:
+        try:
+            _api_post("job_helpers/uploads/abort", {"upload": created["upload"]}, what)
+        except Exception:
+            pass  # the upload's own failure is the one to report
+        raise
+
+
+def _bytes_reader(data):
+    offset = 0
+
+    def read(n):
+        nonlocal offset
+        chunk = data[offset:offset + n]
+        offset += n
+        return chunk
+
+    return read
 
 
 def get_context():
@@ -158,7 +221,19 @@ def _required(name):
     return value
 
 
-def _api_request(route, what, accept, json_body=None):
+class _Redirect(Exception):
+    def __init__(self, location):
+        super().__init__(location)
+        self.location = location
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    # Declining makes urllib raise the 3xx as an HTTPError, which _api_request turns into _Redirect.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def _api_request(route, what, accept, json_body=None, follow_redirects=True):
     base = _required("BASE_INTERNAL_URL").rstrip("/")
     url = f"{base}/api/w/{urllib.parse.quote(_required('OV_WORKSPACE'), safe='')}/{route}"
     headers = {"Authorization": f"Bearer {_required('OV_TOKEN')}", "Accept": accept}
@@ -167,10 +242,13 @@ def _api_request(route, what, accept, json_body=None):
         headers["Content-Type"] = "application/json"
         data = json.dumps(json_body).encode("utf-8")
     request = urllib.request.Request(url, data=data, headers=headers)
+    opener = urllib.request.build_opener() if follow_redirects else urllib.request.build_opener(_NoRedirect)
     try:
-        with urllib.request.urlopen(request) as response:
+        with opener.open(request) as response:
             return response.read()
     except urllib.error.HTTPError as error:
+        if not follow_redirects and 300 <= error.code < 400 and error.headers.get("Location"):
+            raise _Redirect(error.headers["Location"]) from None
         text = error.read().decode("utf-8", errors="replace")
         # `from None`: the chained HTTPError would repeat the request in the traceback for nothing.
         raise ApiError(f"svc: {what} failed with status {error.code}: {_error_message(text, error.reason)}", error.code) from None

@@ -50,6 +50,12 @@ export interface UploadedFile {
 /** The bytes of a file a multipart webhook stored for this job (the entry or its `s3` key). */
 export declare function downloadFile(file: UploadedFile | string): Promise<Uint8Array>;
 
+/**
+ * Uploads a file of any size for the script or flow at `path` (parts straight to storage) and
+ * returns the object to name in its webhook payload. For a file on disk pass `await fs.openAsBlob(file)`.
+ */
+export declare function uploadFile(path: string, data: Uint8Array | string | Blob, options?: { filename?: string; contentType?: string }): Promise<UploadedFile>;
+
 /** The running job's context, from its environment. */
 export declare function getContext(): JobContext;
 

@@ -100,8 +100,40 @@ export async function downloadFile(file) {
   const key = typeof file === 'string' ? file : file?.s3;
   if (typeof key !== 'string' || key === '') throw new TypeError('svc-client: downloadFile needs an uploaded file ({s3: ...}) or its s3 key');
   const what = `downloadFile(${JSON.stringify(key)})`;
-  const response = await apiFetch(`job_helpers/download_s3_file?file_key=${encodeURIComponent(key)}`, what, 'application/octet-stream');
-  return new Uint8Array(await response.arrayBuffer());
+  const response = await apiFetch(`job_helpers/download_s3_file?file_key=${encodeURIComponent(key)}`, what, 'application/octet-stream', { redirect: 'manual' });
+  if (!isRedirect(response.status)) return new Uint8Array(await response.arrayBuffer());
+  // On AWS the API answers with a presigned S3 URL: fetched without the token (S3 would refuse two credentials).
+  const stored = await fetch(response.headers.get('location'));
+  if (!stored.ok) throw new ApiError(`svc-client: ${what} failed with status ${stored.status} from storage: ${errorMessage(await stored.text(), stored.statusText)}`, stored.status);
+  return new Uint8Array(await stored.arrayBuffer());
+}
+
+/**
+ * Uploads a file of any size (up to the instance's upload limit) for the script or flow at `path`,
+ * and returns the object to name in its webhook payload (`{files: [object]}`): the job receives it
+ * as it would a multipart file. `data` is a Uint8Array, a string or a Blob; for a file on disk pass
+ * `await fs.openAsBlob(file)`, read part by part as it is sent. The parts go straight to storage
+ * (S3 presigned URLs on AWS); a failed upload is aborted.
+ */
+export async function uploadFile(path, data, { filename, contentType } = {}) {
+  const blob = data instanceof Blob ? data : new Blob([data]);
+  const what = `uploadFile(${JSON.stringify(path)})`;
+  const type = (contentType ?? blob.type ?? '').split(';')[0].trim() || 'application/octet-stream';
+  const created = await apiPost('job_helpers/uploads/create', { path, size: blob.size, content_type: type, ...(filename ? { filename } : {}) }, what);
+  try {
+    const parts = [];
+    for (const { part_number: n, url } of created.parts) {
+      const body = blob.slice((n - 1) * created.part_size, n * created.part_size);
+      // No token: the part URL is its own credential (and S3 would refuse a second one).
+      const response = await fetch(url, { method: 'PUT', body });
+      if (!response.ok) throw new ApiError(`svc-client: ${what}: part ${n} failed with status ${response.status}: ${errorMessage(await response.text(), response.statusText)}`, response.status);
+      parts.push({ part_number: n, etag: response.headers.get('etag') });
+    }
+    return await apiPost('job_helpers/uploads/complete', { upload: created.upload, parts }, what);
+  } catch (error) {
+    await apiPost('job_helpers/uploads/abort', { upload: created.upload }, what).catch(() => {});
+    throw error;
+  }
 }
 
 /** Who and where this job is; a variable the job was not given is null. */
@@ -148,11 +180,15 @@ async function apiFetch(route, what, accept, init = {}) {
     const reason = error?.cause?.message ?? error?.message ?? String(error);
     throw new Error(`svc-client: ${what}: could not reach ${base}: ${reason}`, { cause: error });
   }
-  if (!response.ok) {
+  if (!response.ok && !(init.redirect === 'manual' && isRedirect(response.status))) {
     const text = await response.text();
     throw new ApiError(`svc-client: ${what} failed with status ${response.status}: ${errorMessage(text, response.statusText)}`, response.status);
   }
   return response;
+}
+
+function isRedirect(status) {
+  return status >= 300 && status < 400;
 }
 
 async function apiGet(route, what) {

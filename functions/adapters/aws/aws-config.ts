@@ -1,6 +1,7 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
+import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**
@@ -84,6 +85,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: POLL_INTERVAL_MS,
       webhookRetry: retryScheduleFromEnv(env),
+      uploads: uploadSettingsFromEnv(env, ''),
     },
   };
 }

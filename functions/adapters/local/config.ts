@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
+import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 
 /** The local shell's settings, from the environment (README lists them). */
@@ -67,6 +68,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: 1000,
       webhookRetry: retryScheduleFromEnv(env),
+      uploads: uploadSettingsFromEnv(env, 'SVC_'),
     },
   };
 }

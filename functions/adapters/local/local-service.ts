@@ -79,7 +79,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     compiler,
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
-  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, runtime: confiner.status });
+  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, runtime: confiner.status, streamsBodies: true });
   const server = await listen(app.fetch, config.host, config.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
@@ -126,6 +126,9 @@ const RETENTION_PRUNE_MS = 5 * 60_000;
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
+    // Node's default gives a whole request 5 minutes; an upload part or a multipart webhook of
+    // gigabytes takes as long as the link needs. Headers must still arrive within headersTimeout.
+    (server as import('node:http').Server).requestTimeout = 0;
     server.once('error', reject);
   });
 }

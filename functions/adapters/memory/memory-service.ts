@@ -1,4 +1,5 @@
 import { DEFAULT_RETRY_SCHEDULE } from '../../core/events/retry-schedule.js';
+import { DEFAULT_UPLOAD_SETTINGS } from '../../core/upload-sessions.js';
 import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { createApp } from '../../http/app.js';
@@ -74,6 +75,7 @@ export async function createMemoryService(opts: MemoryServiceOptions): Promise<M
       signingKey,
       pollIntervalMs: 1000,
       webhookRetry: DEFAULT_RETRY_SCHEDULE,
+      uploads: DEFAULT_UPLOAD_SETTINGS,
       ...opts.config,
     },
   };
