@@ -97,7 +97,13 @@ async function main(): Promise<void> {
   Object.assign(process.env, lambdaEnv);
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
   installLambdaStreamingGlobals();
-  const { handler } = await import('../../functions/handlers/api.js');
+  // The api runs awaited jobs itself (sync webhooks, SSE streams) through the same sandbox
+  // handlers the worker process uses.
+  const { createApiHandler } = await import('../../functions/handlers/api.js');
+  const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
+  const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
+  setSandboxWorkDir(sandboxDir);
+  const handler = createApiHandler(() => inProcessInvoke());
   await startJobDispatcher(emulators);
   // Nobody knows the URL before the line below is printed, so no request arrives before this.
   server.on('request', (req, res) => void serveRequest(handler, req, res));
