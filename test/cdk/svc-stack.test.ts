@@ -524,13 +524,20 @@ describe('IAM boundaries', () => {
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
   });
 
-  it('lets only the worker and the flow runner invoke Lambda: the worker both sandboxes, the flow runner the Node one', () => {
+  it('lets only the api, the worker and the flow runner invoke Lambda: api and worker both sandboxes, the flow runner the Node one', () => {
     const invokes = [stack.api.handler.role!, stack.worker.handler.role!, stack.flowRunner.handler.role!].flatMap((role) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
         .map((s) => ({ role: logicalId(role), ...s })),
     );
     expect(invokes).toEqual([
+      // Sync webhooks' and SSE streams' jobs run from the api (billed once: no worker in between).
+      expect.objectContaining({
+        role: logicalId(stack.api.handler.role!),
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
+      }),
       expect.objectContaining({
         role: logicalId(stack.worker.handler.role!),
         Effect: 'Allow',
