@@ -233,6 +233,19 @@ describe('functions', () => {
   });
 });
 
+describe('the service functions\' bundles', () => {
+  // Loaded in a fresh Node as the Lambda runtime loads them: an ES module, with the awslambda global.
+  const LOAD = "globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } }; await import(process.argv[1]);";
+
+  it('load as ES modules, CommonJS dependencies included (the TypeScript compiler reads __filename)', () => {
+    const functions = { api: stack.api.handler, worker: stack.worker.handler, flowRunner: stack.flowRunner.handler, reaper: stack.jobDelivery.reaper, dispatcher: stack.jobDelivery.dispatcher };
+    for (const [name, fn] of Object.entries(functions)) {
+      const entry = pathToFileURL(join(assetOf(fn), 'index.mjs')).href;
+      expect(() => execFileSync(process.execPath, ['--input-type=module', '-e', LOAD, entry], { cwd: tmpdir(), env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' }, stdio: 'pipe' }), name).not.toThrow();
+    }
+  });
+});
+
 describe('the bundled Node sandbox, run as Lambda would load it', () => {
   let sandbox: BundledSandbox;
   let workDir: string;
