@@ -1,4 +1,3 @@
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { Hono } from 'hono';
 import { streamHandle } from 'hono/aws-lambda';
@@ -7,11 +6,10 @@ import { bootstrapInstance } from '../core/bootstrap.js';
 import { createApp } from '../http/app.js';
 import { errorResponse } from '../http/errors.js';
 import { VERSION } from '../version.js';
-import { requireAdminToken, requireSandboxFunctions } from '../adapters/aws/aws-config.js';
+import { requireAdminToken } from '../adapters/aws/aws-config.js';
 import { ApiJobRunner } from '../adapters/aws/api-job-runner.js';
-import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
-import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
+import { awsShell, lambdaSandboxes, once, type AwsShell } from './aws-deps.js';
 
 type StreamingHandler = (event: unknown, responseStream: Writable, context: Context) => Promise<void>;
 
@@ -45,5 +43,4 @@ export function createApiHandler(sandboxInvoker: (shell: AwsShell) => SandboxInv
   return awslambda.streamifyResponse(invocation);
 }
 
-/** On AWS the sandboxes are Lambda functions whose role has no permissions, invoked per tenant. */
-export const handler = createApiHandler((shell) => lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
+export const handler = createApiHandler(lambdaSandboxes);
