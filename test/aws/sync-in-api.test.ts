@@ -182,9 +182,18 @@ describe('a sync webhook runs in the api function', () => {
     expect((await getJob(asyncId)).status).toBe('queued');
   });
 
-  it('keeps the invocation until a job longer than the sync wait is stored, after answering 504', async () => {
+  it('writes logs while the job runs, and keeps the invocation until a job longer than the sync wait is stored, after answering 504', async () => {
     await createScript('u/admin/slow', `echo "started"\nsleep ${SYNC_MAX_WAIT_SECONDS + 2}\necho "finished"`);
-    const res = await api('/jobs/run_wait_result/p/u/admin/slow', { method: 'POST', body: '{}', headers: { 'x-test-invocation': 'slow' } });
+    const pending = api('/jobs/run_wait_result/p/u/admin/slow', { method: 'POST', body: '{}', headers: { 'x-test-invocation': 'slow' } });
+    // Live: the running job's log is in the table before the script ends, as the worker writes it.
+    const running = await until('the running job with its first log line', async () => {
+      const [listed] = await jobsOf('u/admin/slow');
+      if (!listed || listed.status !== 'running') return undefined;
+      const job = await getJob(listed.id);
+      return job.status === 'running' && String(job.logs).includes('started') ? job : undefined;
+    });
+    expect(running.logs).not.toContain('finished');
+    const res = await pending;
     expect(res.status).toBe(504);
     const { error } = await res.json();
     expect(error.code).toBe('sync_wait_timeout');
