@@ -2,7 +2,8 @@
  * The AWS shell on one machine: `node --import tsx test/aws/aws-shell-server.ts`. Starts the
  * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
- * whose response stream is read as API Gateway reads it. A second process plays the worker
+ * whose response stream is read as API Gateway reads it (and which runs sync webhooks' and SSE
+ * streams' jobs itself, through the sandbox handlers in this process). A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
  * (dynamodb-stream-event-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
