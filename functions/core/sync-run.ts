@@ -9,8 +9,9 @@ import type { FinishedJob, Job } from '../ports.js';
 /**
  * The sync endpoints' answer: start the job with `start` (given the id to use, and that the
  * caller waits, so the job may run where the caller is), wait (at most the instance maximum),
- * shape the result (spec 4.4, 7.1-7.2), then honour the script's delete-after-use setting. The wait is subscribed before the job exists, so the worker can hand
- * the result straight over and nothing is read back in the common case.
+ * shape the result (spec 4.4, 7.1-7.2), then honour the script's delete-after-use setting. The
+ * wait is subscribed before the job exists, so the worker can hand the result straight over and
+ * nothing is read back in the common case.
  */
 export async function syncResponse(deps: CoreDeps, start: (id: string, wait: CallerWait) => Promise<Job>): Promise<ShapedResponse> {
   const id = newUuid();
