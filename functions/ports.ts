@@ -344,9 +344,19 @@ export interface JobQueue {
   /**
    * Where a worker in this process is free right now (the local pool), holds it for the job with
    * this id: the job is then stored already `running` and handed over with `run`, one commit
-   * fewer than queued-then-claimed. Null when the job must go through `enqueue`.
+   * fewer than queued-then-claimed. Null when the job must go through `enqueue`. `intent` says
+   * whether the caller waits for the result and how long the run may last: the AWS api function
+   * runs only awaited jobs it can hold to their end (adapters/aws/api-job-runner.ts).
    */
-  reserve?(jobId: string): JobSlot | null;
+  reserve?(jobId: string, intent: RunIntent): JobSlot | null;
+}
+
+/** What the caller of a new job asks of it, for `JobQueue.reserve`. */
+export interface RunIntent {
+  /** The caller waits for the outcome (a sync webhook, an SSE stream) in this process. */
+  callerWaits: boolean;
+  /** The longest the run may take: the script's timeout within the instance's job timeout. */
+  timeoutMs: number;
 }
 
 /** A worker held for one job; exactly one of `run` (once the job is stored) or `cancel` follows. */

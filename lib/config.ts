@@ -54,6 +54,14 @@ export interface SvcConfig {
    */
   readonly apiTimeoutSeconds: number;
   /**
+   * Memory of the api and worker functions, in MB. Both mostly wait: the worker relays a job's
+   * output from its sandbox, the api holds requests (and runs sync webhooks' jobs through the
+   * sandboxes), so while a script runs they are billed at this size beside the sandbox's. Lambda
+   * gives CPU in proportion to memory, so less memory also means slower cold starts and requests.
+   */
+  readonly apiMemoryMb: number;
+  readonly workerMemoryMb: number;
+  /**
    * A script job still queued this long after it was created is failed by the reaper (it was
    * lost: its message expired or was dropped). Longer than the jobs queue can keep retrying one.
    */
@@ -81,6 +89,9 @@ export const DEFAULT_CONFIG: SvcConfig = {
   throttleRateLimit: 100,
   throttleBurstLimit: 200,
   apiTimeoutSeconds: 900,
+  // Measured in README "Cost per million runs": both bundles load in under 100 MB.
+  apiMemoryMb: 512,
+  workerMemoryMb: 256,
   queuedDeadlineSeconds: 6 * 3600,
   maxUploadBytes: 5 * 1024 ** 3,
   uploadAllowedOrigins: ['*'],
@@ -97,6 +108,9 @@ export function uploadPartBytes(maxUploadBytes: number): number {
 
 /** Lambda cannot run longer than this, so neither can a job nor a sync wait. */
 export const LAMBDA_MAX_SECONDS = 900;
+/** A Lambda function's memory range, in MB. */
+const LAMBDA_MIN_MEMORY_MB = 128;
+const LAMBDA_MAX_MEMORY_MB = 10_240;
 
 /** Reads `cdk.json` / `-c key=value` context, falling back to the defaults, and checks it. */
 export function configFromContext(node: Node): SvcConfig {
@@ -118,6 +132,8 @@ export function configFromContext(node: Node): SvcConfig {
     throttleRateLimit: int(read('throttleRateLimit'), DEFAULT_CONFIG.throttleRateLimit),
     throttleBurstLimit: int(read('throttleBurstLimit'), DEFAULT_CONFIG.throttleBurstLimit),
     apiTimeoutSeconds: int(read('apiTimeoutSeconds'), DEFAULT_CONFIG.apiTimeoutSeconds),
+    apiMemoryMb: int(read('apiMemoryMb'), DEFAULT_CONFIG.apiMemoryMb),
+    workerMemoryMb: int(read('workerMemoryMb'), DEFAULT_CONFIG.workerMemoryMb),
     queuedDeadlineSeconds: int(read('queuedDeadlineSeconds'), DEFAULT_CONFIG.queuedDeadlineSeconds),
     maxUploadBytes: int(read('maxUploadBytes'), DEFAULT_CONFIG.maxUploadBytes),
     uploadAllowedOrigins: optionalString(read('uploadAllowedOrigins'))?.split(',').map((o) => o.trim()) ?? DEFAULT_CONFIG.uploadAllowedOrigins,
@@ -172,6 +188,12 @@ export function validateConfig(config: SvcConfig): SvcConfig {
   }
   if (config.uploadAllowedOrigins.length === 0 || config.uploadAllowedOrigins.some((o) => o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o))) {
     throw new Error(`uploadAllowedOrigins must be * or origins such as https://app.example.com, got ${JSON.stringify(config.uploadAllowedOrigins)}`);
+  }
+  for (const key of ['apiMemoryMb', 'workerMemoryMb'] as const) {
+    const value = config[key];
+    if (!Number.isInteger(value) || value < LAMBDA_MIN_MEMORY_MB || value > LAMBDA_MAX_MEMORY_MB) {
+      throw new Error(`${key} must be between ${LAMBDA_MIN_MEMORY_MB} and ${LAMBDA_MAX_MEMORY_MB} MB (Lambda's range), got ${value}`);
+    }
   }
   if (config.queuedDeadlineSeconds < 3600) throw new Error(`queuedDeadlineSeconds must be at least 3600 (the jobs queue retries a job for about 50 minutes), got ${config.queuedDeadlineSeconds}`);
   return config;

@@ -48,7 +48,7 @@ export class SvcStack extends Stack {
     this.jobQueue = new JobQueue(this, 'JobQueue', { consumerTimeout: WORKER_TIMEOUT });
     this.sandboxes = new Sandboxes(this, 'Sandboxes', config);
     this.flowRunner = new FlowRunner(this, 'FlowRunner', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, sandboxes: this.sandboxes });
-    this.api = new Api(this, 'Api', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner });
+    this.api = new Api(this, 'Api', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner, sandboxes: this.sandboxes });
     this.worker = new Worker(this, 'Worker', {
       config,
       data: this.data,
@@ -146,6 +146,8 @@ const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
   throttleRateLimit: true,
   throttleBurstLimit: true,
   apiTimeoutSeconds: true,
+  apiMemoryMb: true,
+  workerMemoryMb: true,
   queuedDeadlineSeconds: true,
   maxUploadBytes: true,
   uploadAllowedOrigins: true,

@@ -1,7 +1,7 @@
 import { ApiError, notFound, conflict } from './errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
 import { newUuid } from './crypto.js';
-import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type ScriptVersion } from '../ports.js';
+import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../ports.js';
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
 import type { Rights } from './permissions.js';
@@ -45,6 +45,16 @@ export function queuedJob(
 /** What started a job, when not a plain API call. */
 export type JobOrigin = Partial<Pick<Job, 'schedule_path' | 'trigger'>>;
 
+/** Whether whoever starts a job waits for its outcome in this request (sync webhooks, SSE streams). */
+export interface CallerWait {
+  callerWaits?: boolean;
+}
+
+/** The longest a script's run may last: its own timeout, within the instance's job timeout. */
+export function runTimeoutMs(script: Pick<ScriptVersion, 'timeout'>, config: Pick<CoreDeps['config'], 'jobTimeoutMs'>): number {
+  return Math.min(script.timeout ? script.timeout * 1000 : config.jobTimeoutMs, config.jobTimeoutMs);
+}
+
 /** Stores the job before anyone learns its id, then hands it to the queue: nothing accepted is lost. */
 export async function pushJob(
   deps: CoreDeps,
@@ -53,6 +63,7 @@ export async function pushJob(
   args: Record<string, unknown>,
   id: string = newUuid(),
   origin: JobOrigin = {},
+  wait: CallerWait = {},
 ): Promise<Job> {
   const job = queuedJob(deps.clock.now().toISOString(), {
     ...origin,
@@ -65,7 +76,7 @@ export async function pushJob(
     created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
-  const running = await insertRunningHere(deps, job);
+  const running = await insertRunningHere(deps, job, { callerWaits: wait.callerWaits ?? false, timeoutMs: runTimeoutMs(script, deps.config) });
   if (running) return running;
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
@@ -77,8 +88,8 @@ export async function pushJob(
  * hands it over: one commit fewer than queued-then-claimed. Null when there is none: the caller
  * stores and queues it as usual. Stored before it runs, so a crash still finds it and runs it again.
  */
-export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue'>, job: Job): Promise<Job | null> {
-  const slot = deps.queue.reserve?.(job.id);
+export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue'>, job: Job, intent: RunIntent): Promise<Job | null> {
+  const slot = deps.queue.reserve?.(job.id, intent);
   if (!slot) return null;
   const running: Job = { ...job, status: 'running', started_at: job.created_at, attempts: 1 };
   try {

@@ -1,5 +1,5 @@
 import { badRequest, notFound } from './errors.js';
-import { pushJob, type JobOrigin } from './jobs.js';
+import { pushJob, type CallerWait, type JobOrigin } from './jobs.js';
 import { pushFlowJob } from './flows/run-flow.js';
 import { resolveRunTarget, type RunTarget, type Runnable } from './run-target.js';
 import type { Rights } from './permissions.js';
@@ -16,11 +16,15 @@ export async function resolveForCaller(deps: Pick<CoreDeps, 'store'>, rights: Ri
   throw notFound(resolution.what);
 }
 
-/** Stores and queues the job that runs `runnable` with `args` for the caller, under `id` when given. */
-export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>, id?: string, origin: JobOrigin = {}): Promise<Job> {
+/**
+ * Stores and queues the job that runs `runnable` with `args` for the caller, under `id` when given.
+ * `wait`: the caller waits for the outcome, so a script job may run where the caller is (a flow
+ * always goes to its flow engine).
+ */
+export async function startRun(deps: CoreDeps, rights: Rights, runnable: Runnable, args: Record<string, unknown>, id?: string, origin: JobOrigin = {}, wait: CallerWait = {}): Promise<Job> {
   return runnable.kind === 'flow'
     ? pushFlowJob(deps, rights.principal, runnable.flow, rights.workspaceId, args, id, origin)
-    : pushJob(deps, rights.principal, runnable.script, args, id, origin);
+    : pushJob(deps, rights.principal, runnable.script, args, id, origin, wait);
 }
 
 /** The triggers a webhook caller may name in `X-Svc-Trigger`: the clients svc ships label their own runs. */

@@ -1,5 +1,5 @@
 import { ApiError } from './errors.js';
-import { getJob, isFinished, syncTimeout } from './jobs.js';
+import { getJob, isFinished, syncTimeout, type CallerWait } from './jobs.js';
 import { getFlowRun } from './flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
@@ -7,15 +7,16 @@ import { newUuid } from './crypto.js';
 import type { FinishedJob, Job } from '../ports.js';
 
 /**
- * The sync endpoints' answer: start the job with `start` (given the id to use), wait (at most the
- * instance maximum), shape the result (spec 4.4, 7.1-7.2), then honour the script's
- * delete-after-use setting. The wait is subscribed before the job exists, so the worker can hand
- * the result straight over and nothing is read back in the common case.
+ * The sync endpoints' answer: start the job with `start` (given the id to use, and that the
+ * caller waits, so the job may run where the caller is), wait (at most the instance maximum),
+ * shape the result (spec 4.4, 7.1-7.2), then honour the script's delete-after-use setting. The
+ * wait is subscribed before the job exists, so the worker can hand the result straight over and
+ * nothing is read back in the common case.
  */
-export async function syncResponse(deps: CoreDeps, start: (id: string) => Promise<Job>): Promise<ShapedResponse> {
+export async function syncResponse(deps: CoreDeps, start: (id: string, wait: CallerWait) => Promise<Job>): Promise<ShapedResponse> {
   const id = newUuid();
   const firstWake = deps.signals.wait(id, Math.min(deps.config.syncMaxWaitMs, deps.config.pollIntervalMs));
-  const job = await start(id);
+  const job = await start(id, { callerWaits: true });
   const answer = await awaitAnswer(deps, job, firstWake);
   if (!answer) throw syncTimeout(job.id, deps.config.syncMaxWaitMs, job.workspace_id);
   const done = answer.job;

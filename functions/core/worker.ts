@@ -1,6 +1,6 @@
 import { signJobToken } from './job-tokens.js';
 import { getJobLimits, runLimitsOf } from './job-limits-setting.js';
-import { cancelSignal, isFinished } from './jobs.js';
+import { cancelSignal, isFinished, runTimeoutMs } from './jobs.js';
 import { jobPrincipal } from './auth.js';
 import { Rights } from './permissions.js';
 import { BindingError, resolveArgs } from './bindings.js';
@@ -50,7 +50,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   }
 
   // A script may ask for less time than the instance allows, never more.
-  const timeoutMs = Math.min(script.timeout ? script.timeout * 1000 : config.jobTimeoutMs, config.jobTimeoutMs);
+  const timeoutMs = runTimeoutMs(script, config);
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
   const token = signJobToken(
     config.signingKey,

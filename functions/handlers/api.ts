@@ -1,27 +1,46 @@
+import type { Context } from 'aws-lambda';
 import { Hono } from 'hono';
 import { streamHandle } from 'hono/aws-lambda';
+import type { Writable } from 'node:stream';
 import { bootstrapInstance } from '../core/bootstrap.js';
 import { createApp } from '../http/app.js';
 import { errorResponse } from '../http/errors.js';
 import { VERSION } from '../version.js';
 import { requireAdminToken } from '../adapters/aws/aws-config.js';
-import { awsShell, once } from './aws-deps.js';
+import { ApiJobRunner } from '../adapters/aws/api-job-runner.js';
+import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
+import { awsShell, lambdaSandboxes, once, type AwsShell } from './aws-deps.js';
+
+type StreamingHandler = (event: unknown, responseStream: Writable, context: Context) => Promise<void>;
 
 /**
  * The api Lambda: API Gateway (REST, response streaming) -> the same Hono app the local server
  * runs. Streaming lets SSE events out as they happen and sync waits run past API Gateway's 29 s.
- * Jobs are not run here: they go to SQS and the worker Lambda.
+ * A script job whose caller waits (sync webhook, SSE stream) runs here, through the sandbox
+ * functions (adapters/aws/api-job-runner.ts); every other job goes to SQS and the worker Lambda.
  */
-const app = once(async () => {
-  const { deps, config, secrets } = await awsShell();
-  // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
-  await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace, signingKey: deps.config.signingKey });
-  return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, goTarget: deps.compiler?.prebuiltTarget });
-});
+export function createApiHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke) {
+  const jobs = new ApiJobRunner();
+  const app = once(async () => {
+    const shell = await awsShell();
+    const { config, secrets } = shell;
+    const deps = { ...shell.deps, queue: jobs };
+    jobs.start({ ...deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) });
+    // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
+    await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace, signingKey: deps.config.signingKey });
+    return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, goTarget: deps.compiler?.prebuiltTarget });
+  });
 
-// streamHandle wants an app when the module loads; the real one needs secrets and the table first.
-const entry = new Hono();
-entry.onError((err, c) => errorResponse(c, err));
-entry.all('*', async (c) => (await app()).fetch(c.req.raw, c.env));
+  // streamHandle wants an app when the module loads; the real one needs secrets and the table first.
+  const entry = new Hono();
+  entry.onError((err, c) => errorResponse(c, err));
+  entry.all('*', async (c) => (await app()).fetch(c.req.raw, c.env));
+  const respond = streamHandle(entry) as unknown as StreamingHandler;
 
-export const handler = streamHandle(entry);
+  // The response ends when the caller has its answer; the invocation ends once the jobs it runs
+  // have finished and been stored.
+  const invocation: StreamingHandler = (event, responseStream, context) => jobs.within(() => context.getRemainingTimeInMillis(), () => respond(event, responseStream, context));
+  return awslambda.streamifyResponse(invocation);
+}
+
+export const handler = createApiHandler(lambdaSandboxes);

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -9,9 +10,9 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { CoreDeps } from '../core/deps.js';
 import type { CodeRunner } from '../ports.js';
 import { goTargetFromEnv, UploadedGoBinaries, withGoBinaryUrls } from '../adapters/aws/go-binaries.js';
-import { createLambdaSandboxRunner } from '../adapters/aws/lambda-sandbox-runner.js';
+import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
-import { awsConfigFromEnv, loadSecrets, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
+import { awsConfigFromEnv, loadSecrets, requireSandboxFunctions, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
@@ -81,6 +82,15 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const sandboxRunner = (invoke: SandboxInvoke) => withGoBinaryUrls(createLambdaSandboxRunner(invoke), s3, config.bucketName);
   return { config, deps, secrets, flowRunner, sandboxRunner };
 });
+
+/**
+ * The deployed sandboxes: Lambda functions whose role has no permissions, each invoke naming the
+ * job's workspace and run-as user as Lambda tenant. The worker and the api (sync webhooks) run
+ * jobs through this one invoker.
+ */
+export function lambdaSandboxes(shell: AwsShell): SandboxInvoke {
+  return lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true });
+}
 
 /**
  * Runs `build` once and shares its promise. A failure is not kept: the next invocation tries

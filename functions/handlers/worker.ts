@@ -1,15 +1,12 @@
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkerDeps } from '../core/deps.js';
 import { executeJob } from '../core/worker.js';
 import { isFinished } from '../core/jobs.js';
-import { requireSandboxFunctions } from '../adapters/aws/aws-config.js';
-import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
-import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
+import { awsShell, lambdaSandboxes, once, type AwsShell } from './aws-deps.js';
 import { errorText, log, type LogFields } from '../core/logger.js';
 
 /**
@@ -61,5 +58,4 @@ function jobOf(record: SQSRecord): LogFields {
   }
 }
 
-/** On AWS the sandboxes are Lambda functions whose role has no permissions. */
-export const handler = createWorkerHandler((shell) => lambdaInvoke(traced(new LambdaClient({})), requireSandboxFunctions(shell.config), { tenantPerWorkspace: true }));
+export const handler = createWorkerHandler(lambdaSandboxes);

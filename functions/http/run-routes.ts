@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { argsFromRequest } from '../core/payload.js';
-import { getVisibleJob } from '../core/jobs.js';
+import { getVisibleJob, type CallerWait } from '../core/jobs.js';
 import { resolveForCaller, startRun, webhookOrigin } from '../core/start-run.js';
 import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
@@ -31,23 +31,24 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   };
 
   /** The core resolves and checks the target before the body is read: a 403 or 404 comes first. */
-  const push = async (c: Context<AppEnv>, target: RunTarget, id?: string): Promise<Job> => {
+  const push = async (c: Context<AppEnv>, target: RunTarget, id?: string, wait?: CallerWait): Promise<Job> => {
     const rights = c.get('rights');
     const origin = webhookOrigin(c.req.header('x-svc-trigger'));
     const runnable = await resolveForCaller(deps, rights, target);
     const ownerPath = runnable.kind === 'flow' ? runnable.flow.path : runnable.script.path;
-    return startRun(deps, rights, runnable, await argsOf(c, ownerPath), id, origin);
+    return startRun(deps, rights, runnable, await argsOf(c, ownerPath), id, origin, wait);
   };
 
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
 
   const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
-    const shaped = await syncResponse(deps, (id) => push(c, target, id));
+    const shaped = await syncResponse(deps, (id, wait) => push(c, target, id, wait));
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
 
   const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
-    const job = await push(c, target);
+    // The stream lasts as long as the job: its caller waits too.
+    const job = await push(c, target, undefined, { callerWaits: true });
     return sse(c, deps, job.workspace_id, job.id, true, sseKeepAliveMs);
   };
 

@@ -11,6 +11,7 @@ import type { Data } from './data.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import type { FlowRunner } from './flow-runner.js';
+import type { Sandboxes } from './sandbox.js';
 import type { Secrets } from './secrets.js';
 
 export interface ApiProps {
@@ -19,6 +20,8 @@ export interface ApiProps {
   readonly secrets: Secrets;
   readonly jobsQueue: sqs.IQueue;
   readonly flowRunner: FlowRunner;
+  /** Sync webhooks' and SSE streams' jobs run from the api, through these. */
+  readonly sandboxes: Sandboxes;
 }
 
 /**
@@ -108,6 +111,8 @@ export class Api extends Construct {
       logGroup,
       // The handler streams SSE and holds sync webhooks until their job ends (Lambda's 900 s by default).
       timeout: Duration.seconds(config.apiTimeoutSeconds),
+      // Billed while it holds a request, which for a sync webhook is the whole run of its script.
+      memorySize: config.apiMemoryMb,
       reservedConcurrentExecutions: config.apiReservedConcurrency,
       environment: {
         ...serviceEnvironment(data, secrets, props.jobsQueue),
@@ -121,6 +126,8 @@ export class Api extends Construct {
         // Uploads bypass the api's body limit: their parts go to S3 by presigned URL.
         MAX_UPLOAD_BYTES: String(config.maxUploadBytes),
         UPLOAD_PART_BYTES: String(uploadPartBytes(config.maxUploadBytes)),
+        SANDBOX_NODE_FUNCTION: props.sandboxes.nodeSandbox.functionArn,
+        SANDBOX_PYTHON_FUNCTION: props.sandboxes.pythonSandbox.functionArn,
         // Resume, cancel and approval-page URLs are absolute: without it they would lack host and stage.
         API_BASE_URL: this.baseUrl,
       },
@@ -134,6 +141,16 @@ export class Api extends Construct {
     data.grantObjectReadWrite(role);
     // No sqs:SendMessage nor states:StartExecution: a stored job reaches the queue or its flow's
     // execution through the table's stream (the job dispatcher, job-delivery.ts).
+    // A sync webhook's or SSE stream's job runs from here (functions/adapters/aws/api-job-runner.ts):
+    // exactly the two sandboxes, unqualified ARNs, as the worker. lambda:InvokeFunction also
+    // authorizes InvokeWithResponseStream.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'InvokeSandboxes',
+        actions: ['lambda:InvokeFunction'],
+        resources: [props.sandboxes.nodeSandbox.functionArn, props.sandboxes.pythonSandbox.functionArn],
+      }),
+    );
     // A resume or cancel wakes a flow's waiting state.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'WakeFlows', actions: ['states:SendTaskSuccess'], resources: [props.flowRunner.stateMachineArn] }));
     secrets.signingKey.grantRead(role);

@@ -65,7 +65,9 @@ export interface NodeFunctionProps {
 /**
  * A Node function bundled by the esbuild in node_modules: `cdk synth` needs neither Docker nor
  * network. ESM so `import.meta.url` keeps working (the runtime finds its shims relative to it);
- * the banner gives CommonJS dependencies the `require` they expect inside an ES module.
+ * the banner gives CommonJS dependencies the `require`, `__filename` and `__dirname` they expect
+ * inside an ES module (the TypeScript compiler, which schema inference bundles, reads `__filename`
+ * as it loads: without it the api and worker failed at cold start).
  */
 export function nodeFunction(scope: Construct, id: string, props: NodeFunctionProps): NodejsFunction {
   const sourceMap = props.bundling?.sourceMap ?? true;
@@ -104,7 +106,13 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
       sourceMap,
       sourcesContent: false,
       mainFields: ['module', 'main'],
-      banner: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+      banner: [
+        "import { createRequire as __svcCreateRequire } from 'node:module';",
+        "import { fileURLToPath as __svcFileURLToPath } from 'node:url';",
+        'const require = __svcCreateRequire(import.meta.url);',
+        'const __filename = __svcFileURLToPath(import.meta.url);',
+        "const __dirname = __svcFileURLToPath(new URL('.', import.meta.url));",
+      ].join(' '),
       // Bundle the AWS SDK instead of using the runtime's copy: the deployed code then runs the
       // exact SDK versions package.json pins and the aws test tier exercised.
       externalModules: [],

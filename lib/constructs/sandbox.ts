@@ -17,7 +17,8 @@ const TS_CLIENT = 'clients/ts/svc-client';
 const PY_CLIENT = 'clients/python/svc';
 
 /**
- * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker invokes them.
+ * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker, the api
+ * (the jobs of sync webhooks and SSE streams) and the flow runner (expressions) invoke them.
  *
  * Their roles have NO permissions at all — no managed policies, no inline policies, not even
  * CloudWatch Logs. Lambda hands a function its role's credentials through the environment, where
@@ -29,7 +30,7 @@ const PY_CLIENT = 'clients/python/svc';
  *
  * Their log groups exist anyway so that such a temporary grant writes with the stage's retention.
  *
- * Both run in Lambda tenant isolation mode: the worker names a tenant per workspace and run-as user
+ * Both run in Lambda tenant isolation mode: their invokers name a tenant per workspace and run-as user
  * on every invoke (lambda-sandbox-runner.ts), and Lambda never lets an execution environment — its
  * /tmp, its memory, its warm interpreters — serve a second tenant. Lambda offers no user or PID
  * namespaces inside an environment, so this is what keeps two users' code apart there.

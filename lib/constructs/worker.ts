@@ -45,6 +45,8 @@ export class Worker extends Construct {
       role,
       logGroup,
       timeout: WORKER_TIMEOUT,
+      // It waits on the sandbox while a job runs, billed all along: only what relaying needs.
+      memorySize: config.workerMemoryMb,
       reservedConcurrentExecutions: config.workerReservedConcurrency,
       environment: {
         // The worker consumes the queue but has no permission to send to it.

@@ -2,7 +2,8 @@
  * The AWS shell on one machine: `node --import tsx test/aws/aws-shell-server.ts`. Starts the
  * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
  * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
- * whose response stream is read as API Gateway reads it. A second process plays the worker
+ * whose response stream is read as API Gateway reads it (and which runs sync webhooks' and SSE
+ * streams' jobs itself, through the sandbox handlers in this process). A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
  * (dynamodb-stream-event-source.ts), as its stream mapping would. Flows run on the Step Functions emulator
  * (step-functions-local.ts) executing the flow-runner state machine, whose Lambda tasks call the
@@ -100,7 +101,13 @@ async function main(): Promise<void> {
   Object.assign(process.env, lambdaEnv);
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
   installLambdaStreamingGlobals();
-  const { handler } = await import('../../functions/handlers/api.js');
+  // The api runs awaited jobs itself (sync webhooks, SSE streams) through the same sandbox
+  // handlers the worker process uses.
+  const { createApiHandler } = await import('../../functions/handlers/api.js');
+  const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
+  const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
+  setSandboxWorkDir(sandboxDir);
+  const handler = createApiHandler(() => inProcessInvoke());
   await startJobDispatcher(emulators);
   // Nobody knows the URL before the line below is printed, so no request arrives before this.
   server.on('request', (req, res) => void serveRequest(handler, req, res));

@@ -129,3 +129,30 @@ describe('stage throttling and the api timeout', () => {
     expect(() => synth({ apiTimeoutSeconds: 901 })).toThrow(/apiTimeoutSeconds/);
   });
 });
+
+describe('memory of the waiting functions (billed once)', () => {
+  const memoryOf = (template: Template, fn: Parameters<typeof logicalId>[0]) => (template.toJSON().Resources[logicalId(fn)] as Resource).Properties.MemorySize;
+
+  it('sizes the api at 512 MB and the worker at 256 MB by default, the sandboxes keeping 1 GB', () => {
+    const { stack, template } = synth();
+    expect(memoryOf(template, stack.api.handler)).toBe(512);
+    expect(memoryOf(template, stack.worker.handler)).toBe(256);
+    expect(memoryOf(template, stack.sandboxes.nodeSandbox)).toBe(1024);
+    expect(memoryOf(template, stack.sandboxes.pythonSandbox)).toBe(1024);
+  });
+
+  it('takes apiMemoryMb and workerMemoryMb within Lambda range', () => {
+    const { stack, template } = synth({ apiMemoryMb: 1024, workerMemoryMb: 128 });
+    expect(memoryOf(template, stack.api.handler)).toBe(1024);
+    expect(memoryOf(template, stack.worker.handler)).toBe(128);
+    expect(() => synth({ workerMemoryMb: 127 })).toThrow(/workerMemoryMb must be between 128 and 10240/);
+    expect(() => synth({ apiMemoryMb: 10_241 })).toThrow(/apiMemoryMb/);
+  });
+
+  it('names both sandboxes to the api, which runs sync webhooks through them', () => {
+    const { stack, template } = synth();
+    const env = envOf(stack, template, stack.api.handler);
+    expect(env.SANDBOX_NODE_FUNCTION).toEqual({ 'Fn::GetAtt': [logicalId(stack.sandboxes.nodeSandbox), 'Arn'] });
+    expect(env.SANDBOX_PYTHON_FUNCTION).toEqual({ 'Fn::GetAtt': [logicalId(stack.sandboxes.pythonSandbox), 'Arn'] });
+  });
+});

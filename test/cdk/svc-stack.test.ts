@@ -233,6 +233,19 @@ describe('functions', () => {
   });
 });
 
+describe('the service functions\' bundles', () => {
+  // Loaded in a fresh Node as the Lambda runtime loads them: an ES module, with the awslambda global.
+  const LOAD = "globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } }; await import(process.argv[1]);";
+
+  it('load as ES modules, CommonJS dependencies included (the TypeScript compiler reads __filename)', () => {
+    const functions = { api: stack.api.handler, worker: stack.worker.handler, flowRunner: stack.flowRunner.handler, reaper: stack.jobDelivery.reaper, dispatcher: stack.jobDelivery.dispatcher };
+    for (const [name, fn] of Object.entries(functions)) {
+      const entry = pathToFileURL(join(assetOf(fn), 'index.mjs')).href;
+      expect(() => execFileSync(process.execPath, ['--input-type=module', '-e', LOAD, entry], { cwd: tmpdir(), env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' }, stdio: 'pipe' }), name).not.toThrow();
+    }
+  });
+});
+
 describe('the bundled Node sandbox, run as Lambda would load it', () => {
   let sandbox: BundledSandbox;
   let workDir: string;
@@ -524,13 +537,20 @@ describe('IAM boundaries', () => {
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
   });
 
-  it('lets only the worker and the flow runner invoke Lambda: the worker both sandboxes, the flow runner the Node one', () => {
+  it('lets only the api, the worker and the flow runner invoke Lambda: api and worker both sandboxes, the flow runner the Node one', () => {
     const invokes = [stack.api.handler.role!, stack.worker.handler.role!, stack.flowRunner.handler.role!].flatMap((role) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
         .map((s) => ({ role: logicalId(role), ...s })),
     );
     expect(invokes).toEqual([
+      // Sync webhooks' and SSE streams' jobs run from the api (billed once: no worker in between).
+      expect.objectContaining({
+        role: logicalId(stack.api.handler.role!),
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
+      }),
       expect.objectContaining({
         role: logicalId(stack.worker.handler.role!),
         Effect: 'Allow',

@@ -301,7 +301,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
     // A crashed earlier attempt may have inserted it already.
     if (await deps.store.getJob(job.workspace_id, job.id)) continue;
     // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
-    if (await insertRunningHere(deps, job)) continue;
+    if (await insertRunningHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs })) continue;
     await deps.store.insertJob(job);
     started.push(job);
   }

@@ -43,7 +43,7 @@ export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<Ro
   const runnable = await resolveForCaller(deps, rights, { by: 'path', path: trigger.script_path, only: trigger.is_flow ? 'flow' : 'script' });
   const args = await routeArgs(deps, workspaceId, trigger, req.incoming, params);
   if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args, undefined, ROUTE)).id };
-  return { kind: 'sync', response: await syncResponse(deps, (id) => startRun(deps, rights, runnable, args, id, ROUTE)) };
+  return { kind: 'sync', response: await syncResponse(deps, (id, wait) => startRun(deps, rights, runnable, args, id, ROUTE, wait)) };
 }
 
 async function findRoute(deps: CoreDeps, method: string, urlPath: string) {
