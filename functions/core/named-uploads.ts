@@ -10,6 +10,7 @@ import type { BlobStore } from '../ports.js';
  * uploaded. The job receives each with its stored size.
  */
 const MAX_NAMED = 1000;
+const UPLOAD_PREFIX = 'webhook_uploads/';
 
 export async function checkNamedUploads(args: Record<string, unknown>, ctx: { workspaceId: string; ownerPath?: string; blobs: BlobStore }): Promise<void> {
   const named: Array<Record<string, unknown> & { s3: string }> = [];
@@ -33,7 +34,8 @@ function collect(value: unknown, into: Array<Record<string, unknown> & { s3: str
     for (const item of value) collect(item, into);
   } else if (typeof value === 'object' && value !== null) {
     const record = value as Record<string, unknown>;
-    if (typeof record.s3 === 'string') into.push(record as Record<string, unknown> & { s3: string });
+    // Only what names an upload is one: `{"s3": "my-bucket"}` elsewhere in a payload is the caller's data.
+    if (typeof record.s3 === 'string' && record.s3.startsWith(UPLOAD_PREFIX)) into.push(record as Record<string, unknown> & { s3: string });
     else for (const item of Object.values(record)) collect(item, into);
   }
 }
