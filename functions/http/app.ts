@@ -1,6 +1,5 @@
 import type { GoTarget } from '../ports.js';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
 import { ApiError } from '../core/errors.js';
@@ -37,6 +36,7 @@ import { scheduleRoutes } from './schedule-routes.js';
 import { chatRoutes } from './chat-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
+import { requestBodyLimit } from './body-limit.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
@@ -66,13 +66,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     await next();
   });
 
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: opts.maxBodyBytes,
-      onError: (c) => errorResponse(c, new ApiError(413, 'payload_too_large', `the request body exceeds the limit of ${opts.maxBodyBytes} bytes`)),
-    }),
-  );
+  app.use('*', requestBodyLimit(opts.maxBodyBytes));
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null }));

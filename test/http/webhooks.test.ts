@@ -113,6 +113,22 @@ describe('payload rules (spec 4.2, 4.3)', () => {
     expect((await res.json()).error.code).toBe('payload_too_large');
     expect((await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length).toBe(before);
   });
+
+  it('counts a chunked body, which declares no length, and refuses it with 413 past the limit', async () => {
+    const before = (await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length;
+    const chunk = new TextEncoder().encode('x'.repeat(1024 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 11) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await s.fetch(`${ws()}/jobs/run/p/f/hooks/all`, { method: 'POST', body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.code).toBe('payload_too_large');
+    expect((await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length).toBe(before);
+  });
 });
 
 describe('sync responses (spec 4.4, 7.1, 7.2)', () => {
