@@ -6,6 +6,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../../http/app.js';
 import { VERSION } from '../../version.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
+import { CachedStore } from '../../core/cached-store.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
 import { describeDeno } from '../../runtime/deno-binary.js';
@@ -69,7 +70,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   });
 
   const deps: WorkerDeps = {
-    store,
+    // The rows every request reads (token, user, workspace, settings, path heads) for a moment.
+    store: new CachedStore(store),
     queue: pool,
     flows,
     signals: new InProcessJobSignals({ holdProcess: false }),
