@@ -146,10 +146,14 @@ export class SqliteStore implements Store {
     return row ? toJob(row) : null;
   }
 
-  /** Oldest queued jobs first, for the local worker pool. */
-  queuedJobIds(limit: number, exclude: ReadonlySet<string>): string[] {
-    const rows = this.stmt(`SELECT id FROM jobs WHERE status = 'queued' ORDER BY rowid LIMIT ?`).all(limit + exclude.size) as { id: string }[];
-    return rows.map((r) => r.id).filter((id) => !exclude.has(id)).slice(0, limit);
+  /** Claims (as claimJob does) up to `limit` of the oldest queued jobs in one statement, for the local worker pool. */
+  claimQueued(limit: number, startedAt: string, leaseUntil: string): Job[] {
+    const rows = this.stmt(
+      `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
+       WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' ORDER BY rowid LIMIT @limit) RETURNING rowid AS queue_order, *`,
+    ).all({ limit, startedAt, leaseUntil }) as Row[];
+    // RETURNING promises no order: queue order is rowid order.
+    return rows.sort((a, b) => a.queue_order - b.queue_order).map(toJob);
   }
 
   async appendJobStream(id: string, chunk: string) {
