@@ -310,7 +310,8 @@ class TtlCache<V> {
 }
 
 function deepFreeze<V>(value: V): V {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  // Typed arrays with elements cannot be frozen (and no row here holds one).
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
