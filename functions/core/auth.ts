@@ -38,7 +38,15 @@ export interface Credentials {
  * anyone test guesses against it. The derivation keeps the two uses apart.
  */
 export function tokenDigest(signingKey: Uint8Array, token: string): string {
-  return hmacSha256Hex(Buffer.from(hmacSha256Hex(signingKey, 'svc token digest v1'), 'hex'), token);
+  return hmacSha256Hex(digestKey(signingKey), token);
+}
+
+// The derived key, once per signing key rather than once per request.
+const digestKeys = new WeakMap<Uint8Array, Buffer>();
+function digestKey(signingKey: Uint8Array): Buffer {
+  let key = digestKeys.get(signingKey);
+  if (!key) digestKeys.set(signingKey, (key = Buffer.from(hmacSha256Hex(signingKey, 'svc token digest v1'), 'hex')));
+  return key;
 }
 
 /** How tokens were stored before (unsalted SHA-256): still found, and rewritten on their next use. */

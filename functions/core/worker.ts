@@ -19,6 +19,11 @@ import { errorOf, onScheduledJobFailed } from './triggers/schedule-ticks.js';
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
 
+/** When a claim made at `now` lapses: no job outlives the instance's job timeout, so never before it ends. */
+export function leaseUntil(now: Date, config: Pick<WorkerDeps['config'], 'jobTimeoutMs'>): string {
+  return new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString();
+}
+
 /**
  * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
  * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
@@ -28,8 +33,7 @@ const LEASE_MARGIN_MS = 60_000;
 export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job): Promise<void> {
   const { store, clock, signals, config } = deps;
   const now = clock.now();
-  // No job outlives the instance's job timeout, so a lease of that plus a margin is never cut short.
-  const job = claimed ?? (await store.claimJob(jobId, now.toISOString(), new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString()));
+  const job = claimed ?? (await store.claimJob(jobId, now.toISOString(), leaseUntil(now, config)));
   if (!job) return;
   if (job.kind === 'flow') return advanceFlow(deps, job.workspace_id, job.id);
 

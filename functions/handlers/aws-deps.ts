@@ -14,6 +14,7 @@ import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { awsConfigFromEnv, loadSecrets, requireSandboxFunctions, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
+import { CachedStore } from '../core/cached-store.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
@@ -61,7 +62,8 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const clock = { now: () => new Date() };
   const flowRunner = new StepFunctionsFlowRunner({ client: traced(new SFNClient({})), stateMachineArn: config.stateMachineArn, store, clock });
   const deps: CoreDeps = {
-    store,
+    // The rows every request reads (token, user, workspace, settings, path heads) for a moment.
+    store: new CachedStore(store),
     // A stored job is on its way: the table's stream hands it to the job dispatcher function,
     // which sends a script job to SQS or starts a flow's execution (adapters/aws/job-outbox.ts).
     queue: new TableStreamJobQueue(),

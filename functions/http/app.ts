@@ -1,6 +1,5 @@
 import type { GoTarget } from '../ports.js';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
 import { ApiError } from '../core/errors.js';
@@ -39,6 +38,7 @@ import { scheduleRoutes } from './schedule-routes.js';
 import { chatRoutes } from './chat-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
+import { requestBodyLimit } from './body-limit.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
@@ -73,10 +73,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     await next();
   });
 
-  const limitBody = bodyLimit({
-    maxSize: opts.maxBodyBytes,
-    onError: (c) => errorResponse(c, bodyTooLarge(c, opts.maxBodyBytes)),
-  });
+  const limitBody = requestBodyLimit(opts.maxBodyBytes, (c) => bodyTooLarge(c, opts.maxBodyBytes));
   // Streamed bodies have their own limits (the upload size, a part's size), checked as they are read.
   app.use('*', (c, next) => (opts.streamsBodies && isStreamedUpload(c) ? next() : limitBody(c, next)));
 

@@ -11,21 +11,36 @@ import { ApiError } from '../core/errors.js';
  */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
-  // A fresh Response: the Node adapter's lightweight responses drop header changes made after a read.
   const res = c.res;
+  if (!isHtml(res)) {
+    // Set in place where the headers allow it: the Node adapter then still writes a string body
+    // straight out (the sync webhooks' answers), without a stream and a second Response per request.
+    try {
+      addSecurityHeaders(res.headers, null);
+      return;
+    } catch {
+      // Immutable headers (a Response.redirect, a fetched response): a copy below.
+    }
+  }
+  // A fresh Response: the Node adapter's lightweight responses drop header changes made after a read.
   const headers = new Headers(res.headers);
   const body = isHtml(res) ? await res.text() : res.body;
+  addSecurityHeaders(headers, typeof body === 'string' ? body : null);
+  c.res = new Response(body, { status: res.status, statusText: res.statusText, headers });
+};
+
+function addSecurityHeaders(headers: Headers, html: string | null): void {
   headers.set('x-content-type-options', 'nosniff');
   if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer');
   if (!headers.has('content-security-policy')) {
     headers.set('x-frame-options', 'DENY');
-    headers.set('content-security-policy', pagePolicy(typeof body === 'string' ? body : null));
+    headers.set('content-security-policy', pagePolicy(html));
   }
-  c.res = new Response(body, { status: res.status, statusText: res.statusText, headers });
-};
+}
 
+/** From the headers only: reading `body` would turn the adapter's string body into a stream. */
 function isHtml(res: Response): boolean {
-  return res.body !== null && /^text\/html\b/i.test(res.headers.get('content-type') ?? '');
+  return /^text\/html\b/i.test(res.headers.get('content-type') ?? '');
 }
 
 const NOTHING_ALLOWED = "default-src 'none'; base-uri 'none'; form-action 'none'";

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ResourceLimits } from './job-limits.js';
@@ -20,6 +20,9 @@ interface Layout {
 }
 
 export class JobCgroup {
+  /** Files read after every job, kept open (cgroup files answer a read at offset 0 afresh). */
+  private readonly open = new Map<string, number>();
+
   private constructor(
     private readonly layout: Layout,
     private readonly dirs: string[],
@@ -96,12 +99,12 @@ export class JobCgroup {
   /** How many times the kernel OOM-killed a member for exceeding the memory limit. */
   oomKills(): number {
     const file = this.layout.kind === 'v1' ? 'memory.oom_control' : 'memory.events';
-    return counter(join(this.dirs[0]!, file), 'oom_kill');
+    return counter(this.read(join(this.dirs[0]!, file)), 'oom_kill');
   }
 
   /** How many times usage reached the memory limit (reclaim included, so no proof of an OOM kill alone). */
   memoryLimitHits(): number {
-    if (this.layout.kind === 'v2') return counter(join(this.dirs[0]!, 'memory.events'), 'max');
+    if (this.layout.kind === 'v2') return counter(this.read(join(this.dirs[0]!, 'memory.events')), 'max');
     try {
       return Number(readFileSync(join(this.dirs[0]!, 'memory.failcnt'), 'utf8').trim()) || 0;
     } catch {
@@ -111,7 +114,7 @@ export class JobCgroup {
 
   /** How many forks the process limit refused. */
   forksRefused(): number {
-    return counter(join(this.dirs.at(-1)!, 'pids.events'), 'max');
+    return counter(this.read(join(this.dirs.at(-1)!, 'pids.events')), 'max');
   }
 
   /** Kills every member; the group stays usable for accounting until `remove`. */
@@ -136,6 +139,8 @@ export class JobCgroup {
   }
 
   remove(): void {
+    for (const fd of this.open.values()) closeSync(fd);
+    this.open.clear();
     for (const dir of this.dirs) {
       try {
         rmdirSync(dir);
@@ -146,23 +151,30 @@ export class JobCgroup {
   }
 
   private pids(): number[] {
+    return (this.read(this.procsFiles[0]!) ?? '').split('\n').filter(Boolean).map(Number);
+  }
+
+  /** The file's current text (one pread on a kept descriptor), or null when it cannot be read. */
+  private read(path: string): string | null {
     try {
-      return readFileSync(this.procsFiles[0]!, 'utf8').split('\n').filter(Boolean).map(Number);
+      let fd = this.open.get(path);
+      if (fd === undefined) this.open.set(path, (fd = openSync(path, 'r')));
+      const size = readSync(fd, readBuffer, 0, readBuffer.length, 0);
+      // A list longer than the buffer (a very high process limit) is read whole.
+      return size < readBuffer.length ? readBuffer.toString('utf8', 0, size) : readFileSync(path, 'utf8');
     } catch {
-      return [];
+      return null;
     }
   }
 }
 
+const readBuffer = Buffer.alloc(64 * 1024);
+
 const probeLimits: ResourceLimits = { memoryBytes: 64 * 1024 * 1024, processes: 8, cpuSeconds: 1, fileBytes: 1, openFiles: 8 };
 
-function counter(path: string, name: string): number {
-  try {
-    const line = readFileSync(path, 'utf8').split('\n').find((l) => l.startsWith(`${name} `));
-    return line ? Number(line.split(' ')[1]) : 0;
-  } catch {
-    return 0;
-  }
+function counter(text: string | null, name: string): number {
+  const line = text?.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
 }
 
 function tryWrite(path: string, value: string): void {

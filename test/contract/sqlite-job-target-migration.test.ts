@@ -41,7 +41,7 @@ describe('SQLite migration of job targets', () => {
       expect(await store.getJob('ws', 'flow-job')).toMatchObject({ kind: 'flow', script_hash: null, flow_version: 17, flow_module: null });
       expect(await store.getJob('ws', 'step-job')).toMatchObject({ kind: 'flowstep', script_hash: null, flow_version: 17, flow_module: 'a', parent_job: 'flow-job' });
       // Queue order (rowid) survives the table rebuild.
-      expect(store.queuedJobIds(10, new Set())).toEqual(['script-job', 'flow-job', 'step-job']);
+      expect(store.claimQueued(10, '2026-01-02T00:00:00.000Z', '2026-01-02T01:00:00.000Z').map((j) => j.id)).toEqual(['script-job', 'flow-job', 'step-job']);
     } finally {
       store.close();
     }

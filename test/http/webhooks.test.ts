@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
 import { HTTP, CloudEvent, emitterFor, httpTransport } from 'cloudevents';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
@@ -111,6 +112,26 @@ describe('payload rules (spec 4.2, 4.3)', () => {
     const res = await s.fetch(`${ws()}/jobs/run/p/f/hooks/all`, { method: 'POST', body: 'x'.repeat(11 * 1024 * 1024) });
     expect(res.status).toBe(413);
     expect((await res.json()).error.code).toBe('payload_too_large');
+    expect((await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length).toBe(before);
+  });
+
+  it('counts a chunked body, which declares no length, and refuses it with 413 past the limit', async () => {
+    const before = (await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length;
+    // On a connection of its own: the server answers before reading the rest, and drops it after.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(new URL(`${ws()}/jobs/run/p/f/hooks/all`, s.url), { method: 'POST', agent: false, headers: { authorization: `Bearer ${s.token}` } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      // Written in pieces with no length given: Node sends it chunked.
+      for (let i = 0; i < 11; i++) req.write('x'.repeat(1024 * 1024));
+      req.end();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error.code).toBe('payload_too_large');
     expect((await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length).toBe(before);
   });
 });

@@ -6,12 +6,14 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../../http/app.js';
 import { VERSION } from '../../version.js';
 import { bootstrapInstance } from '../../core/bootstrap.js';
+import { CachedStore } from '../../core/cached-store.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import { createLocalRunner } from '../../runtime/index.js';
 import { describeDeno } from '../../runtime/deno-binary.js';
 import { describeGo, GoCompiler } from '../../runtime/go-build.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { SqliteStore } from './sqlite-store.js';
+import { BackgroundCheckpoints } from './sqlite-checkpointer.js';
 import { LocalFlowDriver } from './local-flow-driver.js';
 import { LocalWorkerPool } from './worker-pool.js';
 import { InProcessJobSignals } from '../in-process-job-signals.js';
@@ -41,7 +43,10 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Only this process's user may read the database and uploads; jobs run as another user.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
-  const store = new SqliteStore(join(config.dataDir, 'svc.db'));
+  const dbFile = join(config.dataDir, 'svc.db');
+  const store = new SqliteStore(dbFile);
+  // Commits only append to the WAL; copying it into the database happens off the request path.
+  const checkpoints = BackgroundCheckpoints.start(store.db, dbFile);
   const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
   chmodSync(runDir, 0o711);
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
@@ -65,7 +70,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   });
 
   const deps: WorkerDeps = {
-    store,
+    // The rows every request reads (token, user, workspace, settings, path heads) for a moment.
+    store: new CachedStore(store),
     queue: pool,
     flows,
     signals: new InProcessJobSignals({ holdProcess: false }),
@@ -114,6 +120,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       await flows.stop();
       await pool.stop();
       await runner.close();
+      await checkpoints.stop();
       store.close();
       rmSync(runDir, { recursive: true, force: true });
     },

@@ -1,4 +1,4 @@
-import { executeJob } from '../../core/worker.js';
+import { executeJob, leaseUntil } from '../../core/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue, JobSlot } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
@@ -58,10 +58,15 @@ export class LocalWorkerPool implements JobQueue {
     if (!this.deps || this.stopped || !this.backlog) return;
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return;
-    const ids = this.store.queuedJobIds(free, this.inFlight);
+    // Claimed here, oldest first, in one statement: the worker gets them already running.
+    const now = this.deps.clock.now();
+    const jobs = this.store.claimQueued(free, now.toISOString(), leaseUntil(now, this.deps.config));
     // Fewer than asked for: everything queued is now in flight.
-    if (ids.length < free) this.backlog = false;
-    for (const id of ids) this.dispatch(id);
+    if (jobs.length < free) this.backlog = false;
+    for (const job of jobs) {
+      this.inFlight.add(job.id);
+      this.execute(job.id, job);
+    }
   }
 
   private dispatch(id: string): void {
