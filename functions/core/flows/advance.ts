@@ -28,7 +28,10 @@ const ATTEMPTS = 20;
 
 /** Effects to carry out once the new state is stored. */
 interface Effects {
+  /** Jobs made by this call (new ids): nobody can have inserted them yet. */
   push: Job[];
+  /** Jobs the stored state names but the store lacks (a crash between the two): inserted unless there by now. */
+  restart: Job[];
   cancel: Job[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
@@ -43,7 +46,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], cancel: [], wakeAt: null, notify: [] };
+    const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [] };
     await step(deps, job, run, effects);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) return AGAIN;
@@ -237,18 +240,19 @@ async function collect(deps: WorkerDeps, flowJob: Job, current: Extract<FlowStep
   if (current.kind === 'child') {
     const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
     if (!job) {
-      effects.push.push(current.job);
+      effects.restart.push(current.job);
       return null;
     }
     if (!isFinished(job.status)) return null;
     return { ok: job.status === 'success', value: job.result, stepJob: job.id };
   }
   const jobs = await Promise.all(current.jobs.slice(0, current.started).map((j) => deps.store.getJob(flowJob.workspace_id, j.id)));
-  jobs.forEach((j, i) => !j && effects.push.push(current.jobs[i]));
+  jobs.forEach((j, i) => !j && effects.restart.push(current.jobs[i]));
   const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
   if (done.length < current.started) return null;
   if (current.started < current.jobs.length) {
-    // Sequential: the next one starts when the previous one is done.
+    // Sequential: the next one starts when the previous one is done. Stored as not started until
+    // now, so no earlier attempt inserted it (one that did would have stored `started` first).
     effects.push.push(current.jobs[current.started]);
     current.started += 1;
     return null;
@@ -297,9 +301,11 @@ function withStep(value: unknown, stepId: string): unknown {
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
 async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
   const started: Job[] = [];
-  for (const job of effects.push) {
-    // A crashed earlier attempt may have inserted it already.
-    if (await deps.store.getJob(job.workspace_id, job.id)) continue;
+  const toStart = [...effects.restart.map((job) => ({ job, mayExist: true })), ...effects.push.map((job) => ({ job, mayExist: false }))];
+  for (const { job, mayExist } of toStart) {
+    // One found missing may have been inserted by another call since; a new one (its id made by
+    // this call, stored in the run just now) cannot have been, so that read is saved per step.
+    if (mayExist && (await deps.store.getJob(job.workspace_id, job.id))) continue;
     // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
     if (await insertRunningHere(deps, job)) continue;
     await deps.store.insertJob(job);
