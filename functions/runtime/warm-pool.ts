@@ -7,7 +7,7 @@ export interface PoolableWorker {
   onExit(listener: () => void): void;
   /** Idle workers must not keep the service's event loop alive. */
   setIdle(idle: boolean): void;
-  /** What the process costs now, in bytes (its cgroup's charge or its RSS); read after each job. */
+  /** What the process costs now, in bytes (its cgroup's charge or its RSS); read when it is given back. */
   memoryBytes(): number;
   dispose(): Promise<void>;
 }
@@ -23,14 +23,18 @@ export interface WarmPoolLimits {
 
 type EvictFirst = 'least-recent' | 'most-recent';
 
+/** How often a busy process's memory is read again (a fresh process is read after its first job). */
+const MEASURE_EVERY_MS = 1000;
+
 interface Entry<W> {
   key: string;
   worker: W;
   busy: boolean;
   lastUsed: number;
   idleTimer?: NodeJS.Timeout;
-  /** Measured when the process was last given back; unknown while its first job runs. */
+  /** Measured when the process was given back (at most once a `MEASURE_EVERY_MS`); unknown while its first job runs. */
   memory?: number;
+  measuredAt?: number;
   /** Chosen when the process started: whether its key came back after an eviction (a cycle). */
   evictFirst: EvictFirst;
 }
@@ -88,9 +92,14 @@ export class WarmPool<W extends PoolableWorker> {
     }
     const next = this.waiters.get(entry.key)?.shift();
     if (next) return next(entry); // stays busy: handed straight to a queued job
-    entry.memory = entry.worker.memoryBytes();
+    const now = Date.now();
+    // A read of a cgroup file per job would tax the fastest runs; memory moves slower than that.
+    if (entry.measuredAt === undefined || now - entry.measuredAt >= MEASURE_EVERY_MS) {
+      entry.memory = entry.worker.memoryBytes();
+      entry.measuredAt = now;
+    }
     // Alone over the budget: keeping it would push out every other process for one.
-    if (entry.memory > this.limits.memoryBudgetBytes) {
+    if (entry.memory! > this.limits.memoryBudgetBytes) {
       this.remove(entry);
       return;
     }
