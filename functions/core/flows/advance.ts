@@ -1,5 +1,6 @@
 import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs.js';
-import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { getEntityValue, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { readFlowRun, rememberFlowRun } from './run-cache.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
@@ -43,7 +44,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   await retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: too many concurrent updates`) }, async () => {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
-    const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
+    const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
     const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [] };
@@ -55,9 +56,10 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
 }
 
 async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {
-  if (!previous) return (await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run)) !== null;
-  if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
-  return (await tryReplaceEntity(deps.store, deps.clock, previous, run)) !== null;
+  if (previous && JSON.stringify(previous.value) === JSON.stringify(run)) return true;
+  const written = previous ? await tryReplaceEntity(deps.store, deps.clock, previous, run) : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run);
+  if (written) rememberFlowRun(written);
+  return written !== null;
 }
 
 /** A top-level flow job's run starts from its version and its arguments. */
