@@ -12,7 +12,7 @@ import type { FlowModule } from './definition.js';
 import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { FinishedJob, Job } from '../../ports.js';
+import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf, onScheduledJobFailed } from '../triggers/schedule-ticks.js';
 
@@ -40,7 +40,8 @@ interface Effects {
   notify: string[];
 }
 
-export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
+/** `finishedStep`: a step job whose completion was just stored (the worker's wake), so it is not read back. */
+export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void> {
   await retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: too many concurrent updates`) }, async () => {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
@@ -48,7 +49,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
     const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [] };
-    await step(deps, job, run, effects);
+    await step(deps, job, run, effects, finishedStep);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) return AGAIN;
     await carryOut(deps, job, run, effects);
@@ -100,7 +101,7 @@ export function newRun(flowJob: string, version: number, path: string, modules: 
 }
 
 /** Moves the run forward in memory, collecting the jobs to start or stop. */
-async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects): Promise<void> {
+async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, finishedStep: FinishedStep | undefined): Promise<void> {
   if (run.status === 'finished') return;
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
@@ -133,7 +134,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
-    const outcome = await collect(deps, job, current, effects);
+    const outcome = await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
     completeModule(run, module, outcome);
   }
@@ -238,8 +239,16 @@ function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[
 }
 
 /** The outcome of the step's job(s), or null while they run. Restarts what a crash lost. */
-async function collect(deps: WorkerDeps, flowJob: Job, current: Extract<FlowStep, { kind: 'child' | 'children' }>, effects: Effects): Promise<Outcome | null> {
+async function collect(
+  deps: WorkerDeps,
+  flowJob: Job,
+  current: Extract<FlowStep, { kind: 'child' | 'children' }>,
+  effects: Effects,
+  finishedStep: FinishedStep | undefined,
+): Promise<Outcome | null> {
   if (current.kind === 'child') {
+    // A finished job never changes again, so the completion the worker stored is the job's outcome.
+    if (finishedStep?.id === current.job.id) return { ok: finishedStep.status === 'success', value: finishedStep.result, stepJob: finishedStep.id };
     const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
     if (!job) {
       effects.restart.push(current.job);
