@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'node:http';
+import { FLOW_RUNS, measureFlow, type FlowFigures } from './flows.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-admin-token';
@@ -171,41 +172,6 @@ function printSummary(rows: Array<{ name: string; svc: Figures; floor: Figures }
     const goal = target < 0 ? `>= ${-target}` : name.includes('vs floor') ? `<= ${target}x` : `<= ${target}`;
     console.log(`| ${name} | ${context} | ${shown} | ${goal} | ${met ? 'yes' : 'no'} |`);
   }
-}
-
-const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
-
-interface FlowFigures {
-  language: string;
-  steps: number;
-  median: number;
-}
-
-/** A flow of `steps` trivial steps, each passing a counter on; timed end to end through the sync route. */
-async function measureFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number): Promise<FlowFigures> {
-  // Each step its own code, as in a real flow: no two steps could share a process by content.
-  const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
-  const modules = Array.from({ length: steps }, (_, i) => ({
-    id: `s${i}`,
-    value: { type: 'rawscript', language, content: content(i), input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
-  }));
-  const path = `u/admin/bench_flow_${language}_${steps}`;
-  const created = await fetch(`${base}/api/w/main/flows/create`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ path, summary: path, value: { modules } }),
-  });
-  if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
-  const url = new URL(`${base}/api/w/main/jobs/run_wait_result/p/${path}`);
-  const times: number[] = [];
-  for (let i = 0; i < FLOW_RUNS + 1; i++) {
-    const t = performance.now();
-    const text = await post(url, '{}', auth);
-    if (text !== String(steps)) throw new Error(`flow ${path} answered ${text}`);
-    if (i > 0) times.push(performance.now() - t); // the first run warms the processes
-  }
-  times.sort((a, b) => a - b);
-  return { language, steps, median: times[Math.floor(times.length / 2)]! };
 }
 
 main().catch((e) => {

@@ -329,8 +329,12 @@ export interface FlowDriver {
    * AWS: nothing to do here — the flow's execution sends them itself, each with a task token.
    */
   dispatch(jobs: Job[]): Promise<void>;
-  /** Makes the flow job's interpreter run again: a step finished, an approval or a cancel arrived. */
-  wake(workspaceId: string, flowJobId: string): Promise<void>;
+  /**
+   * Makes the flow job's interpreter run again: a step finished, an approval or a cancel arrived.
+   * `finishedStep` is the step job whose completion was just stored, when that is why: a driver
+   * that runs the interpreter in this process hands it on, so it is not read back (AWS: ignored).
+   */
+  wake(workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void>;
   /**
    * The flow must be woken at `at` (or a little later), for an approval timeout; it may be woken
    * earlier too. AWS: the execution's waiting state has this timeout itself.
@@ -381,6 +385,9 @@ export interface JobSignals {
 
 /** A finished job's outcome, as handed from the one who stored it to a waiter. */
 export type FinishedJob = Pick<JobCompletion, 'status' | 'result'>;
+
+/** A flow step's job as its completion was stored (FlowDriver.wake). */
+export type FinishedStep = FinishedJob & { id: string };
 
 export interface EmailMessage {
   to: string;

@@ -142,8 +142,8 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   const stored = await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
   // A sync caller waiting in this process gets the result as stored, without reading it back.
   deps.signals.notify(job.id, stored ? { status: completion.status, result: completion.result } : undefined);
-  // A flow step is done: its flow can go on.
-  if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);
+  // A flow step is done: its flow can go on, with the outcome as stored rather than reading it back.
+  if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.
   if (stored && completion.status === 'failed') await onScheduledJobFailed(deps, job, errorOf(completion.result));
 }

@@ -73,6 +73,8 @@ export interface Jail {
   /** The limit the jail hit, as a job error; checked while the job runs and when it ends. */
   limitError(exit?: { code: number | null; signal: NodeJS.Signals | null }): JobError | undefined;
   killAll(): void;
+  /** Memory the jail's processes are charged now (its cgroup), or undefined without a cgroup. */
+  memoryBytes(): number | undefined;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -194,6 +196,10 @@ class ProcessJail implements Jail {
 
   killAll(): void {
     this.cgroup?.killAll();
+  }
+
+  memoryBytes(): number | undefined {
+    return this.cgroup?.memoryUsage();
   }
 
   release(): Promise<void> {

@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
@@ -17,8 +18,10 @@ export interface LocalRunnerOptions {
   workDir: string;
   /** Warm processes per workspace and script version (default 4). */
   maxWarmPerKey?: number;
-  /** Warm processes kept overall (default 32). */
+  /** Warm processes kept overall, whatever their size (default 128): each holds a uid and pipes. */
   maxWarmTotal?: number;
+  /** Memory the idle warm processes may cost together, in bytes (default `defaultWarmMemoryBudget()`). */
+  warmMemoryBytes?: number;
   /** How long an idle warm process lives (default 60 s). */
   idleMs?: number;
   /** Spare processes without code kept per workspace, run-as identity, limits and language (default 2). */
@@ -50,7 +53,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const confiner = options.confiner ?? new Confiner();
   const pool = new WarmPool<WarmWorker>({
     maxPerKey: options.maxWarmPerKey ?? 4,
-    maxTotal: options.maxWarmTotal ?? 32,
+    maxTotal: options.maxWarmTotal ?? 128,
+    memoryBudgetBytes: options.warmMemoryBytes ?? defaultWarmMemoryBudget(),
     idleMs: options.idleMs ?? 60_000,
   });
   const spares = new SparePool<WarmWorker>({
@@ -121,6 +125,16 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       await Promise.all([pool.close(), spares.close(), ...bash.map((proc) => proc.exited)]);
     },
   };
+}
+
+/**
+ * A quarter of the memory this service may use: the machine's, or its own cgroup's limit when that
+ * is lower (a container, a Lambda environment). Room for ~150 Python or ~30 Node warm processes per
+ * GiB of that quarter, and three quarters left for the jobs themselves and the service.
+ */
+export function defaultWarmMemoryBudget(): number {
+  const constrained = process.constrainedMemory?.() || Infinity;
+  return Math.floor(Math.min(totalmem(), constrained) / 4);
 }
 
 function asJobError(error: unknown): JobError {

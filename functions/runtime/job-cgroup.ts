@@ -96,6 +96,16 @@ export class JobCgroup {
     return this.pids().length;
   }
 
+  /** Memory charged to the group now (what its limit is checked against), in bytes. */
+  memoryUsage(): number {
+    const file = this.layout.kind === 'v1' ? 'memory.usage_in_bytes' : 'memory.current';
+    try {
+      return Number(readFileSync(join(this.dirs[0]!, file), 'utf8').trim()) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
   /** How many times the kernel OOM-killed a member for exceeding the memory limit. */
   oomKills(): number {
     const file = this.layout.kind === 'v1' ? 'memory.oom_control' : 'memory.events';

@@ -7,14 +7,24 @@ export interface PoolableWorker {
   onExit(listener: () => void): void;
   /** Idle workers must not keep the service's event loop alive. */
   setIdle(idle: boolean): void;
+  /** What the process costs now, in bytes (its cgroup's charge or its RSS); read when it is given back. */
+  memoryBytes(): number;
   dispose(): Promise<void>;
 }
 
 export interface WarmPoolLimits {
   maxPerKey: number;
+  /** Processes kept overall, whatever their size: each holds a uid of the instance's range and pipes. */
   maxTotal: number;
+  /** Memory the kept processes may cost together, in bytes, each counted as measured after its last job. */
+  memoryBudgetBytes: number;
   idleMs: number;
 }
+
+type EvictFirst = 'least-recent' | 'most-recent';
+
+/** How often a busy process's memory is read again (a fresh process is read after its first job). */
+const MEASURE_EVERY_MS = 1000;
 
 interface Entry<W> {
   key: string;
@@ -22,6 +32,11 @@ interface Entry<W> {
   busy: boolean;
   lastUsed: number;
   idleTimer?: NodeJS.Timeout;
+  /** Measured when the process was given back (at most once a `MEASURE_EVERY_MS`); unknown while its first job runs. */
+  memory?: number;
+  measuredAt?: number;
+  /** Chosen when the process started: whether its key came back after an eviction (a cycle). */
+  evictFirst: EvictFirst;
 }
 
 /** A worker handed out for one job; give it back with `release`. */
@@ -34,13 +49,15 @@ type Waiter<W> = (handoff: Entry<W> | undefined) => void;
 
 /**
  * Idle processes keyed by workspace and script version. A key never gets more than `maxPerKey`
- * processes, so extra concurrent jobs queue for one. Idle processes die after `idleMs`, and at
- * most `maxTotal` are kept: the least recently used idle one goes first — unless the key being
+ * processes, so extra concurrent jobs queue for one. Idle processes die after `idleMs`. The pool
+ * keeps processes while their measured memory together stays within `memoryBudgetBytes` (so many
+ * small Python processes stay where few large Node ones would) and their number within
+ * `maxTotal`. When one must go, the least recently used idle one goes first — unless the key being
  * started was itself evicted lately. Then the keys in use cycle through more versions than fit
  * (a flow with many steps), where LRU would evict, every time, the very process needed next; the
  * most recently used idle one goes instead, so most of the cycle stays warm and only a few
- * versions take turns. A process is busy while it serves a job, so the total may exceed
- * `maxTotal` briefly; the excess goes when released.
+ * versions take turns. A process is busy while it serves a job, so the pool may exceed its limits
+ * briefly; the excess goes when released. A process larger than the whole budget is not kept.
  */
 export class WarmPool<W extends PoolableWorker> {
   private readonly entries = new Set<Entry<W>>();
@@ -75,12 +92,23 @@ export class WarmPool<W extends PoolableWorker> {
     }
     const next = this.waiters.get(entry.key)?.shift();
     if (next) return next(entry); // stays busy: handed straight to a queued job
+    const now = Date.now();
+    // A read of a cgroup file per job would tax the fastest runs; memory moves slower than that.
+    if (entry.measuredAt === undefined || now - entry.measuredAt >= MEASURE_EVERY_MS) {
+      entry.memory = entry.worker.memoryBytes();
+      entry.measuredAt = now;
+    }
+    // Alone over the budget: keeping it would push out every other process for one.
+    if (entry.memory! > this.limits.memoryBudgetBytes) {
+      this.remove(entry);
+      return;
+    }
     entry.busy = false;
     entry.lastUsed = ++this.clock;
     entry.worker.setIdle(true);
     entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
     entry.idleTimer.unref();
-    this.trimTo(this.limits.maxTotal);
+    this.trimTo(this.limits.maxTotal, this.limits.memoryBudgetBytes, entry.evictFirst);
   }
 
   /** Kills every process, waiting ones included, and resolves when all are gone. */
@@ -97,6 +125,14 @@ export class WarmPool<W extends PoolableWorker> {
     return this.entries.size;
   }
 
+  /** What the kept processes cost together, as last measured (an estimate for those not yet measured). */
+  get memoryBytes(): number {
+    const estimate = this.newcomerEstimate();
+    let total = 0;
+    for (const entry of this.entries) total += entry.memory ?? estimate;
+    return total;
+  }
+
   /** The processes kept (busy and idle). */
   workers(): W[] {
     return [...this.entries].map((e) => e.worker);
@@ -111,7 +147,9 @@ export class WarmPool<W extends PoolableWorker> {
 
   private async startEntry(key: string, start: () => Promise<W>): Promise<Entry<W>> {
     this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
-    this.trimTo(this.limits.maxTotal - 1, this.evicted.delete(key) ? 'most-recent' : 'least-recent');
+    const evictFirst: EvictFirst = this.evicted.delete(key) ? 'most-recent' : 'least-recent';
+    // Room for the newcomer before it starts, so the start does not happen on top of a full pool.
+    this.trimTo(this.limits.maxTotal - 1, this.limits.memoryBudgetBytes - this.newcomerEstimate(), evictFirst);
     let worker: W;
     try {
       worker = await start();
@@ -120,7 +158,7 @@ export class WarmPool<W extends PoolableWorker> {
       if (left > 0) this.starting.set(key, left);
       else this.starting.delete(key);
     }
-    const entry: Entry<W> = { key, worker, busy: true, lastUsed: ++this.clock };
+    const entry: Entry<W> = { key, worker, busy: true, lastUsed: ++this.clock, evictFirst };
     this.entries.add(entry);
     worker.onExit(() => this.remove(entry));
     if (this.closed) {
@@ -154,12 +192,28 @@ export class WarmPool<W extends PoolableWorker> {
     return count;
   }
 
-  private trimTo(max: number, first: 'least-recent' | 'most-recent' = 'least-recent'): void {
+  /** A process not measured yet is taken to cost what the measured ones do on average. */
+  private newcomerEstimate(): number {
+    let total = 0;
+    let measured = 0;
+    for (const entry of this.entries) {
+      if (entry.memory === undefined) continue;
+      total += entry.memory;
+      measured++;
+    }
+    return measured === 0 ? 0 : total / measured;
+  }
+
+  private trimTo(maxCount: number, maxMemory: number, first: EvictFirst): void {
     const idle = [...this.entries].filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
     if (first === 'most-recent') idle.reverse();
-    let excess = this.entries.size - Math.max(max, 0);
+    let count = this.entries.size;
+    let memory = this.memoryBytes;
+    const estimate = this.newcomerEstimate();
     for (const entry of idle) {
-      if (excess-- <= 0) break;
+      if (count <= Math.max(maxCount, 0) && memory <= maxMemory) break;
+      count--;
+      memory -= entry.memory ?? estimate;
       this.remove(entry);
       this.evicted.add(entry.key);
       if (this.evicted.size > this.limits.maxTotal) this.evicted.delete(this.evicted.values().next().value!);

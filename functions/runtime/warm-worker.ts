@@ -5,6 +5,7 @@ import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter } from './job-output.js';
+import { treeRssBytes } from './process-memory.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
   isEmptyDir,
@@ -86,6 +87,12 @@ export class WarmWorker {
 
   get pid(): number | undefined {
     return this.proc.child.pid;
+  }
+
+  /** What the process costs while it idles: its cgroup's charge, else the RSS of its tree. */
+  memoryBytes(): number {
+    const pid = this.proc.child.pid;
+    return this.jail.memoryBytes() ?? (pid === undefined ? 0 : treeRssBytes(pid));
   }
 
   onExit(listener: () => void): void {

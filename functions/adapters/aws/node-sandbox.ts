@@ -34,9 +34,9 @@ function sandboxRunner(): LocalRunner {
     workDir,
     confiner,
     // Lambda sends a container one invocation at a time, so one warm process per version is
-    // enough; a few versions stay warm without crowding the function's memory (~50 MB each).
+    // enough. How many versions stay warm is the runner's memory budget: a quarter of the
+    // function's memory (what the environment reports as the machine's), measured per process.
     maxWarmPerKey: 1,
-    maxWarmTotal: 8,
     // One spare per tenant and language: a new version skips the start without crowding memory.
     sparesPerKey: 1,
     // Go binaries fetched by this container (sandbox-go-binary.ts), by their content's hash.

@@ -33,6 +33,8 @@ export interface LocalConfig {
   jobUidRange: { first: number; count: number };
   /** Warm processes kept overall (each serves one workspace, user and script version). */
   maxWarmTotal: number;
+  /** SVC_WARM_MEMORY_MB: what the warm processes may cost together; unset, a quarter of the machine's memory. */
+  warmMemoryBytes: number | undefined;
   /** Pre-started processes without code per workspace, user, limits and language. */
   warmSpares: number;
   /** SVC_GO_PROXY: the instance's Go module proxy; without it Go scripts import the standard library and svc only. */
@@ -58,7 +60,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     scheduleTickMs: int(env.SVC_SCHEDULE_TICK_MS, 250),
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
-    maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 32),
+    maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 128),
+    warmMemoryBytes: env.SVC_WARM_MEMORY_MB ? int(env.SVC_WARM_MEMORY_MB, 0) * 1024 * 1024 : undefined,
     warmSpares: int(env.SVC_WARM_SPARES, 2),
     goModuleProxy: env.SVC_GO_PROXY || undefined,
     core: {

@@ -1,7 +1,7 @@
 import { advanceFlow } from '../../core/flows/advance.js';
 import { dueSuspendedFlows, runsWithPendingNotices } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { FlowDriver, Job } from '../../ports.js';
+import type { FinishedStep, FlowDriver, Job } from '../../ports.js';
 import { errorText, log } from '../../core/logger.js';
 
 /** setTimeout's limit (about 24.8 days); a later time is reached in hops. */
@@ -34,12 +34,12 @@ export class LocalFlowDriver implements FlowDriver {
     for (const job of jobs) await deps.queue.enqueue(job);
   }
 
-  async wake(workspaceId: string, flowJobId: string): Promise<void> {
+  async wake(workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void> {
     const deps = this.deps;
     if (!deps) return;
     const previous = this.chains.get(flowJobId) ?? Promise.resolve();
     const next = previous
-      .then(() => advanceFlow(deps, workspaceId, flowJobId))
+      .then(() => advanceFlow(deps, workspaceId, flowJobId, finishedStep))
       .catch((e) => log.error('flow advance failed', { job_id: flowJobId, workspace_id: workspaceId, error: errorText(e) }));
     this.chains.set(flowJobId, next);
     void next.finally(() => {

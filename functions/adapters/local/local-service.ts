@@ -55,7 +55,14 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Go binaries are built at create into the data dir, which jobs never see; a job gets a copy.
   const goCacheDir = join(config.dataDir, 'go');
   const compiler = new GoCompiler({ cacheDir: goCacheDir, moduleProxy: config.goModuleProxy });
-  const runner = createLocalRunner({ workDir: runDir, confiner, maxWarmTotal: config.maxWarmTotal, sparesPerKey: config.warmSpares, goCacheDir });
+  const runner = createLocalRunner({
+    workDir: runDir,
+    confiner,
+    maxWarmTotal: config.maxWarmTotal,
+    warmMemoryBytes: config.warmMemoryBytes,
+    sparesPerKey: config.warmSpares,
+    goCacheDir,
+  });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };

@@ -1,6 +1,6 @@
 import { advanceFlow } from '../../core/flows/advance.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { FlowDriver, Job } from '../../ports.js';
+import type { FinishedStep, FlowDriver, Job } from '../../ports.js';
 import type { PendingWork } from './pending-work.js';
 
 /**
@@ -24,10 +24,10 @@ export class MemoryFlowDriver implements FlowDriver {
     for (const job of jobs) await this.deps?.queue.enqueue(job);
   }
 
-  async wake(workspaceId: string, flowJobId: string): Promise<void> {
+  async wake(workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void> {
     const deps = this.deps;
     if (!deps) return;
-    const next = (this.chains.get(flowJobId) ?? Promise.resolve()).then(() => advanceFlow(deps, workspaceId, flowJobId));
+    const next = (this.chains.get(flowJobId) ?? Promise.resolve()).then(() => advanceFlow(deps, workspaceId, flowJobId, finishedStep));
     // The chain goes on past a failed call; the failure itself is the PendingWork's to report.
     const chain = next.catch(() => {});
     this.chains.set(flowJobId, chain);

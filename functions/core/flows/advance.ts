@@ -1,5 +1,6 @@
 import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs.js';
-import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { getEntityValue, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { readFlowRun, rememberFlowRun } from './run-cache.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
@@ -11,7 +12,7 @@ import type { FlowModule } from './definition.js';
 import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { FinishedJob, Job } from '../../ports.js';
+import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf, onScheduledJobFailed } from '../triggers/schedule-ticks.js';
 
@@ -28,7 +29,10 @@ const ATTEMPTS = 20;
 
 /** Effects to carry out once the new state is stored. */
 interface Effects {
+  /** Jobs made by this call (new ids): nobody can have inserted them yet. */
   push: Job[];
+  /** Jobs the stored state names but the store lacks (a crash between the two): inserted unless there by now. */
+  restart: Job[];
   cancel: Job[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
@@ -36,15 +40,16 @@ interface Effects {
   notify: string[];
 }
 
-export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<void> {
+/** `finishedStep`: a step job whose completion was just stored (the worker's wake), so it is not read back. */
+export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void> {
   await retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: too many concurrent updates`) }, async () => {
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
-    const entity = await readEntity(deps.store, 'flow_run', workspaceId, flowJobId);
+    const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], cancel: [], wakeAt: null, notify: [] };
-    await step(deps, job, run, effects);
+    const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [] };
+    await step(deps, job, run, effects, finishedStep);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) return AGAIN;
     await carryOut(deps, job, run, effects);
@@ -52,9 +57,10 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
 }
 
 async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {
-  if (!previous) return (await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run)) !== null;
-  if (JSON.stringify(previous.value) === JSON.stringify(run)) return true;
-  return (await tryReplaceEntity(deps.store, deps.clock, previous, run)) !== null;
+  if (previous && JSON.stringify(previous.value) === JSON.stringify(run)) return true;
+  const written = previous ? await tryReplaceEntity(deps.store, deps.clock, previous, run) : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run);
+  if (written) rememberFlowRun(written);
+  return written !== null;
 }
 
 /** A top-level flow job's run starts from its version and its arguments. */
@@ -95,7 +101,7 @@ export function newRun(flowJob: string, version: number, path: string, modules: 
 }
 
 /** Moves the run forward in memory, collecting the jobs to start or stop. */
-async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects): Promise<void> {
+async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, finishedStep: FinishedStep | undefined): Promise<void> {
   if (run.status === 'finished') return;
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
@@ -128,7 +134,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects):
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
-    const outcome = await collect(deps, job, current, effects);
+    const outcome = await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
     completeModule(run, module, outcome);
   }
@@ -233,22 +239,31 @@ function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[
 }
 
 /** The outcome of the step's job(s), or null while they run. Restarts what a crash lost. */
-async function collect(deps: WorkerDeps, flowJob: Job, current: Extract<FlowStep, { kind: 'child' | 'children' }>, effects: Effects): Promise<Outcome | null> {
+async function collect(
+  deps: WorkerDeps,
+  flowJob: Job,
+  current: Extract<FlowStep, { kind: 'child' | 'children' }>,
+  effects: Effects,
+  finishedStep: FinishedStep | undefined,
+): Promise<Outcome | null> {
   if (current.kind === 'child') {
+    // A finished job never changes again, so the completion the worker stored is the job's outcome.
+    if (finishedStep?.id === current.job.id) return { ok: finishedStep.status === 'success', value: finishedStep.result, stepJob: finishedStep.id };
     const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
     if (!job) {
-      effects.push.push(current.job);
+      effects.restart.push(current.job);
       return null;
     }
     if (!isFinished(job.status)) return null;
     return { ok: job.status === 'success', value: job.result, stepJob: job.id };
   }
   const jobs = await Promise.all(current.jobs.slice(0, current.started).map((j) => deps.store.getJob(flowJob.workspace_id, j.id)));
-  jobs.forEach((j, i) => !j && effects.push.push(current.jobs[i]));
+  jobs.forEach((j, i) => !j && effects.restart.push(current.jobs[i]));
   const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
   if (done.length < current.started) return null;
   if (current.started < current.jobs.length) {
-    // Sequential: the next one starts when the previous one is done.
+    // Sequential: the next one starts when the previous one is done. Stored as not started until
+    // now, so no earlier attempt inserted it (one that did would have stored `started` first).
     effects.push.push(current.jobs[current.started]);
     current.started += 1;
     return null;
@@ -297,9 +312,11 @@ function withStep(value: unknown, stepId: string): unknown {
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
 async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
   const started: Job[] = [];
-  for (const job of effects.push) {
-    // A crashed earlier attempt may have inserted it already.
-    if (await deps.store.getJob(job.workspace_id, job.id)) continue;
+  const toStart = [...effects.restart.map((job) => ({ job, mayExist: true })), ...effects.push.map((job) => ({ job, mayExist: false }))];
+  for (const { job, mayExist } of toStart) {
+    // One found missing may have been inserted by another call since; a new one (its id made by
+    // this call, stored in the run just now) cannot have been, so that read is saved per step.
+    if (mayExist && (await deps.store.getJob(job.workspace_id, job.id))) continue;
     // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
     if (await insertRunningHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs })) continue;
     await deps.store.insertJob(job);

@@ -4,24 +4,33 @@ import { WarmPool, type PoolableWorker } from '../../../functions/runtime/warm-p
 /** Stands in for a process: counts starts, knows when it was disposed. */
 class FakeWorker implements PoolableWorker {
   alive = true;
-  constructor(readonly key: string) {}
+  constructor(
+    readonly key: string,
+    private readonly bytes = 0,
+  ) {}
   onExit(): void {}
   setIdle(): void {}
+  memoryBytes(): number {
+    return this.bytes;
+  }
   async dispose(): Promise<void> {
     this.alive = false;
   }
 }
 
-async function runThrough(pool: WarmPool<FakeWorker>, keys: string[], starts: string[]): Promise<void> {
+const MB = 1024 * 1024;
+
+/** Runs one job per key in order; `sizeOf` says what each key's process costs. */
+async function runThrough(pool: WarmPool<FakeWorker>, keys: string[], starts: string[], sizeOf: (key: string) => number = () => 0): Promise<void> {
   for (const key of keys) {
-    const lease = await pool.acquire(key, async () => (starts.push(key), new FakeWorker(key)), new AbortController().signal);
+    const lease = await pool.acquire(key, async () => (starts.push(key), new FakeWorker(key, sizeOf(key))), new AbortController().signal);
     pool.release(lease, true);
   }
 }
 
 describe('warm pool eviction', () => {
   it('keeps most processes of a flow with more step versions than fit, run after run', async () => {
-    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 8, idleMs: 60_000 });
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 60_000 });
     const steps = Array.from({ length: 10 }, (_, i) => `step${i}`);
     const starts: string[] = [];
     await runThrough(pool, steps, starts);
@@ -35,7 +44,7 @@ describe('warm pool eviction', () => {
   });
 
   it('gives the processes of a workload that moved on to the new one', async () => {
-    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 8, idleMs: 60_000 });
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 60_000 });
     const before = Array.from({ length: 8 }, (_, i) => `old${i}`);
     const after = Array.from({ length: 8 }, (_, i) => `new${i}`);
     const starts: string[] = [];
@@ -50,10 +59,69 @@ describe('warm pool eviction', () => {
   });
 
   it('evicts the least recently used when nothing cycles', async () => {
-    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 2, idleMs: 60_000 });
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 2, memoryBudgetBytes: Infinity, idleMs: 60_000 });
     const starts: string[] = [];
     await runThrough(pool, ['a', 'b', 'a', 'c', 'a'], starts);
     expect(starts).toEqual(['a', 'b', 'c']);
+    await pool.close();
+  });
+});
+
+describe('warm pool memory budget', () => {
+  const sizeByName = (key: string) => (key.startsWith('node') ? 50 * MB : 10 * MB);
+
+  it('keeps 40 small step processes warm where a count of 32 would restart some on every run', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 128, memoryBudgetBytes: 512 * MB, idleMs: 60_000 });
+    const steps = Array.from({ length: 40 }, (_, i) => `py${i}`);
+    const starts: string[] = [];
+    await runThrough(pool, steps, starts, sizeByName);
+    starts.length = 0;
+    for (let run = 0; run < 3; run++) await runThrough(pool, steps, starts, sizeByName);
+    expect(starts).toEqual([]);
+    expect(pool.size).toBe(40);
+    expect(pool.memoryBytes).toBe(400 * MB);
+    await pool.close();
+  });
+
+  it('evicts by memory: large processes are kept in fewer numbers than small ones', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 128, memoryBudgetBytes: 220 * MB, idleMs: 60_000 });
+    const starts: string[] = [];
+    await runThrough(pool, ['node0', 'node1', 'node2', 'node3', 'node4', 'node5'], starts, sizeByName);
+    expect(pool.size).toBe(4); // 4 x 50 MB fit in 220 MB, a fifth does not
+    expect(pool.memoryBytes).toBeLessThanOrEqual(220 * MB);
+    // The least recently used went: node0 and node1 start again, node5 is still there.
+    starts.length = 0;
+    await runThrough(pool, ['node5', 'node0'], starts, sizeByName);
+    expect(starts).toEqual(['node0']);
+    await pool.close();
+  });
+
+  it('still bounds the number of processes, however small', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 5, memoryBudgetBytes: 1024 * MB, idleMs: 60_000 });
+    await runThrough(pool, Array.from({ length: 9 }, (_, i) => `py${i}`), [], sizeByName);
+    expect(pool.size).toBe(5);
+    await pool.close();
+  });
+
+  it('does not keep a process larger than the whole budget', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 128, memoryBudgetBytes: 40 * MB, idleMs: 60_000 });
+    const starts: string[] = [];
+    await runThrough(pool, ['py0', 'node0', 'py0', 'node0'], starts, sizeByName);
+    expect(starts).toEqual(['py0', 'node0', 'node0']);
+    expect(pool.size).toBe(1);
+    await pool.close();
+  });
+
+  it('keeps most of a cycle warm when the budget holds fewer steps than the flow has', async () => {
+    // 10 steps of 10 MB, room for 8: the cycle rule of the count limit holds for memory too.
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 4, maxTotal: 128, memoryBudgetBytes: 80 * MB, idleMs: 60_000 });
+    const steps = Array.from({ length: 10 }, (_, i) => `py${i}`);
+    const starts: string[] = [];
+    await runThrough(pool, steps, starts, sizeByName);
+    starts.length = 0;
+    for (let run = 0; run < 5; run++) await runThrough(pool, steps, starts, sizeByName);
+    expect(starts.length).toBeLessThanOrEqual(5 * 3);
+    expect(pool.memoryBytes).toBeLessThanOrEqual(80 * MB);
     await pool.close();
   });
 });

@@ -92,6 +92,32 @@ describe('warm process lifetime', () => {
     }
   });
 
+  it('keeps no warm process whose measured memory is over the memory budget', async () => {
+    // Every interpreter costs more than 1 MB (cgroup charge or RSS): none may stay.
+    const { runner, dispose } = makeRunner({ warmMemoryBytes: 1024 * 1024 });
+    try {
+      const pid = await pidOf(runner, request('python3', PY_PID));
+      expect(await eventually(() => isProcessGone(pid))).toBe(true);
+      expect(await pidOf(runner, request('python3', PY_PID))).not.toBe(pid);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('keeps the processes of 40 Python step versions warm by default (a flow of 40 steps)', async () => {
+    const { runner, dispose } = makeRunner();
+    try {
+      const steps = Array.from({ length: 40 }, (_, i) => request('python3', `${PY_PID}# step ${i}\n`, { scriptHash: `step${i}` }));
+      const first: number[] = [];
+      for (const step of steps) first.push(await pidOf(runner, step));
+      const second: number[] = [];
+      for (const step of steps) second.push(await pidOf(runner, step));
+      expect(second).toEqual(first);
+    } finally {
+      await dispose();
+    }
+  }, 120_000);
+
   it('close() kills every process, busy ones included', async () => {
     const { runner, dispose } = makeRunner();
     const idle = await pidOf(runner, request('python3', PY_PID));

@@ -1,0 +1,157 @@
+/**
+ * Flows of 1, 10 and 40 light steps, timed end to end through the sync route. `measureFlow` is
+ * what `npm run bench` (sync-webhook.ts) uses; run alone, this file compares settings side by side
+ * in one run, alternating, since the shared machine's load moves figures between runs:
+ *
+ *   npm run bench:flows                                   # this service as configured
+ *   npm run bench:flows -- "SVC_WARM_MAX_TOTAL=32 SVC_WARM_MEMORY_MB=1000000" ""   # before / after
+ *
+ * Each argument is one variant: environment settings for the service, `""` for none;
+ * `CHECKOUT=<dir>` runs another built checkout's service instead (main's code, say).
+ * BENCH_FLOW_ROUNDS (default 2) says how often the variants take turns.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const TOKEN = 'bench-flows-admin-token';
+export const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
+const ROUNDS = Number(process.env.BENCH_FLOW_ROUNDS ?? 2);
+/** BENCH_FLOW_STEPS=1,10 measures fewer flows (1 is always measured: the overhead is relative to it). */
+export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',').map(Number);
+export const FLOW_LANGUAGES = ['bun', 'python3'] as const;
+
+export interface FlowFigures {
+  language: string;
+  steps: number;
+  median: number;
+  /** The service's own CPU time per flow run (all its threads), when it was measured: unlike wall time, other load on the machine barely moves it. */
+  serviceCpuMs?: number;
+}
+
+/** CPU time of every thread of `pid` so far, in ms, from /proc (Linux). */
+export function cpuMsOf(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return ns / 1e6;
+}
+
+/** (flow of N steps - flow of 1 step) / (N - 1), from figures of one run. */
+export function perStepOverhead(rows: FlowFigures[], language: string, steps: number): number {
+  const one = rows.find((r) => r.language === language && r.steps === 1)!;
+  const row = rows.find((r) => r.language === language && r.steps === steps)!;
+  return (row.median - one.median) / (steps - 1);
+}
+
+/** A flow of `steps` trivial steps, each passing a counter on; timed end to end through the sync route. */
+export async function measureFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number, servicePid?: number): Promise<FlowFigures> {
+  // Each step its own code, as in a real flow: no two steps could share a process by content.
+  const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
+  const modules = Array.from({ length: steps }, (_, i) => ({
+    id: `s${i}`,
+    value: { type: 'rawscript', language, content: content(i), input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
+  }));
+  const path = `u/admin/bench_flow_${language}_${steps}`;
+  const headers = { ...auth, 'content-type': 'application/json' };
+  const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
+  if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
+  const url = `${base}/api/w/main/jobs/run_wait_result/p/${path}`;
+  const times: number[] = [];
+  let cpuAtStart = 0;
+  for (let i = 0; i < FLOW_RUNS + 1; i++) {
+    if (i === 1 && servicePid !== undefined) cpuAtStart = cpuMsOf(servicePid);
+    const t = performance.now();
+    const response = await fetch(url, { method: 'POST', headers, body: '{}' });
+    const text = await response.text();
+    if (text !== String(steps)) throw new Error(`flow ${path} answered ${response.status} ${text}`);
+    if (i > 0) times.push(performance.now() - t); // the first run warms the processes
+  }
+  const serviceCpuMs = servicePid === undefined ? undefined : (cpuMsOf(servicePid) - cpuAtStart) / FLOW_RUNS;
+  times.sort((a, b) => a - b);
+  return { language, steps, median: times[Math.floor(times.length / 2)]!, serviceCpuMs };
+}
+
+/** Starts the built service (this checkout's or `CHECKOUT`'s) with `env` on a fresh data dir, measures every flow, stops it. */
+async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Promise<FlowFigures[]> {
+  const root = CHECKOUT ? resolve(CHECKOUT) : ROOT;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-flows-'));
+  const child = spawn(process.execPath, [join(root, 'bin/svc.js'), 'serve'], {
+    cwd: root,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TOKEN, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const base = await new Promise<string>((ok, fail) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString('utf8');
+        const match = /svc listening on (\S+)/.exec(out);
+        if (match) ok(match[1]!);
+      });
+      child.once('exit', (code) => fail(new Error(`the service exited with ${code}: ${out}`)));
+    });
+    const rows: FlowFigures[] = [];
+    for (const language of FLOW_LANGUAGES) for (const steps of FLOW_STEPS) rows.push(await measureFlow(base, { authorization: `Bearer ${TOKEN}` }, language, steps, child.pid));
+    return rows;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function parseVariant(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+}
+
+async function main() {
+  const variants = process.argv.length > 2 ? process.argv.slice(2) : [''];
+  const results = variants.map(() => [] as FlowFigures[][]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, variant] of variants.entries()) results[i]!.push(await measureVariant(parseVariant(variant)));
+  }
+  const show = (xs: number[], digits: number) => xs.map((x) => x.toFixed(digits)).join(' / ');
+  console.log(`\nflows, sequential runs through the sync endpoint (median of ${FLOW_RUNS} per run; ${ROUNDS} rounds shown as run 1 / run 2 ...)\n`);
+  console.log(`| measure | ${variants.map((v) => v || '(defaults)').join(' | ')} | target |`);
+  console.log(`|---|${variants.map(() => '---|').join('')}---|`);
+  for (const language of FLOW_LANGUAGES) {
+    for (const steps of FLOW_STEPS.filter((n) => n > 1)) {
+      const cells = results.map((runs) => `${show(runs.map((rows) => perStepOverhead(rows, language, steps)), 2)} ms`);
+      console.log(`| per-step overhead, ${steps} ${language} steps | ${cells.join(' | ')} | <= 2 ms |`);
+    }
+  }
+  for (const language of FLOW_LANGUAGES) {
+    for (const steps of FLOW_STEPS) {
+      const cells = results.map((runs) => `${show(runs.map((rows) => rows.find((r) => r.language === language && r.steps === steps)!.median), 1)} ms`);
+      const target = language === 'python3' && steps === 40 ? '<= 500 ms' : '';
+      console.log(`| ${steps} light ${language} steps, whole flow | ${cells.join(' | ')} | ${target} |`);
+    }
+  }
+  for (const language of FLOW_LANGUAGES) {
+    for (const steps of FLOW_STEPS) {
+      const cells = results.map((runs) => `${show(runs.map((rows) => rows.find((r) => r.language === language && r.steps === steps)!.serviceCpuMs!), 1)} ms`);
+      console.log(`| ${steps} light ${language} steps, service CPU per flow run | ${cells.join(' | ')} | |`);
+    }
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
