@@ -1,24 +1,19 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
-import { GroupCommit } from './sqlite-group-commit.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
-import { parseStored } from '../../core/documents/parse.js';
-import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
+import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { deliveryRecord, entityRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
- * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous; each write
- * method is one short change inside a group commit and resolves once that is committed.
+ * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
+ * is one short transaction and the async signatures of the port resolve immediately.
  */
 export class SqliteStore implements Store {
   readonly db: Database.Database;
 
-  private readonly commits: GroupCommit;
-
   constructor(file: string) {
     this.db = new Database(file);
-    this.commits = new GroupCommit(this.db);
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode survives a process crash (kill -9); only an OS crash may lose the last commits.
     this.db.pragma('synchronous = NORMAL');
@@ -39,23 +34,15 @@ export class SqliteStore implements Store {
   }
 
   close() {
-    this.commits.commit();
     this.db.close();
   }
 
-  /** Every write goes through the group commit (sqlite-group-commit.ts) and resolves once durable. */
-  private write<T>(work: () => T): Promise<T> {
-    return this.commits.write(work);
-  }
-
-  createWorkspace(record: Workspace) {
-    return this.write(() => {
-      const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
-      const r = this.db
-        .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
-        .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
-      return r.changes === 1 ? ('created' as const) : ('exists' as const);
-    });
+  async createWorkspace(record: Workspace) {
+    const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
+    const r = this.db
+      .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
+      .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
+    return r.changes === 1 ? ('created' as const) : ('exists' as const);
   }
 
   async getWorkspace(id: string) {
@@ -67,27 +54,23 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM workspaces ORDER BY id').all() as Row[]).map(toWorkspace);
   }
 
-  setObjectStorage(id: string, enabled: boolean) {
-    return this.write(() => {
-      this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
-    });
+  async setObjectStorage(id: string, enabled: boolean) {
+    this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
   }
 
-  insertScriptVersion(version: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
-      return this.db.transaction(() => {
-        const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
-        if ((head?.hash ?? null) !== expectedLatest) return false;
-        this.stmt(
-          `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock)
-           VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock)`,
-        ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null });
-        this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
-        this.record(events);
-        return true;
-      })();
-    });
+  async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
+    const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
+    return this.db.transaction(() => {
+      const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
+      if ((head?.hash ?? null) !== expectedLatest) return false;
+      this.stmt(
+        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock)
+         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock)`,
+      ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null });
+      this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
+      this.record(events);
+      return true;
+    })();
   }
 
   async getLatestScript(workspaceId: string, path: string) {
@@ -111,25 +94,21 @@ export class SqliteStore implements Store {
     return rows.map(toScript);
   }
 
-  deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      return this.db.transaction(() => {
-        this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
-        const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
-        if (removed > 0) this.record(events);
-        return removed;
-      })();
-    });
+  async deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
+    return this.db.transaction(() => {
+      this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
+      const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
+      if (removed > 0) this.record(events);
+      return removed;
+    })();
   }
 
-  insertJob(record: Job) {
-    return this.write(() => {
-      const job = parseStored(jobRecord, record, `job ${record.id}`);
-      this.stmt(
-        `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts)
-         VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
-      ).run({ ...job, schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
-    });
+  async insertJob(record: Job) {
+    const job = parseStored(jobRecord, record, `job ${record.id}`);
+    this.stmt(
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
+    ).run({ ...job, schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -159,23 +138,16 @@ export class SqliteStore implements Store {
     return rows.map(toJob);
   }
 
-  claimJob(id: string, startedAt: string, leaseUntil: string) {
-    return this.write(() => {
-      const row = this.stmt(
-        `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-         WHERE id = @id AND (status = 'queued' OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
-      ).get({ id, startedAt, leaseUntil }) as Row | undefined;
-      return row ? toJob(row) : null;
-    });
+  async claimJob(id: string, startedAt: string, leaseUntil: string) {
+    const row = this.stmt(
+      `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
+       WHERE id = @id AND (status = 'queued' OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
+    ).get({ id, startedAt, leaseUntil }) as Row | undefined;
+    return row ? toJob(row) : null;
   }
 
   /** Claims (as claimJob does) up to `limit` of the oldest queued jobs in one statement, for the local worker pool. */
   claimQueued(limit: number, startedAt: string, leaseUntil: string): Job[] {
-    // The pool runs them at once; the claim is durable with its group (a crash before that leaves them queued, to run again).
-    return this.commits.join(() => this.claimQueuedNow(limit, startedAt, leaseUntil));
-  }
-
-  private claimQueuedNow(limit: number, startedAt: string, leaseUntil: string): Job[] {
     const rows = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
        WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' ORDER BY rowid LIMIT @limit) RETURNING rowid AS queue_order, *`,
@@ -184,50 +156,38 @@ export class SqliteStore implements Store {
     return rows.sort((a, b) => a.queue_order - b.queue_order).map(toJob);
   }
 
-  appendJobStream(id: string, chunk: string) {
-    return this.write(() => {
-      this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
-    });
+  async appendJobStream(id: string, chunk: string) {
+    this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
   }
 
-  appendJobLogs(id: string, chunk: string) {
-    return this.write(() => {
-      this.stmt(`UPDATE jobs SET logs = logs || ? WHERE id = ? AND status = 'running'`).run(chunk, id);
-    });
+  async appendJobLogs(id: string, chunk: string) {
+    this.stmt(`UPDATE jobs SET logs = logs || ? WHERE id = ? AND status = 'running'`).run(chunk, id);
   }
 
-  completeJob(id: string, c: JobCompletion, completedAt: string) {
-    return this.write(() => {
-      const r = this.stmt(
-        `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?
-         WHERE id = ? AND status IN ('queued', 'running', 'suspended', 'awaiting_approval')`,
-      ).run(c.status, c.status === 'success' ? 1 : 0, JSON.stringify(c.result ?? null), c.logs, completedAt, id);
-      return r.changes === 1;
-    });
+  async completeJob(id: string, c: JobCompletion, completedAt: string) {
+    const r = this.stmt(
+      `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?
+       WHERE id = ? AND status IN ('queued', 'running', 'suspended', 'awaiting_approval')`,
+    ).run(c.status, c.status === 'success' ? 1 : 0, JSON.stringify(c.result ?? null), c.logs, completedAt, id);
+    return r.changes === 1;
   }
 
-  scrubJob(id: string) {
-    return this.write(() => {
-      this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
-    });
+  async scrubJob(id: string) {
+    this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
   }
 
-  requeueInterrupted() {
-    return this.write(() => {
-      const rows = this.stmt(`UPDATE jobs SET status = 'queued' WHERE status = 'running' RETURNING id`).all() as { id: string }[];
-      return rows.map((r) => r.id);
-    });
+  async requeueInterrupted() {
+    const rows = this.stmt(`UPDATE jobs SET status = 'queued' WHERE status = 'running' RETURNING id`).all() as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
-  createUser(u: User, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      return this.withEvents(events, () =>
-        this.stmt(
-          `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
-           VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
-        ).run(userRow(u)).changes === 1,
-      );
-    });
+  async createUser(u: User, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () =>
+      this.stmt(
+        `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
+         VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
+      ).run(userRow(u)).changes === 1,
+    );
   }
 
   async getUser(username: string) {
@@ -239,22 +199,18 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM users ORDER BY username').all() as Row[]).map(toUser);
   }
 
-  updateUser(u: User) {
-    return this.write(() => {
-      return this.stmt(
-        'UPDATE users SET email = @email, is_admin = @is_admin, password_hash = @password_hash, created_at = @created_at WHERE username = @username',
-      ).run(userRow(u)).changes === 1;
-    });
+  async updateUser(u: User) {
+    return this.stmt(
+      'UPDATE users SET email = @email, is_admin = @is_admin, password_hash = @password_hash, created_at = @created_at WHERE username = @username',
+    ).run(userRow(u)).changes === 1;
   }
 
-  putToken(record: TokenRecord) {
-    return this.write(() => {
-      const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
-      this.stmt(
-        `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
-         VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
-      ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes), expiry_notice_at: t.expiry_notice_at ?? null });
-    });
+  async putToken(record: TokenRecord) {
+    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
+    this.stmt(
+      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
+       VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
+    ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes), expiry_notice_at: t.expiry_notice_at ?? null });
   }
 
   async getToken(tokenHash: string) {
@@ -267,40 +223,32 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM tokens WHERE owner = ? ORDER BY created_at, token_hash').all(owner) as Row[]).map(toToken);
   }
 
-  deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      this.withEvents(events, () => this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash).changes === 1);
-    });
+  async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
+    this.withEvents(events, () => this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash).changes === 1);
   }
 
-  markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      return this.withEvents(events, () => this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1);
-    });
+  async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () => this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1);
   }
 
-  createEntity(e: Entity, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      return this.withEvents(events, () =>
-        this.stmt(
-          `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
-           VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
-        ).run(entityRow(e)).changes === 1,
-      );
-    });
+  async createEntity(e: Entity, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () =>
+      this.stmt(
+        `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
+         VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
+      ).run(entityRow(e)).changes === 1,
+    );
   }
 
-  replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      // The version check and the write are one statement: of two replaces that read the same
-      // version, the second finds the version moved on and changes nothing.
-      return this.withEvents(events, () =>
-        this.stmt(
-          `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
-           WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
-        ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
-      );
-    });
+  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
+    // The version check and the write are one statement: of two replaces that read the same
+    // version, the second finds the version moved on and changes nothing.
+    return this.withEvents(events, () =>
+      this.stmt(
+        `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
+         WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
+      ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
+    );
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {
@@ -312,16 +260,12 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM entities WHERE kind = ? AND workspace_id = ? ORDER BY key').all(kind, workspaceId) as Row[]).map(toEntity);
   }
 
-  deleteEntity(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []) {
-    return this.write(() => {
-      return this.withEvents(events, () => this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1);
-    });
+  async deleteEntity(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []) {
+    return this.withEvents(events, () => this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1);
   }
 
-  insertDeliveries(events: OutboxEvent[]) {
-    return this.write(() => {
-      this.db.transaction(() => this.record(events))();
-    });
+  async insertDeliveries(events: OutboxEvent[]) {
+    this.db.transaction(() => this.record(events))();
   }
 
   async listPendingDeliveries(limit: number) {
@@ -337,11 +281,9 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT record FROM deliveries WHERE scope = ? ORDER BY id DESC LIMIT ?').all(scope, limit) as Row[]).map(toDelivery);
   }
 
-  replaceDelivery(record: Delivery, expectedVersion: number) {
-    return this.write(() => {
-      const d = parseStored(deliveryRecord, record, `delivery ${record.id}`);
-      return this.stmt('UPDATE deliveries SET status = ?, record = ?, version = ? WHERE scope = ? AND id = ? AND version = ?').run(d.status, JSON.stringify(d), d.version, d.scope, d.id, expectedVersion).changes === 1;
-    });
+  async replaceDelivery(record: Delivery, expectedVersion: number) {
+    const d = parseStored(deliveryRecord, record, `delivery ${record.id}`);
+    return this.stmt('UPDATE deliveries SET status = ?, record = ?, version = ? WHERE scope = ? AND id = ? AND version = ?').run(d.status, JSON.stringify(d), d.version, d.scope, d.id, expectedVersion).changes === 1;
   }
 
   /** Runs `change` and, when it changed something, records its events, all in one transaction. */
@@ -372,4 +314,134 @@ export class SqliteStore implements Store {
     }
     return s;
   }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = Record<string, any>;
+
+// Rows become records through the shared schemas (core/documents): a row that does not match is
+// a StoredDocumentError naming it, not a malformed record handed to the core.
+
+function toDelivery(r: Row): Delivery {
+  return parseStored(deliveryRecord, parseStoredJson(r.record, 'delivery', 'record'), 'delivery');
+}
+
+function toWorkspace(r: Row): Workspace {
+  return parseStored(workspaceRecord, { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 }, `workspace ${r.id}`);
+}
+
+function toScript(r: Row): ScriptVersion {
+  const what = `script version ${r.hash}`;
+  return parseStored(
+    scriptVersionRecord,
+    {
+      workspace_id: r.workspace_id,
+      path: r.path,
+      hash: r.hash,
+      parent_hash: r.parent_hash,
+      content: r.content,
+      language: r.language,
+      summary: r.summary,
+      description: r.description,
+      schema: parseStoredJson(r.schema, what, 'schema'),
+      delete_after_use: r.delete_after_use === 1,
+      timeout: r.timeout,
+      ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
+      ...(r.lock === null ? {} : { lock: r.lock }),
+      created_by: r.created_by,
+      created_at: r.created_at,
+    },
+    what,
+  );
+}
+
+function toJob(r: Row): Job {
+  const what = `job ${r.id}`;
+  return parseStored(
+    jobRecord,
+    {
+      id: r.id,
+      workspace_id: r.workspace_id,
+      kind: r.kind,
+      parent_job: r.parent_job ?? null,
+      script_path: r.script_path,
+      script_hash: r.script_hash,
+      flow_version: r.flow_version,
+      flow_module: r.flow_module,
+      language: r.language,
+      args: r.args === null ? null : parseStoredJson(r.args, what, 'args'),
+      status: r.status,
+      created_by: r.created_by,
+      ...(r.created_scopes === null ? {} : { created_scopes: parseStoredJson(r.created_scopes, what, 'created_scopes') }),
+      ...(r.schedule_path ? { schedule_path: r.schedule_path } : {}),
+      ...(r.trigger_kind ? { trigger: r.trigger_kind } : {}),
+      created_at: r.created_at,
+      started_at: r.started_at,
+      completed_at: r.completed_at,
+      success: r.success === null ? null : r.success === 1,
+      result: r.result === null ? null : parseStoredJson(r.result, what, 'result'),
+      logs: r.logs,
+      result_stream: r.result_stream,
+      streaming: r.streaming === 1,
+      attempts: r.attempts,
+      delete_after_use: r.delete_after_use === 1,
+      deleted: r.deleted === 1,
+    },
+    what,
+  );
+}
+
+function userRow(u: User): Row {
+  const valid = parseStored(userRecord, u, `user ${u.username}`);
+  return { ...valid, is_admin: valid.is_admin ? 1 : 0 };
+}
+
+function toUser(r: Row): User {
+  return parseStored(
+    userRecord,
+    { username: r.username, email: r.email, is_admin: r.is_admin === 1, password_hash: r.password_hash, created_at: r.created_at },
+    `user ${r.username}`,
+  );
+}
+
+function toToken(r: Row): TokenRecord {
+  const what = `token ${r.prefix}`;
+  return parseStored(
+    tokenRecord,
+    {
+      token_hash: r.token_hash,
+      prefix: r.prefix,
+      label: r.label,
+      owner: r.owner,
+      kind: r.kind,
+      workspace_id: r.workspace_id,
+      scopes: r.scopes === null ? null : parseStoredJson(r.scopes, what, 'scopes'),
+      expires_at: r.expires_at,
+      created_at: r.created_at,
+      expiry_notice_at: r.expiry_notice_at ?? null,
+    },
+    what,
+  );
+}
+
+function entityRow(e: Entity): Row {
+  const valid = parseStored(entityRecord, e, `${e.kind} ${e.key}`);
+  return { ...valid, value: JSON.stringify(valid.value) };
+}
+
+function toEntity(r: Row): Entity {
+  const what = `${r.kind} ${r.key}`;
+  return parseStored(
+    entityRecord,
+    {
+      kind: r.kind,
+      workspace_id: r.workspace_id,
+      key: r.key,
+      value: parseStoredJson(r.value, what, 'value'),
+      version: r.version,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    },
+    what,
+  );
 }
