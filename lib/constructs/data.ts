@@ -7,9 +7,6 @@ import { tableDefinition, TTL_ATTRIBUTE } from '../../functions/adapters/aws/dyn
 import { removalPolicyFor, type SvcConfig } from '../config.js';
 import { acknowledgeWildcardResource } from './nag.js';
 
-/** Where the core stores files posted to webhooks (functions/core/payload.ts); jobs reference them. */
-export const WEBHOOK_UPLOADS_PREFIX = 'webhook_uploads/';
-
 /**
  * The service's state: the single DynamoDB table (jobs, scripts, tokens, ...) and the S3 bucket for
  * payloads too large for an item or a message (multipart uploads, large results, logs).
@@ -56,7 +53,9 @@ export class Data extends Construct {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'data-bucket/',
       lifecycleRules: [
-        { id: 'expire-webhook-uploads', prefix: WEBHOOK_UPLOADS_PREFIX, expiration: Duration.days(30) },
+        // No expiry of stored uploads: a job may be re-run or its file named again later, and the
+        // local shell keeps them too (keys are <workspace>/webhook_uploads/..., which a lifecycle
+        // prefix could not match anyway).
         // A crashed upload leaves parts that are billed but invisible in listings.
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],

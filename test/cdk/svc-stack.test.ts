@@ -88,14 +88,10 @@ describe('S3 bucket', () => {
     expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: expect.stringMatching(/AccessLogs/) });
   });
 
-  it('expires webhook uploads after 30 days and aborts incomplete multipart uploads', () => {
+  it('aborts incomplete multipart uploads, and expires no stored object (uploads are kept, as locally)', () => {
     const rules = propsOf(stack.data.bucket).LifecycleConfiguration.Rules;
-    expect(rules).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ Prefix: 'webhook_uploads/', ExpirationInDays: 30, Status: 'Enabled' }),
-        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-      ]),
-    );
+    expect(rules).toEqual([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]);
+    expect(rules.some((r: { ExpirationInDays?: number }) => r.ExpirationInDays !== undefined)).toBe(false);
   });
 
   it('refuses requests without TLS', () => {
