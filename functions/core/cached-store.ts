@@ -54,12 +54,8 @@ export class CachedStore implements Store {
     this.entityLists = make();
   }
 
-  async createWorkspace(ws: Workspace) {
-    try {
-      return await this.inner.createWorkspace(ws);
-    } finally {
-      this.workspaces.forget(ws.id);
-    }
+  createWorkspace(ws: Workspace) {
+    return this.inner.createWorkspace(ws).finally(() => this.workspaces.forget(ws.id));
   }
 
   getWorkspace(id: string) {
@@ -70,20 +66,12 @@ export class CachedStore implements Store {
     return this.inner.listWorkspaces();
   }
 
-  async setObjectStorage(id: string, enabled: boolean) {
-    try {
-      return await this.inner.setObjectStorage(id, enabled);
-    } finally {
-      this.workspaces.forget(id);
-    }
+  setObjectStorage(id: string, enabled: boolean) {
+    return this.inner.setObjectStorage(id, enabled).finally(() => this.workspaces.forget(id));
   }
 
-  async insertScriptVersion(v: ScriptVersion, expectedLatest: string | null, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.insertScriptVersion(v, expectedLatest, events);
-    } finally {
-      this.heads.forget(headKey(v.workspace_id, v.path));
-    }
+  insertScriptVersion(v: ScriptVersion, expectedLatest: string | null, events?: OutboxEvent[]) {
+    return this.inner.insertScriptVersion(v, expectedLatest, events).finally(() => this.heads.forget(headKey(v.workspace_id, v.path)));
   }
 
   getLatestScript(workspaceId: string, path: string) {
@@ -98,12 +86,8 @@ export class CachedStore implements Store {
     return this.inner.listLatestScripts(workspaceId);
   }
 
-  async deleteScriptPath(workspaceId: string, path: string, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.deleteScriptPath(workspaceId, path, events);
-    } finally {
-      this.heads.forget(headKey(workspaceId, path));
-    }
+  deleteScriptPath(workspaceId: string, path: string, events?: OutboxEvent[]) {
+    return this.inner.deleteScriptPath(workspaceId, path, events).finally(() => this.heads.forget(headKey(workspaceId, path)));
   }
 
   insertJob(job: Job) {
@@ -150,12 +134,8 @@ export class CachedStore implements Store {
     return this.inner.listStaleJobs(status, before, limit);
   }
 
-  async createUser(u: User, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.createUser(u, events);
-    } finally {
-      this.users.forget(u.username);
-    }
+  createUser(u: User, events?: OutboxEvent[]) {
+    return this.inner.createUser(u, events).finally(() => this.users.forget(u.username));
   }
 
   getUser(username: string) {
@@ -166,20 +146,12 @@ export class CachedStore implements Store {
     return this.inner.listUsers();
   }
 
-  async updateUser(u: User) {
-    try {
-      return await this.inner.updateUser(u);
-    } finally {
-      this.users.forget(u.username);
-    }
+  updateUser(u: User) {
+    return this.inner.updateUser(u).finally(() => this.users.forget(u.username));
   }
 
-  async putToken(t: TokenRecord) {
-    try {
-      return await this.inner.putToken(t);
-    } finally {
-      this.tokens.forget(t.token_hash);
-    }
+  putToken(t: TokenRecord) {
+    return this.inner.putToken(t).finally(() => this.tokens.forget(t.token_hash));
   }
 
   getToken(tokenHash: string) {
@@ -190,37 +162,21 @@ export class CachedStore implements Store {
     return this.inner.listTokens(owner);
   }
 
-  async deleteToken(tokenHash: string, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.deleteToken(tokenHash, events);
-    } finally {
-      this.tokens.forget(tokenHash);
-    }
+  deleteToken(tokenHash: string, events?: OutboxEvent[]) {
+    return this.inner.deleteToken(tokenHash, events).finally(() => this.tokens.forget(tokenHash));
   }
 
-  async markTokenExpiryNotice(tokenHash: string, at: string, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.markTokenExpiryNotice(tokenHash, at, events);
-    } finally {
-      this.tokens.forget(tokenHash);
-    }
+  markTokenExpiryNotice(tokenHash: string, at: string, events?: OutboxEvent[]) {
+    return this.inner.markTokenExpiryNotice(tokenHash, at, events).finally(() => this.tokens.forget(tokenHash));
   }
 
-  async createEntity(e: Entity, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.createEntity(e, events);
-    } finally {
-      this.forgetEntity(e.kind, e.workspace_id, e.key);
-    }
+  createEntity(e: Entity, events?: OutboxEvent[]) {
+    return this.inner.createEntity(e, events).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.replaceEntity(e, expectedVersion, events);
-    } finally {
-      // Also when the replace lost a race: the version this process held is then stale.
-      this.forgetEntity(e.kind, e.workspace_id, e.key);
-    }
+  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]) {
+    // Also when the replace lost a race: the version this process held is then stale.
+    return this.inner.replaceEntity(e, expectedVersion, events).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
   getEntity(kind: EntityKind, workspaceId: string, key: string) {
@@ -233,12 +189,8 @@ export class CachedStore implements Store {
     return this.entityLists.read(entityListKey(kind, workspaceId), () => this.inner.listEntities(kind, workspaceId));
   }
 
-  async deleteEntity(kind: EntityKind, workspaceId: string, key: string, events?: OutboxEvent[]) {
-    try {
-      return await this.inner.deleteEntity(kind, workspaceId, key, events);
-    } finally {
-      this.forgetEntity(kind, workspaceId, key);
-    }
+  deleteEntity(kind: EntityKind, workspaceId: string, key: string, events?: OutboxEvent[]) {
+    return this.inner.deleteEntity(kind, workspaceId, key, events).finally(() => this.forgetEntity(kind, workspaceId, key));
   }
 
   insertDeliveries(events: OutboxEvent[]) {
