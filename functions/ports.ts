@@ -346,13 +346,14 @@ export interface FlowDriver {
 export interface JobQueue {
   enqueue(job: Job): Promise<void>;
   /**
-   * Where a worker in this process is free right now (the local pool), holds it for the job with
-   * this id: the job is then stored already `running` and handed over with `run`, one commit
-   * fewer than queued-then-claimed. Null when the job must go through `enqueue`. `intent` says
-   * whether the caller waits for the result and how long the run may last: the AWS api function
-   * runs only awaited jobs it can hold to their end (adapters/aws/api-job-runner.ts).
+   * Where a worker in this process is free (the local pool), holds it for the job with this id:
+   * the job is then stored already `running` and handed over with `run`, one commit fewer than
+   * queued-then-claimed. Null when the job must go through `enqueue`. `intent` says whether the
+   * caller waits for the result and how long the run may last: the AWS api function runs only
+   * awaited jobs it can hold to their end (adapters/aws/api-job-runner.ts); the local pool lets
+   * such a caller wait a moment for a busy worker (a promise) rather than queue its job.
    */
-  reserve?(jobId: string, intent: RunIntent): JobSlot | null;
+  reserve?(jobId: string, intent: RunIntent): JobSlot | null | Promise<JobSlot | null>;
 }
 
 /** What the caller of a new job asks of it, for `JobQueue.reserve`. */

@@ -89,7 +89,7 @@ export async function pushJob(
  * stores and queues it as usual. Stored before it runs, so a crash still finds it and runs it again.
  */
 export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue'>, job: Job, intent: RunIntent): Promise<Job | null> {
-  const slot = deps.queue.reserve?.(job.id, intent);
+  const slot = await deps.queue.reserve?.(job.id, intent);
   if (!slot) return null;
   const running: Job = { ...job, status: 'running', started_at: job.created_at, attempts: 1 };
   try {

@@ -1,8 +1,24 @@
 import { executeJob, leaseUntil } from '../../core/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { Job, JobQueue, JobSlot } from '../../ports.js';
+import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
 import { errorText, log } from '../../core/logger.js';
+
+export interface PoolOptions {
+  /** How long a caller that waits for the result may wait in memory for a worker (see `reserve`). */
+  callerWaitMs?: number;
+  /** Runs one job (the core's worker); a test may watch the pool's decisions with its own. */
+  execute?: typeof executeJob;
+}
+
+/** At most this many callers per worker wait in memory; later ones go through the queue table. */
+const CALLERS_PER_WORKER = 4;
+
+interface WaitingCaller {
+  jobId: string;
+  since: number;
+  grant(slot: JobSlot | null): void;
+}
 
 /**
  * The local queue: the jobs table is the durable queue, and this pool runs up to `concurrency`
@@ -16,11 +32,20 @@ export class LocalWorkerPool implements JobQueue {
   /** Whether SQLite may hold queued jobs the pool has not taken; saves a query per finished job. */
   private backlog = true;
   private idleWaiters: Array<() => void> = [];
+  /** Callers waiting in memory for a worker, oldest first; all older than anything queued in SQLite. */
+  private waiting: WaitingCaller[] = [];
+  private waitTimer: NodeJS.Timeout | null = null;
+  private readonly callerWaitMs: number;
+  private readonly executeJob: typeof executeJob;
 
   constructor(
     private readonly store: SqliteStore,
     private readonly concurrency: number,
-  ) {}
+    options: PoolOptions = {},
+  ) {
+    this.callerWaitMs = options.callerWaitMs ?? 250;
+    this.executeJob = options.execute ?? executeJob;
+  }
 
   /** The pool and the core need each other; the core's deps are attached once built. */
   start(deps: WorkerDeps): void {
@@ -28,14 +53,21 @@ export class LocalWorkerPool implements JobQueue {
     this.fill();
   }
 
-  /** A free slot, unless older queued jobs wait for one (they go first). */
-  reserve(jobId: string): JobSlot | null {
-    if (!this.deps || this.stopped || this.backlog || this.inFlight.size >= this.concurrency || this.inFlight.has(jobId)) return null;
-    this.inFlight.add(jobId);
-    return {
-      run: (job) => this.execute(job.id, job),
-      cancel: () => this.settle(jobId),
-    };
+  /**
+   * A free worker for a new job, unless older queued jobs wait for one (they go first). When every
+   * worker is busy, a caller that waits for the result anyway (a sync webhook, an SSE stream)
+   * waits here, in arrival order, for the next free worker, up to `callerWaitMs`: its job is then
+   * stored once, already running, instead of stored queued and claimed again, which saves a third
+   * of a run's SQLite writes under load. Nothing has been acknowledged meanwhile, so a crash loses
+   * nothing accepted. A caller still waiting after that time goes through the queue table, and so
+   * does every caller after it until that backlog is gone: nobody overtakes a queued job.
+   */
+  reserve(jobId: string, intent: RunIntent): JobSlot | null | Promise<JobSlot | null> {
+    if (!this.deps || this.stopped || this.backlog || this.inFlight.has(jobId)) return null;
+    if (this.inFlight.size < this.concurrency && this.waiting.length === 0) return this.hold(jobId);
+    if (!intent.callerWaits || this.waiting.length >= this.concurrency * CALLERS_PER_WORKER) return null;
+    this.waitTimer ??= setTimeout(() => this.checkWaiting(), this.callerWaitMs);
+    return new Promise((grant) => this.waiting.push({ jobId, since: performance.now(), grant }));
   }
 
   async enqueue(job: Job): Promise<void> {
@@ -47,11 +79,39 @@ export class LocalWorkerPool implements JobQueue {
     else this.dispatch(job.id);
   }
 
-  /** Stops taking jobs and waits for the running ones. */
+  /** Stops taking jobs and waits for the running ones; callers still waiting are queued for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.releaseWaiting();
     if (this.inFlight.size === 0) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private hold(jobId: string): JobSlot {
+    this.inFlight.add(jobId);
+    return {
+      run: (job) => this.execute(job.id, job),
+      cancel: () => this.settle(jobId),
+    };
+  }
+
+  /** One timer for all waiting callers: it fires when the oldest has waited its time. */
+  private checkWaiting(): void {
+    this.waitTimer = null;
+    const oldest = this.waiting[0];
+    if (!oldest) return;
+    const left = oldest.since + this.callerWaitMs - performance.now();
+    if (left <= 0) this.releaseWaiting();
+    else this.waitTimer = setTimeout(() => this.checkWaiting(), left);
+  }
+
+  /** Every caller still waiting goes through the queue table, in arrival order, ahead of later callers. */
+  private releaseWaiting(): void {
+    if (this.waitTimer) clearTimeout(this.waitTimer);
+    this.waitTimer = null;
+    if (this.waiting.length === 0) return;
+    this.backlog = true;
+    for (const w of this.waiting.splice(0)) w.grant(null);
   }
 
   private fill(): void {
@@ -77,7 +137,7 @@ export class LocalWorkerPool implements JobQueue {
 
   private execute(id: string, claimed?: Job): void {
     if (!this.deps) return this.settle(id);
-    executeJob(this.deps, id, claimed)
+    this.executeJob(this.deps, id, claimed)
       .catch((e) => log.error('job execution failed', { job_id: id, error: errorText(e) }))
       .finally(() => this.settle(id));
   }
@@ -85,6 +145,9 @@ export class LocalWorkerPool implements JobQueue {
   private settle(id: string): void {
     this.inFlight.delete(id);
     if (this.stopped && this.inFlight.size === 0) this.idleWaiters.splice(0).forEach((w) => w());
-    this.fill();
+    // A caller waiting in memory came before anything queued in the table (see `reserve`).
+    const next = this.stopped ? undefined : this.waiting.shift();
+    if (next) next.grant(this.hold(next.jobId));
+    else this.fill();
   }
 }
