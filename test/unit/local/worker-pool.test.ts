@@ -131,7 +131,7 @@ describe('the local worker pool', () => {
     expect(waits.every((w) => w instanceof Promise)).toBe(true);
     expect(p.reserve('f', SYNC)).toBeNull();
     const stopped = p.stop();
-    expect(await Promise.all(waits)).toEqual([null, null, null, null]);
+    expect(await Promise.all(waits.map((w) => Promise.resolve(w)))).toEqual([null, null, null, null]);
     finish.get('a')!();
     await stopped;
   });
