@@ -18,9 +18,12 @@ const LATENCY_REQUESTS = Number(process.env.BENCH_LATENCY_REQUESTS ?? 500);
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 5);
 const CONCURRENCY = 16;
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
-function post(url: URL, body: string, headers: Record<string, string>): Promise<string> {
+/**
+ * Each measurement has its own keep-alive agent, destroyed at its end: a socket left idle while
+ * another server is measured would be closed by its server's keep-alive timeout (5 s) just as the
+ * next measurement reuses it (ECONNRESET).
+ */
+function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<string> {
   return new Promise((done, fail) => {
     const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let text = '';
@@ -58,13 +61,22 @@ interface Figures {
 }
 
 async function measure(url: URL, headers: Record<string, string>): Promise<Figures> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  try {
+    return await measureWith(agent, url, headers);
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function measureWith(agent: Agent, url: URL, headers: Record<string, string>): Promise<Figures> {
   const body = '{"name":"bench"}';
   const expected = '"hello bench"';
-  for (let i = 0; i < 50; i++) await post(url, body, headers); // warm processes and caches
+  for (let i = 0; i < 50; i++) await post(agent, url, body, headers); // warm processes and caches
   const latencies: number[] = [];
   for (let i = 0; i < LATENCY_REQUESTS; i++) {
     const t = performance.now();
-    const text = await post(url, body, headers);
+    const text = await post(agent, url, body, headers);
     latencies.push(performance.now() - t);
     if (text !== expected) throw new Error(`unexpected answer ${text}`);
   }
@@ -75,7 +87,7 @@ async function measure(url: URL, headers: Record<string, string>): Promise<Figur
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < end) {
-        await post(url, body, headers);
+        await post(agent, url, body, headers);
         done++;
       }
     }),
@@ -122,7 +134,6 @@ async function main() {
     }
   } finally {
     service.child.kill('SIGTERM');
-    agent.destroy();
     await new Promise((r) => service.child.once('exit', r));
     rmSync(dataDir, { recursive: true, force: true });
   }

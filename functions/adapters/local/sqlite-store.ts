@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
-import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
-import { deliveryRecord, entityRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
+import { parseStored } from '../../core/documents/parse.js';
+import { deliveryRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
+import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
@@ -314,134 +315,4 @@ export class SqliteStore implements Store {
     }
     return s;
   }
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Row = Record<string, any>;
-
-// Rows become records through the shared schemas (core/documents): a row that does not match is
-// a StoredDocumentError naming it, not a malformed record handed to the core.
-
-function toDelivery(r: Row): Delivery {
-  return parseStored(deliveryRecord, parseStoredJson(r.record, 'delivery', 'record'), 'delivery');
-}
-
-function toWorkspace(r: Row): Workspace {
-  return parseStored(workspaceRecord, { id: r.id, name: r.name, created_at: r.created_at, object_storage_enabled: r.object_storage_enabled === 1 }, `workspace ${r.id}`);
-}
-
-function toScript(r: Row): ScriptVersion {
-  const what = `script version ${r.hash}`;
-  return parseStored(
-    scriptVersionRecord,
-    {
-      workspace_id: r.workspace_id,
-      path: r.path,
-      hash: r.hash,
-      parent_hash: r.parent_hash,
-      content: r.content,
-      language: r.language,
-      summary: r.summary,
-      description: r.description,
-      schema: parseStoredJson(r.schema, what, 'schema'),
-      delete_after_use: r.delete_after_use === 1,
-      timeout: r.timeout,
-      ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
-      ...(r.lock === null ? {} : { lock: r.lock }),
-      created_by: r.created_by,
-      created_at: r.created_at,
-    },
-    what,
-  );
-}
-
-function toJob(r: Row): Job {
-  const what = `job ${r.id}`;
-  return parseStored(
-    jobRecord,
-    {
-      id: r.id,
-      workspace_id: r.workspace_id,
-      kind: r.kind,
-      parent_job: r.parent_job ?? null,
-      script_path: r.script_path,
-      script_hash: r.script_hash,
-      flow_version: r.flow_version,
-      flow_module: r.flow_module,
-      language: r.language,
-      args: r.args === null ? null : parseStoredJson(r.args, what, 'args'),
-      status: r.status,
-      created_by: r.created_by,
-      ...(r.created_scopes === null ? {} : { created_scopes: parseStoredJson(r.created_scopes, what, 'created_scopes') }),
-      ...(r.schedule_path ? { schedule_path: r.schedule_path } : {}),
-      ...(r.trigger_kind ? { trigger: r.trigger_kind } : {}),
-      created_at: r.created_at,
-      started_at: r.started_at,
-      completed_at: r.completed_at,
-      success: r.success === null ? null : r.success === 1,
-      result: r.result === null ? null : parseStoredJson(r.result, what, 'result'),
-      logs: r.logs,
-      result_stream: r.result_stream,
-      streaming: r.streaming === 1,
-      attempts: r.attempts,
-      delete_after_use: r.delete_after_use === 1,
-      deleted: r.deleted === 1,
-    },
-    what,
-  );
-}
-
-function userRow(u: User): Row {
-  const valid = parseStored(userRecord, u, `user ${u.username}`);
-  return { ...valid, is_admin: valid.is_admin ? 1 : 0 };
-}
-
-function toUser(r: Row): User {
-  return parseStored(
-    userRecord,
-    { username: r.username, email: r.email, is_admin: r.is_admin === 1, password_hash: r.password_hash, created_at: r.created_at },
-    `user ${r.username}`,
-  );
-}
-
-function toToken(r: Row): TokenRecord {
-  const what = `token ${r.prefix}`;
-  return parseStored(
-    tokenRecord,
-    {
-      token_hash: r.token_hash,
-      prefix: r.prefix,
-      label: r.label,
-      owner: r.owner,
-      kind: r.kind,
-      workspace_id: r.workspace_id,
-      scopes: r.scopes === null ? null : parseStoredJson(r.scopes, what, 'scopes'),
-      expires_at: r.expires_at,
-      created_at: r.created_at,
-      expiry_notice_at: r.expiry_notice_at ?? null,
-    },
-    what,
-  );
-}
-
-function entityRow(e: Entity): Row {
-  const valid = parseStored(entityRecord, e, `${e.kind} ${e.key}`);
-  return { ...valid, value: JSON.stringify(valid.value) };
-}
-
-function toEntity(r: Row): Entity {
-  const what = `${r.kind} ${r.key}`;
-  return parseStored(
-    entityRecord,
-    {
-      kind: r.kind,
-      workspace_id: r.workspace_id,
-      key: r.key,
-      value: parseStoredJson(r.value, what, 'value'),
-      version: r.version,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    },
-    what,
-  );
 }
