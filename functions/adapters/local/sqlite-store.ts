@@ -9,6 +9,11 @@ import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, J
 /**
  * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
  * is one short transaction and the async signatures of the port resolve immediately.
+ *
+ * Every multi-statement transaction begins IMMEDIATE, taking the write lock first. A deferred one
+ * that reads before it writes gets SQLITE_BUSY at once, without waiting out busy_timeout, when
+ * another connection holds the write lock at that moment (the checkpoint thread's RESTART does, for
+ * a few milliseconds): a script create failed with "database is locked" so, under load.
  */
 export class SqliteStore implements Store {
   readonly db: Database.Database;
@@ -30,7 +35,7 @@ export class SqliteStore implements Store {
       this.db.transaction(() => {
         this.db.exec(MIGRATIONS[v]);
         this.db.pragma(`user_version = ${v + 1}`);
-      })();
+      }).immediate();
     }
   }
 
@@ -71,7 +76,7 @@ export class SqliteStore implements Store {
       this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
       this.record(events);
       return true;
-    })();
+    }).immediate();
   }
 
   async getLatestScript(workspaceId: string, path: string) {
@@ -101,7 +106,7 @@ export class SqliteStore implements Store {
       const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
       if (removed > 0) this.record(events);
       return removed;
-    })();
+    }).immediate();
   }
 
   async insertJob(record: Job) {
@@ -266,7 +271,7 @@ export class SqliteStore implements Store {
   }
 
   async insertDeliveries(events: OutboxEvent[]) {
-    this.db.transaction(() => this.record(events))();
+    this.db.transaction(() => this.record(events)).immediate();
   }
 
   async listPendingDeliveries(limit: number) {
@@ -294,7 +299,7 @@ export class SqliteStore implements Store {
       const changed = change();
       if (changed) this.record(events);
       return changed;
-    })();
+    }).immediate();
   }
 
   /** Inside the caller's transaction. */
