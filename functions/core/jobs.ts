@@ -88,10 +88,11 @@ export async function pushJob(
  * hands it over: one commit fewer than queued-then-claimed. Null when there is none: the caller
  * stores and queues it as usual. Stored before it runs, so a crash still finds it and runs it again.
  */
-export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue'>, job: Job, intent: RunIntent): Promise<Job | null> {
+export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue' | 'clock'>, job: Job, intent: RunIntent): Promise<Job | null> {
   const slot = await deps.queue.reserve?.(job.id, intent);
   if (!slot) return null;
-  const running: Job = { ...job, status: 'running', started_at: job.created_at, attempts: 1 };
+  // Now, not created_at: a caller may have waited for the worker (JobQueue.reserve).
+  const running: Job = { ...job, status: 'running', started_at: deps.clock.now().toISOString(), attempts: 1 };
   try {
     await deps.store.insertJob(running);
   } catch (e) {
