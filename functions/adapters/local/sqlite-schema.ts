@@ -189,4 +189,8 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN trigger_kind TEXT;`,
   // argsidx: built from the bounds in sqlite-job-fields.ts (never edit once shipped; add a migration).
   jobFieldsMigration(),
+  `-- fifo: the local pool takes queued jobs oldest first by creation, not by insertion: a sync
+  -- caller that waited for a busy worker (worker-pool.ts) is stored after younger jobs yet keeps its turn.
+  CREATE INDEX jobs_queue_by_age ON jobs(status, created_at);
+  DROP INDEX jobs_queue;`,
 ];

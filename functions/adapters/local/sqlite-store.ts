@@ -152,14 +152,17 @@ export class SqliteStore implements Store {
     return row ? toJob(row) : null;
   }
 
-  /** Claims (as claimJob does) up to `limit` of the oldest queued jobs in one statement, for the local worker pool. */
+  /**
+   * Claims (as claimJob does) up to `limit` of the oldest queued jobs in one statement, for the
+   * local worker pool: oldest by creation, then by insertion (jobs_queue_by_age holds that order).
+   */
   claimQueued(limit: number, startedAt: string, leaseUntil: string): Job[] {
     const rows = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-       WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' ORDER BY rowid LIMIT @limit) RETURNING rowid AS queue_order, *`,
+       WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' ORDER BY created_at, rowid LIMIT @limit) RETURNING rowid AS queue_rowid, *`,
     ).all({ limit, startedAt, leaseUntil }) as Row[];
-    // RETURNING promises no order: queue order is rowid order.
-    return rows.sort((a, b) => a.queue_order - b.queue_order).map(toJob);
+    // RETURNING promises no order: put them back in queue order.
+    return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.queue_rowid - b.queue_rowid)).map(toJob);
   }
 
   async appendJobStream(id: string, chunk: string) {

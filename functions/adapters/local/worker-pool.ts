@@ -60,7 +60,8 @@ export class LocalWorkerPool implements JobQueue {
    * stored once, already running, instead of stored queued and claimed again, which saves a third
    * of a run's SQLite writes under load. Nothing has been acknowledged meanwhile, so a crash loses
    * nothing accepted. A caller still waiting after that time goes through the queue table, and so
-   * does every caller after it until that backlog is gone: nobody overtakes a queued job.
+   * does every caller after it until that backlog is gone; the table is taken oldest first by
+   * creation (SqliteStore.claimQueued), so a caller stored late still keeps its turn.
    */
   reserve(jobId: string, intent: RunIntent): JobSlot | null | Promise<JobSlot | null> {
     if (!this.deps || this.stopped || this.backlog || this.inFlight.has(jobId)) return null;

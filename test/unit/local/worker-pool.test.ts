@@ -30,8 +30,16 @@ function pool(concurrency: number, callerWaitMs?: number): LocalWorkerPool {
   return p;
 }
 
+/** Each job is made when its caller arrives (reserve), as the core makes it; later ones are younger. */
+const arrivals = new Map<string, string>();
+let clockMs = Date.UTC(2026, 0, 1);
+function arrive(p: LocalWorkerPool, id: string, intent: RunIntent) {
+  arrivals.set(id, new Date((clockMs += 1)).toISOString());
+  return p.reserve(id, intent);
+}
+
 function job(id: string): Job {
-  return queuedJob(new Date().toISOString(), {
+  return queuedJob(arrivals.get(id) ?? new Date((clockMs += 1)).toISOString(), {
     id,
     workspace_id: 'main',
     ...scriptJobTarget({ path: 'u/admin/s', hash: 'abc123', language: 'bun' }),
@@ -59,6 +67,7 @@ const queuedRows = () => store.db.prepare("SELECT count(*) AS n FROM jobs WHERE 
 const turns = () => new Promise((resolve) => setImmediate(resolve));
 
 beforeEach(() => {
+  arrivals.clear();
   store = new SqliteStore(':memory:');
   ran = [];
   finish = new Map();
@@ -69,9 +78,9 @@ afterEach(() => store.close());
 describe('the local worker pool', () => {
   it('lets a sync caller wait for a busy worker and stores its job once, already running', async () => {
     const p = pool(1);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
     let granted: JobSlot | null | undefined;
-    void Promise.resolve(p.reserve('b', SYNC)).then((slot) => (granted = slot));
+    void Promise.resolve(arrive(p, 'b', SYNC)).then((slot) => (granted = slot));
     await turns();
     expect(granted).toBeUndefined();
     finish.get('a')!();
@@ -85,18 +94,18 @@ describe('the local worker pool', () => {
 
   it('sends a job whose caller does not wait through the queue table at once', async () => {
     const p = pool(1);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
-    expect(p.reserve('b', ASYNC)).toBeNull();
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    expect(arrive(p, 'b', ASYNC)).toBeNull();
   });
 
   it('keeps a waiting caller ahead of jobs queued after it, and those ahead of later callers', async () => {
     const p = pool(1);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
-    const waiting = Promise.resolve(p.reserve('b', SYNC));
-    expect(p.reserve('c', ASYNC)).toBeNull();
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    const waiting = Promise.resolve(arrive(p, 'b', SYNC));
+    expect(arrive(p, 'c', ASYNC)).toBeNull();
     await queue(p, 'c');
     // c is queued in the table now: a new sync caller goes behind it, not into memory.
-    expect(p.reserve('d', SYNC)).toBeNull();
+    expect(arrive(p, 'd', SYNC)).toBeNull();
     await queue(p, 'd');
     finish.get('a')!();
     await runIn((await waiting)!, 'b');
@@ -110,12 +119,12 @@ describe('the local worker pool', () => {
 
   it('queues a caller that waited its time, and later callers behind it', async () => {
     const p = pool(1, 20);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
     const started = performance.now();
-    expect(await p.reserve('b', SYNC)).toBeNull();
+    expect(await arrive(p, 'b', SYNC)).toBeNull();
     expect(performance.now() - started).toBeGreaterThanOrEqual(19);
     await queue(p, 'b');
-    expect(p.reserve('c', SYNC)).toBeNull();
+    expect(arrive(p, 'c', SYNC)).toBeNull();
     await queue(p, 'c');
     finish.get('a')!();
     await turns();
@@ -124,12 +133,29 @@ describe('the local worker pool', () => {
     expect(ran).toEqual(['a', 'b', 'c']);
   });
 
+  it('keeps the turn of callers who waited their time over a younger job queued meanwhile', async () => {
+    const p = pool(1, 20);
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    const waits = ['b', 'c', 'd', 'e'].map((id) => arrive(p, id, SYNC));
+    // Over four per worker: f goes to the queue table at once, before the older callers do.
+    expect(arrive(p, 'f', SYNC)).toBeNull();
+    await queue(p, 'f');
+    const released = await Promise.all(waits.map((w) => Promise.resolve(w)));
+    expect(released).toEqual([null, null, null, null]);
+    for (const id of ['b', 'c', 'd', 'e']) await queue(p, id);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      finish.get(id)!();
+      await turns();
+    }
+    expect(ran).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+
   it('lets at most four callers per worker wait in memory', async () => {
     const p = pool(1);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
-    const waits = ['b', 'c', 'd', 'e'].map((id) => p.reserve(id, SYNC));
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    const waits = ['b', 'c', 'd', 'e'].map((id) => arrive(p, id, SYNC));
     expect(waits.every((w) => w instanceof Promise)).toBe(true);
-    expect(p.reserve('f', SYNC)).toBeNull();
+    expect(arrive(p, 'f', SYNC)).toBeNull();
     const stopped = p.stop();
     expect(await Promise.all(waits.map((w) => Promise.resolve(w)))).toEqual([null, null, null, null]);
     finish.get('a')!();
@@ -138,8 +164,8 @@ describe('the local worker pool', () => {
 
   it('hands callers still waiting at stop to the queue table, for the next start', async () => {
     const p = pool(1);
-    await runIn((await p.reserve('a', SYNC))!, 'a');
-    const waiting = Promise.resolve(p.reserve('b', SYNC));
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    const waiting = Promise.resolve(arrive(p, 'b', SYNC));
     const stopped = p.stop();
     expect(await waiting).toBeNull();
     await queue(p, 'b');
