@@ -67,7 +67,7 @@ export class LocalWorkerPool implements JobQueue {
     if (!this.deps || this.stopped || this.backlog || this.inFlight.has(jobId)) return null;
     if (this.inFlight.size < this.concurrency && this.waiting.length === 0) return this.hold(jobId);
     if (!intent.callerWaits || this.waiting.length >= this.concurrency * CALLERS_PER_WORKER) return null;
-    this.waitTimer ??= setTimeout(() => this.checkWaiting(), this.callerWaitMs);
+    this.waitTimer ??= setTimeout(() => this.checkWaiting(), this.callerWaitMs).unref();
     return new Promise((grant) => this.waiting.push({ jobId, since: performance.now(), grant }));
   }
 
@@ -103,7 +103,7 @@ export class LocalWorkerPool implements JobQueue {
     if (!oldest) return;
     const left = oldest.since + this.callerWaitMs - performance.now();
     if (left <= 0) this.releaseWaiting();
-    else this.waitTimer = setTimeout(() => this.checkWaiting(), left);
+    else this.waitTimer = setTimeout(() => this.checkWaiting(), left).unref();
   }
 
   /** Every caller still waiting goes through the queue table, in arrival order, ahead of later callers. */

@@ -18,7 +18,8 @@ let store: SqliteStore;
 let ran: string[];
 let finish: Map<string, () => void>;
 
-function pool(concurrency: number, callerWaitMs?: number): LocalWorkerPool {
+/** A wait far longer than any test takes, unless the test is about the wait running out. */
+function pool(concurrency: number, callerWaitMs = 60_000): LocalWorkerPool {
   const p = new LocalWorkerPool(store, concurrency, {
     callerWaitMs,
     execute: async (_deps, id) => {
