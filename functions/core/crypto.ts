@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** Hashing and random ids. node:crypto is synchronous and available on Node and Lambda alike. */
 
@@ -8,6 +8,13 @@ export function sha256Hex(text: string): string {
 
 export function hmacSha256Hex(key: Uint8Array, text: string): string {
   return createHmac('sha256', key).update(text).digest('hex');
+}
+
+/** Whether a signature a client sent is the expected one, compared in constant time. */
+export function sameSignature(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export function newUuid(): string {

@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from './errors.js';
-import { newUuid } from './crypto.js';
+import { newUuid, sameSignature } from './crypto.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { resolveForCaller } from './start-run.js';
@@ -133,9 +133,7 @@ export async function putUploadPart(deps: CoreDeps, workspaceId: string, query: 
   if (!deps.blobs.putPart) throw new ApiError(404, 'not_found', 'parts of uploads go to the URLs the create call answered, not through this service');
   const claims = openToken(deps, workspaceId, query.upload);
   const n = partNumber(claims, query.part_number);
-  const given = Buffer.from(query.signature ?? '');
-  const expected = Buffer.from(partSignature(deps.config.signingKey, query.upload!, n));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new ApiError(403, 'invalid_signature', 'this part URL is not valid: its signature does not match');
+  if (!sameSignature(query.signature ?? '', partSignature(deps.config.signingKey, query.upload!, n))) throw new ApiError(403, 'invalid_signature', 'this part URL is not valid: its signature does not match');
   const size = n < partCount(claims) ? claims.part : claims.size - claims.part * (n - 1);
   try {
     return await deps.blobs.putPart(`${workspaceId}/${claims.k}`, claims.u, n, body, size);
@@ -209,15 +207,17 @@ function partSignature(key: Uint8Array, upload: string, n: number): string {
 
 function signToken(key: Uint8Array, claims: UploadClaims): string {
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  return `${payload}.${createHmac('sha256', key).update(`upload\n${payload}`).digest('base64url')}`;
+  return `${payload}.${tokenSignature(key, payload)}`;
+}
+
+function tokenSignature(key: Uint8Array, payload: string): string {
+  return createHmac('sha256', key).update(`upload\n${payload}`).digest('base64url');
 }
 
 /** The claims of a token this instance signed for this workspace, or a 4xx that says why not. */
 function openToken(deps: CoreDeps, workspaceId: string, token: string | undefined, opts: { allowExpired?: boolean } = {}): UploadClaims {
   const [payload, signature, extra] = (token ?? '').split('.');
-  const expected = payload ? Buffer.from(createHmac('sha256', deps.config.signingKey).update(`upload\n${payload}`).digest('base64url')) : null;
-  const given = Buffer.from(signature ?? '');
-  if (!expected || extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (!payload || extra !== undefined || !sameSignature(signature ?? '', tokenSignature(deps.config.signingKey, payload))) {
     throw new ApiError(403, 'invalid_signature', 'this upload is not valid: its signature does not match');
   }
   const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as UploadClaims;

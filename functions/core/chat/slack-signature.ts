@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSignature } from '../crypto.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -30,7 +31,5 @@ export function slackSignature(signingSecret: string, timestamp: string, rawBody
 
 /** Throws 401 when the signature is not the signing secret's over this timestamp and body. */
 export function assertSignedBy(req: SignedRequest, signingSecret: string): void {
-  const expected = Buffer.from(slackSignature(signingSecret, req.timestamp ?? '', req.rawBody));
-  const given = Buffer.from(req.signature ?? '');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('X-Slack-Signature does not match the request');
+  if (!sameSignature(req.signature ?? '', slackSignature(signingSecret, req.timestamp ?? '', req.rawBody))) throw unauthorized('X-Slack-Signature does not match the request');
 }

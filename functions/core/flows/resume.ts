@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSignature } from '../crypto.js';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import { updateEntity } from '../entities.js';
 import { isInAnyGroup, loginNeeded, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
@@ -75,9 +76,7 @@ export interface SuspendContext {
 
 /** Checks the signature and finds the suspended step; 403 for a bad signature, 404 when unknown. */
 export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, req: ResumeRequest): Promise<SuspendContext> {
-  const expected = Buffer.from(resumeSignature(deps.config.signingKey, req));
-  const given = Buffer.from(req.signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (!sameSignature(req.signature, resumeSignature(deps.config.signingKey, req))) {
     throw new ApiError(403, 'invalid_signature', 'this resume URL is not valid: its signature does not match');
   }
   const stepJob = await deps.store.getJob(req.workspaceId, req.stepJobId);
