@@ -99,11 +99,7 @@ export class JobCgroup {
   /** Memory charged to the group now (what its limit is checked against), in bytes. */
   memoryUsage(): number {
     const file = this.layout.kind === 'v1' ? 'memory.usage_in_bytes' : 'memory.current';
-    try {
-      return Number(readFileSync(join(this.dirs[0]!, file), 'utf8').trim()) || 0;
-    } catch {
-      return 0;
-    }
+    return Number(this.read(join(this.dirs[0]!, file))?.trim()) || 0;
   }
 
   /** How many times the kernel OOM-killed a member for exceeding the memory limit. */
@@ -115,11 +111,7 @@ export class JobCgroup {
   /** How many times usage reached the memory limit (reclaim included, so no proof of an OOM kill alone). */
   memoryLimitHits(): number {
     if (this.layout.kind === 'v2') return counter(this.read(join(this.dirs[0]!, 'memory.events')), 'max');
-    try {
-      return Number(readFileSync(join(this.dirs[0]!, 'memory.failcnt'), 'utf8').trim()) || 0;
-    } catch {
-      return 0;
-    }
+    return Number(this.read(join(this.dirs[0]!, 'memory.failcnt'))?.trim()) || 0;
   }
 
   /** How many forks the process limit refused. */
