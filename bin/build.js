@@ -3,12 +3,14 @@
  * Builds the service users run: bin/svc.ts bundled by esbuild into dist/svc.js (our code in one
  * ES module plus chunks for what `svc serve` loads lazily; packages stay imports resolved from
  * node_modules), and beside it the files the runtime reads next to itself: the language shims and
- * the client libraries. `npm ci` runs this (the `prepare` script), `npm start` again, so dist/
- * never lags the sources. esbuild is a runtime dependency, so this works after `npm ci --omit=dev`.
+ * the client libraries. `npm ci` runs this (the `prepare` script); `npm start` and the test tiers
+ * run it with `--if-stale`, which skips a build made from the inputs as they are now (a fingerprint
+ * kept in dist/), so dist/ never lags the sources and an unchanged checkout starts at once. esbuild is a runtime dependency, so this works after `npm ci --omit=dev`.
  */
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +28,48 @@ const ASSETS = [
   ['clients/go', 'clients/go'],
 ];
 
+/** What a build reads: the sources esbuild bundles, the assets copied beside them, the packages. */
+const INPUTS = ['bin', 'functions', 'clients', 'statemachines', 'package.json', 'package-lock.json'];
+/** Written last into dist/: the fingerprint of the inputs the build was made from. */
+const STAMP = '.inputs-fingerprint';
+
+/**
+ * A fingerprint of the inputs by path, size and modification time (not content: hashing every file
+ * would cost what it saves). A checkout, an edit or `npm ci` changes it; reading it takes ~10 ms.
+ */
+export function inputsFingerprint() {
+  const hash = createHash('sha256');
+  const visit = (path) => {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return;
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(path).sort()) if (name !== '__pycache__' && name !== 'node_modules') visit(join(path, name));
+    } else {
+      hash.update(`${relative(ROOT, path)}\0${stat.size}\0${stat.mtimeMs}\n`);
+    }
+  };
+  for (const input of INPUTS) visit(join(ROOT, input));
+  return hash.digest('hex');
+}
+
+/** Whether dist/ was built from the inputs as they are now. */
+export function buildIsCurrent() {
+  try {
+    return readFileSync(join(DIST, STAMP), 'utf8') === inputsFingerprint();
+  } catch {
+    return false;
+  }
+}
+
+/** Builds unless dist/ is current (`npm start`, the test tiers' setup); answers whether it built. */
+export async function buildServiceIfStale() {
+  if (buildIsCurrent()) return false;
+  await buildService();
+  return true;
+}
+
 export async function buildService() {
+  const fingerprint = inputsFingerprint();
   // Built aside, then swapped in: a service already running from dist/ (it reads its shims at
   // each job start) finds a whole build at every moment, never a half-written one.
   const next = `${DIST}.next-${process.pid}`;
@@ -52,9 +95,14 @@ export async function buildService() {
       filter: (source) => !source.includes('__pycache__') && !source.endsWith('.pyc'),
     });
   }
+  // Taken before the build: an edit made while it ran leaves the stamp stale, so the next start builds again.
+  writeFileSync(join(next, STAMP), fingerprint);
   if (existsSync(DIST)) renameSync(DIST, previous);
   renameSync(next, DIST);
   rmSync(previous, { recursive: true, force: true });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildService();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--if-stale')) await buildServiceIfStale();
+  else await buildService();
+}
