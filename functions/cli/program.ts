@@ -10,6 +10,7 @@ import { jobCancel, jobGet, jobLogs, runCommand } from './run-commands.js';
 import { completionScript } from './completion.js';
 import { goBinaryCommand } from './go-binary-command.js';
 import { uploadCommand } from './upload-command.js';
+import { listCommand, type ListKind } from './list-commands.js';
 import type { Io } from './io.js';
 
 /**
@@ -77,6 +78,8 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     .helpCommand(false)
     .addHelpText('after', `\n${START_HERE}\n\nsvc help <command> (or svc <command> --help) shows a command's options and examples.\n\n${EXIT_CODES_HELP}\n`);
   const done = (code: ExitCode) => exit(code);
+  const listCommandOf = (group: Command, kind: ListKind) =>
+    examples(withConnection(group.command('list').description(`the workspace's ${kind}s the token may see, as a table (or --json-output)`)).action(async (opts) => done(await listCommand(kind, opts, io))), [`svc ${kind} list`, `svc ${kind} list --json-output`]);
 
   examples(
     program.command('serve').description('run the local service (HTTP API, workers, flows) on SQLite; what `npm start` runs').action(async () => {
@@ -193,9 +196,23 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       ).action(async (path: string, opts) => done(await runCommand(kind, path, opts, io))),
       kind === 'script' ? [`svc script run f/ops/hello -d '{"name": "Ada"}'`, 'svc script run f/ops/report -d @args.json --json-output'] : [`svc flow run f/ops/refund -d '{"order": 42}'`, 'svc flow run f/ops/refund --no-wait'],
     );
+    listCommandOf(group, kind);
   }
+  for (const kind of ['schedule', 'resource', 'variable'] as const) listCommandOf(program.command(kind).description(`the workspace's ${kind}s`), kind);
 
-  const job = program.command('job').description('look at and cancel jobs');
+  const job = program.command('job').description('list, look at and cancel jobs');
+  examples(
+    withConnection(
+      job
+        .command('list')
+        .description('the latest runs the token may see, newest first (a flow\'s steps and sub-flows only with --all)')
+        .option('--status <status>', 'only runs with this status: queued, running, suspended, awaiting_approval, success, failed, canceled')
+        .option('--path <path>', 'only runs of this script or flow')
+        .option('--limit <n>', 'at most this many', '50')
+        .option('--all', 'the steps and sub-flows of flows too', false),
+    ).action(async (opts) => done(await listCommand('job', opts, io))),
+    ['svc job list', 'svc job list --status suspended', 'svc job list --path f/ops/refund --json-output'],
+  );
   examples(withConnection(job.command('get').description('status, result and (for a flow waiting for approval) where it waits').argument('<id>', 'job id')).action(async (id: string, opts) => done(await jobGet(id, opts, io))), ['svc job get 0190f7b4-...']);
   examples(
     withConnection(job.command('logs').description('the job\'s logs (a flow: each step\'s)').argument('<id>', 'job id').option('-f, --follow', 'wait for the job to finish, printing as it goes', false)).action(
