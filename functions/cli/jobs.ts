@@ -92,7 +92,7 @@ interface JobUpdateEvent {
  * they reach the server, a flow's pauses, and a flow's step logs as the steps run (prefixed by the
  * step id; flow-steps.ts). Answers the finished job.
  */
-export async function followJob(remote: Remote, id: string, io: Io, opts: { stepPollMs?: number } = {}): Promise<JobView> {
+export async function followJob(remote: Remote, id: string, io: Io, opts: { stepPollMs?: number; waitHint?: (id: string) => Promise<string> } = {}): Promise<JobView> {
   const first = await getJob(remote, id);
   const isFlow = first.job_kind === 'flow';
   const out = new LiveOutput(io);
@@ -107,6 +107,8 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
   };
   const steps = isFlow ? stepLogFollower(remote, id, out) : undefined;
   let stepsBusy: Promise<void> = Promise.resolve();
+  // The wait is announced once, not at every update the stream sends while the flow waits.
+  let announced: string | undefined;
   const timer = steps
     ? setInterval(() => {
         stepsBusy = stepsBusy.then(steps.poll).catch(() => undefined);
@@ -127,8 +129,13 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
           await events.cancel();
           break;
         }
-        if (update.status === 'suspended' || update.status === 'awaiting_approval') {
+        if ((update.status === 'suspended' || update.status === 'awaiting_approval') && update.status !== announced) {
+          announced = update.status;
           out.line(`flow ${id} is ${update.status === 'suspended' ? 'suspended, waiting for approval' : 'waiting for a ConsentGate decision'} (svc job get ${id} shows where)`);
+          const hint = opts.waitHint ? await opts.waitHint(id) : '';
+          if (hint) out.line(hint);
+        } else if (update.status) {
+          announced = update.status;
         }
       }
       out.endLine();

@@ -11,6 +11,7 @@ import { completionScript } from './completion.js';
 import { goBinaryCommand } from './go-binary-command.js';
 import { uploadCommand } from './upload-command.js';
 import { listCommand, type ListKind } from './list-commands.js';
+import { jobDecide } from './approve-commands.js';
 import type { Io } from './io.js';
 
 /**
@@ -200,7 +201,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
   }
   for (const kind of ['schedule', 'resource', 'variable'] as const) listCommandOf(program.command(kind).description(`the workspace's ${kind}s`), kind);
 
-  const job = program.command('job').description('list, look at and cancel jobs');
+  const job = program.command('job').description('list, look at, cancel, approve and reject jobs');
   examples(
     withConnection(
       job
@@ -223,6 +224,27 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
   examples(
     withConnection(job.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id').option('--reason <text>', 'why (kept on the job)')).action(async (id: string, opts) => done(await jobCancel(id, opts, io))),
     ['svc job cancel 0190f7b4-... --reason "wrong input"'],
+  );
+  examples(
+    withConnection(
+      job
+        .command('approve')
+        .description('approve the approval step or ConsentGate the flow run <id> waits at, as the person the token belongs to')
+        .argument('<id>', 'the flow run\'s job id')
+        .option('-d, --data <json>', 'the approval form\'s values: a JSON object, or @file.json')
+        .option('--reason <text>', 'why (kept with a ConsentGate decision)'),
+    ).action(async (id: string, opts) => done(await jobDecide('approve', id, opts, io))),
+    ['svc job approve 0190f7b4-...', 'svc job approve 0190f7b4-... -d \'{"amount": 12}\''],
+  );
+  examples(
+    withConnection(
+      job
+        .command('reject')
+        .description('reject (cancel) the approval step or ConsentGate the flow run <id> waits at; the flow fails')
+        .argument('<id>', 'the flow run\'s job id')
+        .option('--reason <text>', 'why (a ConsentGate requires one)'),
+    ).action(async (id: string, opts) => done(await jobDecide('reject', id, opts, io))),
+    ['svc job reject 0190f7b4-... --reason "not this quarter"'],
   );
 
   const token = program.command('token').description('API tokens of the user the current token acts as');

@@ -4,6 +4,7 @@ import { exitOf, followJob, getJob, readArgs, resultText, startRun, type JobView
 import { stepHeading, stepsOf } from './flow-steps.js';
 import type { JsonFlag } from './account-commands.js';
 import type { Io } from './io.js';
+import { approvalHint } from './approve-commands.js';
 
 /** `svc script run`, `svc flow run`, `svc job get|logs|cancel`. */
 
@@ -21,7 +22,7 @@ export async function runCommand(kind: 'script' | 'flow', path: string, flags: C
     return EXIT.ok;
   }
   io.err(`started ${kind} ${path}: job ${id}`);
-  const job = await followJob(remote, id, io);
+  const job = await followJob(remote, id, io, { waitHint: (jobId) => approvalHint(remote, jobId) });
   if (flags.jsonOutput) json(io, jobJson(job));
   else {
     io.err(`job ${id}: ${job.status}`);
