@@ -14,6 +14,8 @@ import { inferSchema } from './schema/index.js';
 import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 import { throttledLogWriter } from './live-logs.js';
+import { userStack } from './user-stack.js';
+import type { JobError } from '../ports/code-runner.js';
 import { errorOf, onScheduledJobFailed } from './triggers/schedule-ticks.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
@@ -123,8 +125,21 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     job,
     outcome.ok
       ? { status: 'success', result: outcome.result, logs }
-      : { status: 'failed', result: { error: outcome.error }, logs },
+      : { status: 'failed', result: { error: shownError(outcome.error) }, logs },
   );
+}
+
+/** The runner's own failures are svc's: their stack is of the service, not of the user's code. */
+const SERVICE_ERRORS = new Set(['RuntimeError', 'InternalError']);
+
+/** A job's error as its author reads it (core/user-stack.ts): their frames only, or none of svc's. */
+function shownError(error: JobError): JobError {
+  if (typeof error.stack !== 'string') return error;
+  if (SERVICE_ERRORS.has(error.name)) {
+    const { stack: _serviceFrames, ...rest } = error;
+    return rest;
+  }
+  return { ...error, stack: userStack(error.stack) };
 }
 
 /** The job's arguments with `$var:`/`$res:` references resolved as the job's creator. */
