@@ -29,6 +29,8 @@ export interface RouteRequest {
   urlPath: string;
   incoming: IncomingRequest;
   bearer: string | null;
+  /** Whether `bearer` came in the Authorization header (not `?token=`, which a link can carry). */
+  bearerInHeader: boolean;
 }
 
 /** Query parameters that carry credentials or steer webhooks, never passed on as arguments. */
@@ -45,7 +47,9 @@ export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<Ro
   const runnable = await resolveForCaller(deps, rights, { by: 'path', path: trigger.script_path, only: trigger.is_flow ? 'flow' : 'script' });
   const args = await routeArgs(deps, workspaceId, trigger, req.incoming, params);
   if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args, undefined, ROUTE)).id };
-  return { kind: 'sync', response: await syncResponse(deps, (id, wait) => startRun(deps, rights, runnable, args, id, ROUTE, wait)) };
+  // Only a caller who proved a credential in a header may be redirected or asked for one (sync-response.ts).
+  const navigation = trigger.authentication_method === 'svc' ? req.bearerInHeader : trigger.authentication_method !== 'none';
+  return { kind: 'sync', response: await syncResponse(deps, (id, wait) => startRun(deps, rights, runnable, args, id, ROUTE, wait), { navigation }) };
 }
 
 /** The workspace's most specific route matching the request; only that workspace's routes are read. */
