@@ -168,6 +168,7 @@ export const ENTITY_KINDS = [
   'invite',
   'http_trigger',
   'http_route',
+  'route_prefix',
   'schedule',
   'retention',
 ] as const;

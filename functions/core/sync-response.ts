@@ -19,7 +19,17 @@ export class InvalidResponseShape extends Error {
   readonly code = 'invalid_svc_response';
 }
 
-export function shapeSyncResponse(result: unknown): ShapedResponse {
+export interface ShapeOptions {
+  /**
+   * Whether the script may send navigation and credential headers (NAVIGATION_HEADERS): only to a
+   * caller who proved a credential in a request header. A route anyone may call, or a token in the
+   * URL (which a link carries to whoever clicks it), would let the service's origin redirect,
+   * refresh, preload or ask for a password on a stranger's behalf.
+   */
+  navigation?: boolean;
+}
+
+export function shapeSyncResponse(result: unknown, options: ShapeOptions = {}): ShapedResponse {
   if (!isShaped(result)) return json(200, result);
 
   const status = result.svc_status_code ?? 200;
@@ -36,7 +46,7 @@ export function shapeSyncResponse(result: unknown): ShapedResponse {
       throw new InvalidResponseShape('svc_headers must be an object of header name to string');
     }
     for (const [name, value] of Object.entries(extra)) {
-      checkScriptHeader(name, value);
+      checkScriptHeader(name, value, options.navigation === true);
       headers[name.toLowerCase()] = value.trim();
     }
   }
@@ -65,7 +75,12 @@ const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
   'proxy-authenticate', 'proxy-authorization', 'content-length', 'content-encoding',
   'content-security-policy', 'content-security-policy-report-only', 'x-frame-options', 'x-content-type-options',
   'referrer-policy', 'strict-transport-security', 'permissions-policy', 'x-xss-protection',
+  // Would let a script served from the service's origin register a service worker over all of it.
+  'service-worker-allowed',
 ]);
+
+/** Headers that navigate the browser or ask it for credentials (see ShapeOptions.navigation). */
+const NAVIGATION_HEADERS: ReadonlySet<string> = new Set(['location', 'refresh', 'link', 'www-authenticate']);
 const FORBIDDEN_PREFIXES = ['access-control-', 'cross-origin-'];
 
 // RFC 9110 5.1: a field name is a token.
@@ -73,11 +88,16 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // RFC 9110 5.5: a field value is visible ASCII, SP, HTAB and obs-text (0x80-0xFF): Latin-1 without controls.
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-function checkScriptHeader(name: string, value: unknown): asserts value is string {
+function checkScriptHeader(name: string, value: unknown, navigation: boolean): asserts value is string {
   if (!TOKEN.test(name)) throw new InvalidResponseShape(`svc_headers: ${JSON.stringify(name)} is not a valid header name (RFC 9110 5.1)`);
   const lower = name.toLowerCase();
   if (FORBIDDEN_HEADERS.has(lower) || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p))) {
     throw new InvalidResponseShape(`svc_headers: a script may not set the header ${name}`);
+  }
+  if (!navigation && NAVIGATION_HEADERS.has(lower)) {
+    throw new InvalidResponseShape(
+      `svc_headers: the header ${name} is only sent to a caller who authenticated with a request header (Authorization or the route's key, signature or password header), not to an unauthenticated route or a token in the URL`,
+    );
   }
   if (typeof value !== 'string') throw new InvalidResponseShape(`svc_headers.${name} must be a string`);
   checkFieldValue(`svc_headers.${name}`, value);

@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 import { getJob, isFinished, syncTimeout, type CallerWait } from './jobs.js';
 import { getFlowRun } from './flows/run-state.js';
-import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse } from './sync-response.js';
+import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse, type ShapeOptions } from './sync-response.js';
 import type { CoreDeps } from './deps.js';
 import { newUuid } from './crypto.js';
 import type { FinishedJob, Job } from '../ports.js';
@@ -13,7 +13,7 @@ import type { FinishedJob, Job } from '../ports.js';
  * wait is subscribed before the job exists, so the worker can hand the result straight over and
  * nothing is read back in the common case.
  */
-export async function syncResponse(deps: CoreDeps, start: (id: string, wait: CallerWait) => Promise<Job>): Promise<ShapedResponse> {
+export async function syncResponse(deps: CoreDeps, start: (id: string, wait: CallerWait) => Promise<Job>, shape: ShapeOptions = {}): Promise<ShapedResponse> {
   const id = newUuid();
   const firstWake = deps.signals.wait(id, Math.min(deps.config.syncMaxWaitMs, deps.config.pollIntervalMs));
   const job = await start(id, { callerWaits: true });
@@ -22,7 +22,7 @@ export async function syncResponse(deps: CoreDeps, start: (id: string, wait: Cal
   const done = answer.job;
   try {
     // A failed job's result is `{error: {...}}`, answered with 200 like any result (spec 7.1).
-    return sandboxUserContent(shapeSyncResponse(answer.result));
+    return sandboxUserContent(shapeSyncResponse(answer.result, shape));
   } catch (e) {
     // The job answered something HTTP cannot carry: a structured error naming what was wrong.
     if (e instanceof InvalidResponseShape) throw new ApiError(500, e.code, e.message, { job_id: job.id });

@@ -3,6 +3,7 @@ import { conflict, notFound } from './errors.js';
 import { assertWorkspaceId } from './paths.js';
 import { parseBody } from './validation.js';
 import { tryCreateEntity } from './entities.js';
+import { isRoutePrefix } from './triggers/route-prefix.js';
 import { requireInstanceAdmin, type Principal } from './auth.js';
 import type { Member, Rights } from './permissions.js';
 import type { Clock, Store, Workspace } from '../ports.js';
@@ -16,6 +17,8 @@ export async function createWorkspace(store: Store, clock: Clock, principal: Pri
   requireInstanceAdmin(principal, 'create workspaces');
   const input = parseBody(createWorkspaceBody, body);
   assertWorkspaceId(input.id);
+  // The id becomes the first segment of the workspace's route URLs, which a prefix may already name.
+  if (await isRoutePrefix(store, input.id)) throw conflict(`${input.id} is taken as the route prefix of another workspace`);
   const ws: Workspace = { id: input.id, name: input.name, created_at: clock.now().toISOString(), object_storage_enabled: false };
   if ((await store.createWorkspace(ws)) === 'exists') throw conflict(`workspace ${input.id} already exists`);
   await addCreatorAsAdmin(store, clock, ws.id, principal.username);

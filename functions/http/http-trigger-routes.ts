@@ -34,6 +34,7 @@ export function servedRoutes(deps: CoreDeps) {
       urlPath,
       incoming: await toIncoming(c, { maxFileBytes: deps.config.uploads.maxBytes, stream: false }),
       bearer: bearerToken(c.req.header('authorization'), c.req.query('token')),
+      bearerInHeader: bearerToken(c.req.header('authorization'), undefined) !== null,
     });
     if (answer.kind === 'async') return c.text(answer.jobId, 201);
     return new Response(answer.response.body, { status: answer.response.status, headers: answer.response.headers });

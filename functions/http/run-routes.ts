@@ -8,6 +8,7 @@ import { resolveForCaller, startRun, webhookOrigin } from '../core/start-run.js'
 import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
+import { bearerToken } from './bearer.js';
 import { jobUpdates } from '../core/job-updates.js';
 import { parseLogOffset } from '../core/job-log-update.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -42,7 +43,9 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
 
   const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
-    const shaped = await syncResponse(deps, (id, wait) => push(c, target, id, wait));
+    // A token in the URL or a session cookie travel with a link: no redirects or credential prompts then (sync-response.ts).
+    const navigation = bearerToken(c.req.header('authorization'), undefined) !== null;
+    const shaped = await syncResponse(deps, (id, wait) => push(c, target, id, wait), { navigation });
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
 

@@ -4,6 +4,7 @@ import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import { getSyncKey, setSyncKey } from '../core/sync-key.js';
 import { webhookView } from '../core/events/webhook-settings.js';
+import { getRoutePrefix, setRoutePrefix } from '../core/triggers/route-prefix.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
@@ -38,6 +39,9 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     return c.json(await getJobLimits(deps.store, c.get('rights').workspaceId));
   });
   r.post('/workspaces/job_limits', async (c) => c.json(await setJobLimits(deps, c.get('rights'), await readJsonBody(c))));
+  // Where the workspace's HTTP routes are served; only an instance admin assigns a custom prefix.
+  r.get('/workspaces/route_prefix', async (c) => c.json(await getRoutePrefix(deps, c.get('rights'))));
+  r.post('/workspaces/route_prefix', async (c) => c.json(await setRoutePrefix(deps, c.get('principal'), c.get('workspace').id, await readJsonBody(c))));
   r.post('/workspaces/edit_object_storage', async (c) => c.json(await setObjectStorage(deps.store, c.get('rights'), await readJsonBody(c))));
   // The key secrets pulled by the CLI are encrypted with (admins only; svc.yaml includeKey).
   r.get('/workspaces/encryption_key', async (c) => c.json(await getSyncKey(deps, c.get('rights'))));

@@ -68,7 +68,7 @@ describe('the OpenAPI page', () => {
     await page.locator('#preview', { hasText: '"openapi": "3.1.0"' }).waitFor();
     const previewed = JSON.parse((await page.locator('#preview').textContent())!);
     expect(previewed.info).toEqual({ title: 'Shop API', version: '1.0.0' });
-    expect(Object.keys(previewed.paths)).toContain('/api/r/orders/{id}');
+    expect(Object.keys(previewed.paths)).toContain('/api/r/main/orders/{id}');
     expect(Object.keys(previewed.paths)).toContain(`/api/w/${s.workspace}/jobs/run/p/f/shop/take_order`);
     expect(Object.keys(previewed.paths).some((p) => p.includes('refund'))).toBe(false);
 

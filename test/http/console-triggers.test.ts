@@ -52,7 +52,7 @@ describe('the trigger of a run', () => {
     const cli = await started(await post('/jobs/run/p/u/admin/trig_echo', { x: 'c' }, { 'x-svc-trigger': 'cli' }));
     const consoleRun = await started(await post('/jobs/run/p/u/admin/trig_echo', { x: 'o' }, { 'X-Svc-Trigger': 'console' }));
     const rerun = await started(await post('/jobs/run/p/u/admin/trig_echo', { x: 'r' }, { 'x-svc-trigger': 'rerun' }));
-    const routed = await started(await s.fetch('/api/r/trig/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x": "route"}', token: null }));
+    const routed = await started(await s.fetch(`/api/r/${s.workspace}/trig/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x": "route"}', token: null }));
     const flow = await started(await post('/jobs/run/f/u/admin/trig_flow', {}));
 
     const listed = await runs('path=u/admin/trig_&per_page=50');

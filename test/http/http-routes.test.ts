@@ -15,7 +15,7 @@ const API_KEY = `key-${Math.random().toString(36).slice(2)}`;
 
 const route = (body: Record<string, unknown>) => s.post(`${ws()}/http_triggers/create`, body);
 /** A call to a route, without the admin token the harness adds by default. */
-const call = (path: string, init: RequestInit = {}) => s.fetch(`/api/r/${path}`, { ...init, token: null });
+const call = (path: string, init: RequestInit = {}) => s.fetch(`/api/r/${s.workspace}/${path}`, { ...init, token: null });
 const sign = (body: string, secret = HMAC_SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 beforeAll(async () => {
@@ -86,7 +86,7 @@ describe('authentication methods', () => {
   it('svc: a Bearer token allowed to run the script, as for webhooks; 4.4 shaping applies', async () => {
     expect((await route({ path: 'u/admin/svc', route_path: 'svc/:id', http_method: 'put', script_path: 'u/admin/shaped' })).status).toBe(201);
     expect((await call('svc/3', { method: 'PUT' })).status).toBe(401);
-    const res = await s.fetch('/api/r/svc/3', { method: 'PUT' });
+    const res = await s.fetch(`/api/r/${s.workspace}/svc/3`, { method: 'PUT' });
     expect(res.status).toBe(202);
     expect(res.headers.get('x-order')).toBe('3');
     expect(await res.json()).toEqual({ accepted: '3' });
@@ -177,7 +177,7 @@ describe('managing routes', () => {
     const events = entries.filter((e: { path?: string }) => e.path === 'u/admin/moving').map((e: { event: string }) => e.event);
     expect(events).toEqual(['http_trigger_created', 'http_trigger_updated', 'http_trigger_deleted']);
     const created = entries.find((e: { path?: string; event: string }) => e.path === 'u/admin/orders' && e.event === 'http_trigger_created');
-    expect(created).toMatchObject({ by: 'admin', route: 'POST /api/r/orders/:id', authentication_method: 'signature' });
+    expect(created).toMatchObject({ by: 'admin', route: 'POST /api/r/main/orders/:id', authentication_method: 'signature' });
     expect(JSON.stringify(entries)).not.toContain(HMAC_SECRET);
   });
 });

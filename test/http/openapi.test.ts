@@ -89,9 +89,9 @@ describe('the generated document', () => {
     await expectValid(doc);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: s.url }]);
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/hooks/orders', '/api/r/orders/{id}', '/api/r/orders/{id}/status', '/api/r/payroll/{month}']);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/main/fulfil', '/api/r/main/hooks/orders', '/api/r/main/orders/{id}', '/api/r/main/orders/{id}/status', '/api/r/main/payroll/{month}']);
 
-    const order = doc.paths['/api/r/orders/{id}'].post;
+    const order = doc.paths['/api/r/main/orders/{id}'].post;
     expect(order.summary).toBe('Place an order');
     expect(order.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
     // The path supplies id: the body needs only amount.
@@ -103,17 +103,17 @@ describe('the generated document', () => {
     expect(doc.components.securitySchemes['signature_X-Signature']).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Signature' });
     expect(Object.keys(order.responses)).toContain('200');
 
-    const status = doc.paths['/api/r/orders/{id}/status'].get;
+    const status = doc.paths['/api/r/main/orders/{id}/status'].get;
     expect(status.requestBody).toBeUndefined();
     expect(status.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:id', 'query:amount', 'query:note']);
     expect(status.security).toEqual([{ 'apiKey_X-Shop-Key': [] }]);
     expect(doc.components.securitySchemes['apiKey_X-Shop-Key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Shop-Key' }));
 
-    const fulfil = doc.paths['/api/r/fulfil'].put;
+    const fulfil = doc.paths['/api/r/main/fulfil'].put;
     expect(fulfil.security).toEqual([{ bearerAuth: [] }]);
     expect(fulfil.responses['201'].content['text/plain']).toBeDefined();
     expect(fulfil.requestBody.content['application/json'].schema).toEqual({ type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] });
-    expect(doc.paths['/api/r/payroll/{month}'].post.security).toEqual([]);
+    expect(doc.paths['/api/r/main/payroll/{month}'].post.security).toEqual([]);
 
     // Webhooks: async, sync (POST, and GET for scripts) and stream, all on the JWT Bearer scheme.
     const base = `/api/w/${s.workspace}/jobs`;
@@ -132,7 +132,7 @@ describe('the generated document', () => {
 
   it('selects by folder, item path and route path with regular expressions', async () => {
     const doc = await document({ http_route_filters: [{ folder_regex: 'shop', path_regex: 'order.*', route_path_regex: 'orders/.*' }] });
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/r/orders/{id}', '/api/r/orders/{id}/status']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/r/main/orders/{id}', '/api/r/main/orders/{id}/status']);
     const flowsOnly = await document({ webhook_filters: [{ user_or_folder_regex: 'f', user_or_folder_regex_value: 'sh.p', path: '*', runnable_kind: 'flow' }] });
     expect(Object.keys(flowsOnly.paths).every((p) => p.endsWith('/p/f/shop/fulfil'))).toBe(true);
     const usersOnly = await document({ webhook_filters: [{ user_or_folder_regex: 'u', user_or_folder_regex_value: 'admin', path: 'private_.*', runnable_kind: 'script' }] });
@@ -156,7 +156,7 @@ describe('the generated document', () => {
     const doc = await document({ http_route_filters: [ALL_ROUTES], webhook_filters: [allWebhooks('script'), allWebhooks('flow')] }, dev);
     await expectValid(doc);
     const paths = Object.keys(doc.paths);
-    expect(paths.filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/fulfil', '/api/r/hooks/orders', '/api/r/orders/{id}', '/api/r/orders/{id}/status']);
+    expect(paths.filter((p) => p.startsWith('/api/r/')).sort()).toEqual(['/api/r/main/fulfil', '/api/r/main/hooks/orders', '/api/r/main/orders/{id}', '/api/r/main/orders/{id}/status']);
     expect(paths.some((p) => p.includes('back_office') || p.includes('payroll') || p.includes('private_tool'))).toBe(false);
     expect(paths.some((p) => p.endsWith('/p/f/shop/take_order'))).toBe(true);
     // Nothing dev may read matches: a 404, not an empty document of someone else's names.
@@ -229,13 +229,13 @@ export async function placeOrder(baseUrl: string, id: string, sign: (body: strin
   const client = createClient<paths>({ baseUrl });
   const body = { amount: 5, note: 'rush' };
   // openapi-fetch sends JSON.stringify(body): the signature covers exactly those bytes.
-  const { data, response } = await client.POST('/api/r/orders/{id}', { params: { path: { id } }, body, headers: { 'x-signature': sign(JSON.stringify(body)) } });
+  const { data, response } = await client.POST('/api/r/main/orders/{id}', { params: { path: { id } }, body, headers: { 'x-signature': sign(JSON.stringify(body)) } });
   return response.ok ? { status: response.status, data } : { status: response.status };
 }
 
 export async function proxiedOrder(baseUrl: string) {
   const client = createClient<paths>({ baseUrl });
-  const { data, response } = await client.POST('/api/r/hooks/orders', { body: { id: 'p1', amount: 7 } });
+  const { data, response } = await client.POST('/api/r/main/hooks/orders', { body: { id: 'p1', amount: 7 } });
   return { status: response.status, data };
 }
 

@@ -60,4 +60,13 @@ describe('shapeSyncResponse (spec 4.4)', () => {
     expect(r.headers['x-content-type-options']).toBe('nosniff');
     expect(r.headers['content-type']).toBe('text/html');
   });
+
+  it('sends navigation and credential headers only when told the caller authenticated with a header', () => {
+    for (const name of ['Location', 'Refresh', 'Link', 'WWW-Authenticate']) {
+      const shaped = { svc_status_code: 302, svc_headers: { [name]: '/x' } };
+      expect(() => shapeSyncResponse(shaped), name).toThrow(new RegExp(`the header ${name} is only sent`));
+      expect(shapeSyncResponse(shaped, { navigation: true }).headers[name.toLowerCase()]).toBe('/x');
+    }
+    expect(() => shapeSyncResponse({ svc_headers: { 'Service-Worker-Allowed': '/' } }, { navigation: true })).toThrow(/may not set the header Service-Worker-Allowed/);
+  });
 });

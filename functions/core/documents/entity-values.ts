@@ -13,7 +13,7 @@ import type { WebhookSetting } from '../events/webhook-settings.js';
 import type { AppHead, AppVersion } from '../apps.js';
 import type { Invite } from '../invites.js';
 import { scheduleValue, type Schedule } from '../triggers/schedule-document.js';
-import { httpRouteIndexValue, httpTriggerValue, type HttpRouteIndex, type HttpTrigger } from '../triggers/http-trigger-document.js';
+import { httpRouteIndexValue, httpTriggerValue, routePrefixValue, type HttpRouteIndex, type HttpTrigger, type RoutePrefix } from '../triggers/http-trigger-document.js';
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
@@ -113,6 +113,7 @@ export interface EntityValues {
   invite: Invite;
   http_trigger: HttpTrigger;
   http_route: HttpRouteIndex;
+  route_prefix: RoutePrefix;
   schedule: Schedule;
 }
 
@@ -257,5 +258,6 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   }),
   http_trigger: httpTriggerValue,
   http_route: httpRouteIndexValue,
+  route_prefix: routePrefixValue,
   schedule: scheduleValue,
 };

@@ -6,7 +6,7 @@ import type { OpenApiInfo, RunnableKind } from './selection.js';
 /**
  * Builds the OpenAPI 3.1 document of a workspace's selected custom routes and webhooks (spec 4.1,
  * 4.10): pure, from what generate.ts read with the caller's rights. Paths are absolute from the
- * service root (`/api/r/...`, `/api/w/<ws>/jobs/...`) under one server, so a generated client
+ * service root (`/api/r/<ws>/...`, `/api/w/<ws>/jobs/...`) under one server, so a generated client
  * needs nothing but the base URL. Request bodies are each runnable's input schema; a route's
  * `:name` segments are path parameters; every operation states the authentication its URL asks for.
  */
@@ -29,6 +29,8 @@ export interface DocumentInput {
   info: OpenApiInfo | undefined;
   serverUrl: string;
   workspaceId: string;
+  /** Where the workspace's routes are served (`/api/r/<workspace id or its custom prefix>`). */
+  routeBase: string;
   routes: RouteInfo[];
   webhooks: RunnableInfo[];
 }
@@ -50,7 +52,7 @@ export function buildOpenApiDocument(input: DocumentInput): Json {
   };
 
   for (const { trigger: t, target } of input.routes) {
-    const { path, names } = openApiRoutePath(t.route_path);
+    const { path, names } = openApiRoutePath(input.routeBase, t.route_path);
     const schema = target?.schema ?? null;
     const operation: Json = {
       operationId: operationIds.take(`route_${t.http_method}_${t.path}`),
@@ -92,15 +94,15 @@ export function buildOpenApiDocument(input: DocumentInput): Json {
   };
 }
 
-/** `orders/:id` -> `/api/r/orders/{id}` and its parameter names. */
-function openApiRoutePath(routePath: string): { path: string; names: string[] } {
+/** `orders/:id` -> `/api/r/<ws>/orders/{id}` and its parameter names. */
+function openApiRoutePath(base: string, routePath: string): { path: string; names: string[] } {
   const names: string[] = [];
   const segments = routePath.split('/').map((s) => {
     if (!s.startsWith(':')) return s;
     names.push(s.slice(1));
     return `{${s.slice(1)}}`;
   });
-  return { path: `/api/r/${segments.join('/')}`, names };
+  return { path: `${base}/${segments.join('/')}`, names };
 }
 
 function texts(summary: string, description: string): Json {

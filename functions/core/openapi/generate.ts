@@ -5,6 +5,7 @@ import { findLatestFlow } from '../flows/flows.js';
 import { buildOpenApiDocument, type RouteInfo, type RunnableInfo } from './document.js';
 import { parseSelection, type OpenApiFormat, type RunnableKind } from './selection.js';
 import type { HttpTrigger } from '../triggers/http-trigger-document.js';
+import { routeBase } from '../triggers/route-prefix.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -32,7 +33,7 @@ export async function generateOpenApi(deps: Deps, rights: Rights, body: unknown,
   if (routes.length === 0 && webhooks.length === 0) {
     throw notFound(`any route or webhook you may read in workspace ${rights.workspaceId} that matches these filters`);
   }
-  const document = buildOpenApiDocument({ info: selection.info, serverUrl: selection.url ?? (deps.config.baseInternalUrl || requestOrigin), workspaceId: rights.workspaceId, routes, webhooks });
+  const document = buildOpenApiDocument({ info: selection.info, serverUrl: selection.url ?? (deps.config.baseInternalUrl || requestOrigin), workspaceId: rights.workspaceId, routeBase: await routeBase(deps.store, rights.workspaceId), routes, webhooks });
   if (selection.format === 'yaml') return { format: 'yaml', contentType: 'application/yaml', text: stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 }) };
   return { format: 'json', contentType: 'application/json', text: `${JSON.stringify(document, null, 2)}\n` };
 }

@@ -3,8 +3,8 @@ import { HTTP_METHODS } from './route-paths.js';
 
 /**
  * The stored shape of a custom HTTP route (`http_trigger`, keyed by its item path) and of its entry
- * in the instance-wide route index (`http_route`, keyed by method and route shape), which is what
- * makes a conflicting route a 409 in every workspace and lets `/api/r/...` find the route.
+ * in its workspace's route index (`http_route`, keyed by method and route shape), which is what
+ * makes a conflicting route of the same workspace a 409.
  */
 
 export const AUTHENTICATION_METHODS = ['svc', 'none', 'api_key', 'basic', 'signature'] as const;
@@ -46,3 +46,11 @@ export const httpRouteIndexValue = z.object({
   http_method: z.enum(HTTP_METHODS),
 });
 export type HttpRouteIndex = z.infer<typeof httpRouteIndexValue>;
+
+/** A workspace's custom route prefix (`/api/r/<prefix>/...`), kept instance-wide under the prefix itself. */
+export const routePrefixValue = z.object({
+  prefix: z.string().min(1),
+  workspace_id: z.string().min(1),
+  assigned_by: z.string().min(1),
+});
+export type RoutePrefix = z.infer<typeof routePrefixValue>;

@@ -15,14 +15,13 @@ import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
- * Custom HTTP routes (issue 21, spec 4.10): `/api/r/<route_path>` runs a script or flow. The route
- * lives in its workspace under its item path; its method and shape are claimed in an instance-wide
- * index first, so two routes answering the same URLs cannot both be saved (409 naming the other),
- * and a request finds its route in one read of that index, in both shells, with no cache to go stale.
+ * Custom HTTP routes (issue 21, spec 4.10): `/api/r/<workspace>/<route_path>` runs a script or flow
+ * of that workspace (core/triggers/route-prefix.ts: the workspace's id or its custom prefix). The
+ * route lives in its workspace under its item path; its method and shape are claimed in the
+ * workspace's route index first, so two routes of one workspace answering the same URLs cannot both
+ * be saved (409 naming the other). Workspaces never share a URL, so a route of one workspace can
+ * neither collide with nor shadow nor name a route of another.
  */
-
-/** The index lives outside every workspace: routes share one URL space. */
-export const ROUTE_INDEX_SCOPE = '*instance';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'cipher'>;
 
@@ -173,12 +172,23 @@ async function assertReadable(field: string, read: () => Promise<unknown>, name:
 async function claimRoute(deps: Deps, workspaceId: string, t: HttpTrigger): Promise<void> {
   const key = routeKey(t.http_method, t.route_path);
   const entry = { workspace_id: workspaceId, path: t.path, route_path: t.route_path, http_method: t.http_method };
-  if (await tryCreateEntity(deps.store, deps.clock, 'http_route', ROUTE_INDEX_SCOPE, key, entry)) return;
-  const other = await readEntity(deps.store, 'http_route', ROUTE_INDEX_SCOPE, key);
+  if (await tryCreateEntity(deps.store, deps.clock, 'http_route', workspaceId, key, entry)) {
+    // A route saved before the index was kept per workspace holds its URL without an entry here.
+    const older = (await listEntityValues(deps.store, 'http_trigger', workspaceId)).find((e) => e.key !== t.path && routeKey(e.value.http_method, e.value.route_path) === key);
+    if (!older) return;
+    await deps.store.deleteEntity('http_route', workspaceId, key);
+    throw taken(t, older.value);
+  }
+  const other = await readEntity(deps.store, 'http_route', workspaceId, key);
   // An entry left behind by a save that failed half-way holds the URL for nobody: take it over.
   if (other && !(await holdsEntry(deps, other.value)) && (await tryReplaceEntity(deps.store, deps.clock, other, entry))) return;
-  const by = other ? `route ${other.value.path} in workspace ${other.value.workspace_id} (${other.value.http_method.toUpperCase()} /api/r/${other.value.route_path})` : 'another route';
-  throw conflict(`${t.http_method.toUpperCase()} /api/r/${t.route_path} is already served by ${by}`);
+  throw taken(t, other?.value ?? null);
+}
+
+/** The 409 of a clash inside the workspace: it names the workspace's own route holding the URL. */
+function taken(t: HttpTrigger, by: Pick<HttpRouteIndex, 'path' | 'http_method' | 'route_path'> | null) {
+  const holder = by ? `route ${by.path} (${by.http_method.toUpperCase()} ${by.route_path})` : 'another route';
+  return conflict(`${t.http_method.toUpperCase()} ${t.route_path} is already served in this workspace by ${holder}`);
 }
 
 async function holdsEntry(deps: Deps, entry: HttpRouteIndex): Promise<boolean> {
@@ -189,8 +199,8 @@ async function holdsEntry(deps: Deps, entry: HttpRouteIndex): Promise<boolean> {
 /** Frees the route's entry if it is still this route's (a concurrent save may own it by now). */
 async function releaseRoute(deps: Deps, workspaceId: string, t: HttpTrigger): Promise<void> {
   const key = routeKey(t.http_method, t.route_path);
-  const entry = await readEntity(deps.store, 'http_route', ROUTE_INDEX_SCOPE, key);
-  if (entry && entry.value.workspace_id === workspaceId && entry.value.path === t.path) await deps.store.deleteEntity('http_route', ROUTE_INDEX_SCOPE, key);
+  const entry = await readEntity(deps.store, 'http_route', workspaceId, key);
+  if (entry && entry.value.path === t.path) await deps.store.deleteEntity('http_route', workspaceId, key);
 }
 
 function auditDetail(rights: Rights, t: HttpTrigger): Record<string, unknown> {
@@ -198,7 +208,7 @@ function auditDetail(rights: Rights, t: HttpTrigger): Record<string, unknown> {
     workspace: rights.workspaceId,
     by: rights.principal.username,
     path: t.path,
-    route: `${t.http_method.toUpperCase()} /api/r/${t.route_path}`,
+    route: `${t.http_method.toUpperCase()} /api/r/${rights.workspaceId}/${t.route_path}`,
     script_path: t.script_path,
     authentication_method: t.authentication_method,
   };

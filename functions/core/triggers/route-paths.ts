@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.js';
 
 /**
- * The URL syntax of custom HTTP routes (served at `/api/r/<route_path>`): segments of letters,
+ * The URL syntax of custom HTTP routes (served at `/api/r/<workspace>/<route_path>`): segments of letters,
  * digits and `_ . ~ -`, or `:name` parameters that become the run's arguments. Two routes conflict
  * when they have the same method and the same shape (`orders/:id` and `orders/:order` would answer
  * the same URLs); a static segment beats a parameter at the same place when both match.

@@ -36,7 +36,7 @@ const takeOrder: RunnableInfo = {
   schema: { type: 'object', properties: { id: { type: 'string' }, amount: { type: 'number' }, token: { type: 'string' }, body: { type: 'array' } }, required: ['id', 'amount'] },
 };
 
-const build = (routes: RouteInfo[], webhooks: RunnableInfo[] = []) => buildOpenApiDocument({ info: undefined, serverUrl: 'https://svc.example.com/', workspaceId: 'main', routes, webhooks }) as any;
+const build = (routes: RouteInfo[], webhooks: RunnableInfo[] = []) => buildOpenApiDocument({ info: undefined, serverUrl: 'https://svc.example.com/', workspaceId: 'main', routeBase: '/api/r/main', routes, webhooks }) as any;
 
 describe('filters', () => {
   it('match whole names; * alone is anything; a route in a user space only for folder *', () => {
@@ -79,7 +79,7 @@ describe('the document', () => {
     expect((await new Validator().validate(doc)).errors ?? []).toEqual([]);
     expect(doc.servers).toEqual([{ url: 'https://svc.example.com' }]);
     expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey_X-Key', 'bearerAuth']);
-    expect(doc.paths['/api/r/b/{id}'].post.security).toEqual([{ 'apiKey_X-Key': [] }]);
+    expect(doc.paths['/api/r/main/b/{id}'].post.security).toEqual([{ 'apiKey_X-Key': [] }]);
     // The GET form takes its arguments in `payload`; every run endpoint has the query switches of spec 4.3.
     const getForm = doc.paths['/api/w/main/jobs/run_wait_result/p/f/shop/take_order'].get.parameters;
     expect(getForm.map((p: any) => p.name ?? p.$ref)).toEqual(['payload', ...['wrap_body', 'raw', 'include_header', 'include_query'].map((n) => `#/components/parameters/${n}`)]);
@@ -93,11 +93,11 @@ describe('the document', () => {
       { trigger: trigger({ route_path: 'wrapped', wrap_body: true }), target: takeOrder },
       { trigger: trigger({ route_path: 'hidden' }), target: null },
     ]);
-    const get = doc.paths['/api/r/orders/{id}'].get;
+    const get = doc.paths['/api/r/main/orders/{id}'].get;
     expect(get.parameters.map((p: any) => `${p.in}:${p.name}:${p.required}`)).toEqual(['path:id:true', 'query:amount:true', 'query:body:false']);
     // wrap_body: the whole body is the argument `body`.
-    expect(doc.paths['/api/r/wrapped'].post.requestBody).toEqual({ required: false, content: { 'application/json': { schema: { type: 'array' } } } });
+    expect(doc.paths['/api/r/main/wrapped'].post.requestBody).toEqual({ required: false, content: { 'application/json': { schema: { type: 'array' } } } });
     // A script the caller may not read keeps its schema to itself.
-    expect(doc.paths['/api/r/hidden'].post.requestBody.content['application/json'].schema).toEqual({ type: 'object' });
+    expect(doc.paths['/api/r/main/hidden'].post.requestBody.content['application/json'].schema).toEqual({ type: 'object' });
   });
 });
