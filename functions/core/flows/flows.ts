@@ -33,7 +33,7 @@ export interface FlowVersion {
 }
 
 
-const flowBody = z.object({
+const flowBody = z.strictObject({
   path: z.string(),
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
