@@ -74,11 +74,54 @@ export const consentGateValue = z.strictObject({
 });
 export type ConsentGateValue = z.infer<typeof consentGateValue>;
 
+/** Numbers of seconds are whole or fractional; a day at most between two attempts. */
+const retrySeconds = z.number().min(0).max(86_400);
+
+/**
+ * Retries of a failed step (the modelled service's `retry`): first `constant.attempts` retries
+ * `constant.seconds` apart, then `exponential.attempts` more, the n-th retry (counting the constant
+ * ones) after `multiplier × seconds^n` seconds, plus up to `random_factor` percent.
+ */
+export const retrySettings = z.strictObject({
+  constant: z.strictObject({ attempts: z.number().int().min(0).max(100), seconds: retrySeconds }).optional(),
+  exponential: z
+    .strictObject({
+      attempts: z.number().int().min(0).max(100),
+      multiplier: z.number().min(0).max(1000).default(1),
+      seconds: z.number().min(1).max(3600),
+      random_factor: z.number().int().min(0).max(100).optional(),
+    })
+    .optional(),
+});
+export type RetrySettings = z.infer<typeof retrySettings>;
+
+/** `stop_after_if` / `stop_after_all_iters_if`: `expr` sees `result` (the step's) beside the flow's scope. */
+export const stopAfterIf = z.strictObject({
+  expr: z.string().min(1).max(10_000),
+  /** The flow ends successfully and is shown as skipped rather than stopped. */
+  skip_if_stopped: z.boolean().optional(),
+  /** The flow ends as failed, with this message. */
+  error_message: z.string().max(10_000).nullish(),
+});
+export type StopAfterIf = z.infer<typeof stopAfterIf>;
+
+/** Seconds given as a number or as a transform (a static value or an expression). */
+const secondsSetting = z.union([z.number().min(0).max(30 * 24 * 3600), transform]);
+export type SecondsSetting = z.infer<typeof secondsSetting>;
+
 export interface FlowModule {
   id: string;
   summary?: string;
   value: ModuleValue;
   continue_on_error?: boolean;
+  retry?: RetrySettings;
+  /** Seconds a script step may run before it is stopped and fails with a TimeoutError. */
+  timeout?: SecondsSetting;
+  /** Seconds the flow waits after this step, holding no worker. */
+  sleep?: SecondsSetting;
+  skip_if?: { expr: string };
+  stop_after_if?: StopAfterIf;
+  stop_after_all_iters_if?: StopAfterIf;
   is_trigger?: boolean;
   same_worker?: boolean;
   suspend?: SuspendSettings;
@@ -93,6 +136,7 @@ export type ModuleValue =
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
   | { type: 'forloopflow'; iterator: Transform; modules: FlowModule[]; skip_failures: boolean; parallel: boolean; parallelism?: number }
+  | { type: 'whileloopflow'; modules: FlowModule[]; skip_failures: boolean; parallel?: false }
   | { type: 'identity' }
   | ConsentGateValue;
 
@@ -104,6 +148,12 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
     summary: z.string().max(1000).optional(),
     value: moduleValue,
     continue_on_error: z.boolean().optional(),
+    retry: retrySettings.optional(),
+    timeout: z.union([z.number().positive().max(30 * 24 * 3600), transform]).optional(),
+    sleep: secondsSetting.optional(),
+    skip_if: z.strictObject({ expr: z.string().min(1).max(10_000) }).optional(),
+    stop_after_if: stopAfterIf.optional(),
+    stop_after_all_iters_if: stopAfterIf.optional(),
     is_trigger: z.boolean().optional(),
     same_worker: z.boolean().optional(),
     suspend: suspendSettings.optional(),
@@ -143,6 +193,13 @@ const moduleValue = z.discriminatedUnion('type', [
     parallel: z.boolean().default(false),
     parallelism: z.number().int().min(1).max(100).optional(),
   }),
+  z.strictObject({
+    type: z.literal('whileloopflow'),
+    modules,
+    skip_failures: z.boolean().default(false),
+    /** Iterations run one after the other: each decides whether there is another. */
+    parallel: z.literal(false, 'a while loop runs its iterations one after the other').optional(),
+  }),
   z.strictObject({ type: z.literal('identity') }),
   consentGateValue,
 ]);
@@ -153,12 +210,14 @@ const notes = z.array(z.record(z.string(), z.unknown())).max(500);
 export const flowValue = z.strictObject({
   modules,
   notes: notes.optional(),
+  /** Runs when the flow fails; its result is the failed flow's result. */
+  failure_module: z.lazy(() => flowModule).optional(),
   /** The module at whose completion sync endpoints answer; the flow goes on asynchronously (spec 4.4). */
   early_return: z.string().optional(),
   /** Every step runs as if on one worker: they share a `./shared` folder (Windmill's same_worker). */
   same_worker: z.boolean().optional(),
 });
-export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; early_return?: string; same_worker?: boolean };
+export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean };
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {
@@ -172,10 +231,16 @@ export function childLists(v: ModuleValue): FlowModule[][] {
     case 'branchall':
       return v.branches.map((b) => b.modules);
     case 'forloopflow':
+    case 'whileloopflow':
       return [v.modules];
     default:
       return [];
   }
+}
+
+/** Every module of a flow version, its failure module too. */
+export function flowModules(value: Pick<FlowValue, 'modules' | 'failure_module'>): FlowModule[] {
+  return allModules(value.failure_module ? [...value.modules, value.failure_module] : value.modules);
 }
 
 export function findModule(list: readonly FlowModule[], id: string): FlowModule | undefined {
