@@ -22,6 +22,8 @@ export interface CoreConfig {
   webhookRetry: RetrySchedule;
   /** Large uploads: size limit, part size, how long part URLs stay valid (README: Large uploads). */
   uploads: UploadSettings;
+  /** The most iterations a flow's while loop may run (docs/flows.md); 1,000 when unset. */
+  flowMaxWhileIterations?: number;
 }
 
 export interface CoreDeps {

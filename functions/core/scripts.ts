@@ -30,7 +30,7 @@ const goBinaryBody = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha256 of the binary'),
 });
 
-export const createScriptBody = z.object({
+export const createScriptBody = z.strictObject({
   path: z.string(),
   content: z.string().max(1_000_000),
   language: z.enum(LANGUAGES),

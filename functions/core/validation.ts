@@ -6,6 +6,11 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.inf
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
+  // A field svc does not know is refused by its own path, never dropped (schemas are strict).
+  if (issue.code === 'unrecognized_keys') {
+    const field = [...issue.path, issue.keys[0]].join('.');
+    throw badRequest('invalid_request', `${field}: svc does not know this field`, { field });
+  }
   const field = issue.path.join('.') || 'body';
   throw badRequest('invalid_request', `${field}: ${issue.message}`, { field });
 }

@@ -8,7 +8,8 @@ import type { WorkerDeps } from './deps.js';
 import { advanceFlow } from './flows/advance.js';
 import { legacyScriptHash } from './run-target.js';
 import { findFlowVersion } from './flows/flows.js';
-import { findModule } from './flows/definition.js';
+import { findModule, flowModules } from './flows/definition.js';
+import { stepTimeoutSeconds } from './flows/step-timeout.js';
 import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
 import { inferSchema } from './schema/index.js';
 import { derivedOnce, scriptByHash } from './version-cache.js';
@@ -55,8 +56,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     return;
   }
 
-  // A script may ask for less time than the instance allows, never more.
-  const timeoutMs = runTimeoutMs(script, config);
+  // A script (or a flow step's `timeout`) may ask for less time than the instance allows, never more.
+  const stepTimeout = await stepTimeoutSeconds(deps, job);
+  const timeoutMs = Math.min(runTimeoutMs(script, config), stepTimeout === null ? Infinity : stepTimeout * 1000);
   // Valid at most as long as the job could run, and refused as soon as the job is no longer running.
   const token = signJobToken(
     config.signingKey,
@@ -193,7 +195,7 @@ async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null
 
 async function flowStepCode(deps: WorkerDeps, workspaceId: string, path: string, version: number, moduleId: string): Promise<ScriptVersion | null> {
   const flow = await findFlowVersion(deps.store, workspaceId, version);
-  const module = flow && findModule(flow.value.modules, moduleId);
+  const module = flow && findModule(flowModules(flow.value), moduleId);
   if (!flow || module?.value.type !== 'rawscript') return null;
   const language = module.value.language;
   return {

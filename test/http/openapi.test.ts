@@ -173,7 +173,7 @@ describe('bad input', () => {
     ['an owner kind that is not *, u or f', { webhook_filters: [{ ...allWebhooks('script'), user_or_folder_regex: 'g' }] }, 'webhook_filters.0.user_or_folder_regex'],
     ['a runnable kind that is not script or flow', { webhook_filters: [{ ...allWebhooks('script'), runnable_kind: 'app' }] }, 'webhook_filters.0.runnable_kind'],
     ['an empty pattern', { http_route_filters: [{ ...ALL_ROUTES, folder_regex: '' }] }, 'http_route_filters.0.folder_regex'],
-    ['an unknown field in a filter', { http_route_filters: [{ ...ALL_ROUTES, method: 'get' }] }, 'http_route_filters.0'],
+    ['an unknown field in a filter', { http_route_filters: [{ ...ALL_ROUTES, method: 'get' }] }, 'http_route_filters.0.method'],
     ['no filter at all', {}, 'http_route_filters'],
     ['a format that is not json or yaml', { format: 'xml', http_route_filters: [ALL_ROUTES] }, 'format'],
     ['a server URL that is not http(s)', { url: 'javascript:alert(1)', http_route_filters: [ALL_ROUTES] }, 'url'],

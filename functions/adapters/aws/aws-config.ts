@@ -86,6 +86,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       pollIntervalMs: POLL_INTERVAL_MS,
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, ''),
+      flowMaxWhileIterations: int(env, 'FLOW_MAX_WHILE_ITERATIONS', 1000),
     },
   };
 }

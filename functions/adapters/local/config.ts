@@ -72,6 +72,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       pollIntervalMs: 1000,
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, 'SVC_'),
+      flowMaxWhileIterations: int(env.SVC_FLOW_MAX_WHILE_ITERATIONS, 1000),
     },
   };
 }

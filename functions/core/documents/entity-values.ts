@@ -140,7 +140,18 @@ const flowStep = z.discriminatedUnion('kind', [
     pre_approvals: z.number().int().nonnegative().optional(),
   }),
   z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
+  z.object({ kind: z.literal('wait'), module: z.string(), until: timestamp, reason: z.enum(['retry', 'sleep']) }),
+  z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()) }),
 ]);
+
+const stepAttempt = z.object({
+  attempt: z.number().int().positive(),
+  job: z.string().nullable(),
+  status: z.enum(['success', 'failed']),
+  at: timestamp,
+  error: z.unknown().optional(),
+  retry_at: timestamp.optional(),
+});
 
 const gateState = z.object({
   message: z.string(),
@@ -205,6 +216,12 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   same_worker: z.boolean().optional(),
   shared_folder: z.string().optional(),
   stopped_early: z.string().optional(),
+  attempts: z.record(z.string(), z.array(stepAttempt)).optional(),
+  skipped: z.array(z.string()).optional(),
+  stop: z.object({ module: z.string(), skipped: z.boolean(), error_message: z.string().optional() }).optional(),
+  failure_module: flowModule.optional(),
+  failure: z.object({ result: z.unknown(), step_id: z.string(), started: z.boolean() }).optional(),
+  step_timeouts: z.record(z.string(), z.number().positive()).optional(),
   outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
 });
 

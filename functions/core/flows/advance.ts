@@ -9,6 +9,8 @@ import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type Flo
 import { settleGate, startGate } from './consent-gate.js';
 import { settleSuspendStep } from './suspend-step.js';
 import type { FlowModule } from './definition.js';
+import { failFlow, secondsOf, settleModule, skipsModule, type Outcome } from './module-outcome.js';
+import { iterationJob, settleIteration } from './while-loop.js';
 import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
@@ -76,6 +78,7 @@ async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
     // A flow (a sub-flow too) has a shared folder of its own; its branches and iterations use it.
     same_worker: version.value.same_worker ?? false,
     shared_folder: job.id,
+    ...(version.value.failure_module ? { failure_module: version.value.failure_module } : {}),
   };
 }
 
@@ -113,12 +116,37 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
     if ((run.status as FlowRun['status']) === 'finished') return;
     const current = run.step;
     if (current === null) {
-      if (run.index >= run.modules.length) return finish(run, { status: 'success', result: run.previous_result });
-      const started = await startModule(deps, job, run, run.modules[run.index], effects);
-      if (!started) continue;
+      const next = nextModule(run);
+      if (!next) return finish(run, { status: 'success', result: run.previous_result });
+      if (next !== run.failure_module && (await skipping(deps, job, run, next))) continue;
+      const started = await startModule(deps, job, run, next, effects);
+      if (started === true) return;
+      await moduleEnded(deps, job, run, next, started);
+      continue;
+    }
+    const module = current.module === run.failure_module?.id && run.failure ? run.failure_module : run.modules[run.index];
+    if (current.kind === 'wait') {
+      // A retry delay or a sleep: the shell wakes the flow at `until` (a timer; a Step Functions wait).
+      if (Date.parse(current.until) <= deps.clock.now().getTime()) {
+        run.step = null;
+        continue;
+      }
+      effects.wakeAt = new Date(current.until);
       return;
     }
-    const module = run.modules[run.index];
+    if (current.kind === 'while') {
+      const ended = await collect(deps, job, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
+      if (!ended) return;
+      const settled = await settleIteration(deps, job.workspace_id, run, module, current, ended);
+      if (settled === 'next') {
+        const next = await iterationJob(run, module, current.iteration + 1, (jobs) => inlineFlow(deps, job, run, module, module.value.type === 'whileloopflow' ? module.value.modules : [], jobs));
+        run.step = { ...current, job: next, iteration: current.iteration + 1, results: [...current.results, ended.value] };
+        effects.push.push(next);
+        return;
+      }
+      await moduleEnded(deps, job, run, module, settled);
+      continue;
+    }
     if (current.kind === 'suspend') {
       const settled = await settleSuspendStep(deps, job, run, current, module);
       if (settled === 'failed') return;
@@ -136,21 +164,46 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
     }
     const outcome = await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
-    completeModule(run, module, outcome);
+    await moduleEnded(deps, job, run, module, outcome);
   }
 }
 
-type Outcome = { ok: boolean; value: unknown; stepJob: string | null };
+/** The module to start next: the failure module once the flow failed, else the next in order. */
+function nextModule(run: FlowRun): FlowModule | null {
+  if (run.failure) return run.failure.started ? null : run.failure_module!;
+  return run.index < run.modules.length ? run.modules[run.index] : null;
+}
 
-/** Starts a module; returns false when it completed at once (no job needed). */
-async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, effects: Effects): Promise<boolean> {
+/** `skip_if` true: the module does not run (an expression that fails fails the flow). */
+async function skipping(deps: WorkerDeps, job: Job, run: FlowRun, module: FlowModule): Promise<boolean> {
+  try {
+    return await skipsModule(deps, job.workspace_id, run, module);
+  } catch (e) {
+    if (!(e instanceof ExpressionError)) throw e;
+    failFlow(run, module.id, { error: { name: e.name, message: e.message, step_id: module.id } });
+    return true;
+  }
+}
+
+/** A module ended: the failure module's outcome ends the flow; any other's is settled (retry, stop, sleep, next). */
+async function moduleEnded(deps: WorkerDeps, job: Job, run: FlowRun, module: FlowModule, outcome: Outcome): Promise<void> {
+  if (run.failure && module === run.failure_module) {
+    // The flow stays failed; the failure module's result is its result (its own error, if it failed too).
+    const result = outcome.ok ? outcome.value : { error: { ...((run.failure.result as { error?: object })?.error ?? {}), failure_module_error: outcome.value } };
+    return finish(run, { status: 'failed', result });
+  }
+  await settleModule(deps, job.workspace_id, run, module, outcome);
+}
+
+/** Starts a module; returns its outcome when it completed at once (no job needed). */
+async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, effects: Effects): Promise<true | Outcome> {
   const scope = expressionScope(run);
   const v = module.value;
+  if (module === run.failure_module && run.failure) run.failure.started = true;
   try {
     switch (v.type) {
       case 'identity':
-        completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
-        return false;
+        return { ok: true, value: run.previous_result, stepJob: null };
       case 'consentgate':
         await startGate(deps, flowJob, run, module, v);
         if (v.notify.length > 0) effects.notify.push(module.id);
@@ -158,13 +211,15 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return true;
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args));
+        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args), timeout);
       }
       case 'script': {
         const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };
         const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
+        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args), timeout);
       }
       case 'flow': {
         const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
@@ -175,10 +230,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
         const index = taken.findIndex(Boolean);
         const modules = index === -1 ? v.default : v.branches[index].modules;
-        if (modules.length === 0) {
-          completeModule(run, module, { ok: true, value: run.previous_result, stepJob: null });
-          return false;
-        }
+        if (modules.length === 0) return { ok: true, value: run.previous_result, stepJob: null };
         return child(run, module, effects, await inlineFlow(deps, flowJob, run, module, modules, run.flow_input));
       }
       case 'branchall': {
@@ -192,11 +244,16 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } })));
         return children(run, module, effects, jobs, v.parallel, jobs.map(() => v.skip_failures));
       }
+      case 'whileloopflow': {
+        const first = await iterationJob(run, module, 0, (input) => inlineFlow(deps, flowJob, run, module, v.modules, input));
+        run.step = { kind: 'while', module: module.id, job: first, iteration: 0, results: [] };
+        effects.push.push(first);
+        return true;
+      }
     }
   } catch (e) {
     if (!(e instanceof ExpressionError || e instanceof StepError)) throw e;
-    completeModule(run, module, { ok: false, value: { error: { name: e.name, message: e.message, step_id: module.id } }, stepJob: null });
-    return false;
+    return { ok: false, value: { error: { name: e.name, message: e.message, step_id: module.id } }, stepJob: null };
   }
 }
 
@@ -219,18 +276,17 @@ async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: 
   return job;
 }
 
-function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job): boolean {
+/** `timeout`: the seconds the step's job may run, which the worker reads from the run (worker.ts). */
+function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job, timeout?: number): true {
   run.step = { kind: 'child', module: module.id, job };
   run.step_modules[job.id] = module.id;
+  if (timeout !== undefined && timeout > 0) run.step_timeouts = { ...run.step_timeouts, [job.id]: timeout };
   effects.push.push(job);
   return true;
 }
 
-function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], parallel: boolean, skipFailures: boolean[]): boolean {
-  if (jobs.length === 0) {
-    completeModule(run, module, { ok: true, value: [], stepJob: null });
-    return false;
-  }
+function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], parallel: boolean, skipFailures: boolean[]): true | Outcome {
+  if (jobs.length === 0) return { ok: true, value: [], stepJob: null };
   const started = parallel ? jobs.length : 1;
   run.child_jobs = { ...run.child_jobs, [module.id]: jobs.map((j) => j.id) };
   run.step = { kind: 'children', module: module.id, jobs, parallel, started, skip_failures: skipFailures };
@@ -271,42 +327,6 @@ async function collect(
   const failed = done.findIndex((j, i) => j.status !== 'success' && !current.skip_failures[i]);
   if (failed !== -1) return { ok: false, value: done[failed].result, stepJob: null };
   return { ok: true, value: done.map((j) => j.result), stepJob: null };
-}
-
-/** Records a module's outcome: the flow fails, suspends, or moves to the next module. */
-function completeModule(run: FlowRun, module: FlowModule, outcome: Outcome): void {
-  run.step = null;
-  if (!outcome.ok && !module.continue_on_error) {
-    return finish(run, { status: 'failed', result: withStep(outcome.value, module.id) });
-  }
-  run.results[module.id] = outcome.value;
-  run.previous_result = outcome.value;
-  if (module.id === run.early_return && outcome.ok && !run.early_result) run.early_result = { value: outcome.value };
-  // A trigger step watches for new events: with none (an empty list), the flow has nothing to do.
-  if (module.is_trigger && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
-    run.stopped_early = module.id;
-    return finish(run, { status: 'success', result: outcome.value });
-  }
-  if (module.suspend && outcome.ok && outcome.stepJob) {
-    run.step = {
-      kind: 'suspend',
-      module: module.id,
-      resume_job: outcome.stepJob,
-      required: module.suspend.required_events,
-      deadline: null,
-      step_result: outcome.value,
-    };
-    run.status = 'suspended';
-    return;
-  }
-  run.index += 1;
-}
-
-function withStep(value: unknown, stepId: string): unknown {
-  if (value && typeof value === 'object' && 'error' in value && value.error && typeof value.error === 'object') {
-    return { error: { ...(value.error as object), step_id: (value.error as { step_id?: string }).step_id ?? stepId } };
-  }
-  return { error: { name: 'StepFailed', message: `step ${stepId} failed`, step_id: stepId, result: value } };
 }
 
 /** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
@@ -352,7 +372,7 @@ async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>,
 /** The jobs a flow run is waiting on right now: its current step's script jobs or flow jobs. */
 export function awaitedJobs(run: FlowRun): Job[] {
   const step = run.step;
-  if (step?.kind === 'child') return [step.job];
+  if (step?.kind === 'child' || step?.kind === 'while') return [step.job];
   if (step?.kind === 'children') return step.jobs.slice(0, step.started);
   return [];
 }

@@ -7,8 +7,8 @@ import { LANGUAGES } from '../../ports.js';
  */
 
 export const transform = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('static'), value: z.unknown() }),
-  z.object({ type: z.literal('javascript'), expr: z.string().min(1).max(10_000) }),
+  z.strictObject({ type: z.literal('static'), value: z.unknown() }),
+  z.strictObject({ type: z.literal('javascript'), expr: z.string().min(1).max(10_000) }),
 ]);
 export type Transform = z.infer<typeof transform>;
 
@@ -22,7 +22,7 @@ const resumeFormSchema = z
   })
   .passthrough();
 
-export const suspendSettings = z.object({
+export const suspendSettings = z.strictObject({
   /** Approvals needed before the flow goes on. */
   required_events: z.number().int().min(1).max(100).default(1),
   /** Seconds after which a flow still missing approvals is cancelled. */
@@ -30,7 +30,7 @@ export const suspendSettings = z.object({
   /** At the timeout the flow resumes with this payload (and `timed_out: true`) instead of being cancelled. */
   default_on_timeout: z.record(z.string(), z.unknown()).optional(),
   hide_cancel: z.boolean().default(false),
-  resume_form: z.object({ schema: resumeFormSchema }).optional(),
+  resume_form: z.strictObject({ schema: resumeFormSchema }).optional(),
   /** Only logged-in users may approve. */
   user_auth_required: z.boolean().default(false),
   /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
@@ -54,14 +54,14 @@ const approverRef = z.string().regex(/^(role:(admin|developer|operator)|group:[A
  * `chat` posts to a channel through a `slack` connection (README: Chat approvals).
  */
 export const notifyChannel = z.discriminatedUnion('channel', [
-  z.object({ channel: z.literal('email') }),
-  z.object({ channel: z.literal('webhook'), url: z.string().url().max(2000), secret: z.string().min(1).max(500).optional() }),
-  z.object({ channel: z.literal('sns'), topic_arn: z.string().max(300).optional() }),
-  z.object({ channel: z.literal('chat'), resource: z.string().min(1).max(500), channel_id: z.string().min(1).max(200) }),
+  z.strictObject({ channel: z.literal('email') }),
+  z.strictObject({ channel: z.literal('webhook'), url: z.string().url().max(2000), secret: z.string().min(1).max(500).optional() }),
+  z.strictObject({ channel: z.literal('sns'), topic_arn: z.string().max(300).optional() }),
+  z.strictObject({ channel: z.literal('chat'), resource: z.string().min(1).max(500), channel_id: z.string().min(1).max(200) }),
 ]);
 export type NotifyChannel = z.infer<typeof notifyChannel>;
 
-export const consentGateValue = z.object({
+export const consentGateValue = z.strictObject({
   type: z.literal('consentgate'),
   approvers: z.array(approverRef).min(1).max(100),
   /** Seconds with no decision after which the gate rejects with reason `timeout`. */
@@ -74,11 +74,54 @@ export const consentGateValue = z.object({
 });
 export type ConsentGateValue = z.infer<typeof consentGateValue>;
 
+/** Numbers of seconds are whole or fractional; a day at most between two attempts. */
+const retrySeconds = z.number().min(0).max(86_400);
+
+/**
+ * Retries of a failed step (the modelled service's `retry`): first `constant.attempts` retries
+ * `constant.seconds` apart, then `exponential.attempts` more, the n-th retry (counting the constant
+ * ones) after `multiplier × seconds^n` seconds, plus up to `random_factor` percent.
+ */
+export const retrySettings = z.strictObject({
+  constant: z.strictObject({ attempts: z.number().int().min(0).max(100), seconds: retrySeconds }).optional(),
+  exponential: z
+    .strictObject({
+      attempts: z.number().int().min(0).max(100),
+      multiplier: z.number().min(0).max(1000).default(1),
+      seconds: z.number().min(1).max(3600),
+      random_factor: z.number().int().min(0).max(100).optional(),
+    })
+    .optional(),
+});
+export type RetrySettings = z.infer<typeof retrySettings>;
+
+/** `stop_after_if` / `stop_after_all_iters_if`: `expr` sees `result` (the step's) beside the flow's scope. */
+export const stopAfterIf = z.strictObject({
+  expr: z.string().min(1).max(10_000),
+  /** The flow ends successfully and is shown as skipped rather than stopped. */
+  skip_if_stopped: z.boolean().optional(),
+  /** The flow ends as failed, with this message. */
+  error_message: z.string().max(10_000).nullish(),
+});
+export type StopAfterIf = z.infer<typeof stopAfterIf>;
+
+/** Seconds given as a number or as a transform (a static value or an expression). */
+const secondsSetting = z.union([z.number().min(0).max(30 * 24 * 3600), transform]);
+export type SecondsSetting = z.infer<typeof secondsSetting>;
+
 export interface FlowModule {
   id: string;
   summary?: string;
   value: ModuleValue;
   continue_on_error?: boolean;
+  retry?: RetrySettings;
+  /** Seconds a script step may run before it is stopped and fails with a TimeoutError. */
+  timeout?: SecondsSetting;
+  /** Seconds the flow waits after this step, holding no worker. */
+  sleep?: SecondsSetting;
+  skip_if?: { expr: string };
+  stop_after_if?: StopAfterIf;
+  stop_after_all_iters_if?: StopAfterIf;
   is_trigger?: boolean;
   same_worker?: boolean;
   suspend?: SuspendSettings;
@@ -87,23 +130,30 @@ export interface FlowModule {
 }
 
 export type ModuleValue =
-  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform> }
+  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform>; path?: string; lock?: string | null }
   | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform> }
   | { type: 'flow'; path: string; input_transforms: Record<string, Transform> }
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
   | { type: 'forloopflow'; iterator: Transform; modules: FlowModule[]; skip_failures: boolean; parallel: boolean; parallelism?: number }
+  | { type: 'whileloopflow'; modules: FlowModule[]; skip_failures: boolean; parallel?: false }
   | { type: 'identity' }
   | ConsentGateValue;
 
 const MODULE_ID = /^[a-z_][a-z0-9_]{0,63}$/;
 
 export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
-  z.object({
+  z.strictObject({
     id: z.string().regex(MODULE_ID, 'lowercase letters, digits and _, starting with a letter or _'),
     summary: z.string().max(1000).optional(),
     value: moduleValue,
     continue_on_error: z.boolean().optional(),
+    retry: retrySettings.optional(),
+    timeout: z.union([z.number().positive().max(30 * 24 * 3600), transform]).optional(),
+    sleep: secondsSetting.optional(),
+    skip_if: z.strictObject({ expr: z.string().min(1).max(10_000) }).optional(),
+    stop_after_if: stopAfterIf.optional(),
+    stop_after_all_iters_if: stopAfterIf.optional(),
     is_trigger: z.boolean().optional(),
     same_worker: z.boolean().optional(),
     suspend: suspendSettings.optional(),
@@ -114,20 +164,28 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
 const modules = z.array(z.lazy(() => flowModule)).max(200);
 
 const moduleValue = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('rawscript'), content: z.string().max(1_000_000), language: z.enum(LANGUAGES), input_transforms: inputTransforms }),
-  z.object({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
-  z.object({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
-  z.object({
+  z.strictObject({
+    type: z.literal('rawscript'),
+    content: z.string().max(1_000_000),
+    language: z.enum(LANGUAGES),
+    input_transforms: inputTransforms,
+    /** Presentation only (the modelled service's label of an inline script, and its dependency lock): kept as given. */
+    path: z.string().max(1000).optional(),
+    lock: z.string().max(64 * 1024).nullish(),
+  }),
+  z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
+  z.strictObject({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
+  z.strictObject({
     type: z.literal('branchone'),
-    branches: z.array(z.object({ summary: z.string().optional(), expr: z.string().min(1), modules })),
+    branches: z.array(z.strictObject({ summary: z.string().optional(), expr: z.string().min(1), modules })),
     default: modules.default([]),
   }),
-  z.object({
+  z.strictObject({
     type: z.literal('branchall'),
-    branches: z.array(z.object({ summary: z.string().optional(), skip_failure: z.boolean().optional(), modules })),
+    branches: z.array(z.strictObject({ summary: z.string().optional(), skip_failure: z.boolean().optional(), modules })),
     parallel: z.boolean().default(true),
   }),
-  z.object({
+  z.strictObject({
     type: z.literal('forloopflow'),
     iterator: transform,
     modules,
@@ -135,18 +193,31 @@ const moduleValue = z.discriminatedUnion('type', [
     parallel: z.boolean().default(false),
     parallelism: z.number().int().min(1).max(100).optional(),
   }),
-  z.object({ type: z.literal('identity') }),
+  z.strictObject({
+    type: z.literal('whileloopflow'),
+    modules,
+    skip_failures: z.boolean().default(false),
+    /** Iterations run one after the other: each decides whether there is another. */
+    parallel: z.literal(false, 'a while loop runs its iterations one after the other').optional(),
+  }),
+  z.strictObject({ type: z.literal('identity') }),
   consentGateValue,
 ]);
 
-export const flowValue = z.object({
+/** The modelled service's sticky notes of the flow editor: presentation only, kept as given. */
+const notes = z.array(z.record(z.string(), z.unknown())).max(500);
+
+export const flowValue = z.strictObject({
   modules,
+  notes: notes.optional(),
+  /** Runs when the flow fails; its result is the failed flow's result. */
+  failure_module: z.lazy(() => flowModule).optional(),
   /** The module at whose completion sync endpoints answer; the flow goes on asynchronously (spec 4.4). */
   early_return: z.string().optional(),
   /** Every step runs as if on one worker: they share a `./shared` folder (Windmill's same_worker). */
   same_worker: z.boolean().optional(),
 });
-export type FlowValue = { modules: FlowModule[]; early_return?: string; same_worker?: boolean };
+export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean };
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {
@@ -160,10 +231,16 @@ export function childLists(v: ModuleValue): FlowModule[][] {
     case 'branchall':
       return v.branches.map((b) => b.modules);
     case 'forloopflow':
+    case 'whileloopflow':
       return [v.modules];
     default:
       return [];
   }
+}
+
+/** Every module of a flow version, its failure module too. */
+export function flowModules(value: Pick<FlowValue, 'modules' | 'failure_module'>): FlowModule[] {
+  return allModules(value.failure_module ? [...value.modules, value.failure_module] : value.modules);
 }
 
 export function findModule(list: readonly FlowModule[], id: string): FlowModule | undefined {

@@ -8,7 +8,7 @@ import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEn
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../sequences.js';
 import { compileIfNeeded } from '../scripts.js';
-import { allModules, flowValue, type ConsentGateValue, type FlowValue } from './definition.js';
+import { allModules, flowModules, flowValue, type ConsentGateValue, type FlowModule, type FlowValue } from './definition.js';
 import { unknownMessageKeys } from './gate-message.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -33,7 +33,7 @@ export interface FlowVersion {
 }
 
 
-const flowBody = z.object({
+const flowBody = z.strictObject({
   path: z.string(),
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
@@ -48,7 +48,8 @@ const what = (path: string) => `flow ${path}`;
 
 function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   const seen = new Set<string>();
-  for (const m of allModules(value.modules)) {
+  for (const m of flowModules(value)) {
+    checkResilience(m);
     if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
@@ -62,14 +63,38 @@ function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
     if (m.value.type === 'script' || m.value.type === 'flow') assertItemPath(m.value.path, `value.modules.${m.id}.path`);
     if (m.value.type === 'consentgate') checkNotifyChannels(m.id, m.value, snsAvailable);
   }
+  if (value.failure_module) checkFailureModule(value.failure_module);
   if (value.early_return !== undefined && !value.modules.some((m) => m.id === value.early_return)) {
     throw badRequest('invalid_flow', `value.early_return: no top-level module ${value.early_return}`, { field: 'value.early_return' });
   }
 }
 
+/** Settings that mean nothing on a kind of module are refused rather than ignored (docs/flows.md). */
+function checkResilience(m: FlowModule): void {
+  const refuse = (setting: string, why: string) => {
+    throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${setting} ${why}`, { field: 'value.modules' });
+  };
+  const type = m.value.type;
+  const loop = type === 'forloopflow' || type === 'whileloopflow';
+  if (m.timeout !== undefined && type !== 'rawscript' && type !== 'script') refuse('timeout', 'applies to script steps (rawscript or script) only');
+  if (m.stop_after_all_iters_if && !loop) refuse('stop_after_all_iters_if', 'applies to for and while loops only');
+  if (m.stop_after_if && type === 'forloopflow') refuse('stop_after_if', 'on a for loop is not supported: use stop_after_all_iters_if (after all iterations) or a while loop');
+  if (type === 'whileloopflow' && !m.stop_after_if) refuse('a while loop', 'needs a stop_after_if saying when it ends');
+  if (m.sleep !== undefined && (m.suspend || type === 'consentgate')) refuse('sleep', 'cannot follow an approval step or a ConsentGate');
+}
+
+/** The failure module is one script step that runs once: what would make it wait or run again is refused. */
+function checkFailureModule(m: FlowModule): void {
+  const field = 'value.failure_module';
+  if (m.value.type !== 'rawscript' && m.value.type !== 'script') throw badRequest('invalid_flow', `${field}: a failure module is a rawscript or script step`, { field });
+  for (const setting of ['retry', 'sleep', 'skip_if', 'stop_after_if', 'suspend'] as const) {
+    if (m[setting] !== undefined) throw badRequest('invalid_flow', `${field}: ${setting} does not apply to a failure module`, { field: `${field}.${setting}` });
+  }
+}
+
 /** Inline steps of a compiled language (Go) are built now, as scripts are at create: a run never compiles. */
 async function compileInlineScripts(deps: Pick<CoreDeps, 'compiler'>, value: FlowValue): Promise<void> {
-  for (const m of allModules(value.modules)) {
+  for (const m of flowModules(value)) {
     if (m.value.type !== 'rawscript') continue;
     try {
       await compileIfNeeded(deps.compiler, m.value.language, m.value.content);

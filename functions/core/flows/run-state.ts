@@ -111,7 +111,41 @@ export type FlowStep =
       pre_approvals?: number;
     }
   /** A ConsentGate waits for one decision (spec 1.4, 2.7); its state is in `gates`. */
-  | { kind: 'gate'; module: string; deadline: string | null };
+  | { kind: 'gate'; module: string; deadline: string | null }
+  /**
+   * The flow waits, holding no worker, until `until`: before the next attempt of a failed step
+   * (`retry`, the step is started again) or after a step with `sleep` (the flow goes on).
+   */
+  | { kind: 'wait'; module: string; until: string; reason: 'retry' | 'sleep' }
+  /** A while loop runs iteration `iteration` (a flow job); `results` are the earlier ones'. */
+  | { kind: 'while'; module: string; job: Job; iteration: number; results: unknown[] };
+
+/** One attempt of a step with `retry`: which, its job, how it ended, and when the next one starts. */
+export interface StepAttempt {
+  attempt: number;
+  job: string | null;
+  status: 'success' | 'failed';
+  at: string;
+  error?: unknown;
+  /** When the next attempt starts; absent when this one was the last. */
+  retry_at?: string;
+}
+
+/** How a `stop_after_if` (or a loop's `stop_after_all_iters_if`) ended the flow. */
+export interface FlowStop {
+  module: string;
+  /** `skip_if_stopped`: the flow ended successfully, shown as skipped. */
+  skipped: boolean;
+  error_message?: string;
+}
+
+/** The flow failed and its `failure_module` runs (or ran): what failed, as the module receives it. */
+export interface FlowFailure {
+  /** The failed step's result (its error in `error`), the failure module's `previous_result`. */
+  result: unknown;
+  step_id: string;
+  started: boolean;
+}
 
 export interface FlowRun {
   flow_job: string;
@@ -151,6 +185,17 @@ export interface FlowRun {
   shared_folder?: string;
   /** The trigger step (`is_trigger`) that found no new events and so ended the flow there. */
   stopped_early?: string;
+  /** Attempts of the steps that have `retry`, by module id. */
+  attempts?: Record<string, StepAttempt[]>;
+  /** Steps whose `skip_if` was true: they did not run. */
+  skipped?: string[];
+  /** A `stop_after_if` that ended the flow. */
+  stop?: FlowStop;
+  /** The flow's `failure_module` (top-level runs only) and, once the flow failed, what failed. */
+  failure_module?: FlowModule;
+  failure?: FlowFailure;
+  /** Seconds each step job may run (the step's `timeout`), by job id: the worker reads it. */
+  step_timeouts?: Record<string, number>;
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
 }
@@ -165,6 +210,8 @@ export function finish(run: FlowRun, outcome: NonNullable<FlowRun['outcome']>): 
 /** What expressions see (spec 2.4): `flow_input`, `results.<id>`, `previous_result`, `resume`, `approvers`. */
 export function expressionScope(run: FlowRun): Record<string, unknown> {
   return {
+    // The failure module's input: the failed step's error.
+    ...(run.failure ? { error: (run.failure.result as { error?: unknown } | null)?.error ?? run.failure.result } : {}),
     flow_input: run.flow_input,
     results: { ...run.outer_results, ...run.results },
     previous_result: run.previous_result,
@@ -185,6 +232,12 @@ export function flowStatusView(run: FlowRun) {
     step_jobs: run.step_modules,
     results: run.results,
     ...(run.stopped_early ? { stopped_early: run.stopped_early } : {}),
+    ...(run.stop ? { stop: run.stop } : {}),
+    ...(run.attempts ? { attempts: run.attempts } : {}),
+    ...(run.skipped ? { skipped: run.skipped } : {}),
+    ...(run.failure && run.failure_module ? { failure_module: { module: run.failure_module.id, step_id: run.failure.step_id, error: run.failure.result } } : {}),
+    ...(step?.kind === 'wait' ? { wait: { module: step.module, until: step.until, reason: step.reason } } : {}),
+    ...(step?.kind === 'while' ? { iteration: { module: step.module, index: step.iteration, job: step.job.id } } : {}),
     ...(step?.kind === 'suspend'
       ? {
           suspend: {
@@ -203,7 +256,7 @@ export function flowStatusView(run: FlowRun) {
     ...(run.chat ? { chat: run.chat.map(({ default_args: _d, enums: _e, ...m }) => m) } : {}),
     audit: approvalAudit(run),
     module_jobs: moduleJobs(run),
-    ...(step && step.kind !== 'suspend' && step.kind !== 'gate' ? { running: step.module } : {}),
+    ...(step && (step.kind === 'child' || step.kind === 'children' || step.kind === 'while') ? { running: step.module } : {}),
   };
 }
 

@@ -52,7 +52,8 @@ export async function advanceForRunner(deps: WorkerDeps, workspaceId: string, fl
     return { action: 'run', steps: toRun.map((j) => ({ jobId: j.id, workspaceId, kind: j.kind === 'flow' ? 'flow' : 'script', path: j.script_path })) };
   }
   // Suspend steps and ConsentGates wait on the same task: a wake (approval, consent, cancel) or the deadline.
-  const deadline = run.step?.kind === 'suspend' || run.step?.kind === 'gate' ? run.step.deadline : null;
+  // A retry delay or a sleep is a wait with a deadline too: no Lambda runs while the flow waits.
+  const deadline = run.step?.kind === 'suspend' || run.step?.kind === 'gate' ? run.step.deadline : run.step?.kind === 'wait' ? run.step.until : null;
   if (deadline === null) return { action: 'wait' };
   // Timeouts are whole seconds, at least one; the interpreter checks the deadline itself when woken.
   return { action: 'wait', timeoutSeconds: Math.max(1, Math.ceil((Date.parse(deadline) - deps.clock.now().getTime()) / 1000)) };

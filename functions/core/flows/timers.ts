@@ -6,12 +6,15 @@ import type { Entity } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
- * Suspended flows and ConsentGates with a timeout (spec 3: "flow suspended | timeout"), due now or, with
+ * Suspended flows and ConsentGates with a timeout (spec 3: "flow suspended | timeout") and flows
+ * waiting out a retry delay or a sleep, due now or, with
  * `includeFuture`, later too. The local shell wakes them on start, so timers survive a restart.
  */
 export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>, opts: { includeFuture: boolean }): Promise<{ workspaceId: string; flowJobId: string }[]> {
   const now = deps.clock.now().getTime();
   return runsWhere(deps, (run) => {
+    // A retry delay or a sleep (a `wait` step) is a timer too: a restart mid-sleep re-arms it.
+    if (run.status === 'running' && run.step?.kind === 'wait') return opts.includeFuture || Date.parse(run.step.until) <= now;
     const waiting = (run.status === 'suspended' && run.step?.kind === 'suspend') || (run.status === 'awaiting_approval' && run.step?.kind === 'gate');
     if (!waiting || !run.step || !('deadline' in run.step) || run.step.deadline === null) return false;
     return opts.includeFuture || Date.parse(run.step.deadline) <= now;

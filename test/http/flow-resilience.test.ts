@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * Flows that survive the real world (issue 32, docs/flows.md), over real HTTP in both shells:
+ * retries with their delays, step timeouts, the failure module, stops, while loops and their cap,
+ * sleeps that survive a restart, and settings svc does not know refused naming their path.
+ */
+
+const WHILE_CAP = 4;
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer({ env: { SVC_FLOW_MAX_WHILE_ITERATIONS: String(WHILE_CAP) } });
+});
+afterAll(() => s?.stop());
+
+const js = (expr: string) => ({ type: 'javascript', expr });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API's JSON view, read as a client reads it
+type Json = Record<string, any>;
+
+async function createFlow(path: string, value: Record<string, unknown>): Promise<void> {
+  const res = await s.post(`${ws()}/flows/create`, { path, value });
+  expect(res.status, await res.clone().text()).toBe(201);
+}
+
+async function run(path: string, args: unknown = {}, timeoutMs = 60_000): Promise<Json> {
+  const id = await (await s.post(`${ws()}/jobs/run/p/${path}`, args)).text();
+  return waitForJob(s, id, timeoutMs);
+}
+
+const job = async (id: string): Promise<Json> => (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+
+const ws = () => `/api/w/${s.workspace}`;
+const ts = (id: string, content: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  value: { type: 'rawscript', language: 'bun', content, input_transforms: {} },
+  ...extra,
+});
+
+describe('unknown fields are refused, never dropped', () => {
+  it('refuses a flow with a field svc does not know, naming its path, and stores nothing', async () => {
+    const res = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/unknown_field',
+      value: { modules: [ts('a', 'export function main() { return 1 }', { retyr: { constant: { attempts: 3, seconds: 1 } } })] },
+    });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.error.field).toBe('value.modules.0.retyr');
+    expect(body.error.message).toContain('value.modules.0.retyr');
+    expect((await s.fetch(`${ws()}/flows/get/u/admin/unknown_field`)).status).toBe(404);
+
+    const nested = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/unknown_field',
+      value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [ts('b', 'export function main() {}', { cache_ttl: 60 })] } }] },
+    });
+    expect(nested.status).toBe(400);
+    expect((await nested.json()).error.field).toBe('value.modules.0.value.modules.0.cache_ttl');
+
+    const topLevel = await s.post(`${ws()}/flows/create`, { path: 'u/admin/unknown_field', value: { modules: [] }, dedicated_worker: true });
+    expect(topLevel.status).toBe(400);
+    expect((await topLevel.json()).error.field).toBe('dedicated_worker');
+  });
+
+  it('refuses a script with a field svc does not know', async () => {
+    const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/unknown_script_field', language: 'bun', content: 'export function main() {}', concurrency_limit: 2 });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.field).toBe('concurrency_limit');
+  });
+
+  it('keeps the presentation fields of the modelled service as given', async () => {
+    const notes = [{ id: 'n1', text: 'read me', color: 'yellow', type: 'free' }];
+    const res = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/with_notes',
+      value: { modules: [{ ...ts('a', 'export function main() { return 1 }'), value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }', input_transforms: {}, path: 'u/admin/with_notes/a' } }], notes },
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const flow = await (await s.fetch(`${ws()}/flows/get/u/admin/with_notes`)).json();
+    expect(flow.value.notes).toEqual(notes);
+    expect(flow.value.modules[0].value.path).toBe('u/admin/with_notes/a');
+  });
+});
+
+describe('retries, timeouts and the failure module', () => {
+  it('runs a step that fails twice again after its exponential delays; attempt 3 succeeds and the flow goes on', async () => {
+    // The steps share ./shared (same_worker), where the step counts its runs.
+    const flaky = 'import { existsSync, readFileSync, writeFileSync } from "node:fs";\nexport function main() {\n  const n = (existsSync("shared/n") ? Number(readFileSync("shared/n", "utf8")) : 0) + 1;\n  writeFileSync("shared/n", String(n));\n  if (n < 3) throw new Error("flaky run " + n);\n  return n;\n}';
+    await createFlow('u/admin/flaky', {
+      same_worker: true,
+      modules: [
+        ts('charge', flaky, { retry: { exponential: { attempts: 3, multiplier: 1, seconds: 2 } } }),
+        { id: 'receipt', value: { type: 'rawscript', language: 'bun', content: 'export function main(n: number) { return "charged on attempt " + n }', input_transforms: { n: js('results.charge') } } },
+      ],
+    });
+    const flow = await run('u/admin/flaky');
+    expect(flow).toMatchObject({ status: 'success', result: 'charged on attempt 3' });
+    const attempts = flow.flow_status.attempts.charge as Json[];
+    expect(attempts.map((a) => [a.attempt, a.status])).toEqual([[1, 'failed'], [2, 'failed'], [3, 'success']]);
+    expect(attempts[0].error.message).toContain('flaky run 1');
+    expect(attempts[1].error.message).toContain('flaky run 2');
+    // The n-th retry waits multiplier × seconds^n: 2 s, then 4 s, measured from the stored times.
+    const jobs = await Promise.all(attempts.map((a) => job(a.job)));
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(3);
+    for (const [i, delay] of [2_000, 4_000].entries()) {
+      expect(Date.parse(attempts[i].retry_at) - Date.parse(attempts[i].at)).toBe(delay);
+      expect(Date.parse(jobs[i + 1].created_at)).toBeGreaterThanOrEqual(Date.parse(attempts[i].retry_at));
+      expect(Date.parse(jobs[i + 1].created_at) - Date.parse(jobs[i].completed_at)).toBeGreaterThanOrEqual(delay);
+    }
+  });
+
+  it('stops a step at its timeout; the failure module records the error and gives the failed flow its result', async () => {
+    await createFlow('u/admin/slow_step', {
+      modules: [ts('slow', 'export async function main() { await new Promise((r) => setTimeout(r, 30_000)); return "late" }', { timeout: 2 }), ts('never', 'export function main() { return "never" }')],
+      failure_module: {
+        id: 'failure',
+        value: {
+          type: 'rawscript',
+          language: 'bun',
+          content: 'export function main(name: string, message: string, step: string, order: number) { return { recorded: name, message, step, order } }',
+          input_transforms: { name: js('error.name'), message: js('error.message'), step: js('previous_result.error.step_id'), order: js('flow_input.order') },
+        },
+      },
+    });
+    const flow = await run('u/admin/slow_step', { order: 42 });
+    expect(flow.status).toBe('failed');
+    expect(flow.result).toMatchObject({ recorded: 'TimeoutError', step: 'slow', order: 42 });
+    expect(flow.result.message).toContain('2s');
+    expect(flow.flow_status.failure_module).toMatchObject({ module: 'failure', step_id: 'slow' });
+    expect(flow.flow_status.results.never).toBeUndefined();
+  });
+});
+
+describe('stops and while loops', () => {
+  it('ends the flow early where stop_after_if says, skipping what follows', async () => {
+    await createFlow('u/admin/early_stop', {
+      modules: [
+        ts('count', 'export function main(n: number) { return n }', { stop_after_if: { expr: 'result === 0', skip_if_stopped: true } }),
+        ts('work', 'export function main() { return "worked" }'),
+      ].map((m, i) => (i === 0 ? { ...m, value: { ...m.value, input_transforms: { n: js('flow_input.n') } } } : m)),
+    });
+    const stopped = await run('u/admin/early_stop', { n: 0 });
+    expect(stopped).toMatchObject({ status: 'success', result: 0 });
+    expect(stopped.flow_status).toMatchObject({ stopped_early: 'count', stop: { module: 'count', skipped: true } });
+    expect(stopped.flow_status.results.work).toBeUndefined();
+    expect(await run('u/admin/early_stop', { n: 3 })).toMatchObject({ status: 'success', result: 'worked' });
+  });
+
+  it('runs a while loop until its condition, and fails one that reaches the instance cap', async () => {
+    const body = { type: 'rawscript', language: 'bun', content: 'export function main(i: number) { return i * 2 }', input_transforms: { i: js('flow_input.iter.index') } };
+    await createFlow('u/admin/while_ends', { modules: [{ id: 'loop', value: { type: 'whileloopflow', skip_failures: false, modules: [{ id: 'double', value: body }] }, stop_after_if: { expr: 'result >= 4' } }] });
+    const ended = await run('u/admin/while_ends');
+    expect(ended).toMatchObject({ status: 'success', result: [0, 2, 4] });
+    expect(ended.flow_status.module_jobs.loop).toHaveLength(3);
+
+    await createFlow('u/admin/while_cap', { modules: [{ id: 'loop', value: { type: 'whileloopflow', skip_failures: false, modules: [{ id: 'double', value: body }] }, stop_after_if: { expr: 'result < 0' } }] });
+    const capped = await run('u/admin/while_cap');
+    expect(capped.status).toBe('failed');
+    expect(capped.result.error).toMatchObject({ name: 'WhileLoopLimit', step_id: 'loop', iterations: WHILE_CAP });
+    expect(capped.flow_status.module_jobs.loop).toHaveLength(WHILE_CAP);
+  });
+});
+
+// Restarting the service is the local shell's (its timers come back from SQLite); on AWS a sleep is
+// a Step Functions wait, which no process holds.
+describe.skipIf(process.env.SVC_TEST_SHELL === 'aws')('sleep', () => {
+  it('waits between two steps and goes on after a restart of the service mid-sleep', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-sleep-'));
+    try {
+      let local = await startServer({ dataDir, token: 'sleep-admin' });
+      const base = `/api/w/${local.workspace}`;
+      const res = await local.post(`${base}/flows/create`, { path: 'u/admin/sleeper', value: { modules: [ts('before', 'export function main() { return Date.now() }', { sleep: 3 }), ts('after', 'export function main() { return Date.now() }')] } });
+      expect(res.status).toBe(201);
+      const id = await (await local.post(`${base}/jobs/run/p/u/admin/sleeper`, {})).text();
+      let view: Json = {};
+      for (let i = 0; i < 200 && !view.flow_status?.wait; i++) {
+        view = await (await local.fetch(`${base}/jobs_u/get/${id}`)).json();
+        if (!view.flow_status?.wait) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(view.flow_status.wait).toMatchObject({ module: 'before', reason: 'sleep' });
+      await local.kill9();
+      local = await startServer({ dataDir, token: 'sleep-admin' });
+      try {
+        const done = await waitForJob(local, id, 30_000);
+        expect(done.status).toBe('success');
+        expect(done.result - done.flow_status.results.before).toBeGreaterThanOrEqual(3_000);
+      } finally {
+        await local.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
