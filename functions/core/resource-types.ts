@@ -77,6 +77,10 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
       order: ['app_id', 'app_password', 'tenant_id', 'team_id', 'team_name', 'service_url', 'token_url', 'openid_metadata_url'],
     },
   },
+  // What Windmill's clients create when a script keeps state (setState) or sets a resource
+  // without naming a type (wmill.set_resource): any JSON value (docs/windmill.md).
+  { name: 'state', description: "A script's state between runs (getState / setState): any JSON value", builtin: true, schema: {} },
+  { name: 'any', description: 'Any JSON value', builtin: true, schema: {} },
 ];
 
 export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lowercase letters, digits and _, starting with a letter');

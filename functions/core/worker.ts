@@ -18,6 +18,8 @@ import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../ports/code-runner.js';
 import { errorOf, onScheduledJobFailed } from './triggers/schedule-ticks.js';
+import { windmillJobEnv } from './windmill-env.js';
+import { rootJob } from './job-lineage.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -77,6 +79,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   let streamWrites = Promise.resolve();
   let outcome: RunOutcome;
   try {
+    const flow = await flowContext(deps, job);
     outcome = await deps.runner.run(
       {
         jobId,
@@ -96,7 +99,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
           // 1 on the first run; more when a crash or a lost worker made this a re-run, so the
           // script can tell and make its side effects idempotent.
           OV_JOB_ATTEMPT: String(job.attempts),
-          ...(await flowContext(deps, job)),
+          ...flow,
+          // The same values under the names Windmill's client libraries read (docs/windmill.md).
+          ...windmillJobEnv(job, token, config.baseInternalUrl, flow),
         },
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
@@ -175,12 +180,7 @@ async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, s
 async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: string): Promise<Record<string, string> | null> {
   const parent = await deps.store.getJob(workspaceId, parentId);
   if (!parent) return null;
-  let root = parent;
-  for (let depth = 0; root.parent_job && depth < 20; depth++) {
-    const up = await deps.store.getJob(workspaceId, root.parent_job);
-    if (!up) break;
-    root = up;
-  }
+  const root = await rootJob(deps.store, workspaceId, parent);
   return { OV_FLOW_JOB_ID: parent.id, OV_FLOW_PATH: root.script_path, OV_ROOT_FLOW_JOB_ID: root.id };
 }
 

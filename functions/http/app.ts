@@ -36,6 +36,7 @@ import { openApiRoutes } from './openapi-routes.js';
 import { openApiPageRoutes } from './openapi-page.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { chatRoutes } from './chat-routes.js';
+import { windmillCompatRoutes } from './windmill-compat-routes.js';
 import { bearerToken } from './bearer.js';
 import { assertSameOrigin, securityHeaders } from './security-headers.js';
 import { requestBodyLimit } from './body-limit.js';
@@ -128,6 +129,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', openApiRoutes(deps));
   app.route('/api/w/:workspace', scheduleRoutes(deps));
   app.route('/api/w/:workspace', chatRoutes(deps));
+  // Windmill's client libraries, unchanged inside jobs (docs/windmill.md).
+  app.route('/api/w/:workspace', windmillCompatRoutes(deps));
   return app;
 }
 

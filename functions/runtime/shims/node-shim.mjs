@@ -1,6 +1,7 @@
 // Runs inside the sandboxed Node child. It loads one transpiled user script and serves jobs that
 // arrive on the IPC channel, one at a time, so a warm process can run many jobs of one version.
 // stdout/stderr stay the user's: they are the job's log.
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 const scriptPath = process.argv[2];
@@ -30,6 +31,9 @@ async function serve(job) {
   } catch (error) {
     outcome = { ok: false, error: toJobError(error) };
   }
+  // windmill-client reads WM_TOKEN once, when it is imported, and that token dies with its job:
+  // a script that imports it gets a fresh process for each job (docs/windmill.md).
+  if (importsTokenHoldingClient()) outcome.discard = true;
   // Everything the job printed must reach the parent before the result; the marker closes it.
   await new Promise((resolve) => process.stdout.write(job.marker, resolve));
   reply({ type: 'done', id: job.id, ...outcome });
@@ -74,6 +78,18 @@ async function callMain(job) {
 function isStream(value) {
   if (value === null || typeof value !== 'object') return false;
   return typeof value[Symbol.asyncIterator] === 'function' || Object.prototype.toString.call(value) === '[object Generator]';
+}
+
+let holdsToken;
+function importsTokenHoldingClient() {
+  if (holdsToken === undefined) {
+    try {
+      holdsToken = /['"]windmill-client['"]/.test(readFileSync(scriptPath, 'utf8'));
+    } catch {
+      holdsToken = true;
+    }
+  }
+  return holdsToken;
 }
 
 function setEnvironment(env) {

@@ -19,6 +19,9 @@ import traceback
 REQUESTS_FD = 3
 REPLIES_FD = 4
 
+# Client libraries that read the job's token once, at import or first use (docs/windmill.md).
+TOKEN_HOLDING_CLIENTS = frozenset({"wmill"})
+
 
 class Shim:
     def __init__(self, script_path, replies):
@@ -39,6 +42,10 @@ class Shim:
             outcome = {"ok": False, "error": to_job_error(error)}
         if threading.active_count() > 1:
             # A thread the job left running would carry on into the next job: end with this process.
+            outcome["discard"] = True
+        if not TOKEN_HOLDING_CLIENTS.isdisjoint(sys.modules):
+            # Windmill's `wmill` keeps the first job's WM_TOKEN in a module global, dead once that
+            # job ends: the next job gets a fresh process, so its client carries its own token.
             outcome["discard"] = True
         # Everything the job printed must reach the parent before the result; the marker closes it.
         sys.stdout.flush()

@@ -1,0 +1,42 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { getVariable } from '../core/variables.js';
+import { updateResource } from '../core/resources.js';
+import { jobResultMaybe, resourceExists, rootJobId, variableExists } from '../core/windmill-compat.js';
+import { parseBody } from '../core/validation.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { readJsonBody } from './json-body.js';
+
+/**
+ * The paths Windmill's client libraries call that svc's own API names differently or answers in
+ * another shape (docs/windmill.md). Each is a thin route onto the same core call and permission
+ * check as svc's own; the paths both share (variables/get, resources/get_value_interpolated,
+ * jobs/run/p, jobs/resume_urls, ...) are svc's own routes.
+ */
+export function windmillCompatRoutes(deps: CoreDeps) {
+  const r = new Hono<AppEnv>();
+
+  // getVariable / get_variable: the value alone, as a JSON string.
+  r.get('/variables/get_value/:path{.+}', async (c) => c.json((await getVariable(deps, c.get('rights'), c.req.param('path'))).value));
+  // setVariable asks first whether to create or update.
+  r.get('/variables/exists/:path{.+}', async (c) => c.json(await variableExists(deps, c.get('rights'), c.req.param('path'))));
+
+  r.get('/resources/exists/:path{.+}', async (c) => c.json(await resourceExists(deps, c.get('rights'), c.req.param('path'))));
+  // setResource / setState / set_resource: a new value for an existing resource, its type kept.
+  r.post('/resources/update_value/:path{.+}', async (c) => {
+    const { value } = parseBody(updateValueBody, await readJsonBody(c));
+    const path = c.req.param('path');
+    await updateResource(deps, c.get('rights'), path, { value });
+    return c.text(`value of resource ${path} updated`);
+  });
+
+  // waitJob / wait_job poll this until `completed`.
+  r.get('/jobs_u/completed/get_result_maybe/:id', async (c) => c.json(await jobResultMaybe(deps, c.get('rights'), c.req.param('id'))));
+  r.get('/jobs_u/get_root_job_id/:id', async (c) => c.json(await rootJobId(deps, c.get('rights'), c.req.param('id'))));
+
+  return r;
+}
+
+// `value` must be present (null is a value); the resource's type decides what it may be.
+const updateValueBody = z.object({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });
