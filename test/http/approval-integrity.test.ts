@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, waitForJob, type TestServer } from './harness.js';
+import { startFakeSlack, type FakeSlack, type SlackMessage } from './fake-slack.js';
 
 /**
  * Approvals that cannot be forged (issue 30), over HTTP against either shell: each attack is
@@ -10,6 +11,12 @@ import { startServer, waitForJob, type TestServer } from './harness.js';
  */
 
 let s: TestServer;
+/** The workspace's Slack app, which the admin connected. */
+let slack: FakeSlack;
+/** A Slack of mallory's own: a server she controls, which says her Slack user is carol. */
+let evil: FakeSlack;
+const MALLORY_AS_CAROL = { id: 'U0MALLORY', name: 'carol', email: 'carol@example.com' };
+const CAROL = { id: 'U0CAROL', name: 'carol.c', email: 'carol@example.com' };
 const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
@@ -31,11 +38,18 @@ async function person(username: string, role: 'admin' | 'developer' | 'operator'
 }
 
 beforeAll(async () => {
-  s = await startServer();
-  for (const [name, role] of [['carol', 'developer'], ['dave', 'operator'], ['erin', 'operator']] as const) people[name] = await person(name, role);
+  slack = await startFakeSlack([CAROL], ['C0FINANCE']);
+  evil = await startFakeSlack([MALLORY_AS_CAROL], ['C0EVIL']);
+  // Both fakes are on loopback: the instance must allow private addresses (its SSRF guard).
+  s = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+  for (const [name, role] of [['carol', 'developer'], ['dave', 'operator'], ['erin', 'operator'], ['mallory', 'developer']] as const) people[name] = await person(name, role);
   expect((await s.post('/api/workspaces/create', { id: 'other', name: 'Other' })).status).toBe(201);
 }, 120_000);
-afterAll(() => s?.stop());
+afterAll(async () => {
+  await s?.stop();
+  await slack?.close();
+  await evil?.close();
+});
 
 const ASK = `import * as svc from 'svc-client';
 export async function main() { return await svc.getResumeUrls() }`;
@@ -182,5 +196,93 @@ describe('no state change on a cross-site GET', () => {
     const approve = await sameSiteGet(urls.resume, people.dave.cookie);
     expect(approve.status).toBe(200);
     expect((await waitForJob(s, id)).result).toEqual(['anonymous']);
+  });
+});
+
+describe('chat approvals cannot be forged', () => {
+  const deliver = (payload: unknown, by: FakeSlack, opts?: { secret?: string }) => {
+    const { body, headers } = by.interaction(payload, opts);
+    return s.fetch(`${ws()}/chat/slack/interactions`, { method: 'POST', headers, body, token: null });
+  };
+  const jobStatus = async (id: string) => (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).status;
+  async function untilStatus(id: string, wanted: string): Promise<void> {
+    for (const deadline = Date.now() + 30_000; (await jobStatus(id)) !== wanted; await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > deadline) throw new Error(`run ${await jobStatus(id)}, not ${wanted}`);
+    }
+  }
+
+  it("refuses a flow author's own Slack connection: a callback she signs is never recorded as another member", async () => {
+    const mallory = people.mallory.token;
+    // The attack as written: a slack connection pointing at her own server, a gate only carol may decide.
+    const value = { bot_token: evil.token, signing_secret: evil.signingSecret, api_url: evil.apiUrl };
+    expect((await s.fetch(`${ws()}/resources/create`, { ...json({ path: 'u/mallory/slack', resource_type: 'slack', value }), token: mallory })).status).toBe(201);
+    const gate = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['carol'], message: 'Pay mallory?', notify: [{ channel: 'chat', resource: 'u/mallory/slack', channel_id: 'C0EVIL' }] } }] };
+    const created = await s.fetch(`${ws()}/flows/create`, { ...json({ path: 'u/mallory/pay_me', value: gate }), token: mallory });
+    expect(created.status).toBe(400);
+    expect((await created.json()).error.message).toContain('has no chat connection u/mallory/slack');
+
+    // The same from an approval step: requestInteractiveChatApproval naming her connection is refused, nothing is posted.
+    const ask = `import * as svc from 'svc-client';
+export async function main() { return await svc.requestInteractiveChatApproval({ chatResourcePath: 'u/mallory/slack', channelId: 'C0EVIL', message: 'ok?' }) }`;
+    const step = { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content: ask, input_transforms: {} }, suspend: { required_events: 1, user_groups_required: 'all' } }] };
+    expect((await s.fetch(`${ws()}/flows/create`, { ...json({ path: 'u/mallory/step_me', value: step }), token: mallory })).status).toBe(201);
+    const run = await (await s.fetch(`${ws()}/jobs/run/p/u/mallory/step_me`, { ...json({}), token: mallory })).text();
+    const ended = await waitForJob(s, run, 30_000);
+    expect(ended.status).toBe('failed');
+    expect(JSON.stringify(ended.result)).toContain('has no chat connection u/mallory/slack');
+    expect(evil.messages).toHaveLength(0);
+
+    // Nor may she connect a chat platform herself: that is a workspace admin's setting.
+    const own = await s.fetch(`${ws()}/workspaces/chat_connections/mine`, { ...json({ platform: 'slack', bot_token: evil.token, signing_secret: evil.signingSecret, api_url: evil.apiUrl }), token: mallory });
+    expect(own.status).toBe(403);
+  });
+
+  it("refuses a callback signed with anything but the admin-connected app's secret, on a real gate, and changes nothing", async () => {
+    expect((await s.post(`${ws()}/workspaces/chat_connections/slack`, { platform: 'slack', bot_token: slack.token, signing_secret: slack.signingSecret, api_url: slack.apiUrl })).status).toBe(200);
+    // A script an admin runs may not re-point it either: connecting is a person's act, not a job's.
+    const repoint = `export async function main(url: string) {
+  const r = await fetch(process.env.BASE_INTERNAL_URL + '/api/w/' + process.env.OV_WORKSPACE + '/workspaces/chat_connections/slack', {
+    method: 'POST', headers: { authorization: 'Bearer ' + process.env.OV_TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({ platform: 'slack', bot_token: 'xoxb-evil', signing_secret: 'evil', api_url: url }) });
+  return r.status;
+}`;
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/repoint', language: 'bun', content: repoint })).status).toBe(201);
+    const repointed = await s.fetch(`${ws()}/jobs/run_wait_result/p/u/admin/repoint`, json({ url: evil.apiUrl }));
+    expect(await repointed.json()).toBe(403);
+    const listed = await (await s.fetch(`${ws()}/workspaces/chat_connections`, { token: people.mallory.token })).json();
+    expect(listed).toEqual([expect.objectContaining({ name: 'slack', platform: 'slack', api_url: slack.apiUrl })]);
+    expect(JSON.stringify(listed)).not.toContain(slack.signingSecret);
+    expect(JSON.stringify(listed)).not.toContain(slack.token);
+
+    const gate = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['carol'], message: 'Pay ACME?', notify: [{ channel: 'chat', resource: 'slack', channel_id: 'C0FINANCE' }] } }] };
+    expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/pay_acme', value: gate }))).status).toBe(201);
+    const before = slack.messages.length;
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/u/admin/pay_acme`, json({}))).text();
+    await untilStatus(id, 'awaiting_approval');
+    for (const deadline = Date.now() + 30_000; slack.messages.length === before; await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > deadline) throw new Error('no gate message');
+    }
+    const message: SlackMessage = slack.messages[before];
+
+    // Mallory saw the message (she is in the channel): she signs carol's click with her own secret.
+    const forged = slack.click(message, 'svc_approve', MALLORY_AS_CAROL);
+    const refused = await deliver(forged, evil);
+    expect(refused.status).toBe(401);
+    expect(await jobStatus(id)).toBe('awaiting_approval');
+    // Her own Slack user, with the workspace's signature, is still not carol: Slack's own users.info says who she is.
+    expect((await deliver(slack.click(message, 'svc_approve', MALLORY_AS_CAROL), slack)).status).toBe(403);
+    expect(await jobStatus(id)).toBe('awaiting_approval');
+
+    // Who asks is checked before what they name: an unsigned click on an unknown run answers as on the real one.
+    const unknown = { ...forged, actions: [{ ...(forged.actions as any[])[0], value: '00000000-0000-0000-0000-000000000000.aaaaaaaaaaaaaaaa' }] };
+    const onReal = await deliver(forged, evil, { secret: 'not-the-secret' });
+    const onUnknown = await deliver(unknown, evil, { secret: 'not-the-secret' });
+    expect([onReal.status, onUnknown.status]).toEqual([401, 401]);
+    expect(await onUnknown.json()).toEqual(await onReal.json());
+
+    // Carol herself, through the admin's app: decided, and recorded as carol.
+    expect((await deliver(slack.click(message, 'svc_approve', CAROL), slack)).status).toBe(200);
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.status).toBe('success');
   });
 });
