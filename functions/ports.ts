@@ -163,6 +163,7 @@ export const ENTITY_KINDS = [
   'audit',
   'job_limits',
   'webhook',
+  'chat_connection',
   'app',
   'app_version',
   'invite',

@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'cancel_hidden'
   | 'cloudevents_batch_unsupported'
+  | 'confirm_on_page'
   | 'conflict'
   | 'credential_header'
   | 'cross_origin_request'
@@ -34,6 +35,7 @@ export type ErrorCode =
   | 'login_required'
   | 'not_completed'
   | 'not_found'
+  | 'not_a_person'
   | 'not_an_approver'
   | 'not_in_group'
   | 'object_storage_not_configured'

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createEntity, deleteEntity, listEntityValues, updateEntity } from './entities.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
 import { requireUser } from './users.js';
 import { parseBody } from './validation.js';
 import { ROLES, type Member, type Rights, type Role } from './permissions.js';
@@ -27,9 +27,20 @@ export async function updateMember(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
   return e.value;
 }
 
-export async function removeMember(deps: Pick<CoreDeps, 'store'>, rights: Rights, body: unknown): Promise<void> {
+/**
+ * Ends a membership, and with it every group of the workspace the member was in: a group rule of
+ * an approval step or a ConsentGate (`group:<name>`) must not go on naming someone who left, and
+ * adding them back later does not restore old groups.
+ */
+export async function removeMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<void> {
   rights.check('workspaces', 'write');
   const input = parseBody(removeMemberBody, body);
+  await requireEntity(deps.store, 'member', rights.workspaceId, input.username, `member ${input.username}`);
+  // Groups first: a crash in between leaves a member without groups, never a non-member in one.
+  for (const g of await listEntityValues(deps.store, 'group', rights.workspaceId)) {
+    if (!g.value.members.includes(input.username)) continue;
+    await updateEntity(deps.store, deps.clock, 'group', rights.workspaceId, g.key, `group ${g.key}`, (group) => ({ ...group, members: group.members.filter((m) => m !== input.username) }));
+  }
   await deleteEntity(deps.store, 'member', rights.workspaceId, input.username, `member ${input.username}`);
 }
 

@@ -7,6 +7,7 @@ import { ApiError } from '../core/errors.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody, readJsonBody } from './json-body.js';
+import { bearerToken } from './bearer.js';
 
 /** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
@@ -38,16 +39,19 @@ export function flowRoutes(deps: CoreDeps) {
     return c.json(await getResumeUrls(deps, c.get('rights'), key));
   });
 
-  // Spec 4.8: every request to a resume URL counts (GET from a mail link, POST with form values).
+  // Spec 4.8: every request to a resume URL counts (GET from a mail link, POST with form values);
+  // a GET only as nobody signed in (README: Flows and approval steps).
   r.on(['GET', 'POST'], '/jobs_u/resume/:job/:resumeId/:signature', async (c) => {
     const payload = c.req.method === 'POST' ? await optionalJson(c) : Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => !['approver', 'token', 'flow_level'].includes(k)));
-    return c.json(await resumeStep(deps, resumeRequest(c), { kind: 'approve', payload }));
+    return decided(c, () => resumeStep(deps, resumeRequest(c), { kind: 'approve', payload }));
   });
   r.on(['GET', 'POST'], '/jobs_u/cancel/:job/:resumeId/:signature', async (c) => {
     const body = c.req.method === 'POST' ? await optionalJson(c) : {};
     const { reason } = parseBody(z.object({ reason: z.string().max(1000).default('') }).passthrough(), body ?? {});
-    await resumeStep(deps, resumeRequest(c), { kind: 'cancel', reason });
-    return c.json({ canceled: true });
+    return decided(c, async () => {
+      await resumeStep(deps, resumeRequest(c), { kind: 'cancel', reason });
+      return { canceled: true };
+    });
   });
 
   return r;
@@ -59,7 +63,25 @@ export function resumeIdOf(text: string): number {
   return id;
 }
 
+/**
+ * A resume or cancel answer. A GET that may not decide (the step needs a login) sends a browser on
+ * to the approval page (303), which decides with a POST; other clients get the 403 naming it.
+ */
+async function decided(c: Context<AppEnv>, decide: () => Promise<unknown>): Promise<Response> {
+  try {
+    return c.json(await decide());
+  } catch (e) {
+    const page = e instanceof ApiError && e.code === 'confirm_on_page' ? e.details?.approval_page : undefined;
+    if (typeof page === 'string' && /\btext\/html\b/i.test(c.req.header('accept') ?? '')) return c.redirect(page, 303);
+    throw e;
+  }
+}
+
 function resumeRequest(c: Context<AppEnv>): ResumeRequest {
+  // A GET decides as a person only with a token the client sent itself, never by the session
+  // cookie a browser attaches to whatever another page makes it request.
+  const byGet = c.req.method !== 'POST'; // HEAD is routed as a GET
+  const principal = byGet && !bearerToken(c.req.header('authorization'), c.req.query('token')) ? null : (c.get('principal') ?? null);
   return {
     workspaceId: c.get('workspace').id,
     stepJobId: c.req.param('job') as string,
@@ -67,7 +89,8 @@ function resumeRequest(c: Context<AppEnv>): ResumeRequest {
     signature: c.req.param('signature') as string,
     approver: c.req.query('approver') || null,
     flowLevel: c.req.query('flow_level') === 'true',
-    principal: c.get('principal') ?? null,
+    principal,
+    byGet,
   };
 }
 

@@ -30,11 +30,10 @@ beforeAll(async () => {
     expect((await s.post('/api/users/create', { username: name, email: `${name}@example.com`, password: `${name}-password-1` })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: name, role: 'operator' })).status).toBe(201);
   }
-  // The connection holds references; the token and secret live in secret variables.
-  expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/slack_bot_token', value: slack.token, is_secret: true })).status).toBe(201);
-  expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/slack_signing_secret', value: slack.signingSecret, is_secret: true })).status).toBe(201);
-  const value = { bot_token: '$var:u/admin/slack_bot_token', signing_secret: '$var:u/admin/slack_signing_secret', api_url: slack.apiUrl };
-  expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/slack', resource_type: 'slack', value })).status).toBe(201);
+  // The workspace admin connects the Slack app in the workspace settings; flows only name it.
+  const connected = await s.post(`${ws()}/workspaces/chat_connections/slack`, { platform: 'slack', bot_token: slack.token, signing_secret: slack.signingSecret, api_url: slack.apiUrl });
+  expect(connected.status).toBe(200);
+  expect(JSON.stringify(await connected.json())).not.toContain(slack.signingSecret);
 }, 120_000);
 
 afterAll(async () => {
@@ -55,7 +54,7 @@ export async function main(channels: string[], approver: string) {
   const asked = [];
   for (const channelId of channels) {
     asked.push(await svc.requestInteractiveChatApproval({
-      chatResourcePath: '$res:u/admin/slack', channelId, message: 'Refund 12 EUR for order 42?', approver,
+      chatResourcePath: 'slack', channelId, message: 'Refund 12 EUR for order 42?', approver,
       defaultArgsJson: { reason: 'looks fine', amount: 12 }, dynamicEnumsJson: { currency: ['EUR', 'USD'] },
     }));
   }
@@ -64,7 +63,7 @@ export async function main(channels: string[], approver: string) {
 
 const ASK_PY = `import svc
 def main(channels: list, approver: str):
-    return {"asked": [svc.request_interactive_chat_approval("u/admin/slack", c, "Delete the staging database?", approver=approver or None) for c in channels]}
+    return {"asked": [svc.request_interactive_chat_approval("slack", c, "Delete the staging database?", approver=approver or None) for c in channels]}
 `;
 
 const AFTER = `export function main(resume: any, approvers: string[]) { return { resume, approvers } }`;
@@ -257,14 +256,14 @@ describe('Slack chat approvals', () => {
     const asked = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.results.ask.asked[0];
     expect(asked).toMatchObject({ posted: false, error: 'Slack chat.postMessage failed: channel_not_found' });
     // From outside a step: a job that is not an approval step is refused, and so is a step decided already.
-    const plain = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ chat_resource_path: 'u/admin/slack', channel_id: 'C0REFUNDS', message: 'hi' }));
+    const plain = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ chat_resource_path: 'slack', channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(plain.status).toBe(400);
     const stepJob = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.suspend.step_job;
     const late = async (path: string) => (await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, json({ chat_resource_path: path, channel_id: 'C0REFUNDS', message: 'hi' }))).status;
-    expect(await late('u/admin/no_such_connection')).toBe(404);
+    expect(await late('no_such_connection')).toBe(400);
     await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
     await waitForJob(s, id, 30_000);
-    expect(await late('u/admin/slack')).toBe(409);
+    expect(await late('slack')).toBe(409);
     const missing = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(missing.status).toBe(400);
   });
@@ -274,7 +273,7 @@ describe('Slack chat approvals', () => {
       modules: [
         {
           id: 'gate',
-          value: { type: 'consentgate', approvers, message: 'Pay {{ context.amount }} EUR to ACME?', notify: [{ channel: 'chat', resource: 'u/admin/slack', channel_id: 'C0FINANCE' }] },
+          value: { type: 'consentgate', approvers, message: 'Pay {{ context.amount }} EUR to ACME?', notify: [{ channel: 'chat', resource: 'slack', channel_id: 'C0FINANCE' }] },
         },
         { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main(d: any) { return d }', input_transforms: { d: { type: 'javascript', expr: 'results.gate' } } } },
       ],
@@ -330,7 +329,7 @@ describe('Slack chat approvals', () => {
 
     it('records a chat notice Slack refused and keeps the gate waiting for the consent endpoint', async () => {
       const path = 'u/admin/pay_unposted';
-      const value = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'Pay?', notify: [{ channel: 'chat', resource: 'u/admin/slack', channel_id: 'C0FINANCE' }] } }] };
+      const value = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'Pay?', notify: [{ channel: 'chat', resource: 'slack', channel_id: 'C0FINANCE' }] } }] };
       expect((await s.fetch(`${ws()}/flows/create`, json({ path, value }))).status).toBe(201);
       // Every try fails: three notice attempts, each with its own retries of the call.
       slack.failNext('chat.postMessage', 9);
@@ -343,7 +342,7 @@ describe('Slack chat approvals', () => {
         if (Date.now() > deadline) throw new Error(`notices still ${gate?.notices}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect(gate.deliveries.map((d: any) => [d.channel, d.target, d.ok])).toEqual([1, 2, 3].map(() => ['chat', 'u/admin/slack C0FINANCE', false]));
+      expect(gate.deliveries.map((d: any) => [d.channel, d.target, d.ok])).toEqual([1, 2, 3].map(() => ['chat', 'slack C0FINANCE', false]));
       expect(gate.deliveries[0].error).toContain('HTTP 500');
       slack.failNext('chat.postMessage', 0);
       expect(await status(id)).toBe('awaiting_approval');
@@ -351,14 +350,17 @@ describe('Slack chat approvals', () => {
       expect((await waitForJob(s, id, 30_000)).status).toBe('success');
     });
 
-    it('refuses a gate whose chat connection is missing or not a slack one when the flow is created', async () => {
+    it("refuses a gate whose chat connection is not one of the workspace's when the flow is created", async () => {
       const flowWith = (resource: string) => ({ modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource, channel_id: 'C0FINANCE' }] } }] });
       const missing = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_conn', value: flowWith('u/admin/nothing_here') }));
       expect(missing.status).toBe(400);
       expect((await missing.json()).error.message).toContain('value.modules.g.value.notify.0.resource');
-      expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/not_slack', resource_type: 'postgresql', value: { host: 'h', dbname: 'd', user: 'u' } })).status).toBe(201);
-      expect((await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/pg_conn', value: flowWith('u/admin/not_slack') }))).status).toBe(400);
-      const noChannel = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_channel', value: { modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource: 'u/admin/slack' }] } }] } }));
+      // A slack resource (connection) of the author's is not a chat connection of the workspace.
+      expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/own_slack', resource_type: 'slack', value: { bot_token: 'xoxb-own', signing_secret: 'own' } })).status).toBe(201);
+      const own = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/own_conn', value: flowWith('u/admin/own_slack') }));
+      expect(own.status).toBe(400);
+      expect((await own.json()).error.message).toContain('has no chat connection u/admin/own_slack');
+      const noChannel = await s.fetch(`${ws()}/flows/create`, json({ path: 'u/admin/no_channel', value: { modules: [{ id: 'g', value: { type: 'consentgate', approvers: ['alice'], notify: [{ channel: 'chat', resource: 'slack' }] } }] } }));
       expect(noChannel.status).toBe(400);
     });
   });

@@ -26,17 +26,18 @@ beforeAll(async () => {
     expect((await s.post('/api/users/create', { username: name, email: `${name}@example.com`, password: `${name}-password-1` })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: name, role: 'operator' })).status).toBe(201);
   }
-  expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/teams_password', value: teams.appPassword, is_secret: true })).status).toBe(201);
+  // The workspace admin connects the bot in the workspace settings; flows name the team (or the connection).
   const value = {
+    platform: 'teams',
     app_id: teams.appId,
-    app_password: '$var:u/admin/teams_password',
+    app_password: teams.appPassword,
     team_id: teams.teamId,
     team_name: 'Finance',
     service_url: teams.serviceUrl,
     token_url: teams.tokenUrl,
     openid_metadata_url: teams.openidMetadataUrl,
   };
-  expect((await s.post(`${ws()}/resources/create`, { path: 'u/admin/teams', resource_type: 'teams', value })).status).toBe(201);
+  expect((await s.post(`${ws()}/workspaces/chat_connections/finance-teams`, value)).status).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
@@ -109,8 +110,17 @@ describe('Teams chat approvals', () => {
     expect((await send(approve, await teams.sign({}, { expiresIn: '-10m' }))).status).toBe(401);
     expect((await send(approve, await teams.sign({ serviceurl: 'https://elsewhere.example/' }))).status).toBe(401);
     // Malformed or not ours.
-    expect((await send({ type: 'message', text: 'hi' }, await teams.sign())).status).toBe(400);
+    // (Who asks comes first: an activity the token does not fit, e.g. without its serviceUrl, is 401.)
+    expect((await send({ type: 'message', text: 'hi' }, await teams.sign())).status).toBe(401);
+    expect((await send({ type: 'message', text: 'hi', serviceUrl: (approve as any).serviceUrl }, await teams.sign())).status).toBe(400);
     expect((await send({ ...approve, value: { action: { verb: 'svc_approve', data: {} } } }, await teams.sign())).status).toBe(400);
+    // A bad token gets the same answer whether or not the card it names exists.
+    const unknownCard = structuredClone(approve) as any;
+    unknownCard.value.action.data = { ...unknownCard.value.action.data, svc_ref: '00000000-0000-0000-0000-000000000000.aaaaaaaaaaaaaaaa' };
+    const badToken = await teams.sign({}, { key: await teams.otherKey() });
+    const [onReal, onUnknown] = [await send(approve, badToken), await send(unknownCard, badToken)];
+    expect([onReal.status, onUnknown.status]).toEqual([401, 401]);
+    expect(await onUnknown.json()).toEqual(await onReal.json());
     // Bob is not the approver.
     const byBob = await send(teams.invoke(posted, 'svc_approve', BOB), await teams.sign());
     expect(byBob.status).toBe(403);
@@ -158,7 +168,7 @@ describe('Teams chat approvals', () => {
     const teamsAsk = await s.fetch(`${ws()}/chat/teams/request_approval/${stepJob}`, json({ team_name: 'Finance', channel_name: 'approvals', message: 'hi', default_args_json: big }));
     expect(teamsAsk.status).toBe(400);
     expect(JSON.stringify(await teamsAsk.json())).toContain('default_args_json');
-    const slackAsk = await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, json({ chat_resource_path: 'u/admin/teams', channel_id: 'C0X', message: 'hi', default_args_json: big }));
+    const slackAsk = await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, json({ chat_resource_path: 'finance-teams', channel_id: 'C0X', message: 'hi', default_args_json: big }));
     expect(slackAsk.status).toBe(400);
     expect(JSON.stringify(await slackAsk.json())).toContain('default_args_json');
     expect(teams.activities.length).toBe(before);
@@ -177,7 +187,7 @@ describe('Teams chat approvals', () => {
   it('rejects a ConsentGate from its Teams card with the reason typed in it, and the run fails with it', async () => {
     const value = {
       modules: [
-        { id: 'gate', value: { type: 'consentgate', approvers: ['alice'], message: 'Wire {{ context.amount }} EUR?', notify: [{ channel: 'chat', resource: 'u/admin/teams', channel_id: 'approvals' }] } },
+        { id: 'gate', value: { type: 'consentgate', approvers: ['alice'], message: 'Wire {{ context.amount }} EUR?', notify: [{ channel: 'chat', resource: 'finance-teams', channel_id: 'approvals' }] } },
         { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return "paid" }', input_transforms: {} } },
       ],
     };

@@ -79,8 +79,8 @@ def get_resume_urls(approver=None, flow_level=False):
 def request_interactive_chat_approval(chat_resource_path, channel_id, message, approver=None, default_args_json=None, dynamic_enums_json=None):
     """Asks for this approval step's decision in a Slack channel, with Approve / Reject buttons.
 
-    The service posts through the `slack` connection at chat_resource_path (the job never sees its
-    token). Approve opens the step's form in a modal, prefilled from default_args_json, with the
+    The service posts through the workspace's Slack chat connection named chat_resource_path, which a
+    workspace admin sets up (the job never sees its token). Approve opens the step's form in a modal, prefilled from default_args_json, with the
     choices of dynamic_enums_json. Each call is one approval: call it once per channel to require
     several. approver (a username or email) limits who may decide. Returns the message's ts and
     posted, and the step's resume URLs, which still work if posting failed.

@@ -69,7 +69,7 @@ export interface ResumeUrls {
 export function getResumeUrls(approver?: string, flowLevel?: boolean): Promise<ResumeUrls>;
 
 export interface ChatApprovalRequest {
-  /** A `slack` connection the job may read (`u/alice/slack` or `$res:u/alice/slack`). */
+  /** The name of one of the workspace's Slack chat connections, which a workspace admin sets up (`slack`). */
   chatResourcePath: string;
   /** The channel to post in (an id such as C0123ABCD). */
   channelId: string;

@@ -45,8 +45,8 @@ export async function getResumeUrls(approver, flowLevel = false) {
 
 /**
  * Asks for this approval step's decision in a Slack channel (spec 4.9): the service posts `message`
- * with Approve / Reject buttons through the `slack` connection at `chatResourcePath` (the job never
- * sees its token). Approve opens the step's form in a modal, prefilled from `defaultArgsJson`, with
+ * with Approve / Reject buttons through the workspace's Slack chat connection named
+ * `chatResourcePath`, which a workspace admin sets up (the job never sees its token). Approve opens the step's form in a modal, prefilled from `defaultArgsJson`, with
  * the choices of `dynamicEnumsJson`. Each call is one approval of its own: call it once per channel
  * to require several. `approver` (a username or email) limits who may decide. Returns the message's
  * `ts` and `posted`, and the step's resume URLs, which still work if posting failed.

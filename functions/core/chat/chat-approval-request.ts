@@ -7,7 +7,7 @@ import { findModule, type SuspendSettings } from '../flows/definition.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
 import { approvalState, resumeUrls, type ResumeUrls } from '../flows/resume.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
-import { readSlackConnection } from './slack-connection.js';
+import { requireChatConnection } from './chat-settings.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -15,8 +15,9 @@ import type { CoreDeps } from '../deps.js';
  * What requestInteractiveChatApproval / request_interactive_chat_approval call (spec 4.9): from
  * inside an approval step (a step with `suspend`), post a message with Approve / Reject buttons to
  * one Slack channel. Each message gets its own resume id, so it counts as one approval: calling it
- * for two channels of a step that requires two approvals needs both. The connection is read with
- * the caller's rights, so a job can only use a connection (and its secret variables) it may read.
+ * for two channels of a step that requires two approvals needs both. `chat_resource_path` names one
+ * of the workspace's chat connections (chat-settings.ts), which only a workspace admin sets up: the
+ * job names it and never sees its token.
  */
 
 const MAX_PREFILL_BYTES = 16 * 1024;
@@ -51,9 +52,9 @@ export interface ChatApprovalRequested extends ResumeUrls {
 export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
   const input = parseBody(requestBody, body);
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
-  const conn = await readSlackConnection(deps, rights, input.chat_resource_path);
+  const conn = await requireChatConnection(deps, rights.workspaceId, input.chat_resource_path, 'slack', 'chat_resource_path');
   const resumeId = randomInt(2 ** 32);
-  const message = stepApprovalMessage('slack', conn.path, input.channel_id, stepJobId, resumeId, input);
+  const message = stepApprovalMessage('slack', conn.name, input.channel_id, stepJobId, resumeId, input);
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
   const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
   return approvalRequested(deps, rights, stepJobId, resumeId, message, { channel: message.channel, ts: posted.ts, error: posted.error });

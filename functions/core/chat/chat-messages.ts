@@ -2,7 +2,7 @@ import { updateEntity } from '../entities.js';
 import { callSlack, SlackApiError } from './slack-api.js';
 import { approvalMessage, buttonValue, decidedMessage } from './slack-blocks.js';
 import type { ChatDelivery, ChatMessage, FlowRun } from '../flows/run-state.js';
-import type { SlackConnection } from './slack-connection.js';
+import type { SlackConnection } from './chat-settings.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

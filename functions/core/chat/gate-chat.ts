@@ -1,19 +1,16 @@
 import { newShortId } from '../crypto.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
-import { readSlackConnection } from './slack-connection.js';
-import { readTeamsConnection } from './teams-connection.js';
+import { findChatConnection } from './chat-settings.js';
 import { postTeamsCard } from './teams-request.js';
 import { gateCard } from './teams-cards.js';
 import { buttonValue } from './slack-blocks.js';
-import { getResource } from '../resources.js';
-import { runRights } from './run-identity.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
  * A ConsentGate's `chat` notice (spec 2.7, 6.3): the gate's rendered message with Approve / Reject
- * in a Slack channel or a Teams channel (a card with a reason field), through the connection the
- * gate names, read with the run's identity. Each
+ * in a Slack channel or a Teams channel (a card with a reason field), through the workspace chat
+ * connection the gate names (chat-settings.ts). Each
  * try is one of gate-notices.ts's attempts; a message posted once is not posted again (a resend
  * after a crash finds it on the run).
  */
@@ -31,11 +28,9 @@ type Deps = Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'outbound'>;
 
 /** Throws when the message could not be posted (the caller records it and tries again). */
 export async function postGateMessage(deps: Deps, notice: GateChatNotice): Promise<void> {
-  const flowJob = await deps.store.getJob(notice.workspaceId, notice.flowJobId);
-  if (!flowJob) throw new Error(`run ${notice.flowJobId} is gone`);
-  const rights = await runRights(deps, flowJob);
-  const platform = (await getResource(deps, rights, notice.resource)).resource_type === 'teams' ? 'teams' : 'slack';
-  const conn = platform === 'teams' ? await readTeamsConnection(deps, rights, notice.resource) : await readSlackConnection(deps, rights, notice.resource);
+  const conn = await findChatConnection(deps, notice.workspaceId, notice.resource);
+  if (!conn) throw new Error(`workspace ${notice.workspaceId} has no chat connection ${notice.resource}`);
+  const platform = conn.platform;
   const run = await getFlowRun(deps, notice.workspaceId, notice.flowJobId);
   const isThis = (m: ChatMessage) => m.target.kind === 'gate' && m.target.module === notice.moduleId && m.connection === notice.resource && m.requested_channel === notice.channelId;
   let message = run?.chat?.find(isThis);
@@ -44,7 +39,7 @@ export async function postGateMessage(deps: Deps, notice: GateChatNotice): Promi
     message = {
       id: newShortId(16),
       platform,
-      connection: conn.path,
+      connection: conn.name,
       channel: notice.channelId,
       requested_channel: notice.channelId,
       ts: null,
@@ -58,7 +53,7 @@ export async function postGateMessage(deps: Deps, notice: GateChatNotice): Promi
     await recordMessage(deps, notice.workspaceId, notice.flowJobId, message);
   }
   const posted =
-    'teamId' in conn
+    conn.platform === 'teams'
       ? await postTeamsCard(deps, conn, notice.workspaceId, notice.flowJobId, message, gateCard(message, buttonValue(notice.flowJobId, message.id)))
       : await postApprovalMessage(deps, conn, notice.workspaceId, notice.flowJobId, message);
   if (!posted.ts) throw new Error(posted.error ?? 'the chat app did not post the message');

@@ -1,10 +1,8 @@
 import { changeMessage, showOutcome } from './chat-messages.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
-import { readSlackConnection } from './slack-connection.js';
-import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import { findChatConnection, type TeamsConnection } from './chat-settings.js';
 import { callConnector } from './teams-api.js';
 import { cardActivity, decidedCard } from './teams-cards.js';
-import { runRights } from './run-identity.js';
 import type { ChatOutcome } from './step-decision.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -25,14 +23,10 @@ export async function settleMessage(deps: CoreDeps, flowJob: Job, message: ChatM
 }
 
 async function showOn(deps: CoreDeps, flowJob: Job, message: ChatMessage, text: string): Promise<void> {
-  const rights = await runRights(deps, flowJob);
-  if (message.platform === 'slack') {
-    const conn = await readSlackConnection(deps, rights, message.connection).catch(() => null);
-    if (conn) await showOutcome(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
-  } else {
-    const conn = await readTeamsConnection(deps, rights, message.connection).catch(() => null);
-    if (conn) await replaceTeamsCard(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
-  }
+  // A connection removed (or replaced by another platform's) since the message was posted: nothing to update.
+  const conn = await findChatConnection(deps, flowJob.workspace_id, message.connection).catch(() => null);
+  if (conn?.platform === 'slack' && message.platform === 'slack') await showOutcome(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
+  if (conn?.platform === 'teams' && message.platform === 'teams') await replaceTeamsCard(deps, conn, flowJob.workspace_id, flowJob.id, message, text);
 }
 
 /** Replaces a posted Teams card by its outcome (an update of the activity); a failure is recorded. */

@@ -1,6 +1,6 @@
 import { retry } from '../retry.js';
 import type { CoreDeps } from '../deps.js';
-import type { SlackConnection } from './slack-connection.js';
+import type { SlackConnection } from './chat-settings.js';
 
 /**
  * Calls of the Slack Web API, through the instance's SSRF-guarded outbound client. Write methods

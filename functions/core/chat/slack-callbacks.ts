@@ -6,21 +6,22 @@ import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.j
 import { callSlack } from './slack-api.js';
 import { buttonValue, formModal, reasonModal, submittedValues } from './slack-blocks.js';
 import { findMessage } from './chat-messages.js';
-import { readSlackConnection, type SlackConnection } from './slack-connection.js';
-import { assertFresh, assertSignedBy, type SignedRequest } from './slack-signature.js';
+import { chatConnectionsOf, type SlackConnection } from './chat-settings.js';
+import { assertFresh, isSignedBy, signatureRefused, type SignedRequest } from './slack-signature.js';
 import { parseInteraction, submittedReason, type Interaction } from './slack-interaction.js';
 import { chatUser } from './slack-user.js';
-import { runRights } from './run-identity.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
 /**
  * Slack's callbacks (`POST /api/w/{ws}/chat/slack/interactions`): a click or a submitted modal
  * carries a decision in, and the approval rules of core/flows decide it exactly as they decide a
- * resume URL or the consent endpoint (DESIGN: approvals are one mechanism). In order: a stale or
- * unsigned request is 401; the message the button names must be one of the workspace's (its
- * record names the connection whose signing secret must have signed the request: else 401); the
- * clicking Slack user is mapped to a svc user by email; then the step's or gate's rules. A refused
+ * resume URL or the consent endpoint (DESIGN: approvals are one mechanism). In order, who asks
+ * before anything about what they name: a stale request, or one no Slack app connected to the
+ * workspace (chat-settings.ts, set up by an admin) signed, is 401 whatever it names; then the
+ * message the button names must be one of the workspace's (else 404) and posted through the app
+ * that signed (else 401); the clicking Slack user is mapped to a svc user by the email that app's
+ * own bot token reads from Slack; then the step's or gate's rules. A refused
  * click gets a 4xx and an ephemeral message in the channel saying why, and changes nothing.
  */
 
@@ -30,13 +31,15 @@ const NONE: CallbackAnswer = { status: 200, body: null };
 
 export async function handleSlackCallback(deps: CoreDeps, workspaceId: string, req: SignedRequest): Promise<CallbackAnswer> {
   assertFresh(req, deps.clock.now().getTime());
+  const signedBy = (await chatConnectionsOf(deps, workspaceId, 'slack')).filter((c) => isSignedBy(req, c.signingSecret));
+  if (signedBy.length === 0) throw signatureRefused('X-Slack-Signature does not match the request: no Slack app connected to this workspace signed it');
   const interaction = parseInteraction(req.rawBody);
   const flowJob = await deps.store.getJob(workspaceId, interaction.flowJobId);
   const run = flowJob?.kind === 'flow' ? await getFlowRun(deps, workspaceId, flowJob.id) : null;
   const message = findMessage(run, interaction.messageId);
   if (!flowJob || !run || !message || message.platform !== 'slack') throw notFound('chat approval message');
-  const conn = await readSlackConnection(deps, await runRights(deps, flowJob), message.connection);
-  assertSignedBy(req, conn.signingSecret);
+  const conn = signedBy.find((c) => c.name === message.connection);
+  if (!conn) throw signatureRefused('X-Slack-Signature is not that of the Slack app this message was posted through');
   const act = { deps, conn, flowJob, run, message, interaction };
   try {
     const user = await chatUser(deps, conn, workspaceId, interaction.slackUser);

@@ -29,7 +29,14 @@ export function slackSignature(signingSecret: string, timestamp: string, rawBody
   return `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${rawBody}`).digest('hex')}`;
 }
 
+/** Whether the signature is the signing secret's over this timestamp and body. */
+export function isSignedBy(req: SignedRequest, signingSecret: string): boolean {
+  return sameSignature(req.signature ?? '', slackSignature(signingSecret, req.timestamp ?? '', req.rawBody));
+}
+
 /** Throws 401 when the signature is not the signing secret's over this timestamp and body. */
 export function assertSignedBy(req: SignedRequest, signingSecret: string): void {
-  if (!sameSignature(req.signature ?? '', slackSignature(signingSecret, req.timestamp ?? '', req.rawBody))) throw unauthorized('X-Slack-Signature does not match the request');
+  if (!isSignedBy(req, signingSecret)) throw unauthorized('X-Slack-Signature does not match the request');
 }
+
+export const signatureRefused = unauthorized;

@@ -1,7 +1,7 @@
 import { ApiError } from '../errors.js';
 import { getEntityValue } from '../entities.js';
 import { callSlack } from './slack-api.js';
-import type { SlackConnection } from './slack-connection.js';
+import type { SlackConnection } from './chat-settings.js';
 import type { ChatUser } from './step-decision.js';
 import type { CoreDeps } from '../deps.js';
 

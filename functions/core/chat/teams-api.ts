@@ -1,6 +1,6 @@
 import { retry } from '../retry.js';
 import type { CoreDeps } from '../deps.js';
-import type { TeamsConnection } from './teams-connection.js';
+import type { TeamsConnection } from './chat-settings.js';
 
 /**
  * Calls of the Bot Framework connector, through the instance's SSRF-guarded outbound client: a

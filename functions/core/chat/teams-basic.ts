@@ -2,11 +2,10 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { parseBody } from '../validation.js';
-import { listResources } from '../resources.js';
 import { resumeUrls, type ResumeUrls } from '../flows/resume.js';
 import { waitingApprovalStep } from './chat-approval-request.js';
 import { callConnector, TeamsApiError } from './teams-api.js';
-import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import { chatConnectionsOf, type TeamsConnection } from './chat-settings.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -14,7 +13,7 @@ import type { CoreDeps } from '../deps.js';
  * The basic variant of spec 4.9 (send a message to a conversation): from an approval step, post
  * `text` and the caller's Adaptive Card to a Teams conversation, with a button opening the step's
  * approval page (a fresh resume URL). No callback: the page decides, with its own rules. The
- * connection is the one `teams` connection the caller may read.
+ * connection is the workspace's one `teams` chat connection.
  */
 
 const body = z.object({
@@ -33,7 +32,7 @@ export async function sendConversationMessage(deps: Pick<CoreDeps, 'store' | 'co
   const req = parseBody(body, input);
   if (Buffer.byteLength(JSON.stringify(req.card_block ?? {})) > 24 * 1024) throw badRequest('invalid_request', 'card_block: larger than 24 KiB', { field: 'card_block' });
   await waitingApprovalStep(deps, rights, stepJobId);
-  const conn = await onlyTeamsConnection(deps, rights);
+  const conn = await onlyTeamsConnection(deps, rights.workspaceId);
   const urls = resumeUrls(deps, { workspaceId: rights.workspaceId, stepJobId, resumeId: randomInt(2 ** 32), approver: null, flowLevel: false });
   const link = { type: 'Action.OpenUrl', title: 'Open the approval page', url: urls.approvalPage };
   const card = req.card_block
@@ -48,8 +47,8 @@ export async function sendConversationMessage(deps: Pick<CoreDeps, 'store' | 'co
   }
 }
 
-async function onlyTeamsConnection(deps: Pick<CoreDeps, 'store' | 'cipher'>, rights: Rights): Promise<TeamsConnection> {
-  const found = await listResources(deps, rights, 'teams');
-  if (found.length !== 1) throw badRequest('invalid_request', `the basic variant posts through the one teams connection you may read; you may read ${found.length}${found.length ? ` (${found.map((r) => r.path).join(', ')})` : ''}`);
-  return readTeamsConnection(deps, rights, found[0].path);
+async function onlyTeamsConnection(deps: Pick<CoreDeps, 'store' | 'cipher'>, workspaceId: string): Promise<TeamsConnection> {
+  const found = await chatConnectionsOf(deps, workspaceId, 'teams');
+  if (found.length !== 1) throw badRequest('invalid_request', `the basic variant posts through the workspace's one teams chat connection; it has ${found.length}${found.length ? ` (${found.map((c) => c.name).join(', ')})` : ''}`);
+  return found[0];
 }

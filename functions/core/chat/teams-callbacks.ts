@@ -8,18 +8,19 @@ import { settleMessage } from './outcomes.js';
 import { svcUserByEmail } from './slack-user.js';
 import { APPROVE_VERB, cardValues, decidedCard, REASON_INPUT, REF, REJECT_VERB } from './teams-cards.js';
 import { callConnector } from './teams-api.js';
-import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import { chatConnectionsOf, type TeamsConnection } from './chat-settings.js';
 import { assertBotFrameworkToken } from './teams-jwt.js';
-import { runRights } from './run-identity.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
 /**
  * Teams' callbacks (`POST /api/w/{ws}/chat/teams/messages`, the bot's messaging endpoint): an
  * `adaptiveCard/action` invoke from a card's Approve / Reject (an approval step's, or a ConsentGate's,
- * whose card asks the reason a rejection needs). In order: the activity must name a
- * card of the workspace's (else 400 / 404); its connection's Bot Framework token check (else 401);
- * the clicking user is mapped to a svc user by the email the connector gives for them; then the
+ * whose card asks the reason a rejection needs). In order, who asks before anything about what
+ * they name: a Bot Framework token valid for a bot connected to the workspace (chat-settings.ts, set
+ * up by an admin) whatever the activity names (else 401); then the activity must name a card of
+ * the workspace's (else 400 / 404) posted by that bot (else 401); the clicking user is mapped to
+ * a svc user by the email that bot's connector gives for them; then the
  * step's rules, as for Slack. The answer replaces the card with its outcome; a refusal past the
  * token check (not an approver, already decided) is a Universal Actions error, which Teams shows to
  * the one who clicked.
@@ -29,13 +30,14 @@ export type TeamsAnswer = { status: 200 | ApiError['status']; body: Record<strin
 
 export async function handleTeamsCallback(deps: CoreDeps, workspaceId: string, req: { authorization: string | undefined; rawBody: string }): Promise<TeamsAnswer> {
   if (!req.authorization) throw new ApiError(401, 'unauthorized', 'a Teams call needs Authorization: Bearer <Bot Framework token>');
+  const verifiedFor = await botsVerifying(deps, workspaceId, req.authorization, serviceUrlOf(req.rawBody));
   const activity = parseActivity(req.rawBody);
   const flowJob = await deps.store.getJob(workspaceId, activity.ref.flowJobId);
   const run = flowJob?.kind === 'flow' ? await getFlowRun(deps, workspaceId, flowJob.id) : null;
   const message = findMessage(run, activity.ref.messageId);
   if (!flowJob || !message || message.platform !== 'teams') throw notFound('chat approval card');
-  const conn = await readTeamsConnection(deps, await runRights(deps, flowJob), message.connection);
-  await assertBotFrameworkToken(deps, conn, req.authorization, activity.serviceUrl);
+  const conn = verifiedFor.find((c) => c.name === message.connection);
+  if (!conn) throw new ApiError(401, 'unauthorized', 'the Bot Framework token is not for the bot this card was posted by');
   try {
     return await decide(deps, workspaceId, conn, flowJob, message, activity);
   } catch (e) {
@@ -43,6 +45,32 @@ export async function handleTeamsCallback(deps: CoreDeps, workspaceId: string, r
     // a Universal Actions error says why (not the approver, already decided) in the card.
     if (!(e instanceof ApiError) || e.status >= 500) throw e;
     return { status: e.status, body: { statusCode: e.status, type: 'application/vnd.microsoft.error', value: { code: e.code, message: e.message } } };
+  }
+}
+
+/** The workspace's bots the token is valid for; 401 when none (the last refusal says why). */
+async function botsVerifying(deps: CoreDeps, workspaceId: string, authorization: string, serviceUrl: unknown): Promise<TeamsConnection[]> {
+  const verified: TeamsConnection[] = [];
+  let refusal: unknown = new ApiError(401, 'unauthorized', 'no Teams bot is connected to this workspace');
+  for (const conn of await chatConnectionsOf(deps, workspaceId, 'teams')) {
+    try {
+      await assertBotFrameworkToken(deps, conn, authorization, serviceUrl);
+      verified.push(conn);
+    } catch (e) {
+      refusal = e;
+    }
+  }
+  if (verified.length === 0) throw refusal;
+  return verified;
+}
+
+/** The activity's `serviceUrl` (which the token must name), read before the activity itself is judged. */
+function serviceUrlOf(rawBody: string): unknown {
+  try {
+    const a: unknown = JSON.parse(rawBody);
+    return isRecord(a) ? a.serviceUrl : undefined;
+  } catch {
+    return undefined;
   }
 }
 

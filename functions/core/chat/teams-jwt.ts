@@ -1,7 +1,7 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { ApiError } from '../errors.js';
 import { fetchJson } from './teams-api.js';
-import type { TeamsConnection } from './teams-connection.js';
+import type { TeamsConnection } from './chat-settings.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -2,13 +2,12 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { parseBody } from '../validation.js';
-import { listResources } from '../resources.js';
 import { changeMessage, recordMessage } from './chat-messages.js';
 import { approvalMessageFields, approvalRequested, stepApprovalMessage, waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
 import { buttonValue } from './slack-blocks.js';
 import { approvalCard, cardActivity } from './teams-cards.js';
 import { callConnector, channelIdByName, TeamsApiError } from './teams-api.js';
-import { readTeamsConnection, type TeamsConnection } from './teams-connection.js';
+import { chatConnectionsOf, type TeamsConnection } from './chat-settings.js';
 import type { ChatMessage } from '../flows/run-state.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -16,8 +15,8 @@ import type { CoreDeps } from '../deps.js';
 /**
  * What requestInteractiveCollabApproval calls (spec 4.9, the second chat app): post an Adaptive
  * Card with the step's form and Approve / Reject to a Teams channel, found by team and channel
- * name. The team names the connection: the `teams` connection the caller may read whose
- * `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
+ * name. The team names the connection: the workspace's `teams` chat connection (chat-settings.ts)
+ * whose `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
  */
 
 const requestBody = z.object({
@@ -31,22 +30,20 @@ type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>
 export async function requestTeamsApproval(deps: Deps, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
   const input = parseBody(requestBody, body);
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
-  const conn = await teamConnection(deps, rights, input.team_name);
+  const conn = await teamConnection(deps, rights.workspaceId, input.team_name);
   const resumeId = randomInt(2 ** 32);
-  const message = stepApprovalMessage('teams', conn.path, input.channel_name, stepJobId, resumeId, input);
+  const message = stepApprovalMessage('teams', conn.name, input.channel_name, stepJobId, resumeId, input);
   await recordMessage(deps, rights.workspaceId, run.flow_job, message);
   const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
   const posted = await postTeamsCard(deps, conn, rights.workspaceId, run.flow_job, message, card);
   return approvalRequested(deps, rights, stepJobId, resumeId, message, posted);
 }
 
-async function teamConnection(deps: Deps, rights: Rights, teamName: string): Promise<TeamsConnection> {
+async function teamConnection(deps: Deps, workspaceId: string, teamName: string): Promise<TeamsConnection> {
   const wanted = teamName.toLowerCase();
-  for (const c of await listResources(deps, rights, 'teams')) {
-    const conn = await readTeamsConnection(deps, rights, c.path).catch(() => null);
-    if (conn?.teamName.toLowerCase() === wanted) return conn;
-  }
-  throw badRequest('invalid_request', `team_name: no teams connection you may read has team_name ${teamName}`, { field: 'team_name' });
+  const found = (await chatConnectionsOf(deps, workspaceId, 'teams')).find((c) => c.teamName.toLowerCase() === wanted);
+  if (!found) throw badRequest('invalid_request', `team_name: no teams chat connection of workspace ${workspaceId} has team_name ${teamName}`, { field: 'team_name' });
+  return found;
 }
 
 /**

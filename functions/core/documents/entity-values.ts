@@ -57,6 +57,23 @@ export interface LoginCounter {
   locked_until: string | null;
 }
 
+/** A workspace's chat connection (core/chat/chat-settings.ts), its secrets sealed. */
+export const chatConnectionSetting = z.discriminatedUnion('platform', [
+  z.object({ platform: z.literal('slack'), bot_token: z.string().min(1), signing_secret: z.string().min(1), api_url: z.string().min(1), updated_by: z.string() }),
+  z.object({
+    platform: z.literal('teams'),
+    app_id: z.string().min(1),
+    app_password: z.string().min(1),
+    team_id: z.string().min(1),
+    team_name: z.string().min(1),
+    service_url: z.string().min(1),
+    token_url: z.string().min(1),
+    openid_metadata_url: z.string().min(1),
+    updated_by: z.string(),
+  }),
+]);
+export type ChatConnectionSetting = z.infer<typeof chatConnectionSetting>;
+
 /** One line of the instance's audit log: what happened, when, and its non-secret details. */
 export type AuditEntry = { event: string; at: string } & Record<string, unknown>;
 
@@ -108,6 +125,7 @@ export interface EntityValues {
   job_limits: JobLimitsSetting;
   retention: RetentionSetting;
   webhook: WebhookSetting;
+  chat_connection: ChatConnectionSetting;
   app: AppHead;
   app_version: AppVersion;
   invite: Invite;
@@ -261,6 +279,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   job_limits: jobLimitsSetting,
   retention: retentionSetting,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
+  chat_connection: chatConnectionSetting,
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
   invite: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), invited_by: z.string(), invited_at: timestamp }),
   app_version: z.object({

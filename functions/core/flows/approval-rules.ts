@@ -12,6 +12,43 @@ import type { CoreDeps } from '../deps.js';
  * not decide unless allowed, and a group rule means membership of one of the groups.
  */
 
+/**
+ * The one identity rule of every approval channel (approval page, resume and cancel URLs, consent
+ * endpoint, chat callbacks): a decision counts as a person only when it is made with their login
+ * session, a personal API token without scopes valid for the workspace (an expired one is already
+ * refused by authenticate), or a chat identity verified with keys an admin configured. A job token
+ * acts for a job (a script anyone wrote could otherwise approve as whoever runs it), a scoped token
+ * for the work it was narrowed to; neither is a person deciding. A removed member decides nothing.
+ */
+export async function personBlocker(deps: Pick<CoreDeps, 'store'>, principal: Principal, workspaceId: string): Promise<ApiError | null> {
+  const kind = tokenKindBlocker(principal);
+  if (kind) return kind;
+  if (principal.workspaceId !== null && principal.workspaceId !== workspaceId) {
+    return new ApiError(403, 'not_a_person', `this token is limited to workspace ${principal.workspaceId}, not ${workspaceId}: approving needs a login session or a token valid for the workspace`);
+  }
+  if (!principal.isSuperadmin && !(await getEntityValue(deps.store, 'member', workspaceId, principal.username))) {
+    return new ApiError(403, 'unknown_member', `${principal.username} is not a member of workspace ${workspaceId}, so may not approve in it`);
+  }
+  return null;
+}
+
+/** The part of personBlocker that needs no workspace: the kind of credential (checked before anything is looked up). */
+export function tokenKindBlocker(principal: Principal): ApiError | null {
+  if (principal.via === 'job') {
+    return new ApiError(403, 'not_a_person', "a job token (OV_TOKEN) acts for a job, not a person: approving needs your login session or a personal API token without scopes");
+  }
+  if (principal.scopes !== null) {
+    return new ApiError(403, 'not_a_person', 'a token with scopes is narrowed to other work: approving needs your login session or a personal API token without scopes');
+  }
+  return null;
+}
+
+/** personBlocker, thrown. */
+export async function assertPerson(deps: Pick<CoreDeps, 'store'>, principal: Principal, workspaceId: string): Promise<void> {
+  const blocker = await personBlocker(deps, principal, workspaceId);
+  if (blocker) throw blocker;
+}
+
 export function selfApprovalBlocker(principal: Principal, triggeredBy: string, selfApprovalAllowed: boolean): ApiError | null {
   if (selfApprovalAllowed || principal.username !== triggeredBy) return null;
   return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
@@ -45,6 +82,8 @@ export async function eligiblePreApprovals(deps: Pick<CoreDeps, 'store'>, flowJo
   const eligible: Approval[] = [];
   for (const a of approvals) {
     if (!a.logged_in) continue;
+    // A member removed since keeps no standing approval.
+    if (!(await getEntityValue(deps.store, 'member', flowJob.workspace_id, a.approver)) && !(await deps.store.getUser(a.approver))?.is_admin) continue;
     if (settings.self_approval_disabled && a.approver === flowJob.created_by) continue;
     if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, a.approver))) continue;
     eligible.push(a);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import { getEntityValue, updateEntity } from '../entities.js';
 import { parseBody } from '../validation.js';
-import { isNamedApprover, selfApprovalBlocker } from './approval-rules.js';
+import { assertPerson, isNamedApprover, selfApprovalBlocker, tokenKindBlocker } from './approval-rules.js';
 import { findModule } from './definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from './run-state.js';
 import { awaitedJobs } from './advance.js';
@@ -33,10 +33,6 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   const input = parseBody(consentBody, body);
   const reason = input.reason?.trim() ?? '';
   if (input.decision === 'rejected' && !reason) throw badRequest('invalid_request', 'reason: a rejection needs a reason', { field: 'reason' });
-  // A decision is a person's: not a job acting for its creator, nor a token narrowed to other work.
-  if (principal.via === 'job' || principal.scopes !== null) {
-    throw new ApiError(403, 'forbidden', 'deciding a consent gate needs a login session or an API token without scopes');
-  }
   const { flowJob, moduleId } = await consentDecider(deps, principal, runId);
   const decision: GateDecision = { decision: input.decision, approver: principal.username, reason, at: deps.clock.now().toISOString() };
   await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `run ${runId}`, (current) => {
@@ -54,7 +50,12 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
  * at no gate, 403 when they are not its approver or triggered the run and may not decide it.
  */
 export async function consentDecider(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<{ flowJob: Job; moduleId: string }> {
-  const { job: flowJob, run } = await gateHolder(deps, await findRun(deps, principal, runId));
+  // A decision is a person's (approval-rules.ts): the kind of credential first, then for the run's workspace.
+  const kind = tokenKindBlocker(principal);
+  if (kind) throw kind;
+  const top = await findRun(deps, principal, runId);
+  await assertPerson(deps, principal, top.workspace_id);
+  const { job: flowJob, run } = await gateHolder(deps, top);
   const moduleId = run ? gateOf(run) : null;
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   if (!run || !moduleId || module?.value.type !== 'consentgate') throw conflict(`run ${runId} is not awaiting approval`);
@@ -102,7 +103,9 @@ function gateOf(run: FlowRun): string | null {
  */
 async function findRun(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<Job> {
   if (!/^[0-9a-f-]{36}$/i.test(runId)) throw notFound(`run ${runId}`);
-  const workspaces = principal.workspaceId ? [principal.workspaceId] : (await deps.store.listWorkspaces()).map((w) => w.id);
+  // Every workspace the person belongs to, whatever the token is limited to: a token limited to
+  // another workspace is then refused by name (403), not told the run does not exist.
+  const workspaces = (await deps.store.listWorkspaces()).map((w) => w.id);
   for (const ws of workspaces) {
     const job = await deps.store.getJob(ws, runId);
     if (!job || job.kind !== 'flow') continue;

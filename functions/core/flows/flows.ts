@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
-import { getResource } from '../resources.js';
+import { chatConnectionPlatform } from '../chat/chat-settings.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -122,8 +122,8 @@ export function flowWarnings(version: FlowVersion): string[] {
 }
 
 /**
- * A gate's chat channel names a `slack` or `teams` connection its author may read. (A run reads it again with
- * its own identity when it reaches the gate: a run that may not is told as a failed notice.)
+ * A gate's chat channel names one of the workspace's chat connections (core/chat/chat-settings.ts),
+ * which a workspace admin sets up: the flow only names it, and cannot bring its own.
  */
 async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
   for (const m of allModules(value.modules)) {
@@ -131,11 +131,9 @@ async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, 
     for (const [i, n] of m.value.notify.entries()) {
       if (n.channel !== 'chat') continue;
       const field = `value.modules.${m.id}.value.notify.${i}.resource`;
-      const resource = await getResource(deps, rights, n.resource).catch((e: unknown) => {
-        if (e instanceof ApiError && (e.status === 403 || e.status === 404)) throw badRequest('invalid_flow', `${field}: ${e.message}`, { field });
-        throw e;
-      });
-      if (resource.resource_type !== 'slack' && resource.resource_type !== 'teams') throw badRequest('invalid_flow', `${field}: ${n.resource} is a ${resource.resource_type} connection, not a slack or teams one`, { field });
+      if (!(await chatConnectionPlatform(deps, rights.workspaceId, n.resource))) {
+        throw badRequest('invalid_flow', `${field}: workspace ${rights.workspaceId} has no chat connection ${n.resource} (a workspace admin connects chat platforms in the workspace settings)`, { field });
+      }
     }
   }
 }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { sameSignature } from '../crypto.js';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import { updateEntity } from '../entities.js';
-import { isInAnyGroup, loginNeeded, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
+import { assertPerson, isInAnyGroup, loginNeeded, personBlocker, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
 import type { Rights } from '../permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { findFlowVersion } from './flows.js';
@@ -61,6 +61,12 @@ export interface ResumeRequest extends ResumeKey {
   signature: string;
   /** The logged-in caller, if any (session cookie or token). */
   principal: Principal | null;
+  /**
+   * A GET (a followed link, or a request another page made the browser send): it never decides as
+   * the session cookie's person, so where the step needs a login it decides nothing and points to
+   * the approval page, whose POST does.
+   */
+  byGet?: boolean;
 }
 
 export interface SuspendContext {
@@ -113,6 +119,10 @@ function assertRequiredFields(settings: SuspendSettings, payload: unknown): void
  */
 export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: SuspendContext, principal: Principal | null): Promise<ApiError | null> {
   const { settings, flowJob } = ctx;
+  if (principal) {
+    const notPerson = await personBlocker(deps, principal, flowJob.workspace_id);
+    if (notPerson) return notPerson;
+  }
   const groups = contextGroups(ctx);
   if (!loginNeeded(settings, groups)) return null;
   if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
@@ -135,9 +145,11 @@ export async function resumeStep(
   req: ResumeRequest,
   action: { kind: 'approve'; payload: unknown } | { kind: 'cancel'; reason: string },
 ): Promise<ResumeOutcome> {
+  // Who asks is checked before anything about what the URL names.
+  if (req.principal) await assertPerson(deps, req.principal, req.workspaceId);
   const ctx = await suspendContext(deps, req);
   const blocker = await approvalBlocker(deps, ctx, req.principal);
-  if (blocker) throw blocker;
+  if (blocker) throw req.byGet && blocker.status === 401 ? confirmOnPage(deps, req) : blocker;
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
   if (action.kind === 'approve') assertRequiredFields(ctx.settings, action.payload);
   // With a login required, approvals are people: one person counts once whichever URLs they use.
@@ -170,6 +182,14 @@ export async function resumeStep(
     approvals_received: stored.value.events[key].approvals.length + pre,
     approvals_required: ctx.settings.required_events,
   };
+}
+
+/** A GET that cannot decide (the step needs a login): the approval page decides, with a POST. */
+function confirmOnPage(deps: Pick<CoreDeps, 'config'>, req: ResumeRequest): ApiError {
+  const page = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, req).approvalPage;
+  return new ApiError(403, 'confirm_on_page', `a GET of a resume or cancel URL decides as nobody signed in, and this step needs a login: open its approval page ${page} and decide there`, {
+    approval_page: page,
+  });
 }
 
 /** With a login required, whether the viewer approved the step already through another of its URLs. */
