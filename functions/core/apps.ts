@@ -108,8 +108,8 @@ export async function getApp(deps: Pick<CoreDeps, 'store'>, rights: Rights, path
 
 export async function getAppVersion(deps: Pick<CoreDeps, 'store'>, rights: Rights, id: number): Promise<AppVersion> {
   const version = await getEntityValue(deps.store, 'app_version', rights.workspaceId, versionKey(id));
-  if (!version) throw notFound(`app version ${id}`);
-  rights.check('apps', 'read', version.path);
+  // Version ids are counted: one the caller may not read answers as one that does not exist.
+  if (!version || !rights.can('apps', 'read', version.path)) throw notFound(`app version ${id}`);
   return version;
 }
 

@@ -121,9 +121,11 @@ export function syncTimeout(jobId: string, maxWaitMs: number, workspaceId: strin
   );
 }
 
-/** A job the caller may see (its creator, or anyone who may read its script); 404 when missing. */
+/** A job the caller may see (its creator, or anyone who may read its script); 404 when missing or hidden from them. */
 export async function getVisibleJob(deps: CoreDeps, rights: Rights, id: string, verb: 'read' | 'cancel' = 'read'): Promise<Job> {
-  const job = await getJob(deps, rights.workspaceId, id);
+  const job = (await deps.store.getJob(rights.workspaceId, id)) ?? fail(id);
+  // A job the caller may not read answers as an unknown id; one they may read but not cancel is a 403.
+  if (!rights.canJob(job, 'read')) fail(id);
   rights.checkJob(job, verb);
   return job;
 }

@@ -97,6 +97,17 @@ export class Rights {
     return this;
   }
 
+  /** Whether the caller may act in this workspace at all: a member (or instance admin) whose token is not limited to another workspace. */
+  entersWorkspace(): boolean {
+    return this.role !== null && (this.principal.workspaceId === null || this.principal.workspaceId === this.workspaceId);
+  }
+
+  /** The 403 of a caller who may not enter the workspace, the same whether it exists or not. */
+  workspaceDenial(): ApiError {
+    if (this.role === null) return new ApiError(403, 'forbidden', `${this.principal.username} is not a member of workspace ${this.workspaceId}`);
+    return new ApiError(403, 'forbidden', `this token does not allow workspace ${this.workspaceId}`);
+  }
+
   denial(domain: Domain, verb: Verb, path: string | null): ApiError {
     const what = `${domain}:${verb}${path ? `:${path}` : ''}`;
     if (!this.tokenAllows(domain, verb, path)) {

@@ -149,8 +149,9 @@ export async function scriptHistory(store: Store, rights: Rights, path: string, 
 }
 
 export async function getScriptByHash(store: Store, rights: Rights, hash: string): Promise<ScriptVersion> {
-  const script = (await store.getScriptByHash(rights.workspaceId, hash)) ?? fail(`script version ${hash}`);
-  rights.check('scripts', 'read', script.path);
+  const script = await store.getScriptByHash(rights.workspaceId, hash);
+  // A version the caller may not read answers as an unknown hash: a hash must not reveal its path.
+  if (!script || !rights.can('scripts', 'read', script.path)) fail(`script version ${hash}`);
   return script;
 }
 

@@ -12,8 +12,11 @@ import type { Job, JobTrigger } from '../ports.js';
 export async function resolveForCaller(deps: Pick<CoreDeps, 'store'>, rights: Rights, target: RunTarget): Promise<Runnable> {
   const resolution = await resolveRunTarget(deps.store, rights.workspaceId, (path) => rights.can('jobs', 'run', path), target);
   if (resolution.ok) return resolution.runnable;
-  if (resolution.reason === 'forbidden') throw rights.denial('jobs', 'run', resolution.path);
-  throw notFound(resolution.what);
+  if (resolution.reason === 'not_found') throw notFound(resolution.what);
+  // A version named by hash or id that the caller may not even read answers as an unknown one.
+  if (target.by === 'hash' && !rights.can('scripts', 'read', resolution.path)) throw notFound(`script version ${target.hash}`);
+  if (target.by === 'flow_version' && !rights.can('flows', 'read', resolution.path)) throw notFound(`flow version ${target.version}`);
+  throw rights.denial('jobs', 'run', resolution.path);
 }
 
 /**

@@ -103,6 +103,8 @@ export interface StoredObject {
 
 export async function createUpload(deps: CoreDeps, rights: Rights, objectStorageEnabled: boolean, body: unknown): Promise<CreatedUpload> {
   const req = parseBody(createBody, body);
+  // Who asks comes first: a caller who may not run the path learns nothing of the workspace's settings.
+  rights.check('jobs', 'run', req.path);
   const settings = deps.config.uploads;
   if (!objectStorageEnabled) {
     throw badRequest('object_storage_not_configured', `uploads need the workspace's object storage; enable it with POST /api/w/${rights.workspaceId}/workspaces/edit_object_storage`);

@@ -103,10 +103,15 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     await next();
   });
   app.use('/api/w/:workspace/*', async (c, next) => {
-    const workspace = await requireWorkspace(deps.store, c.req.param('workspace'));
-    c.set('workspace', workspace);
+    const id = c.req.param('workspace');
     const principal = c.get('principal');
-    if (principal) c.set('rights', await Rights.load(deps, principal, workspace.id));
+    const rights = principal ? await Rights.load(deps, principal, id) : undefined;
+    // Who asks before what exists: to a caller who is not a member (or whose token is for another
+    // workspace), a workspace that does not exist answers like one they may not enter. Signed URLs
+    // and chat callbacks prove their right themselves, further on.
+    if (rights && !rights.entersWorkspace() && !SIGNED_PATHS.test(c.req.path) && !CHAT_CALLBACKS.test(c.req.path)) throw rights.workspaceDenial();
+    c.set('workspace', await requireWorkspace(deps.store, id));
+    if (rights) c.set('rights', rights);
     await next();
   });
 
