@@ -15,7 +15,8 @@ import { inferSchema } from './schema/index.js';
 import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 import { throttledLogWriter } from './live-logs.js';
-import { errorOf, onScheduledJobFailed } from './triggers/schedule-ticks.js';
+import { errorOf } from './triggers/schedule-ticks.js';
+import { onJobFailed } from './job-failed.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -147,7 +148,7 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   // A flow step is done: its flow can go on, with the outcome as stored rather than reading it back.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.
-  if (stored && completion.status === 'failed') await onScheduledJobFailed(deps, job, errorOf(completion.result));
+  if (stored && completion.status === 'failed') await onJobFailed(deps, job, errorOf(completion.result));
 }
 
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */
