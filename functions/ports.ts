@@ -53,8 +53,8 @@ export const JOB_KINDS: readonly JobKind[] = ['script', 'flow', 'flowstep'];
  * schedule, the CLI, the console's run form (`console`) or its re-run (`rerun`), a flow (`flow`:
  * its steps), or any other API entry point (`api`).
  */
-export type JobTrigger = 'webhook' | 'route' | 'schedule' | 'cli' | 'console' | 'rerun' | 'flow' | 'api';
-export const JOB_TRIGGERS: readonly JobTrigger[] = ['webhook', 'route', 'schedule', 'cli', 'console', 'rerun', 'flow', 'api'];
+export type JobTrigger = 'webhook' | 'route' | 'schedule' | 'cli' | 'console' | 'rerun' | 'flow' | 'api' | 'error_handler';
+export const JOB_TRIGGERS: readonly JobTrigger[] = ['webhook', 'route', 'schedule', 'cli', 'console', 'rerun', 'flow', 'api', 'error_handler'];
 
 export interface Job {
   id: string;
@@ -172,6 +172,7 @@ export const ENTITY_KINDS = [
   'route_prefix',
   'schedule',
   'retention',
+  'error_handler',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -1,6 +1,6 @@
 import { isFinished } from './jobs.js';
 import { log } from './logger.js';
-import { onScheduledJobFailed } from './triggers/schedule-ticks.js';
+import { onJobFailed } from './job-failed.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 
@@ -68,6 +68,6 @@ async function failStuck(deps: CoreDeps, job: Job, name: string, message: string
   // A step's flow goes on (and fails or retries as its definition says); a sub-flow's parent too.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);
   // A run its schedule started fails here as it would in a worker: its on_failure hears of it.
-  await onScheduledJobFailed(deps, job, { name, message });
+  await onJobFailed(deps, job, { name, message });
   return true;
 }

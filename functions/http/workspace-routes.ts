@@ -3,6 +3,7 @@ import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/wor
 import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
 import { getSyncKey, setSyncKey } from '../core/sync-key.js';
+import { getErrorHandler, setErrorHandler } from '../core/workspace-error-handler.js';
 import { webhookView } from '../core/events/webhook-settings.js';
 import { getRoutePrefix, setRoutePrefix } from '../core/triggers/route-prefix.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -31,8 +32,11 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     // The webhook's URL and whether it signs, never its secret; the URL to admins only, as a
     // receiver's URL often carries a token of its own (chat webhooks do).
     const webhook = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
-    return c.json({ ...c.get('workspace'), ...webhook });
+    const handler = await getErrorHandler(deps, c.get('workspace').id);
+    return c.json({ ...c.get('workspace'), ...webhook, error_handler: handler ? { path: handler.path, extra_args: handler.extra_args } : null });
   });
+  // The workspace error handler (docs/flows.md): runs for every failed job and flow of the workspace.
+  r.post('/workspaces/edit_error_handler', async (c) => c.json(await setErrorHandler(deps, c.get('rights'), await readJsonBody(c))));
   // The workspace's own job limits, each at most the instance's (README: Job confinement).
   r.get('/workspaces/job_limits', async (c) => {
     c.get('rights').check('workspaces', 'read');

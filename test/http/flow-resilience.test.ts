@@ -193,3 +193,29 @@ describe.skipIf(process.env.SVC_TEST_SHELL === 'aws')('sleep', () => {
     }
   });
 });
+
+describe('workspace error handler', () => {
+  it('runs the handler with what failed for a failed script run', async () => {
+    const handler = 'export function main(job_id: string, path: string, is_flow: boolean, error: any, team: string) { return { job_id, path, is_flow, message: error.message, team } }';
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/on_error', language: 'bun', content: handler })).status).toBe(201);
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/breaks', language: 'bun', content: 'export function main() { throw new Error("disk full") }' })).status).toBe(201);
+    const missing = await s.post(`${ws()}/workspaces/edit_error_handler`, { path: 'u/admin/nothing_here' });
+    expect(missing.status).toBe(400);
+    const set = await s.post(`${ws()}/workspaces/edit_error_handler`, { path: 'script/u/admin/on_error', extra_args: { team: 'ops' } });
+    expect(set.status, await set.clone().text()).toBe(200);
+    expect((await (await s.fetch(`${ws()}/workspaces/get_settings`)).json()).error_handler).toEqual({ path: 'u/admin/on_error', extra_args: { team: 'ops' } });
+
+    const failed = await run('u/admin/breaks');
+    expect(failed.status).toBe('failed');
+    let handled: Json[] = [];
+    for (let i = 0; i < 400 && handled.length === 0; i++) {
+      handled = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/on_error&per_page=10`)).json();
+      if (handled.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(handled).toHaveLength(1);
+    const result = await waitForJob(s, handled[0].id);
+    expect(result.result).toEqual({ job_id: failed.id, path: 'u/admin/breaks', is_flow: false, message: 'disk full', team: 'ops' });
+    expect(result.trigger).toBe('error_handler');
+    expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: null })).status).toBe(200);
+  });
+});

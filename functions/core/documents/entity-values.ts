@@ -106,6 +106,15 @@ const jobPosition = z.object({ created_at: z.string(), id: z.string() });
 export const retentionSetting = retentionFields.extend({ resume: z.partialRecord(z.enum(['success', 'failed', 'canceled']), jobPosition).optional() });
 export type RetentionSetting = z.infer<typeof retentionSetting>;
 
+/** The workspace error handler (core/workspace-error-handler.ts), run as the admin who set it. */
+export const errorHandlerSetting = z.object({
+  path: z.string().min(1),
+  extra_args: z.record(z.string(), z.unknown()),
+  permissioned_as: z.string().min(1),
+  permissioned_scopes: z.array(z.string()).nullable(),
+});
+export type ErrorHandlerSetting = z.infer<typeof errorHandlerSetting>;
+
 export interface EntityValues {
   member: Member;
   group: Group;
@@ -124,6 +133,7 @@ export interface EntityValues {
   audit: AuditEntry;
   job_limits: JobLimitsSetting;
   retention: RetentionSetting;
+  error_handler: ErrorHandlerSetting;
   webhook: WebhookSetting;
   chat_connection: ChatConnectionSetting;
   app: AppHead;
@@ -278,6 +288,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   audit: z.object({ event: z.string().min(1), at: timestamp }).catchall(z.unknown()),
   job_limits: jobLimitsSetting,
   retention: retentionSetting,
+  error_handler: errorHandlerSetting,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
   chat_connection: chatConnectionSetting,
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),

@@ -16,7 +16,8 @@ import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
-import { errorOf, onScheduledJobFailed } from '../triggers/schedule-ticks.js';
+import { errorOf } from '../triggers/schedule-ticks.js';
+import { onJobFailed } from '../job-failed.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -355,7 +356,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
-  if (finished?.status === 'failed') await onScheduledJobFailed(deps, flowJob, errorOf(finished.result));
+  if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
 }
 
 /** Cancels jobs still running or queued; their workers see it and stop them. */

@@ -81,6 +81,7 @@ function checkResilience(m: FlowModule): void {
   if (m.stop_after_if && type === 'forloopflow') refuse('stop_after_if', 'on a for loop is not supported: use stop_after_all_iters_if (after all iterations) or a while loop');
   if (type === 'whileloopflow' && !m.stop_after_if) refuse('a while loop', 'needs a stop_after_if saying when it ends');
   if (m.sleep !== undefined && (m.suspend || type === 'consentgate')) refuse('sleep', 'cannot follow an approval step or a ConsentGate');
+  if (m.retry && type === 'consentgate') refuse('retry', 'does not apply to a ConsentGate: a rejection is a decision, not a failure');
 }
 
 /** The failure module is one script step that runs once: what would make it wait or run again is refused. */

@@ -155,3 +155,28 @@ describe('failure module', () => {
     expect(job.flow_status.failure_module).toMatchObject({ module: 'failure', step_id: 'a' });
   });
 });
+
+describe('workspace error handler', () => {
+  it('runs for a failed job and a failed flow, never for its own failure nor for a flow step', async () => {
+    const post = async (path: string, body: unknown) => expect((await s.post(`${ws}/${path}`, body)).status).toBeLessThan(300);
+    await post('scripts/create', { path: 'u/admin/handler_fails', language: 'bun', content: 'export function main(job_id: string) { throw new Error("handler down " + job_id) }' });
+    await post('scripts/create', { path: 'u/admin/fails_once', language: 'bun', content: 'export function main() { throw new Error("nope") }' });
+    await createFlow('u/admin/flow_fails', { modules: [{ id: 'a', value: { type: 'script', path: 'u/admin/fails_once', input_transforms: {} } }] });
+    await post('workspaces/edit_error_handler', { path: 'u/admin/handler_fails' });
+    const scriptJob = await s.job(await start('u/admin/fails_once'));
+    const flowJob = await s.job(await start('u/admin/flow_fails'));
+    await s.settled();
+    const handled = (await s.store.listJobs({ workspace_id: 'main', limit: 10_000 })).filter((j) => j.script_path === 'u/admin/handler_fails');
+    // One per failed top-level job; the flow's failed step and the handler's own failures call nothing.
+    expect(handled.map((j) => (j.args as { job_id: string }).job_id).sort()).toEqual([scriptJob.id, flowJob.id].sort());
+    expect(handled.every((j) => j.status === 'failed' && j.trigger === 'error_handler')).toBe(true);
+    await post('workspaces/edit_error_handler', { path: null });
+  });
+
+  it('refuses a handler that does not exist, and fields it does not know', async () => {
+    const res = await s.post(`${ws}/workspaces/edit_error_handler`, { path: 'u/admin/nowhere' });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.field).toBe('path');
+    expect((await s.post(`${ws}/workspaces/edit_error_handler`, { path: 'u/admin/x', muted_on_cancel: true })).status).toBe(400);
+  });
+});

@@ -1,0 +1,14 @@
+import { onScheduledJobFailed } from './triggers/schedule-ticks.js';
+import { onWorkspaceJobFailed } from './workspace-error-handler.js';
+import type { CoreDeps } from './deps.js';
+import type { Job } from '../ports.js';
+
+/**
+ * A job or flow ended failed (its completion was stored once, by the worker, the flow
+ * interpreter or the stuck-job sweep, in both shells): its schedule's `on_failure` and the
+ * workspace's error handler hear of it.
+ */
+export async function onJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
+  await onScheduledJobFailed(deps, job, error);
+  await onWorkspaceJobFailed(deps, job, error);
+}
