@@ -6,6 +6,8 @@ import { svcYaml, type SpecificItems, type SvcYaml, type SyncOptions, type Works
 import { CliError, EXIT } from './errors.js';
 
 export const CONFIG_FILE = 'svc.yaml';
+/** Windmill's own name for the same file (docs/windmill.md): read when there is no svc.yaml. */
+export const WINDMILL_CONFIG_FILE = 'wmill.yaml';
 
 /** The options a sync runs with, after defaults, the workspace entry's overrides and promotion. */
 export type EffectiveOptions = Omit<SyncOptions, 'skipSecrets'> & { skipSecrets: boolean };
@@ -26,25 +28,39 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-/** Reads and strictly validates `svc.yaml` in `dir`; a missing file means all defaults. */
+/**
+ * Reads and strictly validates `svc.yaml` in `dir`, or else a Windmill folder's `wmill.yaml` with
+ * the same schema and meaning; when both are there svc.yaml wins and the CLI says so. No file
+ * means all defaults.
+ */
 export function loadConfig(dir: string): LoadedConfig {
-  const file = join(dir, CONFIG_FILE);
-  if (!existsSync(file)) return { config: {}, found: false, warnings: [] };
-  return parseConfig(readFileSync(file, 'utf8'));
+  const svc = join(dir, CONFIG_FILE);
+  const wmill = join(dir, WINDMILL_CONFIG_FILE);
+  if (existsSync(svc)) {
+    const loaded = parseConfig(readFileSync(svc, 'utf8'));
+    if (existsSync(wmill)) loaded.warnings.push(`both ${CONFIG_FILE} and ${WINDMILL_CONFIG_FILE} are here: ${CONFIG_FILE} wins, ${WINDMILL_CONFIG_FILE} is not read`);
+    return loaded;
+  }
+  if (existsSync(wmill)) {
+    const loaded = parseConfig(readFileSync(wmill, 'utf8'), WINDMILL_CONFIG_FILE);
+    loaded.warnings.unshift(`no ${CONFIG_FILE} here: reading ${WINDMILL_CONFIG_FILE} as one`);
+    return loaded;
+  }
+  return { config: {}, found: false, warnings: [] };
 }
 
-export function parseConfig(text: string): LoadedConfig {
+export function parseConfig(text: string, name: string = CONFIG_FILE): LoadedConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
   } catch (e) {
-    throw new CliError(EXIT.usage, `${CONFIG_FILE}: not valid YAML: ${(e as Error).message}`);
+    throw new CliError(EXIT.usage, `${name}: not valid YAML: ${(e as Error).message}`);
   }
   const parsed = svcYaml.safeParse(raw);
-  if (!parsed.success) throw new CliError(EXIT.usage, `${CONFIG_FILE} is invalid:\n${parsed.error.issues.map(describeIssue).join('\n')}`);
+  if (!parsed.success) throw new CliError(EXIT.usage, `${name} is invalid:\n${parsed.error.issues.map(describeIssue).join('\n')}`);
   const warnings: string[] = [];
   for (const old of ['gitBranches', 'environments'] as const) {
-    if (parsed.data[old]) warnings.push(`${CONFIG_FILE}: ${old} is deprecated; rename it to workspaces (it means the same)`);
+    if (parsed.data[old]) warnings.push(`${name}: ${old} is deprecated; rename it to workspaces (it means the same)`);
   }
   return { config: parsed.data, found: true, warnings };
 }

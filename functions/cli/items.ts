@@ -41,6 +41,8 @@ export interface SyncContext {
   localFiles?: Set<string>;
   /** Messages for the user that do not stop the sync. */
   warn(message: string): void;
+  /** What a file holds that svc cannot represent: left out, and listed by path and reason (docs/windmill.md). */
+  skip?(path: string, reason: string): void;
 }
 
 /** Remote state a push needs beyond the payload (e.g. a script's current hash for parent_hash). */

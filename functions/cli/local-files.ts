@@ -8,7 +8,7 @@ import type { EffectiveOptions } from './config.js';
 
 /** Never part of a workspace: VCS, dependencies, the sync state, the config itself. */
 const NEVER = new Set(['.git', 'node_modules', '.svc-sync']);
-const ROOT_FILES_NEVER = new Set(['svc.yaml', 'package.json', 'package-lock.json', 'tsconfig.json']);
+const ROOT_FILES_NEVER = new Set(['svc.yaml', 'wmill.yaml', 'wmill-lock.yaml', 'package.json', 'package-lock.json', 'tsconfig.json']);
 
 export function listLocalFiles(root: string): string[] {
   const out: string[] = [];
@@ -58,18 +58,24 @@ const UNSUPPORTED: { label: string; flag: keyof EffectiveOptions; wanted: (o: Ef
   { label: 'data migrations', flag: 'skipDataMigrations', wanted: (o) => !o.skipDataMigrations, match: (f) => f.startsWith('data_migrations/') },
 ];
 
-/** Splits off the files of unsupported kinds, with a warning for each kind svc.yaml wants synced. */
-export function setAsideUnsupported(files: string[], options: EffectiveOptions): { rest: string[]; warnings: string[] } {
+/**
+ * Splits off the files of unsupported kinds, with a warning for each kind svc.yaml wants synced,
+ * and each file by path and reason.
+ */
+export function setAsideUnsupported(files: string[], options: EffectiveOptions): { rest: string[]; warnings: string[]; skipped: { path: string; reason: string }[] } {
   const warnings: string[] = [];
+  const skipped: { path: string; reason: string }[] = [];
   let rest = files;
   for (const kind of UNSUPPORTED) {
     const matched = rest.filter(kind.match);
     if (matched.length === 0) continue;
     rest = rest.filter((f) => !kind.match(f));
+    const reason = kind.wanted(options) ? `this server has no ${kind.label}` : `${kind.label}: not synced (${kind.flag}: ${kind.flag.startsWith('skip')})`;
+    for (const path of matched) skipped.push({ path, reason });
     if (kind.wanted(options)) {
       const sample = matched.slice(0, 3).join(', ') + (matched.length > 3 ? ', ...' : '');
       warnings.push(`this server has no ${kind.label}: ${matched.length} file(s) left alone (${sample}); set ${kind.flag}: ${kind.flag.startsWith('skip')} to stop this warning`);
     }
   }
-  return { rest, warnings };
+  return { rest, warnings, skipped };
 }

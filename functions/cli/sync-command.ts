@@ -44,9 +44,10 @@ export function currentGitBranch(dir: string): string | null {
 }
 
 /** Builds everything a sync needs from svc.yaml, the flags, the profiles and git. */
-export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warnings: string[]; target: string } {
+export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warnings: string[]; skipped: Skipped[]; target: string } {
   const loaded = loadConfig(io.cwd);
   const warnings = [...loaded.warnings];
+  const skipped: Skipped[] = [];
   if (!loaded.found) warnings.push(`no ${CONFIG_FILE} here: using the defaults (svc init writes one)`);
   const gitBranch = currentGitBranch(io.cwd);
   const selected = selectWorkspace(loaded.config, { name: flags.workspace, gitBranch });
@@ -90,14 +91,21 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
       specific: specificItemsOf(loaded.config, selected),
     },
     warn: (m) => warnings.push(m),
+    skip: (path, reason) => skipped.push({ path, reason }),
   };
-  return { ctx, warnings, target: targetKey(remote.baseUrl, workspaceId) };
+  return { ctx, warnings, skipped, target: targetKey(remote.baseUrl, workspaceId) };
+}
+
+/** Something of the local files svc cannot represent, left out of the sync (docs/windmill.md). */
+export interface Skipped {
+  path: string;
+  reason: string;
 }
 
 export const configDirOf = (env: NodeJS.ProcessEnv): string => configDir(env);
 
 export async function runSync(direction: Direction, flags: SyncFlags, io: Io): Promise<ExitCode> {
-  const { ctx, warnings, target } = syncContext(flags, io);
+  const { ctx, warnings, skipped, target } = syncContext(flags, io);
   const say = (text: string) => (flags.jsonOutput ? io.err(text) : io.out(text));
   say(`${direction === 'pull' ? 'pulling from' : 'pushing to'} workspace ${ctx.remote.conn.workspaceId} at ${ctx.remote.baseUrl}`);
 
@@ -114,6 +122,7 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
     conflicts: thePlan.conflicts.map((c) => ({ ...changeJson(c), diff: conflictDiff(c) })),
     fileErrors: sides.fileErrors.map((e) => e.message),
     warnings: sides.warnings,
+    skipped,
     applied: [] as ReturnType<typeof changeJson>[],
     failed: [] as { path: string; kind: string; error: string }[],
   };
@@ -122,6 +131,10 @@ export async function runSync(direction: Direction, flags: SyncFlags, io: Io): P
     return code;
   };
   for (const w of sides.warnings) io.err(`warning: ${w}`);
+  // Listed before anything is applied, dry run or not: nothing is dropped without a word.
+  if (skipped.length && !flags.jsonOutput) {
+    io.out(`skipped (svc cannot represent these; they are left out):\n${skipped.map((s) => `  ${s.path}: ${s.reason}`).join('\n')}`);
+  }
 
   if (direction === 'push') {
     if (ctx.options.lint) {

@@ -48,7 +48,8 @@ export async function readRemote(ctx: SyncContext): Promise<Map<string, RemoteSi
 }
 
 export async function readLocalSide(ctx: SyncContext): Promise<Omit<Sides, 'remote'>> {
-  const { rest, warnings } = setAsideUnsupported(listLocalFiles(ctx.root), ctx.options);
+  const { rest, warnings, skipped } = setAsideUnsupported(listLocalFiles(ctx.root), ctx.options);
+  for (const s of skipped) ctx.skip?.(s.path, s.reason);
   ctx.localFiles = new Set(rest);
   const grouped = new Map<string, { handler: KindHandler; id: string; files: string[] }>();
   const unclaimed: string[] = [];

@@ -5,6 +5,7 @@ import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
 import { ItemFileError, type ItemKind, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
+import { reportWindmillAppParts, takeWindmillFields } from '../wmill-fields.js';
 
 /**
  * Apps: a folder `<path>.app/` (`<path>__app/` with nonDottedPaths) holding `app.yaml` with the
@@ -57,8 +58,11 @@ export const apps: KindHandler = {
   async parse(id, files, ctx) {
     const yamlPath = Object.keys(files).find((f) => posix.basename(f) === APP_FILE && posix.dirname(f).slice(id.length).match(/^(\.|__)app$/));
     if (!yamlPath) throw new ItemFileError(`${id}${folderSuffix(ctx.layout, 'app')}/${APP_FILE}`, 'missing: an app folder needs an app.yaml');
-    const parsed = appFile.safeParse(parseYamlFile(yamlPath, files[yamlPath]));
+    const data = parseYamlFile(yamlPath, files[yamlPath]);
+    takeWindmillFields('app', yamlPath, data, ctx);
+    const parsed = appFile.safeParse(data);
     if (!parsed.success) throw fileIssue(yamlPath, parsed.error);
+    reportWindmillAppParts(yamlPath, Object.keys(files), parsed.data.value, ctx);
     return { kind: KIND, id, payload: appPayload({ path: id, ...parsed.data }), files };
   },
 

@@ -6,6 +6,7 @@ import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
 import { ItemFileError, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
+import { takeWindmillFields } from '../wmill-fields.js';
 
 /**
  * Flows: a folder `<path>.flow/` (`<path>__flow/` with nonDottedPaths) holding `flow.yaml` (summary,
@@ -71,11 +72,19 @@ export const flows: KindHandler = {
   async parse(id, files, ctx) {
     const yamlPath = Object.keys(files).find((f) => posix.basename(f) === FLOW_FILE && posix.dirname(f).slice(id.length).match(/^(\.|__)flow$/));
     if (!yamlPath) throw new ItemFileError(`${id}${folderSuffix(ctx.layout, 'flow')}/${FLOW_FILE}`, 'missing: a flow folder needs a flow.yaml');
-    const parsed = flowFile.safeParse(parseYamlFile(yamlPath, files[yamlPath]));
+    const data = parseYamlFile(yamlPath, files[yamlPath]);
+    takeWindmillFields('flow', yamlPath, data, ctx);
+    const parsed = flowFile.safeParse(data);
     if (!parsed.success) throw fileIssue(yamlPath, parsed.error);
     const dir = posix.dirname(yamlPath);
     const value = structuredClone(parsed.data.value) as FlowPayload['value'];
     for (const m of modulesOf(value)) {
+      // Windmill's CLI writes an inline step's lock beside it; svc keeps no lock for a flow step.
+      const step = m.value as { lock?: unknown } | undefined;
+      if (step && 'lock' in step) {
+        if (step.lock) ctx.skip?.(yamlPath, `module ${m.id}: lock: svc keeps no lock for an inline flow step; left out`);
+        delete step.lock;
+      }
       if (m.value?.type !== 'rawscript' || typeof m.value.content !== 'string' || !m.value.content.startsWith(INLINE)) continue;
       const name = m.value.content.slice(INLINE.length).trim();
       const text = files[`${dir}/${name}`];

@@ -5,6 +5,7 @@ import { p, type Remote } from '../remote.js';
 import { bundleScript, codebaseOf } from '../codebases.js';
 import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
+import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import type { GoTarget, Language } from '../../ports.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
@@ -36,6 +37,9 @@ const metaSchema = z.strictObject({
   description: z.string().default(''),
   delete_after_use: z.boolean().default(false),
   timeout: z.number().int().positive().nullish(),
+  // As Windmill's CLI writes them: the lock ('!inline <file>', the lock, or its lines) and the input schema.
+  lock: z.unknown().optional(),
+  schema: z.record(z.string(), z.unknown()).nullish(),
 });
 
 export function scriptPayload(s: Omit<RemoteScript, 'hash'>) {
@@ -101,11 +105,15 @@ export const scripts: KindHandler = {
     const contentFile = contentFiles[0];
     const { language } = languageOfFile(contentFile, ctx.layout.defaultTs)!;
     const metaText = files[id + META];
-    const parsed = metaSchema.safeParse(metaText === undefined ? {} : parseYamlFile(id + META, metaText));
+    const metaData = metaText === undefined ? {} : parseYamlFile(id + META, metaText);
+    takeWindmillFields('script', id + META, metaData, ctx);
+    const parsed = metaSchema.safeParse(metaData);
     if (!parsed.success) throw fileIssue(id + META, parsed.error);
+    const { lock: metaLock, schema: _schema, ...meta } = parsed.data;
+    const lock = windmillLock(metaLock, id + META, ctx) ?? files[id + LOCK] ?? null;
     const codebase = codebaseOf(ctx, contentFile);
     const content = codebase ? await bundleScript(ctx, codebase, contentFile) : files[contentFile];
-    const payload = scriptPayload({ path: id, language, content, ...parsed.data, timeout: parsed.data.timeout ?? null, lock: files[id + LOCK] ?? null });
+    const payload = scriptPayload({ path: id, language, content, ...meta, timeout: meta.timeout ?? null, lock });
     const item: Item = { kind: 'script', id, payload, files, ...(codebase ? { bundledFrom: contentFile } : {}) };
     // No .script.yaml: the defaults, which is what a push sends (a .script.lock left out is no lock).
     if (metaText === undefined) item.defaults = { [id + META]: render(payload, ctx)[id + META] };

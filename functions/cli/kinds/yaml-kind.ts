@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { toYaml } from '../layout.js';
 import { ItemFileError, type Item, type ItemKind, type KindHandler, type RemoteMeta, type SyncContext } from '../items.js';
 import type { EffectiveOptions } from '../config.js';
+import { takeWindmillFields, type WindmillFileKind } from '../wmill-fields.js';
 
 /**
  * A kind stored as one YAML file per item (resources, variables, resource types, folders, groups,
@@ -30,6 +31,9 @@ export interface YamlKindSpec {
   remove(id: string, ctx: SyncContext): Promise<void>;
 }
 
+/** The kinds whose files Windmill's CLI writes with fields of its own (wmill-fields.ts). */
+const WINDMILL_FILE_KINDS: Partial<Record<ItemKind, WindmillFileKind>> = { resource: 'resource', variable: 'variable', folder: 'folder', resource_type: 'resource_type', schedule: 'schedule' };
+
 /** Fields a pull writes for information only; never compared, never pushed. */
 const OWNERSHIP = ['created_by'];
 
@@ -50,6 +54,8 @@ export function yamlKind(spec: YamlKindSpec): KindHandler {
       const [file, text] = Object.entries(files)[0];
       const data = parseYamlFile(file, text);
       for (const k of OWNERSHIP) delete data[k];
+      const windmillKind = WINDMILL_FILE_KINDS[spec.kind];
+      if (windmillKind) takeWindmillFields(windmillKind, file, data, ctx);
       const parsed = spec.schema.safeParse(data);
       if (!parsed.success) throw fileIssue(file, parsed.error);
       const payload = spec.fromFile(id, parsed.data as Record<string, unknown>);
