@@ -1,7 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { guardedLookup, isBlockedAddress } from '../core/address-rules.js';
 import type { WebhookRequest, WebhookResponse, WebhookSender } from '../ports.js';
 
 /**
@@ -9,46 +10,12 @@ import type { WebhookRequest, WebhookResponse, WebhookSender } from '../ports.js
  * a connection is actually made to (the resolver's answer, inside the socket's own lookup, so a
  * name cannot resolve to a public address for a check and a private one for the connection), on
  * every redirect hop too: loopback, private, link-local (cloud metadata at 169.254.169.254 and
- * fd00:ec2::254), carrier-grade NAT, multicast and reserved ranges are refused unless the
- * instance allows them (SVC_WEBHOOK_ALLOW_PRIVATE=1).
+ * fd00:ec2::254), carrier-grade NAT, multicast and reserved ranges (core/address-rules.ts, the
+ * same classification jobs' outbound connections get) are refused unless the instance allows them
+ * (SVC_WEBHOOK_ALLOW_PRIVATE=1).
  */
 
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  // IPv4-mapped addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList
-  // itself (a ::ffff:0:0/96 rule would also catch every IPv4 address). NAT64 reaches IPv4 hosts
-  // without that mapping: refused whole.
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
-
-export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+export { isBlockedAddress };
 
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -98,17 +65,8 @@ export class OutboundHttp implements WebhookSender {
 
   /** dns.lookup, refusing when any address the name has is blocked. */
   private guardedLookup(host: string) {
-    const allowPrivate = this.opts.allowPrivate;
-    return (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-        if (err) return callback(err, '');
-        const blocked = allowPrivate ? undefined : addresses.find((a) => isBlockedAddress(a.address));
-        if (blocked) return callback(new BlockedAddressError(host, blocked.address), '');
-        if (options.all) return callback(null, addresses);
-        const [first] = addresses;
-        callback(null, first.address, first.family);
-      });
-    };
+    const refuses = this.opts.allowPrivate ? () => false : isBlockedAddress;
+    return guardedLookup(dnsLookup, refuses, (address) => new BlockedAddressError(host, address));
   }
 }
 

@@ -30,6 +30,7 @@ export function runLimitsOf(setting: JobLimitsSetting): JobResourceLimits | unde
     ...(setting.cpu_seconds ? { cpuSeconds: setting.cpu_seconds } : {}),
     ...(setting.file_mb ? { fileBytes: setting.file_mb * MiB } : {}),
     ...(setting.open_files ? { openFiles: setting.open_files } : {}),
+    ...(setting.disk_mb ? { diskBytes: setting.disk_mb * MiB } : {}),
   };
   return Object.keys(limits).length > 0 ? limits : undefined;
 }

@@ -95,6 +95,7 @@ export interface JobResourceLimits {
   cpuSeconds?: number;
   fileBytes?: number;
   openFiles?: number;
+  diskBytes?: number;
 }
 
 export interface RunHooks {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import type { JobGuard } from './job-guard.js';
 import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
 import { resolveExecutable, sandboxEnv, writeCodeFile, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
@@ -28,11 +28,10 @@ export async function runBash(
   req: RunRequest,
   hooks: RunHooks,
   signal: AbortSignal,
-  workRoot: string,
   track: TrackProcess,
-  confiner: Confiner,
+  jails: JailSource,
 ): Promise<RunOutcome> {
-  return inOneShotJobDir(req, confiner, workRoot, 'sh', async (jobDir, jail) => {
+  return inOneShotJobDir(req, jails, 'sh', async (jobDir, jail) => {
     const scriptPath = join(jobDir, 'main.sh');
     await writeCodeFile(scriptPath, req.content);
     const spawn = {
@@ -41,7 +40,7 @@ export async function runBash(
       command: resolveExecutable('bash'),
       args: ['-c', BASH_LAUNCH, scriptPath],
       cwd: jobDir,
-      env: sandboxEnv(req.env, jobDir),
+      env: sandboxEnv(req.env, jobDir, jail),
       stdio: ['pipe', 'pipe', 'pipe'],
     } satisfies SandboxSpawn;
     const input = bashArguments(req).map((a) => `${a}\0`).join('');

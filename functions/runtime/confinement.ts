@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
+import { accessSync, chownSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
+import { AddressAllowList } from '../core/address-rules.js';
 import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
+import { JobNetwork, type NetworkSetting } from './job-network.js';
+import type { JobSlot } from './job-slots.js';
 
 const BWRAP = '/usr/bin/bwrap';
 
@@ -47,6 +50,8 @@ export interface ConfinementOptions {
   limits?: ResourceLimits;
   /** Paths jobs must not see at all (data dir, key files), hidden under an empty tmpfs. */
   hiddenPaths?: string[];
+  /** The network boundary (default: on, nothing allowed past it); `mode: 'host'` turns it off. */
+  network?: NetworkSetting;
 }
 
 /** What the runtime can enforce on this machine; the service prints it at start and serves it. */
@@ -54,6 +59,13 @@ export interface ConfinementStatus {
   /** `namespaces`: bubblewrap user+PID+mount namespaces; `uid`: uid-per-job only; `none`: not root. */
   isolation: 'namespaces' | 'uid' | 'none';
   memory: `cgroup-${CgroupKind}` | 'rlimit-data';
+  /**
+   * `namespace`: each process in its own network namespace, out only through the egress proxy, and
+   * its files in a tmpfs of `limits.diskBytes`; `host`: the host's network, files in the work dir.
+   */
+  network: 'namespace' | 'host';
+  /** Addresses of the refused ranges the instance lets jobs reach (SVC_JOB_NETWORK_ALLOW). */
+  networkAllow: string[];
   limits: ResourceLimits;
   /** Why something stronger is not used, when it is not. */
   notes: string[];
@@ -62,8 +74,17 @@ export interface ConfinementStatus {
 /** The confinement of one sandboxed process: its uid, its cgroup, and how to launch into them. */
 export interface Jail {
   readonly uid: number | undefined;
-  /** The command line that starts `command` confined, seeing only `visibleDirs` of the work root. */
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[] };
+  /** Where the process's directories go: its own tmpfs (the disk quota), else the work root. */
+  readonly workDir: string;
+  /**
+   * The command line that starts `command` confined, seeing only `visibleDirs` of the work root,
+   * and the uid to spawn it as (undefined: as the service, when a helper switches itself).
+   */
+  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[]; uid: number | undefined };
+  /** The job's environment as the process must see it (inside a namespace: the API and proxy there). */
+  jobEnv(env: Record<string, string>): Record<string, string>;
+  /** The disk quota, as a job error, when the process's tmpfs is full (asked when a job failed). */
+  diskQuotaError(cause?: string): JobError | undefined;
   /**
    * True when more processes live in the jail than the interpreter needs (bwrap's two plus the
    * interpreter, or the interpreter alone): a job left children behind. False where the kernel
@@ -87,6 +108,7 @@ export class Confiner {
   readonly status: ConfinementStatus;
   private readonly freeUids: number[] = [];
   private readonly cgroupLayout: Parameters<typeof JobCgroup.create>[0] | undefined;
+  private readonly networkSetting: NetworkSetting;
 
   constructor(private readonly options: ConfinementOptions = {}) {
     const limits = options.limits ?? DEFAULT_LIMITS;
@@ -104,34 +126,77 @@ export class Confiner {
     const cgroup = root ? JobCgroup.probe() : { reason: 'not root' };
     if ('layout' in cgroup) this.cgroupLayout = cgroup.layout;
     else notes.push(`no cgroup (${cgroup.reason}): memory bounded per process by RLIMIT_DATA, processes per uid by RLIMIT_NPROC`);
-    this.status = { isolation, memory: this.cgroupLayout ? `cgroup-${this.cgroupLayout.kind}` : 'rlimit-data', limits, notes };
+    let network: ConfinementStatus['network'] = 'host';
+    const setting = (this.networkSetting = options.network ?? { mode: 'boundary', allow: new AddressAllowList(undefined, 'network allow-list') });
+    if (setting.mode === 'host') notes.push('SVC_JOB_NETWORK=host: jobs share the host\'s network, and their files go to the work dir without a disk quota');
+    else if (isolation !== 'namespaces') notes.push('no network boundary (it needs the namespaces): jobs share the host\'s network');
+    else {
+      const probe = probeNetworkNamespace();
+      if (probe) notes.push(`no network boundary (${probe}): jobs share the host's network`);
+      else network = 'namespace';
+    }
+    this.status = {
+      isolation,
+      memory: this.cgroupLayout ? `cgroup-${this.cgroupLayout.kind}` : 'rlimit-data',
+      network,
+      networkAllow: setting.allow.entries,
+      limits,
+      notes,
+    };
   }
 
   /** One line for the start banner and logs. */
   describe(): string {
     const { isolation, memory, limits, notes } = this.status;
+    const { network, networkAllow } = this.status;
     const parts = [
       `jobs confined by ${isolation === 'namespaces' ? 'bubblewrap namespaces + uid per job' : isolation === 'uid' ? 'uid per job' : 'NOTHING (not root)'}`,
       `memory ${formatBytes(limits.memoryBytes)} (${memory}), ${limits.processes} processes, ${limits.cpuSeconds}s CPU, files ${formatBytes(limits.fileBytes)}, ${limits.openFiles} open files`,
+      network === 'namespace'
+        ? `network: own namespace, out through the egress proxy${networkAllow.length ? ` (allowed: ${networkAllow.join(', ')})` : ''}; disk ${formatBytes(limits.diskBytes)}`
+        : 'network: the host\'s',
     ];
     return [parts.join('; '), ...notes].join('\n  ');
   }
 
-  /** A jail with its own uid and cgroup; `limits` may lower the instance's (a workspace setting). */
-  open(limits: Partial<ResourceLimits> = {}): Jail {
+  /**
+   * The jails of one runner, whose directories live under `workRoot`: with the network boundary,
+   * its namespaces and tmpfs slots are made there and closed with `close`.
+   */
+  forRunner(workRoot: string): JailSource {
+    const network = this.status.network === 'namespace' ? new JobNetwork(workRoot, this.networkSetting.allow) : undefined;
+    return {
+      open: (limits) => this.open(workRoot, network, limits),
+      close: async () => network?.close(),
+    };
+  }
+
+  /** A jail with its own uid, cgroup and slot; `limits` may lower the instance's (a workspace setting). */
+  private async open(workRoot: string, network: JobNetwork | undefined, limits: Partial<ResourceLimits> = {}): Promise<Jail> {
     const effective = lowerOf(this.status.limits, limits);
     const uid = this.freeUids.shift();
     if (this.status.isolation !== 'none' && uid === undefined) {
       throw new Error('no free job uid: SVC_JOB_UID_RANGE is exhausted');
     }
     let cgroup: JobCgroup | undefined;
+    let slot: JobSlot | undefined;
     try {
       cgroup = this.cgroupLayout ? JobCgroup.create(this.cgroupLayout, effective, uid) : undefined;
+      if (network) {
+        slot = await network.slots.take(effective.diskBytes);
+        // The process's own /tmp and /dev/shm, inside its quota.
+        for (const dir of ['tmp', 'shm']) {
+          mkdirSync(join(slot.dir, dir), { mode: 0o700 });
+          if (uid !== undefined) chownSync(join(slot.dir, dir), uid, uid);
+        }
+      }
     } catch (error) {
+      cgroup?.remove();
+      if (slot) await network?.slots.give(slot);
       if (uid !== undefined) this.freeUids.push(uid);
       throw error;
     }
-    return new ProcessJail(this, uid, cgroup, effective, this.options.hiddenPaths ?? []);
+    return new ProcessJail(this, uid, cgroup, effective, this.options.hiddenPaths ?? [], workRoot, network && slot ? { network, slot } : undefined);
   }
 
   /** @internal */
@@ -140,9 +205,16 @@ export class Confiner {
   }
 }
 
+/** Hands out the jails of one runner (Confiner.forRunner). */
+export interface JailSource {
+  open(limits?: Partial<ResourceLimits>): Promise<Jail>;
+  close(): Promise<void>;
+}
+
 class ProcessJail implements Jail {
   private released: Promise<void> | undefined;
   private readonly refusedBefore: number;
+  readonly workDir: string;
 
   constructor(
     private readonly confiner: Confiner,
@@ -150,11 +222,24 @@ class ProcessJail implements Jail {
     private readonly cgroup: JobCgroup | undefined,
     private readonly limits: ResourceLimits,
     private readonly hiddenPaths: string[],
+    workRoot: string,
+    private readonly boundary: { network: JobNetwork; slot: JobSlot } | undefined,
   ) {
     this.refusedBefore = cgroup?.forksRefused() ?? 0;
+    this.workDir = boundary?.slot.dir ?? workRoot;
   }
 
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[] } {
+  jobEnv(env: Record<string, string>): Record<string, string> {
+    return this.boundary ? this.boundary.network.jobEnv(env) : env;
+  }
+
+  diskQuotaError(cause?: string): JobError | undefined {
+    if (!this.boundary?.slot.isFull()) return undefined;
+    const message = `disk quota ${formatBytes(this.limits.diskBytes)} exceeded (the job's files, /tmp and /dev/shm)`;
+    return { name: 'DiskQuotaExceeded', message: cause ? `${message}: ${cause}` : message };
+  }
+
+  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[]; uid: number | undefined } {
     const { limits } = this;
     const procs = this.cgroup?.procsFiles ?? [];
     // The launcher joins the cgroup and sets the rlimits as the job's uid, then becomes the job.
@@ -167,8 +252,12 @@ class ProcessJail implements Jail {
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
     const script = `for f in ${procs.map((_, i) => `"$${i + 1}"`).join(' ')}; do echo $$ > "$f" || exit 125; done; ${ulimits.join('; ')}; shift ${procs.length}; exec "$@"`;
-    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits) : [command, ...args];
-    return { command: '/bin/sh', args: ['-c', script, 'svc-launch', ...procs, ...inner] };
+    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot) : [command, ...args];
+    const launch = ['-c', script, 'svc-launch', ...procs, ...inner];
+    if (!this.boundary || this.uid === undefined) return { command: '/bin/sh', args: launch, uid: this.uid };
+    // Joining the namespace takes root; nsenter drops to the job's uid (and no other group) right after.
+    const uid = String(this.uid);
+    return { command: NSENTER, args: [`--net=${this.boundary.slot.netns}`, '-S', uid, '-G', uid, '--', '/bin/sh', ...launch], uid: undefined };
   }
 
   hasLeftovers(): boolean {
@@ -191,6 +280,7 @@ class ProcessJail implements Jail {
     if (exit && (exit.signal === 'SIGXCPU' || exit.code === 128 + 24)) {
       return { name: 'CpuLimitExceeded', message: `CPU time limit ${this.limits.cpuSeconds}s exceeded` };
     }
+    if (exit && (exit.code !== 0 || exit.signal)) return this.diskQuotaError();
     return undefined;
   }
 
@@ -206,6 +296,8 @@ class ProcessJail implements Jail {
     this.released ??= (async () => {
       await this.cgroup?.removeWhenEmpty();
       if (this.uid !== undefined) this.confiner.giveBack(this.uid);
+      // Nothing of the process is left to hold a socket or a file: the slot may serve another.
+      if (this.boundary) await this.boundary.network.slots.give(this.boundary.slot);
     })();
     return this.released;
   }
@@ -215,17 +307,42 @@ class ProcessJail implements Jail {
  * Own user, PID, IPC and UTS namespaces; the system read-only; a private /tmp, /dev/shm and /proc;
  * the service's data hidden; only the job's own directories visible, writable where the uid owns them.
  */
-function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits): string[] {
+function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined): string[] {
   const tmpSize = String(limits.memoryBytes);
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
-  for (const dir of PRIVATE_DIRS) out.push('--size', tmpSize, '--tmpfs', dir);
+  // The cgroup tree would show every other job's group, its limits and its usage.
+  out.push('--tmpfs', '/sys/fs/cgroup');
+  if (slot) {
+    // Inside the slot's tmpfs: /tmp, /dev/shm and the job's directories share one quota.
+    out.push('--bind', join(slot.dir, 'tmp'), '/tmp', '--bind', join(slot.dir, 'shm'), '/dev/shm');
+  } else {
+    for (const dir of PRIVATE_DIRS) out.push('--size', tmpSize, '--tmpfs', dir);
+  }
   // Before the data dir inside it is hidden again.
   if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
   for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
   out.push('--', command, ...args);
   return [BWRAP, ...out];
+}
+
+const NSENTER = '/usr/bin/nsenter';
+
+/** Returns why job network namespaces cannot be made here (util-linux, iproute2), or undefined. */
+function probeNetworkNamespace(): string | undefined {
+  const result = spawnSync('unshare', ['--net', 'ip', 'link', 'set', 'lo', 'up'], {
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  if (result.status !== 0) return (result.stderr || result.error?.message || `unshare exited with ${result.status}`).trim();
+  try {
+    accessSync(NSENTER, fsConstants.X_OK);
+  } catch {
+    return `${NSENTER} not installed (Debian package util-linux)`;
+  }
+  return undefined;
 }
 
 /** Returns why user+PID namespaces cannot be used here, or undefined when they work. */
@@ -254,5 +371,6 @@ function lowerOf(base: ResourceLimits, wanted: Partial<ResourceLimits>): Resourc
     cpuSeconds: pick('cpuSeconds'),
     fileBytes: pick('fileBytes'),
     openFiles: pick('openFiles'),
+    diskBytes: pick('diskBytes'),
   };
 }

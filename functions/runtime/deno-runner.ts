@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { installDenoClient } from './client-libraries.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import { DENO_MISSING, denoBinary } from './deno-binary.js';
 import { DenoFrameReader, type DenoFrame } from './deno-frames.js';
 import type { JobGuard } from './job-guard.js';
@@ -43,19 +43,18 @@ export async function runDeno(
   req: RunRequest,
   hooks: RunHooks,
   signal: AbortSignal,
-  workRoot: string,
   track: TrackProcess,
-  confiner: Confiner,
+  jails: JailSource,
 ): Promise<RunOutcome> {
   const deno = denoBinary();
   if (!deno) return { ok: false, error: { name: 'ExecutionErr', message: DENO_MISSING } };
-  return inOneShotJobDir(req, confiner, workRoot, 'deno', async (jobDir, jail) => {
+  return inOneShotJobDir(req, jails, 'deno', async (jobDir, jail) => {
     await writeCodeFile(join(jobDir, 'main.ts'), req.content);
     await copyCodeFile(DENO_SHIM, join(jobDir, 'deno-shim.mjs'));
     const client = await installDenoClient(jobDir);
     await writeCodeFile(join(jobDir, 'import_map.json'), JSON.stringify({ imports: { 'svc-client': `file://${client}` } }));
     const marker = `\u0000svc-deno-${randomBytes(16).toString('hex')}:`;
-    const env = { ...sandboxEnv(req.env, jobDir), DENO_DIR: join(jobDir, '.deno'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', DENO_TLS_CA_STORE: 'system' };
+    const env = { ...sandboxEnv(req.env, jobDir, jail), DENO_DIR: join(jobDir, '.deno'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', DENO_TLS_CA_STORE: 'system' };
     // Through sh only to point fd 2 at the stdout pipe, so the log keeps the order of the lines.
     const spawn = {
       jail,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import { goBinaryPath } from './go-build.js';
 import type { JobGuard } from './job-guard.js';
 import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
@@ -29,15 +29,14 @@ export async function runGo(
   req: RunRequest,
   hooks: RunHooks,
   signal: AbortSignal,
-  workRoot: string,
   track: TrackProcess,
-  confiner: Confiner,
+  jails: JailSource,
   cacheDir: string | undefined,
 ): Promise<RunOutcome> {
   if (cacheDir === undefined) return { ok: false, error: { name: 'ExecutionErr', message: GO_NOT_ON_THIS_RUNNER } };
   const built = goBinaryPath(cacheDir, req.content);
   if (!existsSync(built)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
-  return inOneShotJobDir(req, confiner, workRoot, 'go', async (jobDir, jail) => {
+  return inOneShotJobDir(req, jails, 'go', async (jobDir, jail) => {
     const binary = join(jobDir, 'main');
     await copyFile(built, binary);
     await chmod(binary, 0o755);
@@ -47,7 +46,7 @@ export async function runGo(
       command: binary,
       args: [],
       cwd: jobDir,
-      env: sandboxEnv(req.env, jobDir),
+      env: sandboxEnv(req.env, jobDir, jail),
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     } satisfies SandboxSpawn;
     // Only the names the schema declares, as for Python: undeclared arguments never reach main.

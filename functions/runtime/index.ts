@@ -51,6 +51,7 @@ export interface LocalRunner extends CodeRunner {
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const workRoot = prepareWorkRoot(options.workDir);
   const confiner = options.confiner ?? new Confiner();
+  const jails = confiner.forRunner(workRoot);
   const pool = new WarmPool<WarmWorker>({
     maxPerKey: options.maxWarmPerKey ?? 4,
     maxTotal: options.maxWarmTotal ?? 128,
@@ -76,7 +77,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     // files and the code belong to one of each.
     // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
     const identity = [req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null];
-    const startSpare = () => (python ? startPythonSpare(req.limits, workRoot, confiner) : startTypeScriptSpare(req.limits, workRoot, confiner));
+    const startSpare = () => (python ? startPythonSpare(req.limits, jails) : startTypeScriptSpare(req.limits, jails));
     const start = async () => {
       const code = python ? req.content : await typeScriptCode(req);
       // A spare has never held code, so it carries no other script's module state.
@@ -109,9 +110,9 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
-        if (req.language === 'bash') return await runBash(req, hooks, signal, workRoot, trackBash, confiner);
-        if (req.language === 'deno') return await runDeno(req, hooks, signal, workRoot, trackBash, confiner);
-        if (req.language === 'go') return await runGo(req, hooks, signal, workRoot, trackBash, confiner, options.goCacheDir);
+        if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, jails);
+        if (req.language === 'deno') return await runDeno(req, hooks, signal, trackBash, jails);
+        if (req.language === 'go') return await runGo(req, hooks, signal, trackBash, jails, options.goCacheDir);
         return await runWarm(req, hooks, signal);
       } catch (error) {
         return { ok: false, error: asJobError(error) };
@@ -123,6 +124,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       const bash = [...bashJobs];
       for (const proc of bash) proc.kill();
       await Promise.all([pool.close(), spares.close(), ...bash.map((proc) => proc.exited)]);
+      await jails.close();
     },
   };
 }

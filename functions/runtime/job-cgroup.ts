@@ -172,7 +172,7 @@ export class JobCgroup {
 
 const readBuffer = Buffer.alloc(64 * 1024);
 
-const probeLimits: ResourceLimits = { memoryBytes: 64 * 1024 * 1024, processes: 8, cpuSeconds: 1, fileBytes: 1, openFiles: 8 };
+const probeLimits: ResourceLimits = { memoryBytes: 64 * 1024 * 1024, processes: 8, cpuSeconds: 1, fileBytes: 1, openFiles: 8, diskBytes: 1 };
 
 function counter(text: string | null, name: string): number {
   const line = text?.split('\n').find((l) => l.startsWith(`${name} `));

@@ -5,6 +5,8 @@ export interface ResourceLimits {
   cpuSeconds: number;
   fileBytes: number;
   openFiles: number;
+  /** Everything the process writes (its directories, /tmp, /dev/shm): its tmpfs's size. */
+  diskBytes: number;
 }
 
 const MiB = 1024 * 1024;
@@ -16,6 +18,7 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   cpuSeconds: 900,
   fileBytes: 1024 * MiB,
   openFiles: 1024,
+  diskBytes: 1024 * MiB,
 };
 
 /** The instance's limits from `SVC_JOB_*` variables (README: "Job confinement"). */
@@ -26,6 +29,7 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv): ResourceLimits {
     cpuSeconds: positive(env.SVC_JOB_CPU_SECONDS, DEFAULT_LIMITS.cpuSeconds, 'SVC_JOB_CPU_SECONDS'),
     fileBytes: positive(env.SVC_JOB_FILE_MB, DEFAULT_LIMITS.fileBytes / MiB, 'SVC_JOB_FILE_MB') * MiB,
     openFiles: positive(env.SVC_JOB_OPEN_FILES, DEFAULT_LIMITS.openFiles, 'SVC_JOB_OPEN_FILES'),
+    diskBytes: positive(env.SVC_JOB_DISK_MB, DEFAULT_LIMITS.diskBytes / MiB, 'SVC_JOB_DISK_MB') * MiB,
   };
 }
 

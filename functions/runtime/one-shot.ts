@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import {
   makeJobDir,
@@ -23,13 +23,12 @@ export type TrackProcess = (proc: SandboxProcess) => () => void;
  */
 export async function inOneShotJobDir(
   req: RunRequest,
-  confiner: Confiner,
-  workRoot: string,
+  jails: JailSource,
   prefix: string,
   run: (jobDir: string, jail: Jail) => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
-  const jail = confiner.open(req.limits);
-  const jobDir = join(workRoot, randomName(prefix));
+  const jail = await jails.open(req.limits);
+  const jobDir = join(jail.workDir, randomName(prefix));
   try {
     await makeJobDir(jobDir, jail.uid);
     if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);

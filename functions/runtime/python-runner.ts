@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { JobResourceLimits, RunRequest } from '../ports.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import { installPythonClient } from './client-libraries.js';
 import {
   copyCodeFile,
@@ -30,12 +30,11 @@ export function pythonCall(req: RunRequest): Record<string, unknown> {
  * Starts a spare Python child: interpreter and shim up, no script yet. `WarmWorker.loadCode`
  * writes the script, which the shim imports on the first job.
  */
-export async function startPythonSpare(limits: JobResourceLimits | undefined, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
-  const procDir = join(workRoot, randomName('py'));
-  await makeCodeDir(procDir);
-  let jail: Jail | undefined;
+export async function startPythonSpare(limits: JobResourceLimits | undefined, jails: JailSource): Promise<WarmWorker> {
+  const jail: Jail = await jails.open(limits);
+  const procDir = join(jail.workDir, randomName('py'));
   try {
-    jail = confiner.open(limits);
+    await makeCodeDir(procDir);
     const scriptPath = join(procDir, 'main.py');
     const shimPath = join(procDir, 'python_shim.py');
     await copyCodeFile(PYTHON_SHIM, shimPath);
@@ -47,13 +46,13 @@ export async function startPythonSpare(limits: JobResourceLimits | undefined, wo
       // -u: prints reach the log as they happen; -B: the code dir is read-only, skip .pyc writes.
       args: ['-u', '-B', shimPath, scriptPath],
       cwd: procDir,
-      env: sandboxEnv({}, procDir),
+      env: sandboxEnv({}, procDir, jail),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
-    await jail?.release();
     await removeDir(procDir);
+    await jail.release();
     throw error;
   }
 }

@@ -17,9 +17,12 @@ function jobsRunAsOtherUids(): boolean {
   return process.getuid?.() === 0;
 }
 
-/** The complete environment of user code: the job's variables on top of a fixed minimum. */
-export function sandboxEnv(jobEnv: Record<string, string>, home: string): Record<string, string> {
-  return { PATH: SANDBOX_PATH, HOME: home, LANG: 'C.UTF-8', ...jobEnv };
+/**
+ * The complete environment of user code: the job's variables on top of a fixed minimum, as the
+ * jail shows them (inside a network namespace: BASE_INTERNAL_URL and the proxy variables there).
+ */
+export function sandboxEnv(jobEnv: Record<string, string>, home: string, jail: Pick<Jail, 'jobEnv'>): Record<string, string> {
+  return { PATH: SANDBOX_PATH, HOME: home, LANG: 'C.UTF-8', ...jail.jobEnv(jobEnv) };
 }
 
 /**
@@ -81,7 +84,7 @@ export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
     env: spec.env,
     stdio: spec.stdio,
     detached: true,
-    ...(jail.uid === undefined ? {} : { uid: jail.uid, gid: jail.uid }),
+    ...(launch.uid === undefined ? {} : { uid: launch.uid, gid: launch.uid }),
   });
   const exitedPromise = new Promise<ExitInfo>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));

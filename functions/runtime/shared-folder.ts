@@ -39,7 +39,7 @@ function errorLine(stderr: string): string {
 
 async function runScript(jobDir: string, jail: Jail, request: Record<string, unknown>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   script ??= readFileSync(new URL('./shims/shared-folder.mjs', import.meta.url), 'utf8');
-  const proc = spawnSandboxed({ jail, visibleDirs: [jobDir], command: process.execPath, args: ['--input-type=module', '-e', script], cwd: jobDir, env: sandboxEnv({}, jobDir), stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawnSandboxed({ jail, visibleDirs: [jobDir], command: process.execPath, args: ['--input-type=module', '-e', script], cwd: jobDir, env: sandboxEnv({}, jobDir, jail), stdio: ['pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   proc.child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { JobResourceLimits, RunRequest } from '../ports.js';
-import type { Confiner, Jail } from './confinement.js';
+import type { Jail, JailSource } from './confinement.js';
 import { installTypeScriptClient } from './client-libraries.js';
 import {
   copyCodeFile,
@@ -36,12 +36,11 @@ export function typeScriptCode(req: RunRequest): Promise<string> {
  * Starts a spare Node child: runtime and shim up, no script yet. `WarmWorker.loadCode` writes the
  * transpiled script, which the shim imports on the first job.
  */
-export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, workRoot: string, confiner: Confiner): Promise<WarmWorker> {
-  const procDir = join(workRoot, randomName('ts'));
-  await makeCodeDir(procDir);
-  let jail: Jail | undefined;
+export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, jails: JailSource): Promise<WarmWorker> {
+  const jail: Jail = await jails.open(limits);
+  const procDir = join(jail.workDir, randomName('ts'));
   try {
-    jail = confiner.open(limits);
+    await makeCodeDir(procDir);
     const scriptPath = join(procDir, 'main.mjs');
     const shimPath = join(procDir, 'node-shim.mjs');
     await copyCodeFile(NODE_SHIM, shimPath);
@@ -66,13 +65,13 @@ export async function startTypeScriptSpare(limits: JobResourceLimits | undefined
       command: resolveExecutable('sh'),
       args: ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, ...nodeArgs],
       cwd: procDir,
-      env: sandboxEnv({}, procDir),
+      env: sandboxEnv({}, procDir, jail),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
-    await jail?.release();
     await removeDir(procDir);
+    await jail.release();
     throw error;
   }
 }

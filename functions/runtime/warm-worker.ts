@@ -156,7 +156,7 @@ export class WarmWorker {
           },
         };
       });
-      this.channel.send({ type: 'job', id, env: sandboxEnv(req.env, jobDir), cwd: jobDir, marker, ...call });
+      this.channel.send({ type: 'job', id, env: sandboxEnv(req.env, jobDir, this.jail), cwd: jobDir, marker, ...call });
 
       const finished = done.then(async (message) => {
         // A child that closed its own stdout never sends the marker; don't wait for the timeout.
@@ -208,6 +208,12 @@ export class WarmWorker {
   private async finish(message: DoneMessage, chunks: string[], guard: JobGuard): Promise<WorkerRun> {
     let outcome: RunOutcome;
     if (!message.ok) {
+      // A job that failed with its tmpfs full ran out of its disk quota; its files stay with the process.
+      const quota = this.jail.diskQuotaError(message.error.message);
+      if (quota) {
+        await this.dispose();
+        return { outcome: { ok: false, error: quota }, reusable: false };
+      }
       outcome = { ok: false, error: message.error };
     } else if (message.streamed) {
       outcome = { ok: true, result: streamResult(chunks.join(''), message.result), streamed: true };

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
@@ -203,5 +205,69 @@ describe('per-workspace limits', () => {
     await s.post(`${ws()}/workspaces/job_limits`, { memory_mb: 100_000 });
     expect(await runWait('u/alice/medium', alice)).toBe('fits');
     await s.post(`${ws()}/workspaces/job_limits`, {});
+  }, 60_000);
+});
+
+describe('the network boundary (README "Job confinement")', () => {
+  it("refuses a job's requests to the service's own port, another loopback service and the metadata address; BASE_INTERNAL_URL answers", async () => {
+    const other = createServer((_req, res) => res.end('other loopback service'));
+    await new Promise<void>((ready) => other.listen(0, '127.0.0.1', ready));
+    try {
+      await createScript(
+        s,
+        'u/alice/reach',
+        'nativets',
+        `import * as svc from 'svc-client';
+const attempt = async (url: string) => {
+  try {
+    const res = await fetch(url);
+    return res.status + ' ' + (await res.text()).slice(0, 300);
+  } catch (e: any) {
+    return 'ERROR ' + (e.cause?.message ?? e.message);
+  }
+};
+export async function main(servicePort: number, otherPort: number) {
+  return {
+    variable: await svc.getVariable('u/alice/canary'),
+    service: await attempt('http://127.0.0.1:' + servicePort + '/api/version'),
+    other: await attempt('http://127.0.0.1:' + otherPort + '/'),
+    metadata: await attempt('http://169.254.169.254/latest/meta-data/'),
+  };
+}`,
+      );
+      const servicePort = Number(new URL(s.url).port);
+      const otherPort = (other.address() as AddressInfo).port;
+      const report = await runWait('u/alice/reach', alice, { servicePort, otherPort });
+      expect(report.variable).toBe(SECRET);
+      expect(report.service).toMatch(/^ERROR .*ECONNREFUSED/);
+      expect(report.other).toMatch(/^ERROR .*ECONNREFUSED/);
+      expect(report.metadata).toContain('169.254.169.254 is 169.254.169.254, a loopback, private, link-local or reserved address');
+    } finally {
+      other.close();
+    }
+  }, 60_000);
+
+  it("shows a job its own namespace's sockets only, not the host's", async () => {
+    await createScript(
+      s,
+      'u/alice/sockets',
+      'bash',
+      'cat /proc/net/tcp /proc/net/tcp6 | while read -r _ local _; do p=${local##*:}; [ "$p" != local_address ] && printf "%d\\n" "0x$p"; done | sort -un | paste -sd, -\n',
+    );
+    const ports = String(await runWait('u/alice/sockets', alice)).split(',').map(Number);
+    expect(ports).not.toContain(Number(new URL(s.url).port));
+    expect(ports).toEqual([80, 3128]);
+  });
+
+  it('fails a job that writes past the disk quota with an error naming it', async () => {
+    await createScript(s, 'u/alice/filler', 'bash', 'head -c 67108864 /dev/zero > big || exit 1\necho wrote\n');
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { disk_mb: 8 })).status).toBe(200);
+    try {
+      const error = (await runWait('u/alice/filler', alice)).error;
+      expect(error.name).toBe('DiskQuotaExceeded');
+      expect(error.message).toContain('disk quota 8 MiB exceeded');
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
   }, 60_000);
 });

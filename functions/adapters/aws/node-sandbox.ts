@@ -11,6 +11,7 @@ import { createLocalRunner, type LocalRunner } from '../../runtime/index.js';
 import { sweepEnvironment } from '../../runtime/environment-sweep.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { limitsFromEnv, uidRangeFromEnv } from '../../runtime/job-limits.js';
+import { networkFromEnv } from '../../runtime/job-network.js';
 import { log } from '../../core/logger.js';
 import { fetchGoBinary } from './sandbox-go-binary.js';
 
@@ -28,7 +29,7 @@ function sandboxRunner(): LocalRunner {
   if (containerRunner) return containerRunner;
   // Same rules as the local shell; where the platform allows less (no root or namespaces on
   // Lambda), the log says so rather than running unconfined silently.
-  const confiner = new Confiner({ limits: limitsFromEnv(process.env), uidRange: uidRangeFromEnv(process.env) });
+  const confiner = new Confiner({ limits: limitsFromEnv(process.env), uidRange: uidRangeFromEnv(process.env), network: networkFromEnv(process.env) });
   log.info('sandbox runtime', { confinement: confiner.describe(), deno: describeDeno() });
   return (containerRunner = createLocalRunner({
     workDir,

@@ -30,7 +30,7 @@ const runRequestSchema = z.object({
   maxOutputBytes: z.number().positive(),
   shared: sharedFilesSchema,
   limits: z
-    .object({ memoryBytes: z.number().int().positive(), processes: z.number().int().positive(), cpuSeconds: z.number().int().positive(), fileBytes: z.number().int().positive(), openFiles: z.number().int().positive() })
+    .object({ memoryBytes: z.number().int().positive(), processes: z.number().int().positive(), cpuSeconds: z.number().int().positive(), fileBytes: z.number().int().positive(), openFiles: z.number().int().positive(), diskBytes: z.number().int().positive() })
     .partial()
     .optional(),
   goBinaryUrl: z.string().url().optional(),

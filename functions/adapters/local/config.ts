@@ -3,6 +3,7 @@ import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
+import { networkFromEnv, type NetworkSetting } from '../../runtime/job-network.js';
 
 /** The local shell's settings, from the environment (README lists them). */
 export interface LocalConfig {
@@ -31,6 +32,8 @@ export interface LocalConfig {
   /** Per-process job limits and the uids jobs run as (README: Job confinement). */
   jobLimits: ResourceLimits;
   jobUidRange: { first: number; count: number };
+  /** SVC_JOB_NETWORK, SVC_JOB_NETWORK_ALLOW: jobs' network boundary (README "Job confinement"). */
+  jobNetwork: NetworkSetting;
   /** Warm processes kept overall (each serves one workspace, user and script version). */
   maxWarmTotal: number;
   /** SVC_WARM_MEMORY_MB: what the warm processes may cost together; unset, a quarter of the machine's memory. */
@@ -60,6 +63,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     scheduleTickMs: int(env.SVC_SCHEDULE_TICK_MS, 250),
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
+    jobNetwork: networkFromEnv(env),
     maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 128),
     warmMemoryBytes: env.SVC_WARM_MEMORY_MB ? int(env.SVC_WARM_MEMORY_MB, 0) * 1024 * 1024 : undefined,
     warmSpares: int(env.SVC_WARM_SPARES, 2),

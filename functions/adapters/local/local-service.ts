@@ -50,7 +50,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
   chmodSync(runDir, 0o711);
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
-  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir] });
+  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir], network: config.jobNetwork });
   console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}`);
   // Go binaries are built at create into the data dir, which jobs never see; a job gets a copy.
   const goCacheDir = join(config.dataDir, 'go');

@@ -83,7 +83,7 @@ const positiveLimit = z.number().int().positive().max(2 ** 31);
  * never raise it: the runtime takes the lower of the two. Absent fields follow the instance.
  */
 export const jobLimitsSetting = z
-  .object({ memory_mb: positiveLimit, max_processes: positiveLimit, cpu_seconds: positiveLimit, file_mb: positiveLimit, open_files: positiveLimit })
+  .object({ memory_mb: positiveLimit, max_processes: positiveLimit, cpu_seconds: positiveLimit, file_mb: positiveLimit, open_files: positiveLimit, disk_mb: positiveLimit })
   .partial()
   .strict();
 export type JobLimitsSetting = z.infer<typeof jobLimitsSetting>;

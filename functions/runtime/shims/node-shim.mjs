@@ -2,7 +2,15 @@
 // arrive on the IPC channel, one at a time, so a warm process can run many jobs of one version.
 // stdout/stderr stay the user's: they are the job's log.
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import tls from 'node:tls';
 import { pathToFileURL } from 'node:url';
+
+// Inside the job's network namespace the only way out is the service's egress proxy
+// (HTTPS_PROXY). Node's fetch ignores the proxy variables, so its dispatcher is given a connector
+// that tunnels through the proxy with CONNECT (TLS on top where the URL is https), and goes direct
+// to the NO_PROXY hosts (the namespace's own loopback, where BASE_INTERNAL_URL leads).
+const fetchRouted = routeFetchThroughProxy(process.env.HTTPS_PROXY, process.env.NO_PROXY).catch(() => undefined);
 
 const scriptPath = process.argv[2];
 const reply = (message) => {
@@ -25,6 +33,7 @@ process.on('disconnect', () => process.exit(0));
 async function serve(job) {
   let outcome;
   try {
+    await fetchRouted;
     setEnvironment(job.env);
     process.chdir(job.cwd);
     outcome = await callMain(job);
@@ -112,4 +121,63 @@ function toJobError(error) {
     message = String(error);
   }
   return { name: 'Error', message };
+}
+
+async function routeFetchThroughProxy(proxy, noProxy) {
+  if (!proxy) return;
+  const key = Symbol.for('undici.globalDispatcher.1');
+  // The first fetch loads undici, which installs its default Agent under this key.
+  await fetch('data:,').catch(() => undefined);
+  const Agent = globalThis[key]?.constructor;
+  if (typeof Agent !== 'function') return;
+  const via = new URL(proxy);
+  const direct = new Set((noProxy ?? '').split(',').map((host) => host.trim()).filter(Boolean));
+  globalThis[key] = new Agent({
+    connect(options, callback) {
+      const host = options.hostname.replace(/^\[|\]$/g, '');
+      const secure = options.protocol === 'https:';
+      const port = Number(options.port) || (secure ? 443 : 80);
+      let settled = false;
+      const done = (error, socket) => {
+        if (settled) return;
+        settled = true;
+        callback(error, socket);
+      };
+      const ready = (raw) => {
+        if (!secure) return done(null, raw);
+        const servername = options.servername || (net.isIP(host) ? undefined : host);
+        const secured = tls.connect({ socket: raw, servername, ALPNProtocols: ['http/1.1'] });
+        secured.once('secureConnect', () => done(null, secured));
+        secured.once('error', (error) => done(error));
+      };
+      if (direct.has(host)) {
+        const raw = net.connect({ host, port });
+        raw.once('connect', () => ready(raw));
+        raw.once('error', (error) => done(error));
+        return;
+      }
+      const authority = net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+      const raw = net.connect({ host: via.hostname, port: Number(via.port) || 80 });
+      raw.once('error', (error) => done(error));
+      raw.once('connect', () => raw.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`));
+      let answer = Buffer.alloc(0);
+      const onData = (chunk) => {
+        answer = Buffer.concat([answer, chunk]);
+        const end = answer.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        raw.off('data', onData);
+        const head = answer.subarray(0, end).toString('latin1');
+        if (!/^HTTP\/1\.[01] 200/.test(head)) {
+          raw.once('end', () => done(new Error(answer.toString('utf8').split('\r\n\r\n').slice(1).join('').trim() || head)));
+          raw.resume();
+          raw.on('data', (more) => (answer = Buffer.concat([answer, more])));
+          return;
+        }
+        const rest = answer.subarray(end + 4);
+        if (rest.length > 0) raw.unshift(rest);
+        ready(raw);
+      };
+      raw.on('data', onData);
+    },
+  });
 }

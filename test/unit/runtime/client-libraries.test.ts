@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeApi, type FakeApi } from '../clients/fake-api.js';
-import { makeRunner, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
+import { isRoot, makeRunner, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
+
+/**
+ * BASE_INTERNAL_URL as a job sees it: inside its network namespace (root), the namespace's API
+ * port, which leads to the API the service knows (README "Job confinement").
+ */
+const jobBaseUrl = () => (isRoot ? 'http://127.0.0.1:80' : api.baseUrl);
 
 // Scripts import the svc client libraries with nothing installed, through the real runners: a
 // sandboxed Node child limited to reading its own dir, a Python child with an empty environment,
@@ -44,7 +50,7 @@ export async function main(path: string) {
     expect(first).toEqual({
       context: {
         workspace: 'ws', jobId: 'job-ts-1', jobPath: 'u/alice/client_user', username: 'alice', flowJobId: null, flowPath: null,
-        rootFlowJobId: null, baseUrl: api.baseUrl,
+        rootFlowJobId: null, baseUrl: jobBaseUrl(),
       },
       value: 'hello',
     });
@@ -79,7 +85,7 @@ def main(path: str):
     expect(resultOf((await run('job-py-1', 'u/alice/greeting')).outcome)).toEqual({
       context: {
         workspace: 'ws', job_id: 'job-py-1', job_path: 'u/alice/client_user', username: 'alice', flow_job_id: null, flow_path: null,
-        root_flow_job_id: null, base_url: api.baseUrl,
+        root_flow_job_id: null, base_url: jobBaseUrl(),
       },
       value: 'hello',
     });

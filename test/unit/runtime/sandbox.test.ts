@@ -9,7 +9,9 @@ const { runner, dispose } = makeRunner();
 afterAll(dispose);
 
 const ENV = { OV_TOKEN: 'tok', OV_WORKSPACE: 'ws' };
-const BASE_ENV_KEYS = ['HOME', 'LANG', 'PATH'];
+// With the network boundary (root, namespaces), the proxy variables lead to the egress proxy.
+const PROXY_ENV_KEYS = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'];
+const BASE_ENV_KEYS = ['HOME', 'LANG', 'PATH', ...(isRoot ? PROXY_ENV_KEYS : [])];
 
 describe('environment', () => {
   beforeAll(() => {

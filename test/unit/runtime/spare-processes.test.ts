@@ -18,10 +18,24 @@ function hostKey(pid: number): number {
   return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 }
 
-/** Waits until the runner holds `count` more warm processes than `before`, and names the new ones. */
+/** True once the process runs as its own uid (false while it is still nsenter, or gone). */
+function switched(pid: number): boolean {
+  try {
+    return hostKey(pid) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until the runner holds `count` more warm processes than `before`, and names the new ones.
+ * A process just spawned may still be nsenter joining its network namespace as root, before it
+ * switches to its uid: it is named once it has.
+ */
 async function newWarmKeys(runner: LocalRunner, before: number[], count: number): Promise<number[]> {
-  expect(await eventually(() => runner.warmProcessGroups().filter((p) => !before.includes(p)).length >= count, 10_000)).toBe(true);
-  return runner.warmProcessGroups().filter((p) => !before.includes(p)).map(hostKey);
+  const fresh = () => runner.warmProcessGroups().filter((p) => !before.includes(p));
+  expect(await eventually(() => fresh().length >= count && fresh().every((pid) => !isRoot || switched(pid)), 10_000)).toBe(true);
+  return fresh().map(hostKey);
 }
 
 describe.each([

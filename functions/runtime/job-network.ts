@@ -1,0 +1,71 @@
+import type { Socket } from 'node:net';
+import { AddressAllowList } from '../core/address-rules.js';
+import { ALLOW_SETTING, bridgeToApi, EgressProxy } from './egress-proxy.js';
+import { JobSlots, NAMESPACE_API_PORT, NAMESPACE_PROXY_PORT } from './job-slots.js';
+
+/** How jobs reach the network: `boundary` (own namespace, egress proxy) or `host` (the host's). */
+export interface NetworkSetting {
+  mode: 'boundary' | 'host';
+  allow: AddressAllowList;
+}
+
+/** SVC_JOB_NETWORK (`boundary`, the default, or `host`) and SVC_JOB_NETWORK_ALLOW (README "Job confinement"). */
+export function networkFromEnv(env: NodeJS.ProcessEnv): NetworkSetting {
+  const mode = env.SVC_JOB_NETWORK || 'boundary';
+  if (mode !== 'boundary' && mode !== 'host') throw new Error(`SVC_JOB_NETWORK must be boundary or host, got ${JSON.stringify(mode)}`);
+  return { mode, allow: new AddressAllowList(env[ALLOW_SETTING], ALLOW_SETTING) };
+}
+
+const PROXY_URL = `http://127.0.0.1:${NAMESPACE_PROXY_PORT}`;
+
+/**
+ * The network side of one runner's jails: their namespaces and tmpfs (job-slots.ts), the egress
+ * proxy behind them, and where their API port leads.
+ */
+export class JobNetwork {
+  readonly slots: JobSlots;
+  private readonly proxy: EgressProxy;
+  /** The API as the service reaches it; learnt from the jobs' BASE_INTERNAL_URL. */
+  private apiTarget: URL | undefined;
+
+  constructor(workRoot: string, allow: AddressAllowList) {
+    this.proxy = new EgressProxy(allow);
+    this.slots = new JobSlots(workRoot, {
+      api: (socket: Socket) => bridgeToApi(socket, this.apiTarget),
+      proxy: (socket: Socket) => this.proxy.accept(socket),
+    });
+  }
+
+  /**
+   * The job's environment inside its namespace: BASE_INTERNAL_URL leads to the namespace's API
+   * port (the service's own address is not reachable from there), and the usual proxy variables
+   * to the egress proxy; loopback goes direct (it is the namespace's own).
+   */
+  jobEnv(env: Record<string, string>): Record<string, string> {
+    const overlay: Record<string, string> = {
+      HTTP_PROXY: PROXY_URL,
+      HTTPS_PROXY: PROXY_URL,
+      http_proxy: PROXY_URL,
+      https_proxy: PROXY_URL,
+      NO_PROXY: '127.0.0.1,localhost,::1',
+      no_proxy: '127.0.0.1,localhost,::1',
+    };
+    const base = env.BASE_INTERNAL_URL;
+    if (base) {
+      try {
+        const url = new URL(base);
+        if (url.protocol === 'http:' || url.protocol === 'https:') {
+          this.apiTarget = url;
+          overlay.BASE_INTERNAL_URL = `http://127.0.0.1:${NAMESPACE_API_PORT}${url.pathname.replace(/\/+$/, '')}`;
+        }
+      } catch {
+        // not a URL: left as it is, and the API port leads nowhere new
+      }
+    }
+    return { ...env, ...overlay };
+  }
+
+  close(): Promise<void> {
+    return this.slots.close();
+  }
+}
