@@ -62,8 +62,11 @@ export interface ConfinementStatus {
 /** The confinement of one sandboxed process: its uid, its cgroup, and how to launch into them. */
 export interface Jail {
   readonly uid: number | undefined;
-  /** The command line that starts `command` confined, seeing only `visibleDirs` of the work root. */
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[] };
+  /**
+   * The command line that starts `command` confined, seeing only `visibleDirs` of the work root,
+   * and `readOnlyDirs` (installed dependency trees) read-only even where they would be hidden.
+   */
+  wrap(command: string, args: string[], visibleDirs: string[], readOnlyDirs?: string[]): { command: string; args: string[] };
   /**
    * True when more processes live in the jail than the interpreter needs (bwrap's two plus the
    * interpreter, or the interpreter alone): a job left children behind. False where the kernel
@@ -154,7 +157,7 @@ class ProcessJail implements Jail {
     this.refusedBefore = cgroup?.forksRefused() ?? 0;
   }
 
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[] } {
+  wrap(command: string, args: string[], visibleDirs: string[], readOnlyDirs: string[] = []): { command: string; args: string[] } {
     const { limits } = this;
     const procs = this.cgroup?.procsFiles ?? [];
     // The launcher joins the cgroup and sets the rlimits as the job's uid, then becomes the job.
@@ -167,7 +170,7 @@ class ProcessJail implements Jail {
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
     const script = `for f in ${procs.map((_, i) => `"$${i + 1}"`).join(' ')}; do echo $$ > "$f" || exit 125; done; ${ulimits.join('; ')}; shift ${procs.length}; exec "$@"`;
-    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits) : [command, ...args];
+    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, readOnlyDirs) : [command, ...args];
     return { command: '/bin/sh', args: ['-c', script, 'svc-launch', ...procs, ...inner] };
   }
 
@@ -215,7 +218,7 @@ class ProcessJail implements Jail {
  * Own user, PID, IPC and UTS namespaces; the system read-only; a private /tmp, /dev/shm and /proc;
  * the service's data hidden; only the job's own directories visible, writable where the uid owns them.
  */
-function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits): string[] {
+function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, readOnlyDirs: string[] = []): string[] {
   const tmpSize = String(limits.memoryBytes);
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
@@ -224,6 +227,7 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
   for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
+  for (const dir of readOnlyDirs) out.push('--ro-bind', dir, dir);
   out.push('--', command, ...args);
   return [BWRAP, ...out];
 }

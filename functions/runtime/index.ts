@@ -12,6 +12,7 @@ import { SparePool } from './spare-pool.js';
 import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
+import { DependencyInstallError, type NpmInstaller } from './dependencies/npm-installer.js';
 
 export interface LocalRunnerOptions {
   /** Where per-process and per-job directories go (see `prepareWorkRoot` for the root case). */
@@ -32,6 +33,8 @@ export interface LocalRunnerOptions {
   confiner?: Confiner;
   /** Where the GoCompiler keeps the binaries of Go scripts (go-build.ts); without it Go jobs fail. */
   goCacheDir?: string;
+  /** Installs TypeScript scripts' locked packages (README: Dependencies); without it such scripts fail. */
+  npm?: NpmInstaller;
 }
 
 /** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
@@ -76,11 +79,13 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     // files and the code belong to one of each.
     // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
     const identity = [req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null];
-    const startSpare = () => (python ? startPythonSpare(req.limits, workRoot, confiner) : startTypeScriptSpare(req.limits, workRoot, confiner));
+    // A script with packages gets spares that can read its installed tree, and only that one.
+    const depsTree = python || !req.lock ? null : await dependencyTree(req.lock, signal);
+    const startSpare = () => (python ? startPythonSpare(req.limits, workRoot, confiner) : startTypeScriptSpare(req.limits, workRoot, confiner, depsTree ?? undefined));
     const start = async () => {
       const code = python ? req.content : await typeScriptCode(req);
       // A spare has never held code, so it carries no other script's module state.
-      const worker = await spares.take(JSON.stringify([...identity, req.language]), startSpare);
+      const worker = await spares.take(JSON.stringify([...identity, req.language, depsTree]), startSpare);
       try {
         await worker.loadCode(code);
       } catch (error) {
@@ -98,6 +103,27 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       return run.outcome;
     } finally {
       pool.release(lease, reusable);
+    }
+  }
+
+  /**
+   * The installed tree of a version's lock: installed at create, so normally there; a run of a
+   * version still installing waits for it, and one whose install failed fails with that error.
+   */
+  async function dependencyTree(lock: string, signal: AbortSignal): Promise<string | null> {
+    const npm = options.npm;
+    if (!npm) return null;
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new ScriptStartError(canceledError()));
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+    aborted.catch(() => undefined);
+    try {
+      return await Promise.race([npm.tree(lock), aborted]);
+    } catch (error) {
+      if (error instanceof DependencyInstallError) throw new ScriptStartError({ name: 'DependencyInstallFailed', message: error.message });
+      throw error;
     }
   }
 
