@@ -25,7 +25,7 @@ export interface ScriptCompiler {
 }
 
 /** The package ecosystems a script's imports come from (README: Dependencies). */
-export type Ecosystem = 'npm';
+export type Ecosystem = 'npm' | 'pypi';
 
 /**
  * Resolves a script's third-party imports to a lock and installs locked trees (README:
@@ -35,7 +35,7 @@ export interface DependencyInstaller {
   readonly ecosystems: readonly Ecosystem[];
   /** Where packages come from; a lock given with a script may name no other source. */
   registry(ecosystem: Ecosystem): string;
-  /** Resolves `requirements` (name to range) to a lock, or says why not (the installer's last lines) for a 400. */
+  /** Resolves `requirements` (npm: name to range; pypi: normalized name to a requirement line) to a lock, or says why not (the installer's last lines) for a 400. */
   resolve(ecosystem: Ecosystem, requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }>;
   /** Starts installing the lock's tree, off the request path; a run of the version waits for it. */
   prepare(ecosystem: Ecosystem, lock: string): void;

@@ -49,6 +49,9 @@ export interface LocalConfig {
     npmToken: string | undefined;
     /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run, confined; off by default. */
     installScripts: boolean;
+    /** PIP_INDEX_URL (default PyPI's simple index) and PIP_EXTRA_INDEX_URL (space-separated). */
+    pipIndexUrl: string;
+    pipExtraIndexUrls: string[];
     /** SVC_DEPS_DIR: the installed trees; by default a directory of the system temp dir named after the data dir. */
     cacheDir: string;
   };
@@ -81,6 +84,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       npmRegistry: env.NPM_CONFIG_REGISTRY || env.npm_config_registry || 'https://registry.npmjs.org/',
       npmToken: env.SVC_NPM_TOKEN || undefined,
       installScripts: env.SVC_NPM_INSTALL_SCRIPTS === '1',
+      pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
+      pipExtraIndexUrls: (env.PIP_EXTRA_INDEX_URL ?? '').split(/\s+/).filter(Boolean),
       // Not inside the data dir: job uids must reach their tree, and may never enter the data dir.
       cacheDir: resolve(env.SVC_DEPS_DIR || join(tmpdir(), `svc-deps-${createHash('sha256').update(resolve(env.SVC_DATA_DIR ?? '.svc')).digest('hex').slice(0, 12)}`)),
     },

@@ -1,5 +1,8 @@
+import { chown, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Confiner } from '../confinement.js';
-import { spawnSandboxed } from '../sandbox-process.js';
+import { SANDBOX_PATH, spawnSandboxed } from '../sandbox-process.js';
+import { removeTree } from './tree-cache.js';
 
 /** What an installer printed, kept to its end: the lines that say why it failed. */
 const OUTPUT_TAIL_BYTES = 64 * 1024;
@@ -73,4 +76,46 @@ export function lastLines(output: string, dir: string, errorPrefix: RegExp, coun
     .filter((line) => line.trim() && !/complete log of this run|A complete log/i.test(line));
   const errors = lines.filter((line) => errorPrefix.test(line));
   return (errors.length > 0 ? errors : lines).slice(-count).join('\n');
+}
+
+export interface InstallJailWork<T> {
+  confiner: Confiner;
+  /** Where the work directory is made (the cache's, traversable by a job uid). */
+  parent: string;
+  prefix: string;
+  /** Files written into the directory before the installer runs (its config), by name. */
+  files: Record<string, string>;
+  work: (dir: string, run: (command: string, args: string[], env: Record<string, string>, timeoutMs: number) => Promise<ConfinedResult>) => Promise<T>;
+  /** Keeps the directory when `work` returns this (an install hands it to the cache). */
+  keep?: (result: T) => boolean;
+}
+
+/**
+ * Runs `work` in a fresh directory owned by a new jail's uid (0700, private files 0600): the
+ * installer's commands run in that jail. The directory is removed afterwards unless kept.
+ */
+export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
+  const jail = spec.confiner.open();
+  const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`));
+  let kept = false;
+  try {
+    const own = async (path: string) => {
+      if (jail.uid !== undefined) await chown(path, jail.uid, jail.uid);
+    };
+    await own(dir);
+    await mkdir(join(dir, '.tmp'));
+    await own(join(dir, '.tmp'));
+    for (const [name, text] of Object.entries(spec.files)) {
+      await writeFile(join(dir, name), text, { mode: 0o600 });
+      await own(join(dir, name));
+    }
+    const result = await spec.work(dir, (command, args, env, timeoutMs) =>
+      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', ...env }, timeoutMs }),
+    );
+    kept = spec.keep?.(result) ?? false;
+    return result;
+  } finally {
+    await jail.release();
+    if (!kept) await removeTree(dir);
+  }
 }

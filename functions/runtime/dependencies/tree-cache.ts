@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { chmod, lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/** Why a version's packages could not be installed: every run of it fails with this. */
+export class DependencyInstallError extends Error {}
+
 /**
  * Installed dependency trees, one directory per lock (named by the lock's hash) under the cache
  * root. A tree is installed into a temporary directory and renamed into place whole, so a reader
