@@ -1,6 +1,6 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
 import type { UploadSettings } from './upload-sessions.js';
-import type { BlobStore, Clock, CodeRunner, ScriptCompiler, EmailSender, ScheduleTimers, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
+import type { BlobStore, Clock, CodeRunner, DependencyInstaller, ScriptCompiler, EmailSender, ScheduleTimers, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */
 export interface CoreConfig {
@@ -45,6 +45,8 @@ export interface CoreDeps {
   config: CoreConfig;
   /** Builds compiled languages (Go) at create; absent where the shell has no toolchain (README: Go scripts). */
   compiler?: ScriptCompiler | null;
+  /** Resolves and installs scripts' packages; absent where the shell installs none (README: Dependencies). */
+  dependencies?: DependencyInstaller | null;
 }
 
 /** The worker side additionally runs user code. */

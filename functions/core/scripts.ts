@@ -9,6 +9,7 @@ import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBi
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
+import { lockDependencies, lockEcosystem } from './dependencies/lock-script.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -42,13 +43,13 @@ export const createScriptBody = z.strictObject({
   timeout: z.number().int().positive().max(86_400).nullish(),
   /** Recorded on the version: why it was made (the CLI's `message`). */
   deployment_message: z.string().max(1000).nullish(),
-  /** The dependency lock the CLI keeps beside the script; stored, not interpreted. */
+  /** The dependency lock (README: Dependencies): installed exactly; resolved from the imports when absent. */
   lock: z.string().max(64 * 1024).nullish(),
   /** A Go script's binary built off the server, for shells that build nothing (README: Go scripts on AWS). */
   go_binary: goBinaryBody.nullish(),
 });
 
-export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
+export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
   const { store, clock } = deps;
   const input = parseBody(createScriptBody, body);
   assertItemPath(input.path);
@@ -76,6 +77,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   }
   if (input.go_binary && language !== 'go') throw badRequest('invalid_request', 'go_binary is only for go scripts', { field: 'go_binary' });
   await compileIfNeeded(deps.compiler, language, input.content, input.go_binary ? { workspaceId, gzipBase64: input.go_binary.gzip_base64, sha256: input.go_binary.sha256 } : undefined);
+  const lock = await lockDependencies(deps.dependencies, language, input.content, input.lock ?? undefined);
   const createdAt = clock.now().toISOString();
   const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
@@ -91,7 +93,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
     delete_after_use: input.delete_after_use,
     timeout: input.timeout ?? null,
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
-    ...(input.lock ? { lock: input.lock } : {}),
+    ...(lock ? { lock } : {}),
     created_by: username,
     created_at: createdAt,
   };
@@ -100,6 +102,9 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   if (!(await store.insertScriptVersion(version, latest?.hash ?? null, events))) {
     throw conflict(`${input.path} changed while this version was being created; fetch it and retry`);
   }
+  // Installed off the request path: the create answers now, a run of the version waits for it.
+  const ecosystem = lockEcosystem(language);
+  if (lock && ecosystem && deps.dependencies?.ecosystems.includes(ecosystem)) deps.dependencies.prepare(ecosystem, lock);
   return version;
 }
 

@@ -108,6 +108,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         maxOutputBytes: config.maxOutputBytes,
         ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
         ...(limits ? { limits } : {}),
+        ...(script.lock ? { lock: script.lock } : {}),
       },
       {
         onStream: (chunk) => {

@@ -24,6 +24,23 @@ export interface ScriptCompiler {
   compile(language: Language, content: string, prebuilt?: PrebuiltBinary): Promise<{ ok: true } | { ok: false; message: string }>;
 }
 
+/** The package ecosystems a script's imports come from (README: Dependencies). */
+export type Ecosystem = 'npm' | 'pypi';
+
+/**
+ * Resolves a script's third-party imports to a lock and installs locked trees (README:
+ * Dependencies). The shells that install packages set it; the core decides when.
+ */
+export interface DependencyInstaller {
+  readonly ecosystems: readonly Ecosystem[];
+  /** Where packages come from; a lock given with a script may name no other source. */
+  registry(ecosystem: Ecosystem): string;
+  /** Resolves `requirements` (npm: name to range; pypi: normalized name to a requirement line) to a lock, or says why not (the installer's last lines) for a 400. */
+  resolve(ecosystem: Ecosystem, requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }>;
+  /** Starts installing the lock's tree, off the request path; a run of the version waits for it. */
+  prepare(ecosystem: Ecosystem, lock: string): void;
+}
+
 /** The platform a Go binary is built for: the sandbox's (GOOS=linux, GOARCH per the stack). */
 export interface GoTarget {
   goos: 'linux';
@@ -86,6 +103,8 @@ export interface RunRequest {
   limits?: JobResourceLimits;
   /** AWS: a short-lived URL the sandbox fetches a Go script's binary from (it holds no credentials). */
   goBinaryUrl?: string;
+  /** The version's dependency lock (README: Dependencies): the runner imports from its installed tree. */
+  lock?: string;
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

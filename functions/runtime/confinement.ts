@@ -78,9 +78,10 @@ export interface Jail {
   readonly workDir: string;
   /**
    * The command line that starts `command` confined, seeing only `visibleDirs` of the work root,
+   * and `readOnlyDirs` (installed dependency trees) read-only even where they would be hidden,
    * and the uid to spawn it as (undefined: as the service, when a helper switches itself).
    */
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[]; uid: number | undefined };
+  wrap(command: string, args: string[], visibleDirs: string[], readOnlyDirs?: string[]): { command: string; args: string[]; uid: number | undefined };
   /** The job's environment as the process must see it (inside a namespace: the API and proxy there). */
   jobEnv(env: Record<string, string>): Record<string, string>;
   /** The disk quota, as a job error, when the process's tmpfs is full (asked when a job failed). */
@@ -171,6 +172,16 @@ export class Confiner {
     };
   }
 
+  /**
+   * A jail for installing a script's packages (runtime/dependencies): a job's uid, cgroup and
+   * filesystem rules, but the host's network, so that the registry the instance is configured with
+   * (often a private one on the operator's network or loopback) is reachable. The installer is
+   * npm or pip itself; packages' install scripts are off unless the instance allows them.
+   */
+  openForInstall(workRoot: string, limits?: Partial<ResourceLimits>): Promise<Jail> {
+    return this.open(workRoot, undefined, limits);
+  }
+
   /** A jail with its own uid, cgroup and slot; `limits` may lower the instance's (a workspace setting). */
   private async open(workRoot: string, network: JobNetwork | undefined, limits: Partial<ResourceLimits> = {}): Promise<Jail> {
     const effective = lowerOf(this.status.limits, limits);
@@ -239,7 +250,7 @@ class ProcessJail implements Jail {
     return { name: 'DiskQuotaExceeded', message: cause ? `${message}: ${cause}` : message };
   }
 
-  wrap(command: string, args: string[], visibleDirs: string[]): { command: string; args: string[]; uid: number | undefined } {
+  wrap(command: string, args: string[], visibleDirs: string[], readOnlyDirs: string[] = []): { command: string; args: string[]; uid: number | undefined } {
     const { limits } = this;
     const procs = this.cgroup?.procsFiles ?? [];
     // The launcher joins the cgroup and sets the rlimits as the job's uid, then becomes the job.
@@ -252,7 +263,7 @@ class ProcessJail implements Jail {
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
     const script = `for f in ${procs.map((_, i) => `"$${i + 1}"`).join(' ')}; do echo $$ > "$f" || exit 125; done; ${ulimits.join('; ')}; shift ${procs.length}; exec "$@"`;
-    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot) : [command, ...args];
+    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot, readOnlyDirs) : [command, ...args];
     const launch = ['-c', script, 'svc-launch', ...procs, ...inner];
     if (!this.boundary || this.uid === undefined) return { command: '/bin/sh', args: launch, uid: this.uid };
     // Joining the namespace takes root; nsenter drops to the job's uid (and no other group) right after.
@@ -307,7 +318,7 @@ class ProcessJail implements Jail {
  * Own user, PID, IPC and UTS namespaces; the system read-only; a private /tmp, /dev/shm and /proc;
  * the service's data hidden; only the job's own directories visible, writable where the uid owns them.
  */
-function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined): string[] {
+function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined, readOnlyDirs: string[] = []): string[] {
   const tmpSize = String(limits.memoryBytes);
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
@@ -323,6 +334,7 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
   for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
+  for (const dir of readOnlyDirs) out.push('--ro-bind', dir, dir);
   out.push('--', command, ...args);
   return [BWRAP, ...out];
 }

@@ -1,5 +1,5 @@
 import { totalmem } from 'node:os';
-import type { CodeRunner, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import type { CodeRunner, Ecosystem, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
 import { runDeno } from './deno-runner.js';
@@ -12,6 +12,8 @@ import { SparePool } from './spare-pool.js';
 import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
+import type { LocalDependencies } from './dependencies/local-installers.js';
+import { DependencyInstallError } from './dependencies/tree-cache.js';
 
 export interface LocalRunnerOptions {
   /** Where per-process and per-job directories go (see `prepareWorkRoot` for the root case). */
@@ -32,6 +34,8 @@ export interface LocalRunnerOptions {
   confiner?: Confiner;
   /** Where the GoCompiler keeps the binaries of Go scripts (go-build.ts); without it Go jobs fail. */
   goCacheDir?: string;
+  /** Installs scripts' locked packages (README: Dependencies); without it such scripts fail. */
+  dependencies?: LocalDependencies;
 }
 
 /** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
@@ -77,11 +81,13 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     // files and the code belong to one of each.
     // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
     const identity = [req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null];
-    const startSpare = () => (python ? startPythonSpare(req.limits, jails) : startTypeScriptSpare(req.limits, jails));
+    // A script with packages gets spares that can read its installed tree, and only that one.
+    const depsTree = req.lock ? await dependencyTree(python ? 'pypi' : 'npm', req.lock, signal) : null;
+    const startSpare = () => (python ? startPythonSpare(req.limits, jails, depsTree ?? undefined) : startTypeScriptSpare(req.limits, jails, depsTree ?? undefined));
     const start = async () => {
       const code = python ? req.content : await typeScriptCode(req);
       // A spare has never held code, so it carries no other script's module state.
-      const worker = await spares.take(JSON.stringify([...identity, req.language]), startSpare);
+      const worker = await spares.take(JSON.stringify([...identity, req.language, depsTree]), startSpare);
       try {
         await worker.loadCode(code);
       } catch (error) {
@@ -99,6 +105,27 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       return run.outcome;
     } finally {
       pool.release(lease, reusable);
+    }
+  }
+
+  /**
+   * The installed tree of a version's lock: installed at create, so normally there; a run of a
+   * version still installing waits for it, and one whose install failed fails with that error.
+   */
+  async function dependencyTree(ecosystem: Ecosystem, lock: string, signal: AbortSignal): Promise<string | null> {
+    const installers = options.dependencies;
+    if (!installers) return null;
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new ScriptStartError(canceledError()));
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+    aborted.catch(() => undefined);
+    try {
+      return await Promise.race([installers.tree(ecosystem, lock), aborted]);
+    } catch (error) {
+      if (error instanceof DependencyInstallError) throw new ScriptStartError({ name: 'DependencyInstallFailed', message: error.message });
+      throw error;
     }
   }
 

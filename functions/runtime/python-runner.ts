@@ -28,9 +28,10 @@ export function pythonCall(req: RunRequest): Record<string, unknown> {
 
 /**
  * Starts a spare Python child: interpreter and shim up, no script yet. `WarmWorker.loadCode`
- * writes the script, which the shim imports on the first job.
+ * writes the script, which the shim imports on the first job. `depsTree`: an installed tree
+ * (README: Dependencies) whose `site` folder goes on sys.path, read-only.
  */
-export async function startPythonSpare(limits: JobResourceLimits | undefined, jails: JailSource): Promise<WarmWorker> {
+export async function startPythonSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
   const jail: Jail = await jails.open(limits);
   const procDir = join(jail.workDir, randomName('py'));
   try {
@@ -42,11 +43,13 @@ export async function startPythonSpare(limits: JobResourceLimits | undefined, ja
     const proc = spawnSandboxed({
       jail,
       visibleDirs: [procDir],
+      readOnlyDirs: depsTree ? [depsTree] : [],
       command: resolveExecutable('python3'),
       // -u: prints reach the log as they happen; -B: the code dir is read-only, skip .pyc writes.
       args: ['-u', '-B', shimPath, scriptPath],
       cwd: procDir,
-      env: sandboxEnv({}, procDir, jail),
+      // After the script's own dir, before the standard library: as `pip install --target` would.
+      env: sandboxEnv(depsTree ? { PYTHONPATH: join(depsTree, 'site') } : {}, procDir, jail),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail, scriptPath);

@@ -49,6 +49,8 @@ export interface SandboxSpawn {
   jail: Jail;
   /** Directories of the work root the process may see (inside namespaces nothing else is). */
   visibleDirs: string[];
+  /** Directories it may read and never write wherever they are (an installed dependency tree). */
+  readOnlyDirs?: string[];
   command: string;
   args: string[];
   cwd: string;
@@ -78,7 +80,7 @@ export interface SandboxProcess {
  */
 export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
   const { jail } = spec;
-  const launch = jail.wrap(spec.command, spec.args, spec.visibleDirs);
+  const launch = jail.wrap(spec.command, spec.args, spec.visibleDirs, spec.readOnlyDirs);
   const child = spawn(launch.command, launch.args, {
     cwd: spec.cwd,
     env: spec.env,

@@ -1,10 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
+import { symlink, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { JobResourceLimits, RunRequest } from '../ports.js';
 import type { Jail, JailSource } from './confinement.js';
 import { installTypeScriptClient } from './client-libraries.js';
+import { withoutVersionPins } from '../core/dependencies/npm-imports.js';
 import {
   copyCodeFile,
   makeCodeDir,
@@ -29,14 +31,16 @@ export function typeScriptCall(req: RunRequest): Record<string, unknown> {
 
 /** The JavaScript a spare gets through `WarmWorker.loadCode`; a syntax error fails the job. */
 export function typeScriptCode(req: RunRequest): Promise<string> {
-  return transpile(req.content);
+  // `"lodash-es@4.17.21"` imports the installed lodash-es: the pin is the lock's business.
+  return transpile(req.lock ? withoutVersionPins(req.content) : req.content);
 }
 
 /**
  * Starts a spare Node child: runtime and shim up, no script yet. `WarmWorker.loadCode` writes the
- * transpiled script, which the shim imports on the first job.
+ * transpiled script, which the shim imports on the first job. `depsTree`: an installed dependency
+ * tree (README: Dependencies) the script imports from, read-only.
  */
-export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, jails: JailSource): Promise<WarmWorker> {
+export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
   const jail: Jail = await jails.open(limits);
   const procDir = join(jail.workDir, randomName('ts'));
   try {
@@ -45,10 +49,12 @@ export async function startTypeScriptSpare(limits: JobResourceLimits | undefined
     const shimPath = join(procDir, 'node-shim.mjs');
     await copyCodeFile(NODE_SHIM, shimPath);
     await installTypeScriptClient(procDir);
+    if (depsTree) await linkDependencies(depsTree, join(procDir, 'node_modules'));
     const nodeArgs = [
       // Defence in depth beside the uid switch: fs access limited to this process's own dir.
       '--experimental-permission',
       `--allow-fs-read=${procDir}`,
+      ...(depsTree ? [`--allow-fs-read=${depsTree}`] : []),
       `--allow-fs-write=${procDir}`,
       '--allow-child-process',
       '--disable-warning=ExperimentalWarning',
@@ -62,6 +68,7 @@ export async function startTypeScriptSpare(limits: JobResourceLimits | undefined
     const proc = spawnSandboxed({
       jail,
       visibleDirs: [procDir],
+      readOnlyDirs: depsTree ? [depsTree] : [],
       command: resolveExecutable('sh'),
       args: ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, ...nodeArgs],
       cwd: procDir,
@@ -73,6 +80,18 @@ export async function startTypeScriptSpare(limits: JobResourceLimits | undefined
     await removeDir(procDir);
     await jail.release();
     throw error;
+  }
+}
+
+/**
+ * Makes the tree's top-level packages importable from `main.mjs`: a link per package (or scope)
+ * beside `svc-client`, which stays the built-in one. Node follows each link to the tree, where the
+ * packages' own imports resolve as npm laid them out.
+ */
+async function linkDependencies(tree: string, modules: string): Promise<void> {
+  for (const entry of await readdir(join(tree, 'node_modules'))) {
+    if (entry.startsWith('.') || entry === 'svc-client') continue;
+    await symlink(join(tree, 'node_modules', entry), join(modules, entry));
   }
 }
 

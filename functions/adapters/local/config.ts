@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
@@ -42,6 +44,20 @@ export interface LocalConfig {
   warmSpares: number;
   /** SVC_GO_PROXY: the instance's Go module proxy; without it Go scripts import the standard library and svc only. */
   goModuleProxy: string | undefined;
+  /** Scripts' packages (README: Dependencies): the registry, its token, install scripts, and where trees are kept. */
+  dependencies: {
+    /** NPM_CONFIG_REGISTRY (default the public npm registry). */
+    npmRegistry: string;
+    /** SVC_NPM_TOKEN: a private registry's token, given to the installer only. */
+    npmToken: string | undefined;
+    /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run, confined; off by default. */
+    installScripts: boolean;
+    /** PIP_INDEX_URL (default PyPI's simple index) and PIP_EXTRA_INDEX_URL (space-separated). */
+    pipIndexUrl: string;
+    pipExtraIndexUrls: string[];
+    /** SVC_DEPS_DIR: the installed trees; by default a directory of the system temp dir named after the data dir. */
+    cacheDir: string;
+  };
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -68,6 +84,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     warmMemoryBytes: env.SVC_WARM_MEMORY_MB ? int(env.SVC_WARM_MEMORY_MB, 0) * 1024 * 1024 : undefined,
     warmSpares: int(env.SVC_WARM_SPARES, 2),
     goModuleProxy: env.SVC_GO_PROXY || undefined,
+    dependencies: {
+      npmRegistry: env.NPM_CONFIG_REGISTRY || env.npm_config_registry || 'https://registry.npmjs.org/',
+      npmToken: env.SVC_NPM_TOKEN || undefined,
+      installScripts: env.SVC_NPM_INSTALL_SCRIPTS === '1',
+      pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
+      pipExtraIndexUrls: (env.PIP_EXTRA_INDEX_URL ?? '').split(/\s+/).filter(Boolean),
+      // Not inside the data dir: job uids must reach their tree, and may never enter the data dir.
+      cacheDir: resolve(env.SVC_DEPS_DIR || join(tmpdir(), `svc-deps-${createHash('sha256').update(resolve(env.SVC_DATA_DIR ?? '.svc')).digest('hex').slice(0, 12)}`)),
+    },
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),

@@ -12,6 +12,7 @@ import { createLocalRunner } from '../../runtime/index.js';
 import { describeDeno } from '../../runtime/deno-binary.js';
 import { describeGo, GoCompiler } from '../../runtime/go-build.js';
 import { Confiner } from '../../runtime/confinement.js';
+import { localDependencies } from '../../runtime/dependencies/local-installers.js';
 import { SqliteStore } from './sqlite-store.js';
 import { BackgroundCheckpoints } from './sqlite-checkpointer.js';
 import { LocalFlowDriver } from './local-flow-driver.js';
@@ -50,8 +51,10 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
   chmodSync(runDir, 0o711);
   // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
-  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir], network: config.jobNetwork });
-  console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}`);
+  // The dependency cache is hidden too: a job sees its own version's tree only, read-only.
+  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir, config.dependencies.cacheDir], network: config.jobNetwork });
+  const dependencies = localDependencies(confiner, config.dependencies);
+  console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}\n  ${dependencies.description}`);
   // Go binaries are built at create into the data dir, which jobs never see; a job gets a copy.
   const goCacheDir = join(config.dataDir, 'go');
   const compiler = new GoCompiler({ cacheDir: goCacheDir, moduleProxy: config.goModuleProxy });
@@ -62,6 +65,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     warmMemoryBytes: config.warmMemoryBytes,
     sparesPerKey: config.warmSpares,
     goCacheDir,
+    dependencies,
   });
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
@@ -90,6 +94,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     clock,
     runner,
     compiler,
+    dependencies,
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, runtime: confiner.status, streamsBodies: true });

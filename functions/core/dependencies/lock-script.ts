@@ -1,0 +1,74 @@
+import { badRequest } from '../errors.js';
+import type { DependencyInstaller, Ecosystem, Language } from '../../ports.js';
+import { npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
+import { npmLockProblem, readNpmLock } from './npm-lock.js';
+import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
+
+/** Languages whose bare imports are npm packages installed by svc (Deno fetches its own `npm:` imports). */
+const NPM_LANGUAGES: readonly Language[] = ['bun', 'nativets'];
+
+/** The ecosystem a language's lock belongs to, or null when svc installs nothing for it. */
+export function lockEcosystem(language: Language): Ecosystem | null {
+  if (language === 'python3') return 'pypi';
+  return NPM_LANGUAGES.includes(language) ? 'npm' : null;
+}
+
+/**
+ * The lock a new script version is stored with (README: Dependencies). A script that imports no
+ * package keeps whatever lock it was given. Otherwise a lock given in svc's format is checked and
+ * installed exactly; without one (or with another tool's lock, such as one pulled from Windmill)
+ * the imports are resolved now against the instance's registry, so an unknown package or version
+ * is refused with its name before anything is stored.
+ */
+export async function lockDependencies(installer: DependencyInstaller | null | undefined, language: Language, content: string, given: string | undefined): Promise<string | undefined> {
+  const ecosystem = lockEcosystem(language);
+  if (ecosystem === 'pypi') return lockPython(installer, content, given);
+  if (ecosystem !== 'npm') return given;
+  let requirements: Record<string, string>;
+  try {
+    requirements = npmRequirements(npmImports(content));
+  } catch (error) {
+    if (error instanceof NpmImportError) throw badRequest('invalid_script', `content: ${error.message}`, { field: 'content' });
+    throw error;
+  }
+  const names = Object.keys(requirements);
+  if (names.length === 0) return given;
+  if (!installer?.ecosystems.includes('npm')) {
+    throw badRequest('language_unavailable', `content imports ${names.join(', ')}: this server installs no npm packages (README: Dependencies)`, { field: 'content' });
+  }
+  const givenLock = given ? readNpmLock(given) : null;
+  if (given && givenLock) {
+    const problem = npmLockProblem(givenLock, names, installer.registry('npm'));
+    if (problem) throw badRequest('invalid_script', `lock: ${problem}`, { field: 'lock' });
+    return given;
+  }
+  const resolved = await installer.resolve('npm', requirements);
+  if (!resolved.ok) throw badRequest('invalid_script', `content: the imports could not be resolved from ${installer.registry('npm')}: ${resolved.message}`, { field: 'content' });
+  return resolved.lock;
+}
+
+/** The same for a Python script: its imports' distributions and its `# requirements:` block. */
+async function lockPython(installer: DependencyInstaller | null | undefined, content: string, given: string | undefined): Promise<string | undefined> {
+  let requirements: Record<string, string>;
+  try {
+    requirements = pythonRequirements(content);
+  } catch (error) {
+    if (error instanceof PythonRequirementError) throw badRequest('invalid_script', `content: ${error.message}`, { field: 'content' });
+    throw error;
+  }
+  const names = Object.keys(requirements);
+  if (names.length === 0) return given;
+  if (!installer?.ecosystems.includes('pypi')) {
+    throw badRequest('language_unavailable', `content needs ${Object.values(requirements).join(', ')}: this server installs no Python distributions (README: Dependencies)`, { field: 'content' });
+  }
+  const givenLock = given ? readPythonLock(given) : null;
+  if (given && givenLock) {
+    const locked = new Set(givenLock.map((d) => normalizeName(d.name)));
+    const missing = names.filter((n) => !locked.has(n));
+    if (missing.length > 0) throw badRequest('invalid_script', `lock: the lock does not cover ${missing.map((n) => requirements[n]).join(', ')}, which the script needs: resolve the lock again`, { field: 'lock' });
+    return given;
+  }
+  const resolved = await installer.resolve('pypi', requirements);
+  if (!resolved.ok) throw badRequest('invalid_script', `content: the imports could not be resolved from ${installer.registry('pypi')}: ${resolved.message}`, { field: 'content' });
+  return resolved.lock;
+}

@@ -1,0 +1,122 @@
+import { PYTHON_STDLIB } from './python-stdlib.js';
+
+/**
+ * The distributions a Python script needs (README: Dependencies): its top-level imports mapped to
+ * the distribution that provides them (`yaml` is PyYAML's), plus the `# requirements:` comment
+ * block, whose lines pin or add distributions as in a requirements file. The standard library,
+ * the built-in `svc` client and workspace imports (`f.`, `u.`) need nothing.
+ */
+
+/** Import names whose distribution has another name; the rest install under their own name. */
+const DISTRIBUTION_OF: Record<string, string> = {
+  yaml: 'PyYAML',
+  PIL: 'pillow',
+  bs4: 'beautifulsoup4',
+  psycopg2: 'psycopg2-binary',
+  cv2: 'opencv-python',
+  sklearn: 'scikit-learn',
+  skimage: 'scikit-image',
+  dateutil: 'python-dateutil',
+  dotenv: 'python-dotenv',
+  jwt: 'PyJWT',
+  jose: 'python-jose',
+  magic: 'python-magic',
+  docx: 'python-docx',
+  pptx: 'python-pptx',
+  Crypto: 'pycryptodome',
+  OpenSSL: 'pyOpenSSL',
+  MySQLdb: 'mysqlclient',
+  git: 'GitPython',
+  google: 'google-cloud-core',
+  googleapiclient: 'google-api-python-client',
+  slack_sdk: 'slack-sdk',
+  serial: 'pyserial',
+  usb: 'pyusb',
+  zmq: 'pyzmq',
+  fitz: 'PyMuPDF',
+  attr: 'attrs',
+  telegram: 'python-telegram-bot',
+  discord: 'discord.py',
+  ldap: 'python-ldap',
+  snowflake: 'snowflake-connector-python',
+  pymysql: 'PyMySQL',
+  multipart: 'python-multipart',
+  wmill: 'wmill',
+};
+
+const BUILT_IN = new Set(['svc', 'f', 'u']);
+
+/** A requirement as pip reads it: a distribution name and what follows (`==1.2`, `>=2,<3`, `[extra]`). */
+const REQUIREMENT = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9._,-]+\])?\s*((?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+)*)?$/;
+
+export class PythonRequirementError extends Error {}
+
+/** The distributions to resolve, by normalized name: requirement lines as pip takes them. */
+export function pythonRequirements(content: string): Record<string, string> {
+  const wanted: Record<string, string> = {};
+  for (const module of topLevelImports(content)) {
+    if (PYTHON_STDLIB.has(module) || BUILT_IN.has(module)) continue;
+    const distribution = DISTRIBUTION_OF[module] ?? module.replaceAll('_', '-');
+    wanted[normalizeName(distribution)] = distribution;
+  }
+  for (const line of requirementsBlock(content)) {
+    const match = REQUIREMENT.exec(line);
+    if (!match) throw new PythonRequirementError(`# requirements: "${line}" is not a requirement pip can install from an index (name, optional [extras], optional version specifiers)`);
+    wanted[normalizeName(match[1])] = line.replace(/\s+/g, '');
+  }
+  return wanted;
+}
+
+/** PEP 503's normalized name: lowercase, runs of `-_.` as one `-`. */
+export function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/[-_.]+/g, '-');
+}
+
+/** The first name of every `import a.b` / `from a.b import c` (relative imports left out). */
+function topLevelImports(content: string): Set<string> {
+  const names = new Set<string>();
+  // Continuation lines and bodies of strings are rare enough in import statements to read lines.
+  for (const raw of content.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim();
+    const from = /^from\s+([A-Za-z_][\w.]*)\s+import\b/.exec(line);
+    if (from) names.add(from[1].split('.')[0]);
+    const plain = /^import\s+(.+)$/.exec(line);
+    if (plain) {
+      for (const part of plain[1].replace(/[()\\]/g, '').split(',')) {
+        const name = part.trim().split(/\s+/)[0]?.split('.')[0];
+        if (name && /^[A-Za-z_]\w*$/.test(name)) names.add(name);
+      }
+    }
+  }
+  return names;
+}
+
+/** The lines of the `# requirements:` comment block (Windmill's), up to its first non-comment or empty comment line. */
+function requirementsBlock(content: string): string[] {
+  const lines = content.split('\n');
+  const start = lines.findIndex((l) => /^#\s*requirements:\s*$/i.test(l.trim()));
+  if (start === -1) return [];
+  const out: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    const m = /^#\s*(.*)$/.exec(line.trim());
+    if (!m || !m[1].trim()) break;
+    out.push(m[1].trim());
+  }
+  return out;
+}
+
+/** A lock line: `name==version --hash=sha256:<hex>` (pip's hash-checking mode). */
+const LOCK_LINE = /^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)\s+--hash=sha256:([0-9a-f]{64})$/;
+
+/** The locked distributions, or null when `text` is not an svc Python lock (a plain pin list of another tool, say). */
+export function readPythonLock(text: string): { name: string; version: string; sha256: string }[] | null {
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  if (lines.length === 0) return null;
+  const out = [];
+  for (const line of lines) {
+    const m = LOCK_LINE.exec(line);
+    if (!m) return null;
+    out.push({ name: m[1], version: m[2], sha256: m[3] });
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+import type { DependencyInstaller, Ecosystem } from '../../ports.js';
+import type { Confiner } from '../confinement.js';
+import { NpmInstaller } from './npm-installer.js';
+import { PipInstaller } from './pip-installer.js';
+import { TreeCache } from './tree-cache.js';
+
+export interface LocalDependencySettings {
+  npmRegistry: string;
+  npmToken: string | undefined;
+  installScripts: boolean;
+  pipIndexUrl: string;
+  pipExtraIndexUrls: string[];
+  cacheDir: string;
+}
+
+/**
+ * The local shell's installers (npm for TypeScript, pip for Python) over one tree cache: the core
+ * asks them to resolve and prepare at create, the runner for a version's tree at run.
+ */
+export class LocalDependencies implements DependencyInstaller {
+  readonly ecosystems: readonly Ecosystem[];
+
+  constructor(
+    private readonly npm: NpmInstaller | null,
+    private readonly pip: PipInstaller | null,
+    /** One line per ecosystem for the start banner. */
+    readonly description: string,
+  ) {
+    this.ecosystems = [...(npm ? (['npm'] as const) : []), ...(pip ? (['pypi'] as const) : [])];
+  }
+
+  registry(ecosystem: Ecosystem): string {
+    return this.installer(ecosystem).registry;
+  }
+
+  resolve(ecosystem: Ecosystem, requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }> {
+    return this.installer(ecosystem).resolve(requirements);
+  }
+
+  prepare(ecosystem: Ecosystem, lock: string): void {
+    this.installer(ecosystem).tree(lock, true).catch(() => undefined);
+  }
+
+  /** The installed tree of a version's lock (installing it when missing), or null when there is nothing to install. */
+  tree(ecosystem: Ecosystem, lock: string): Promise<string | null> {
+    const installer = ecosystem === 'npm' ? this.npm : this.pip;
+    return installer ? installer.tree(lock) : Promise.resolve(null);
+  }
+
+  private installer(ecosystem: Ecosystem): NpmInstaller | PipInstaller {
+    const installer = ecosystem === 'npm' ? this.npm : this.pip;
+    if (!installer) throw new Error(`this server installs no ${ecosystem} packages`);
+    return installer;
+  }
+}
+
+/** The local shell's installers; an ecosystem whose tool is missing (no npm, no python3) is left out and said so. */
+export function localDependencies(confiner: Confiner, settings: LocalDependencySettings): LocalDependencies {
+  const cache = new TreeCache(settings.cacheDir);
+  const lines: string[] = [];
+  let npm: NpmInstaller | null = null;
+  let pip: PipInstaller | null = null;
+  try {
+    npm = new NpmInstaller({ cache, confiner, registry: settings.npmRegistry, token: settings.npmToken, allowInstallScripts: settings.installScripts });
+    lines.push(`npm packages from ${npm.registry} (${settings.installScripts ? 'install scripts ALLOWED, confined' : 'install scripts off'})`);
+  } catch (error) {
+    lines.push(`npm packages CANNOT be installed: ${(error as Error).message}`);
+  }
+  try {
+    pip = new PipInstaller({ cache, confiner, indexUrl: settings.pipIndexUrl, extraIndexUrls: settings.pipExtraIndexUrls });
+    lines.push(`Python wheels from ${pip.registry}`);
+  } catch (error) {
+    lines.push(`Python distributions CANNOT be installed: ${(error as Error).message}`);
+  }
+  return new LocalDependencies(npm, pip, `${lines.join('; ')}; trees in ${settings.cacheDir}`);
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readNpmLock } from '../../core/dependencies/npm-lock.js';
+import type { Confiner } from '../confinement.js';
+import { resolveExecutable } from '../sandbox-process.js';
+import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
+import { DependencyInstallError, type TreeCache } from './tree-cache.js';
+
+/** An install or a resolution that takes longer than this is stopped and fails. */
+const NPM_TIMEOUT_MS = 300_000;
+
+export interface NpmInstallerOptions {
+  /** The root of the installed trees (README: Dependencies, the cache). */
+  cache: TreeCache;
+  confiner: Confiner;
+  /** NPM_CONFIG_REGISTRY: where packages come from. */
+  registry: string;
+  /** A private registry's token: written to the installer's own .npmrc, never to a job. */
+  token?: string;
+  /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run (confined); off by default. */
+  allowInstallScripts: boolean;
+}
+
+/** The name the lock's root package is given, so npm never reads the script's own name. */
+const ROOT_NAME = 'svc-script-dependencies';
+
+/**
+ * Resolves TypeScript scripts' imports with npm and installs the locks (`npm ci`), each run
+ * confined like a job, into the shared read-only tree cache. Resolution happens at create (a
+ * lock-only run: package metadata, no tarballs); installation right after, off the request path.
+ */
+export class NpmInstaller {
+  private readonly npmCli: string;
+  readonly registry: string;
+
+  constructor(private readonly options: NpmInstallerOptions) {
+    this.npmCli = realpathSync(resolveExecutable('npm'));
+    this.registry = options.registry.endsWith('/') ? options.registry : `${options.registry}/`;
+  }
+
+  async resolve(requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }> {
+    return this.inJail('resolve', async (dir, npm) => {
+      await writeFile(join(dir, 'package.json'), rootPackage(requirements));
+      const result = await npm(['install', '--package-lock-only', '--ignore-scripts']);
+      if (!result.ok) return { ok: false, message: lastLines(result.output, dir, /^npm (error|ERR!)/) } as const;
+      return { ok: true, lock: await readFile(join(dir, 'package-lock.json'), 'utf8') } as const;
+    });
+  }
+
+  /**
+   * The installed tree of `lock` (its `node_modules` is what scripts import), installing it when
+   * missing; null when the lock names no package. A failed install throws DependencyInstallError.
+   */
+  tree(lock: string, retry = false): Promise<string | null> {
+    const parsed = readNpmLock(lock);
+    if (!parsed || Object.keys(parsed.dependencies).length === 0) return Promise.resolve(null);
+    const key = createHash('sha256').update(JSON.stringify([parsed.packages, this.options.allowInstallScripts])).digest('hex').slice(0, 32);
+    return this.options.cache.ensure('npm', key, () => this.install(lock, parsed.dependencies), retry);
+  }
+
+  private async install(lock: string, dependencies: Record<string, string>): Promise<string> {
+    const outcome = await this.inJail(
+      'install',
+      async (dir, npm) => {
+        await writeFile(join(dir, 'package.json'), rootPackage(dependencies));
+        await writeFile(join(dir, 'package-lock.json'), lock);
+        const result = await npm(['ci', ...(this.options.allowInstallScripts ? [] : ['--ignore-scripts'])]);
+        if (!result.ok) return { ok: false, message: `${packagesNamedIn(result.output, lock)}${lastLines(result.output, dir, /^npm (error|ERR!)/)}` } as const;
+        // The token and npm's own cache never go into the tree.
+        for (const name of ['.npmrc', '.npm', '.tmp']) await rm(join(dir, name), { recursive: true, force: true });
+        return { ok: true, dir } as const;
+      },
+      (result) => result.ok,
+    );
+    if (!outcome.ok) throw new DependencyInstallError(`the packages of this version could not be installed from ${this.registry}:\n${outcome.message}`);
+    return outcome.dir;
+  }
+
+  private async inJail<T>(prefix: string, work: (dir: string, npm: (args: string[]) => Promise<ConfinedResult>) => Promise<T>, keep?: (result: T) => boolean): Promise<T> {
+    return inInstallJail<T>({
+      confiner: this.options.confiner,
+      parent: await this.options.cache.workDir(),
+      prefix,
+      files: { '.npmrc': this.npmrc() },
+      keep,
+      work: (dir, run) =>
+        work(dir, (args) =>
+          run(
+            process.execPath,
+            // One quick retry: npm's default (two, backing off up to a minute) holds a failed
+            // install, and every run waiting on it, for minutes.
+            [this.npmCli, ...args, '--no-audit', '--no-fund', '--no-update-notifier', '--fetch-retries=1', '--fetch-retry-mintimeout=1000', '--fetch-retry-maxtimeout=3000'],
+            { npm_config_userconfig: join(dir, '.npmrc'), npm_config_cache: join(dir, '.npm') },
+            NPM_TIMEOUT_MS,
+          ),
+        ),
+    });
+  }
+
+  /** The installer's own config: the registry, and its token where one is set (never in argv or env). */
+  private npmrc(): string {
+    const lines = [`registry=${this.registry}`];
+    if (this.options.token) lines.push(`${this.registry.replace(/^https?:/, '')}:_authToken=${this.options.token}`);
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+/** The locked packages npm's output names by tarball or integrity (its EINTEGRITY error names neither package nor version). */
+function packagesNamedIn(output: string, lock: string): string {
+  const parsed = readNpmLock(lock);
+  const named = Object.entries(parsed?.packages ?? {})
+    .filter(([path, entry]) => path !== '' && ((entry.integrity && output.includes(entry.integrity)) || (entry.resolved && output.includes(entry.resolved))))
+    .map(([path, entry]) => `${path.replace(/^(.*\/)?node_modules\//, '')}@${entry.version ?? '?'}`);
+  return named.length > 0 ? `${named.join(', ')}: ` : '';
+}
+
+function rootPackage(dependencies: Record<string, string>): string {
+  return `${JSON.stringify({ name: ROOT_NAME, version: '0.0.0', private: true, dependencies }, null, 2)}\n`;
+}
