@@ -56,7 +56,10 @@ export class JobNetwork {
         const url = new URL(base);
         if (url.protocol === 'http:' || url.protocol === 'https:') {
           this.apiTarget = url;
-          overlay.BASE_INTERNAL_URL = `http://127.0.0.1:${NAMESPACE_API_PORT}${url.pathname.replace(/\/+$/, '')}`;
+          const inside = `http://127.0.0.1:${NAMESPACE_API_PORT}${url.pathname.replace(/\/+$/, '')}`;
+          // Every name the job reads the API's address under (WM_BASE_URL and BASE_URL for
+          // Windmill's clients) leads to the same place inside the namespace.
+          for (const [name, value] of Object.entries(env)) if (value === base) overlay[name] = inside;
         }
       } catch {
         // not a URL: left as it is, and the API port leads nowhere new

@@ -27,10 +27,14 @@ describe('running user code (issue point 6)', () => {
   it('gives the job only OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL and its id', async () => {
     await createScript(s, 'u/admin/env_ts', 'bun', 'export function main() { return process.env; }');
     await createScript(s, 'u/admin/env_py', 'python3', 'import os\ndef main():\n    return dict(os.environ)\n');
+    // With the job network boundary the job reaches the API through its namespace's own loopback.
+    const { confinement } = (await (await s.fetch('/api/runtime')).json()) as { confinement: { network?: string } | null };
+    const apiUrl = confinement?.network === 'namespace' ? 'http://127.0.0.1:80' : s.url;
     for (const path of ['u/admin/env_ts', 'u/admin/env_py']) {
       const env = await run(path);
       expect(env.OV_WORKSPACE).toBe(s.workspace);
-      expect(env.BASE_INTERNAL_URL).toBe(s.url);
+      expect(env.BASE_INTERNAL_URL).toBe(apiUrl);
+      expect(env.WM_BASE_URL).toBe(apiUrl);
       expect(env.OV_TOKEN.split('.')).toHaveLength(3); // a signed JWT
       expect(env.OV_JOB_ID).toMatch(/^[0-9a-f-]{36}$/);
       expect(JSON.stringify(env)).not.toContain('hunter2');

@@ -98,8 +98,11 @@ beforeAll(async () => {
 
   holder = await startHolder();
   // What windmill-client reads when it is imported, as in a job.
+  // The API's address is the job's own: inside the job network boundary its namespace's loopback,
+  // which leads to the service only from inside; this process reaches the same API at s.url.
+  const apiUrl = holder.env.BASE_INTERNAL_URL;
   for (const name of ['WM_TOKEN', 'WM_WORKSPACE', 'WM_JOB_ID', 'WM_ROOT_FLOW_JOB_ID', 'WM_FLOW_JOB_ID', 'WM_STATE_PATH', 'WM_BASE_URL', 'BASE_INTERNAL_URL', 'BASE_URL']) {
-    process.env[name] = holder.env[name];
+    process.env[name] = holder.env[name] === apiUrl ? s.url : holder.env[name];
   }
   // Loaded only now, as in a job: the package reads WM_TOKEN and BASE_INTERNAL_URL when it is imported.
   wmill = ((await import('windmill-client')) as unknown as { default: Wmill }).default;
@@ -204,7 +207,7 @@ describe('the windmill-client package with a job\'s environment', () => {
       expect((await waitForJob(s, flowId)).status).toBe('success');
     } finally {
       process.env.WM_JOB_ID = holder.env.WM_JOB_ID;
-      wmill.setClient(holder.env.WM_TOKEN, holder.env.BASE_INTERNAL_URL);
+      wmill.setClient(holder.env.WM_TOKEN, s.url);
     }
   });
 });
@@ -213,7 +216,7 @@ describe('the wmill Python client\'s requests, as its source sends them', () => 
   /** httpx with the client's headers, against `<BASE_INTERNAL_URL>/api`. */
   const py = (method: 'GET' | 'POST', endpoint: string, body?: unknown, params?: Record<string, string>) => {
     const query = params ? `?${new URLSearchParams(params)}` : '';
-    return fetch(`${holder.env.BASE_INTERNAL_URL}/api/${endpoint}${query}`, {
+    return fetch(`${s.url}/api/${endpoint}${query}`, {
       method,
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${holder.env.WM_TOKEN}` },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
