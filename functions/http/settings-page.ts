@@ -1,11 +1,12 @@
 import type { CoreDeps } from '../core/deps.js';
 import { html } from './html.js';
 import { staticPage, workspacePageRoute } from './page-shell.js';
+import { CHAT_TAB_SCRIPT, chatTabPanel } from './settings-chat-tab.js';
 
 /**
  * The workspace settings page (`/w/<workspace>/settings`, spec 6.1): tab Webhooks, field "URL to
  * send requests to", an optional signing secret, and the delivery log with a redeliver button per
- * event. A static shell like the token page: its script reads and changes the settings through the
+ * event; tab Chat, the workspace's chat connections (settings-chat-tab.ts). A static shell like the token page: its script reads and changes the settings through the
  * API (`/api/w/<ws>/workspaces/...`, with the session cookie), so the API's rights apply unchanged.
  */
 
@@ -107,13 +108,13 @@ const STYLE = [
   'label{display:block;font-size:.9em;margin-top:.5rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{padding:.4rem .9rem;margin-top:.5rem}',
   '#message{color:#b00020}#saved{color:#1b5e20}',
 ].join('');
-const PAGE = staticPage(SCRIPT, STYLE);
+const PAGE = staticPage(SCRIPT + CHAT_TAB_SCRIPT, STYLE);
 
 export function renderSettingsPage(workspaceId: string, username: string): string {
   return PAGE(
     `Settings of ${workspaceId} — svc`,
     html`<body data-workspace="${workspaceId}"><h1>Workspace settings: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>.</p>
-<div role="tablist"><button type="button" role="tab" id="tab-general" aria-controls="panel-general" aria-selected="false">General</button><button type="button" role="tab" id="tab-webhooks" aria-controls="panel-webhooks" aria-selected="true">Webhooks</button></div>
+<div role="tablist"><button type="button" role="tab" id="tab-general" aria-controls="panel-general" aria-selected="false">General</button><button type="button" role="tab" id="tab-webhooks" aria-controls="panel-webhooks" aria-selected="true">Webhooks</button><button type="button" role="tab" id="tab-chat" aria-controls="panel-chat" aria-selected="false">Chat</button></div>
 <section id="panel-general" role="tabpanel" aria-labelledby="tab-general" hidden><p>Workspace <code>${workspaceId}</code>.</p></section>
 <section id="panel-webhooks" role="tabpanel" aria-labelledby="tab-webhooks">
 <p>Every change to a script, flow, app, connection, connection type, variable or folder, and every token nearing or past its expiry, is sent to this URL as a CloudEvent.</p>
@@ -123,11 +124,12 @@ export function renderSettingsPage(workspaceId: string, username: string): strin
 <button type="submit">Save</button> <span id="saved" hidden role="status">Saved.</span>
 </form>
 <p id="signed"></p>
-<p id="message" role="alert"></p>
 <h2>Deliveries</h2><button type="button" id="refresh">Refresh</button>
 <table><thead><tr><th>Time</th><th>Event</th><th>Item</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Next attempt</th><th></th></tr></thead>
 <tbody id="deliveries"></tbody></table><p id="no-deliveries" hidden>No events sent yet.</p>
-</section>`,
+</section>
+${chatTabPanel()}
+<p id="message" role="alert"></p>`,
   );
 }
 

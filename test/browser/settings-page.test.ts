@@ -90,3 +90,29 @@ describe('the workspace settings page, Webhooks tab', () => {
     watched.problems.splice(refused, 1);
   }, 60_000);
 });
+
+describe('the workspace settings page, Chat tab', () => {
+  it('connects a Slack app as the workspace admin, lists it without its secrets, and removes it', async () => {
+    const watched = await browser.newPage();
+    opened.push(watched);
+    const { page } = watched;
+    // The session of the first test's login is the browser's: wendy is signed in.
+    await page.goto(`${s.url}/w/${s.workspace}/settings`);
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.locator('#no-chat').waitFor();
+    await page.getByLabel('Connection name').fill('team-slack');
+    await page.getByLabel(/Slack bot token/).fill('xoxb-from-the-page');
+    await page.getByLabel('Slack signing secret').fill('page-signing-secret');
+    await page.getByLabel(/Web API base URL/).fill('https://slack.example/api');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.locator('#chat-saved').waitFor();
+    const row = page.locator('#chat-connections tr', { hasText: 'team-slack' });
+    await expect(row.textContent()).resolves.toContain('https://slack.example/api');
+    const listed = await (await s.fetch(`/api/w/${s.workspace}/workspaces/chat_connections`)).json();
+    expect(listed).toEqual([expect.objectContaining({ name: 'team-slack', platform: 'slack', api_url: 'https://slack.example/api', updated_by: 'wendy' })]);
+    expect(await page.content()).not.toContain('page-signing-secret');
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await page.locator('#no-chat').waitFor({ state: 'visible' });
+    expect(await (await s.fetch(`/api/w/${s.workspace}/workspaces/chat_connections`)).json()).toEqual([]);
+  }, 60_000);
+});

@@ -3,6 +3,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { parseBody } from '../validation.js';
 import { deleteEntity, getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../entities.js';
 import { assertPerson } from '../flows/approval-rules.js';
+import { audit } from '../login-throttle.js';
 import type { ChatConnectionSetting } from '../documents/entity-values.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -128,12 +129,16 @@ export async function setChatConnection(deps: Deps, rights: Rights, name: string
   if (!(await tryCreateEntity(deps.store, deps.clock, KIND, ws, validName, value))) {
     await updateEntity(deps.store, deps.clock, KIND, ws, validName, `chat connection ${validName}`, () => value);
   }
-  return view(validName, value);
+  // Who re-points a workspace's approvals is on the instance's audit log (never a secret).
+  const shown = view(validName, value);
+  await audit(deps, 'chat_connection.set', { workspace_id: ws, name: validName, platform: input.platform, by, ...(input.platform === 'slack' ? { api_url: input.api_url } : { service_url: value.platform === 'teams' ? value.service_url : null }) });
+  return shown;
 }
 
-export async function deleteChatConnection(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<void> {
+export async function deleteChatConnection(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, name: string): Promise<void> {
   await requireChatAdmin(deps, rights);
   await deleteEntity(deps.store, KIND, rights.workspaceId, name, `chat connection ${name}`);
+  await audit(deps, 'chat_connection.delete', { workspace_id: rights.workspaceId, name, by: rights.principal.username });
 }
 
 /** Every member may see which connections there are (to name one in a flow), never a secret. */

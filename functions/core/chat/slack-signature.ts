@@ -10,7 +10,8 @@ import { ApiError } from '../errors.js';
 
 export const REPLAY_WINDOW_SECONDS = 5 * 60;
 
-const unauthorized = (message: string) => new ApiError(401, 'invalid_signature', message);
+/** The 401 of a request Slack's signature does not prove. */
+export const signatureRefused = (message: string) => new ApiError(401, 'invalid_signature', message);
 
 export interface SignedRequest {
   signature: string | undefined;
@@ -20,9 +21,9 @@ export interface SignedRequest {
 
 /** Throws 401 unless the headers are present, fresh, and not obviously malformed. */
 export function assertFresh(req: SignedRequest, nowMs: number): void {
-  if (!req.signature || !req.timestamp) throw unauthorized('a Slack request needs X-Slack-Signature and X-Slack-Request-Timestamp');
-  if (!/^\d{1,12}$/.test(req.timestamp)) throw unauthorized('X-Slack-Request-Timestamp is not a Unix time in seconds');
-  if (Math.abs(nowMs / 1000 - Number(req.timestamp)) > REPLAY_WINDOW_SECONDS) throw unauthorized('X-Slack-Request-Timestamp is more than five minutes away: refused as a possible replay');
+  if (!req.signature || !req.timestamp) throw signatureRefused('a Slack request needs X-Slack-Signature and X-Slack-Request-Timestamp');
+  if (!/^\d{1,12}$/.test(req.timestamp)) throw signatureRefused('X-Slack-Request-Timestamp is not a Unix time in seconds');
+  if (Math.abs(nowMs / 1000 - Number(req.timestamp)) > REPLAY_WINDOW_SECONDS) throw signatureRefused('X-Slack-Request-Timestamp is more than five minutes away: refused as a possible replay');
 }
 
 export function slackSignature(signingSecret: string, timestamp: string, rawBody: string): string {
@@ -36,7 +37,5 @@ export function isSignedBy(req: SignedRequest, signingSecret: string): boolean {
 
 /** Throws 401 when the signature is not the signing secret's over this timestamp and body. */
 export function assertSignedBy(req: SignedRequest, signingSecret: string): void {
-  if (!isSignedBy(req, signingSecret)) throw unauthorized('X-Slack-Signature does not match the request');
+  if (!isSignedBy(req, signingSecret)) throw signatureRefused('X-Slack-Signature does not match the request');
 }
-
-export const signatureRefused = unauthorized;

@@ -33,6 +33,10 @@ describe('chat connections', () => {
     expect(shown).toContain('https://slack.com/api');
     expect(shown).not.toContain('xoxb-secret-token');
     expect(shown).not.toContain('sign-me');
+    // Who re-points the workspace's approvals is on the instance's audit log, without the secrets.
+    const audit = await (await s.fetch('/api/audit/list')).json();
+    expect(audit).toEqual(expect.arrayContaining([expect.objectContaining({ event: 'chat_connection.set', workspace_id: 'main', name: 'ops', by: 'admin', api_url: 'https://slack.com/api' })]));
+    expect(JSON.stringify(audit)).not.toContain('sign-me');
     // Switching the platform needs the new platform's secrets.
     const switched = await s.post(`${ws}/workspaces/chat_connections/ops`, { platform: 'teams', app_id: 'a', team_id: 't', team_name: 'Ops' });
     expect(switched.status).toBe(400);
