@@ -216,3 +216,36 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     ]));
   });
 });
+
+describe('svc migrate', () => {
+  it('reports per kind what moves, what needs a lock and what is skipped and why, as a table and as JSON, without a server', async () => {
+    const project = newProject({ ...WINDMILL_FOLDER, 'f/ops/unlocked.py': 'def main():\n    return 1\n' });
+    const elsewhere = newProject();
+    const json = await elsewhere.svc(['migrate', project.dir, '--json-output']);
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout) as { config: string; kinds: { kind: string; moves: string[]; needsLock: string[]; skipped: { path: string; reason: string }[] }[]; errors: string[] };
+    expect(report.config).toBe('wmill.yaml');
+    expect(report.errors).toEqual([]);
+    const byKind = Object.fromEntries(report.kinds.map((k) => [k.kind, k]));
+    expect(byKind.script.moves).toEqual(['f/ops/cleanup', 'f/ops/greet', 'f/ops/report', 'f/ops/unlocked']);
+    // Bash needs no lock; the Python script without one does.
+    expect(byKind.script.needsLock).toEqual(['f/ops/unlocked']);
+    expect(byKind.flow.moves).toEqual(['f/ops/approve']);
+    expect(byKind.schedule.moves).toEqual(['f/ops/nightly']);
+    expect(byKind.variable.moves).toEqual(['f/ops/greeting', 'f/ops/region']);
+    expect(byKind.trigger.moves).toEqual([]);
+    expect(byKind.trigger.skipped).toEqual([{ path: 'f/ops/orders.kafka_trigger.yaml', reason: 'this server has no triggers other than HTTP routes' }]);
+    expect(byKind.app.skipped.map((x) => x.path)).toEqual(expect.arrayContaining(['f/ops/dash.app/app.yaml', 'f/ops/dash.app/b.inline_script.ts']));
+    expect(byKind.script.skipped.map((x) => x.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/^tag: /)]));
+
+    const text = await elsewhere.svc(['migrate', project.dir]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^kind\s+moves\s+needs a lock\s+skipped$/m);
+    expect(text.stdout).toMatch(/^script\s+4\s+1\s+\d+$/m);
+    expect(text.stdout).toContain('needs a dependency lock');
+    expect(text.stdout).toContain('  f/ops/unlocked\n');
+    expect(text.stdout).toContain('  f/ops/orders.kafka_trigger.yaml: this server has no triggers other than HTTP routes');
+
+    expect((await elsewhere.svc(['migrate', `${project.dir}/missing`])).code).toBe(2);
+  });
+});
