@@ -26,6 +26,11 @@ export interface Item {
   defaults?: Record<string, string>;
   /** A codebase script's source file: its payload holds the bundle, which a pull cannot turn back into source. */
   bundledFrom?: string;
+  /**
+   * A script's input schema as its `.script.yaml` stores it, sent with a push because svc infers
+   * another one (wmill-schema.ts); not part of the payload, so it never shows as a difference.
+   */
+  storedSchema?: Record<string, unknown>;
 }
 
 export interface SyncContext {

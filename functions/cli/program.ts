@@ -12,6 +12,7 @@ import { goBinaryCommand } from './go-binary-command.js';
 import { uploadCommand } from './upload-command.js';
 import { listCommand, type ListKind } from './list-commands.js';
 import { jobDecide } from './approve-commands.js';
+import { migrateCommand } from './wmill-migrate.js';
 import type { Io } from './io.js';
 
 /**
@@ -276,6 +277,15 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     ['svc script run f/etl/load -d "{\"files\": [$(svc upload f/etl/load big.csv --content-type text/csv)]}"'],
   );
 
+  examples(
+    program
+      .command('migrate')
+      .description('read a workspace folder (one Windmill\'s CLI wrote, or svc\'s own) and show, per kind, what a push moves, which scripts need a dependency lock, and what is skipped and why; no server needed')
+      .argument('<folder>', 'the folder (its wmill.yaml or svc.yaml gives the options)')
+      .option('--json-output', 'print one JSON document on stdout (messages go to stderr)', false)
+      .action(async (folder: string, opts: { jsonOutput: boolean }) => done(await migrateCommand(folder, opts, io))),
+    ['svc migrate ../windmill-workspace', 'svc migrate . --json-output | jq \'.kinds[] | select(.needsLock != [])\''],
+  );
   examples(
     program
       .command('go-binary')

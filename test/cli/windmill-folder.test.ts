@@ -216,3 +216,65 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     ]));
   });
 });
+
+describe('svc migrate', () => {
+  it('reports per kind what moves, what needs a lock and what is skipped and why, as a table and as JSON, without a server', async () => {
+    const project = newProject({ ...WINDMILL_FOLDER, 'f/ops/unlocked.py': 'def main():\n    return 1\n' });
+    const elsewhere = newProject();
+    const json = await elsewhere.svc(['migrate', project.dir, '--json-output']);
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout) as { config: string; kinds: { kind: string; moves: string[]; needsLock: string[]; skipped: { path: string; reason: string }[] }[]; errors: string[] };
+    expect(report.config).toBe('wmill.yaml');
+    expect(report.errors).toEqual([]);
+    const byKind = Object.fromEntries(report.kinds.map((k) => [k.kind, k]));
+    expect(byKind.script.moves).toEqual(['f/ops/cleanup', 'f/ops/greet', 'f/ops/report', 'f/ops/unlocked']);
+    // Bash needs no lock; the Python script without one does.
+    expect(byKind.script.needsLock).toEqual(['f/ops/unlocked']);
+    expect(byKind.flow.moves).toEqual(['f/ops/approve']);
+    expect(byKind.schedule.moves).toEqual(['f/ops/nightly']);
+    expect(byKind.variable.moves).toEqual(['f/ops/greeting', 'f/ops/region']);
+    expect(byKind.trigger.moves).toEqual([]);
+    expect(byKind.trigger.skipped).toEqual([{ path: 'f/ops/orders.kafka_trigger.yaml', reason: 'this server has no triggers other than HTTP routes' }]);
+    expect(byKind.app.skipped.map((x) => x.path)).toEqual(expect.arrayContaining(['f/ops/dash.app/app.yaml', 'f/ops/dash.app/b.inline_script.ts']));
+    expect(byKind.script.skipped.map((x) => x.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/^tag: /)]));
+
+    const text = await elsewhere.svc(['migrate', project.dir]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^kind\s+moves\s+needs a lock\s+skipped$/m);
+    expect(text.stdout).toMatch(/^script\s+4\s+1\s+\d+$/m);
+    expect(text.stdout).toContain('needs a dependency lock');
+    expect(text.stdout).toContain('  f/ops/unlocked\n');
+    expect(text.stdout).toContain('  f/ops/orders.kafka_trigger.yaml: this server has no triggers other than HTTP routes');
+
+    expect((await elsewhere.svc(['migrate', `${project.dir}/missing`])).code).toBe(2);
+  });
+});
+
+describe('svc sync push: a Windmill folder\'s input schemas', () => {
+  it('agree with what svc infers, TypedDict and type-alias resource types included; where they differ the stored one is used and --dry-run says so', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    const header = "summary: ''\ndescription: ''\nlock: ''\nkind: script\nschema:\n  $schema: 'https://json-schema.org/draft/2020-12/schema'\n  type: object\n";
+    const project = newProject({
+      'wmill.yaml': 'includes:\n  - f/**\n',
+      'f/ops/typed.py': 'from typing import TypedDict\n\n\nclass s3(TypedDict):\n    bucket: str\n\n\ndef main(store: s3, n: int = 2, mode: str = "fast"):\n    return n\n',
+      'f/ops/typed.script.yaml': `${header}  properties:\n    store:\n      type: object\n      description: ''\n      format: resource-s3\n    n:\n      type: integer\n      description: ''\n      default: 2\n    mode:\n      type: string\n      description: ''\n      default: fast\n  required:\n    - store\n`,
+      'f/ops/aliased.ts': 'type Pg = { host: string };\nexport async function main(db: Pg, kind: "a" | "b" = "a") { return kind }\n',
+      'f/ops/aliased.script.yaml': `${header}  properties:\n    db:\n      type: object\n      description: ''\n      format: resource-pg\n    kind:\n      type: string\n      description: ''\n      default: a\n      enum:\n        - a\n        - b\n  required:\n    - db\n`,
+      'f/ops/drift.ts': 'export async function main(color: string) { return color }\n',
+      'f/ops/drift.script.yaml': `${header}  properties:\n    color:\n      type: string\n      description: 'pick one'\n      default: red\n      enum:\n        - red\n        - blue\n  required: []\n`,
+    });
+    const dry = await project.svc(['sync', 'push', '--dry-run', '--json-output', ...target(s, ws)]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const warnings = (JSON.parse(dry.stdout) as Report).warnings.filter((w) => w.includes('schema'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^f\/ops\/drift\.script\.yaml: schema: svc infers it differently \(color: enum \["red","blue"\] stored, null inferred; color: default "red" stored, null inferred; required \[\] stored, \["color"\] inferred\); the stored schema is used$/);
+
+    expect((await project.svc(['sync', 'push', '--yes', ...target(s, ws)])).code).toBe(0);
+    const schemaOf = async (path: string) => (await apiGet(s, ws, `/scripts/get/p/${path}`)).body.schema;
+    expect(await schemaOf('f/ops/typed')).toMatchObject({ properties: { store: { type: 'object', format: 'resource-s3' }, n: { type: 'integer', default: 2 }, mode: { default: 'fast' } }, required: ['store'] });
+    expect(await schemaOf('f/ops/aliased')).toMatchObject({ properties: { db: { format: 'resource-pg' }, kind: { enum: ['a', 'b'], default: 'a' } }, required: ['db'] });
+    expect(await schemaOf('f/ops/drift')).toMatchObject({ properties: { color: { enum: ['red', 'blue'], default: 'red', description: 'pick one' } }, required: [] });
+    expect(changesOf(await project.svc(['sync', 'pull', '--dry-run', '--json-output', ...target(s, ws)]))).toEqual([]);
+  });
+});

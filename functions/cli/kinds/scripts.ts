@@ -6,6 +6,7 @@ import { bundleScript, codebaseOf } from '../codebases.js';
 import { ItemFileError, type Item, type KindHandler, type SyncContext } from '../items.js';
 import { fileIssue, parseYamlFile } from './yaml-kind.js';
 import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
+import { schemaDifferences } from '../wmill-schema.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import type { GoTarget, Language } from '../../ports.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
@@ -109,12 +110,16 @@ export const scripts: KindHandler = {
     takeWindmillFields('script', id + META, metaData, ctx);
     const parsed = metaSchema.safeParse(metaData);
     if (!parsed.success) throw fileIssue(id + META, parsed.error);
-    const { lock: metaLock, schema: _schema, ...meta } = parsed.data;
+    const { lock: metaLock, schema: storedSchema, ...meta } = parsed.data;
     const lock = windmillLock(metaLock, id + META, ctx) ?? files[id + LOCK] ?? null;
     const codebase = codebaseOf(ctx, contentFile);
     const content = codebase ? await bundleScript(ctx, codebase, contentFile) : files[contentFile];
     const payload = scriptPayload({ path: id, language, content, ...meta, timeout: meta.timeout ?? null, lock });
     const item: Item = { kind: 'script', id, payload, files, ...(codebase ? { bundledFrom: contentFile } : {}) };
+    if (storedSchema && !codebase) {
+      const differs = storedSchemaWins(id + META, language, files[contentFile], storedSchema, ctx);
+      if (differs) item.storedSchema = storedSchema;
+    }
     // No .script.yaml: the defaults, which is what a push sends (a .script.lock left out is no lock).
     if (metaText === undefined) item.defaults = { [id + META]: render(payload, ctx)[id + META] };
     return item;
@@ -126,6 +131,8 @@ export const scripts: KindHandler = {
       ...(item.payload.language === 'go' ? await goBinaryFor(item, ctx.remote) : {}),
       // A bundle has lost main's parameter types: the schema comes from the source entry.
       ...(item.bundledFrom ? { schema: sourceSchema(item) } : {}),
+      // A Windmill folder's stored schema, where svc would infer another one.
+      ...(item.storedSchema ? { schema: item.storedSchema } : {}),
       parent_hash: (meta?.hash as string | undefined) ?? null,
       ...(ctx.message ? { deployment_message: ctx.message } : {}),
     });
@@ -135,6 +142,25 @@ export const scripts: KindHandler = {
     await ctx.remote.post(`/scripts/delete/p/${p(id)}`, {});
   },
 };
+
+/**
+ * Whether a `.script.yaml`'s stored schema must be sent because svc infers another one from
+ * `main`; the push (and --dry-run) says so, naming what differs.
+ */
+function storedSchemaWins(metaFile: string, language: ScriptLanguage, source: string, stored: Record<string, unknown>, ctx: SyncContext): boolean {
+  let inferred: Record<string, unknown>;
+  try {
+    inferred = inferSchema(language as Language, source) as unknown as Record<string, unknown>;
+  } catch (e) {
+    if (!(e instanceof SchemaInferenceError)) throw e;
+    ctx.warn(`${metaFile}: schema: svc cannot read main's signature (${e.message}); the stored schema is used`);
+    return true;
+  }
+  const differences = schemaDifferences(stored, inferred);
+  if (differences.length === 0) return false;
+  ctx.warn(`${metaFile}: schema: svc infers it differently (${differences.join('; ')}); the stored schema is used`);
+  return true;
+}
 
 /** The input schema of a codebase script, read from its source entry; a source it cannot read is a file error. */
 export function sourceSchema(item: Item): unknown {

@@ -93,7 +93,8 @@ let holdsToken;
 function importsTokenHoldingClient() {
   if (holdsToken === undefined) {
     try {
-      holdsToken = /['"]windmill-client['"]/.test(readFileSync(scriptPath, 'utf8'));
+      // The package by name, or its code bundled into the script (which reads WM_TOKEN by name).
+      holdsToken = /['"]windmill-client['"]|WM_TOKEN/.test(readFileSync(scriptPath, 'utf8'));
     } catch {
       holdsToken = true;
     }

@@ -75,12 +75,15 @@ describe('the worker', () => {
     const request = (id: string) => s.runner.requests.find((r) => r.jobId === id)!;
     expect(request(quick).timeoutMs).toBe(5_000);
     expect(request(greedy).timeoutMs).toBe(JOB_TIMEOUT_MS);
-    // svc's own variables, and the same values under the names Windmill's client libraries read (docs/windmill.md).
-    const own = ['BASE_INTERNAL_URL', 'OV_JOB_ATTEMPT', 'OV_JOB_ID', 'OV_JOB_PATH', 'OV_TOKEN', 'OV_USERNAME', 'OV_WORKSPACE'];
-    const windmill = Object.keys(request(quick).env).filter((k) => !own.includes(k));
-    expect(windmill.every((k) => k.startsWith('WM_') || k === 'BASE_URL'), windmill.join()).toBe(true);
-    expect(request(quick).env).toMatchObject({ OV_JOB_ID: quick, OV_JOB_PATH: 'u/admin/quick', OV_USERNAME: 'admin', OV_WORKSPACE: 'main' });
     const env = request(quick).env;
-    expect(env).toMatchObject({ WM_JOB_ID: quick, WM_WORKSPACE: 'main', WM_TOKEN: env.OV_TOKEN, WM_BASE_URL: env.BASE_INTERNAL_URL });
+    const own = Object.keys(env).filter((k) => !k.startsWith('WM_') && k !== 'BASE_URL');
+    expect(own.sort()).toEqual(['BASE_INTERNAL_URL', 'OV_JOB_ATTEMPT', 'OV_JOB_ID', 'OV_JOB_PATH', 'OV_TOKEN', 'OV_USERNAME', 'OV_WORKSPACE']);
+    expect(env).toMatchObject({ OV_JOB_ID: quick, OV_JOB_PATH: 'u/admin/quick', OV_USERNAME: 'admin', OV_WORKSPACE: 'main' });
+    // Nothing else: the rest are the same values under Windmill's names (docs/windmill.md).
+    expect(Object.keys(env).filter((k) => !own.includes(k)).sort()).toEqual([
+      'BASE_URL', 'WM_BASE_URL', 'WM_FLOW_JOB_ID', 'WM_FLOW_PATH', 'WM_FLOW_STEP_ID', 'WM_JOB_ID', 'WM_JOB_PATH', 'WM_PERMISSIONED_AS',
+      'WM_ROOT_FLOW_JOB_ID', 'WM_SCHEDULE_PATH', 'WM_STATE_PATH', 'WM_STATE_PATH_NEW', 'WM_TOKEN', 'WM_USERNAME', 'WM_WORKSPACE',
+    ]);
+    expect(env).toMatchObject({ WM_TOKEN: env.OV_TOKEN, WM_JOB_ID: quick, WM_WORKSPACE: 'main', WM_BASE_URL: env.BASE_INTERNAL_URL, WM_STATE_PATH: 'u/admin/quick/user' });
   });
 });

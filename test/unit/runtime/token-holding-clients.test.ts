@@ -19,8 +19,12 @@ async function pidOf(runner: CodeRunner, req: RunRequest): Promise<number> {
   return processKey(resultOf((await runOnce(runner, req)).outcome) as [number, number]);
 }
 
+// windmill-client bundled into a codebase script: its code reads WM_TOKEN by name.
+const TS_BUNDLED = 'const token = () => process.env["WM_TOKEN"];\nexport function main() { return [process.pid, process.getuid(), typeof token]; }';
+
 describe.each([
   ['nativets', TS_CLIENT, TS_PLAIN],
+  ['nativets', TS_BUNDLED, TS_PLAIN],
   ['python3', PY_CLIENT, PY_PLAIN],
 ] as const)('%s scripts using a Windmill client', (language, client, plain) => {
   const { runner, dispose } = makeRunner({ maxWarmPerKey: 1 });
