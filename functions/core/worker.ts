@@ -14,6 +14,7 @@ import { inferSchema } from './schema/index.js';
 import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 import { throttledLogWriter } from './live-logs.js';
+import { withinDepthLimit } from './json-limits.js';
 import { errorOf, onScheduledJobFailed } from './triggers/schedule-ticks.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
@@ -118,6 +119,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   await streamWrites;
   await liveLogs.stop();
   if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
+  // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
+  // a result nested beyond the limit fails the job here, before anything recursive touches it.
+  outcome = withinDepthLimit(outcome);
   await finish(
     deps,
     job,
