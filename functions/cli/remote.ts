@@ -1,4 +1,5 @@
 import { CliError, EXIT } from './errors.js';
+import { itemUrlPath } from './remote-names.js';
 
 /** The workspace API as the CLI uses it: fetch with a Bearer token, errors as CliErrors. */
 
@@ -116,5 +117,5 @@ export class Remote {
   }
 }
 
-/** `encodeURI` keeps the `/` of item paths, which the routes take as one `{.+}` parameter. */
-export const p = (path: string) => encodeURI(path);
+/** An item's path in a request URL: `encodeURI` keeps its `/`, which the routes take as one `{.+}` parameter; never a path that would climb out of the workspace's API or the sync folder (remote-names.ts). */
+export const p = itemUrlPath;

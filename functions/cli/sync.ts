@@ -6,6 +6,7 @@ import { apps } from './kinds/apps.js';
 import { httpTriggers, schedules } from './kinds/triggers.js';
 import { flows } from './kinds/flows.js';
 import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
+import { assertInsideFolder } from './remote-names.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
 import { languageOfFile } from './layout.js';
@@ -41,6 +42,8 @@ export async function readRemote(ctx: SyncContext): Promise<Map<string, RemoteSi
   const remote = new Map<string, RemoteSide>();
   for (const h of HANDLERS.filter((h) => h.enabled(ctx.options))) {
     for (const side of await h.fetchRemote(ctx)) {
+      // Before anything is written: a name the server made up may not lead out of the folder.
+      assertInsideFolder(ctx.root, `${h.kind} ${side.item.id}`, Object.keys(side.item.files));
       if (inScope(Object.keys(side.item.files))) remote.set(itemKey(h.kind, side.item.id), side);
     }
   }

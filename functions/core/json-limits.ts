@@ -1,4 +1,5 @@
 import { badRequest } from './errors.js';
+import type { RunOutcome } from '../ports.js';
 
 /**
  * JSON from a caller is parsed only after its nesting depth is known to be reasonable: a value
@@ -40,4 +41,32 @@ function nestingDepth(text: string): number {
     } else if (ch === 0x7d || ch === 0x5d) depth--;
   }
   return max;
+}
+
+/**
+ * Whether a parsed value nests deeper than `limit` (arrays and objects), found without recursion,
+ * stopping at the first path that does: a value any deeper would overflow the stack of the first
+ * recursive walk over it (storing, cloning, serialising).
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [v, depth] = pending.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** A run's outcome as the service takes it: a result nested beyond MAX_JSON_DEPTH becomes the job's failure. */
+export function withinDepthLimit(outcome: RunOutcome): RunOutcome {
+  if (!outcome.ok || !nestsDeeperThan(outcome.result, MAX_JSON_DEPTH)) return outcome;
+  return {
+    ok: false,
+    error: { name: 'ResultTooDeep', message: `the job's result nests deeper than the limit of ${MAX_JSON_DEPTH} levels of arrays and objects` },
+    ...(outcome.shared ? { shared: outcome.shared } : {}),
+  };
 }

@@ -21,6 +21,7 @@ import { errorOf } from './triggers/schedule-ticks.js';
 import { onJobFailed } from './job-failed.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
+import { withinDepthLimit } from './json-limits.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -129,6 +130,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   await streamWrites;
   await liveLogs.stop();
   if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
+  // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
+  // a result nested beyond the limit fails the job here, before anything recursive touches it.
+  outcome = withinDepthLimit(outcome);
   await finish(
     deps,
     job,

@@ -22,7 +22,7 @@ export function httpTriggerRoutes(deps: CoreDeps) {
 }
 
 /**
- * The routes themselves, at `/api/r/*`. Each route authenticates its callers its own way
+ * The routes themselves, at `/api/r/<workspace id or prefix>/*`. Each route authenticates its callers its own way
  * (core/triggers/route-auth.ts), so the API's token check does not run in front of them.
  */
 export function servedRoutes(deps: CoreDeps) {

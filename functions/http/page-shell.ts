@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate } from '../core/auth.js';
+import { authenticate, type Principal } from '../core/auth.js';
+import { Rights } from '../core/permissions.js';
 import type { CoreDeps } from '../core/deps.js';
 import { ApiError } from '../core/errors.js';
 import { SESSION_COOKIE } from '../core/users.js';
@@ -31,9 +32,13 @@ ${body}
  * for a person: only a login session opens it, never a token in the URL.
  */
 export async function signedInUsername(deps: CoreDeps, c: Context): Promise<string | null> {
+  return (await signedIn(deps, c))?.username ?? null;
+}
+
+async function signedIn(deps: CoreDeps, c: Context): Promise<Principal | null> {
   const session = getCookie(c, SESSION_COOKIE) ?? null;
   try {
-    return (await authenticate(deps, { bearer: null, session })).username;
+    return await authenticate(deps, { bearer: null, session });
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 401) throw error;
     return null;
@@ -47,10 +52,13 @@ export async function signedInUsername(deps: CoreDeps, c: Context): Promise<stri
 export function workspacePageRoute(deps: CoreDeps, path: `/w/:workspace/${string}`, render: (workspaceId: string, username: string) => string) {
   const r = new Hono();
   r.get(path, async (c) => {
-    const username = await signedInUsername(deps, c);
-    if (username === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
+    const principal = await signedIn(deps, c);
+    if (principal === null) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 302);
+    // Who asks before what exists: a workspace one may not enter answers the same whether it exists or not.
+    const rights = await Rights.load(deps, principal, c.req.param('workspace'));
+    if (!rights.entersWorkspace()) throw rights.workspaceDenial();
     const ws = await requireWorkspace(deps.store, c.req.param('workspace'));
-    return c.html(render(ws.id, username), 200, { 'cache-control': 'no-store' });
+    return c.html(render(ws.id, principal.username), 200, { 'cache-control': 'no-store' });
   });
   return r;
 }

@@ -57,11 +57,23 @@ describe('authorization before existence', () => {
     expect(await answer(missing, 'no-such-ws')).toEqual(await answer(existing, s.workspace));
   });
 
+  it("a workspace's pages, to someone signed in who is not a member, answer like those of a workspace that does not exist", async () => {
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'carol@example.com', password: 'carol-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    for (const page of ['settings', 'runs', 'openapi']) {
+      const existing = await s.fetch(`/w/${s.workspace}/${page}`, { token: null, headers: { cookie }, redirect: 'manual' });
+      const missing = await s.fetch(`/w/no-such-ws/${page}`, { token: null, headers: { cookie }, redirect: 'manual' });
+      expect(existing.status, page).toBe(403);
+      expect(await answer(missing, 'no-such-ws'), page).toEqual(await answer(existing, s.workspace));
+    }
+  });
+
   it('things named by id or hash that the caller may not see answer like unknown ones', async () => {
     const pairs: Array<[string, string, string | number, string | number]> = [
       [`${ws()}/scripts/get/h/${hash}`, `${ws()}/scripts/get/h/0123456789abcdef`, hash, '0123456789abcdef'],
       [`${ws()}/apps/get/v/${appVersion}`, `${ws()}/apps/get/v/987654`, appVersion, 987654],
       [`${ws()}/jobs_u/get/${jobId}`, `${ws()}/jobs_u/get/00000000-0000-4000-8000-000000000000`, jobId, '00000000-0000-4000-8000-000000000000'],
+      [`${ws()}/jobs/resume_urls/${jobId}/1`, `${ws()}/jobs/resume_urls/00000000-0000-4000-8000-000000000000/1`, jobId, '00000000-0000-4000-8000-000000000000'],
     ];
     for (const [hidden, unknown, a, b] of pairs) {
       const seen = await s.fetch(hidden, { token: dave });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LANGUAGES, type RunOutcome, type RunRequest } from '../../ports.js';
 import type { SandboxEvent } from './sandbox-protocol.js';
+import { withinDepthLimit } from '../../core/json-limits.js';
 
 /**
  * Both ends of the sandbox wire check what they receive: the sandbox must not trust its payload
@@ -65,8 +66,10 @@ export function sandboxFailure(message: string): RunOutcome {
 }
 
 export function encodeEventLine(event: SandboxEvent): string {
+  // A result nested too deep would overflow JSON.stringify here: it goes back as the job's failure.
+  const sent = event.type === 'outcome' ? { ...event, outcome: withinDepthLimit(event.outcome) } : event;
   // JSON.stringify escapes newlines inside strings, so one event is always exactly one line.
-  return `${JSON.stringify(event)}\n`;
+  return `${JSON.stringify(sent)}\n`;
 }
 
 /** One NDJSON line from the Node sandbox. Throws on anything that is not a SandboxEvent. */

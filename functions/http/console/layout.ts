@@ -99,8 +99,12 @@ export async function pageAccess(deps: CoreDeps, c: Context): Promise<PageAccess
     const next = c.req.path + (new URL(c.req.url).search ?? '');
     return { ok: false, response: c.redirect(`/login?next=${encodeURIComponent(next)}`, 302) };
   }
-  const ws = await requireWorkspace(deps.store, c.req.param('workspace') ?? '');
-  return { ok: true, principal, rights: await Rights.load(deps, principal, ws.id) };
+  const id = c.req.param('workspace') ?? '';
+  // Who asks before what exists: a workspace one may not enter answers the same whether it exists or not.
+  const rights = await Rights.load(deps, principal, id);
+  if (!rights.entersWorkspace()) throw rights.workspaceDenial();
+  await requireWorkspace(deps.store, id);
+  return { ok: true, principal, rights };
 }
 
 export function pageResponse(c: Context, page: string, status: 200 | 403 | 404 = 200): Response {
