@@ -16,7 +16,7 @@ import { derivedOnce, scriptByHash } from './version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
 import { throttledLogWriter } from './live-logs.js';
 import { errorOf } from './triggers/schedule-ticks.js';
-import { onJobFailed } from './job-failed.js';
+import { onJobFailed, onJobSucceeded } from './job-outcome.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -149,6 +149,7 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.
   if (stored && completion.status === 'failed') await onJobFailed(deps, job, errorOf(completion.result));
+  if (stored && completion.status === 'success') await onJobSucceeded(deps, job, completion.result);
 }
 
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */
