@@ -1,6 +1,6 @@
 import { isFinished } from './jobs.js';
 import { log } from './logger.js';
-import { onJobFailed } from './job-failed.js';
+import { onJobFailed } from './job-outcome.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 

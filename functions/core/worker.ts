@@ -18,7 +18,7 @@ import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../ports/code-runner.js';
 import { errorOf } from './triggers/schedule-ticks.js';
-import { onJobFailed } from './job-failed.js';
+import { onJobFailed, onJobSucceeded } from './job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
 import { withinDepthLimit } from './json-limits.js';
@@ -174,6 +174,7 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.
   if (stored && completion.status === 'failed') await onJobFailed(deps, job, errorOf(completion.result));
+  if (stored && completion.status === 'success') await onJobSucceeded(deps, job, completion.result);
 }
 
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */

@@ -124,6 +124,33 @@ describe('the console', { timeout: 90_000 }, () => {
     await screenshots(page, 'run-flow-done');
   });
 
+  it("shows a flow run's attempts, skips and stop on its run page", async () => {
+    const flaky = 'mkdir -p shared\nn=$(( $(cat shared/n 2>/dev/null || echo 0) + 1 ))\necho $n > shared/n\nif [ $n -lt 2 ]; then echo "flaky run $n" >&2; exit 1; fi\necho $n';
+    const created = await s.post(`${ws()}/flows/create`, {
+      path: 'f/pub/resilient',
+      value: {
+        same_worker: true,
+        modules: [
+          { id: 'flaky', retry: { constant: { attempts: 2, seconds: 0 } }, value: { type: 'rawscript', language: 'bash', content: flaky, input_transforms: {} } },
+          { id: 'optional', skip_if: { expr: 'true' }, value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} } },
+          { id: 'check', stop_after_if: { expr: 'result === 2', skip_if_stopped: true }, value: { type: 'rawscript', language: 'bash', content: 'echo 2', input_transforms: {} } },
+          { id: 'never', value: { type: 'rawscript', language: 'bash', content: 'echo 3', input_transforms: {} } },
+        ],
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/resilient`, json({}))).text();
+    expect((await waitForJob(s, id)).status).toBe('success');
+    const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
+    await page.locator('#events').getByText(/attempt 1 · failed/).waitFor();
+    await expect(page.locator('#events').textContent()).resolves.toMatch(/step flaky · attempt 2 · success/);
+    await expect(page.locator('#events').textContent()).resolves.toContain('step optional skipped (skip_if)');
+    await expect(page.locator('#events').textContent()).resolves.toContain('flow stopped after step check (skipped)');
+    await expect(node(page, 'optional').getAttribute('class')).resolves.toContain('s-skipped');
+    await expect(node(page, 'never').getAttribute('class')).resolves.toContain('s-skipped');
+    await screenshots(page, 'run-flow-resilience');
+  });
+
   it('filters the run list by status and an argument, in a URL another browser opens to the same runs', async () => {
     const ids: string[] = [];
     for (const env of ['prod', 'dev', 'prod', 'prod']) ids.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env, n: ids.length }))).text());

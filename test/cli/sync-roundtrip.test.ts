@@ -28,9 +28,10 @@ async function seed(s: TestServer, ws: string): Promise<void> {
     summary: 'two steps',
     value: {
       modules: [
-        { id: 'a', value: { type: 'rawscript', language: 'python3', content: INLINE, input_transforms: {} } },
+        { id: 'a', retry: { constant: { attempts: 2, seconds: 1 } }, value: { type: 'rawscript', language: 'python3', content: INLINE, input_transforms: {} } },
         { id: 'b', value: { type: 'script', path: 'f/ops/hello', input_transforms: { name: { type: 'static', value: 'x' } } } },
       ],
+      failure_module: { id: 'failure', value: { type: 'rawscript', language: 'python3', content: INLINE, input_transforms: {} } },
     },
   });
 }
@@ -61,6 +62,10 @@ describe('svc sync: pull, edit, push, pull', () => {
     expect(project.read('u/admin/py.py')).toBe(PY);
     expect(project.read('f/ops/pipeline.flow/a.inline_script.py')).toBe(INLINE);
     expect(project.read('f/ops/pipeline.flow/flow.yaml')).toContain('content: "!inline a.inline_script.py"');
+    // The failure module's code is a file too, and the step's retry is kept.
+    expect(project.read('f/ops/pipeline.flow/failure.inline_script.py')).toBe(INLINE);
+    expect(project.read('f/ops/pipeline.flow/flow.yaml')).toContain('content: "!inline failure.inline_script.py"');
+    expect(project.read('f/ops/pipeline.flow/flow.yaml')).toMatch(/retry:\s+constant:\s+attempts: 2/);
     expect(project.read('f/ops/db.resource.yaml')).toBe('description: ""\nresource_type: postgresql\nvalue:\n  host: db\n  user: app\n  dbname: orders\n');
     expect(project.read('f/ops/greeting.variable.yaml')).toBe('description: ""\nis_secret: false\nvalue: hello\n');
     expect(project.read('f/ops/folder.meta.yaml')).toContain('summary: operations');

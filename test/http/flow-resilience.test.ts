@@ -219,3 +219,31 @@ describe('workspace error handler', () => {
     expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: null })).status).toBe(200);
   });
 });
+
+describe('schedule recovery', () => {
+  it("runs the schedule's on_recovery when a run succeeds after a failure", async () => {
+    // The scheduled script fails while the variable says so; the test mends it after a failure.
+    expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/db_state', value: 'down' })).status).toBe(201);
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/nightly_sync', language: 'bun', content: 'export function main(state: string) { if (state === "down") throw new Error("db down"); return "synced" }' })).status).toBe(201);
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/recovered', language: 'bun', content: 'export function main(error: any, previous_job_id: string, success_result: unknown, failed_times: number) { return { message: error.message, previous_job_id, success_result, failed_times } }' })).status).toBe(201);
+    const created = await s.post(`${ws()}/schedules/create`, { path: 'u/admin/nightly_sync', schedule: '* * * * * *', script_path: 'u/admin/nightly_sync', args: { state: '$var:u/admin/db_state' }, on_recovery: 'u/admin/recovered' });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const poll = async (url: string, done: (jobs: Json[]) => boolean): Promise<Json[]> => {
+      for (let i = 0; i < 600; i++) {
+        const jobs: Json[] = await (await s.fetch(url)).json();
+        if (done(jobs)) return jobs;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`nothing yet at ${url}`);
+    };
+    const runs = `${ws()}/jobs/list?schedule_path=u/admin/nightly_sync&per_page=1000`;
+    await poll(runs, (jobs) => jobs.some((j) => j.status === 'failed'));
+    expect((await s.post(`${ws()}/variables/update/u/admin/db_state`, { value: 'up' })).status).toBe(200);
+    const [recovery] = await poll(`${ws()}/jobs/list?script_path_exact=u/admin/recovered&per_page=10`, (jobs) => jobs.length > 0);
+    expect((await s.post(`${ws()}/schedules/setenabled/u/admin/nightly_sync`, { enabled: false })).status).toBe(200);
+    const result = (await waitForJob(s, recovery.id)).result;
+    expect(result).toMatchObject({ message: 'db down', success_result: 'synced' });
+    expect(result.failed_times).toBeGreaterThanOrEqual(1);
+    expect((await job(result.previous_job_id)).status).toBe('failed');
+  }, 90_000);
+});

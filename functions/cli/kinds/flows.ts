@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { allModules, flowValue, type FlowModule } from '../../core/flows/definition.js';
+import { flowModules, flowValue, type FlowModule } from '../../core/flows/definition.js';
 import { FOLDER_ITEM, folderSuffix, isItemPath, languageOfFile, scriptExtension, toYaml, type ScriptLanguage } from '../layout.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
@@ -36,7 +36,9 @@ function flowPayload(f: { path: string; summary?: string; description?: string; 
   return { path: f.path, summary: f.summary ?? '', description: f.description ?? '', schema: (f.schema as Record<string, unknown> | null) ?? null, value: f.value as FlowPayload['value'] };
 }
 
-const modulesOf = (value: { modules?: unknown }) => (Array.isArray(value.modules) ? allModules(value.modules as FlowModule[]) : []);
+// Every module with code of its own, the failure module's too: each inline script is a file beside flow.yaml.
+const modulesOf = (value: { modules?: unknown; failure_module?: unknown }) =>
+  Array.isArray(value.modules) ? flowModules({ modules: value.modules as FlowModule[], failure_module: value.failure_module as FlowModule | undefined }) : [];
 
 function render(payload: FlowPayload, ctx: SyncContext): Record<string, string> {
   const dir = payload.path + folderSuffix(ctx.layout, 'flow');

@@ -79,8 +79,14 @@ export const httpTriggers: KindHandler = yamlKind({
   remove: async (id, ctx) => void (await ctx.remote.delete(`/http_triggers/delete/${p(id)}`)),
 });
 
-const SCHEDULE_FIELDS = ['schedule', 'timezone', 'script_path', 'is_flow', 'args', 'enabled', 'summary'] as const;
-const SCHEDULE_NULLABLE = ['on_failure'] as const;
+/** The failure and recovery handlers' settings, left out of a file while they are the defaults. */
+const SCHEDULE_HANDLER_DEFAULTS: P = { on_failure_times: 1, on_failure_exact: false, on_failure_extra_args: {}, on_recovery_times: 1, on_recovery_extra_args: {} };
+const SCHEDULE_FIELDS = ['schedule', 'timezone', 'script_path', 'is_flow', 'args', 'enabled', 'summary', ...Object.keys(SCHEDULE_HANDLER_DEFAULTS)] as const;
+const SCHEDULE_NULLABLE = ['on_failure', 'on_recovery'] as const;
+
+function withoutHandlerDefaults(payload: P): P {
+  return Object.fromEntries(Object.entries(payload).filter(([k, v]) => !(k in SCHEDULE_HANDLER_DEFAULTS) || JSON.stringify(v) !== JSON.stringify(SCHEDULE_HANDLER_DEFAULTS[k])));
+}
 
 const scheduleFile = z.strictObject({
   schedule: z.string().min(1),
@@ -91,6 +97,12 @@ const scheduleFile = z.strictObject({
   enabled: z.boolean().default(true),
   summary: z.string().default(''),
   on_failure: z.string().min(1).nullish(),
+  on_failure_times: z.number().int().min(1).default(1),
+  on_failure_exact: z.boolean().default(false),
+  on_failure_extra_args: z.record(z.string(), z.unknown()).default({}),
+  on_recovery: z.string().min(1).nullish(),
+  on_recovery_times: z.number().int().min(1).default(1),
+  on_recovery_extra_args: z.record(z.string(), z.unknown()).default({}),
 });
 
 export const schedules: KindHandler = yamlKind({
@@ -108,7 +120,7 @@ export const schedules: KindHandler = yamlKind({
   claim: (file) => (file.endsWith('.schedule.yaml') && /^[uf]\//.test(file) ? file.slice(0, -'.schedule.yaml'.length) : null),
   schema: scheduleFile,
   order: [...SCHEDULE_FIELDS, ...SCHEDULE_NULLABLE],
-  toFile: withoutNulls,
+  toFile: (d) => withoutHandlerDefaults(withoutNulls(d)),
   fromFile: (id, d) => ({ path: id, ...pick(d, SCHEDULE_FIELDS, SCHEDULE_NULLABLE) }),
   create: async (s, ctx) => void (await ctx.remote.post('/schedules/create', s)),
   update: async (s, ctx) => void (await ctx.remote.post(`/schedules/update/${p(s.path as string)}`, s)),

@@ -17,7 +17,7 @@ import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
-import { onJobFailed } from '../job-failed.js';
+import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -357,6 +357,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
+  if (finished?.status === 'success') await onJobSucceeded(deps, flowJob, finished.result);
 }
 
 /** Cancels jobs still running or queued; their workers see it and stop them. */

@@ -17,6 +17,18 @@ export const scheduleValue = z.object({
   enabled: z.boolean(),
   /** A script or flow run with `{ schedule_path, path, is_flow, job_id, error }` when a run fails. */
   on_failure: z.string().nullable(),
+  /** on_failure runs once this many runs in a row failed (every failure from then on, or, `exact`, only at that count). */
+  on_failure_times: z.number().int().min(1).default(1),
+  on_failure_exact: z.boolean().default(false),
+  /** Passed to on_failure beside what failed. */
+  on_failure_extra_args: z.record(z.string(), z.unknown()).default({}),
+  /** A script or flow run when a run succeeds after at least `on_recovery_times` failed in a row. */
+  on_recovery: z.string().nullable().default(null),
+  on_recovery_times: z.number().int().min(1).default(1),
+  on_recovery_extra_args: z.record(z.string(), z.unknown()).default({}),
+  /** The ticker's count of runs failed in a row, and the last failure (for on_recovery). */
+  failure_streak: z.number().int().min(0).default(0),
+  last_failure: z.object({ job_id: z.string(), error: z.unknown() }).nullable().default(null),
   summary: z.string(),
   permissioned_as: z.string().min(1),
   permissioned_scopes: z.array(z.string()).nullable(),

@@ -5,6 +5,7 @@ import { startRun } from '../start-run.js';
 import { errorText, log } from '../logger.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
+import { scheduledRunFailed } from './schedule-handlers.js';
 import type { Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -83,34 +84,15 @@ async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, 
   return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path, trigger: 'schedule' });
 }
 
-/**
- * Called once when a job a schedule started ends failed (the worker for scripts, the flow
- * interpreter for flows, in both shells): the schedule's `on_failure` script or flow runs with the error.
- */
-export async function onScheduledJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
-  if (!job.schedule_path || job.parent_job) return;
-  const s = await readEntity(deps.store, 'schedule', job.workspace_id, job.schedule_path).catch(() => null);
-  if (s) await runOnFailure(deps, job.workspace_id, s.value, job.id, error);
-}
 
 /** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
 export function errorOf(result: unknown): unknown {
   return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
 }
 
-/** Never throws: the failure of a failure handler is logged, and the job's own outcome stands. */
+/** A run that could not even start is a failure like any other: it counts, and on_failure may hear of it. */
 async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string, error: unknown): Promise<void> {
-  if (!s.on_failure) return;
-  const handler = s.on_failure;
-  try {
-    const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
-    const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler });
-    if (!target.ok)
-      throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${handler}` : `there is no ${target.what}`);
-    await startRun(deps, rights, target.runnable, { schedule_path: s.path, path: s.script_path, is_flow: s.is_flow, job_id: jobId, error }, undefined, { trigger: 'schedule' });
-  } catch (e) {
-    log.error('schedule on_failure did not start', { workspace: workspaceId, schedule: s.path, job_id: jobId, error: errorText(e) });
-  }
+  await scheduledRunFailed(deps, workspaceId, s.path, jobId, error);
 }
 
 /**

@@ -29,6 +29,12 @@ const fields = {
   args: z.record(z.string(), z.unknown()).default({}),
   enabled: z.boolean().default(true),
   on_failure: z.string().min(1).nullish(),
+  on_failure_times: z.number().int().min(1).max(100).default(1),
+  on_failure_exact: z.boolean().default(false),
+  on_failure_extra_args: z.record(z.string(), z.unknown()).default({}),
+  on_recovery: z.string().min(1).nullish(),
+  on_recovery_times: z.number().int().min(1).max(100).default(1),
+  on_recovery_extra_args: z.record(z.string(), z.unknown()).default({}),
   summary: z.string().max(1000).default(''),
 };
 const createBody = z.object({ path: z.string(), ...fields }).strict();
@@ -53,6 +59,8 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
     created_by: rights.principal.username,
     last_tick: now,
     last_job: null,
+    failure_streak: 0,
+    last_failure: null,
   };
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const created = await tryCreateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, input.path, schedule, (e) =>
@@ -160,7 +168,7 @@ async function checkedSchedule(
   rights: Rights,
   path: string,
   input: Input,
-): Promise<Omit<Schedule, 'created_by' | 'last_tick' | 'last_job'>> {
+): Promise<Omit<Schedule, 'created_by' | 'last_tick' | 'last_job' | 'failure_streak' | 'last_failure'>> {
   assertTimezone(input.timezone);
   assertCron(input.schedule, input.timezone);
   assertItemPath(input.script_path, 'script_path');
@@ -168,6 +176,10 @@ async function checkedSchedule(
   if (input.on_failure) {
     assertItemPath(input.on_failure, 'on_failure');
     await assertRunnable(deps, rights, 'on_failure', input.on_failure);
+  }
+  if (input.on_recovery) {
+    assertItemPath(input.on_recovery, 'on_recovery');
+    await assertRunnable(deps, rights, 'on_recovery', input.on_recovery);
   }
   return {
     path,
@@ -178,6 +190,12 @@ async function checkedSchedule(
     args: input.args,
     enabled: input.enabled,
     on_failure: input.on_failure ?? null,
+    on_failure_times: input.on_failure_times,
+    on_failure_exact: input.on_failure_exact,
+    on_failure_extra_args: input.on_failure_extra_args,
+    on_recovery: input.on_recovery ?? null,
+    on_recovery_times: input.on_recovery_times,
+    on_recovery_extra_args: input.on_recovery_extra_args,
     summary: input.summary,
     ...authorOf(rights),
   };

@@ -33,7 +33,9 @@ function moduleStatuses(j) {
   const out = {};
   if (!fs) return out;
   fs.modules.forEach((m, i) => {
-    if (Object.prototype.hasOwnProperty.call(fs.results, m) && i < fs.step) out[m] = 'success';
+    if (fs.skipped && fs.skipped.includes(m)) out[m] = 'skipped';
+    else if (fs.wait && fs.wait.reason === 'retry' && fs.wait.module === m) out[m] = 'retrying';
+    else if (Object.prototype.hasOwnProperty.call(fs.results, m) && i < fs.step) out[m] = 'success';
     else if (i < fs.step) out[m] = 'success';
     else if (i === fs.step) {
       if (FINISHED.includes(j.status)) out[m] = j.status === 'success' ? 'success' : j.status;
@@ -76,7 +78,23 @@ function render(j) {
   if (j.flow_status && j.flow_status.audit.length) {
     document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at || '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
   }
+  if (j.flow_status) document.getElementById('events').replaceChildren(...flowEvents(j.flow_status).map((text) => el('li', { text })));
   if (selected) showStep(selected);
+}
+
+/** What the flow's failure settings did: attempts, waits, skips, stops, the failure module (docs/flows.md). */
+function flowEvents(fs) {
+  const lines = [];
+  const message = (e) => (e && typeof e === 'object' && e.message) || (e === undefined ? '' : JSON.stringify(e));
+  for (const [step, attempts] of Object.entries(fs.attempts || {})) {
+    for (const a of attempts) lines.push([when(a.at), 'step ' + step, 'attempt ' + a.attempt, a.status, a.error !== undefined ? message(a.error) : '', a.retry_at ? 'next attempt at ' + when(a.retry_at) : ''].filter(Boolean).join(' · '));
+  }
+  if (fs.wait) lines.push('waiting until ' + when(fs.wait.until) + ' · ' + (fs.wait.reason === 'retry' ? 'before retrying step ' : 'sleep after step ') + fs.wait.module);
+  for (const m of fs.skipped || []) lines.push('step ' + m + ' skipped (skip_if)');
+  if (fs.stop) lines.push('flow stopped after step ' + fs.stop.module + (fs.stop.skipped ? ' (skipped)' : '') + (fs.stop.error_message ? ' · ' + fs.stop.error_message : ''));
+  if (fs.iteration) lines.push('while loop ' + fs.iteration.module + ' · iteration ' + fs.iteration.index);
+  if (fs.failure_module) lines.push('failure module ' + fs.failure_module.module + ' ran for step ' + fs.failure_module.step_id + ' · ' + message(fs.failure_module.error && fs.failure_module.error.error));
+  return lines.length ? lines : ['none'];
 }
 
 async function pullLogs() {
@@ -109,7 +127,7 @@ async function showStep(moduleId) {
   const ids = (job && job.flow_status && job.flow_status.module_jobs[moduleId]) || [];
   const picker = document.getElementById('step-pick');
   const current = picker.value;
-  picker.replaceChildren(...ids.map((s, i) => el('option', { value: s, text: (ids.length > 1 ? 'iteration / branch ' + i + ': ' : '') + s, selected: s === current })));
+  picker.replaceChildren(...ids.map((s, i) => el('option', { value: s, text: (ids.length > 1 ? 'attempt / iteration / branch ' + i + ': ' : '') + s, selected: s === current })));
   picker.hidden = ids.length < 2;
   const detail = document.getElementById('step-detail');
   const result = job && job.flow_status && job.flow_status.results[moduleId];
@@ -234,7 +252,7 @@ ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>
 <h2>Logs</h2><pre id="logs" class="logs" aria-live="off"></pre>
-${p.modules ? html`<h2>Approvals</h2><ul id="audit"><li class="muted">none</li></ul>` : html`<ul id="audit" hidden></ul>`}`;
+${p.modules ? html`<h2>Approvals</h2><ul id="audit"><li class="muted">none</li></ul><h2>Retries, waits and stops</h2><ul id="events"><li class="muted">none</li></ul>` : html`<ul id="audit" hidden></ul><ul id="events" hidden></ul>`}`;
   return renderPage({
     title: `Run ${j.id}`,
     workspace: p.workspace,

@@ -1,4 +1,4 @@
-import { onScheduledJobFailed } from './triggers/schedule-ticks.js';
+import { onScheduledJobFailed, onScheduledJobSucceeded } from './triggers/schedule-handlers.js';
 import { onWorkspaceJobFailed } from './workspace-error-handler.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
@@ -11,4 +11,9 @@ import type { Job } from '../ports.js';
 export async function onJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
   await onScheduledJobFailed(deps, job, error);
   await onWorkspaceJobFailed(deps, job, error);
+}
+
+/** A job or flow a schedule started succeeded: the schedule's failure streak ends (and `on_recovery` may run). */
+export async function onJobSucceeded(deps: CoreDeps, job: Job, result: unknown): Promise<void> {
+  if (job.schedule_path) await onScheduledJobSucceeded(deps, job, result);
 }
