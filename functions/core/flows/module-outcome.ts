@@ -38,7 +38,6 @@ export async function settleModule(deps: WorkerDeps, workspaceId: string, run: F
   if (module.id === run.early_return && outcome.ok && !run.early_result) run.early_result = { value: outcome.value };
   const stopRule = isLoop(module) ? module.stop_after_all_iters_if : module.stop_after_if;
   if (stopRule && (await stopsHere(deps, workspaceId, run, module, stopRule, outcome.value))) return;
-  if (run.status === 'finished') return;
   // A trigger step watches for new events: with none (an empty list), the flow has nothing to do.
   if (module.is_trigger && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
     run.stopped_early = module.id;
