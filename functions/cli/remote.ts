@@ -72,13 +72,16 @@ export class Remote {
       // not JSON: keep the text
     }
     if (status === 401) throw new CliError(EXIT.unauthorized, `${this.baseUrl} refused the token (401): ${message}; check it with svc workspace add`);
+    const ws = this.conn.workspaceId;
+    // The server does not say whether a workspace one may not enter exists: both are the same 403.
+    if (status === 403 && !path.startsWith('/api/') && (message.endsWith(`is not a member of workspace ${ws}`) || message === `this token does not allow workspace ${ws}`)) await this.unknownWorkspace(`no workspace ${ws} this token can use`);
     if (status === 403) throw new CliError(EXIT.unauthorized, `${method} ${path}: not allowed (403): ${message}`);
-    if (status === 404 && !path.startsWith('/api/') && message === `workspace ${this.conn.workspaceId} not found`) await this.unknownWorkspace();
+    if (status === 404 && !path.startsWith('/api/') && message === `workspace ${ws} not found`) await this.unknownWorkspace(`no workspace ${ws}`);
     throw new RemoteError(status, code, `${method} ${path}: ${status} ${message}`);
   }
 
   /** Names the workspace that is not there, and the ones the token can use. */
-  private async unknownWorkspace(): Promise<never> {
+  private async unknownWorkspace(what: string): Promise<never> {
     let known = '';
     try {
       const list = (await this.get<{ id: string }[]>('/api/workspaces/list')).map((w) => w.id);
@@ -86,7 +89,7 @@ export class Remote {
     } catch {
       // The list is a courtesy: the error below stands without it.
     }
-    throw new CliError(EXIT.usage, `no workspace ${this.conn.workspaceId} at ${this.baseUrl}${known}`);
+    throw new CliError(EXIT.usage, `${what} at ${this.baseUrl}${known}`);
   }
 
   get<T>(path: string): Promise<T> {

@@ -112,6 +112,21 @@ describe('issue 16 defects', () => {
     expect(result.stderr).not.toContain('404');
   });
 
+  it("to a token that is not an instance admin's, an unknown workspace and one it may not use read the same", async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    expect((await s.post('/api/users/create', { username: 'outsider', email: 'outsider@example.com', password: 'outsider-password' })).status).toBe(201);
+    const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'outsider@example.com', password: 'outsider-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const token = await (await s.fetch('/api/users/tokens/create', { ...json({ label: 'cli' }), token: null, headers: { cookie, 'content-type': 'application/json' } })).text();
+    for (const id of [ws, 'no-such-ws']) {
+      const result = await newProject().svc(['sync', 'pull', '--base-url', s.url, '--workspace-id', id, '--token', token]);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`no workspace ${id} this token can use at ${s.url}; this token can use no workspace there`);
+    }
+  });
+
   it('a missing customBundler is a one-line error, without a stack trace', async () => {
     const s = server();
     const ws = await newWorkspace(s);

@@ -21,6 +21,9 @@ beforeAll(async () => {
   // Too deep for the script's own serialiser: the job fails in its process already.
   await createScript(s, 'u/admin/deeper_ts', 'bun', `export function main() { let v: unknown = 1; for (let i = 0; i < ${DEPTH}; i++) v = [v]; return v; }`);
   await createScript(s, 'u/admin/deeper_py', 'python3', `import sys\nsys.setrecursionlimit(${DEPTH * 4})\ndef main():\n    v = 1\n    for _ in range(${DEPTH}):\n        v = [v]\n    return v\n`);
+  const deepExpr = '(() => { let v = 1; for (let i = 0; i < 100; i++) v = [v]; return v; })()';
+  const flow = { path: 'u/admin/deep_expr', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main(x: unknown) { return 1; }', input_transforms: { x: { type: 'javascript', expr: deepExpr } } } }] } };
+  expect((await s.post(`${ws()}/flows/create`, flow)).status).toBe(201);
   await createScript(s, 'u/admin/shallow', 'bun', 'export function main() { let v: unknown = 1; for (let i = 0; i < 63; i++) v = [v]; return v; }');
 });
 afterAll(() => s?.stop());
@@ -52,6 +55,14 @@ describe('a deeply nested result', () => {
       expect(job.status).toBe('failed');
     }, 120_000);
   }
+
+  it("fails a flow whose input transform computes a value nested beyond the limit", async () => {
+    const res = await s.post(`${ws()}/jobs/run/f/u/admin/deep_expr`, {});
+    expect(res.status).toBe(201);
+    const job = await waitForJob(s, await res.text(), 60_000);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job.result)).toMatch(/nests deeper than the limit of 64 levels/);
+  }, 120_000);
 
   it('keeps a result within the limit', async () => {
     const { job } = await run('u/admin/shallow');

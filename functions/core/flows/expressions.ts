@@ -3,6 +3,7 @@ import { newUuid } from '../crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 import { readPlainPath } from './plain-path.js';
+import { withinDepthLimit } from '../json-limits.js';
 
 /**
  * JavaScript expressions of a flow (input transforms, branch conditions, loop iterators) run in the
@@ -43,7 +44,7 @@ export async function evaluate(deps: WorkerDeps, workspaceId: string, exprs: str
 
 async function evaluateInSandbox(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
   if (exprs.length === 0) return [];
-  const outcome = await deps.runner.run(
+  const run = deps.runner.run(
     {
       jobId: newUuid(),
       workspaceId,
@@ -60,6 +61,8 @@ async function evaluateInSandbox(deps: WorkerDeps, workspaceId: string, exprs: s
     { onStream: () => {}, onLog: () => {} },
     new AbortController().signal,
   );
+  // Their values become the next step's arguments: as deep as a job's result may be, no deeper.
+  const outcome = withinDepthLimit(await run);
   if (!outcome.ok) throw new ExpressionError(`expressions could not be evaluated: ${outcome.error.message}`);
   const results = outcome.result as ({ ok: true; value: unknown } | { ok: false; index: number; message: string })[];
   return results.map((r, i) => {
