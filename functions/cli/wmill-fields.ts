@@ -59,12 +59,6 @@ const FLOW_FIELDS: Record<string, string> = {
 
 const SCHEDULE_FIELDS: Record<string, string> = {
   description: 'svc schedules have a summary only',
-  on_failure_times: 'svc calls on_failure on every failure',
-  on_failure_exact: 'svc calls on_failure on every failure',
-  on_failure_extra_args: 'svc passes on_failure the failed job only',
-  on_recovery: 'svc has no recovery handlers',
-  on_recovery_times: 'svc has no recovery handlers',
-  on_recovery_extra_args: 'svc has no recovery handlers',
   on_success: 'svc has no success handlers',
   on_success_extra_args: 'svc has no success handlers',
   ws_error_handler_muted: NO_ERROR_HANDLER,

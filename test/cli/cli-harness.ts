@@ -69,11 +69,11 @@ export function newProject(files: Record<string, string> = {}): Project {
   return project;
 }
 
-/** One local server for the test file, started before its tests and stopped after. */
-export function useServer(): () => TestServer {
+/** One local server for the test file, started before its tests (with `env`'s variables) and stopped after. */
+export function useServer(env?: () => Promise<Record<string, string>>): () => TestServer {
   let server: TestServer | undefined;
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer(env ? { env: await env() } : {});
   });
   afterAll(async () => {
     await server?.stop();

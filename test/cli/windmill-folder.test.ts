@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startFakePypiIndex, type FakePypiIndex } from '../http/fake-pypi-index.js';
 import { apiGet, changesOf, newProject, newWorkspace, target, useServer } from './cli-harness.js';
 
 /**
@@ -10,7 +11,14 @@ import { apiGet, changesOf, newProject, newWorkspace, target, useServer } from '
  * never dropped silently; the folder then pulls back without differences.
  */
 
-const server = useServer();
+let index: FakePypiIndex | undefined;
+// The folder's Python script imports `wmill`, locked to 1.818.0: a PEP 503 index on loopback serves
+// a stand-in distribution of that version, since the test machines reach no Python index.
+const server = useServer(async () => {
+  index = await startFakePypiIndex([{ name: 'wmill', version: '1.818.0', files: { 'wmill/__init__.py': 'def get_variable(path):\n    return path\n' } }]);
+  return { PIP_INDEX_URL: index.url };
+});
+afterAll(() => index?.close());
 
 const SCHEMA = `schema:
   $schema: 'https://json-schema.org/draft/2020-12/schema'
@@ -154,7 +162,6 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
       expect.stringMatching(/^f\/ops\/approve\.flow\/flow\.yaml: module a: lock: /),
       expect.stringMatching(/^f\/ops\/approve\.flow\/flow\.yaml: tag: /),
       expect.stringMatching(/^f\/ops\/nightly\.schedule\.yaml: no_flow_overlap: /),
-      expect.stringMatching(/^f\/ops\/nightly\.schedule\.yaml: on_recovery: /),
       expect.stringMatching(/^f\/ops\/dash\.app\/app\.yaml: value\.grid\.0\.data\.componentInput\.runnable\.inlineScript: frontend script/),
       expect.stringMatching(/^f\/ops\/dash\.app\/b\.inline_script\.ts: /),
       expect.stringMatching(/^f\/ops\/orders\.kafka_trigger\.yaml: this server has no triggers other than HTTP routes/),
@@ -169,8 +176,13 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     const pushed = await project.svc(['sync', 'push', '--yes', ...target(s, ws)]);
     expect(pushed.code, pushed.stderr + pushed.stdout).toBe(0);
     const greet = (await apiGet(s, ws, '/scripts/get/p/f/ops/greet')).body;
-    expect(greet).toMatchObject({ language: 'bun', summary: 'Greets someone', lock: WINDMILL_FOLDER['f/ops/greet.script.lock'] });
-    expect((await apiGet(s, ws, '/scripts/get/p/f/ops/report')).body).toMatchObject({ language: 'python3', lock: '# py311\nwmill==1.818.0\n' });
+    // A lock in Windmill's format is resolved again into svc's own (README: Dependencies): npm's
+    // package-lock for TypeScript, hashed requirement lines for Python, the same packages.
+    expect(greet).toMatchObject({ language: 'bun', summary: 'Greets someone' });
+    expect(JSON.parse(greet.lock).packages['node_modules/windmill-client']).toMatchObject({ version: expect.any(String), integrity: expect.stringMatching(/^sha512-/) });
+    const reportScript = (await apiGet(s, ws, '/scripts/get/p/f/ops/report')).body;
+    expect(reportScript.language).toBe('python3');
+    expect(reportScript.lock).toMatch(/^wmill==1\.818\.0 --hash=sha256:[0-9a-f]{64}$/m);
     const cleanup = (await apiGet(s, ws, '/scripts/get/p/f/ops/cleanup')).body;
     expect(cleanup.language).toBe('bash');
     expect(cleanup.lock ?? null).toBeNull();
@@ -181,9 +193,12 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     expect((await apiGet(s, ws, '/variables/get/f/ops/region')).body.value).toBe('eu-west-1');
     expect((await apiGet(s, ws, '/resources/type/get/c_ticket')).body.schema.required).toEqual(['url']);
 
+    // Pulled back, only the two scripts' locks differ: svc's own lock replaces Windmill's (docs/windmill.md).
     const back = await project.svc(['sync', 'pull', '--dry-run', '--json-output', ...target(s, ws)]);
     expect(back.code, back.stderr).toBe(0);
-    expect(changesOf(back)).toEqual([]);
+    expect(changesOf(back)).toEqual(['~ script f/ops/greet', '~ script f/ops/report']);
+    const pulled = await project.svc(['sync', 'pull', '--yes', ...target(s, ws)]);
+    expect(pulled.code, pulled.stderr).toBe(0);
     const again = await project.svc(['sync', 'push', '--dry-run', '--json-output', ...target(s, ws)]);
     expect(changesOf(again)).toEqual([]);
   });
