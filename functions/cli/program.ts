@@ -13,6 +13,7 @@ import { uploadCommand } from './upload-command.js';
 import { listCommand, type ListKind } from './list-commands.js';
 import { jobDecide } from './approve-commands.js';
 import { migrateCommand } from './wmill-migrate.js';
+import { generateMetadata } from './metadata-command.js';
 import type { Io } from './io.js';
 
 /**
@@ -186,7 +187,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
   );
 
   for (const kind of ['script', 'flow'] as const) {
-    const group = program.command(kind).description(`run a ${kind} of the workspace`);
+    const group = program.command(kind).description(kind === 'script' ? 'run a script of the workspace, or write the lock of a script file' : 'run a flow of the workspace');
     examples(
       withConnection(
         group
@@ -199,6 +200,17 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
       kind === 'script' ? [`svc script run f/ops/hello -d '{"name": "Ada"}'`, 'svc script run f/ops/report -d @args.json --json-output'] : [`svc flow run f/ops/refund -d '{"order": 42}'`, 'svc flow run f/ops/refund --no-wait'],
     );
     listCommandOf(group, kind);
+    if (kind === 'script') {
+      examples(
+        withConnection(
+          group
+            .command('generate-metadata')
+            .description("resolve each script's imports on the server and write its lock beside it (<path>.script.lock); --json-output also prints the inferred schema")
+            .argument('<file...>', 'script files of this project, e.g. f/ops/hello.ts'),
+        ).action(async (files: string[], opts) => done(await generateMetadata(files, opts, io))),
+        ['svc script generate-metadata f/ops/report.ts', 'svc script generate-metadata f/etl/*.py --json-output'],
+      );
+    }
   }
   for (const kind of ['schedule', 'resource', 'variable'] as const) listCommandOf(program.command(kind).description(`the workspace's ${kind}s`), kind);
 

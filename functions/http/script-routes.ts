@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createScript, deleteScript, getScriptByHash, getScriptByPath, listScripts } from '../core/scripts.js';
 import type { CoreDeps } from '../core/deps.js';
+import { scriptMetadata } from '../core/dependencies/lock-script.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 
@@ -11,6 +12,9 @@ export function scriptRoutes(deps: CoreDeps) {
     const version = await createScript(deps, c.get('rights'), await readJsonBody(c));
     return c.text(version.hash, 201);
   });
+
+  // The lock and schema a create would store, without creating a version (svc script generate-metadata).
+  r.post('/scripts/generate_metadata', async (c) => c.json(await scriptMetadata(deps, c.get('rights'), await readJsonBody(c))));
 
   r.get('/scripts/list', async (c) => c.json(await listScripts(deps.store, c.get('rights'))));
   r.get('/scripts/get/p/:path{.+}', async (c) => c.json(await getScriptByPath(deps.store, c.get('rights'), c.req.param('path'))));

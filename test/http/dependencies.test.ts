@@ -147,6 +147,47 @@ export function main() {
   });
 });
 
+describe.skipIf(aws)('a private npm registry', () => {
+  const token = `npm-secret-${Math.random().toString(36).slice(2)}`;
+  let privateRegistry: FakeNpmRegistry;
+  let server: TestServer;
+  let cacheDir: string;
+  beforeAll(async () => {
+    privateRegistry = await startFakeNpmRegistry([esm('svc-test-private', '1.0.0', { 'index.js': 'export const secretPackage = "private ok";\n' })], { token });
+    cacheDir = mkdtempSync(join(tmpdir(), 'svc-deps-test-'));
+    server = await startServer({ env: { NPM_CONFIG_REGISTRY: privateRegistry.url, SVC_NPM_TOKEN: token, SVC_DEPS_DIR: cacheDir } });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await privateRegistry?.close();
+    if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('installs with the token, which no job can find', async () => {
+    const content = `import { secretPackage } from 'svc-test-private';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+export function main() {
+  // The whole tree the job can read: its environment, and every file of the installed packages.
+  const root = join(dirname(fileURLToPath(import.meta.resolve('svc-test-private'))), '..', '..');
+  const files: string[] = [];
+  const walk = (dir: string) => { for (const e of readdirSync(dir, { withFileTypes: true })) { const p = join(dir, e.name); if (e.isDirectory()) walk(p); else files.push(p); } };
+  walk(root);
+  return { secretPackage, env: JSON.stringify(process.env), files: files.map((f) => readFileSync(f, 'utf8')).join(' '), names: files.map((f) => f.slice(root.length)) };
+}
+`;
+    const res = await server.post(`/api/w/${server.workspace}/scripts/create`, { path: 'u/admin/private', language: 'bun', content });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const run = await server.fetch(`/api/w/${server.workspace}/jobs/run_wait_result/p/u/admin/private`, json({}));
+    const body = (await run.json()) as any;
+    expect(body.secretPackage, JSON.stringify(body)).toBe('private ok');
+    expect(body.names).not.toContain('/.npmrc');
+    expect(body.env).not.toContain(token);
+    expect(body.files).not.toContain(token);
+  });
+});
+
 describe.runIf(aws)('npm packages on the AWS shell', () => {
   it('refuses a script importing a package, saying this shell installs none', async () => {
     const res = await create('u/admin/shout', `import { shout } from 'svc-test-shout';\nexport function main() { return shout('x'); }\n`);

@@ -34,7 +34,8 @@ export interface FakeNpmRegistry {
   close(): Promise<void>;
 }
 
-export async function startFakeNpmRegistry(packages: FakePackage[]): Promise<FakeNpmRegistry> {
+/** `token`: a private registry, answering 401 to a request without `Authorization: Bearer <token>`. */
+export async function startFakeNpmRegistry(packages: FakePackage[], opts: { token?: string } = {}): Promise<FakeNpmRegistry> {
   const work = mkdtempSync(join(tmpdir(), 'fake-npm-'));
   const tarballs = new Map<string, Buffer>();
   const packuments = new Map<string, { name: string; 'dist-tags': Record<string, string>; versions: Record<string, unknown> }>();
@@ -44,6 +45,11 @@ export async function startFakeNpmRegistry(packages: FakePackage[]): Promise<Fak
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
     requests.push(path);
+    if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
+      res.end(JSON.stringify({ error: 'authentication required' }));
+      return;
+    }
     const tarball = tarballs.get(path);
     if (tarball) {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tarball.length });

@@ -1,5 +1,11 @@
+import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import type { DependencyInstaller, Ecosystem, Language } from '../../ports.js';
+import { LANGUAGES, type DependencyInstaller, type Ecosystem, type InputSchema, type Language } from '../../ports.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../permissions.js';
+import { assertItemPath } from '../paths.js';
+import { parseBody } from '../validation.js';
+import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, readNpmLock } from './npm-lock.js';
 import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
@@ -71,4 +77,31 @@ async function lockPython(installer: DependencyInstaller | null | undefined, con
   const resolved = await installer.resolve('pypi', requirements);
   if (!resolved.ok) throw badRequest('invalid_script', `content: the imports could not be resolved from ${installer.registry('pypi')}: ${resolved.message}`, { field: 'content' });
   return resolved.lock;
+}
+
+const metadataBody = z.object({
+  path: z.string(),
+  language: z.enum(LANGUAGES),
+  content: z.string().max(1_000_000),
+  lock: z.string().max(64 * 1024).nullish(),
+});
+
+/**
+ * What a create of this script would store beside its content, without creating it: the lock
+ * (resolved now, or the given one checked) and the inferred input schema. `svc script
+ * generate-metadata` writes the lock beside the script, so that a push installs exactly it.
+ */
+export async function scriptMetadata(deps: Pick<CoreDeps, 'dependencies'>, rights: Rights, body: unknown): Promise<{ lock: string | null; schema: InputSchema }> {
+  const input = parseBody(metadataBody, body);
+  assertItemPath(input.path);
+  rights.check('scripts', 'write', input.path);
+  let schema: InputSchema;
+  try {
+    schema = inferSchema(input.language, input.content);
+  } catch (e) {
+    if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
+    throw e;
+  }
+  const lock = await lockDependencies(deps.dependencies, input.language, input.content, input.lock ?? undefined);
+  return { lock: lock ?? null, schema };
 }

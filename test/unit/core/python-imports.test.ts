@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { pythonRequirements, PythonRequirementError, readPythonLock } from '../../../functions/core/dependencies/python-imports.js';
+
+describe('distributions of a Python script', () => {
+  it('maps imports to distributions and leaves out the standard library, svc and workspace imports', () => {
+    const content = `import os, sys, json as j
+import yaml
+from PIL import Image
+from bs4 import BeautifulSoup
+import psycopg2.extras
+from svc import get_variable
+from f.common.db import connect
+from .local import thing
+import my_pkg.sub  # a comment
+`;
+    expect(pythonRequirements(content)).toEqual({ pyyaml: 'PyYAML', pillow: 'pillow', beautifulsoup4: 'beautifulsoup4', 'psycopg2-binary': 'psycopg2-binary', 'my-pkg': 'my-pkg' });
+  });
+
+  it('takes pins and additions from the # requirements: block, and refuses what pip could not read', () => {
+    const content = '# requirements:\n# PyYAML==5.4.1\n# requests[socks] >= 2.31, <3\n\nimport yaml\n';
+    expect(pythonRequirements(content)).toEqual({ pyyaml: 'PyYAML==5.4.1', requests: 'requests[socks]>=2.31,<3' });
+    expect(() => pythonRequirements('# requirements:\n# git+https://example.com/x.git\n')).toThrow(PythonRequirementError);
+    expect(() => pythonRequirements('# requirements:\n# -e /etc\n')).toThrow(PythonRequirementError);
+  });
+
+  it("reads svc's hash-pinned lock and nothing else", () => {
+    const sha = 'a'.repeat(64);
+    expect(readPythonLock(`PyYAML==6.0.0 --hash=sha256:${sha}\n`)).toEqual([{ name: 'PyYAML', version: '6.0.0', sha256: sha }]);
+    expect(readPythonLock('requests==2.32.0\n')).toBeNull();
+    expect(readPythonLock('')).toBeNull();
+  });
+});
