@@ -18,6 +18,11 @@ if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ] 2>/dev/null; then 
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # Every job runs inside bubblewrap's namespaces (README: Job confinement); the confinement tests need it.
 [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
+# Each job's network namespace and disk-quota tmpfs (README: Job confinement, the network
+# boundary) are made with unshare/nsenter (util-linux), ip (iproute2) and mount/umount (mount).
+{ [ -x /usr/bin/nsenter ] && command -v unshare >/dev/null; } || missing+=(util-linux)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+command -v mount >/dev/null || missing+=(mount)
 # Go scripts are compiled with Debian's Go, and the Go client's `go vet` / `go test` run on it.
 command -v go >/dev/null || missing+=(golang-go)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -4,10 +4,10 @@ import { BlockList, isIP } from 'node:net';
  * The one classification of addresses that services reaching out on a user's behalf refuse:
  * webhooks (adapters/outbound-http.ts) and jobs' outbound connections (runtime/egress-proxy.ts).
  * Loopback, private (RFC 1918), carrier-grade NAT, link-local (cloud metadata at 169.254.169.254
- * and fd00:ec2::254), unique-local, multicast, documentation and reserved ranges.
+ * and fd00:ec2::254), unique-local, multicast, documentation and reserved ranges. The AWS sandboxes'
+ * subnets deny the same IPv4 ranges in their network ACL (lib/constructs/sandbox-network.ts).
  */
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
+export const REFUSED_IPV4: readonly (readonly [string, number])[] = [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
@@ -22,8 +22,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
+];
+export const REFUSED_IPV6: readonly (readonly [string, number])[] = [
   ['::', 128],
   ['::1', 128],
   // IPv4-mapped addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList
@@ -35,7 +35,11 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+];
+
+const BLOCKED = new BlockList();
+for (const [net, prefix] of REFUSED_IPV4) BLOCKED.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of REFUSED_IPV6) BLOCKED.addSubnet(net, prefix, 'ipv6');
 
 /** True for an address of the refused ranges, and for anything that is not an IP address at all. */
 export function isBlockedAddress(address: string): boolean {

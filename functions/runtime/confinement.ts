@@ -64,8 +64,6 @@ export interface ConfinementStatus {
    * its files in a tmpfs of `limits.diskBytes`; `host`: the host's network, files in the work dir.
    */
   network: 'namespace' | 'host';
-  /** Addresses of the refused ranges the instance lets jobs reach (SVC_JOB_NETWORK_ALLOW). */
-  networkAllow: string[];
   limits: ResourceLimits;
   /** Why something stronger is not used, when it is not. */
   notes: string[];
@@ -140,7 +138,6 @@ export class Confiner {
       isolation,
       memory: this.cgroupLayout ? `cgroup-${this.cgroupLayout.kind}` : 'rlimit-data',
       network,
-      networkAllow: setting.allow.entries,
       limits,
       notes,
     };
@@ -149,7 +146,10 @@ export class Confiner {
   /** One line for the start banner and logs. */
   describe(): string {
     const { isolation, memory, limits, notes } = this.status;
-    const { network, networkAllow } = this.status;
+    const { network } = this.status;
+    // Only in the start line: GET /api/runtime serves the status to anyone, and the allowed
+    // addresses are the instance's internal ones.
+    const networkAllow = this.networkSetting.allow.entries;
     const parts = [
       `jobs confined by ${isolation === 'namespaces' ? 'bubblewrap namespaces + uid per job' : isolation === 'uid' ? 'uid per job' : 'NOTHING (not root)'}`,
       `memory ${formatBytes(limits.memoryBytes)} (${memory}), ${limits.processes} processes, ${limits.cpuSeconds}s CPU, files ${formatBytes(limits.fileBytes)}, ${limits.openFiles} open files`,

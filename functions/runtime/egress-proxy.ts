@@ -50,13 +50,15 @@ export class EgressProxy {
     const refused = this.literalRefused(target.host);
     if (refused) return void socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refused.message}\n`);
     const upstream = connect({ host: target.host, port: target.port, lookup: this.lookupFor(target.host) });
+    let established = false;
     upstream.once('connect', () => {
+      established = true;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(socket).pipe(upstream);
     });
     upstream.once('error', (error) => {
-      if (upstream.connecting || !socket.writable) {
+      if (!established) {
         const status = error instanceof RefusedAddress ? '403 Forbidden' : '502 Bad Gateway';
         socket.end(`HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\n\r\n${error.message}\n`);
       } else socket.destroy();

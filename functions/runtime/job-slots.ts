@@ -73,6 +73,7 @@ export class JobSlots {
     this.root = mkdtempSync(join(workRoot, `slots-${process.pid}-`));
     // Job uids walk through to their own slot (bwrap binds it as them); none may list the others.
     chmodSync(this.root, 0o711);
+    openSlotSets.add(this);
   }
 
   /** A free slot of this size, or one made now; either way the free ones are topped up after. */
@@ -107,8 +108,16 @@ export class JobSlots {
 
   async close(): Promise<void> {
     this.closed = true;
+    openSlotSets.delete(this);
     await Promise.all([...this.all].map((slot) => this.destroy(slot)));
     await rm(this.root, { recursive: true, force: true });
+  }
+
+  /** At process exit, whether or not `close` ran or finished: nothing stays mounted after us. */
+  unmountNow(): void {
+    const paths = [...this.all].flatMap((slot) => [slot.dir, slot.netns]);
+    if (paths.length > 0) spawnSync('umount', ['-l', ...paths], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
+    spawnSync('rm', ['-rf', '--one-file-system', this.root], { stdio: 'ignore' });
   }
 
   private topUp(sizeBytes: number): void {
@@ -151,6 +160,12 @@ export class JobSlots {
     await rm(slot.root, { recursive: true, force: true });
   }
 }
+
+/** The slot sets not closed yet; one exit hook for all of them (a test process opens many). */
+const openSlotSets = new Set<JobSlots>();
+process.once('exit', () => {
+  for (const slots of openSlotSets) slots.unmountNow();
+});
 
 /**
  * Makes the namespace (bind-mounted at `netns`, so it outlives the seed), brings its loopback up,

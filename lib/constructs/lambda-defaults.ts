@@ -60,6 +60,10 @@ export interface NodeFunctionProps {
   readonly reservedConcurrentExecutions?: number;
   /** X-Ray: active for the service functions (their SDK calls are traced by Powertools); the sandbox opts out. */
   readonly tracing?: lambda.Tracing;
+  /** The sandboxes' VPC (sandbox-network.ts); the service functions run outside any VPC. */
+  readonly vpc?: lambda.FunctionProps['vpc'];
+  readonly vpcSubnets?: lambda.FunctionProps['vpcSubnets'];
+  readonly securityGroups?: lambda.FunctionProps['securityGroups'];
 }
 
 /**
@@ -96,6 +100,9 @@ export function nodeFunction(scope: Construct, id: string, props: NodeFunctionPr
     ephemeralStorageSize: props.ephemeralStorageSize,
     tenancyConfig: props.tenancyConfig,
     reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+    vpc: props.vpc,
+    vpcSubnets: props.vpcSubnets,
+    securityGroups: props.securityGroups,
     environment,
     description: props.description,
     bundling: {

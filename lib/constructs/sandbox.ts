@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
 import { ARCHITECTURE, functionLogGroup, nodeFunction, repoPath } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import { SandboxNetwork } from './sandbox-network.js';
 
 /** Room for the scripts a job writes to /tmp and for the warm interpreters the runner keeps. */
 const SANDBOX_MEMORY_MB = 1024;
@@ -20,8 +21,9 @@ const PY_CLIENT = 'clients/python/svc';
  * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker, the api
  * (the jobs of sync webhooks and SSE streams) and the flow runner (expressions) invoke them.
  *
- * Their roles have NO permissions at all — no managed policies, no inline policies, not even
- * CloudWatch Logs. Lambda hands a function its role's credentials through the environment, where
+ * Their roles have NO permissions usable from inside — no managed policies, not even CloudWatch
+ * Logs; the one inline policy lets Lambda place them in their VPC and denies every action to any
+ * call made from an execution environment (sandbox-network.ts). Lambda hands a function its role's credentials through the environment, where
  * user code can read them; any permission here would be a permission of every script ever run.
  * The price is that the sandboxes write no CloudWatch logs: they stream a job's output back to the
  * worker (see functions/adapters/aws/sandbox-protocol.ts), which stores it as the job's log, and the
@@ -40,16 +42,20 @@ export class Sandboxes extends Construct {
   readonly pythonSandbox: lambda.Function;
   readonly nodeSandboxRole: iam.Role;
   readonly pythonSandboxRole: iam.Role;
+  /** Their VPC and its egress rule (sandbox-network.ts). */
+  readonly network: SandboxNetwork;
 
   constructor(scope: Construct, id: string, config: SvcConfig) {
     super(scope, id);
     const timeout = Duration.seconds(LAMBDA_MAX_SECONDS);
 
+    this.network = new SandboxNetwork(this, 'Network', config);
     this.nodeSandboxRole = noPermissionRole(this, 'NodeRole', 'svc Node sandbox: runs user code, so it holds no permissions');
     this.nodeSandbox = nodeFunction(this, 'Node', {
       entry: 'functions/handlers/sandbox.ts',
       description: 'svc sandbox: runs user TypeScript and Bash jobs for the worker',
       role: this.nodeSandboxRole,
+      ...this.network.functionProps(),
       logGroup: functionLogGroup(this, 'NodeLogs', config),
       timeout,
       memorySize: SANDBOX_MEMORY_MB,
@@ -87,6 +93,7 @@ export class Sandboxes extends Construct {
       handler: 'handler.handler',
       code: pythonSandboxCode(),
       role: this.pythonSandboxRole,
+      ...this.network.functionProps(),
       logGroup: functionLogGroup(this, 'PythonLogs', config),
       loggingFormat: lambda.LoggingFormat.JSON,
       timeout,
@@ -106,7 +113,13 @@ export class Sandboxes extends Construct {
 
 /** A role Lambda can assume that grants nothing: no managed and no inline policies. */
 function noPermissionRole(scope: Construct, id: string, description: string): iam.Role {
-  return new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const role = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  SandboxNetwork.grantNetworkInterfaces(role);
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: 'Lambda needs the EC2 network-interface actions on any resource to place the function in its VPC (DescribeNetworkInterfaces takes no resource ARN); every call from inside the execution environment is denied by the same policy.',
+  });
+  return role;
 }
 
 /**

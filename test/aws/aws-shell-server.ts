@@ -106,8 +106,10 @@ async function main(): Promise<void> {
   // handlers the worker process uses.
   const { createApiHandler } = await import('../../functions/handlers/api.js');
   const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
-  const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
+  const { closeSandbox, setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
   setSandboxWorkDir(sandboxDir);
+  // Its warm processes go, and with them their network namespaces and tmpfs mounts.
+  cleanups.push(() => closeSandbox());
   const handler = createApiHandler(() => inProcessInvoke());
   await startJobDispatcher(emulators);
   // Nobody knows the URL before the line below is printed, so no request arrives before this.

@@ -16,7 +16,10 @@ function acknowledgmentsIn(root: IConstruct): Acknowledgment[] {
     construct.node.metadata
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) => Object.entries(entry.data as Record<string, string>))
-      .map(([qualifiedId, reason]) => ({ path: construct.node.path, id: qualifiedId.replace(/^annotation::/i, ''), reason })),
+      .map(([qualifiedId, reason]) => ({ path: construct.node.path, id: qualifiedId.replace(/^annotation::/i, ''), reason }))
+      // aws-cdk-lib's own, for CloudFormation's template linter (a VPC reading its availability
+      // zones, a flow log): not cdk-nag rules, and not ours to explain.
+      .filter(({ id }) => !id.startsWith('CloudFormation-Validate::')),
   );
 }
 

@@ -512,14 +512,36 @@ describe('IAM boundaries', () => {
       .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === logicalId(role)))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
 
-  it('gives the sandbox roles no permissions at all', () => {
+  it('gives the sandbox roles no permission usable from inside: Lambda may place them in their VPC, every call from the environment is denied', () => {
     for (const role of [stack.sandboxes.nodeSandboxRole, stack.sandboxes.pythonSandboxRole]) {
       const props = propsOf(role);
       expect(props.ManagedPolicyArns).toBeUndefined();
       expect(props.Policies).toBeUndefined();
-      expect(statementsOf(role)).toEqual([]);
+      const statements = statementsOf(role);
+      expect(statements.filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat()).every((a: string) => a.startsWith('ec2:') && /NetworkInterface|Subnets|PrivateIpAddresses/.test(a))).toBe(true);
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: '*', Resource: '*', Condition: { Null: { 'lambda:SourceFunctionArn': 'false' } } }),
+      );
     }
     template.resourcePropertiesCountIs('AWS::IAM::ManagedPolicy', {}, 0);
+  });
+
+  it("puts both sandboxes in their VPC's private subnets, whose network ACL denies the addresses jobs may not reach", () => {
+    const subnets = stack.sandboxes.network.vpc.selectSubnets({ subnetGroupName: 'jobs' }).subnetIds.map((id) => stack.resolve(id));
+    for (const fn of [stack.sandboxes.nodeSandbox, stack.sandboxes.pythonSandbox]) {
+      expect(propsOf(fn).VpcConfig.SubnetIds).toEqual(subnets);
+    }
+    const aclId = logicalId(stack.sandboxes.network.acl);
+    const entries = Object.values(template.findResources('AWS::EC2::NetworkAclEntry'))
+      .map((r) => r.Properties)
+      .filter((p) => p.NetworkAclId.Ref === aclId && p.Egress === true);
+    const denied = entries.filter((p) => p.RuleAction === 'deny').map((p) => p.CidrBlock);
+    for (const cidr of ['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16']) expect(denied).toContain(cidr);
+    // Denies come first; then the rest of the internet, through the NAT gateway.
+    const allow = entries.find((p) => p.RuleAction === 'allow' && p.CidrBlock === '0.0.0.0/0');
+    expect(allow.RuleNumber).toBeGreaterThan(Math.max(...entries.filter((p) => p.RuleAction === 'deny').map((p) => p.RuleNumber)));
+    template.resourceCountIs('AWS::EC2::NatGateway', 1);
+    template.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'REJECT' });
   });
 
   it('runs both sandboxes in Lambda tenant isolation mode, so an execution environment never serves two tenants', () => {

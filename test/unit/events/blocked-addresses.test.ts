@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isBlockedAddress } from '../../../functions/adapters/outbound-http.js';
+import { AddressAllowList } from '../../../functions/core/address-rules.js';
 
 describe('the SSRF guard of outbound webhooks', () => {
   it('refuses loopback, private, link-local, metadata, CGNAT, multicast and mapped addresses', () => {
@@ -10,5 +11,20 @@ describe('the SSRF guard of outbound webhooks', () => {
 
   it('lets public addresses through', () => {
     for (const a of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111']) expect(isBlockedAddress(a), a).toBe(false);
+  });
+});
+
+describe("the allow-list of jobs' egress (SVC_JOB_NETWORK_ALLOW)", () => {
+  it('lets listed addresses and blocks of the refused ranges through, and nothing else of them', () => {
+    const allow = new AddressAllowList(' 10.1.2.3, 192.168.0.0/16 ,fd00::/8', 'SVC_JOB_NETWORK_ALLOW');
+    for (const a of ['10.1.2.3', '192.168.44.1', 'fd00:ec2::1']) expect(allow.refuses(a), a).toBe(false);
+    for (const a of ['10.1.2.4', '127.0.0.1', '169.254.169.254', 'fe80::1', 'not-an-address']) expect(allow.refuses(a), a).toBe(true);
+    expect(new AddressAllowList(undefined, 'X').refuses('8.8.8.8')).toBe(false);
+  });
+
+  it('stops the start on an entry that is no address or CIDR block, naming the setting', () => {
+    for (const bad of ['10.0.0.0/33', 'example.com', '10.0.0.1/x', '::1/129', '10.0.0.0/']) {
+      expect(() => new AddressAllowList(bad, 'SVC_JOB_NETWORK_ALLOW'), bad).toThrow(/^SVC_JOB_NETWORK_ALLOW: /);
+    }
   });
 });
