@@ -24,7 +24,15 @@ class RefusedAddress extends Error {
 export class EgressProxy {
   private readonly server = createServer((req, res) => this.forward(req, res));
 
-  constructor(private readonly allow: AddressAllowList) {
+  /**
+   * `isApi`: whether host:port is the service's own API (BASE_INTERNAL_URL as the service knows
+   * it), which a job reaches whatever its address: resume and approval URLs the API hands a job
+   * carry that address, not the namespace's.
+   */
+  constructor(
+    private readonly allow: AddressAllowList,
+    private readonly isApi: (host: string, port: number) => boolean = () => false,
+  ) {
     this.server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => this.tunnel(req, socket, head));
     this.server.on('clientError', (_error, socket: Socket) => socket.destroy());
   }
@@ -47,9 +55,10 @@ export class EgressProxy {
     const target = parseAuthority(req.url ?? '');
     socket.on('error', () => undefined);
     if (!target) return void socket.end('HTTP/1.1 400 Bad Request\r\n\r\nCONNECT needs host:port\n');
-    const refused = this.literalRefused(target.host);
+    const api = this.isApi(target.host, target.port);
+    const refused = api ? undefined : this.literalRefused(target.host);
     if (refused) return void socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refused.message}\n`);
-    const upstream = connect({ host: target.host, port: target.port, lookup: this.lookupFor(target.host) });
+    const upstream = connect({ host: target.host, port: target.port, ...(api ? {} : { lookup: this.lookupFor(target.host) }) });
     let established = false;
     upstream.once('connect', () => {
       established = true;
@@ -75,12 +84,13 @@ export class EgressProxy {
     }
     if (url.protocol !== 'http:') return void res.writeHead(400, { 'content-type': 'text/plain' }).end('svc network boundary: only http:// is forwarded; use CONNECT for others\n');
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const refused = this.literalRefused(host);
+    const api = this.isApi(host, Number(url.port) || 80);
+    const refused = api ? undefined : this.literalRefused(host);
     if (refused) return void res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refused.message}\n`);
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = request(url, { method: req.method, headers, lookup: this.lookupFor(host) }, (answer) => {
+    const upstream = request(url, { method: req.method, headers, ...(api ? {} : { lookup: this.lookupFor(host) }) }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });

@@ -29,7 +29,10 @@ export class JobNetwork {
   private apiTarget: URL | undefined;
 
   constructor(workRoot: string, allow: AddressAllowList) {
-    this.proxy = new EgressProxy(allow);
+    this.proxy = new EgressProxy(allow, (host, port) => {
+      const api = this.apiTarget;
+      return api !== undefined && api.hostname.replace(/^\[|\]$/g, '') === host && (Number(api.port) || (api.protocol === 'https:' ? 443 : 80)) === port;
+    });
     this.slots = new JobSlots(workRoot, {
       api: (socket: Socket) => bridgeToApi(socket, this.apiTarget),
       proxy: (socket: Socket) => this.proxy.accept(socket),

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
@@ -142,6 +143,9 @@ function lambdaEnvironment(emulators: AwsEmulators, url: string): Record<string,
     ...env,
     ...emulators.env,
     API_BASE_URL: env.API_BASE_URL || url,
+    // Jobs fetch presigned URLs of the bucket, a public endpoint on AWS and s3rver here: its own
+    // loopback address is allowed through the job network boundary, nothing else on loopback.
+    SVC_JOB_NETWORK_ALLOW: [env.SVC_JOB_NETWORK_ALLOW, S3_EMULATOR_ADDRESS].filter(Boolean).join(','),
     // The sandbox runs on this machine: Go binaries are built for its architecture.
     SANDBOX_ARCH: process.arch === 'arm64' ? 'arm64' : 'x86_64',
     // Secrets Manager's part: a new signing key per start (nothing outlives the emulators anyway).

@@ -16,16 +16,21 @@ export interface S3Endpoint {
   stop(): Promise<void>;
 }
 
+/** Where s3rver listens: loopback, but not 127.0.0.1 (see startS3). */
+export const S3_EMULATOR_ADDRESS = '127.0.0.2';
+
 /** `parentDir` holds s3rver's files (a temporary directory by default); they go with `stop`. */
 export async function startS3(parentDir: string = tmpdir()): Promise<S3Endpoint> {
   const external = externalEndpoint();
   if (external) return { endpoint: external, stop: async () => {} };
   const directory = mkdtempSync(join(parentDir, 'svc-s3rver-'));
-  // Signatures are checked against s3rver's own key pair; the credentials are fake anyway.
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, allowMismatchedSignatures: true });
+  // Signatures are checked against s3rver's own key pair; the credentials are fake anyway. On a
+  // loopback address of its own, so that jobs behind the network boundary may be allowed this
+  // emulator (S3_EMULATOR_ADDRESS) without being allowed the service or anything else on 127.0.0.1.
+  const server = new S3rver({ address: S3_EMULATOR_ADDRESS, port: 0, silent: true, directory, allowMismatchedSignatures: true });
   const { port } = await server.run();
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://${S3_EMULATOR_ADDRESS}:${port}`,
     async stop() {
       await server.close();
       rmSync(directory, { recursive: true, force: true });

@@ -83,8 +83,11 @@ describe('one identity rule for every approval channel', () => {
   it("refuses a job's token (OV_TOKEN) on a resume URL: a script another member runs cannot approve as them", async () => {
     const { id, urls } = await suspendedFlow('u/admin/needs_login', { required_events: 1, user_auth_required: true });
     // The attack: a script POSTs the resume URL with the job token of whoever runs it (carol).
+    // It reaches the API the way a job does, through BASE_INTERNAL_URL (inside the job network boundary
+    // the URL's own address is the host's loopback, which a job cannot reach).
     const script = `export async function main(url: string) {
-  const r = await fetch(url, { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OV_TOKEN, 'content-type': 'application/json' }, body: '{}' });
+  const u = new URL(url);
+  const r = await fetch(process.env.BASE_INTERNAL_URL + u.pathname + u.search, { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OV_TOKEN, 'content-type': 'application/json' }, body: '{}' });
   return { status: r.status, body: await r.text() };
 }`;
     expect((await s.fetch(`${ws()}/scripts/create`, { ...json({ path: 'u/carol/helper', language: 'bun', content: script }), token: people.carol.token })).status).toBe(201);
