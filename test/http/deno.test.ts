@@ -45,7 +45,9 @@ describe('deno scripts', () => {
        }`,
     );
     const result = await run('u/admin/deno_client', { secret: '$var:u/admin/deno_secret' });
-    expect(result).toMatchObject({ secret: 'open-sesame', fromClient: 'open-sesame', workspace: s.workspace, base: s.url, context: { workspace: s.workspace, jobPath: 'u/admin/deno_client' } });
+    expect(result).toMatchObject({ secret: 'open-sesame', fromClient: 'open-sesame', workspace: s.workspace, context: { workspace: s.workspace, jobPath: 'u/admin/deno_client' } });
+    // The service's own address, or inside the job network boundary its namespace's API port (svc-client reached it either way).
+    expect([s.url, 'http://127.0.0.1:80']).toContain(result.base);
   });
 
   it('log what they print and fail with the error they throw', async () => {

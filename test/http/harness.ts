@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
+import { isBlockedAddress } from '../../functions/core/address-rules.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -39,6 +41,20 @@ const SERVER_ARGS = {
 const START_TIMEOUT_MS: Record<Shell, number> = { aws: 90_000, local: 30_000 };
 
 /** `shell` overrides SVC_TEST_SHELL, for the aws tier's own tests of the AWS shell. */
+/**
+ * Where this machine's resolver puts the public npm registry, when that is a range the job network
+ * boundary refuses (the test machines resolve it to a documentation-range address, 203.0.113.x):
+ * allowed, so jobs reach it (Deno's `npm:` imports) as they reach a public address elsewhere.
+ */
+async function registryAllowance(): Promise<string[]> {
+  try {
+    const { address } = await lookup('registry.npmjs.org');
+    return isBlockedAddress(address) ? [address] : [];
+  } catch {
+    return [];
+  }
+}
+
 export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string; shell?: Shell } = {}): Promise<TestServer> {
   const shell = opts.shell ?? SHELL;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
@@ -52,6 +68,7 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
       SVC_DATA_DIR: dataDir,
       SVC_ADMIN_TOKEN: token,
       ...opts.env,
+      SVC_JOB_NETWORK_ALLOW: [opts.env?.SVC_JOB_NETWORK_ALLOW, ...(await registryAllowance())].filter(Boolean).join(','),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
