@@ -146,6 +146,16 @@ def download_file(file):
             raise ApiError(f"svc: {what} failed with status {error.code} from storage: {_error_message(text, error.reason)}", error.code) from None
 
 
+def _service_url(url: str) -> str:
+    """A URL the API handed out on its own /api/ paths (a local upload's part URLs) is reached the
+    way the job reaches the API, through BASE_INTERNAL_URL: behind the job network boundary the
+    service's own address is not reachable. Other URLs (S3 presigned ones) are left as they are."""
+    parsed = urllib.parse.urlsplit(url)
+    if not parsed.path.startswith("/api/"):
+        return url
+    return _required("BASE_INTERNAL_URL").rstrip("/") + parsed.path + (f"?{parsed.query}" if parsed.query else "")
+
+
 def upload_file(path, data, filename=None, content_type="application/octet-stream"):
     """Uploads a file of any size for the script or flow at `path`; returns the object to name in
     its webhook payload ({"files": [obj]}), which the job receives as it would a multipart file.
@@ -169,7 +179,7 @@ def upload_file(path, data, filename=None, content_type="application/octet-strea
         for part in created["parts"]:
             chunk = read_part(created["part_size"])
             # No token: the part URL is its own credential (and S3 would refuse a second one).
-            request = urllib.request.Request(part["url"], data=chunk, method="PUT")
+            request = urllib.request.Request(_service_url(part["url"]), data=chunk, method="PUT")
             try:
                 with urllib.request.urlopen(request) as response:
                     parts.append({"part_number": part["part_number"], "etag": response.headers["ETag"]})

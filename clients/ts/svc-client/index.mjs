@@ -115,6 +115,17 @@ export async function downloadFile(file) {
  * `await fs.openAsBlob(file)`, read part by part as it is sent. The parts go straight to storage
  * (S3 presigned URLs on AWS); a failed upload is aborted.
  */
+/**
+ * A URL the API handed out on its own `/api/` paths (a local upload's part URLs) is reached the
+ * way the job reaches the API, through BASE_INTERNAL_URL: behind the job network boundary the
+ * service's own address is not reachable. Other URLs (S3 presigned ones) are left as they are.
+ */
+function serviceUrl(url) {
+  const parsed = new URL(url);
+  if (!parsed.pathname.startsWith('/api/')) return url;
+  return `${required('BASE_INTERNAL_URL').replace(/\/+$/, '')}${parsed.pathname}${parsed.search}`;
+}
+
 export async function uploadFile(path, data, { filename, contentType } = {}) {
   const blob = data instanceof Blob ? data : new Blob([data]);
   const what = `uploadFile(${JSON.stringify(path)})`;
@@ -125,7 +136,7 @@ export async function uploadFile(path, data, { filename, contentType } = {}) {
     for (const { part_number: n, url } of created.parts) {
       const body = blob.slice((n - 1) * created.part_size, n * created.part_size);
       // No token: the part URL is its own credential (and S3 would refuse a second one).
-      const response = await fetch(url, { method: 'PUT', body });
+      const response = await fetch(serviceUrl(url), { method: 'PUT', body });
       if (!response.ok) throw new ApiError(`svc-client: ${what}: part ${n} failed with status ${response.status}: ${errorMessage(await response.text(), response.statusText)}`, response.status);
       parts.push({ part_number: n, etag: response.headers.get('etag') });
     }
