@@ -49,6 +49,7 @@ describe('AWS shell config', () => {
     });
     expect(config.core).toEqual({
       baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+      flowMaxWhileIterations: 1000,
       jobTimeoutMs: 2_000,
       maxOutputBytes: 1000,
       syncMaxWaitMs: 3_000,

@@ -19,12 +19,19 @@ const boundary = isRoot ? describe : describe.skip;
 /** A host service on loopback that jobs must not reach (and the "API" they must). */
 let host: Server;
 let port = 0;
+/** Another service on the host's loopback, not the API: reached only when the allow-list says so. */
+let other: Server;
+let otherPort = 0;
 beforeAll(async () => {
   host = createServer((req, res) => res.end(req.url === '/api/hello' ? 'api answered' : 'host service answered'));
   await new Promise<void>((ready) => host.listen(0, '127.0.0.1', ready));
   port = (host.address() as AddressInfo).port;
+  other = createServer((_req, res) => res.end('other service answered'));
+  await new Promise<void>((ready) => other.listen(0, '127.0.0.1', ready));
+  otherPort = (other.address() as AddressInfo).port;
 });
 afterAll(() => new Promise<void>((done) => host.close(() => done())));
+afterAll(() => new Promise<void>((done) => other.close(() => done())));
 
 const { runner, dispose } = makeRunner();
 afterAll(dispose);
@@ -92,8 +99,8 @@ boundary('network boundary', () => {
   });
 
   it('an address on SVC_JOB_NETWORK_ALLOW is reached through the proxy; the same request is refused without it', async () => {
-    const req = () => request('python3', PY_FETCH, { env: env(), schema: schemaOf('urls', 'proxy'), args: { urls: [`http://127.0.0.1:${port}/`], proxy: true } });
-    expect(resultOf((await runOnce(allowed.runner, req())).outcome)).toEqual(['host service answered']);
+    const req = () => request('python3', PY_FETCH, { env: env(), schema: schemaOf('urls', 'proxy'), args: { urls: [`http://127.0.0.1:${otherPort}/`], proxy: true } });
+    expect(resultOf((await runOnce(allowed.runner, req())).outcome)).toEqual(['other service answered']);
     const [refused] = resultOf((await runOnce(runner, req())).outcome) as string[];
     expect(refused).toContain('ERROR HTTP Error 403');
     expect(refused).toContain('SVC_JOB_NETWORK_ALLOW');
