@@ -60,6 +60,8 @@ export class JobSlots {
   private readonly free = new Map<number, Slot[]>();
   private readonly all = new Set<Slot>();
   private readonly making = new Map<number, number>();
+  /** Slots whose seed still runs: `close` waits for them, or it would remove a directory about to be mounted. */
+  private readonly seeding = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -73,6 +75,11 @@ export class JobSlots {
     this.root = mkdtempSync(join(workRoot, `slots-${process.pid}-`));
     // Job uids walk through to their own slot (bwrap binds it as them); none may list the others.
     chmodSync(this.root, 0o711);
+    // A private mount of its own: a job's sandbox copies every mount under / when it starts and
+    // remounts each read-only; a slot unmounted meanwhile (another job's, let go when idle) would
+    // otherwise vanish under that walk and fail the job's start ("Unable to apply mount flags").
+    spawnSync('mount', ['--bind', this.root, this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
+    spawnSync('mount', ['--make-private', this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
     openSlotSets.add(this);
   }
 
@@ -109,13 +116,15 @@ export class JobSlots {
   async close(): Promise<void> {
     this.closed = true;
     openSlotSets.delete(this);
+    await Promise.allSettled([...this.seeding]);
     await Promise.all([...this.all].map((slot) => this.destroy(slot)));
+    await unmount([this.root]);
     await rm(this.root, { recursive: true, force: true });
   }
 
   /** At process exit, whether or not `close` ran or finished: nothing stays mounted after us. */
   unmountNow(): void {
-    const paths = [...this.all].flatMap((slot) => [slot.dir, slot.netns]);
+    const paths = [...[...this.all].flatMap((slot) => [slot.dir, slot.netns]), this.root];
     if (paths.length > 0) spawnSync('umount', ['-l', ...paths], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
     spawnSync('rm', ['-rf', '--one-file-system', this.root], { stdio: 'ignore' });
   }
@@ -140,11 +149,19 @@ export class JobSlots {
     writeFileSync(netns, '', { mode: 0o600 });
     const slot: Slot = { root, dir, netns, sizeBytes, servers: [], isFull: () => isFull(dir) };
     this.all.add(slot);
+    const seeded = seed(netns, dir, sizeBytes);
+    this.seeding.add(seeded);
     try {
-      slot.servers = await seed(netns, dir, sizeBytes);
+      slot.servers = await seeded;
     } catch (error) {
       await this.destroy(slot);
       throw error;
+    } finally {
+      this.seeding.delete(seeded);
+    }
+    if (this.closed) {
+      await this.destroy(slot);
+      throw new Error('the job slots are closed');
     }
     const [api, proxy] = slot.servers;
     api!.on('connection', (socket: Socket) => this.handlers.api(socket));
@@ -229,7 +246,7 @@ function sweepLeftovers(workRoot: string): void {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
-    .filter((point) => roots.some((root) => point.startsWith(root)));
+    .filter((point) => roots.some((root) => point.startsWith(root) || point + '/' === root));
   if (mounts.length > 0) spawnSync('umount', ['-l', ...mounts], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
   for (const root of roots) spawnSync('rm', ['-rf', '--one-file-system', root], { stdio: 'ignore' });
 }

@@ -1,10 +1,12 @@
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressAllowList } from '../../../functions/core/address-rules.js';
 import { Confiner } from '../../../functions/runtime/confinement.js';
+import { JobSlots } from '../../../functions/runtime/job-slots.js';
 import type { LocalRunner } from '../../../functions/runtime/index.js';
 import { errorOf, isRoot, makeRunner, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
 
@@ -118,6 +120,43 @@ def main():
     expect(new Set(ports)).toEqual(new Set([80, 3128]));
     expect(cgroups).toEqual([]);
   });
+});
+
+boundary('slots coming and going', () => {
+  it('jobs start while the slots of others are made and unmounted beside them', async () => {
+    // Another service's slots (its own work directory) churn: made, then closed and unmounted.
+    const churnRoot = mkdtempSync(join(tmpdir(), 'svc-churn-'));
+    let churning = true;
+    const churn = (async () => {
+      while (churning) {
+        const slots = new JobSlots(churnRoot, { api: (s) => s.destroy(), proxy: (s) => s.destroy() }, 0);
+        await Promise.all(Array.from({ length: 6 }, () => slots.take(1 << 20))).catch(() => undefined);
+        await slots.close();
+      }
+    })();
+    try {
+      const failures: string[] = [];
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            const { outcome } = await runOnce(runner, request('bash', 'echo started', { env: env(), scriptHash: 'churn' }));
+            if (!outcome.ok) failures.push(JSON.stringify(outcome));
+          }),
+        );
+      }
+      expect(failures).toEqual([]);
+      // Why they cannot fail: each set's slots live under a private mount, so an unmount in the
+      // host never reaches a sandbox's copy of the tree while it remounts it read-only.
+      const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((line) => line.split(' '));
+      const roots = mounts.filter((fields) => /\/slots-\d+-[^/]+$/.test(fields[4] ?? '') && fields[4]!.startsWith(churnRoot + '/') === false);
+      expect(roots.length).toBeGreaterThan(0);
+      for (const fields of roots) expect(fields.slice(6, fields.indexOf('-')).join(' ')).not.toMatch(/shared:/);
+    } finally {
+      churning = false;
+      await churn;
+      rmSync(churnRoot, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 boundary('disk quota', () => {
