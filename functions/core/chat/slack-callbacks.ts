@@ -16,7 +16,7 @@ import type { Job } from '../../ports.js';
 /**
  * Slack's callbacks (`POST /api/w/{ws}/chat/slack/interactions`): a click or a submitted modal
  * carries a decision in, and the approval rules of core/flows decide it exactly as they decide a
- * resume URL or the consent endpoint (DESIGN: approvals are one mechanism). In order, who asks
+ * resume URL or the consent endpoint (docs/approvals.md, "Who decides"). In order, who asks
  * before anything about what they name: a stale request, or one no Slack app connected to the
  * workspace (chat-settings.ts, set up by an admin) signed, is 401 whatever it names; then the
  * message the button names must be one of the workspace's (else 404) and posted through the app

@@ -8,7 +8,7 @@ import type { CoreDeps } from '../deps.js';
 
 /**
  * The rules every approval obeys, whether it comes through a suspend step's resume URL, the
- * ConsentGate endpoint or a page (DESIGN "Approvals are one mechanism"): who triggered the run may
+ * ConsentGate endpoint or a page (docs/approvals.md, "Who decides"): who triggered the run may
  * not decide unless allowed, and a group rule means membership of one of the groups.
  */
 
