@@ -75,11 +75,13 @@ export class JobSlots {
     this.root = mkdtempSync(join(workRoot, `slots-${process.pid}-`));
     // Job uids walk through to their own slot (bwrap binds it as them); none may list the others.
     chmodSync(this.root, 0o711);
-    // A private mount of its own: a job's sandbox copies every mount under / when it starts and
-    // remounts each read-only; a slot unmounted meanwhile (another job's, let go when idle) would
-    // otherwise vanish under that walk and fail the job's start ("Unable to apply mount flags").
+    // An unbindable mount of its own: a job's sandbox binds / recursively when it starts and then
+    // remounts every mount it copied read-only; a slot unmounted meanwhile (by this service or
+    // another on the machine) vanished under that walk and failed the job's start ("Unable to
+    // apply mount flags"). Unbindable, the slots are left out of that copy (each job binds its own
+    // slot's directories explicitly), and, private, no unmount here reaches a sandbox's tree.
     spawnSync('mount', ['--bind', this.root, this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
-    spawnSync('mount', ['--make-private', this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
+    spawnSync('mount', ['--make-unbindable', this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
     openSlotSets.add(this);
   }
 
@@ -202,7 +204,8 @@ function seed(netns: string, dir: string, sizeBytes: number): Promise<Server[]> 
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the listeners' handles may still be on their way over IPC at exit.
+    child.once('close', (code) => {
       const api = servers.get(NAMESPACE_API_PORT);
       const proxy = servers.get(NAMESPACE_PROXY_PORT);
       if (code === 0 && api && proxy) return resolve([api, proxy]);

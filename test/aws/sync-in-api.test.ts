@@ -15,7 +15,7 @@ import type { SandboxEvent, SandboxInvoke } from '../../functions/adapters/aws/s
 import { SqsJobQueue, decodeJobMessage } from '../../functions/adapters/aws/sqs-job-queue.js';
 import { STUCK_JOB_ERRORS } from '../../functions/core/stuck-jobs.js';
 import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatcher.js';
-import { setSandboxWorkDir } from '../../functions/handlers/sandbox.js';
+import { closeSandbox, setSandboxWorkDir } from '../../functions/handlers/sandbox.js';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
 import { dynamoClient } from './dynamodb-local.js';
@@ -100,6 +100,8 @@ afterAll(async () => {
   dynamo?.destroy();
   sqs?.destroy();
   await emulators?.stop();
+  // Its job slots are mounts under sandboxDir: unmounted first, or the removal meets EBUSY.
+  await closeSandbox();
   if (sandboxDir) rmSync(sandboxDir, { recursive: true, force: true });
 });
 
