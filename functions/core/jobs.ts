@@ -1,6 +1,7 @@
 import { ApiError, notFound, conflict } from './errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
 import { newUuid } from './crypto.js';
+import { answerFromCache } from './result-cache.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../ports.js';
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
@@ -76,6 +77,10 @@ export async function pushJob(
     created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
   });
+  if (script.cache_ttl) {
+    const cached = await answerFromCache(deps, job, script.cache_ttl);
+    if (cached) return cached;
+  }
   const running = await insertRunningHere(deps, job, { callerWaits: wait.callerWaits ?? false, timeoutMs: runTimeoutMs(script, deps.config) });
   if (running) return running;
   await deps.store.insertJob(job);
@@ -164,6 +169,10 @@ export function jobView(job: Job) {
     completed_at: job.completed_at,
     attempts: job.attempts,
     deleted: job.deleted,
+    cache_hit: job.cache_hit ?? false,
+    priority: job.priority ?? 0,
+    ...(job.concurrency_key ? { concurrency_key: job.concurrency_key } : {}),
+    ...(job.status === 'queued' && job.held ? { waiting_for_concurrency_slot: true } : {}),
   };
 }
 

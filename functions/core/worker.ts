@@ -22,6 +22,7 @@ import { onJobFailed, onJobSucceeded } from './job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
 import { withinDepthLimit } from './json-limits.js';
+import { storeCachedResult } from './result-cache.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -133,6 +134,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
   // a result nested beyond the limit fails the job here, before anything recursive touches it.
   outcome = withinDepthLimit(outcome);
+  // A script with `cache_ttl`: an identical run within the TTL is answered with this result.
+  if (outcome.ok && job.kind === 'script' && script.cache_ttl) await storeCachedResult(deps, job, outcome.result, script.cache_ttl);
   await finish(
     deps,
     job,

@@ -265,6 +265,10 @@ export class DynamoStore implements Store {
     await this.jobs.scrub(id);
   }
 
+  async releaseHeldJob(id: string) {
+    return this.updateJob(id, 'SET held = :no', '#status = :queued AND held = :yes', { ':no': false, ':yes': true, ':queued': 'queued' });
+  }
+
   async requeueInterrupted() {
     // The sparse index holds only unfinished jobs; a job claimed a moment ago may not be in it yet,
     // which a start-up sweep can afford (its worker is alive and will finish it).

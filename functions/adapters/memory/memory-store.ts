@@ -149,6 +149,13 @@ export class MemoryStore implements Store {
     if (job) Object.assign(job, { args: null, result: null, logs: '', result_stream: '', deleted: true });
   }
 
+  async releaseHeldJob(id: string) {
+    const job = this.jobs.get(id)?.job;
+    if (!job || job.status !== 'queued' || !job.held) return false;
+    job.held = false;
+    return true;
+  }
+
   async requeueInterrupted() {
     const requeued: string[] = [];
     for (const { job } of this.jobs.values()) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { queuedJob, scopeTexts, type JobOrigin } from '../jobs.js';
 import { newUuid } from '../crypto.js';
+import { answerFromCache } from '../result-cache.js';
 import { flowJobTarget } from '../run-target.js';
 import type { FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
@@ -46,6 +47,11 @@ export async function pushFlowJob(
     created_by: principal.username,
     created_scopes: scopeTexts(principal),
   });
+  const ttl = flow.value.cache_ttl;
+  if (ttl) {
+    const cached = await answerFromCache(deps, job, ttl);
+    if (cached) return cached;
+  }
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
