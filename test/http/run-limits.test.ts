@@ -88,6 +88,63 @@ describe('cache_ttl', () => {
   });
 });
 
+/** The job records when it started and ended, by its own clock, so overlaps are measured by the runs themselves. */
+const TIMED = 'export async function main(i: number) { const start = Date.now(); await new Promise((r) => setTimeout(r, 400)); return { i, start, end: Date.now() } }';
+
+/** The most runs that were running at one moment, from their own start and end times. */
+function maxOverlap(runs: { start: number; end: number }[]): number {
+  const edges = runs.flatMap((r) => [{ at: r.start, d: 1 }, { at: r.end, d: -1 }]).sort((a, b) => a.at - b.at || a.d - b.d);
+  let now = 0;
+  let max = 0;
+  for (const e of edges) max = Math.max(max, (now += e.d));
+  return max;
+}
+
+describe('concurrent_limit', () => {
+  it('runs 10 runs of a script with concurrent_limit 2 never more than 2 at once, all of them, in order', async () => {
+    await createScript('u/admin/limited', TIMED, { concurrent_limit: 2 });
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await start('u/admin/limited', { i }));
+    // Queued behind the first two, never failed or dropped.
+    const waiting = await job(ids[9]);
+    expect(waiting.status).toBe('queued');
+    const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 90_000)));
+    expect(jobs.map((j) => j.status)).toEqual(Array(10).fill('success'));
+    const runs = jobs.map((j) => j.result as { i: number; start: number; end: number });
+    expect(runs.map((r) => r.i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(maxOverlap(runs)).toBeLessThanOrEqual(2);
+    // In order: slots go to waiting runs oldest first, so every run submitted two or more places
+    // earlier had started before this one did (two admitted together may start either way round).
+    for (let i = 2; i < runs.length; i++) {
+      for (let j = 0; j <= i - 2; j++) expect(runs[j].start, `run ${j} before run ${i}`).toBeLessThanOrEqual(runs[i].start);
+    }
+    expect(jobs[0].concurrency_key).toBe('script/u/admin/limited');
+  });
+
+  it('counts runs per custom concurrency key: runs of different keys do not wait for each other', async () => {
+    await createScript('u/admin/limited_by_key', 'export async function main(tenant: string, i: number) { const start = Date.now(); await new Promise((r) => setTimeout(r, 400)); return { tenant, i, start, end: Date.now() } }', {
+      concurrent_limit: 1,
+      concurrency_key: '$workspace/tenant-$args[tenant]',
+    });
+    const ids: string[] = [];
+    for (const [tenant, i] of [['a', 0], ['b', 0], ['a', 1], ['b', 1]] as const) ids.push(await start('u/admin/limited_by_key', { tenant, i }));
+    const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 60_000)));
+    expect(jobs.map((j) => j.status)).toEqual(Array(4).fill('success'));
+    expect(jobs[0].concurrency_key).toBe(`${s.workspace}/tenant-a`);
+    const runs = jobs.map((j) => j.result as { tenant: string; start: number; end: number });
+    for (const tenant of ['a', 'b']) expect(maxOverlap(runs.filter((r) => r.tenant === tenant))).toBe(1);
+  });
+
+  it('a canceled waiting run gives up its place; the others still run', async () => {
+    await createScript('u/admin/limited_cancel', TIMED, { concurrent_limit: 1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await start('u/admin/limited_cancel', { i }));
+    expect((await s.post(`${ws()}/jobs_u/queue/cancel/${ids[1]}`, { reason: 'not needed' })).status).toBe(200);
+    const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 60_000)));
+    expect(jobs.map((j) => j.status)).toEqual(['success', 'canceled', 'success']);
+  });
+});
+
 describe('bad values', () => {
   it.each([
     ['cache_ttl', -5],
@@ -113,4 +170,3 @@ describe('bad values', () => {
   });
 });
 
-export { job };

@@ -127,6 +127,8 @@ export interface CachedResultValue {
  * ones still count until their time window is over) and those waiting for one, oldest first.
  */
 export const concurrencySlots = z.object({
+  limit: z.number().int().positive(),
+  window_s: z.number().int().nonnegative(),
   holders: z.array(z.object({ job: z.string(), started_at: timestamp, ended_at: timestamp.optional() })),
   waiting: z.array(z.string()),
 });

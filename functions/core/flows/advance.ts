@@ -19,6 +19,7 @@ import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
 import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
 import { storeCachedResult } from '../result-cache.js';
+import { leaveSlot } from '../concurrency.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -358,6 +359,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
+  if (finished) await leaveSlot(deps, flowJob);
   if (finished?.status === 'success') await cacheFlowResult(deps, flowJob, finished.result);
   if (finished?.status === 'success') await onJobSucceeded(deps, flowJob, finished.result);
 }
