@@ -145,6 +145,38 @@ describe('concurrent_limit', () => {
   });
 });
 
+describe('priority', () => {
+  const aws = process.env.SVC_TEST_SHELL === 'aws';
+
+  it('is kept on the script and on each of its jobs', async () => {
+    const script = await createScript('u/admin/urgent_kept', 'export function main() { return 1 }', { priority: 40 });
+    expect(script.priority).toBe(40);
+    expect((await waitForJob(s, await start('u/admin/urgent_kept'))).priority).toBe(40);
+  });
+
+  // SQS has no priorities: on AWS the jobs queue takes jobs in arrival order (docs/flows.md).
+  it.skipIf(aws)('runs higher-priority jobs first when every worker is busy', async () => {
+    const one = await startServer({ env: { SVC_WORKERS: '1' } });
+    try {
+      const api = `/api/w/${one.workspace}`;
+      const make = async (path: string, extra: Record<string, unknown>) => expect((await one.post(`${api}/scripts/create`, { path, language: 'bun', content: TIMED, ...extra })).status).toBe(201);
+      await make('u/admin/blocker', {});
+      await make('u/admin/routine', {});
+      await make('u/admin/urgent', { priority: 50 });
+      const run = async (path: string, i: number) => (await one.post(`${api}/jobs/run/p/${path}`, { i })).text();
+      const blocker = await run('u/admin/blocker', 0);
+      // The only worker is taken before the others arrive.
+      while ((await (await one.fetch(`${api}/jobs_u/get/${blocker}`)).json()).status === 'queued') await new Promise((r) => setTimeout(r, 20));
+      const ids = [await run('u/admin/routine', 1), await run('u/admin/routine', 2), await run('u/admin/urgent', 3)];
+      const jobs = await Promise.all(ids.map((id) => waitForJob(one, id, 60_000)));
+      const order = jobs.map((j) => j.result as { i: number; start: number }).sort((a, b) => a.start - b.start).map((r) => r.i);
+      expect(order).toEqual([3, 1, 2]);
+    } finally {
+      await one.stop();
+    }
+  });
+});
+
 describe('bad values', () => {
   it.each([
     ['cache_ttl', -5],
