@@ -267,7 +267,8 @@ export interface Store {
   /**
    * queued -> running, returning the job when this caller won it. A job still `running` after its
    * lease (`leaseUntil` of the previous claim) ran out lost its worker (a crashed or timed-out
-   * Lambda) and may be claimed again: that is how a redelivered message finishes it.
+   * Lambda) and may be claimed again: that is how a redelivered message finishes it. A `held`
+   * job is never claimed.
    */
   claimJob(id: string, startedAt: string, leaseUntil: string): Promise<Job | null>;
   appendJobStream(id: string, chunk: string): Promise<void>;

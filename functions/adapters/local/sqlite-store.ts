@@ -156,7 +156,7 @@ export class SqliteStore implements Store {
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const row = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-       WHERE id = @id AND (status = 'queued' OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
+       WHERE id = @id AND ((status = 'queued' AND held = 0) OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
     ).get({ id, startedAt, leaseUntil }) as Row | undefined;
     return row ? toJob(row) : null;
   }
