@@ -41,6 +41,12 @@ export interface ScriptVersion {
   deployment_message?: string;
   /** The script's dependency lock as the CLI syncs it (`<path>.script.lock`); absent when it has none. */
   lock?: string;
+  /** How its runs are scheduled and cached (core/run-settings.ts); each absent when not set. */
+  cache_ttl?: number;
+  concurrent_limit?: number;
+  concurrency_time_window_s?: number;
+  concurrency_key?: string;
+  priority?: number;
   created_by: string;
   created_at: string;
 }
@@ -99,6 +105,14 @@ export interface Job {
   delete_after_use: boolean;
   /** Set once logs, args and result were scrubbed; never reversed. */
   deleted: boolean;
+  /** Answered from the result cache (`cache_ttl`): finished without running. */
+  cache_hit?: boolean;
+  /** Higher runs first when workers are busy (the script's `priority`); absent: 0. */
+  priority?: number | null;
+  /** The concurrency slot key the job counts against (`concurrent_limit`); absent: none. */
+  concurrency_key?: string | null;
+  /** Queued but held back until a concurrency slot frees (core/concurrency.ts); no worker takes it. */
+  held?: boolean;
 }
 
 /** What the core writes when a job leaves `running`. */
@@ -173,6 +187,8 @@ export const ENTITY_KINDS = [
   'schedule',
   'retention',
   'error_handler',
+  'result_cache',
+  'concurrency_slots',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -251,7 +267,8 @@ export interface Store {
   /**
    * queued -> running, returning the job when this caller won it. A job still `running` after its
    * lease (`leaseUntil` of the previous claim) ran out lost its worker (a crashed or timed-out
-   * Lambda) and may be claimed again: that is how a redelivered message finishes it.
+   * Lambda) and may be claimed again: that is how a redelivered message finishes it. A `held`
+   * job is never claimed.
    */
   claimJob(id: string, startedAt: string, leaseUntil: string): Promise<Job | null>;
   appendJobStream(id: string, chunk: string): Promise<void>;
@@ -261,6 +278,8 @@ export interface Store {
   completeJob(id: string, completion: JobCompletion, completedAt: string): Promise<boolean>;
   /** Irreversibly removes args, result, logs and stream of a job. */
   scrubJob(id: string): Promise<void>;
+  /** Lets a `held` queued job be taken by workers (its concurrency slot is free); false when it is no longer held and queued. */
+  releaseHeldJob(id: string): Promise<boolean>;
   /** Jobs left `running` by a crashed process go back to `queued` (at-least-once). */
   requeueInterrupted(): Promise<string[]>;
   /**

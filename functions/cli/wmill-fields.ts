@@ -4,7 +4,7 @@ import { ItemFileError, type SyncContext } from './items.js';
 
 /**
  * Folders written by Windmill's CLI (`wmill sync pull`) push as they are (docs/windmill.md). Their
- * files carry fields svc has no place for (worker tags, concurrency limits, ...). Those fields are
+ * files carry fields svc has no place for (worker tags, debouncing, ...). Those fields are
  * known by name and kind: each one set to something other than its default is reported by path
  * and reason (`svc sync push --dry-run` lists them) and left out; a field nobody knows is still an
  * error naming the file, as svc.yaml's strict schema makes it.
@@ -13,8 +13,9 @@ import { ItemFileError, type SyncContext } from './items.js';
 export type WindmillFileKind = 'script' | 'flow' | 'schedule' | 'resource' | 'variable' | 'folder' | 'resource_type' | 'app';
 
 const NO_WORKERS = 'svc has no worker groups or tags';
-const NO_CONCURRENCY = 'svc has no per-script concurrency limits or debouncing';
-const NO_CACHE = 'svc has no result cache for scripts';
+const NO_CONCURRENCY = 'svc has no debouncing';
+const IN_VALUE = "svc takes a flow's run settings in its value (docs/flows.md)";
+const NO_CACHE = 'svc keys its result cache on every argument';
 const NO_ERROR_HANDLER = 'svc has no workspace error handler';
 const RUN_AS = 'svc runs a job as whoever triggered it';
 
@@ -23,16 +24,11 @@ const SCRIPT_FIELDS: Record<string, string> = {
   dedicated_worker: NO_WORKERS,
   envs: 'svc gives jobs no extra environment variables',
   ws_error_handler_muted: NO_ERROR_HANDLER,
-  priority: 'svc runs queued jobs oldest first, without priorities',
-  concurrent_limit: NO_CONCURRENCY,
-  concurrency_time_window_s: NO_CONCURRENCY,
-  concurrency_key: NO_CONCURRENCY,
   debounce_key: NO_CONCURRENCY,
   debounce_delay_s: NO_CONCURRENCY,
   debounce_args_to_accumulate: NO_CONCURRENCY,
   max_total_debouncing_time: NO_CONCURRENCY,
   max_total_debounces_amount: NO_CONCURRENCY,
-  cache_ttl: NO_CACHE,
   cache_ignore_s3_path: NO_CACHE,
   restart_unless_cancelled: 'svc does not restart finished jobs',
   visible_to_runner_only: 'svc shows a job to whoever may read its script',
@@ -48,10 +44,10 @@ const FLOW_FIELDS: Record<string, string> = {
   tag: NO_WORKERS,
   dedicated_worker: NO_WORKERS,
   ws_error_handler_muted: NO_ERROR_HANDLER,
-  priority: 'svc runs queued jobs oldest first, without priorities',
-  concurrent_limit: NO_CONCURRENCY,
-  concurrency_time_window_s: NO_CONCURRENCY,
-  concurrency_key: NO_CONCURRENCY,
+  priority: IN_VALUE,
+  concurrent_limit: IN_VALUE,
+  concurrency_time_window_s: IN_VALUE,
+  concurrency_key: IN_VALUE,
   visible_to_runner_only: 'svc shows a job to whoever may read its flow',
   on_behalf_of_email: RUN_AS,
   draft_only: 'svc has no drafts',
@@ -63,7 +59,7 @@ const SCHEDULE_FIELDS: Record<string, string> = {
   on_success_extra_args: 'svc has no success handlers',
   ws_error_handler_muted: NO_ERROR_HANDLER,
   retry: 'svc retries are set on flow steps',
-  no_flow_overlap: NO_CONCURRENCY,
+  no_flow_overlap: 'svc schedules do not skip a tick while the previous run goes on',
   tag: NO_WORKERS,
   paused_until: 'svc pauses a schedule with enabled: false',
   cron_version: 'svc reads cron expressions one way',

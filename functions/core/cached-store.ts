@@ -110,6 +110,10 @@ export class CachedStore implements Store {
     return this.inner.claimJob(id, startedAt, leaseUntil);
   }
 
+  releaseHeldJob(id: string) {
+    return this.inner.releaseHeldJob(id);
+  }
+
   appendJobStream(id: string, chunk: string) {
     return this.inner.appendJobStream(id, chunk);
   }

@@ -1,6 +1,7 @@
 import { conflict } from './errors.js';
 import { cancelSignal, getJob, getVisibleJob, isFinished } from './jobs.js';
 import { cancelFlowSteps } from './flows/advance.js';
+import { leaveSlot } from './concurrency.js';
 import type { Job } from '../ports.js';
 import type { CoreDeps } from './deps.js';
 import type { Rights } from './permissions.js';
@@ -23,6 +24,7 @@ export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reas
   if (!won) throw conflict(`job ${id} finished before it could be canceled`);
   deps.signals.notify(id);
   deps.signals.notify(cancelSignal(id));
+  await leaveSlot(deps, job);
   // A cancelled flow stops its steps; a cancelled step lets its flow fail or go on.
   if (job.kind === 'flow') {
     await cancelFlowSteps(deps, workspaceId, job.id);

@@ -1,6 +1,9 @@
 import { ApiError, notFound, conflict } from './errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
 import { newUuid } from './crypto.js';
+import { answerFromCache } from './result-cache.js';
+import { takeSlotOrWait } from './concurrency.js';
+import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../ports.js';
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
@@ -20,7 +23,7 @@ export function isFinished(status: JobStatus): boolean {
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger' | 'priority'>>,
 ): Job {
   return {
     id: newUuid(),
@@ -75,12 +78,32 @@ export async function pushJob(
     created_by: principal.username,
     created_scopes: scopeTexts(principal),
     delete_after_use: script.delete_after_use,
+    ...(script.priority ? { priority: script.priority } : {}),
   });
+  if (script.cache_ttl) {
+    const cached = await answerFromCache(deps, job, script.cache_ttl);
+    if (cached) return cached;
+  }
+  if (await startLimited(deps, job, script, 'script')) return job;
   const running = await insertRunningHere(deps, job, { callerWaits: wait.callerWaits ?? false, timeoutMs: runTimeoutMs(script, deps.config) });
   if (running) return running;
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
+}
+
+/**
+ * A run of a script or flow with `concurrent_limit` is stored held, then takes its concurrency
+ * slot or waits for one (core/concurrency.ts). False when the runnable has no limit.
+ */
+export async function startLimited(deps: Pick<CoreDeps, 'store' | 'clock' | 'queue'>, job: Job, settings: RunSettings, kind: 'script' | 'flow'): Promise<boolean> {
+  const key = concurrencyKeyOf(settings, job.workspace_id, kind, job.script_path, job.args ?? {});
+  if (!key || !settings.concurrent_limit) return false;
+  const held: Job = { ...job, concurrency_key: key, held: true };
+  await deps.store.insertJob(held);
+  Object.assign(job, { concurrency_key: key, held: true });
+  await takeSlotOrWait(deps, held, { limit: settings.concurrent_limit, window_s: settings.concurrency_time_window_s ?? 0 });
+  return true;
 }
 
 /**
@@ -164,6 +187,10 @@ export function jobView(job: Job) {
     completed_at: job.completed_at,
     attempts: job.attempts,
     deleted: job.deleted,
+    cache_hit: job.cache_hit ?? false,
+    priority: job.priority ?? 0,
+    ...(job.concurrency_key ? { concurrency_key: job.concurrency_key } : {}),
+    ...(job.status === 'queued' && job.held ? { waiting_for_concurrency_slot: true } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
 import { lockDependencies, lockEcosystem } from './dependencies/lock-script.js';
+import { definedRunSettings, runSettingsFields } from './run-settings.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -47,6 +48,8 @@ export const createScriptBody = z.strictObject({
   lock: z.string().max(64 * 1024).nullish(),
   /** A Go script's binary built off the server, for shells that build nothing (README: Go scripts on AWS). */
   go_binary: goBinaryBody.nullish(),
+  /** Result cache, concurrency limit and priority (core/run-settings.ts, docs/flows.md). */
+  ...runSettingsFields,
 });
 
 export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
@@ -94,6 +97,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
     timeout: input.timeout ?? null,
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     ...(lock ? { lock } : {}),
+    ...definedRunSettings(input),
     created_by: username,
     created_at: createdAt,
   };

@@ -1,6 +1,7 @@
 import { isFinished } from './jobs.js';
 import { log } from './logger.js';
 import { onJobFailed } from './job-outcome.js';
+import { leaveSlot } from './concurrency.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 
@@ -47,6 +48,8 @@ export async function reapStuckJobs(deps: CoreDeps, limits: ReaperLimits): Promi
   const iso = (ms: number) => new Date(ms).toISOString();
   const neverStarted: string[] = [];
   for (const job of await deps.store.listStaleJobs('queued', iso(now - limits.queuedMs), limits.batch)) {
+    // Waiting for a concurrency slot is waiting its turn, not being lost: never failed for it.
+    if (job.held) continue;
     const message = `the job was still queued ${Math.round(limits.queuedMs / 60_000)} minutes after it was created: no worker took it`;
     if (await failStuck(deps, job, STUCK_JOB_ERRORS.neverStarted, message)) neverStarted.push(job.id);
   }
@@ -65,6 +68,7 @@ async function failStuck(deps: CoreDeps, job: Job, name: string, message: string
   if (!failed) return false;
   log.warn('stuck job failed', { job_id: job.id, workspace_id: job.workspace_id, reason: name });
   deps.signals.notify(job.id);
+  await leaveSlot(deps, job);
   // A step's flow goes on (and fails or retries as its definition says); a sub-flow's parent too.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);
   // A run its schedule started fails here as it would in a worker: its on_failure hears of it.

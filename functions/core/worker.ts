@@ -22,6 +22,8 @@ import { onJobFailed, onJobSucceeded } from './job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
 import { withinDepthLimit } from './json-limits.js';
+import { storeCachedResult } from './result-cache.js';
+import { leaveSlot } from './concurrency.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -133,6 +135,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
   // a result nested beyond the limit fails the job here, before anything recursive touches it.
   outcome = withinDepthLimit(outcome);
+  // A script with `cache_ttl`: an identical run within the TTL is answered with this result.
+  if (outcome.ok && job.kind === 'script' && script.cache_ttl) await storeCachedResult(deps, job, outcome.result, script.cache_ttl);
   await finish(
     deps,
     job,
@@ -170,6 +174,8 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   const stored = await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
   // A sync caller waiting in this process gets the result as stored, without reading it back.
   deps.signals.notify(job.id, stored ? { status: completion.status, result: completion.result } : undefined);
+  // Its concurrency slot frees (a canceled job's was freed by the cancel): the next waiting run goes.
+  if (stored) await leaveSlot(deps, job);
   // A flow step is done: its flow can go on, with the outcome as stored rather than reading it back.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.

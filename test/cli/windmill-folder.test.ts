@@ -158,7 +158,6 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     const skipped = report.skipped.map((x) => `${x.path}: ${x.reason}`);
     expect(skipped).toEqual(expect.arrayContaining([
       expect.stringMatching(/^f\/ops\/greet\.script\.yaml: tag: svc has no worker groups or tags/),
-      expect.stringMatching(/^f\/ops\/greet\.script\.yaml: concurrent_limit: /),
       expect.stringMatching(/^f\/ops\/approve\.flow\/flow\.yaml: module a: lock: /),
       expect.stringMatching(/^f\/ops\/approve\.flow\/flow\.yaml: tag: /),
       expect.stringMatching(/^f\/ops\/nightly\.schedule\.yaml: no_flow_overlap: /),
@@ -178,7 +177,7 @@ describe('svc sync push: a folder written by Windmill\'s CLI', () => {
     const greet = (await apiGet(s, ws, '/scripts/get/p/f/ops/greet')).body;
     // A lock in Windmill's format is resolved again into svc's own (README: Dependencies): npm's
     // package-lock for TypeScript, hashed requirement lines for Python, the same packages.
-    expect(greet).toMatchObject({ language: 'bun', summary: 'Greets someone' });
+    expect(greet).toMatchObject({ language: 'bun', summary: 'Greets someone', concurrent_limit: 2, concurrency_time_window_s: 60 });
     expect(JSON.parse(greet.lock).packages['node_modules/windmill-client']).toMatchObject({ version: expect.any(String), integrity: expect.stringMatching(/^sha512-/) });
     const reportScript = (await apiGet(s, ws, '/scripts/get/p/f/ops/report')).body;
     expect(reportScript.language).toBe('python3');

@@ -216,6 +216,22 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await store.claimJob(uid('no-such-job'), nextTimestamp(), FAR_FUTURE)).toBeNull();
       });
 
+      it('never claims a held job; releasing it once makes it claimable, and it keeps its run settings', async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws, { held: true, priority: 7, concurrency_key: 'script/f/s/limited' });
+        await store.insertJob(job);
+        expect(await store.getJob(ws, job.id)).toEqual(job);
+        expect(await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE)).toBeNull();
+        expect(await store.releaseHeldJob(job.id)).toBe(true);
+        expect(await store.releaseHeldJob(job.id)).toBe(false);
+        expect(await store.getJob(ws, job.id)).toMatchObject({ status: 'queued', priority: 7, concurrency_key: 'script/f/s/limited' });
+        expect((await store.getJob(ws, job.id))?.held ?? false).toBe(false);
+        expect(await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE)).toMatchObject({ status: 'running' });
+        const hit = aJob(ws, { cache_hit: true });
+        await store.insertJob(hit);
+        expect((await store.getJob(ws, hit.id))?.cache_hit).toBe(true);
+      });
+
       it('lets a running job be claimed again only once its lease ran out (its worker died)', async () => {
         const ws = await newWorkspace();
         const job = aJob(ws);

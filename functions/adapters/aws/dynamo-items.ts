@@ -1,3 +1,4 @@
+import { parseStoredRunSettings, storedRunSettings } from '../../core/run-settings.js';
 import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
 import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
@@ -88,6 +89,7 @@ function scriptAttributes(v: ScriptVersion, payload: ScriptPayload): Item {
     timeout: v.timeout,
     deployment_message: v.deployment_message ?? null,
     lock: v.lock ?? null,
+    run_settings: storedRunSettings(v),
     created_by: v.created_by,
     created_at: v.created_at,
   };
@@ -133,6 +135,7 @@ export function toScript(i: Item): ScriptVersion {
       timeout: i.timeout,
       ...(typeof i.deployment_message === 'string' ? { deployment_message: i.deployment_message } : {}),
       ...(typeof i.lock === 'string' ? { lock: i.lock } : {}),
+      ...parseStoredRunSettings(i.run_settings),
       created_by: i.created_by,
       created_at: i.created_at,
     },
@@ -189,6 +192,10 @@ export function jobItem(job: Job, payload: JobPayload): Item {
     attempts: job.attempts,
     delete_after_use: job.delete_after_use,
     deleted: job.deleted,
+    ...(job.cache_hit ? { cache_hit: true } : {}),
+    ...(job.priority ? { priority: job.priority } : {}),
+    ...(job.concurrency_key ? { concurrency_key: job.concurrency_key } : {}),
+    ...(job.held ? { held: true } : {}),
   };
 }
 
@@ -225,6 +232,10 @@ export function toJob(i: Item): Job {
       attempts: i.attempts,
       delete_after_use: i.delete_after_use,
       deleted: i.deleted,
+      ...(i.cache_hit === true ? { cache_hit: true } : {}),
+      ...(typeof i.priority === 'number' && i.priority ? { priority: i.priority } : {}),
+      ...(typeof i.concurrency_key === 'string' ? { concurrency_key: i.concurrency_key } : {}),
+      ...(i.held === true ? { held: true } : {}),
     },
     what,
   );

@@ -229,11 +229,13 @@ export class DynamoStore implements Store {
           Key: keys.job(id),
           UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk',
           // ISO timestamps compare as strings; an item without a lease is never reclaimed.
-          ConditionExpression: '#status = :queued OR (#status = :running AND lease_until < :startedAt)',
+          // A job held for a concurrency slot is never taken, whatever message names it.
+          ConditionExpression: '(#status = :queued AND (attribute_not_exists(held) OR held = :notHeld)) OR (#status = :running AND lease_until < :startedAt)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':running': 'running',
             ':queued': 'queued',
+            ':notHeld': false,
             ':startedAt': startedAt,
             ':leaseUntil': leaseUntil,
             ':one': 1,
@@ -263,6 +265,10 @@ export class DynamoStore implements Store {
 
   async scrubJob(id: string) {
     await this.jobs.scrub(id);
+  }
+
+  async releaseHeldJob(id: string) {
+    return this.updateJob(id, 'SET held = :no', '#status = :queued AND held = :yes', { ':no': false, ':yes': true, ':queued': 'queued' });
   }
 
   async requeueInterrupted() {

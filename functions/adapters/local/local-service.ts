@@ -28,6 +28,7 @@ import { OutboundHttp } from '../outbound-http.js';
 import { startEventDispatcher } from './event-dispatcher.js';
 import { startScheduleTicker } from './schedule-ticker.js';
 import { startPeriodic } from './periodic-task.js';
+import { sweepConcurrencySlots } from '../../core/concurrency.js';
 import type { LocalConfig } from './config.js';
 import { log } from '../../core/logger.js';
 
@@ -116,6 +117,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     const report = await pruneFinishedJobs(deps);
     if (report.scrubbed) log.info('retention prune', { ...report });
   });
+  // Lets go of runs waiting for a concurrency slot that a time window (or an unseen end) freed.
+  const slots = startPeriodic('concurrency slots', CONCURRENCY_SWEEP_MS, async () => {
+    const released = await sweepConcurrencySlots(deps);
+    if (released) log.info('concurrency slots', { released });
+  });
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
   const ticker = startScheduleTicker(deps, config.scheduleTickMs);
 
@@ -127,6 +133,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       await ticker.stop();
       await sweeper.stop();
       await pruner.stop();
+      await slots.stop();
       await dispatcher.stop();
       email?.close();
       await flows.stop();
@@ -141,6 +148,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
 
 /** How often finished jobs past their workspace's retention are pruned (README: Console, Retention). */
 const RETENTION_PRUNE_MS = 5 * 60_000;
+/** How often runs waiting for a concurrency slot are checked for a slot a time window freed. */
+const CONCURRENCY_SWEEP_MS = 1000;
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,6 @@
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { deliveryRecord, entityRecord, jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
+import { parseStoredRunSettings } from '../../core/run-settings.js';
 import type { Delivery, Entity, Job, ScriptVersion, TokenRecord, User, Workspace } from '../../ports.js';
 
 /** SQLite rows of the local store (sqlite-store.ts) to records and back. */
@@ -36,6 +37,7 @@ export function toScript(r: Row): ScriptVersion {
       timeout: r.timeout,
       ...(r.deployment_message === null ? {} : { deployment_message: r.deployment_message }),
       ...(r.lock === null ? {} : { lock: r.lock }),
+      ...parseStoredRunSettings(r.run_settings),
       created_by: r.created_by,
       created_at: r.created_at,
     },
@@ -74,6 +76,10 @@ export function toJob(r: Row): Job {
       attempts: r.attempts,
       delete_after_use: r.delete_after_use === 1,
       deleted: r.deleted === 1,
+      ...(r.cache_hit === 1 ? { cache_hit: true } : {}),
+      ...(r.priority ? { priority: r.priority } : {}),
+      ...(r.concurrency_key ? { concurrency_key: r.concurrency_key } : {}),
+      ...(r.held === 1 ? { held: true } : {}),
     },
     what,
   );

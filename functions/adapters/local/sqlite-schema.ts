@@ -193,4 +193,13 @@ export const MIGRATIONS: string[] = [
   -- caller that waited for a busy worker (worker-pool.ts) is stored after younger jobs yet keeps its turn.
   CREATE INDEX jobs_queue_by_age ON jobs(status, created_at);
   DROP INDEX jobs_queue;`,
+  `-- limits: a script's result cache, concurrency limit and priority (core/run-settings.ts) as one
+  -- JSON document; a job's priority (the pool takes higher first), concurrency key, whether it is
+  -- held back for a concurrency slot (never taken while held) and whether the cache answered it.
+  ALTER TABLE script_versions ADD COLUMN run_settings TEXT;
+  ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE jobs ADD COLUMN concurrency_key TEXT;
+  ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE jobs ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX jobs_queue_by_priority ON jobs(status, held, priority DESC, created_at);`,
 ];

@@ -3,6 +3,7 @@ import { MIGRATIONS } from './sqlite-schema.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { deliveryRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
+import { storedRunSettings } from '../../core/run-settings.js';
 import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
@@ -70,9 +71,13 @@ export class SqliteStore implements Store {
       const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
       if ((head?.hash ?? null) !== expectedLatest) return false;
       this.stmt(
-        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock)
-         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock)`,
-      ).run({ ...v, schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null });
+        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock, run_settings)
+         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock, @run_settings)`,
+      ).run({
+        workspace_id: v.workspace_id, hash: v.hash, path: v.path, parent_hash: v.parent_hash, content: v.content, language: v.language, summary: v.summary, description: v.description,
+        timeout: v.timeout, created_by: v.created_by, created_at: v.created_at,
+        schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null, run_settings: storedRunSettings(v),
+      });
       this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
       this.record(events);
       return true;
@@ -112,9 +117,13 @@ export class SqliteStore implements Store {
   async insertJob(record: Job) {
     const job = parseStored(jobRecord, record, `job ${record.id}`);
     this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts)`,
-    ).run({ ...job, schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts, priority, concurrency_key, held, cache_hit)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts, @priority, @concurrency_key, @held, @cache_hit)`,
+    ).run({
+      id: job.id, workspace_id: job.workspace_id, kind: job.kind, script_path: job.script_path, script_hash: job.script_hash, flow_version: job.flow_version, flow_module: job.flow_module,
+      language: job.language, status: job.status, created_by: job.created_by, created_at: job.created_at, parent_job: job.parent_job, started_at: job.started_at, attempts: job.attempts,
+      priority: job.priority ?? 0, concurrency_key: job.concurrency_key ?? null, held: job.held ? 1 : 0, cache_hit: job.cache_hit ? 1 : 0,
+      schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -147,7 +156,7 @@ export class SqliteStore implements Store {
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const row = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-       WHERE id = @id AND (status = 'queued' OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
+       WHERE id = @id AND ((status = 'queued' AND held = 0) OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
     ).get({ id, startedAt, leaseUntil }) as Row | undefined;
     return row ? toJob(row) : null;
   }
@@ -159,10 +168,10 @@ export class SqliteStore implements Store {
   claimQueued(limit: number, startedAt: string, leaseUntil: string): Job[] {
     const rows = this.stmt(
       `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-       WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' ORDER BY created_at, rowid LIMIT @limit) RETURNING rowid AS queue_rowid, *`,
+       WHERE rowid IN (SELECT rowid FROM jobs WHERE status = 'queued' AND held = 0 ORDER BY priority DESC, created_at, rowid LIMIT @limit) RETURNING rowid AS queue_rowid, *`,
     ).all({ limit, startedAt, leaseUntil }) as Row[];
     // RETURNING promises no order: put them back in queue order.
-    return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.queue_rowid - b.queue_rowid)).map(toJob);
+    return rows.sort((a, b) => b.priority - a.priority || (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.queue_rowid - b.queue_rowid)).map(toJob);
   }
 
   async appendJobStream(id: string, chunk: string) {
@@ -183,6 +192,10 @@ export class SqliteStore implements Store {
 
   async scrubJob(id: string) {
     this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
+  }
+
+  async releaseHeldJob(id: string) {
+    return this.stmt(`UPDATE jobs SET held = 0 WHERE id = ? AND held = 1 AND status = 'queued'`).run(id).changes === 1;
   }
 
   async requeueInterrupted() {

@@ -119,7 +119,7 @@ export class MemoryStore implements Store {
     if (!stored) return null;
     const { job } = stored;
     const leaseRanOut = job.status === 'running' && stored.leaseUntil !== null && stored.leaseUntil < startedAt;
-    if (job.status !== 'queued' && !leaseRanOut) return null;
+    if ((job.status !== 'queued' || job.held) && !leaseRanOut) return null;
     Object.assign(job, { status: 'running', started_at: startedAt, attempts: job.attempts + 1 });
     stored.leaseUntil = leaseUntil;
     return copy(job);
@@ -147,6 +147,13 @@ export class MemoryStore implements Store {
   async scrubJob(id: string) {
     const job = this.jobs.get(id)?.job;
     if (job) Object.assign(job, { args: null, result: null, logs: '', result_stream: '', deleted: true });
+  }
+
+  async releaseHeldJob(id: string) {
+    const job = this.jobs.get(id)?.job;
+    if (!job || job.status !== 'queued' || !job.held) return false;
+    job.held = false;
+    return true;
   }
 
   async requeueInterrupted() {

@@ -8,6 +8,7 @@ import { fileIssue, parseYamlFile } from './yaml-kind.js';
 import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
 import { schemaDifferences } from '../wmill-schema.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
+import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/run-settings.js';
 import type { GoTarget, Language } from '../../ports.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
@@ -29,6 +30,7 @@ interface RemoteScript {
   timeout: number | null;
   lock?: string | null;
 }
+type RemoteScriptFull = RemoteScript & RunSettingsInput;
 
 const META = '.script.yaml';
 const LOCK = '.script.lock';
@@ -38,13 +40,16 @@ const metaSchema = z.strictObject({
   description: z.string().default(''),
   delete_after_use: z.boolean().default(false),
   timeout: z.number().int().positive().nullish(),
+  // Result cache, concurrency limit and priority, as the server takes them (docs/flows.md).
+  ...runSettingsFields,
   // As Windmill's CLI writes them: the lock ('!inline <file>', the lock, or its lines) and the input schema.
   lock: z.unknown().optional(),
   schema: z.record(z.string(), z.unknown()).nullish(),
 });
 
-export function scriptPayload(s: Omit<RemoteScript, 'hash'>) {
+export function scriptPayload(s: Omit<RemoteScriptFull, 'hash'>) {
   return {
+    ...definedRunSettings(s),
     path: s.path,
     language: s.language,
     content: s.content,
@@ -60,11 +65,17 @@ function render(payload: ReturnType<typeof scriptPayload>, ctx: SyncContext): Re
   const meta: Record<string, unknown> = { summary: payload.summary, description: payload.description };
   if (payload.delete_after_use) meta.delete_after_use = true;
   if (payload.timeout !== null) meta.timeout = payload.timeout;
+  Object.assign(meta, definedRunSettings(payload));
   return {
     [payload.path + scriptExtension(payload.language, ctx.layout.defaultTs)]: payload.content,
     [payload.path + META]: toYaml(meta, ['summary', 'description']),
     ...(payload.lock ? { [payload.path + LOCK]: payload.lock } : {}),
   };
+}
+
+/** Windmill's CLI writes a run setting that is off as 0, '' or null: it is simply not set. */
+function dropUnsetRunSettings(meta: Record<string, unknown>): void {
+  for (const field of Object.keys(runSettingsFields)) if (meta[field] === 0 || meta[field] === '' || meta[field] === null) delete meta[field];
 }
 
 /** Inside a flow's or app's folder, files belong to that item. */
@@ -77,7 +88,7 @@ export const scripts: KindHandler = {
   async fetchRemote(ctx) {
     const listed = await ctx.remote.get<{ path: string }[]>('/scripts/list');
     return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
-      const s = await ctx.remote.get<RemoteScript>(`/scripts/get/p/${p(path)}`);
+      const s = await ctx.remote.get<RemoteScriptFull>(`/scripts/get/p/${p(path)}`);
       const payload = scriptPayload(s);
       return { item: { kind: 'script' as const, id: path, payload, files: render(payload, ctx) }, meta: { hash: s.hash } };
     });
@@ -108,6 +119,7 @@ export const scripts: KindHandler = {
     const metaText = files[id + META];
     const metaData = metaText === undefined ? {} : parseYamlFile(id + META, metaText);
     takeWindmillFields('script', id + META, metaData, ctx);
+    dropUnsetRunSettings(metaData);
     const parsed = metaSchema.safeParse(metaData);
     if (!parsed.success) throw fileIssue(id + META, parsed.error);
     const { lock: metaLock, schema: storedSchema, ...meta } = parsed.data;

@@ -115,6 +115,25 @@ export const errorHandlerSetting = z.object({
 });
 export type ErrorHandlerSetting = z.infer<typeof errorHandlerSetting>;
 
+/** A run answered from the result cache (core/result-cache.ts). */
+export interface CachedResultValue {
+  result: unknown;
+  job: string;
+  expires_at: string;
+}
+
+/**
+ * The runs counted under one concurrency key (core/concurrency.ts): those holding a slot (ended
+ * ones still count until their time window is over) and those waiting for one, oldest first.
+ */
+export const concurrencySlots = z.object({
+  limit: z.number().int().positive(),
+  window_s: z.number().int().nonnegative(),
+  holders: z.array(z.object({ job: z.string(), started_at: timestamp, ended_at: timestamp.optional() })),
+  waiting: z.array(z.string()),
+});
+export type ConcurrencySlots = z.infer<typeof concurrencySlots>;
+
 export interface EntityValues {
   member: Member;
   group: Group;
@@ -134,6 +153,8 @@ export interface EntityValues {
   job_limits: JobLimitsSetting;
   retention: RetentionSetting;
   error_handler: ErrorHandlerSetting;
+  result_cache: CachedResultValue;
+  concurrency_slots: ConcurrencySlots;
   webhook: WebhookSetting;
   chat_connection: ChatConnectionSetting;
   app: AppHead;
@@ -289,6 +310,8 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   job_limits: jobLimitsSetting,
   retention: retentionSetting,
   error_handler: errorHandlerSetting,
+  result_cache: z.object({ result: z.unknown(), job: z.string(), expires_at: timestamp }),
+  concurrency_slots: concurrencySlots,
   webhook: z.object({ url: z.string(), secret: z.string().nullable(), updated_by: z.string() }),
   chat_connection: chatConnectionSetting,
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),

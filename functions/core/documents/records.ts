@@ -40,6 +40,11 @@ export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
   timeout: z.number().int().positive().nullable(),
   deployment_message: z.string().optional(),
   lock: z.string().optional(),
+  cache_ttl: z.number().int().positive().optional(),
+  concurrent_limit: z.number().int().positive().optional(),
+  concurrency_time_window_s: z.number().int().nonnegative().optional(),
+  concurrency_key: z.string().optional(),
+  priority: z.number().int().optional(),
   created_by: z.string(),
   created_at: timestamp,
 });
@@ -68,6 +73,10 @@ const jobFields = {
   attempts: z.number().int().nonnegative(),
   delete_after_use: z.boolean(),
   deleted: z.boolean(),
+  cache_hit: z.boolean().optional(),
+  priority: z.number().int().nullable().optional(),
+  concurrency_key: z.string().nullable().optional(),
+  held: z.boolean().optional(),
 };
 
 const flowVersionId = z.number().int().positive();

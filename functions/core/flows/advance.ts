@@ -18,6 +18,8 @@ import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
 import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
+import { storeCachedResult } from '../result-cache.js';
+import { leaveSlot } from '../concurrency.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -357,7 +359,16 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
+  if (finished) await leaveSlot(deps, flowJob);
+  if (finished?.status === 'success') await cacheFlowResult(deps, flowJob, finished.result);
   if (finished?.status === 'success') await onJobSucceeded(deps, flowJob, finished.result);
+}
+
+/** A flow run (not a branch or iteration) of a version with `cache_ttl`: its result answers identical runs within the TTL. */
+async function cacheFlowResult(deps: WorkerDeps, flowJob: Job, result: unknown): Promise<void> {
+  if (flowJob.parent_job !== null || flowJob.flow_version === null || flowJob.cache_hit) return;
+  const ttl = (await findFlowVersion(deps.store, flowJob.workspace_id, flowJob.flow_version))?.value.cache_ttl;
+  if (ttl) await storeCachedResult(deps, flowJob, result, ttl);
 }
 
 /** Cancels jobs still running or queued; their workers see it and stop them. */

@@ -1,3 +1,4 @@
+import { runSettingsFields, type RunSettingsInput } from '../run-settings.js';
 import { z } from 'zod';
 import { LANGUAGES } from '../../ports.js';
 
@@ -216,8 +217,10 @@ export const flowValue = z.strictObject({
   early_return: z.string().optional(),
   /** Every step runs as if on one worker: they share a `./shared` folder (Windmill's same_worker). */
   same_worker: z.boolean().optional(),
+  /** Result cache, concurrency limit and priority of the flow's runs (core/run-settings.ts). */
+  ...runSettingsFields,
 });
-export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean };
+export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean } & RunSettingsInput;
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { queuedJob, scopeTexts, type JobOrigin } from '../jobs.js';
+import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs.js';
+import { definedRunSettings } from '../run-settings.js';
 import { newUuid } from '../crypto.js';
+import { answerFromCache } from '../result-cache.js';
 import { flowJobTarget } from '../run-target.js';
 import type { FlowVersion } from './flows.js';
 import type { Principal } from '../auth.js';
@@ -45,7 +47,14 @@ export async function pushFlowJob(
     args,
     created_by: principal.username,
     created_scopes: scopeTexts(principal),
+    ...(flow.value.priority ? { priority: flow.value.priority } : {}),
   });
+  const ttl = flow.value.cache_ttl;
+  if (ttl) {
+    const cached = await answerFromCache(deps, job, ttl);
+    if (cached) return cached;
+  }
+  if (await startLimited(deps, job, definedRunSettings(flow.value), 'flow')) return job;
   await deps.store.insertJob(job);
   await deps.queue.enqueue(job);
   return job;
