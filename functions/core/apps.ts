@@ -36,7 +36,7 @@ export interface AppVersion {
 /** Kept well under DynamoDB's 400 KB item with the rest of the record. */
 export const MAX_APP_BYTES = 300 * 1024;
 
-const appBody = z.object({
+export const appBody = z.object({
   path: z.string(),
   summary: z.string().max(1000).default(''),
   value: z.record(z.string(), z.unknown()),

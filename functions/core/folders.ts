@@ -12,14 +12,14 @@ type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
 const principalRef = z.string().regex(/^[ug]\/[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$/, 'u/<username> or g/<group>');
 
-const createFolderBody = z.object({
+export const createFolderBody = z.object({
   name: NAME,
   summary: z.string().max(1000).default(''),
   owners: z.array(principalRef).max(100).optional(),
   extra_perms: z.record(principalRef, z.boolean()).default({}),
 });
 
-const updateFolderBody = z.object({
+export const updateFolderBody = z.object({
   summary: z.string().max(1000).optional(),
   owners: z.array(principalRef).max(100).optional(),
   extra_perms: z.record(principalRef, z.boolean()).optional(),

@@ -9,8 +9,8 @@ import type { CoreDeps } from './deps.js';
 
 export const NAME = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,49}$/, 'letters, digits, _ and - (at most 50)');
 
-const createGroupBody = z.object({ name: NAME, summary: z.string().max(1000).default('') });
-const memberBody = z.object({ username: z.string().min(1) });
+export const createGroupBody = z.object({ name: NAME, summary: z.string().max(1000).default('') });
+export const memberBody = z.object({ username: z.string().min(1) });
 
 const what = (name: string) => `group ${name}`;
 

@@ -20,11 +20,11 @@ export interface Invite {
   invited_at: string;
 }
 
-const inviteBody = z
+export const inviteBody = z
   .object({ username: z.string().min(1).optional(), email: z.string().min(1).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })
   .refine((b) => (b.username === undefined) !== (b.email === undefined), 'give the username or the email of the user to invite, one of them');
-const usernameBody = z.object({ username: z.string().min(1) });
-const workspaceBody = z.object({ workspace_id: z.string().min(1) });
+export const usernameBody = z.object({ username: z.string().min(1) });
+export const workspaceBody = z.object({ workspace_id: z.string().min(1) });
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 

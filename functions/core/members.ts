@@ -7,9 +7,9 @@ import type { CoreDeps } from './deps.js';
 
 /** Workspace membership and roles. */
 
-const addMemberBody = z.object({ username: z.string().min(1), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
-const updateMemberBody = z.object({ role: z.enum(ROLES as [Role, ...Role[]]) });
-const removeMemberBody = z.object({ username: z.string().min(1) });
+export const addMemberBody = z.object({ username: z.string().min(1), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
+export const updateMemberBody = z.object({ role: z.enum(ROLES as [Role, ...Role[]]) });
+export const removeMemberBody = z.object({ username: z.string().min(1) });
 
 export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Member> {
   rights.check('workspaces', 'write');

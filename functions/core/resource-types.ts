@@ -87,8 +87,8 @@ export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lo
 
 const jsonSchema = z.record(z.string(), z.unknown()).refine((s) => compiles(s), 'is not a JSON Schema this service can validate with');
 
-const createBody = z.object({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
-const updateBody = z.object({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
+export const createBody = z.object({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
+export const updateBody = z.object({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
 
 function compiles(schema: Record<string, unknown>): boolean {
   try {

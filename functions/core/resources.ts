@@ -24,14 +24,14 @@ export interface Resource {
 /** Kept well under DynamoDB's 400 KB item limit together with the rest of the record. */
 export const MAX_VALUE_BYTES = 64 * 1024;
 
-const createBody = z.object({
+export const createBody = z.object({
   path: z.string(),
   value: z.unknown(),
   resource_type: z.string().min(1),
   description: z.string().max(10_000).default(''),
 });
 
-const updateBody = z.object({
+export const updateBody = z.object({
   value: z.unknown().optional(),
   resource_type: z.string().min(1).optional(),
   description: z.string().max(10_000).optional(),

@@ -9,7 +9,7 @@ import type { TokenRecord } from '../ports.js';
 
 /** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
 
-const createTokenBody = z.object({
+export const createTokenBody = z.object({
   label: z.string().min(1).max(200),
   expiration: z.iso.datetime({ offset: true }).nullish(),
   scopes: z.array(z.string().max(300)).min(1).max(100).nullish(),

@@ -58,7 +58,7 @@ export function uploadSettingsFromEnv(env: NodeJS.ProcessEnv, prefix: 'SVC_' | '
   return settings;
 }
 
-const createBody = z.object({
+export const createBody = z.object({
   /** The script or flow that will receive the file: its jobs may read it, its runners may upload it. */
   path: z.string().min(1).max(255),
   size: z.number().int().min(1),
@@ -66,12 +66,12 @@ const createBody = z.object({
   filename: z.string().min(1).max(255).optional(),
 });
 
-const completeBody = z.object({
+export const completeBody = z.object({
   upload: z.string().min(1).max(4096),
   parts: z.array(z.object({ part_number: z.number().int(), etag: z.string().min(1).max(200) })).min(1).max(MAX_PARTS),
 });
 
-const abortBody = z.object({ upload: z.string().min(1).max(4096) });
+export const abortBody = z.object({ upload: z.string().min(1).max(4096) });
 
 /** What the signed token carries. */
 interface UploadClaims {

@@ -16,20 +16,20 @@ export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 const username = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$/, 'letters, digits, _ . - (at most 50), not starting with . or -');
 const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
 
-const createUserBody = z.object({
+export const createUserBody = z.object({
   username,
   email: z.email(),
   password: password.optional(),
   is_admin: z.boolean().default(false),
 });
 
-const loginBody = z.object({
+export const loginBody = z.object({
   // Windmill logs in by email; a username works too.
   email: z.string().min(1).max(320),
   password: z.string().max(1024),
 });
 
-const setPasswordBody = z.object({ password });
+export const setPasswordBody = z.object({ password });
 
 export type UserView = Omit<User, 'password_hash'>;
 

@@ -26,7 +26,7 @@ export interface Variable {
 
 const value = z.string().refine((v) => Buffer.byteLength(v) <= MAX_VALUE_BYTES, `at most ${MAX_VALUE_BYTES} bytes`);
 
-const createBody = z.object({
+export const createBody = z.object({
   path: z.string(),
   value,
   is_secret: z.boolean().default(false),
@@ -35,7 +35,7 @@ const createBody = z.object({
   encrypted: z.boolean().default(false),
 });
 
-const updateBody = z.object({
+export const updateBody = z.object({
   value: value.optional(),
   is_secret: z.boolean().optional(),
   description: z.string().max(10_000).optional(),

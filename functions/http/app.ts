@@ -34,6 +34,7 @@ import { instanceWebhookRoutes, workspaceWebhookRoutes } from './webhook-routes.
 import { httpTriggerRoutes, servedRoutes } from './http-trigger-routes.js';
 import { openApiRoutes } from './openapi-routes.js';
 import { openApiPageRoutes } from './openapi-page.js';
+import { apiOpenApiRoutes } from './api-openapi-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { chatRoutes } from './chat-routes.js';
 import { windmillCompatRoutes } from './windmill-compat-routes.js';
@@ -80,6 +81,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
   app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null }));
+  app.route('/', apiOpenApiRoutes(deps, opts.version));
   app.route('/', approvalRoutes(deps));
   app.route('/', approvalsPageRoutes(deps));
   app.route('/', loginPageRoutes());
@@ -158,7 +160,7 @@ function bodyTooLarge(c: Context, maxBodyBytes: number): ApiError {
 }
 
 /** Reachable without a token. */
-const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/auth/login']);
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/version', '/api/runtime', '/api/openapi.json', '/api/auth/login']);
 const CHAT_CALLBACKS = /^\/api\/w\/[^/]+\/chat\/(slack\/interactions|teams\/messages)$/;
 const SIGNED_PATHS = /^\/api\/w\/[^/]+\/(jobs_u\/(resume|cancel)\/|job_helpers\/uploads\/part$)/;
 

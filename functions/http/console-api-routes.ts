@@ -17,7 +17,7 @@ import { readJsonBody } from './json-body.js';
 
 /** Windmill's cancel_selection takes a bare array of ids; an object adds a reason. */
 const jobId = z.string().min(1).max(100);
-const cancelSelection = z.union([
+export const cancelSelection = z.union([
   z.array(jobId).min(1).max(BULK_CANCEL_MAX),
   z.object({ ids: z.array(jobId).min(1).max(BULK_CANCEL_MAX), reason: z.string().max(1000).optional() }),
 ]);

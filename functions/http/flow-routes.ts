@@ -47,7 +47,7 @@ export function flowRoutes(deps: CoreDeps) {
   });
   r.on(['GET', 'POST'], '/jobs_u/cancel/:job/:resumeId/:signature', async (c) => {
     const body = c.req.method === 'POST' ? await optionalJson(c) : {};
-    const { reason } = parseBody(z.object({ reason: z.string().max(1000).default('') }).passthrough(), body ?? {});
+    const { reason } = parseBody(cancelStepBody, body ?? {});
     return decided(c, async () => {
       await resumeStep(deps, resumeRequest(c), { kind: 'cancel', reason });
       return { canceled: true };
@@ -56,6 +56,9 @@ export function flowRoutes(deps: CoreDeps) {
 
   return r;
 }
+
+/** What a cancel URL's POST may carry (other fields are ignored). */
+export const cancelStepBody = z.object({ reason: z.string().max(1000).default('') }).passthrough();
 
 export function resumeIdOf(text: string): number {
   const id = Number(text);

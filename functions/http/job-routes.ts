@@ -12,14 +12,14 @@ import { downloadUpload } from '../core/uploads.js';
 import { getJobLogUpdate, parseLogOffset } from '../core/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 
-const listQuery = z.object({
+export const listQuery = z.object({
   script_path_exact: z.string().optional(),
   schedule_path: z.string().optional(),
   status: z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']).optional(),
   per_page: z.coerce.number().int().min(1).max(1000).default(30),
 });
 
-const cancelBody = z.object({ reason: z.string().max(1000).optional() });
+export const cancelBody = z.object({ reason: z.string().max(1000).optional() });
 
 export function jobRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();

@@ -39,4 +39,4 @@ export function windmillCompatRoutes(deps: CoreDeps) {
 }
 
 // `value` must be present (null is a value); the resource's type decides what it may be.
-const updateValueBody = z.object({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });
+export const updateValueBody = z.object({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });

@@ -51,7 +51,7 @@ const teamsInput = z
     openid_metadata_url: httpUrl.default('https://login.botframework.com/v1/.well-known/openidconfiguration'),
   })
   .strict();
-const chatConnectionInput = z.discriminatedUnion('platform', [slackInput, teamsInput]);
+export const chatConnectionInput = z.discriminatedUnion('platform', [slackInput, teamsInput]);
 
 
 export interface SlackConnection {

@@ -16,7 +16,7 @@ import type { CoreDeps } from '../deps.js';
  * connection is the workspace's one `teams` chat connection.
  */
 
-const body = z.object({
+export const body = z.object({
   conversation_id: z.string().min(1).max(500),
   text: z.string().max(3000).default(''),
   card_block: z.record(z.string(), z.unknown()).nullish(),

@@ -19,7 +19,7 @@ import type { CoreDeps } from '../deps.js';
  * whose `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
  */
 
-const requestBody = z.object({
+export const requestBody = z.object({
   team_name: z.string().min(1).max(200),
   channel_name: z.string().min(1).max(200),
   ...approvalMessageFields,

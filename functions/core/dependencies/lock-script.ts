@@ -79,7 +79,7 @@ async function lockPython(installer: DependencyInstaller | null | undefined, con
   return resolved.lock;
 }
 
-const metadataBody = z.object({
+export const metadataBody = z.object({
   path: z.string(),
   language: z.enum(LANGUAGES),
   content: z.string().max(1_000_000),

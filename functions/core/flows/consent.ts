@@ -17,7 +17,7 @@ import type { Job } from '../../ports.js';
  * timeout) is in, and the loser gets 409.
  */
 
-const consentBody = z.object({
+export const consentBody = z.object({
   decision: z.enum(['approved', 'rejected']),
   reason: z.string().max(2000).optional(),
 });

@@ -33,7 +33,7 @@ export interface FlowVersion {
 }
 
 
-const flowBody = z.strictObject({
+export const flowBody = z.strictObject({
   path: z.string(),
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
@@ -204,7 +204,7 @@ export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights, s
   return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path) && (showArchived || !h.archived));
 }
 
-const archiveBody = z.object({ archived: z.boolean().default(true) });
+export const archiveBody = z.object({ archived: z.boolean().default(true) });
 
 /** Archives (or, with `archived: false`, restores) a flow: announced as ArchiveFlow with `data.archived`. */
 export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string, body: unknown): Promise<{ path: string; archived: boolean }> {

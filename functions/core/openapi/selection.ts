@@ -44,7 +44,7 @@ const info = z
   .strict();
 export type OpenApiInfo = z.infer<typeof info>;
 
-const generateBody = z
+export const generateBody = z
   .object({
     info: info.optional(),
     /** The service's public base URL, the document's server; the request's own origin when left out. */

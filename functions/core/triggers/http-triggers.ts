@@ -46,9 +46,9 @@ const fields = {
   basic_auth_resource: optionalPath,
   inject_token_variable: optionalPath,
 };
-const createBody = z.object({ path: z.string(), ...fields }).strict();
+export const createBody = z.object({ path: z.string(), ...fields }).strict();
 /** An update replaces the route whole (as the CLI pushes it); `path` may be repeated, not changed. */
-const updateBody = z.object({ path: z.string().optional(), ...fields }).strict();
+export const updateBody = z.object({ path: z.string().optional(), ...fields }).strict();
 type Input = z.infer<typeof updateBody>;
 
 const what = (path: string) => `http route ${path}`;

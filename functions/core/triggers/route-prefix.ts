@@ -26,7 +26,7 @@ export interface RoutePrefixView {
   route_base: string;
 }
 
-const prefixBody = z.object({ prefix: z.string().nullable() }).strict();
+export const prefixBody = z.object({ prefix: z.string().nullable() }).strict();
 
 /** The workspace a URL's first segment names (its id or its prefix), or null. */
 export async function workspaceOfRouteSegment(store: Store, segment: string): Promise<string | null> {

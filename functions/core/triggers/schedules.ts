@@ -37,10 +37,10 @@ const fields = {
   on_recovery_extra_args: z.record(z.string(), z.unknown()).default({}),
   summary: z.string().max(1000).default(''),
 };
-const createBody = z.object({ path: z.string(), ...fields }).strict();
+export const createBody = z.object({ path: z.string(), ...fields }).strict();
 /** An update replaces the schedule whole (as the CLI pushes it); `path` may be repeated, not changed. */
-const updateBody = z.object({ path: z.string().optional(), ...fields }).strict();
-const enabledBody = z.object({ enabled: z.boolean() }).strict();
+export const updateBody = z.object({ path: z.string().optional(), ...fields }).strict();
+export const enabledBody = z.object({ enabled: z.boolean() }).strict();
 type Input = z.infer<typeof updateBody>;
 
 const what = (path: string) => `schedule ${path}`;

@@ -1,0 +1,74 @@
+import type { ApiOperation } from '../../core/openapi/api-document.js';
+import { createScriptBody } from '../../core/scripts.js';
+import { metadataBody } from '../../core/dependencies/lock-script.js';
+import { archiveBody, flowBody } from '../../core/flows/flows.js';
+import { appBody } from '../../core/apps.js';
+import { createBody as createResourceTypeBody, updateBody as updateResourceTypeBody } from '../../core/resource-types.js';
+import { createBody as createResourceBody, updateBody as updateResourceBody } from '../../core/resources.js';
+import { createBody as createVariableBody, updateBody as updateVariableBody } from '../../core/variables.js';
+import { createBody as createRouteBody, updateBody as updateRouteBody } from '../../core/triggers/http-triggers.js';
+import { createBody as createScheduleBody, enabledBody, updateBody as updateScheduleBody } from '../../core/triggers/schedules.js';
+import { generateBody } from '../../core/openapi/selection.js';
+import { updateValueBody } from '../windmill-compat-routes.js';
+import { created, createdText, json, text, ws } from './helpers.js';
+
+/** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
+export const itemOperations: ApiOperation[] = [
+  { method: 'post', path: ws('/scripts/create'), tag: 'scripts', summary: 'Create a script, or a new version of one (give parent_hash)', body: createScriptBody, response: createdText('The new version\'s hash') },
+  { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('`{lock, schema}`') },
+  { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts') },
+  { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version') },
+  { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version') },
+  { method: 'post', path: ws('/scripts/delete/p/:path{.+}'), tag: 'scripts', summary: 'Delete a script and its versions', response: text('Deleted') },
+
+  { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
+  { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version') },
+  { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow') },
+  { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions') },
+  { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows') },
+  { method: 'post', path: ws('/flows/archive/:path{.+}'), tag: 'flows', summary: 'Archive or unarchive a flow', body: archiveBody, bodyOptional: true, response: json('The flow') },
+  { method: 'delete', path: ws('/flows/delete/:path{.+}'), tag: 'flows', summary: 'Delete a flow and its versions', response: text('Deleted') },
+
+  { method: 'post', path: ws('/apps/create'), tag: 'apps', summary: 'Create an app', body: appBody, response: createdText('The app\'s path') },
+  { method: 'post', path: ws('/apps/update/:path{.+}'), tag: 'apps', summary: 'Store a new version of an app (fields left out stay)', body: appBody, response: json('The new version') },
+  { method: 'get', path: ws('/apps/get/p/:path{.+}'), tag: 'apps', summary: 'An app\'s latest version', response: json('The app') },
+  { method: 'get', path: ws('/apps/get/v/:id'), tag: 'apps', summary: 'An app version by its id', response: json('The app version') },
+  { method: 'get', path: ws('/apps/history/p/:path{.+}'), tag: 'apps', summary: 'An app\'s versions, newest first', response: json('Versions') },
+  { method: 'get', path: ws('/apps/list'), tag: 'apps', summary: 'The apps the caller may read', response: json('Apps') },
+  { method: 'delete', path: ws('/apps/delete/:path{.+}'), tag: 'apps', summary: 'Delete an app', response: text('Deleted') },
+
+  { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type') },
+  { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types') },
+  { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type') },
+  { method: 'post', path: ws('/resources/type/update/:name'), tag: 'resources', summary: 'Change a resource type', body: updateResourceTypeBody, response: json('The resource type') },
+  { method: 'delete', path: ws('/resources/type/delete/:name'), tag: 'resources', summary: 'Delete a resource type', response: text('Deleted') },
+  { method: 'post', path: ws('/resources/create'), tag: 'resources', summary: 'Create a resource', body: createResourceBody, response: createdText('The resource\'s path') },
+  { method: 'get', path: ws('/resources/list'), tag: 'resources', summary: 'The resources the caller may read', response: json('Resources') },
+  { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource') },
+  { method: 'get', path: ws('/resources/get_value_interpolated/:path{.+}'), tag: 'resources', summary: 'A resource\'s value with its $var: and $res: references resolved', response: json('The value') },
+  { method: 'post', path: ws('/resources/update/:path{.+}'), tag: 'resources', summary: 'Change a resource', body: updateResourceBody, response: json('The resource') },
+  { method: 'post', path: ws('/resources/update_value/:path{.+}'), tag: 'resources', summary: 'Replace a resource\'s value (Windmill clients)', body: updateValueBody, response: text('Updated') },
+  { method: 'get', path: ws('/resources/exists/:path{.+}'), tag: 'resources', summary: 'Whether a resource exists (Windmill clients)', response: json('true or false') },
+  { method: 'delete', path: ws('/resources/delete/:path{.+}'), tag: 'resources', summary: 'Delete a resource', response: text('Deleted') },
+  { method: 'post', path: ws('/variables/create'), tag: 'variables', summary: 'Create a variable (secret ones are encrypted)', body: createVariableBody, response: createdText('The variable\'s path') },
+  { method: 'get', path: ws('/variables/list'), tag: 'variables', summary: 'The variables the caller may read (secret values left out)', response: json('Variables') },
+  { method: 'get', path: ws('/variables/get/:path{.+}'), tag: 'variables', summary: 'A variable', response: json('The variable') },
+  { method: 'get', path: ws('/variables/get_value/:path{.+}'), tag: 'variables', summary: 'A variable\'s value (Windmill clients)', response: json('The value as a JSON string') },
+  { method: 'get', path: ws('/variables/exists/:path{.+}'), tag: 'variables', summary: 'Whether a variable exists (Windmill clients)', response: json('true or false') },
+  { method: 'post', path: ws('/variables/update/:path{.+}'), tag: 'variables', summary: 'Change a variable', body: updateVariableBody, response: json('The variable') },
+  { method: 'delete', path: ws('/variables/delete/:path{.+}'), tag: 'variables', summary: 'Delete a variable', response: text('Deleted') },
+
+  { method: 'post', path: ws('/http_triggers/create'), tag: 'routes', summary: 'Create an HTTP route served under /api/r/<workspace>/', body: createRouteBody, response: created('The route') },
+  { method: 'post', path: ws('/http_triggers/update/:path{.+}'), tag: 'routes', summary: 'Change an HTTP route', body: updateRouteBody, response: json('The route') },
+  { method: 'get', path: ws('/http_triggers/get/:path{.+}'), tag: 'routes', summary: 'An HTTP route', response: json('The route') },
+  { method: 'get', path: ws('/http_triggers/list'), tag: 'routes', summary: 'The routes the caller may read', response: json('Routes') },
+  { method: 'delete', path: ws('/http_triggers/delete/:path{.+}'), tag: 'routes', summary: 'Delete an HTTP route', response: text('Deleted') },
+  { method: 'post', path: ws('/openapi/generate'), tag: 'routes', summary: 'The OpenAPI 3.1 document of the workspace\'s routes and webhooks the filters select', body: generateBody, response: json('The document (JSON or YAML, as `format` asks)') },
+
+  { method: 'post', path: ws('/schedules/create'), tag: 'schedules', summary: 'Create a schedule (cron, time zone, a script or flow and its arguments)', body: createScheduleBody, response: created('The schedule') },
+  { method: 'post', path: ws('/schedules/update/:path{.+}'), tag: 'schedules', summary: 'Change a schedule', body: updateScheduleBody, response: json('The schedule') },
+  { method: 'post', path: ws('/schedules/setenabled/:path{.+}'), tag: 'schedules', summary: 'Turn a schedule on or off', body: enabledBody, response: json('The schedule') },
+  { method: 'get', path: ws('/schedules/get/:path{.+}'), tag: 'schedules', summary: 'A schedule and its next runs', response: json('The schedule') },
+  { method: 'get', path: ws('/schedules/list'), tag: 'schedules', summary: 'The schedules the caller may read', response: json('Schedules') },
+  { method: 'delete', path: ws('/schedules/delete/:path{.+}'), tag: 'schedules', summary: 'Delete a schedule', response: text('Deleted') },
+];

@@ -1,0 +1,67 @@
+import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
+import { createBody as createUploadBody, completeBody, abortBody } from '../../core/upload-sessions.js';
+import { consentBody } from '../../core/flows/consent.js';
+import { runFilterSchema } from '../../core/console/run-filter.js';
+import { requestBody as slackApprovalBody } from '../../core/chat/chat-approval-request.js';
+import { requestBody as teamsApprovalBody } from '../../core/chat/teams-request.js';
+import { body as teamsMessageBody } from '../../core/chat/teams-basic.js';
+import { cancelBody, listQuery } from '../job-routes.js';
+import { cancelSelection } from '../console-api-routes.js';
+import { cancelStepBody } from '../flow-routes.js';
+import { created, createdText, json, sse, text, ws } from './helpers.js';
+
+const RUN_TARGETS = [
+  { segment: 'p/:path{.+}', what: 'the latest version of the script at a path' },
+  { segment: 'h/:hash', what: 'a script version by its hash' },
+  { segment: 'f/:path{.+}', what: 'the latest version of the flow at a path' },
+  { segment: 'fv/:version', what: 'a flow version by its id' },
+];
+
+const SYNC: ApiResponse = json('The run\'s result (a failed run answers 200 with {"error": ...}); a result with svc_status_code, svc_content_type or svc_headers sets the status, type and headers');
+const STREAM = sse('The job\'s updates as server-sent events until it completes, then its result');
+
+/** The webhooks of every script and flow: async, sync (POST, or GET with `payload`), and streamed. */
+const runOperations: ApiOperation[] = RUN_TARGETS.flatMap(({ segment, what }): ApiOperation[] => [
+  { method: 'post', path: ws(`/jobs/run/${segment}`), tag: 'webhooks', summary: `Queue a run of ${what}`, body: 'arguments', response: createdText('The job id (poll GET jobs_u/get/{id})') },
+  { method: 'post', path: ws(`/jobs/run_wait_result/${segment}`), tag: 'webhooks', summary: `Run ${what} and wait for its result`, body: 'arguments', response: SYNC },
+  { method: 'get', path: ws(`/jobs/run_wait_result/${segment}`), tag: 'webhooks', summary: `Run ${what} with the arguments in \`payload\` (JSON, then URL-safe base64) and wait`, response: SYNC },
+  { method: 'post', path: ws(`/jobs/run_and_stream/${segment}`), tag: 'webhooks', summary: `Run ${what} and stream its updates`, body: 'arguments', response: STREAM },
+  { method: 'get', path: ws(`/jobs/run_and_stream/${segment}`), tag: 'webhooks', summary: `Run ${what} (arguments in \`payload\`) and stream its updates`, response: STREAM },
+]);
+
+/** Jobs and runs, the console's API, uploads, approvals and chat callbacks. */
+export const jobOperations: ApiOperation[] = [
+  ...runOperations,
+  { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job') },
+  { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('`{running, completed, new_logs, log_offset}`') },
+  { method: 'get', path: ws('/jobs_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events', response: sse('Updates until the job completes') },
+  { method: 'get', path: ws('/job_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events (Windmill\'s spelling)', response: sse('Updates until the job completes') },
+  { method: 'get', path: ws('/jobs_u/completed/get_result/:id'), tag: 'jobs', summary: 'A completed job\'s result', response: json('The result') },
+  { method: 'get', path: ws('/jobs_u/completed/get_result_maybe/:id'), tag: 'jobs', summary: 'A job\'s result if it has completed (Windmill clients)', response: json('`{completed, result}`') },
+  { method: 'get', path: ws('/jobs_u/get_root_job_id/:id'), tag: 'jobs', summary: 'The id of the flow a job belongs to, or its own (Windmill clients)', response: json('The root job id') },
+  { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
+  { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs') },
+
+  { method: 'get', path: ws('/jobs/runs'), tag: 'console', summary: 'Runs, filtered and paged by cursor (the console\'s runs page)', query: runFilterSchema, response: json('`{runs, next_cursor}`') },
+  { method: 'get', path: ws('/jobs/runs_sse'), tag: 'console', summary: 'The filtered runs as server-sent events, sent again when they change', query: runFilterSchema, response: sse('Pages of runs') },
+  { method: 'post', path: ws('/jobs/queue/cancel_selection'), tag: 'console', summary: 'Cancel several jobs (a list of ids, or {ids, reason})', body: cancelSelection, response: json('The ids canceled and those that were not') },
+
+  { method: 'post', path: ws('/job_helpers/uploads/create'), tag: 'uploads', summary: 'Start a large upload: the URLs to PUT its parts to', body: createUploadBody, response: created('The upload and its part URLs') },
+  { method: 'put', path: ws('/job_helpers/uploads/part'), tag: 'uploads', summary: 'Upload one part (the signed URL create gave)', auth: 'signed', body: 'binary', response: json('`{part_number, etag}`') },
+  { method: 'post', path: ws('/job_helpers/uploads/complete'), tag: 'uploads', summary: 'Finish an upload: the file key to name in a payload', body: completeBody, response: json('The stored file') },
+  { method: 'post', path: ws('/job_helpers/uploads/abort'), tag: 'uploads', summary: 'Abandon an upload', body: abortBody, response: json('`{aborted: true}`') },
+  { method: 'get', path: ws('/job_helpers/download_s3_file'), tag: 'uploads', summary: 'Download a file a job was given (`file_key`); on AWS a redirect to S3', response: { type: 'binary', description: 'The file' } },
+
+  { method: 'get', path: ws('/jobs/resume_urls/:job/:resumeId'), tag: 'approvals', summary: 'The signed resume, cancel and approval-page URLs of a suspended step', response: json('`{resume, cancel, approvalPage}`') },
+  { method: 'get', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (values in the query)', auth: 'signed', response: json('The decision') },
+  { method: 'post', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (form values in the body)', auth: 'signed', body: 'arguments', response: json('The decision') },
+  { method: 'get', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL', auth: 'signed', response: json('`{canceled: true}`') },
+  { method: 'post', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL, with a reason', auth: 'signed', body: cancelStepBody, bodyOptional: true, response: json('`{canceled: true}`') },
+  { method: 'post', path: '/api/v1/runs/:run_id/consent', tag: 'approvals', summary: 'Decide a ConsentGate', body: consentBody, response: json('The decision') },
+
+  { method: 'post', path: ws('/chat/slack/request_approval/:job'), tag: 'chat approvals', summary: 'Post a suspended step\'s approval request to Slack', body: slackApprovalBody, response: json('Where it was posted') },
+  { method: 'post', path: ws('/chat/slack/interactions'), tag: 'chat approvals', summary: 'Slack\'s button callbacks (signed by Slack)', auth: 'chat', response: json('Slack\'s answer') },
+  { method: 'post', path: ws('/chat/teams/request_approval/:job'), tag: 'chat approvals', summary: 'Post a suspended step\'s approval request to Microsoft Teams', body: teamsApprovalBody, response: json('Where it was posted') },
+  { method: 'post', path: ws('/chat/teams/send_message/:job'), tag: 'chat approvals', summary: 'Send a message to a Teams conversation', body: teamsMessageBody, response: json('Where it was posted') },
+  { method: 'post', path: ws('/chat/teams/messages'), tag: 'chat approvals', summary: 'The Teams bot\'s messaging endpoint (Bot Framework JWT)', auth: 'chat', response: json('The bot\'s answer') },
+];

@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import { buildApiDocument } from '../core/openapi/api-document.js';
+import { SESSION_COOKIE } from '../core/users.js';
+import type { CoreDeps } from '../core/deps.js';
+import type { AppEnv } from './context.js';
+import { API_OPERATIONS } from './api-catalog/index.js';
+import { renderApiReferencePage } from './api-reference-page.js';
+
+/**
+ * `GET /api/openapi.json`: the OpenAPI 3.1 document of svc's own API, public as Windmill's
+ * `/api/openapi.yaml` is (it describes the API, never a workspace's content); `GET /openapi`: the
+ * same document as a page to read. Built once per server URL, from the catalog and its zod schemas.
+ */
+export function apiOpenApiRoutes(deps: CoreDeps, version: string) {
+  const r = new Hono<AppEnv>();
+  const built = new Map<string, Record<string, unknown>>();
+  const documentFor = (requestUrl: string) => {
+    const serverUrl = deps.config.baseInternalUrl || new URL(requestUrl).origin;
+    let document = built.get(serverUrl);
+    if (!document) {
+      document = buildApiDocument({ version, serverUrl, sessionCookie: SESSION_COOKIE, operations: API_OPERATIONS });
+      if (built.size < 8) built.set(serverUrl, document);
+    }
+    return document;
+  };
+  r.get('/api/openapi.json', (c) => c.json(documentFor(c.req.url)));
+  r.get('/openapi', (c) => c.html(renderApiReferencePage(documentFor(c.req.url))));
+  return r;
+}

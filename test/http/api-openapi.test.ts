@@ -1,0 +1,67 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from './harness.js';
+
+/**
+ * svc's own API describes itself (issue 37 item 3), in both shells: GET /api/openapi.json answers
+ * without a token (as Windmill's /api/openapi.yaml does) with a valid OpenAPI 3.1 document whose
+ * request bodies are the schemas the API validates with, and /openapi renders it as a page.
+ * That every route is in the document: test/unit/in-process/api-openapi.test.ts.
+ */
+
+type Doc = { openapi: string; servers: { url: string }[]; paths: Record<string, Record<string, any>>; components: { schemas: Record<string, any>; securitySchemes: Record<string, unknown> } };
+
+let s: TestServer;
+let doc: Doc;
+beforeAll(async () => {
+  s = await startServer();
+  const res = await s.fetch('/api/openapi.json', { token: null });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  doc = (await res.json()) as Doc;
+});
+afterAll(() => s?.stop());
+
+const bodySchema = (path: string, method = 'post') => {
+  const ref: string = doc.paths[path]![method].requestBody.content['application/json'].schema.$ref;
+  return doc.components.schemas[ref.replace('#/components/schemas/', '')];
+};
+
+describe('GET /api/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document of the API, served to anyone, for this server', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(await new Validator().validate(doc as never)).toEqual({ valid: true });
+    expect(doc.servers[0]!.url).toBe(s.url);
+    for (const path of ['/api/w/{workspace}/scripts/create', '/api/w/{workspace}/flows/create', '/api/w/{workspace}/jobs_u/get/{id}', '/api/users/tokens/create', '/api/w/{workspace}/schedules/create', '/api/w/{workspace}/jobs/runs']) {
+      expect(Object.keys(doc.paths), path).toContain(path);
+    }
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearerAuth', 'cookieAuth']);
+    expect(doc.paths['/api/w/{workspace}/scripts/list']!.get.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
+  });
+
+  it('describes a body as the API validates it: what the schema requires, the API refuses without', async () => {
+    const script = bodySchema('/api/w/{workspace}/scripts/create');
+    expect(script.required).toEqual(expect.arrayContaining(['path', 'content', 'language']));
+    expect(script.additionalProperties).toBe(false);
+    expect(script.properties.language.enum).toContain('python3');
+    const missing = await s.post(`/api/w/${s.workspace}/scripts/create`, { path: 'u/admin/no_content', language: 'python3' });
+    expect(missing.status).toBe(400);
+    const unknown = await s.post(`/api/w/${s.workspace}/scripts/create`, { path: 'u/admin/extra', language: 'python3', content: 'def main():\n  return 1\n', no_such_field: 1 });
+    expect(unknown.status).toBe(400);
+
+    // The flow definition is recursive (branches and loops hold modules): its modules are a shared component.
+    expect(JSON.stringify(bodySchema('/api/w/{workspace}/flows/create'))).toMatch(/#\/components\/schemas\/Request_schema\d+/);
+    // Query parameters come from the same schemas as well.
+    const runs = doc.paths['/api/w/{workspace}/jobs/runs']!.get.parameters.map((p: { name: string }) => p.name);
+    expect(runs).toEqual(expect.arrayContaining(['workspace', 'path', 'per_page']));
+  });
+
+  it('is rendered as a reference page at /openapi', async () => {
+    const res = await s.fetch('/openapi', { token: null });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('/api/w/{workspace}/scripts/create');
+    expect(page).toContain('href="/api/openapi.json"');
+    expect(page).toContain('PostScriptsCreateBody');
+  });
+});
