@@ -15,6 +15,7 @@ async function serve() {
   if (service.newAdminToken) {
     console.log(`created workspace "${config.defaultWorkspace}" and user "admin"`);
     console.log(`admin token (shown once, keep it): ${service.newAdminToken}`);
+    console.log(`open the console: ${service.url}/login and sign in with the admin token ("Sign in with an API token")`);
   }
   console.log(`svc listening on ${service.url} (data in ${config.dataDir})`);
   let closing = false;

@@ -2,7 +2,7 @@ import { instanceAnnouncer } from './events/announce.js';
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from './errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
-import { issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
+import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
 import { parseBody } from './validation.js';
 import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
 import type { CoreDeps } from './deps.js';
@@ -28,6 +28,8 @@ export const loginBody = z.object({
   email: z.string().min(1).max(320),
   password: z.string().max(1024),
 });
+
+export const tokenLoginBody = z.object({ token: z.string().min(1).max(1024) }).strict();
 
 export const setPasswordBody = z.object({ password });
 
@@ -79,6 +81,7 @@ export interface Session {
  * `address` is the client's, for the per-address limit (core/login-throttle.ts).
  */
 export async function login(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, body: unknown, address: string | null = null): Promise<Session> {
+  if (typeof body === 'object' && body !== null && 'token' in body) return loginWithToken(deps, body);
   const input = parseBody(loginBody, body);
   const wanted = input.email.toLowerCase();
   const user = (await deps.store.listUsers()).find((u) => u.email.toLowerCase() === wanted || u.username.toLowerCase() === wanted) ?? null;
@@ -90,16 +93,38 @@ export async function login(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, 
     throw new ApiError(401, 'invalid_credentials', 'wrong email or password');
   }
   await recordLoginSuccess(deps, account);
+  return openSession(deps, user.username);
+}
+
+/**
+ * Signs in with an API token instead of a password: how the bootstrap admin (who has a token and
+ * no password) opens the console. Only an unrestricted personal token will do: a session acts
+ * with the user's full rights, so a scoped, workspace-bound or job token must not turn into one.
+ * Tokens are 256 random bits, so there is nothing to guess and no throttle to count.
+ */
+async function loginWithToken(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, body: unknown): Promise<Session> {
+  const { token } = parseBody(tokenLoginBody, body);
+  const principal = await authenticate(deps, { bearer: token, session: null }).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 401) throw new ApiError(401, 'invalid_credentials', 'the token is unknown or expired');
+    throw error;
+  });
+  if (principal.via !== 'token' || principal.scopes !== null || principal.workspaceId !== null) {
+    throw new ApiError(403, 'forbidden', 'only an unrestricted API token signs in (not a scoped, workspace-bound or job token)');
+  }
+  return openSession(deps, principal.username);
+}
+
+async function openSession(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, username: string): Promise<Session> {
   const expiresAt = new Date(deps.clock.now().getTime() + SESSION_TTL_MS).toISOString();
   const token = await issueToken({ ...deps, signingKey: deps.config.signingKey }, {
     label: 'session',
-    owner: user.username,
+    owner: username,
     kind: 'session',
     workspace_id: null,
     scopes: null,
     expires_at: expiresAt,
   });
-  return { token, username: user.username, expires_at: expiresAt };
+  return { token, username, expires_at: expiresAt };
 }
 
 /** Ends the session (or revokes the token) the request was made with. */

@@ -39,6 +39,8 @@ export const runFilterSchema = z.object({
   before: optional(isoTime),
   args: optional(jsonObject),
   result: optional(jsonObject),
+  /** `1`: only runs nothing else started (flow steps, branches, iterations and sub-flows are left out). */
+  top_level: optional(z.enum(['1', 'true', '0', 'false']).transform((v) => v === '1' || v === 'true')),
   cursor: optional(z.string().max(400)),
   per_page: z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).max(200).default(50)),
 });

@@ -58,6 +58,7 @@ export async function listRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: 
     for (const job of batch) {
       after = position(job);
       if (!rights.canJob(job, 'read')) continue;
+      if (filter.top_level && job.parent_job !== null) continue;
       const status = await shownStatus(deps, job);
       if (filter.status && status !== filter.status) continue;
       runs.push(summary(job, status, rights, now));

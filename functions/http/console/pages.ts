@@ -12,6 +12,7 @@ import { pageAccess, pageResponse, renderPage, hashOf } from './layout.js';
 import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
+import { frontDoorRoutes } from './home-page.js';
 import { uplotScript } from './static-assets.js';
 
 /**
@@ -79,6 +80,7 @@ export function consolePageRoutes(deps: CoreDeps) {
     return c.html(approvalFragment(await waitingOnPerson(deps, access.principal, access.rights, job)), 200, { 'cache-control': 'no-store' });
   });
 
+  r.route('/', frontDoorRoutes(deps));
   r.route('/', workspacePageRoutes(deps));
   return r;
 }

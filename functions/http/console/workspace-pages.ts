@@ -11,6 +11,8 @@ import { CLIENT_HELPERS } from './client-helpers.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { highlightSource } from './highlight.js';
 import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
+import { homeSections } from './home-page.js';
+import { formatTime } from './time-format.js';
 
 /**
  * `/w/<ws>`: the workspace at a glance — scripts and flows the person may read, by folder, with
@@ -34,8 +36,8 @@ export function workspacePageRoutes(deps: CoreDeps) {
     const access = await pageAccess(deps, c);
     if (!access.ok) return access.response;
     const { rights, principal } = access;
-    const items = await visibleItems(deps, rights);
-    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, items) }));
+    const [home, items] = await Promise.all([homeSections(deps, principal, rights), visibleItems(deps, rights)]);
+    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items) }));
   });
 
   r.get('/w/:workspace/item/:path{.+}', async (c) => {
@@ -80,14 +82,14 @@ function folderOf(path: string): string {
   return kind === 'f' ? `folder ${owner}` : `user ${owner}`;
 }
 
-function glanceBody(ws: string, items: Item[]): Markup {
+function glanceBody(ws: string, home: Markup, items: Item[]): Markup {
   const groups = new Map<string, Item[]>();
   for (const item of items) groups.set(folderOf(item.path), [...(groups.get(folderOf(item.path)) ?? []), item]);
   const sections = [...groups].map(
-    ([folder, list]) => html`<h2>${folder}</h2><div class="table-wrap"><table><thead><tr><th scope="col">Path</th><th scope="col">Summary</th><th scope="col">Language</th><th scope="col">Last run</th></tr></thead><tbody>
+    ([folder, list]) => html`<h3>${folder}</h3><div class="table-wrap"><table><thead><tr><th scope="col">Path</th><th scope="col">Summary</th><th scope="col">Language</th><th scope="col">Last run</th></tr></thead><tbody>
 ${list.map((i) => html`<tr><td><a href="/w/${encodeURIComponent(ws)}/item/${i.path}">${i.path}</a></td><td>${i.summary}</td><td>${i.language}</td><td>${i.last ? html`<span class="status s-${i.last}">${i.last}</span>` : html`<span class="muted">never</span>`}</td></tr>`)}</tbody></table></div>`,
   );
-  return html`<h1>Workspace ${ws}</h1><p><a href="/w/${encodeURIComponent(ws)}/runs">All runs</a></p>${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
+  return html`<h1>Workspace ${ws}</h1>${home}<h2 id="items">Scripts and flows</h2>${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
 }
 
 interface ItemView {
@@ -133,7 +135,7 @@ function itemBody(ws: string, origin: string, item: ItemView): Markup {
 ${item.graph ? html`<h2>Graph</h2><div class="graph">${item.graph}</div>` : ''}
 ${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code id="source" class="hljs">${item.source}</code></pre>` : ''}
 <h2>Versions</h2><div class="table-wrap"><table id="versions" aria-label="Versions, newest first"><thead><tr><th scope="col">${item.kind === 'flow' ? 'Version' : 'Hash'}</th><th scope="col">Created</th><th scope="col">By</th><th scope="col" class="wide">Message</th></tr></thead><tbody>
-${item.versions.map((v) => html`<tr><td><code>${v.id}</code></td><td>${v.created_at.replace('T', ' ').slice(0, 19)}</td><td>${v.created_by}</td><td class="wide">${v.message}</td></tr>`)}</tbody></table></div>
+${item.versions.map((v) => html`<tr><td><code>${v.id}</code></td><td>${formatTime(v.created_at)}</td><td>${v.created_by}</td><td class="wide">${v.message}</td></tr>`)}</tbody></table></div>
 <h2>Input schema</h2><pre>${JSON.stringify(item.schema ?? {}, null, 2)}</pre>
 <h2>Webhooks</h2><p class="muted">Replace <code>$SVC_TOKEN</code> with a token from <a href="/tokens">your tokens</a>.</p>
 ${urls.map(([label, url]) => html`<h3>${label}</h3><pre class="curl">${curl(url)}</pre><button type="button" class="copy">Copy as curl</button>`)}
