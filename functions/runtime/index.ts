@@ -12,7 +12,6 @@ import { SparePool } from './spare-pool.js';
 import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
-import type { LocalDependencies } from './dependencies/local-installers.js';
 import { DependencyInstallError } from './dependencies/tree-cache.js';
 
 export interface LocalRunnerOptions {
@@ -35,7 +34,13 @@ export interface LocalRunnerOptions {
   /** Where the GoCompiler keeps the binaries of Go scripts (go-build.ts); without it Go jobs fail. */
   goCacheDir?: string;
   /** Installs scripts' locked packages (README: Dependencies); without it such scripts fail. */
-  dependencies?: LocalDependencies;
+  dependencies?: DependencyTrees;
+}
+
+/** Where a lock's installed tree is: installed when missing (local shell), or fetched before the run (AWS sandbox). */
+export interface DependencyTrees {
+  /** The tree's directory, null when the lock installs nothing; a failed install rejects with DependencyInstallError. */
+  tree(ecosystem: Ecosystem, lock: string): Promise<string | null>;
 }
 
 /** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */

@@ -42,9 +42,9 @@ export class LocalDependencies implements DependencyInstaller {
   }
 
   /** The installed tree of a version's lock (installing it when missing), or null when there is nothing to install. */
-  tree(ecosystem: Ecosystem, lock: string): Promise<string | null> {
+  tree(ecosystem: Ecosystem, lock: string, retry = false): Promise<string | null> {
     const installer = ecosystem === 'npm' ? this.npm : this.pip;
-    return installer ? installer.tree(lock) : Promise.resolve(null);
+    return installer ? installer.tree(lock, retry) : Promise.resolve(null);
   }
 
   private installer(ecosystem: Ecosystem): NpmInstaller | PipInstaller {
