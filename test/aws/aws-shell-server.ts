@@ -274,10 +274,11 @@ async function useDependencyBuilderInProcess(): Promise<void> {
 /** The builder's /tmp and the sandboxes' fetched trees, removed with everything else. */
 function dependencyDirs(sandboxDir: string): Record<string, string> {
   const buildDir = mkdtempSync(join(tmpdir(), 'svc-deps-build-'));
-  const treesDir = `${sandboxDir}-deps`;
+  // A test that looks at the sandboxes' trees names the directory (and removes it itself).
+  const treesDir = process.env.SANDBOX_DEPS_DIR || `${sandboxDir}-deps`;
   cleanups.push(() => {
     rmSync(buildDir, { recursive: true, force: true });
-    rmSync(treesDir, { recursive: true, force: true });
+    if (!process.env.SANDBOX_DEPS_DIR) rmSync(treesDir, { recursive: true, force: true });
   });
   return { DEPS_BUILD_DIR: buildDir, SANDBOX_DEPS_DIR: treesDir };
 }

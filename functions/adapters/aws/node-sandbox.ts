@@ -52,7 +52,9 @@ function sandboxRunner(): LocalRunner {
 
 /** Beside the work directory too (SANDBOX_DEPS_DIR where the host sets it): kept for the life of the environment. */
 function dependencyTrees(): TreeCache {
-  return (containerTrees ??= new TreeCache(process.env.SANDBOX_DEPS_DIR || `${workDir}-deps`));
+  // Bounded (SANDBOX_DEPS_CACHE_MB, default 256) within the function's /tmp, which jobs share.
+  const maxBytes = Number(process.env.SANDBOX_DEPS_CACHE_MB || 256) * 1024 * 1024;
+  return (containerTrees ??= new TreeCache(process.env.SANDBOX_DEPS_DIR || `${workDir}-deps`, maxBytes));
 }
 
 /** Beside the work directory, not in it: the sweep between jobs removes the work directory's files. */

@@ -52,5 +52,9 @@ export function fetchedTrees(cache: TreeCache): DependencyTrees {
       if (!existsSync(path)) return Promise.reject(new DependencyInstallError('the dependency tree of this version was not fetched'));
       return Promise.resolve(path);
     },
+    hold(ecosystem: Ecosystem, lock: string): () => void {
+      const key = treeKey(ecosystem, lock);
+      return key ? cache.hold(key) : () => undefined;
+    },
   };
 }

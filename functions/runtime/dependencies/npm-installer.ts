@@ -60,6 +60,12 @@ export class NpmInstaller {
     return this.options.cache.ensure('npm', key, () => this.install(lock, parsed.dependencies), retry);
   }
 
+  /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
+  hold(lock: string): () => void {
+    const key = treeKey('npm', lock, this.options.allowInstallScripts);
+    return key ? this.options.cache.hold(key) : () => undefined;
+  }
+
   private async install(lock: string, dependencies: Record<string, string>): Promise<string> {
     const outcome = await this.inJail(
       'install',

@@ -62,6 +62,12 @@ export class PipInstaller {
     return this.options.cache.ensure('pypi', key, () => this.install(lock), retry);
   }
 
+  /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
+  hold(lock: string): () => void {
+    const key = treeKey('pypi', lock);
+    return key ? this.options.cache.hold(key) : () => undefined;
+  }
+
   private async install(lock: string): Promise<string> {
     const outcome = await this.inJail(
       'install',
