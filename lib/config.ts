@@ -76,6 +76,9 @@ export interface SvcConfig {
    * presigned URL is the credential, so `*` lets any page upload what the API let it create.
    */
   readonly uploadAllowedOrigins: string[];
+  /** Where the dependency builder takes scripts' npm packages and Python wheels from (docs/dependencies-aws.md). */
+  readonly npmRegistry: string;
+  readonly pipIndexUrl: string;
 }
 
 export const DEFAULT_CONFIG: SvcConfig = {
@@ -95,6 +98,8 @@ export const DEFAULT_CONFIG: SvcConfig = {
   queuedDeadlineSeconds: 6 * 3600,
   maxUploadBytes: 5 * 1024 ** 3,
   uploadAllowedOrigins: ['*'],
+  npmRegistry: 'https://registry.npmjs.org/',
+  pipIndexUrl: 'https://pypi.org/simple/',
 };
 
 /**
@@ -137,6 +142,8 @@ export function configFromContext(node: Node): SvcConfig {
     queuedDeadlineSeconds: int(read('queuedDeadlineSeconds'), DEFAULT_CONFIG.queuedDeadlineSeconds),
     maxUploadBytes: int(read('maxUploadBytes'), DEFAULT_CONFIG.maxUploadBytes),
     uploadAllowedOrigins: optionalString(read('uploadAllowedOrigins'))?.split(',').map((o) => o.trim()) ?? DEFAULT_CONFIG.uploadAllowedOrigins,
+    npmRegistry: optionalString(read('npmRegistry')) ?? DEFAULT_CONFIG.npmRegistry,
+    pipIndexUrl: optionalString(read('pipIndexUrl')) ?? DEFAULT_CONFIG.pipIndexUrl,
   });
 }
 

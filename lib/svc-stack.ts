@@ -5,6 +5,7 @@ import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
 import { Dashboard, metricsNamespace } from './constructs/dashboard.js';
 import { Data } from './constructs/data.js';
+import { DependencyBuilder } from './constructs/dependency-builder.js';
 import { Events } from './constructs/events.js';
 import { FlowRunner } from './constructs/flow-runner.js';
 import { JobDelivery } from './constructs/job-delivery.js';
@@ -30,6 +31,7 @@ export class SvcStack extends Stack {
   readonly sandboxes: Sandboxes;
   readonly api: Api;
   readonly worker: Worker;
+  readonly dependencyBuilder: DependencyBuilder;
   readonly flowRunner: FlowRunner;
   readonly maintenance: Maintenance;
   readonly schedules: Schedules;
@@ -49,6 +51,10 @@ export class SvcStack extends Stack {
     this.sandboxes = new Sandboxes(this, 'Sandboxes', config);
     this.flowRunner = new FlowRunner(this, 'FlowRunner', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, sandboxes: this.sandboxes });
     this.api = new Api(this, 'Api', { config, data: this.data, secrets: this.secrets, jobsQueue: this.jobQueue.queue, flowRunner: this.flowRunner, sandboxes: this.sandboxes });
+    // Scripts' packages: resolved for the api at create, built into the bucket off the run path.
+    this.dependencyBuilder = new DependencyBuilder(this, 'DependencyBuilder', { config, data: this.data });
+    this.dependencyBuilder.grantInvoke(this.api.handler);
+    for (const [name, value] of Object.entries(this.dependencyBuilder.environment(config))) this.api.handler.addEnvironment(name, value);
     this.worker = new Worker(this, 'Worker', {
       config,
       data: this.data,
@@ -151,4 +157,6 @@ const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
   queuedDeadlineSeconds: true,
   maxUploadBytes: true,
   uploadAllowedOrigins: true,
+  npmRegistry: true,
+  pipIndexUrl: true,
 };

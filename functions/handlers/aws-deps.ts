@@ -27,6 +27,7 @@ import { OutboundHttp } from '../adapters/outbound-http.js';
 import { MeteredJobSignals } from '../adapters/aws/metered-job-signals.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
 import { SchedulerTimers } from '../adapters/aws/scheduler-timers.js';
+import { BuiltDependencies, lambdaBuilderInvoke, withDependencyUrls, type DependencyBuilderInvoke } from '../adapters/aws/dependency-builds.js';
 
 // Lambda's logs go to CloudWatch, whose queries read the fields of JSON lines: the Powertools
 // logger writes them, with the service name and the X-Ray trace id beside the core's fields.
@@ -44,6 +45,13 @@ export interface AwsShell {
   flowRunner: StepFunctionsFlowRunner;
   /** Runs jobs in the sandbox functions `invoke` reaches; Go jobs carry a presigned URL of their binary. */
   sandboxRunner(invoke: SandboxInvoke): CodeRunner;
+}
+
+let builderOverride: DependencyBuilderInvoke | undefined;
+
+/** Reaches the dependency builder another way than by its function (the emulator tier runs it in-process); before the first invocation. */
+export function useDependencyBuilder(invoke: DependencyBuilderInvoke): void {
+  builderOverride = invoke;
 }
 
 /**
@@ -80,10 +88,19 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     config: { ...config.core, signingKey: secrets.signingKey },
     // Go binaries are built by the CLI for the sandbox's architecture and kept in the bucket.
     compiler: new UploadedGoBinaries(blobs, goTargetFromEnv(process.env)),
+    // Packages are resolved and built by the builder function, kept in the bucket by lock.
+    dependencies: dependencyBuilder(config),
   };
-  const sandboxRunner = (invoke: SandboxInvoke) => withGoBinaryUrls(createLambdaSandboxRunner(invoke), s3, config.bucketName);
+  const sandboxRunner = (invoke: SandboxInvoke) =>
+    withDependencyUrls(withGoBinaryUrls(createLambdaSandboxRunner(invoke), s3, config.bucketName), blobs, { maxWaitMs: config.dependencies.buildWaitMs });
   return { config, deps, secrets, flowRunner, sandboxRunner };
 });
+
+function dependencyBuilder(config: AwsConfig): BuiltDependencies | null {
+  const { builderFunction } = config.dependencies;
+  const invoke = builderOverride ?? (builderFunction ? lambdaBuilderInvoke(traced(new LambdaClient({})), builderFunction) : null);
+  return invoke ? new BuiltDependencies(invoke, config.dependencies) : null;
+}
 
 /**
  * The deployed sandboxes: Lambda functions whose role has no permissions, each invoke naming the

@@ -105,6 +105,8 @@ export interface RunRequest {
   goBinaryUrl?: string;
   /** The version's dependency lock (README: Dependencies): the runner imports from its installed tree. */
   lock?: string;
+  /** AWS: where the sandbox fetches the lock's installed tree (a presigned URL of its archive) and the tree's key. */
+  dependencies?: { key: string; url: string };
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

@@ -12,7 +12,6 @@ import { SparePool } from './spare-pool.js';
 import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
-import type { LocalDependencies } from './dependencies/local-installers.js';
 import { DependencyInstallError } from './dependencies/tree-cache.js';
 
 export interface LocalRunnerOptions {
@@ -35,7 +34,15 @@ export interface LocalRunnerOptions {
   /** Where the GoCompiler keeps the binaries of Go scripts (go-build.ts); without it Go jobs fail. */
   goCacheDir?: string;
   /** Installs scripts' locked packages (README: Dependencies); without it such scripts fail. */
-  dependencies?: LocalDependencies;
+  dependencies?: DependencyTrees;
+}
+
+/** Where a lock's installed tree is: installed when missing (local shell), or fetched before the run (AWS sandbox). */
+export interface DependencyTrees {
+  /** The tree's directory, null when the lock installs nothing; a failed install rejects with DependencyInstallError. */
+  tree(ecosystem: Ecosystem, lock: string): Promise<string | null>;
+  /** Keeps the tree from being removed (a bounded cache) until the returned function is called; taken before `tree`. */
+  hold?(ecosystem: Ecosystem, lock: string): () => void;
 }
 
 /** The local runner, plus what a Lambda environment's between-jobs sweep must spare. */
@@ -81,8 +88,18 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     // files and the code belong to one of each.
     // The workspace's limits are part of the process (its cgroup), so a change gets a new one.
     const identity = [req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null];
-    // A script with packages gets spares that can read its installed tree, and only that one.
-    const depsTree = req.lock ? await dependencyTree(python ? 'pypi' : 'npm', req.lock, signal) : null;
+    // A script with packages gets spares that can read its installed tree, and only that one,
+    // held in the cache (never removed to make room) until the job ends.
+    const ecosystem = python ? 'pypi' : 'npm';
+    const releaseTree = req.lock ? options.dependencies?.hold?.(ecosystem, req.lock) : undefined;
+    try {
+      return await runWithTree(req, hooks, signal, python, identity, req.lock ? await dependencyTree(ecosystem, req.lock, signal) : null);
+    } finally {
+      releaseTree?.();
+    }
+  }
+
+  async function runWithTree(req: RunRequest, hooks: RunHooks, signal: AbortSignal, python: boolean, identity: unknown[], depsTree: string | null): Promise<RunOutcome> {
     const startSpare = () => (python ? startPythonSpare(req.limits, jails, depsTree ?? undefined) : startTypeScriptSpare(req.limits, jails, depsTree ?? undefined));
     const start = async () => {
       const code = python ? req.content : await typeScriptCode(req);

@@ -35,6 +35,7 @@ import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 import { startLocalScheduler, startWakeUps } from './scheduler-local.js';
+import type { ResolveAnswer } from '../../functions/adapters/aws/dependency-builds.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -98,13 +99,14 @@ async function main(): Promise<void> {
   cleanups.push(() => flowRunner.stop());
 
   const schedulerEnv = await startScheduler();
-  const lambdaEnv = { ...lambdaEnvironment(emulators, url), ...flowRunner.env, ...schedulerEnv };
+  const lambdaEnv = { ...lambdaEnvironment(emulators, url), ...flowRunner.env, ...schedulerEnv, ...dependencyDirs(sandboxDir) };
   // The api Lambda's environment is this process's; the worker process gets it too.
   Object.assign(process.env, lambdaEnv);
   // Before the handler module loads: it wraps itself with `awslambda.streamifyResponse` on import.
   installLambdaStreamingGlobals();
   // The api runs awaited jobs itself (sync webhooks, SSE streams) through the same sandbox
   // handlers the worker process uses.
+  await useDependencyBuilderInProcess();
   const { createApiHandler } = await import('../../functions/handlers/api.js');
   const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
   const { closeSandbox, setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
@@ -251,6 +253,34 @@ async function startEventsFunction(env: Record<string, string>): Promise<void> {
     invoke({} as ScheduledEvent).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'events schedule failed', error: String(error) })));
   }, 60_000);
   cleanups.push(() => clearInterval(timer));
+}
+
+/**
+ * The dependency builder function's part (lib/constructs/dependency-builder.ts): the api awaits
+ * its resolutions and starts its builds without waiting, as Lambda's Event invocations would run
+ * them; the real handler runs in this process, with npm and pip of this machine.
+ */
+async function useDependencyBuilderInProcess(): Promise<void> {
+  const { useDependencyBuilder } = await import('../../functions/handlers/aws-deps.js');
+  const { handler } = await import('../../functions/handlers/dependency-builder.js');
+  useDependencyBuilder({
+    resolve: async (ecosystem, requirements) => (await handler({ action: 'resolve', ecosystem, requirements })) as ResolveAnswer,
+    startBuild: async (ecosystem, lock) => {
+      handler({ action: 'build', ecosystem, lock }).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'dependency build failed', error: String(error) })));
+    },
+  });
+}
+
+/** The builder's /tmp and the sandboxes' fetched trees, removed with everything else. */
+function dependencyDirs(sandboxDir: string): Record<string, string> {
+  const buildDir = mkdtempSync(join(tmpdir(), 'svc-deps-build-'));
+  // A test that looks at the sandboxes' trees names the directory (and removes it itself).
+  const treesDir = process.env.SANDBOX_DEPS_DIR || `${sandboxDir}-deps`;
+  cleanups.push(() => {
+    rmSync(buildDir, { recursive: true, force: true });
+    if (!process.env.SANDBOX_DEPS_DIR) rmSync(treesDir, { recursive: true, force: true });
+  });
+  return { DEPS_BUILD_DIR: buildDir, SANDBOX_DEPS_DIR: treesDir };
 }
 
 /** Where sandboxed code runs (the worker's jobs, the flow runner's expressions). */

@@ -136,9 +136,9 @@ describe('jobs queue', () => {
 });
 
 describe('functions', () => {
-  it('are ten Node 22 functions (the schedule tick function is the tenth) and one Python 3.12 function, all on ARM with JSON logs', () => {
+  it('are ten Node 22 functions (the schedule tick function is the tenth), one Python 3.12 function and the dependency builder image, all on ARM with JSON logs', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
-    expect(functions.map((f) => f.Properties.Runtime).sort()).toEqual([...Array(10).fill('nodejs22.x'), 'python3.12']);
+    expect(functions.map((f) => f.Properties.Runtime ?? f.Properties.PackageType).sort()).toEqual(['Image', ...Array(10).fill('nodejs22.x'), 'python3.12']);
     for (const f of functions) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
@@ -555,7 +555,7 @@ describe('IAM boundaries', () => {
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
   });
 
-  it('lets only the api, the worker and the flow runner invoke Lambda: api and worker both sandboxes, the flow runner the Node one', () => {
+  it('lets only the api, the worker and the flow runner invoke Lambda: api and worker both sandboxes, the flow runner the Node one, the api the dependency builder', () => {
     const invokes = [stack.api.handler.role!, stack.worker.handler.role!, stack.flowRunner.handler.role!].flatMap((role) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
@@ -569,6 +569,8 @@ describe('IAM boundaries', () => {
         Action: 'lambda:InvokeFunction',
         Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
       }),
+      // Resolutions at create and builds off the run path (docs/dependencies-aws.md).
+      expect.objectContaining({ role: logicalId(stack.api.handler.role!), Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(stack.dependencyBuilder.handler) }),
       expect.objectContaining({
         role: logicalId(stack.worker.handler.role!),
         Effect: 'Allow',

@@ -48,7 +48,7 @@ afterAll(async () => {
   if (depsDir) rmSync(depsDir, { recursive: true, force: true });
 });
 
-describe.skipIf(aws)('npm packages in bun scripts', () => {
+describe('npm packages in bun scripts', () => {
   it('imports a package (and its own dependency, and a deep import of a scoped one), warm runs included', async () => {
     const content = `import { shout } from 'svc-test-shout';
 import { deep } from '@svc-test/scoped/lib/deep.js';
@@ -147,6 +147,7 @@ export function main() {
   });
 });
 
+// The AWS shell's builder takes no registry token yet (docs/dependencies-aws.md).
 describe.skipIf(aws)('a private npm registry', () => {
   const token = `npm-secret-${Math.random().toString(36).slice(2)}`;
   let privateRegistry: FakeNpmRegistry;
@@ -185,13 +186,5 @@ export function main() {
     expect(body.names).not.toContain('/.npmrc');
     expect(body.env).not.toContain(token);
     expect(body.files).not.toContain(token);
-  });
-});
-
-describe.runIf(aws)('npm packages on the AWS shell', () => {
-  it('refuses a script importing a package, saying this shell installs none', async () => {
-    const res = await create('u/admin/shout', `import { shout } from 'svc-test-shout';\nexport function main() { return shout('x'); }\n`);
-    expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toContain('installs no npm packages');
   });
 });

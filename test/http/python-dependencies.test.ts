@@ -11,7 +11,6 @@ import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
  * instance's index (here a PEP 503 index on loopback with wheels built by the test), installed
  * once, confined, into a tree the job cannot change.
  */
-const aws = process.env.SVC_TEST_SHELL === 'aws';
 let s: TestServer;
 let index: FakePypiIndex;
 let depsDir: string;
@@ -40,7 +39,7 @@ afterAll(async () => {
   if (depsDir) rmSync(depsDir, { recursive: true, force: true });
 });
 
-describe.skipIf(aws)('Python distributions', () => {
+describe('Python distributions', () => {
   it('maps imports to distributions, installs their dependencies, and leaves the standard library alone', async () => {
     const content = 'import json, os.path\nimport yaml\nfrom svc_test_greet import greet\n\ndef main(name: str):\n    return {"greeting": greet(name), "yaml": yaml.__version__}\n';
     expect((await create('u/admin/greet', content)).status).toBe(201);
@@ -75,13 +74,5 @@ describe.skipIf(aws)('Python distributions', () => {
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toContain('svc-test-missing');
     expect((await s.fetch(`${ws()}/scripts/get/p/u/admin/py_missing`)).status).toBe(404);
-  });
-});
-
-describe.runIf(aws)('Python distributions on the AWS shell', () => {
-  it('refuses a script needing a distribution, saying this shell installs none', async () => {
-    const res = await create('u/admin/greet', 'import yaml\n\ndef main():\n    return 1\n');
-    expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toContain('installs no Python distributions');
   });
 });

@@ -28,6 +28,8 @@ export interface AwsConfig {
   sseKeepAliveMs: number;
   /** SVC_WEBHOOK_ALLOW_PRIVATE=1: webhooks may reach loopback and private addresses (tests only, on AWS). */
   webhookAllowPrivate: boolean;
+  /** Scripts' packages (docs/dependencies-aws.md): the builder function (DEPS_BUILDER_FUNCTION; unset, scripts importing packages are refused), the registries, and how long a run waits for a build. */
+  dependencies: { builderFunction: string | null; npmRegistry: string; pipIndexUrl: string; buildWaitMs: number };
   /** Only the worker invokes sandboxes; `requireSandboxFunctions` checks they are set. */
   sandboxFunctions: Partial<SandboxFunctions>;
   /** The admin token only the api needs (bootstrap); the worker's environment does not name it. */
@@ -71,6 +73,13 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_SECONDS', 15) * 1000,
     webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
+    dependencies: {
+      builderFunction: env.DEPS_BUILDER_FUNCTION || null,
+      npmRegistry: env.NPM_CONFIG_REGISTRY || 'https://registry.npmjs.org/',
+      pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
+      // The builder's timeout (15 min) and a margin.
+      buildWaitMs: int(env, 'DEPS_BUILD_WAIT_SECONDS', 960) * 1000,
+    },
     sandboxFunctions: { node: env.SANDBOX_NODE_FUNCTION || undefined, python: env.SANDBOX_PYTHON_FUNCTION || undefined },
     secrets: {
       signingKey: secretSource(env, 'SIGNING_KEY_SECRET_ARN', 'SIGNING_KEY_HEX') ?? missing('SIGNING_KEY_SECRET_ARN (or, outside AWS, SIGNING_KEY_HEX)'),

@@ -14,6 +14,8 @@ import { limitsFromEnv, uidRangeFromEnv } from '../../runtime/job-limits.js';
 import { networkFromEnv } from '../../runtime/job-network.js';
 import { log } from '../../core/logger.js';
 import { fetchGoBinary } from './sandbox-go-binary.js';
+import { TreeCache } from '../../runtime/dependencies/tree-cache.js';
+import { fetchDependencyTree, fetchedTrees } from './sandbox-dependencies.js';
 
 /** /tmp is the only writable place on Lambda. */
 const DEFAULT_WORK_DIR = '/tmp/svc-sandbox';
@@ -24,6 +26,8 @@ let workDir = DEFAULT_WORK_DIR;
  * the next invocation for the same version skips the start.
  */
 let containerRunner: LocalRunner | undefined;
+/** Dependency trees this container fetched (sandbox-dependencies.ts), by their lock's key. */
+let containerTrees: TreeCache | undefined;
 
 function sandboxRunner(): LocalRunner {
   if (containerRunner) return containerRunner;
@@ -42,7 +46,15 @@ function sandboxRunner(): LocalRunner {
     sparesPerKey: 1,
     // Go binaries fetched by this container (sandbox-go-binary.ts), by their content's hash.
     goCacheDir: goCacheDir(),
+    dependencies: fetchedTrees(dependencyTrees()),
   }));
+}
+
+/** Beside the work directory too (SANDBOX_DEPS_DIR where the host sets it): kept for the life of the environment. */
+function dependencyTrees(): TreeCache {
+  // Bounded (SANDBOX_DEPS_CACHE_MB, default 256) within the function's /tmp, which jobs share.
+  const maxBytes = Number(process.env.SANDBOX_DEPS_CACHE_MB || 256) * 1024 * 1024;
+  return (containerTrees ??= new TreeCache(process.env.SANDBOX_DEPS_DIR || `${workDir}-deps`, maxBytes));
 }
 
 /** Beside the work directory, not in it: the sweep between jobs removes the work directory's files. */
@@ -53,6 +65,7 @@ function goCacheDir(): string {
 /** Moves the sandbox's work directory (tests); takes effect with the next runner. */
 export function setSandboxWorkDir(dir: string): void {
   workDir = dir;
+  containerTrees = undefined;
 }
 
 /**
@@ -96,6 +109,8 @@ async function runChecked(payload: unknown, write: (event: SandboxEvent) => void
     const fetched = await fetchGoBinary(request, goCacheDir(), signal);
     if (fetched !== null) return sandboxFailure(fetched);
   }
+  const fetched = await fetchDependencyTree(request, dependencyTrees(), signal);
+  if (fetched !== null) return { ok: false, error: { name: 'DependencyInstallFailed', message: fetched } };
   // The runner's own timeout yields a proper TimeoutError; Lambda's would cut the stream mid-job.
   const timeoutMs = Math.max(1, Math.min(request.timeoutMs, remainingMs));
   try {

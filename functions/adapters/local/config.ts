@@ -57,6 +57,8 @@ export interface LocalConfig {
     pipExtraIndexUrls: string[];
     /** SVC_DEPS_DIR: the installed trees; by default a directory of the system temp dir named after the data dir. */
     cacheDir: string;
+    /** SVC_DEPS_CACHE_MB (default 2048): the most the trees may take together; least recently used go first. */
+    cacheMaxBytes: number;
   };
 }
 
@@ -91,6 +93,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
       pipExtraIndexUrls: (env.PIP_EXTRA_INDEX_URL ?? '').split(/\s+/).filter(Boolean),
       // Not inside the data dir: job uids must reach their tree, and may never enter the data dir.
+      cacheMaxBytes: int(env.SVC_DEPS_CACHE_MB, 2048) * 1024 * 1024,
       cacheDir: resolve(env.SVC_DEPS_DIR || join(tmpdir(), `svc-deps-${createHash('sha256').update(resolve(env.SVC_DATA_DIR ?? '.svc')).digest('hex').slice(0, 12)}`)),
     },
     core: {

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from dependency_tree import dependency_site
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # One shim for both shells: the stack copies the local runner's shim beside this file when it
 # bundles the function; in a checkout (tests, local bridges) it is read where the runner keeps it.
@@ -59,6 +61,9 @@ TAIL_CHARS = 4000
 
 def run_job(request, timeout_ms):
     """Returns (events, outcome): log/stream events in the order they happened, then the outcome."""
+    site, problem = dependency_site(request)
+    if problem:
+        return [], {"ok": False, "error": {"name": "DependencyInstallFailed", "message": problem}}
     run_dir = tempfile.mkdtemp(prefix="svc-py-")
     try:
         # Like the local runner: the code is readable, the job's cwd and HOME belong to it alone.
@@ -78,7 +83,7 @@ def run_job(request, timeout_ms):
         shared = request.get("shared")
         if shared is not None:
             shared_folder(job_dir, {"mode": "write", "files": shared})
-        job = OneShotJob(request, timeout_ms, job_dir)
+        job = OneShotJob(request, timeout_ms, job_dir, {"PYTHONPATH": site} if site else {})
         outcome = job.run(shim_path, script_path)
         job.settle_log()
         if shared is not None:
@@ -100,8 +105,9 @@ def copy_client(target):
 class OneShotJob:
     """One shim process serving one job, watched for its timeout and output limit."""
 
-    def __init__(self, request, timeout_ms, job_dir):
+    def __init__(self, request, timeout_ms, job_dir, extra_env):
         self.request = request
+        self.extra_env = extra_env
         self.timeout_ms = timeout_ms
         self.job_dir = job_dir
         self.job_id = secrets.token_hex(16)
@@ -144,7 +150,7 @@ class OneShotJob:
                 # -u: prints reach the log as they happen; -B: no .pyc next to the code.
                 [interpreter(), "-u", "-B", shim_path, script_path],
                 cwd=self.job_dir,
-                env=sandbox_env({}, self.job_dir),
+                env=sandbox_env(self.extra_env, self.job_dir),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 # The shim joins stderr to stdout itself; this also catches the interpreter failing first.

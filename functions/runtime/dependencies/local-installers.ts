@@ -11,6 +11,8 @@ export interface LocalDependencySettings {
   pipIndexUrl: string;
   pipExtraIndexUrls: string[];
   cacheDir: string;
+  /** SVC_DEPS_CACHE_MB: the most the trees may take together, in bytes; undefined: no bound. */
+  cacheMaxBytes?: number;
 }
 
 /**
@@ -42,9 +44,15 @@ export class LocalDependencies implements DependencyInstaller {
   }
 
   /** The installed tree of a version's lock (installing it when missing), or null when there is nothing to install. */
-  tree(ecosystem: Ecosystem, lock: string): Promise<string | null> {
+  tree(ecosystem: Ecosystem, lock: string, retry = false): Promise<string | null> {
     const installer = ecosystem === 'npm' ? this.npm : this.pip;
-    return installer ? installer.tree(lock) : Promise.resolve(null);
+    return installer ? installer.tree(lock, retry) : Promise.resolve(null);
+  }
+
+  /** Keeps a lock's tree in the cache while a job runs with it (taken before `tree`). */
+  hold(ecosystem: Ecosystem, lock: string): () => void {
+    const installer = ecosystem === 'npm' ? this.npm : this.pip;
+    return installer ? installer.hold(lock) : () => undefined;
   }
 
   private installer(ecosystem: Ecosystem): NpmInstaller | PipInstaller {
@@ -56,7 +64,7 @@ export class LocalDependencies implements DependencyInstaller {
 
 /** The local shell's installers; an ecosystem whose tool is missing (no npm, no python3) is left out and said so. */
 export function localDependencies(confiner: Confiner, settings: LocalDependencySettings): LocalDependencies {
-  const cache = new TreeCache(settings.cacheDir);
+  const cache = new TreeCache(settings.cacheDir, settings.cacheMaxBytes);
   const lines: string[] = [];
   let npm: NpmInstaller | null = null;
   let pip: PipInstaller | null = null;
@@ -72,5 +80,5 @@ export function localDependencies(confiner: Confiner, settings: LocalDependencyS
   } catch (error) {
     lines.push(`Python distributions CANNOT be installed: ${(error as Error).message}`);
   }
-  return new LocalDependencies(npm, pip, `${lines.join('; ')}; trees in ${settings.cacheDir}`);
+  return new LocalDependencies(npm, pip, `${lines.join('; ')}; trees in ${settings.cacheDir}${settings.cacheMaxBytes === undefined ? '' : ` (at most ${Math.round(settings.cacheMaxBytes / 1024 / 1024)} MB, least recently used removed first)`}`);
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import type { Confiner } from '../confinement.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
+import { treeKey } from './tree-keys.js';
 
 /** An install or a resolution that takes longer than this is stopped and fails. */
 const NPM_TIMEOUT_MS = 300_000;
@@ -55,9 +55,15 @@ export class NpmInstaller {
    */
   tree(lock: string, retry = false): Promise<string | null> {
     const parsed = readNpmLock(lock);
-    if (!parsed || Object.keys(parsed.dependencies).length === 0) return Promise.resolve(null);
-    const key = createHash('sha256').update(JSON.stringify([parsed.packages, this.options.allowInstallScripts])).digest('hex').slice(0, 32);
+    const key = treeKey('npm', lock, this.options.allowInstallScripts);
+    if (!parsed || !key) return Promise.resolve(null);
     return this.options.cache.ensure('npm', key, () => this.install(lock, parsed.dependencies), retry);
+  }
+
+  /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
+  hold(lock: string): () => void {
+    const key = treeKey('npm', lock, this.options.allowInstallScripts);
+    return key ? this.options.cache.hold(key) : () => undefined;
   }
 
   private async install(lock: string, dependencies: Record<string, string>): Promise<string> {

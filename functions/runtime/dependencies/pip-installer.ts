@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readPythonLock } from '../../core/dependencies/python-imports.js';
 import type { Confiner } from '../confinement.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
+import { treeKey } from './tree-keys.js';
 
 const PIP_TIMEOUT_MS = 300_000;
 
@@ -58,10 +57,15 @@ export class PipInstaller {
 
   /** The installed tree of `lock` (its `site` folder goes on the job's sys.path); null when the lock is not svc's. */
   tree(lock: string, retry = false): Promise<string | null> {
-    const parsed = readPythonLock(lock);
-    if (!parsed) return Promise.resolve(null);
-    const key = createHash('sha256').update(JSON.stringify(parsed.map((d) => [d.name.toLowerCase(), d.version, d.sha256]).sort())).digest('hex').slice(0, 32);
+    const key = treeKey('pypi', lock);
+    if (!key) return Promise.resolve(null);
     return this.options.cache.ensure('pypi', key, () => this.install(lock), retry);
+  }
+
+  /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
+  hold(lock: string): () => void {
+    const key = treeKey('pypi', lock);
+    return key ? this.options.cache.hold(key) : () => undefined;
   }
 
   private async install(lock: string): Promise<string> {

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
-import { chmod, lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { existsSync, renameSync } from 'node:fs';
+import { chmod, lchown, lstat, mkdir, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TreeBudget } from './tree-budget.js';
 
 /** Why a version's packages could not be installed: every run of it fails with this. */
 export class DependencyInstallError extends Error {}
@@ -11,12 +12,32 @@ export class DependencyInstallError extends Error {}
  * finds a complete tree or none, and two installs of one lock (in this process or another) leave
  * one. Once in place a tree belongs to the service user and is read-only: jobs import from it and
  * can change nothing in it.
+ *
+ * With a bound (SVC_DEPS_CACHE_MB), each install that takes the cache over it removes the least
+ * recently used trees first, never one a running job holds (`hold`). A removed tree is moved out
+ * of place in one step, so a reader again finds a complete tree or none; a later run installs it
+ * again.
  */
 export class TreeCache {
   private readonly inFlight = new Map<string, Promise<string>>();
   private readonly failures = new Map<string, Error>();
+  private readonly budget: TreeBudget;
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** The most the trees may take together, in bytes; undefined: no bound. */
+    maxBytes?: number,
+  ) {
+    this.budget = new TreeBudget(root, maxBytes);
+  }
+
+  /**
+   * Keeps the tree of `key` from being removed until the returned function is called. Taken
+   * before the tree is looked up, and released when the job that runs with it ends.
+   */
+  hold(key: string): () => void {
+    return this.budget.pin(key);
+  }
 
   /** Where the tree of `key` is (or will be). */
   path(kind: string, key: string): string {
@@ -38,7 +59,10 @@ export class TreeCache {
    */
   ensure(kind: string, key: string, install: () => Promise<string>, retry = false): Promise<string> {
     const target = this.path(kind, key);
-    if (existsSync(target)) return Promise.resolve(target);
+    if (existsSync(target)) {
+      this.markUsed(kind, key, target);
+      return Promise.resolve(target);
+    }
     const running = this.inFlight.get(key);
     if (running) return running;
     const failed = this.failures.get(key);
@@ -56,6 +80,8 @@ export class TreeCache {
         await removeTree(built);
         if (!existsSync(target)) throw error;
       }
+      await this.budget.added(kind, key, target);
+      await this.evict(key);
       return target;
     })();
     this.inFlight.set(key, turn);
@@ -67,6 +93,32 @@ export class TreeCache {
       },
     );
     return turn;
+  }
+
+  /** The last use moves forward: in memory, and on disk (the tree's mtime) for the next start. */
+  private markUsed(kind: string, key: string, target: string): void {
+    this.budget.used(kind, key);
+    const now = new Date();
+    utimes(target, now, now).catch(() => undefined);
+  }
+
+  /** Removes the least recently used trees while the cache is over its bound. */
+  private async evict(keep: string): Promise<void> {
+    const removed: string[] = [];
+    // Chosen and moved out of place with no await between: a job's hold cannot slip in.
+    for (const victim of await this.budget.victims(keep)) {
+      if (this.budget.isPinned(victim.key) || this.inFlight.has(victim.key)) continue;
+      const from = this.path(victim.kind, victim.key);
+      const to = join(this.root, 'tmp', `evicted-${victim.key}-${process.pid}-${Date.now()}`);
+      try {
+        renameSync(from, to);
+      } catch {
+        continue; // already gone (another process of this cache removed it)
+      }
+      this.budget.forget(victim.key);
+      removed.push(to);
+    }
+    await Promise.all(removed.map((path) => removeTree(path).catch(() => undefined)));
   }
 }
 
