@@ -9,7 +9,8 @@ import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBi
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
-import { lockDependencies, lockEcosystem } from './dependencies/lock-script.js';
+import { lockEcosystem, lockScript } from './dependencies/lock-script.js';
+import { splitLock } from './dependencies/lock-header.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -77,7 +78,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   }
   if (input.go_binary && language !== 'go') throw badRequest('invalid_request', 'go_binary is only for go scripts', { field: 'go_binary' });
   await compileIfNeeded(deps.compiler, language, input.content, input.go_binary ? { workspaceId, gzipBase64: input.go_binary.gzip_base64, sha256: input.go_binary.sha256 } : undefined);
-  const lock = await lockDependencies(deps.dependencies, language, input.content, input.lock ?? undefined);
+  const lock = await lockScript(deps, rights, { path: input.path, language, content: input.content }, input.lock ?? undefined);
   const createdAt = clock.now().toISOString();
   const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
@@ -104,7 +105,8 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   }
   // Installed off the request path: the create answers now, a run of the version waits for it.
   const ecosystem = lockEcosystem(language);
-  if (lock && ecosystem && deps.dependencies?.ecosystems.includes(ecosystem)) deps.dependencies.prepare(ecosystem, lock);
+  const packages = splitLock(lock).packages;
+  if (packages && ecosystem && deps.dependencies?.ecosystems.includes(ecosystem)) deps.dependencies.prepare(ecosystem, packages);
   return version;
 }
 

@@ -22,6 +22,7 @@ import { onJobFailed, onJobSucceeded } from './job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
 import { withinDepthLimit } from './json-limits.js';
+import { pinnedJobCode } from './dependencies/workspace-resolution.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -47,6 +48,13 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const script = await jobCode(deps, job);
   if (!script) {
     await finish(deps, job, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${legacyScriptHash(job)} no longer exists` } }, logs: '' });
+    return;
+  }
+
+  // The workspace scripts it imports, at the versions its lock pins (docs/workspace-imports.md).
+  const code = await pinnedJobCode(store, script);
+  if (!code.ok) {
+    await finish(deps, job, { status: 'failed', result: { error: code.error }, logs: '' });
     return;
   }
 
@@ -88,7 +96,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         workspaceId: job.workspace_id,
         language: script.language,
         scriptHash: script.hash,
-        content: script.content,
+        content: code.content,
+        ...(code.modules && Object.keys(code.modules).length > 0 ? { modules: code.modules } : {}),
         args,
         schema: script.schema,
         env: {
@@ -109,7 +118,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         maxOutputBytes: config.maxOutputBytes,
         ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
         ...(limits ? { limits } : {}),
-        ...(script.lock ? { lock: script.lock } : {}),
+        ...(code.lock ? { lock: code.lock } : {}),
       },
       {
         onStream: (chunk) => {

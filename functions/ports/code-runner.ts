@@ -105,6 +105,13 @@ export interface RunRequest {
   goBinaryUrl?: string;
   /** The version's dependency lock (README: Dependencies): the runner imports from its installed tree. */
   lock?: string;
+  /**
+   * The workspace scripts it imports (docs/workspace-imports.md), at their pinned versions: file
+   * path below the code folder (`f/common/helper.py`, `f/common/helper.mjs`) to source (TypeScript
+   * for `.mjs`, transpiled by the runner). Written beside the script, read-only to the job; the
+   * script's `content` already points its imports at them.
+   */
+  modules?: Record<string, string>;
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

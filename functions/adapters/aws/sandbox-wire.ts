@@ -35,6 +35,7 @@ const runRequestSchema = z.object({
     .partial()
     .optional(),
   goBinaryUrl: z.string().url().optional(),
+  modules: z.record(z.string(), z.string()).optional(),
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });
