@@ -112,6 +112,17 @@ describe('a script imports another script of its workspace', () => {
     expect((await create('u/alice/friendly', 'python3', 'from f.common.py_text import shout\n\ndef main():\n    return shout("a")\n', alice)).status).toBe(201);
   });
 
+  it('fails a job whose pinned import was deleted since, naming it', async () => {
+    expect((await create('f/common/doomed', 'bun', 'export const word = "still here";\n')).status).toBe(201);
+    expect((await create('u/admin/uses_doomed', 'bun', 'import { word } from "/f/common/doomed.ts";\nexport function main() { return word; }\n')).status).toBe(201);
+    expect(await runSync('u/admin/uses_doomed')).toEqual({ status: 200, body: 'still here' });
+    expect((await s.fetch(`${ws()}/scripts/delete/p/f/common/doomed`, { method: 'POST' })).status).toBe(200);
+    const run = await runSync('u/admin/uses_doomed');
+    // The sync endpoint answers a failed job with its error (spec 8).
+    expect(run.body.error.name).toBe('WorkspaceImportMissing');
+    expect(run.body.error.message).toContain('f/common/doomed');
+  });
+
   it('refuses an import of another language, a path outside the workspace and a cycle back to the script', async () => {
     const otherLanguage = await create('u/admin/mixed', 'bun', 'import { shout } from "/f/common/py_text.ts";\nexport function main() { return shout("a"); }\n');
     expect(otherLanguage.status).toBe(400);

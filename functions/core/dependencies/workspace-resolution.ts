@@ -84,23 +84,18 @@ export async function pinnedJobCode(store: Store, script: ScriptVersion): Promis
   const { imports, packages } = splitLock(script.lock);
   const lock = packages ? { lock: packages } : {};
   if (imports.length === 0) return { ok: true, content: script.content, ...lock };
-  // Immutable versions in, so laid out once per process: a warm run costs no parse.
-  const files = await derivedOnce(store, `workspace-imports\n${script.workspace_id}\n${script.hash}`, async () => {
-    const imported = new Map<string, { content: string }>();
-    for (const pin of imports) {
-      const version = await pinnedVersion(store, script.workspace_id, pin);
-      if (!version) return null;
-      imported.set(pin.path, version);
-    }
-    return jobFiles(script.language, script.path, script.content, imported);
-  });
-  if (files) return { ok: true, content: files.content, modules: files.modules, ...lock };
+  const imported = new Map<string, { content: string }>();
   for (const pin of imports) {
-    if (!(await pinnedVersion(store, script.workspace_id, pin))) {
+    // Read through the version cache each time: a deleted path is forgotten there.
+    const version = await pinnedVersion(store, script.workspace_id, pin);
+    if (!version) {
       return { ok: false, error: { name: 'WorkspaceImportMissing', message: `${script.path} imports ${pin.path} at version ${pin.hash}, which no longer exists: create a new version of ${script.path} to import its current version` } };
     }
+    imported.set(pin.path, version);
   }
-  throw new Error('the pinned imports were found on the second reading only');
+  // Immutable versions in, so laid out once per process: a warm run costs no parse.
+  const files = await derivedOnce(store, `workspace-imports\n${script.workspace_id}\n${script.hash}`, async () => jobFiles(script.language, script.path, script.content, imported));
+  return { ok: true, content: files?.content ?? script.content, modules: files?.modules ?? {}, ...lock };
 }
 
 async function pinnedVersion(store: Store, workspaceId: string, pin: PinnedImport): Promise<ScriptVersion | null> {
