@@ -9,6 +9,7 @@ import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
 import { assertInsideFolder } from './remote-names.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
+import { importWaves } from './import-order.js';
 import { languageOfFile } from './layout.js';
 import { syntaxProblem } from './syntax-check.js';
 import { INVALID, planSync, type Change, type Direction, type Plan, type RemoteSide } from './plan.js';
@@ -171,7 +172,8 @@ export async function applyPush(changes: Change[], ctx: SyncContext, progress: P
   const result: ApplyResult = { applied: [], failed: [], state: new Map() };
   const kinds = handlers.map((h) => h.kind);
   const waves = [
-    ...kinds.map((k) => changes.filter((c) => c.kind === k && c.op !== '-')),
+    // Scripts a script of the push imports go first: the server resolves imports at create.
+    ...kinds.flatMap((k) => (k === 'script' ? importWaves(changes.filter((c) => c.kind === k && c.op !== '-')) : [changes.filter((c) => c.kind === k && c.op !== '-')])),
     ...[...kinds].reverse().map((k) => changes.filter((c) => c.kind === k && c.op === '-')),
   ].filter((w) => w.length > 0);
   let done = 0;
