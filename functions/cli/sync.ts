@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { inferSchema, SchemaInferenceError } from '../core/schema/index.js';
+import { SchemaInferenceError } from '../core/schema/index.js';
+import { inferScriptSchema } from '../core/dependencies/workspace-imports.js';
 import { encryptionKey, folders, groups, resources, resourceTypes, settings, users, variables } from './kinds/documents.js';
 import { apps } from './kinds/apps.js';
 import { httpTriggers, schedules } from './kinds/triggers.js';
@@ -140,7 +141,8 @@ export function lintProblems(sides: Sides, ctx: Pick<SyncContext, 'layout'>): st
     // A codebase script's signature is read where its types are: the source, not the bundle.
     const source = item.bundledFrom ? item.files[item.bundledFrom] : (item.payload.content as string);
     try {
-      inferSchema(item.payload.language as Language, source);
+      // A script without main is shared code other scripts import: the server keeps it too.
+      inferScriptSchema(item.payload.language as Language, source);
     } catch (e) {
       if (!(e instanceof SchemaInferenceError)) throw e;
       problems.push(`${item.bundledFrom ?? item.id}: ${e.message}`);

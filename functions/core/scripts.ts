@@ -4,13 +4,14 @@ import { conflict, notFound, badRequest } from './errors.js';
 import { assertItemPath } from './paths.js';
 import { sha256Hex } from './crypto.js';
 import { parseBody } from './validation.js';
-import { inferSchema, SchemaInferenceError } from './schema/index.js';
+import { SchemaInferenceError } from './schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
 import { lockEcosystem, lockScript } from './dependencies/lock-script.js';
 import { splitLock } from './dependencies/lock-header.js';
+import { inferScriptSchema } from './dependencies/workspace-imports.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -60,7 +61,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   const language = input.language;
   let schema: InputSchema;
   try {
-    schema = input.schema ?? inferSchema(language, input.content);
+    schema = input.schema ?? inferScriptSchema(language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;

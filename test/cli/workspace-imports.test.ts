@@ -23,7 +23,8 @@ describe('svc sync push with workspace imports', () => {
       'svc.yaml': 'defaultTs: bun\n',
       // Sorted by name, the importer comes first.
       'f/ops/a_report.ts': `import { shout } from './z_helper.ts';\nexport function main(name: string) { return shout(name); }\n`,
-      'f/ops/z_helper.ts': `export const shout = (s: string) => s.toUpperCase() + '!';\nexport function main() { return null; }\n`,
+      // Shared code without main, as Windmill's helpers are.
+      'f/ops/z_helper.ts': `export const shout = (s: string) => s.toUpperCase() + '!';\n`,
     });
     const pushed = await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]);
     expect(pushed.code, pushed.stderr).toBe(0);

@@ -21,12 +21,7 @@ async function memberToken(username: string, role: string): Promise<string> {
   return (await s.fetch('/api/users/tokens/create', { ...json({ label: 'tests' }), token: null, headers: { cookie, 'content-type': 'application/json' } })).text();
 }
 
-/** svc runs scripts by their `main`: a helper has one too, beside what it shares. */
-const PY_MAIN = '\n\ndef main():\n    return None\n';
-const TS_MAIN = '\nexport function main() { return null; }\n';
-
 async function create(path: string, language: string, content: string, token?: string): Promise<{ status: number; body: any }> {
-  if (!/\bmain\(/.test(content)) content += language === 'python3' ? PY_MAIN : TS_MAIN;
   const latest = await s.fetch(`${ws()}/scripts/get/p/${path}`, token ? { token } : {});
   const parent_hash = latest.status === 200 ? ((await latest.json()) as { hash: string }).hash : undefined;
   const res = await s.fetch(`${ws()}/scripts/create`, { ...json({ path, language, content, ...(parent_hash ? { parent_hash } : {}) }), ...(token ? { token } : {}) });
@@ -110,6 +105,16 @@ describe('a script imports another script of its workspace', () => {
     expect((await s.fetch(`${ws()}/scripts/get/p/u/alice/sneaky`, { token: alice })).status).toBe(404);
     // A folder alice may read is fine.
     expect((await create('u/alice/friendly', 'python3', 'from f.common.py_text import shout\n\ndef main():\n    return shout("a")\n', alice)).status).toBe(201);
+  });
+
+  it('keeps a script of shared code without main, as Windmill does; running it says it has none', async () => {
+    // The helpers above have no main either. Running one fails the job, naming what is missing.
+    expect(await runSync('f/common/py_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
+    expect(await runSync('f/common/ts_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
+    // A language no script imports still needs its main.
+    const deno = await create('u/admin/deno_no_main', 'deno', 'export const x = 1;\n');
+    expect(deno.status).toBe(400);
+    expect(deno.body.error.message).toContain('no main function found');
   });
 
   it('fails a job whose pinned import was deleted since, naming it', async () => {

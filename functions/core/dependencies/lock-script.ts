@@ -5,11 +5,12 @@ import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../permissions.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
-import { inferSchema, SchemaInferenceError } from '../schema/index.js';
+import { SchemaInferenceError } from '../schema/index.js';
 import { npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, readNpmLock } from './npm-lock.js';
 import { joinLock, splitLock } from './lock-header.js';
 import { resolveWorkspaceImports } from './workspace-resolution.js';
+import { inferScriptSchema } from './workspace-imports.js';
 import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
 
 /** Languages whose bare imports are npm packages installed by svc (Deno fetches its own `npm:` imports). */
@@ -123,7 +124,7 @@ export async function scriptMetadata(deps: Pick<CoreDeps, 'store' | 'dependencie
   rights.check('scripts', 'write', input.path);
   let schema: InputSchema;
   try {
-    schema = inferSchema(input.language, input.content);
+    schema = inferScriptSchema(input.language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
-import type { Language } from '../../ports.js';
+import type { InputSchema, Language } from '../../ports.js';
+import { inferSchema, JSON_SCHEMA_DRAFT, NoMainError } from '../schema/index.js';
 import { moduleSpecifierLiterals } from './npm-imports.js';
 
 /**
@@ -18,6 +19,20 @@ export function importFamily(language: Language): ImportFamily | null {
   if (language === 'python3') return 'python';
   if (language === 'bun' || language === 'nativets') return 'typescript';
   return null;
+}
+
+/**
+ * A new version's input schema, read from its `main`. A Python or TypeScript script without any
+ * `main` is shared code, as in Windmill: it is kept (other scripts import it) and takes no
+ * inputs; a run of it fails saying it has no main.
+ */
+export function inferScriptSchema(language: Language, content: string): InputSchema {
+  try {
+    return inferSchema(language, content);
+  } catch (error) {
+    if (error instanceof NoMainError && importFamily(language)) return { $schema: JSON_SCHEMA_DRAFT, type: 'object', properties: {}, required: [], order: [] };
+    throw error;
+  }
 }
 
 /** One import of a workspace script, where it is written in the source. */
