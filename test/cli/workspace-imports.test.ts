@@ -39,5 +39,19 @@ describe('svc sync push with workspace imports', () => {
     expect((await project.svc(['sync', 'pull', '--yes', ...target(s, ws)])).code).toBe(0);
     expect(project.read('f/ops/a_report.script.lock')).toBe(lock);
     expect(changesOf(await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]))).toEqual([]);
+
+    // A new helper: pushed alone, the importer keeps the pinned one ...
+    project.write('f/ops/z_helper.ts', `export const shout = (s: string) => s.toUpperCase() + '?';\n`);
+    expect(changesOf(await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]))).toEqual(['~ script f/ops/z_helper']);
+    const pinned = await project.svc(['script', 'run', 'f/ops/a_report', '-d', '{"name": "ada"}', ...target(s, ws)]);
+    expect(pinned.stdout.trim()).toBe('ADA!');
+    // ... until generate-metadata resolves the imports again and the new lock is pushed.
+    const generated = await project.svc(['script', 'generate-metadata', 'f/ops/a_report.ts', ...target(s, ws)]);
+    expect(generated.code, generated.stderr).toBe(0);
+    const newHelper = (await apiGet(s, ws, '/scripts/get/p/f/ops/z_helper')).body as { hash: string };
+    expect(project.read('f/ops/a_report.script.lock')).toBe(`# workspace-import f/ops/z_helper ${newHelper.hash}\n`);
+    expect(changesOf(await project.svc(['sync', 'push', '--yes', '--json-output', ...target(s, ws)]))).toEqual(['~ script f/ops/a_report']);
+    const updated = await project.svc(['script', 'run', 'f/ops/a_report', '-d', '{"name": "ada"}', ...target(s, ws)]);
+    expect(updated.stdout.trim()).toBe('ADA?');
   });
 });
