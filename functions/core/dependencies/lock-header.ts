@@ -15,11 +15,14 @@ export interface PinnedImport {
   hash: string;
 }
 
+const HEADER_PREFIX = '# workspace-import ';
 const HEADER_LINE = /^# workspace-import (\S+) (\S+)$/;
 
 /** The recorded imports and the package lock, or undefined when there is none. */
 export function splitLock(lock: string | null | undefined): { imports: PinnedImport[]; packages: string | undefined } {
   if (!lock) return { imports: [], packages: undefined };
+  // Every job reads its lock: one without imports (most) is not split at all.
+  if (!lock.startsWith(HEADER_PREFIX)) return { imports: [], packages: lock };
   const lines = lock.split('\n');
   const imports: PinnedImport[] = [];
   let i = 0;
@@ -36,6 +39,6 @@ export function splitLock(lock: string | null | undefined): { imports: PinnedImp
 /** The lock a version stores: the imports' lines, then the package lock. */
 export function joinLock(imports: readonly PinnedImport[], packages: string | undefined): string | undefined {
   if (imports.length === 0) return packages;
-  const header = imports.map((i) => `# workspace-import ${i.path} ${i.hash}`).join('\n');
+  const header = imports.map((i) => `${HEADER_PREFIX}${i.path} ${i.hash}`).join('\n');
   return packages ? `${header}\n${packages}` : `${header}\n`;
 }
