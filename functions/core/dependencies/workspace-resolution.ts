@@ -16,8 +16,9 @@ export type ResolvedImport = Pick<ScriptVersion, 'path' | 'hash' | 'language' | 
  * Resolves, when a version is created, every workspace script it imports, directly or through
  * another import: each at the version the given lock pins (when that version still exists),
  * else at its latest. Checked as the creator: a script they may not read is refused exactly as
- * one that does not exist, naming the import. Each path is taken once, so imports among the
- * helpers may go round in circles; an import back to the script being created is refused.
+ * one that does not exist, naming the import. An import back to the script being created is
+ * refused, so no version's imports go round in a circle; a path imported along several ways is
+ * taken once.
  */
 export async function resolveWorkspaceImports(
   store: Store,
