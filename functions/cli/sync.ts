@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { inferSchema, SchemaInferenceError } from '../core/schema/index.js';
+import { SchemaInferenceError } from '../core/schema/index.js';
+import { inferScriptSchema } from '../core/dependencies/workspace-imports.js';
 import { encryptionKey, folders, groups, resources, resourceTypes, settings, users, variables } from './kinds/documents.js';
 import { apps } from './kinds/apps.js';
 import { httpTriggers, schedules } from './kinds/triggers.js';
@@ -9,6 +10,7 @@ import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
 import { assertInsideFolder } from './remote-names.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
+import { importWaves } from './import-order.js';
 import { languageOfFile } from './layout.js';
 import { syntaxProblem } from './syntax-check.js';
 import { INVALID, planSync, type Change, type Direction, type Plan, type RemoteSide } from './plan.js';
@@ -139,7 +141,8 @@ export function lintProblems(sides: Sides, ctx: Pick<SyncContext, 'layout'>): st
     // A codebase script's signature is read where its types are: the source, not the bundle.
     const source = item.bundledFrom ? item.files[item.bundledFrom] : (item.payload.content as string);
     try {
-      inferSchema(item.payload.language as Language, source);
+      // A script without main is shared code other scripts import: the server keeps it too.
+      inferScriptSchema(item.payload.language as Language, source);
     } catch (e) {
       if (!(e instanceof SchemaInferenceError)) throw e;
       problems.push(`${item.bundledFrom ?? item.id}: ${e.message}`);
@@ -171,7 +174,8 @@ export async function applyPush(changes: Change[], ctx: SyncContext, progress: P
   const result: ApplyResult = { applied: [], failed: [], state: new Map() };
   const kinds = handlers.map((h) => h.kind);
   const waves = [
-    ...kinds.map((k) => changes.filter((c) => c.kind === k && c.op !== '-')),
+    // Scripts a script of the push imports go first: the server resolves imports at create.
+    ...kinds.flatMap((k) => (k === 'script' ? importWaves(changes.filter((c) => c.kind === k && c.op !== '-')) : [changes.filter((c) => c.kind === k && c.op !== '-')])),
     ...[...kinds].reverse().map((k) => changes.filter((c) => c.kind === k && c.op === '-')),
   ].filter((w) => w.length > 0);
   let done = 0;

@@ -4,13 +4,15 @@ import { conflict, notFound, badRequest } from './errors.js';
 import { assertItemPath } from './paths.js';
 import { sha256Hex } from './crypto.js';
 import { parseBody } from './validation.js';
-import { inferSchema, SchemaInferenceError } from './schema/index.js';
+import { SchemaInferenceError } from './schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
 import type { Rights } from './permissions.js';
 import type { CoreDeps } from './deps.js';
 import { workspaceAnnouncer } from './events/announce.js';
-import { lockDependencies, lockEcosystem } from './dependencies/lock-script.js';
 import { definedRunSettings, runSettingsFields } from './run-settings.js';
+import { lockEcosystem, lockScript } from './dependencies/lock-script.js';
+import { splitLock } from './dependencies/lock-header.js';
+import { inferScriptSchema } from './dependencies/workspace-imports.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -62,7 +64,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   const language = input.language;
   let schema: InputSchema;
   try {
-    schema = input.schema ?? inferSchema(language, input.content);
+    schema = input.schema ?? inferScriptSchema(language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;
@@ -80,7 +82,7 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   }
   if (input.go_binary && language !== 'go') throw badRequest('invalid_request', 'go_binary is only for go scripts', { field: 'go_binary' });
   await compileIfNeeded(deps.compiler, language, input.content, input.go_binary ? { workspaceId, gzipBase64: input.go_binary.gzip_base64, sha256: input.go_binary.sha256 } : undefined);
-  const lock = await lockDependencies(deps.dependencies, language, input.content, input.lock ?? undefined);
+  const lock = await lockScript(deps, rights, { path: input.path, language, content: input.content }, input.lock ?? undefined);
   const createdAt = clock.now().toISOString();
   const hash = (sha256Hex(JSON.stringify([workspaceId, input.path, parentHash, language, input.content, createdAt, globalThis.crypto.randomUUID()]))).slice(0, 16);
   const version: ScriptVersion = {
@@ -108,7 +110,8 @@ export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'con
   }
   // Installed off the request path: the create answers now, a run of the version waits for it.
   const ecosystem = lockEcosystem(language);
-  if (lock && ecosystem && deps.dependencies?.ecosystems.includes(ecosystem)) deps.dependencies.prepare(ecosystem, lock);
+  const packages = splitLock(lock).packages;
+  if (packages && ecosystem && deps.dependencies?.ecosystems.includes(ecosystem)) deps.dependencies.prepare(ecosystem, packages);
   return version;
 }
 

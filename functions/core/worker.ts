@@ -24,6 +24,7 @@ import { rootJob } from './job-lineage.js';
 import { withinDepthLimit } from './json-limits.js';
 import { storeCachedResult } from './result-cache.js';
 import { leaveSlot } from './concurrency.js';
+import { pinnedJobCode } from './dependencies/workspace-resolution.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -49,6 +50,13 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const script = await jobCode(deps, job);
   if (!script) {
     await finish(deps, job, { status: 'failed', result: { error: { name: 'ScriptNotFound', message: `script version ${legacyScriptHash(job)} no longer exists` } }, logs: '' });
+    return;
+  }
+
+  // The workspace scripts it imports, at the versions its lock pins (docs/workspace-imports.md).
+  const code = await pinnedJobCode(store, script);
+  if (!code.ok) {
+    await finish(deps, job, { status: 'failed', result: { error: code.error }, logs: '' });
     return;
   }
 
@@ -90,7 +98,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         workspaceId: job.workspace_id,
         language: script.language,
         scriptHash: script.hash,
-        content: script.content,
+        content: code.content,
+        ...(code.modules && Object.keys(code.modules).length > 0 ? { modules: code.modules } : {}),
         args,
         schema: script.schema,
         env: {
@@ -111,7 +120,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         maxOutputBytes: config.maxOutputBytes,
         ...(sharedFolder ? { shared: await loadSharedFolder(deps, sharedFolder) } : {}),
         ...(limits ? { limits } : {}),
-        ...(script.lock ? { lock: script.lock } : {}),
+        ...(code.lock ? { lock: code.lock } : {}),
       },
       {
         onStream: (chunk) => {

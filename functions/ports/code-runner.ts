@@ -107,6 +107,13 @@ export interface RunRequest {
   lock?: string;
   /** AWS: where the sandbox fetches the lock's installed tree (a presigned URL of its archive) and the tree's key. */
   dependencies?: { key: string; url: string };
+  /**
+   * The workspace scripts it imports (docs/workspace-imports.md), at their pinned versions: file
+   * path below the code folder (`f/common/helper.py`, `f/common/helper.mjs`) to source (TypeScript
+   * for `.mjs`, transpiled by the runner). Written beside the script, read-only to the job; the
+   * script's `content` already points its imports at them.
+   */
+  modules?: Record<string, string>;
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

@@ -9,7 +9,7 @@ import { pythonCall, startPythonSpare } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
 import { ScriptStartError } from './script-start-error.js';
 import { SparePool } from './spare-pool.js';
-import { startTypeScriptSpare, typeScriptCall, typeScriptCode } from './typescript-runner.js';
+import { startTypeScriptSpare, typeScriptCall, typeScriptCode, typeScriptModules } from './typescript-runner.js';
 import { WarmPool, type Lease } from './warm-pool.js';
 import type { WarmWorker } from './warm-worker.js';
 import { DependencyInstallError } from './dependencies/tree-cache.js';
@@ -103,10 +103,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     const startSpare = () => (python ? startPythonSpare(req.limits, jails, depsTree ?? undefined) : startTypeScriptSpare(req.limits, jails, depsTree ?? undefined));
     const start = async () => {
       const code = python ? req.content : await typeScriptCode(req);
+      const modules = python ? req.modules : await typeScriptModules(req);
       // A spare has never held code, so it carries no other script's module state.
       const worker = await spares.take(JSON.stringify([...identity, req.language, depsTree]), startSpare);
       try {
-        await worker.loadCode(code);
+        await worker.loadCode(code, modules);
       } catch (error) {
         await worker.dispose();
         throw error;

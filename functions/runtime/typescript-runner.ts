@@ -35,6 +35,14 @@ export function typeScriptCode(req: RunRequest): Promise<string> {
   return transpile(req.lock ? withoutVersionPins(req.content) : req.content);
 }
 
+/** The workspace scripts it imports, transpiled as the script is (RunRequest.modules). */
+export async function typeScriptModules(req: RunRequest): Promise<Record<string, string> | undefined> {
+  if (!req.modules) return undefined;
+  const out: Record<string, string> = {};
+  for (const [file, source] of Object.entries(req.modules)) out[file] = await transpile(req.lock ? withoutVersionPins(source) : source, file);
+  return out;
+}
+
 /**
  * Starts a spare Node child: runtime and shim up, no script yet. `WarmWorker.loadCode` writes the
  * transpiled script, which the shim imports on the first job. `depsTree`: an installed dependency
@@ -100,9 +108,9 @@ async function linkDependencies(tree: string, modules: string): Promise<void> {
  * plain JavaScript, so the same code runs on this machine and inside a bundled Lambda (esbuild's
  * API needs a native binary for the platform, which a bundle cannot carry).
  */
-async function transpile(content: string): Promise<string> {
+async function transpile(content: string, fileName = 'main.ts'): Promise<string> {
   const output = ts.transpileModule(content, {
-    fileName: 'main.ts',
+    fileName: fileName.replace(/\.mjs$/, '.ts'),
     reportDiagnostics: true,
     compilerOptions: {
       module: ts.ModuleKind.ESNext,
@@ -117,7 +125,8 @@ async function transpile(content: string): Promise<string> {
     const details = errors.map((d) => {
       const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
       const at = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : null;
-      return at ? `${text} (line ${at.line + 1}, column ${at.character})` : text;
+      const where = fileName === 'main.ts' ? '' : `${fileName.replace(/\.mjs$/, '')}, `;
+      return at ? `${text} (${where}line ${at.line + 1}, column ${at.character})` : text;
     });
     throw new ScriptStartError({ name: 'SyntaxError', message: details.join('\n') });
   }

@@ -1,3 +1,4 @@
+import { writeWorkspaceModules } from './workspace-modules.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -109,9 +110,11 @@ export class WarmWorker {
    * Writes the one script version this process will ever import. Once only: a process that held
    * one version never takes another, so no module state crosses scripts.
    */
-  async loadCode(code: string): Promise<void> {
+  async loadCode(code: string, modules: Record<string, string> = {}): Promise<void> {
     if (this.codeLoaded) throw new Error('a warm process takes code once');
     this.codeLoaded = true;
+    // The workspace scripts it imports go beside it, at the paths its imports now name.
+    await writeWorkspaceModules(this.procDir, modules);
     await writeCodeFile(this.codePath, code);
   }
 

@@ -37,6 +37,7 @@ const runRequestSchema = z.object({
   goBinaryUrl: z.string().url().optional(),
   lock: z.string().optional(),
   dependencies: z.object({ key: z.string().regex(/^[0-9a-f]{32}$/), url: z.string().url() }).optional(),
+  modules: z.record(z.string(), z.string()).optional(),
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });

@@ -9,6 +9,7 @@ import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
 import { schemaDifferences } from '../wmill-schema.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/run-settings.js';
+import { inferScriptSchema } from '../../core/dependencies/workspace-imports.js';
 import type { GoTarget, Language } from '../../ports.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
@@ -162,7 +163,7 @@ export const scripts: KindHandler = {
 function storedSchemaWins(metaFile: string, language: ScriptLanguage, source: string, stored: Record<string, unknown>, ctx: SyncContext): boolean {
   let inferred: Record<string, unknown>;
   try {
-    inferred = inferSchema(language as Language, source) as unknown as Record<string, unknown>;
+    inferred = inferScriptSchema(language as Language, source) as unknown as Record<string, unknown>;
   } catch (e) {
     if (!(e instanceof SchemaInferenceError)) throw e;
     ctx.warn(`${metaFile}: schema: svc cannot read main's signature (${e.message}); the stored schema is used`);

@@ -5,9 +5,12 @@ import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../permissions.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
-import { inferSchema, SchemaInferenceError } from '../schema/index.js';
+import { SchemaInferenceError } from '../schema/index.js';
 import { npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, readNpmLock } from './npm-lock.js';
+import { joinLock, splitLock } from './lock-header.js';
+import { resolveWorkspaceImports } from './workspace-resolution.js';
+import { inferScriptSchema } from './workspace-imports.js';
 import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
 
 /** Languages whose bare imports are npm packages installed by svc (Deno fetches its own `npm:` imports). */
@@ -26,13 +29,20 @@ export function lockEcosystem(language: Language): Ecosystem | null {
  * the imports are resolved now against the instance's registry, so an unknown package or version
  * is refused with its name before anything is stored.
  */
-export async function lockDependencies(installer: DependencyInstaller | null | undefined, language: Language, content: string, given: string | undefined): Promise<string | undefined> {
+export async function lockDependencies(
+  installer: DependencyInstaller | null | undefined,
+  language: Language,
+  content: string,
+  given: string | undefined,
+  /** The workspace scripts it imports (docs/workspace-imports.md): their packages go in the same lock. */
+  imported: readonly string[] = [],
+): Promise<string | undefined> {
   const ecosystem = lockEcosystem(language);
-  if (ecosystem === 'pypi') return lockPython(installer, content, given);
+  if (ecosystem === 'pypi') return lockPython(installer, [content, ...imported], given);
   if (ecosystem !== 'npm') return given;
   let requirements: Record<string, string>;
   try {
-    requirements = npmRequirements(npmImports(content));
+    requirements = npmRequirements([content, ...imported].flatMap((c) => npmImports(c)));
   } catch (error) {
     if (error instanceof NpmImportError) throw badRequest('invalid_script', `content: ${error.message}`, { field: 'content' });
     throw error;
@@ -53,11 +63,28 @@ export async function lockDependencies(installer: DependencyInstaller | null | u
   return resolved.lock;
 }
 
+/**
+ * The whole lock of a new version: the workspace scripts it imports, each pinned to the version
+ * it resolves to now (checked as the creator), then the packages of the script and of those
+ * scripts (docs/workspace-imports.md).
+ */
+export async function lockScript(
+  deps: Pick<CoreDeps, 'store' | 'dependencies'>,
+  rights: Rights,
+  script: { path: string; language: Language; content: string },
+  given: string | undefined,
+): Promise<string | undefined> {
+  const imported = await resolveWorkspaceImports(deps.store, rights, script, given);
+  const packages = await lockDependencies(deps.dependencies, script.language, script.content, splitLock(given).packages, imported.map((i) => i.content));
+  return joinLock(imported.map((i) => ({ path: i.path, hash: i.hash })), packages);
+}
+
 /** The same for a Python script: its imports' distributions and its `# requirements:` block. */
-async function lockPython(installer: DependencyInstaller | null | undefined, content: string, given: string | undefined): Promise<string | undefined> {
-  let requirements: Record<string, string>;
+async function lockPython(installer: DependencyInstaller | null | undefined, contents: string[], given: string | undefined): Promise<string | undefined> {
+  let requirements: Record<string, string> = {};
   try {
-    requirements = pythonRequirements(content);
+    // The importer's own `# requirements:` pins win over its imports'.
+    for (const content of [...contents].reverse()) requirements = { ...requirements, ...pythonRequirements(content) };
   } catch (error) {
     if (error instanceof PythonRequirementError) throw badRequest('invalid_script', `content: ${error.message}`, { field: 'content' });
     throw error;
@@ -91,17 +118,17 @@ export const metadataBody = z.object({
  * (resolved now, or the given one checked) and the inferred input schema. `svc script
  * generate-metadata` writes the lock beside the script, so that a push installs exactly it.
  */
-export async function scriptMetadata(deps: Pick<CoreDeps, 'dependencies'>, rights: Rights, body: unknown): Promise<{ lock: string | null; schema: InputSchema }> {
+export async function scriptMetadata(deps: Pick<CoreDeps, 'store' | 'dependencies'>, rights: Rights, body: unknown): Promise<{ lock: string | null; schema: InputSchema }> {
   const input = parseBody(metadataBody, body);
   assertItemPath(input.path);
   rights.check('scripts', 'write', input.path);
   let schema: InputSchema;
   try {
-    schema = inferSchema(input.language, input.content);
+    schema = inferScriptSchema(input.language, input.content);
   } catch (e) {
     if (e instanceof SchemaInferenceError) throw badRequest('invalid_script', `content: ${e.message}`, { field: 'content' });
     throw e;
   }
-  const lock = await lockDependencies(deps.dependencies, input.language, input.content, input.lock ?? undefined);
+  const lock = await lockScript(deps, rights, input, input.lock ?? undefined);
   return { lock: lock ?? null, schema };
 }

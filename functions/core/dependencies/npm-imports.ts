@@ -83,14 +83,14 @@ export function parseBareSpecifier(specifier: string): Omit<NpmImport, 'start' |
   return { specifier, name, range, runtimeSpecifier: name + subpath };
 }
 
-interface SpecifierLiteral {
+export interface SpecifierLiteral {
   text: string;
   start: number;
   end: number;
 }
 
 /** The module specifiers of imports and re-exports that load code (type-only ones load none). */
-function moduleSpecifierLiterals(content: string): SpecifierLiteral[] {
+export function moduleSpecifierLiterals(content: string): SpecifierLiteral[] {
   const file = ts.createSourceFile('main.ts', content, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const out: SpecifierLiteral[] = [];
   const add = (node: ts.Expression | undefined) => {

@@ -11,3 +11,6 @@ export class SchemaInferenceError extends ApiError {
     this.name = 'SchemaInferenceError';
   }
 }
+
+/** The source defines no `main` at all: a script of shared code, which another may still import (docs/workspace-imports.md). */
+export class NoMainError extends SchemaInferenceError {}

@@ -11,7 +11,7 @@ import { SchemaInferenceError } from './errors.js';
 import { pythonParams } from './python.js';
 import { typeScriptParams } from './typescript.js';
 
-export { SchemaInferenceError } from './errors.js';
+export { NoMainError, SchemaInferenceError } from './errors.js';
 export { JSON_SCHEMA_DRAFT } from './build.js';
 
 const PARSERS: Record<Language, (content: string) => ParamInfo[]> = {

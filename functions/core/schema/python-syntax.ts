@@ -1,6 +1,6 @@
 import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@lezer/python';
-import { SchemaInferenceError } from './errors.js';
+import { NoMainError, SchemaInferenceError } from './errors.js';
 import { OTHER, parseNumber, stringParts, stringValue, type PyExpr } from './python-literals.js';
 
 /*
@@ -42,7 +42,7 @@ export function mainParameters(source: string): RawParam[] {
     ({ script, errorAt, truncated } = { script: parser.parse(source).topNode, errorAt: source.length, truncated: false });
     main = findMain(source, script);
   }
-  if (!main) throw new SchemaInferenceError('no main function found: define one at the top level, e.g. `def main(name: str):`');
+  if (!main) throw new NoMainError('no main function found: define one at the top level, e.g. `def main(name: str):`');
   const params = main.getChild('ParamList');
   if (!params) throw new SchemaInferenceError('cannot parse the signature of main: expected "(" after "def main"');
   rejectDeepNesting(params);

@@ -1,6 +1,6 @@
 import ts from 'typescript';
 import { recordOf, schemaOfValue, type ParamInfo, type PropertySchema } from './build.js';
-import { SchemaInferenceError } from './errors.js';
+import { NoMainError, SchemaInferenceError } from './errors.js';
 import { propertyName, typeToSchema, type TypeContext } from './typescript-types.js';
 
 type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
@@ -83,7 +83,7 @@ function findMain(file: ts.SourceFile): FunctionLike {
   if (locals.has('main')) {
     throw new SchemaInferenceError('main is not exported: declare it as `export async function main(…)`');
   }
-  throw new SchemaInferenceError('no main function found: export one, e.g. `export async function main(…)`');
+  throw new NoMainError('no main function found: export one, e.g. `export async function main(…)`');
 }
 
 function isNamedExport(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {

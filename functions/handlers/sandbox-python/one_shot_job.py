@@ -80,6 +80,7 @@ def run_job(request, timeout_ms):
         for path in (script_path, shim_path):
             os.chmod(path, 0o644)
         copy_client(os.path.join(run_dir, "svc"))
+        write_modules(run_dir, request.get("modules") or {})
         shared = request.get("shared")
         if shared is not None:
             shared_folder(job_dir, {"mode": "write", "files": shared})
@@ -91,6 +92,21 @@ def run_job(request, timeout_ms):
         return job.events, outcome
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def write_modules(run_dir, modules):
+    """The workspace scripts the job imports, beside main.py at their own paths (f/folder/name.py)."""
+    for name, source in modules.items():
+        path = os.path.join(run_dir, *name.split("/"))
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o755, exist_ok=True)
+        # Every level readable, none writable by the job (makedirs' mode is masked by the umask).
+        while folder != run_dir:
+            os.chmod(folder, 0o755)
+            folder = os.path.dirname(folder)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(source)
+        os.chmod(path, 0o644)
 
 
 def copy_client(target):

@@ -1,5 +1,7 @@
 """Checks the invocation payload: the sandbox trusts nothing it is sent (RunRequest in ports.ts)."""
 
+import re
+
 LANGUAGES = ("bun", "deno", "nativets", "python3", "bash")
 
 
@@ -10,9 +12,23 @@ def validate_request(event):
     problems = [f"{name}: {problem}" for name, check in FIELDS.items() if (problem := check(event.get(name))) is not None]
     if problems:
         return None, "the sandbox request is invalid: " + "; ".join(problems)
+    modules = event.get("modules")
+    if modules is not None and module_files(modules) is not None:
+        return None, "the sandbox request is invalid: modules: " + module_files(modules)
     if event["language"] != "python3":
         return None, f"the Python sandbox does not run {event['language']} jobs"
     return event, None
+
+
+MODULE_FILE = re.compile(r"^[fu](/[A-Za-z0-9_.-]+){2,}\.py$")
+
+
+def module_files(value):
+    """The workspace scripts a job imports: relative file names of its layout, never climbing out."""
+    if not isinstance(value, dict):
+        return "expected an object"
+    bad = [name for name, source in value.items() if not isinstance(source, str) or not MODULE_FILE.match(name) or any(p in (".", "..") for p in name.split("/"))]
+    return f"not a file of the layout: {', '.join(bad)}" if bad else None
 
 
 def string(value):
