@@ -121,6 +121,26 @@ describe('concurrent_limit', () => {
     expect(jobs[0].concurrency_key).toBe('script/u/admin/limited');
   });
 
+  it('limits a flow the same way: its runs wait their turn, one at a time', async () => {
+    const res = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/limited_flow',
+      value: {
+        concurrent_limit: 1,
+        modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: TIMED, input_transforms: { i: { type: 'javascript', expr: 'flow_input.i' } } } }],
+      },
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await start('u/admin/limited_flow', { i }));
+    const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 90_000)));
+    expect(jobs.map((j) => j.status)).toEqual(['success', 'success', 'success']);
+    const runs = jobs.map((j) => j.result as { i: number; start: number; end: number });
+    expect(runs.map((r) => r.i)).toEqual([0, 1, 2]);
+    expect(maxOverlap(runs)).toBe(1);
+    expect(runs[0].end).toBeLessThanOrEqual(runs[1].start);
+    expect(runs[1].end).toBeLessThanOrEqual(runs[2].start);
+  });
+
   it('counts runs per custom concurrency key: runs of different keys do not wait for each other', async () => {
     await createScript('u/admin/limited_by_key', 'export async function main(tenant: string, i: number) { const start = Date.now(); await new Promise((r) => setTimeout(r, 400)); return { tenant, i, start, end: Date.now() } }', {
       concurrent_limit: 1,
