@@ -12,10 +12,16 @@ import type { CachedResultValue as CachedResult } from './documents/entity-value
  * successful run.
  */
 
-/** What a cached run is: the version it ran (a script hash or a flow version) and its arguments. */
-export function resultCacheKey(job: Pick<Job, 'kind' | 'script_hash' | 'flow_version'>, args: Record<string, unknown> | null): string {
+/**
+ * What a cached run is: the version it ran (a script hash or a flow version), its arguments, and
+ * who ran it with which token scopes. A run acts with its starter's rights (their variables,
+ * resources, `$var:` arguments), so its result is reused only for the same identity: another
+ * member running the same thing never sees a result computed with rights they may not have.
+ */
+export function resultCacheKey(job: Pick<Job, 'kind' | 'script_hash' | 'flow_version' | 'created_by' | 'created_scopes'>, args: Record<string, unknown> | null): string {
   const version = job.kind === 'flow' ? `flow:${job.flow_version}` : `script:${job.script_hash}`;
-  return `${version}:${sha256Hex(canonicalJson(args ?? {}))}`;
+  const identity = { user: job.created_by, scopes: job.created_scopes ? [...job.created_scopes].sort() : null };
+  return `${version}:${sha256Hex(canonicalJson({ args: args ?? {}, identity }))}`;
 }
 
 /** JSON with object keys sorted at every level, so equal arguments give equal keys whatever their order. */
@@ -45,6 +51,23 @@ export async function storeCachedResult(deps: Pick<CoreDeps, 'store' | 'clock'>,
   const current = await readEntity(deps.store, 'result_cache', job.workspace_id, key);
   if (current) await tryReplaceEntity(deps.store, deps.clock, current, value);
   else await tryCreateEntity(deps.store, deps.clock, 'result_cache', job.workspace_id, key, value);
+}
+
+/**
+ * Removes the workspace documents of expired results, a bounded number per call (the shells' prune
+ * timers call it): an entry is otherwise only replaced when its identical run comes again.
+ */
+export async function pruneExpiredResults(deps: Pick<CoreDeps, 'store' | 'clock'>, budget = 1000): Promise<number> {
+  const now = deps.clock.now().getTime();
+  let removed = 0;
+  for (const ws of await deps.store.listWorkspaces()) {
+    for (const entry of await deps.store.listEntities('result_cache', ws.id)) {
+      if (removed >= budget) return removed;
+      const expiresAt = typeof entry.value.expires_at === 'string' ? Date.parse(entry.value.expires_at) : 0;
+      if (expiresAt <= now && (await deps.store.deleteEntity('result_cache', ws.id, entry.key))) removed++;
+    }
+  }
+  return removed;
 }
 
 /** The log line of a run answered from the cache. */

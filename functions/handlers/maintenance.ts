@@ -4,13 +4,14 @@ import { runsWithPendingNotices } from '../core/flows/timers.js';
 import { awsShell } from './aws-deps.js';
 import { log } from '../core/logger.js';
 import { pruneFinishedJobs } from '../core/console/retention.js';
+import { pruneExpiredResults } from '../core/result-cache.js';
 
 /**
  * The maintenance Lambda, on an EventBridge schedule (lib/constructs/maintenance.ts): deletes
  * expired tokens and sends the expiry notices of spec 3 and 5.8, as the local shell's timer does,
  * and wakes every flow at a ConsentGate whose notices a crashed turn left unsent (the local shell
  * does this when it starts): the flow's next Advance sends them. It also prunes finished jobs past
- * their workspace's retention (core/console/retention.ts).
+ * their workspace's retention (core/console/retention.ts), and expired entries of the result cache.
  */
 export async function handler(_event?: ScheduledEvent): Promise<{ noticed: number; deleted: number; woken: number; scrubbed: number }> {
   const { deps } = await awsShell();
@@ -22,5 +23,8 @@ export async function handler(_event?: ScheduledEvent): Promise<{ noticed: numbe
   // Finished jobs past their workspace's retention lose their payloads, a bounded chunk per run.
   const pruned = await pruneFinishedJobs(deps);
   if (pruned.scrubbed > 0) log.info('retention prune', { ...pruned });
+  // Expired results of the result cache (cache_ttl) are removed, a bounded number per run.
+  const expired = await pruneExpiredResults(deps);
+  if (expired > 0) log.info('result cache prune', { expired });
   return { ...report, woken: unsent.length, ...pruned };
 }

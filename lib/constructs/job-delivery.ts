@@ -6,7 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DISPATCH_FILTER } from '../../functions/adapters/aws/job-outbox.js';
+import { DISPATCH_FILTERS } from '../../functions/adapters/aws/job-outbox.js';
 import type { SvcConfig } from '../config.js';
 import type { Data } from './data.js';
 import type { FlowRunner } from './flow-runner.js';
@@ -84,8 +84,8 @@ export class JobDelivery extends Construct {
         retryAttempts: DISPATCH_RETRY_ATTEMPTS,
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(this.dispatchFailures),
-        // Only inserted top-level queued jobs wake the function; other writes cost nothing.
-        filters: [{ pattern: JSON.stringify(DISPATCH_FILTER) }],
+        // Only inserted top-level queued jobs (and held ones let go) wake the function; other writes cost nothing.
+        filters: DISPATCH_FILTERS.map((f) => ({ pattern: JSON.stringify(f) })),
       }),
     );
     jobQueue.queue.grantSendMessages(dispatcherRole);

@@ -112,6 +112,20 @@ describe('dispatcher: the table stream is the jobs outbox', () => {
     expect(await drainQueue(emulators.queueUrl)).toEqual([]);
   });
 
+  it('sends a job held for a concurrency slot only once it is let go, and then once', async () => {
+    const held = await acceptJob({ held: true, concurrency_key: 'script/f/x/limited' });
+    await source.drain();
+    expect(await drainQueue(emulators.queueUrl)).toEqual([]);
+    expect(await store.releaseHeldJob(held.id)).toBe(true);
+    await source.drain();
+    expect(jobIdsOf(await drainQueue(emulators.queueUrl, 1))).toEqual([held.id]);
+    // Claimed and finished after that: nothing more is sent.
+    await store.claimJob(held.id, new Date().toISOString(), FAR_FUTURE);
+    await store.completeJob(held.id, { status: 'success', result: 1, logs: '' }, new Date().toISOString());
+    await source.drain();
+    expect(await drainQueue(emulators.queueUrl)).toEqual([]);
+  });
+
   it("starts a stored flow job's execution, named after the flow and the job; a record delivered again starts nothing more", async () => {
     const job = await acceptJob({ kind: 'flow', script_path: 'f/refunds/approve', script_hash: null, flow_version: 1 });
     await source.drain();

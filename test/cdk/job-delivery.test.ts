@@ -1,6 +1,6 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DISPATCH_FILTER } from '../../functions/adapters/aws/job-outbox.js';
+import { DISPATCH_FILTER, DISPATCH_FILTERS } from '../../functions/adapters/aws/job-outbox.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
 
@@ -31,7 +31,7 @@ describe('the jobs outbox', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(DISPATCH_FILTER) }] },
+      FilterCriteria: { Filters: DISPATCH_FILTERS.map((f) => ({ Pattern: JSON.stringify(f) })) },
       DestinationConfig: { OnFailure: { Destination: arnOf(stack.jobDelivery.dispatchFailures) } },
     });
     expect(DISPATCH_FILTER).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['job'] }, status: { S: ['queued'] }, parent_job: { NULL: [true] } } } });

@@ -55,6 +55,28 @@ describe('cache_ttl', () => {
     expect(other.result.run).not.toBe(first.result.run);
   });
 
+  it("never answers one member's run with a result another member's run computed with their rights", async () => {
+    // dora may run what is in f/shared.
+    expect((await s.post(`${ws()}/folders/create`, { name: 'shared', extra_perms: { 'u/dora': false } })).status).toBeLessThan(300);
+    await createScript('f/shared/cached_lookup', RANDOM, { cache_ttl: 300 });
+    const json = (body: unknown) => ({ method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    await s.post('/api/users/create', { username: 'dora', email: 'dora@example.com', password: 'dora-password' });
+    await s.post(`${ws()}/workspaces/add_user`, { username: 'dora', role: 'developer' });
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'dora@example.com', password: 'dora-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const dora = await (await s.fetch('/api/users/tokens/create', { ...json({ label: 'tests' }), token: null, headers: { cookie, 'content-type': 'application/json' } })).text();
+
+    const admins = await waitForJob(s, await start('f/shared/cached_lookup', { n: 5, s: 'same' }));
+    const res = await s.fetch(`${ws()}/jobs/run/p/f/shared/cached_lookup`, { ...json({ n: 5, s: 'same' }), token: dora });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const doras = await waitForJob(s, await res.text());
+    expect(doras).toMatchObject({ status: 'success', cache_hit: false, created_by: 'dora' });
+    expect(doras.result.run).not.toBe(admins.result.run);
+    // Her own second run is hers to reuse.
+    const again = await s.fetch(`${ws()}/jobs/run/p/f/shared/cached_lookup`, { ...json({ s: 'same', n: 5 }), token: dora });
+    expect(await waitForJob(s, await again.text())).toMatchObject({ cache_hit: true, result: doras.result });
+  });
+
   it('does not share results between versions of a script, nor cache a failed run', async () => {
     const v1 = await createScript('u/admin/cached_versions', RANDOM, { cache_ttl: 300 });
     const first = await waitForJob(s, await start('u/admin/cached_versions', { n: 1, s: 'x' }));
@@ -119,6 +141,26 @@ describe('concurrent_limit', () => {
       for (let j = 0; j <= i - 2; j++) expect(runs[j].start, `run ${j} before run ${i}`).toBeLessThanOrEqual(runs[i].start);
     }
     expect(jobs[0].concurrency_key).toBe('script/u/admin/limited');
+  });
+
+  it('limits a flow the same way: its runs wait their turn, one at a time', async () => {
+    const res = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/limited_flow',
+      value: {
+        concurrent_limit: 1,
+        modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: TIMED, input_transforms: { i: { type: 'javascript', expr: 'flow_input.i' } } } }],
+      },
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await start('u/admin/limited_flow', { i }));
+    const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 90_000)));
+    expect(jobs.map((j) => j.status)).toEqual(['success', 'success', 'success']);
+    const runs = jobs.map((j) => j.result as { i: number; start: number; end: number });
+    expect(runs.map((r) => r.i)).toEqual([0, 1, 2]);
+    expect(maxOverlap(runs)).toBe(1);
+    expect(runs[0].end).toBeLessThanOrEqual(runs[1].start);
+    expect(runs[1].end).toBeLessThanOrEqual(runs[2].start);
   });
 
   it('counts runs per custom concurrency key: runs of different keys do not wait for each other', async () => {

@@ -30,12 +30,28 @@ export const DISPATCH_FILTER = {
   dynamodb: { NewImage: { entity: { S: ['job'] }, status: { S: ['queued'] }, parent_job: { NULL: [true] } } },
 } as const;
 
+/**
+ * A run held for a concurrency slot (core/concurrency.ts) is stored held, which is not sent; the
+ * write that lets it go (held true -> false, still queued) is its enqueue, by the same stream.
+ */
+export const RELEASE_FILTER = {
+  eventName: ['MODIFY'],
+  dynamodb: { OldImage: { held: { BOOL: [true] } }, NewImage: { entity: { S: ['job'] }, status: { S: ['queued'] }, held: { BOOL: [false] }, parent_job: { NULL: [true] } } },
+} as const;
+
+/** Every pattern of the dispatcher's mapping (any may match). */
+export const DISPATCH_FILTERS = [DISPATCH_FILTER, RELEASE_FILTER] as const;
+
 export type DispatchableJob = Pick<Job, 'id' | 'workspace_id' | 'script_path' | 'kind'>;
 
 /** The job a stream record inserted, when it is one the dispatcher hands on; null otherwise. */
 export function dispatchableJob(record: DynamoDBRecord): DispatchableJob | null {
   const image = record.dynamodb?.NewImage;
-  if (record.eventName !== 'INSERT' || !image) return null;
+  if (!image) return null;
+  // Inserted not held, or let go of a concurrency hold: the stored write is the enqueue.
+  const inserted = record.eventName === 'INSERT' && image.held?.BOOL !== true;
+  const released = record.eventName === 'MODIFY' && record.dynamodb?.OldImage?.held?.BOOL === true && image.held?.BOOL === false;
+  if (!inserted && !released) return null;
   if (text(image.entity) !== 'job' || text(image.status) !== 'queued') return null;
   if (image.parent_job !== undefined && image.parent_job.NULL !== true) return null;
   const [id, workspaceId, scriptPath, kind] = [text(image.id), text(image.workspace_id), text(image.script_path), text(image.kind)];

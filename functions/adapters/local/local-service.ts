@@ -29,6 +29,7 @@ import { startEventDispatcher } from './event-dispatcher.js';
 import { startScheduleTicker } from './schedule-ticker.js';
 import { startPeriodic } from './periodic-task.js';
 import { sweepConcurrencySlots } from '../../core/concurrency.js';
+import { pruneExpiredResults } from '../../core/result-cache.js';
 import type { LocalConfig } from './config.js';
 import { log } from '../../core/logger.js';
 
@@ -116,6 +117,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const pruner = startPeriodic('retention prune', RETENTION_PRUNE_MS, async () => {
     const report = await pruneFinishedJobs(deps);
     if (report.scrubbed) log.info('retention prune', { ...report });
+    const expired = await pruneExpiredResults(deps);
+    if (expired) log.info('result cache prune', { expired });
   });
   // Lets go of runs waiting for a concurrency slot that a time window (or an unseen end) freed.
   const slots = startPeriodic('concurrency slots', CONCURRENCY_SWEEP_MS, async () => {
