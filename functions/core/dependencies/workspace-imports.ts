@@ -23,16 +23,23 @@ export function importFamily(language: Language): ImportFamily | null {
 
 /**
  * A new version's input schema, read from its `main`. A Python or TypeScript script without any
- * `main` is shared code, as in Windmill: it is kept (other scripts import it) and takes no
- * inputs; a run of it fails saying it has no main.
+ * `main` that defines something to share (a top-level `def`, `class` or assignment; an `export`)
+ * is shared code, as in Windmill: it is kept for other scripts to import, takes no inputs, and a
+ * run of it fails saying it has no main. One that shares nothing either is refused as before.
  */
 export function inferScriptSchema(language: Language, content: string): InputSchema {
   try {
     return inferSchema(language, content);
   } catch (error) {
-    if (error instanceof NoMainError && importFamily(language)) return { $schema: JSON_SCHEMA_DRAFT, type: 'object', properties: {}, required: [], order: [] };
+    if (error instanceof NoMainError && sharesCode(language, content)) return { $schema: JSON_SCHEMA_DRAFT, type: 'object', properties: {}, required: [], order: [] };
     throw error;
   }
+}
+
+function sharesCode(language: Language, content: string): boolean {
+  const family = importFamily(language);
+  if (family === 'python') return /^(?:(?:async\s+)?def|class)\s|^[A-Za-z_]\w*\s*(?::[^=\n]*)?=[^=]/m.test(content);
+  return family === 'typescript' && /^\s*export\s/m.test(content);
 }
 
 /** One import of a workspace script, where it is written in the source. */

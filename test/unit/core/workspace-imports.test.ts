@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobFiles, workspaceImports, WorkspaceImportError } from '../../../functions/core/dependencies/workspace-imports.js';
+import { inferScriptSchema, jobFiles, workspaceImports, WorkspaceImportError } from '../../../functions/core/dependencies/workspace-imports.js';
 import { joinLock, splitLock } from '../../../functions/core/dependencies/lock-header.js';
 
 /** Workspace imports as read from the source, the job's file layout, and the lock's header (docs/workspace-imports.md). */
@@ -78,5 +78,27 @@ describe('the lock header', () => {
     // A lock without the header (a package lock, or another tool's) is all packages.
     expect(splitLock('# py311\nrequests==2')).toEqual({ imports: [], packages: '# py311\nrequests==2' });
     expect(joinLock([], '{"lockfileVersion":3}')).toBe('{"lockfileVersion":3}');
+  });
+});
+
+describe('scripts of shared code', () => {
+  it('keep a script without main that shares something; refuse one that shares nothing', () => {
+    for (const [language, content] of [
+      ['python3', 'def shout(s):\n    return s\n'],
+      ['python3', 'class Db:\n    pass\n'],
+      ['python3', 'VALUE: int = 1\n'],
+      ['bun', 'export const shout = (s: string) => s;\n'],
+      ['nativets', 'export function shout(s: string) { return s; }\n'],
+    ] as const) {
+      expect(inferScriptSchema(language, content).properties, content).toEqual({});
+    }
+    for (const [language, content] of [
+      ['python3', 'print(1)'],
+      ['python3', 'x == 1\n'],
+      ['bun', 'console.log(1);\n'],
+      ['deno', 'export const x = 1;\n'],
+    ] as const) {
+      expect(() => inferScriptSchema(language, content), content).toThrow(/no main function found/);
+    }
   });
 });
