@@ -75,13 +75,6 @@ export class JobSlots {
     this.root = mkdtempSync(join(workRoot, `slots-${process.pid}-`));
     // Job uids walk through to their own slot (bwrap binds it as them); none may list the others.
     chmodSync(this.root, 0o711);
-    // An unbindable mount of its own: a job's sandbox binds / recursively when it starts and then
-    // remounts every mount it copied read-only; a slot unmounted meanwhile (by this service or
-    // another on the machine) vanished under that walk and failed the job's start ("Unable to
-    // apply mount flags"). Unbindable, the slots are left out of that copy (each job binds its own
-    // slot's directories explicitly), and, private, no unmount here reaches a sandbox's tree.
-    spawnSync('mount', ['--bind', this.root, this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
-    spawnSync('mount', ['--make-unbindable', this.root], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
     openSlotSets.add(this);
   }
 
@@ -120,13 +113,12 @@ export class JobSlots {
     openSlotSets.delete(this);
     await Promise.allSettled([...this.seeding]);
     await Promise.all([...this.all].map((slot) => this.destroy(slot)));
-    await unmount([this.root]);
     await rm(this.root, { recursive: true, force: true });
   }
 
   /** At process exit, whether or not `close` ran or finished: nothing stays mounted after us. */
   unmountNow(): void {
-    const paths = [...[...this.all].flatMap((slot) => [slot.dir, slot.netns]), this.root];
+    const paths = [...this.all].flatMap((slot) => [slot.dir, slot.netns]);
     if (paths.length > 0) spawnSync('umount', ['-l', ...paths], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
     spawnSync('rm', ['-rf', '--one-file-system', this.root], { stdio: 'ignore' });
   }
@@ -191,8 +183,12 @@ process.once('exit', () => {
  * mounts the tmpfs and lets the seed open the listeners; resolves with them.
  */
 function seed(netns: string, dir: string, sizeBytes: number): Promise<Server[]> {
-  const script = 'ip link set lo up && mount -t tmpfs -o "size=$1,mode=0711,nosuid,nodev" svc-job "$2" && shift 2 && exec "$@"';
-  const child = spawn('unshare', [`--net=${netns}`, '/bin/sh', '-c', script, 'svc-slot', String(sizeBytes), dir, process.execPath, SEED, String(NAMESPACE_API_PORT), String(NAMESPACE_PROXY_PORT)], {
+  // Both mounts private: a job's sandbox copies every mount under / as a slave of the host's when
+  // it starts, then remounts each read-only; a shared slot unmounted meanwhile (this service's or
+  // another's on the machine) vanished from that walk and failed the job's start ("Unable to
+  // apply mount flags"). Private, its unmount reaches no other namespace.
+  const script = 'ip link set lo up && mount --make-private "$3" && mount -t tmpfs -o "size=$1,mode=0711,nosuid,nodev" svc-job "$2" && mount --make-private "$2" && shift 3 && exec "$@"';
+  const child = spawn('unshare', [`--net=${netns}`, '/bin/sh', '-c', script, 'svc-slot', String(sizeBytes), dir, netns, process.execPath, SEED, String(NAMESPACE_API_PORT), String(NAMESPACE_PROXY_PORT)], {
     env: { PATH: TOOL_PATH },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
@@ -249,7 +245,7 @@ function sweepLeftovers(workRoot: string): void {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
-    .filter((point) => roots.some((root) => point.startsWith(root) || point + '/' === root));
+    .filter((point) => roots.some((root) => point.startsWith(root)));
   if (mounts.length > 0) spawnSync('umount', ['-l', ...mounts], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
   for (const root of roots) spawnSync('rm', ['-rf', '--one-file-system', root], { stdio: 'ignore' });
 }
