@@ -8,10 +8,9 @@ import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
 
 /**
  * A workspace script imported by another brings its packages along (docs/workspace-imports.md):
- * the importer's lock covers what the helper imports, so its job finds them installed. Packages
- * are installed by the local shell only (the AWS shell refuses scripts that import packages).
+ * the importer's lock covers what the helper imports, so its job finds them installed (in the AWS
+ * shell, from the tree the dependency builder made).
  */
-const aws = process.env.SVC_TEST_SHELL === 'aws';
 let s: TestServer;
 let registry: FakeNpmRegistry;
 let index: FakePypiIndex;
@@ -26,7 +25,6 @@ const runSync = async (path: string, body: unknown = {}) => {
 };
 
 beforeAll(async () => {
-  if (aws) return;
   registry = await startFakeNpmRegistry([
     { name: 'svc-test-ver', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "1.0.0";\n' } },
     { name: 'svc-test-ver', version: '2.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "2.0.0";\n' } },
@@ -46,7 +44,7 @@ afterAll(async () => {
   if (depsDir) rmSync(depsDir, { recursive: true, force: true });
 });
 
-describe.skipIf(aws)('packages of imported workspace scripts', () => {
+describe('packages of imported workspace scripts', () => {
   it('TypeScript: the helper pins a package version, the importer imports none itself', async () => {
     expect((await create('u/admin/ver_helper', 'bun', 'import { version } from "svc-test-ver@1.0.0";\nexport const helperVersion = () => version;\nexport function main() { return version; }\n')).status).toBe(201);
     expect((await create('u/admin/ver_importer', 'bun', 'import { helperVersion } from "./ver_helper.ts";\nexport function main() { return helperVersion(); }\n')).status).toBe(201);
