@@ -9,6 +9,7 @@ import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
 import { schemaDifferences } from '../wmill-schema.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import type { GoTarget, Language } from '../../ports.js';
+import type { ScriptListItem, ScriptView } from '../../core/views/item-views.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
 /**
@@ -18,9 +19,9 @@ import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runti
  * schema is not kept on disk: the server infers it from `main`'s signature on every push.
  */
 
-interface RemoteScript {
+/** What scriptPayload reads of a script, whether the server answered it (ScriptView) or files describe it. */
+interface ScriptFields {
   path: string;
-  hash: string;
   language: ScriptLanguage;
   content: string;
   summary: string;
@@ -43,7 +44,7 @@ const metaSchema = z.strictObject({
   schema: z.record(z.string(), z.unknown()).nullish(),
 });
 
-export function scriptPayload(s: Omit<RemoteScript, 'hash'>) {
+export function scriptPayload(s: ScriptFields) {
   return {
     path: s.path,
     language: s.language,
@@ -75,9 +76,9 @@ export const scripts: KindHandler = {
   enabled: (o) => !o.skipScripts,
 
   async fetchRemote(ctx) {
-    const listed = await ctx.remote.get<{ path: string }[]>('/scripts/list');
+    const listed = await ctx.remote.get<ScriptListItem[]>('/scripts/list');
     return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
-      const s = await ctx.remote.get<RemoteScript>(`/scripts/get/p/${p(path)}`);
+      const s = await ctx.remote.get<ScriptView>(`/scripts/get/p/${p(path)}`);
       const payload = scriptPayload(s);
       return { item: { kind: 'script' as const, id: path, payload, files: render(payload, ctx) }, meta: { hash: s.hash } };
     });

@@ -26,7 +26,8 @@ export const inputSchemaRecord: z.ZodType<InputSchema> = z.looseObject({
   order: z.array(z.string()).optional(),
 });
 
-export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
+/** A script version's fields; the API answers them as they are (`scripts/get`), or without `content` (`scripts/list`). */
+export const scriptVersionFields = z.object({
   workspace_id: z.string().min(1),
   path: z.string().min(1),
   hash: z.string().min(1),
@@ -43,6 +44,7 @@ export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
   created_by: z.string(),
   created_at: timestamp,
 });
+export const scriptVersionRecord: z.ZodType<ScriptVersion> = scriptVersionFields;
 
 const jobFields = {
   id: z.string().min(1),

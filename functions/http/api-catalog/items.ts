@@ -10,22 +10,23 @@ import { createBody as createRouteBody, updateBody as updateRouteBody } from '..
 import { createBody as createScheduleBody, enabledBody, updateBody as updateScheduleBody } from '../../core/triggers/schedules.js';
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
+import { flowListSchema, flowSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
 export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/scripts/create'), tag: 'scripts', summary: 'Create a script, or a new version of one (give parent_hash)', body: createScriptBody, response: createdText('The new version\'s hash') },
   { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('`{lock, schema}`') },
-  { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts') },
-  { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version') },
-  { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version') },
+  { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts', scriptListSchema) },
+  { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version', scriptSchema) },
+  { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version', scriptSchema) },
   { method: 'post', path: ws('/scripts/delete/p/:path{.+}'), tag: 'scripts', summary: 'Delete a script and its versions', response: text('Deleted') },
 
   { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
-  { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version') },
-  { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow') },
+  { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version', flowSchema) },
+  { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow', flowSchema) },
   { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions') },
-  { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows') },
+  { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows', flowListSchema) },
   { method: 'post', path: ws('/flows/archive/:path{.+}'), tag: 'flows', summary: 'Archive or unarchive a flow', body: archiveBody, bodyOptional: true, response: json('The flow') },
   { method: 'delete', path: ws('/flows/delete/:path{.+}'), tag: 'flows', summary: 'Delete a flow and its versions', response: text('Deleted') },
 
