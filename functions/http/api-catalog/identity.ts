@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ApiOperation } from '../../core/openapi/api-document.js';
 import { createUserBody, loginBody, setPasswordBody } from '../../core/users.js';
 import { createTokenBody } from '../../core/tokens.js';
@@ -13,6 +14,7 @@ import { setKeyBody } from '../../core/sync-key.js';
 import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/events/webhook-settings.js';
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
+import { folderSchema, groupSchema } from '../../core/views/item-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** The service, sign-in, users and tokens, workspaces and their members, groups, folders, settings and events. */
@@ -65,15 +67,15 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: '/api/settings/instance_events_deliveries', tag: 'events', summary: 'Recent deliveries of instance events', query: deliveryListQuery, response: json('Deliveries, newest first') },
   { method: 'post', path: '/api/settings/instance_events_deliveries/:id/redeliver', tag: 'events', summary: 'Send an instance event again', response: json('The delivery') },
 
-  { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group') },
-  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups') },
-  { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group') },
+  { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
+  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
+  { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
   { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group') },
   { method: 'post', path: ws('/groups/removeuser/:name'), tag: 'groups and folders', summary: 'Remove a member from a group', body: memberBody, response: json('The group') },
   { method: 'delete', path: ws('/groups/delete/:name'), tag: 'groups and folders', summary: 'Delete a group', response: text('Deleted') },
-  { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder') },
-  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders') },
-  { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder') },
+  { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder', folderSchema) },
+  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders', z.array(folderSchema)) },
+  { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder', folderSchema) },
   { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder') },
   { method: 'delete', path: ws('/folders/delete/:name'), tag: 'groups and folders', summary: 'Delete an empty folder', response: text('Deleted') },
 

@@ -10,7 +10,8 @@ import { createBody as createRouteBody, updateBody as updateRouteBody } from '..
 import { createBody as createScheduleBody, enabledBody, updateBody as updateScheduleBody } from '../../core/triggers/schedules.js';
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
-import { flowListSchema, flowSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
+import { z } from 'zod';
+import { flowListSchema, flowSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
@@ -38,14 +39,14 @@ export const itemOperations: ApiOperation[] = [
   { method: 'get', path: ws('/apps/list'), tag: 'apps', summary: 'The apps the caller may read', response: json('Apps') },
   { method: 'delete', path: ws('/apps/delete/:path{.+}'), tag: 'apps', summary: 'Delete an app', response: text('Deleted') },
 
-  { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type') },
-  { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types') },
-  { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type') },
+  { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type', resourceTypeSchema) },
+  { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types', z.array(resourceTypeSchema)) },
+  { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type', resourceTypeSchema) },
   { method: 'post', path: ws('/resources/type/update/:name'), tag: 'resources', summary: 'Change a resource type', body: updateResourceTypeBody, response: json('The resource type') },
   { method: 'delete', path: ws('/resources/type/delete/:name'), tag: 'resources', summary: 'Delete a resource type', response: text('Deleted') },
   { method: 'post', path: ws('/resources/create'), tag: 'resources', summary: 'Create a resource', body: createResourceBody, response: createdText('The resource\'s path') },
   { method: 'get', path: ws('/resources/list'), tag: 'resources', summary: 'The resources the caller may read', response: json('Resources') },
-  { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource') },
+  { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource', resourceSchema) },
   { method: 'get', path: ws('/resources/get_value_interpolated/:path{.+}'), tag: 'resources', summary: 'A resource\'s value with its $var: and $res: references resolved', response: json('The value') },
   { method: 'post', path: ws('/resources/update/:path{.+}'), tag: 'resources', summary: 'Change a resource', body: updateResourceBody, response: json('The resource') },
   { method: 'post', path: ws('/resources/update_value/:path{.+}'), tag: 'resources', summary: 'Replace a resource\'s value (Windmill clients)', body: updateValueBody, response: text('Updated') },
