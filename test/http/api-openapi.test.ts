@@ -1,9 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 import { flowListSchema, flowSchema, folderSchema, groupSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../functions/core/views/item-views.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../functions/core/views/job-view.js';
+import { tokenSchema, userSchema } from '../../functions/core/views/identity-views.js';
 
 /**
  * svc's own API describes itself (issue 37 item 3), in both shells: GET /api/openapi.json answers
@@ -68,10 +69,11 @@ describe('GET /api/openapi.json', () => {
     expect(page).toContain('PostScriptsCreateBody');
   });
 
-  it('describes scripts, flows, jobs, folders, groups and resources as the API answers them', async () => {
+  it('describes scripts, flows, jobs, users, tokens, folders, groups and resources as the API answers them', async () => {
     const w = `/api/w/${s.workspace}`;
     await createScript(s, 'u/admin/described', 'bun', 'export function main(x: number) { return x * 2 }');
     expect((await s.post(`${w}/flows/create`, { path: 'u/admin/described_flow', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }' } }] } })).status).toBe(201);
+    expect((await s.post('/api/users/tokens/create', { label: 'described' })).status).toBe(201);
     expect((await s.post(`${w}/folders/create`, { name: 'described' })).status).toBe(201);
     expect((await s.post(`${w}/groups/create`, { name: 'described' })).status).toBe(201);
     expect((await s.post(`${w}/resources/type/create`, { name: 'described', schema: { type: 'object' } })).status).toBe(201);
@@ -85,6 +87,8 @@ describe('GET /api/openapi.json', () => {
       [`${w}/flows/list`, flowListSchema, '/api/w/{workspace}/flows/list'],
       [`${w}/jobs_u/get/${id}`, jobWithFlowStatusSchema, '/api/w/{workspace}/jobs_u/get/{id}'],
       [`${w}/jobs/list`, jobListSchema, '/api/w/{workspace}/jobs/list'],
+      ['/api/users/whoami', userSchema, '/api/users/whoami'],
+      ['/api/users/tokens/list', z.array(tokenSchema), '/api/users/tokens/list'],
       [`${w}/folders/get/described`, folderSchema, '/api/w/{workspace}/folders/get/{name}'],
       [`${w}/groups/get/described`, groupSchema, '/api/w/{workspace}/groups/get/{name}'],
       [`${w}/resources/type/get/described`, resourceTypeSchema, '/api/w/{workspace}/resources/type/get/{name}'],

@@ -97,13 +97,15 @@ function upgradeLegacyTarget(raw: unknown): unknown {
   return { ...job, script_hash: null, flow_version: Number(version), flow_module: job.kind === 'flowstep' ? (module ?? null) : null };
 }
 
-export const userRecord: z.ZodType<User> = z.object({
+/** A user's fields; the API answers them without `password_hash` (`users/whoami`, `users/list`). */
+export const userFields = z.object({
   username: z.string().min(1),
   email: z.string(),
   is_admin: z.boolean(),
   password_hash: z.string().nullable(),
   created_at: timestamp,
 });
+export const userRecord: z.ZodType<User> = userFields;
 
 export const tokenRecord: z.ZodType<TokenRecord> = z.object({
   token_hash: z.string().min(1),

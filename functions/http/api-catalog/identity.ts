@@ -15,6 +15,7 @@ import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/ev
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
 import { folderSchema, groupSchema } from '../../core/views/item-views.js';
+import { tokenSchema, userSchema } from '../../core/views/identity-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** The service, sign-in, users and tokens, workspaces and their members, groups, folders, settings and events. */
@@ -26,12 +27,12 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: '/api/auth/login', tag: 'users', summary: 'Sign in with a password: sets the session cookie', auth: 'public', body: loginBody, response: json('`{username, expires_at}`; the session cookie is set') },
   { method: 'post', path: '/api/auth/logout', tag: 'users', summary: 'End the session', response: text('Signed out') },
   { method: 'get', path: '/api/audit/list', tag: 'users', summary: 'The audit log (instance admins)', response: json('Audit entries, newest first') },
-  { method: 'get', path: '/api/users/whoami', tag: 'users', summary: 'Who the caller is', response: json('The caller: username, instance admin, the token\'s scopes and workspace') },
+  { method: 'get', path: '/api/users/whoami', tag: 'users', summary: 'Who the caller is', response: json('The caller', userSchema) },
   { method: 'post', path: '/api/users/create', tag: 'users', summary: 'Create a user (instance admins)', body: createUserBody, response: createdText('The new user\'s name') },
-  { method: 'get', path: '/api/users/list', tag: 'users', summary: 'The instance\'s users (instance admins)', response: json('Users') },
+  { method: 'get', path: '/api/users/list', tag: 'users', summary: 'The instance\'s users (instance admins)', response: json('Users', z.array(userSchema)) },
   { method: 'post', path: '/api/users/setpassword', tag: 'users', summary: 'Change the caller\'s password', body: setPasswordBody, response: text('Changed') },
   { method: 'post', path: '/api/users/tokens/create', tag: 'tokens', summary: 'Create an API token (shown once)', body: createTokenBody, response: createdText('The token') },
-  { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens') },
+  { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens', z.array(tokenSchema)) },
   { method: 'delete', path: '/api/users/tokens/delete/:prefix', tag: 'tokens', summary: 'Revoke a token by its prefix', response: text('Deleted') },
   { method: 'get', path: '/api/users/notifications', tag: 'users', summary: 'Notices sent to the caller (the outbox)', response: json('Notices') },
   { method: 'get', path: '/api/users/list_invites', tag: 'workspaces', summary: 'Invitations waiting for the caller', response: json('Invitations') },
