@@ -1,4 +1,5 @@
 import { CliError, EXIT, type ExitCode } from './errors.js';
+import type { TokenView, UserView } from '../core/views/identity-views.js';
 import { connect, namedProfile, profilesOf, type ConnectionFlags } from './connection.js';
 import { Remote } from './remote.js';
 import type { Io } from './io.js';
@@ -53,12 +54,6 @@ export function workspaceRemove(name: string, flags: JsonFlag, io: Io): ExitCode
   return EXIT.ok;
 }
 
-interface UserView {
-  username: string;
-  email: string;
-  is_admin: boolean;
-}
-
 export async function whoami(flags: ConnectionFlags & JsonFlag, io: Io): Promise<ExitCode> {
   const remote = connect(flags, io);
   // The workspace in use is part of the answer: an unknown one is an error, not a line of output.
@@ -67,15 +62,6 @@ export async function whoami(flags: ConnectionFlags & JsonFlag, io: Io): Promise
   if (flags.jsonOutput) json(io, { ...user, workspace: remote.conn.workspaceId, baseUrl: remote.baseUrl });
   else io.out(`${user.username} <${user.email}>${user.is_admin ? ' (instance admin)' : ''} on workspace ${remote.conn.workspaceId} at ${remote.baseUrl}`);
   return EXIT.ok;
-}
-
-interface TokenView {
-  token_prefix: string;
-  label: string;
-  scopes: string[] | null;
-  workspace_id: string | null;
-  expiration: string | null;
-  expired: boolean;
 }
 
 export async function tokenCreate(flags: ConnectionFlags & JsonFlag & { label: string; expiration?: string; scope?: string[]; onlyWorkspace?: boolean }, io: Io): Promise<ExitCode> {

@@ -4,6 +4,7 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { p, RemoteError, type Remote } from './remote.js';
 import type { Io } from './io.js';
+import type { JobWithFlowStatus } from '../core/views/job-view.js';
 import { LiveOutput, LogLines } from './live-output.js';
 import { stepLogFollower } from './flow-steps.js';
 
@@ -14,20 +15,8 @@ import { stepLogFollower } from './flow-steps.js';
  * (`parent_job`), followed by flow-steps.ts.
  */
 
-export interface JobView {
-  id: string;
-  status: string;
-  success: boolean | null;
-  result: unknown;
-  logs: string;
-  job_kind: string;
-  parent_job: string | null;
-  flow_module?: string | null;
-  script_path: string | null;
-  created_at: string;
-  completed_at: string | null;
-  flow_status?: { suspend?: { module: string }; results?: Record<string, unknown>; step_jobs?: Record<string, string> };
-}
+/** A job as `jobs_u/get` answers it: the core's own schema of that answer. */
+export type JobView = JobWithFlowStatus;
 
 const FINISHED = new Set(['success', 'failed', 'canceled']);
 

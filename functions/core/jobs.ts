@@ -8,6 +8,7 @@ import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type R
 import type { CoreDeps } from './deps.js';
 import type { Principal } from './auth.js';
 import type { Rights } from './permissions.js';
+import type { JobView } from './views/job-view.js';
 
 /** Creating, finding and waiting for jobs. Cancelling on request is cancel-job.ts; running them is the worker's part. */
 
@@ -161,7 +162,7 @@ export async function listJobs(deps: CoreDeps, rights: Rights, filter: Omit<JobL
 }
 
 /** The shape the API returns for a job. */
-export function jobView(job: Job) {
+export function jobView(job: Job): JobView {
   return {
     id: job.id,
     workspace_id: job.workspace_id,

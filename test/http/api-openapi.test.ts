@@ -1,6 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './harness.js';
+import { z } from 'zod';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+import { flowListSchema, flowSchema, folderSchema, groupSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../functions/core/views/item-views.js';
+import { jobListSchema, jobWithFlowStatusSchema } from '../../functions/core/views/job-view.js';
+import { tokenSchema, userSchema } from '../../functions/core/views/identity-views.js';
 
 /**
  * svc's own API describes itself (issue 37 item 3), in both shells: GET /api/openapi.json answers
@@ -63,5 +67,40 @@ describe('GET /api/openapi.json', () => {
     expect(page).toContain('/api/w/{workspace}/scripts/create');
     expect(page).toContain('href="/api/openapi.json"');
     expect(page).toContain('PostScriptsCreateBody');
+  });
+
+  it('describes scripts, flows, jobs, users, tokens, folders, groups and resources as the API answers them', async () => {
+    const w = `/api/w/${s.workspace}`;
+    await createScript(s, 'u/admin/described', 'bun', 'export function main(x: number) { return x * 2 }');
+    expect((await s.post(`${w}/flows/create`, { path: 'u/admin/described_flow', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }' } }] } })).status).toBe(201);
+    expect((await s.post('/api/users/tokens/create', { label: 'described' })).status).toBe(201);
+    expect((await s.post(`${w}/folders/create`, { name: 'described' })).status).toBe(201);
+    expect((await s.post(`${w}/groups/create`, { name: 'described' })).status).toBe(201);
+    expect((await s.post(`${w}/resources/type/create`, { name: 'described', schema: { type: 'object' } })).status).toBe(201);
+    expect((await s.post(`${w}/resources/create`, { path: 'u/admin/described_res', resource_type: 'described', value: { a: 1 } })).status).toBe(201);
+    const id = await (await s.post(`${w}/jobs/run/p/u/admin/described`, { x: 2 })).text();
+    await waitForJob(s, id);
+    const answers: [string, z.ZodType, string][] = [
+      [`${w}/scripts/get/p/u/admin/described`, scriptSchema, '/api/w/{workspace}/scripts/get/p/{path}'],
+      [`${w}/scripts/list`, scriptListSchema, '/api/w/{workspace}/scripts/list'],
+      [`${w}/flows/get/u/admin/described_flow`, flowSchema, '/api/w/{workspace}/flows/get/{path}'],
+      [`${w}/flows/list`, flowListSchema, '/api/w/{workspace}/flows/list'],
+      [`${w}/jobs_u/get/${id}`, jobWithFlowStatusSchema, '/api/w/{workspace}/jobs_u/get/{id}'],
+      [`${w}/jobs/list`, jobListSchema, '/api/w/{workspace}/jobs/list'],
+      ['/api/users/whoami', userSchema, '/api/users/whoami'],
+      ['/api/users/tokens/list', z.array(tokenSchema), '/api/users/tokens/list'],
+      [`${w}/folders/get/described`, folderSchema, '/api/w/{workspace}/folders/get/{name}'],
+      [`${w}/groups/get/described`, groupSchema, '/api/w/{workspace}/groups/get/{name}'],
+      [`${w}/resources/type/get/described`, resourceTypeSchema, '/api/w/{workspace}/resources/type/get/{name}'],
+      [`${w}/resources/get/u/admin/described_res`, resourceSchema, '/api/w/{workspace}/resources/get/{path}'],
+    ];
+    for (const [url, schema, path] of answers) {
+      const answer: unknown = await (await s.fetch(url)).json();
+      const parsed = schema.safeParse(answer);
+      expect(parsed.success, `${url}: ${parsed.error?.message}`).toBe(true);
+      // Nothing the schema leaves out: the answer has no field the document does not name.
+      expect(answer, url).toEqual(parsed.data);
+      expect(doc.paths[path]!.get.responses['200'].content['application/json'].schema.$ref, path).toMatch(/^#\/components\/schemas\//);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FolderView, GroupView, ResourceTypeView, ResourceView } from '../../core/views/item-views.js';
 import { isItemPath, isSpecific, parseTypedFile, typedFile, type Layout } from '../layout.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
@@ -38,7 +39,7 @@ export const resources: KindHandler = yamlKind({
   async list(ctx) {
     const listed = await ctx.remote.get<{ path: string }[]>('/resources/list');
     return mapPool(listed, parallelOf(ctx), async ({ path }) => {
-      const r = await ctx.remote.get<{ path: string; resource_type: string; value: unknown; description: string; created_by: string }>(`/resources/get/${p(path)}`);
+      const r = await ctx.remote.get<ResourceView>(`/resources/get/${p(path)}`);
       return { id: path, owner: r.created_by, payload: { path, resource_type: r.resource_type, value: r.value ?? null, description: r.description } };
     });
   },
@@ -97,7 +98,7 @@ export const resourceTypes: KindHandler = yamlKind({
   kind: 'resource_type',
   enabled: (o) => !o.skipResourceTypes,
   async list(ctx) {
-    const types = await ctx.remote.get<{ name: string; schema: unknown; description: string; builtin: boolean }[]>('/resources/type/list');
+    const types = await ctx.remote.get<ResourceTypeView[]>('/resources/type/list');
     return types.filter((t) => !t.builtin).map((t) => ({ id: t.name, payload: { name: t.name, schema: t.schema, description: t.description } }));
   },
   file: (id) => `${id}.resource-type.yaml`,
@@ -116,7 +117,7 @@ export const folders: KindHandler = yamlKind({
   kind: 'folder',
   enabled: (o) => !o.skipFolders,
   async list(ctx) {
-    const list = await ctx.remote.get<{ name: string; summary: string; owners: string[]; extra_perms: Record<string, boolean>; created_by: string }[]>('/folders/list');
+    const list = await ctx.remote.get<FolderView[]>('/folders/list');
     return list.map((f) => ({ id: f.name, owner: f.created_by, payload: { name: f.name, summary: f.summary, owners: f.owners, extra_perms: f.extra_perms } }));
   },
   file: (id, ctx) => typedFile(ctx.layout, `f/${id}/folder`, 'meta', isSpecific(ctx.layout, 'folders', id)),
@@ -140,7 +141,7 @@ export const groups: KindHandler = yamlKind({
   kind: 'group',
   enabled: (o) => o.includeGroups === true,
   async list(ctx) {
-    const list = await ctx.remote.get<{ name: string; summary: string; members: string[] }[]>('/groups/list');
+    const list = await ctx.remote.get<GroupView[]>('/groups/list');
     return list.map((g) => ({ id: g.name, payload: { name: g.name, summary: g.summary, members: [...g.members].sort() } }));
   },
   file: (id) => `groups/${id}.group.yaml`,
@@ -161,7 +162,7 @@ export const groups: KindHandler = yamlKind({
   },
   async update(g, ctx) {
     const name = encodeURIComponent(g.name as string);
-    const current = await ctx.remote.get<{ summary: string; members: string[] }>(`/groups/get/${name}`);
+    const current = await ctx.remote.get<GroupView>(`/groups/get/${name}`);
     // The API changes a group's members, not its summary: say so rather than drop the edit.
     if (current.summary !== g.summary) throw new Error(`the summary of group ${g.name} cannot be changed through the API; only its members`);
     const wanted = g.members as string[];

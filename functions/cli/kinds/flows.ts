@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import type { FlowListItem, FlowView } from '../../core/views/item-views.js';
 import { z } from 'zod';
 import { flowModules, flowValue, type FlowModule } from '../../core/flows/definition.js';
 import { FOLDER_ITEM, folderSuffix, isItemPath, languageOfFile, scriptExtension, toYaml, type ScriptLanguage } from '../layout.js';
@@ -59,9 +60,9 @@ export const flows: KindHandler = {
   enabled: (o) => !o.skipFlows,
 
   async fetchRemote(ctx) {
-    const listed = await ctx.remote.get<{ path: string }[]>('/flows/list');
+    const listed = await ctx.remote.get<FlowListItem[]>('/flows/list');
     return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
-      const payload = flowPayload(await ctx.remote.get(`/flows/get/${p(path)}`));
+      const payload = flowPayload(await ctx.remote.get<FlowView>(`/flows/get/${p(path)}`));
       return { item: { kind: 'flow' as const, id: path, payload, files: render(payload, ctx) }, meta: {} };
     });
   },

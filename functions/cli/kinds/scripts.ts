@@ -11,6 +11,7 @@ import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/run-settings.js';
 import { inferScriptSchema } from '../../core/dependencies/workspace-imports.js';
 import type { GoTarget, Language } from '../../ports.js';
+import type { ScriptListItem, ScriptView } from '../../core/views/item-views.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
 /**
@@ -20,9 +21,9 @@ import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runti
  * schema is not kept on disk: the server infers it from `main`'s signature on every push.
  */
 
-interface RemoteScript {
+/** What scriptPayload reads of a script, whether the server answered it (ScriptView) or files describe it. */
+interface ScriptFields {
   path: string;
-  hash: string;
   language: ScriptLanguage;
   content: string;
   summary: string;
@@ -31,7 +32,6 @@ interface RemoteScript {
   timeout: number | null;
   lock?: string | null;
 }
-type RemoteScriptFull = RemoteScript & RunSettingsInput;
 
 const META = '.script.yaml';
 const LOCK = '.script.lock';
@@ -48,7 +48,7 @@ const metaSchema = z.strictObject({
   schema: z.record(z.string(), z.unknown()).nullish(),
 });
 
-export function scriptPayload(s: Omit<RemoteScriptFull, 'hash'>) {
+export function scriptPayload(s: ScriptFields & RunSettingsInput) {
   return {
     ...definedRunSettings(s),
     path: s.path,
@@ -87,9 +87,9 @@ export const scripts: KindHandler = {
   enabled: (o) => !o.skipScripts,
 
   async fetchRemote(ctx) {
-    const listed = await ctx.remote.get<{ path: string }[]>('/scripts/list');
+    const listed = await ctx.remote.get<ScriptListItem[]>('/scripts/list');
     return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
-      const s = await ctx.remote.get<RemoteScriptFull>(`/scripts/get/p/${p(path)}`);
+      const s = await ctx.remote.get<ScriptView & RunSettingsInput>(`/scripts/get/p/${p(path)}`);
       const payload = scriptPayload(s);
       return { item: { kind: 'script' as const, id: path, payload, files: render(payload, ctx) }, meta: { hash: s.hash } };
     });

@@ -26,7 +26,8 @@ export const inputSchemaRecord: z.ZodType<InputSchema> = z.looseObject({
   order: z.array(z.string()).optional(),
 });
 
-export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
+/** A script version's fields; the API answers them as they are (`scripts/get`), or without `content` (`scripts/list`). */
+export const scriptVersionFields = z.object({
   workspace_id: z.string().min(1),
   path: z.string().min(1),
   hash: z.string().min(1),
@@ -48,6 +49,7 @@ export const scriptVersionRecord: z.ZodType<ScriptVersion> = z.object({
   created_by: z.string(),
   created_at: timestamp,
 });
+export const scriptVersionRecord: z.ZodType<ScriptVersion> = scriptVersionFields;
 
 const jobFields = {
   id: z.string().min(1),
@@ -104,13 +106,15 @@ function upgradeLegacyTarget(raw: unknown): unknown {
   return { ...job, script_hash: null, flow_version: Number(version), flow_module: job.kind === 'flowstep' ? (module ?? null) : null };
 }
 
-export const userRecord: z.ZodType<User> = z.object({
+/** A user's fields; the API answers them without `password_hash` (`users/whoami`, `users/list`). */
+export const userFields = z.object({
   username: z.string().min(1),
   email: z.string(),
   is_admin: z.boolean(),
   password_hash: z.string().nullable(),
   created_at: timestamp,
 });
+export const userRecord: z.ZodType<User> = userFields;
 
 export const tokenRecord: z.ZodType<TokenRecord> = z.object({
   token_hash: z.string().min(1),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ApiOperation } from '../../core/openapi/api-document.js';
 import { createUserBody, loginBody, setPasswordBody } from '../../core/users.js';
 import { createTokenBody } from '../../core/tokens.js';
@@ -13,6 +14,8 @@ import { setKeyBody } from '../../core/sync-key.js';
 import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/events/webhook-settings.js';
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
+import { folderSchema, groupSchema } from '../../core/views/item-views.js';
+import { tokenSchema, userSchema } from '../../core/views/identity-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** The service, sign-in, users and tokens, workspaces and their members, groups, folders, settings and events. */
@@ -24,12 +27,12 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: '/api/auth/login', tag: 'users', summary: 'Sign in with a password: sets the session cookie', auth: 'public', body: loginBody, response: json('`{username, expires_at}`; the session cookie is set') },
   { method: 'post', path: '/api/auth/logout', tag: 'users', summary: 'End the session', response: text('Signed out') },
   { method: 'get', path: '/api/audit/list', tag: 'users', summary: 'The audit log (instance admins)', response: json('Audit entries, newest first') },
-  { method: 'get', path: '/api/users/whoami', tag: 'users', summary: 'Who the caller is', response: json('The caller: username, instance admin, the token\'s scopes and workspace') },
+  { method: 'get', path: '/api/users/whoami', tag: 'users', summary: 'Who the caller is', response: json('The caller', userSchema) },
   { method: 'post', path: '/api/users/create', tag: 'users', summary: 'Create a user (instance admins)', body: createUserBody, response: createdText('The new user\'s name') },
-  { method: 'get', path: '/api/users/list', tag: 'users', summary: 'The instance\'s users (instance admins)', response: json('Users') },
+  { method: 'get', path: '/api/users/list', tag: 'users', summary: 'The instance\'s users (instance admins)', response: json('Users', z.array(userSchema)) },
   { method: 'post', path: '/api/users/setpassword', tag: 'users', summary: 'Change the caller\'s password', body: setPasswordBody, response: text('Changed') },
   { method: 'post', path: '/api/users/tokens/create', tag: 'tokens', summary: 'Create an API token (shown once)', body: createTokenBody, response: createdText('The token') },
-  { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens') },
+  { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens', z.array(tokenSchema)) },
   { method: 'delete', path: '/api/users/tokens/delete/:prefix', tag: 'tokens', summary: 'Revoke a token by its prefix', response: text('Deleted') },
   { method: 'get', path: '/api/users/notifications', tag: 'users', summary: 'Notices sent to the caller (the outbox)', response: json('Notices') },
   { method: 'get', path: '/api/users/list_invites', tag: 'workspaces', summary: 'Invitations waiting for the caller', response: json('Invitations') },
@@ -65,15 +68,15 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: '/api/settings/instance_events_deliveries', tag: 'events', summary: 'Recent deliveries of instance events', query: deliveryListQuery, response: json('Deliveries, newest first') },
   { method: 'post', path: '/api/settings/instance_events_deliveries/:id/redeliver', tag: 'events', summary: 'Send an instance event again', response: json('The delivery') },
 
-  { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group') },
-  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups') },
-  { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group') },
+  { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
+  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
+  { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
   { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group') },
   { method: 'post', path: ws('/groups/removeuser/:name'), tag: 'groups and folders', summary: 'Remove a member from a group', body: memberBody, response: json('The group') },
   { method: 'delete', path: ws('/groups/delete/:name'), tag: 'groups and folders', summary: 'Delete a group', response: text('Deleted') },
-  { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder') },
-  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders') },
-  { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder') },
+  { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder', folderSchema) },
+  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders', z.array(folderSchema)) },
+  { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder', folderSchema) },
   { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder') },
   { method: 'delete', path: ws('/folders/delete/:name'), tag: 'groups and folders', summary: 'Delete an empty folder', response: text('Deleted') },
 

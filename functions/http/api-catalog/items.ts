@@ -10,22 +10,24 @@ import { createBody as createRouteBody, updateBody as updateRouteBody } from '..
 import { createBody as createScheduleBody, enabledBody, updateBody as updateScheduleBody } from '../../core/triggers/schedules.js';
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
+import { z } from 'zod';
+import { flowListSchema, flowSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
 export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/scripts/create'), tag: 'scripts', summary: 'Create a script, or a new version of one (give parent_hash)', body: createScriptBody, response: createdText('The new version\'s hash') },
   { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('`{lock, schema}`') },
-  { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts') },
-  { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version') },
-  { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version') },
+  { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts', scriptListSchema) },
+  { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version', scriptSchema) },
+  { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version', scriptSchema) },
   { method: 'post', path: ws('/scripts/delete/p/:path{.+}'), tag: 'scripts', summary: 'Delete a script and its versions', response: text('Deleted') },
 
   { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
-  { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version') },
-  { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow') },
+  { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version', flowSchema) },
+  { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow', flowSchema) },
   { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions') },
-  { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows') },
+  { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows', flowListSchema) },
   { method: 'post', path: ws('/flows/archive/:path{.+}'), tag: 'flows', summary: 'Archive or unarchive a flow', body: archiveBody, bodyOptional: true, response: json('The flow') },
   { method: 'delete', path: ws('/flows/delete/:path{.+}'), tag: 'flows', summary: 'Delete a flow and its versions', response: text('Deleted') },
 
@@ -37,14 +39,14 @@ export const itemOperations: ApiOperation[] = [
   { method: 'get', path: ws('/apps/list'), tag: 'apps', summary: 'The apps the caller may read', response: json('Apps') },
   { method: 'delete', path: ws('/apps/delete/:path{.+}'), tag: 'apps', summary: 'Delete an app', response: text('Deleted') },
 
-  { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type') },
-  { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types') },
-  { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type') },
+  { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type', resourceTypeSchema) },
+  { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types', z.array(resourceTypeSchema)) },
+  { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type', resourceTypeSchema) },
   { method: 'post', path: ws('/resources/type/update/:name'), tag: 'resources', summary: 'Change a resource type', body: updateResourceTypeBody, response: json('The resource type') },
   { method: 'delete', path: ws('/resources/type/delete/:name'), tag: 'resources', summary: 'Delete a resource type', response: text('Deleted') },
   { method: 'post', path: ws('/resources/create'), tag: 'resources', summary: 'Create a resource', body: createResourceBody, response: createdText('The resource\'s path') },
   { method: 'get', path: ws('/resources/list'), tag: 'resources', summary: 'The resources the caller may read', response: json('Resources') },
-  { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource') },
+  { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource', resourceSchema) },
   { method: 'get', path: ws('/resources/get_value_interpolated/:path{.+}'), tag: 'resources', summary: 'A resource\'s value with its $var: and $res: references resolved', response: json('The value') },
   { method: 'post', path: ws('/resources/update/:path{.+}'), tag: 'resources', summary: 'Change a resource', body: updateResourceBody, response: json('The resource') },
   { method: 'post', path: ws('/resources/update_value/:path{.+}'), tag: 'resources', summary: 'Replace a resource\'s value (Windmill clients)', body: updateValueBody, response: text('Updated') },

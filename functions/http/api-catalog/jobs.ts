@@ -8,6 +8,7 @@ import { body as teamsMessageBody } from '../../core/chat/teams-basic.js';
 import { cancelBody, listQuery } from '../job-routes.js';
 import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
+import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
 const RUN_TARGETS = [
@@ -32,7 +33,7 @@ const runOperations: ApiOperation[] = RUN_TARGETS.flatMap(({ segment, what }): A
 /** Jobs and runs, the console's API, uploads, approvals and chat callbacks. */
 export const jobOperations: ApiOperation[] = [
   ...runOperations,
-  { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job') },
+  { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job', jobWithFlowStatusSchema) },
   { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('`{running, completed, new_logs, log_offset}`') },
   { method: 'get', path: ws('/jobs_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events', response: sse('Updates until the job completes') },
   { method: 'get', path: ws('/job_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events (Windmill\'s spelling)', response: sse('Updates until the job completes') },
@@ -40,7 +41,7 @@ export const jobOperations: ApiOperation[] = [
   { method: 'get', path: ws('/jobs_u/completed/get_result_maybe/:id'), tag: 'jobs', summary: 'A job\'s result if it has completed (Windmill clients)', response: json('`{completed, result}`') },
   { method: 'get', path: ws('/jobs_u/get_root_job_id/:id'), tag: 'jobs', summary: 'The id of the flow a job belongs to, or its own (Windmill clients)', response: json('The root job id') },
   { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
-  { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs') },
+  { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs', jobListSchema) },
 
   { method: 'get', path: ws('/jobs/runs'), tag: 'console', summary: 'Runs, filtered and paged by cursor (the console\'s runs page)', query: runFilterSchema, response: json('`{runs, next_cursor}`') },
   { method: 'get', path: ws('/jobs/runs_sse'), tag: 'console', summary: 'The filtered runs as server-sent events, sent again when they change', query: runFilterSchema, response: sse('Pages of runs') },

@@ -58,4 +58,14 @@ describe('the API document covers the app', () => {
     expect(await new Validator().validate(doc as never)).toEqual({ valid: true });
     expect(registered().size).toBeGreaterThan(150);
   });
+
+  it('declares every {parameter} of each path (which the OpenAPI schema alone does not check)', () => {
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      for (const [method, operation] of Object.entries(methods as Record<string, { parameters?: { name: string; in: string }[] }>)) {
+        const declared = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name).sort();
+        expect(declared, `${method} ${path}`).toEqual(inPath);
+      }
+    }
+  });
 });

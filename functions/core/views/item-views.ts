@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import type { ScriptVersion } from '../../ports.js';
+import { scriptVersionFields } from '../documents/records.js';
+import { ENTITY_VALUES } from '../documents/entity-values.js';
+import type { scriptSummary } from '../scripts.js';
+import type { getFlow, listFlows } from '../flows/flows.js';
+import type { getFolder } from '../folders.js';
+import type { getGroup } from '../groups.js';
+import type { listResourceTypes } from '../resource-types.js';
+import type { getResource } from '../resources.js';
+
+/**
+ * Scripts and flows as the API answers them: the schemas of what the store keeps (records.ts,
+ * entity-values.ts), since the API answers those as they are. They describe the answers in the
+ * OpenAPI document and type the CLI's reading of them; the checks below make `npm run check` fail
+ * when what the core answers and these schemas part.
+ */
+
+/** `scripts/get/p/{path}`, `scripts/get/h/{hash}`. */
+export const scriptSchema = scriptVersionFields;
+export type ScriptView = z.output<typeof scriptSchema>;
+/** `scripts/list`: the latest version of each script, without its content. */
+export const scriptListSchema = z.array(scriptVersionFields.omit({ content: true }));
+export type ScriptListItem = z.output<typeof scriptListSchema>[number];
+
+/** `flows/get/{path}`: the latest version. */
+export const flowSchema = ENTITY_VALUES.flow_version;
+export type FlowView = z.output<typeof flowSchema>;
+/** `flows/list`: each flow's path and latest version id. */
+export const flowListSchema = z.array(ENTITY_VALUES.flow);
+export type FlowListItem = z.output<typeof flowListSchema>[number];
+
+/** `folders/get/{name}`, `folders/list` (each). */
+export const folderSchema = ENTITY_VALUES.folder;
+export type FolderView = z.output<typeof folderSchema>;
+/** `groups/get/{name}`, `groups/list` (each). */
+export const groupSchema = ENTITY_VALUES.group;
+export type GroupView = z.output<typeof groupSchema>;
+/** `resources/type/get/{name}`, `resources/type/list` (each). */
+export const resourceTypeSchema = ENTITY_VALUES.resource_type;
+export type ResourceTypeView = z.output<typeof resourceTypeSchema>;
+/** `resources/get/{path}`: the resource and when it was made and last changed. */
+export const resourceSchema = z.intersection(ENTITY_VALUES.resource, z.object({ created_at: z.string(), updated_at: z.string() }));
+export type ResourceView = z.output<typeof resourceSchema>;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const agree: [
+  Same<ScriptView, ScriptVersion>,
+  Same<ScriptListItem, ReturnType<typeof scriptSummary>>,
+  Same<FlowView, Awaited<ReturnType<typeof getFlow>>>,
+  Same<FlowListItem, Awaited<ReturnType<typeof listFlows>>[number]>,
+  Same<FolderView, Awaited<ReturnType<typeof getFolder>>>,
+  Same<GroupView, Awaited<ReturnType<typeof getGroup>>>,
+  Same<ResourceTypeView, Awaited<ReturnType<typeof listResourceTypes>>[number]>,
+  Same<ResourceView, Awaited<ReturnType<typeof getResource>>>,
+] = [true, true, true, true, true, true, true, true];
+void agree;

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { JOB_KINDS, JOB_TRIGGERS, LANGUAGES, type JobKind, type JobStatus, type JobTrigger } from '../../ports.js';
+import type { flowStatusView } from '../flows/run-state.js';
+
+/**
+ * A job as the API answers it (`jobs_u/get`, `jobs/list`): the schema `jobView` (jobs.ts) is typed
+ * by, the OpenAPI document's description of it, and the type the CLI reads it with. A field added
+ * to or taken from `jobView` without changing this fails `npm run check`.
+ */
+
+const STATUSES = ['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled'] as const satisfies readonly JobStatus[];
+const stamp = z.string();
+
+export const jobViewSchema = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  type: z.enum(['CompletedJob', 'QueuedJob']),
+  status: z.enum(STATUSES),
+  running: z.boolean(),
+  success: z.boolean().nullable(),
+  result: z.unknown(),
+  args: z.record(z.string(), z.unknown()).nullable(),
+  logs: z.string(),
+  job_kind: z.enum(JOB_KINDS as [JobKind, ...JobKind[]]),
+  parent_job: z.string().nullable(),
+  script_path: z.string(),
+  /** A script job's hash; a flow's version id, or `<version>:<module>` for a flow step (Windmill's shape). */
+  script_hash: z.string(),
+  flow_version: z.number().int().nullable(),
+  flow_module: z.string().nullable(),
+  language: z.enum(LANGUAGES),
+  created_by: z.string(),
+  schedule_path: z.string().nullable(),
+  trigger: z.enum(JOB_TRIGGERS as [JobTrigger, ...JobTrigger[]]).nullable(),
+  created_at: stamp,
+  started_at: stamp.nullable(),
+  completed_at: stamp.nullable(),
+  attempts: z.number().int(),
+  deleted: z.boolean(),
+  /** Answered from a kept result of an identical run (cache_ttl), without running. */
+  cache_hit: z.boolean(),
+  priority: z.number().int(),
+  /** The concurrency_limit key the run counts against, when its script or flow has a limit. */
+  concurrency_key: z.string().optional(),
+  /** Queued and held until a concurrency slot frees. */
+  waiting_for_concurrency_slot: z.literal(true).optional(),
+});
+export type JobView = z.output<typeof jobViewSchema>;
+
+/** A flow job's run: the fields clients read are named; the rest of `flowStatusView` passes as it is. */
+const flowStatusSchema = z.looseObject({
+  status: z.string(),
+  step: z.number().int(),
+  modules: z.array(z.string()),
+  step_jobs: z.record(z.string(), z.string()),
+  results: z.record(z.string(), z.unknown()),
+  suspend: z
+    .looseObject({
+      module: z.string(),
+      step_job: z.string(),
+      approvals_received: z.number().int(),
+      approvals_required: z.number().int(),
+      deadline: z.string().nullable(),
+    })
+    .optional(),
+});
+
+/** `jobs_u/get/{id}`: the job and, for a flow, its run. */
+export const jobWithFlowStatusSchema = jobViewSchema.extend({ flow_status: flowStatusSchema.optional() });
+export type JobWithFlowStatus = z.output<typeof jobWithFlowStatusSchema>;
+
+/** `jobs/list`: jobs, a flow waiting for people with its run. */
+export const jobListSchema = z.array(jobWithFlowStatusSchema);
+
+// What flowStatusView builds must be what flowStatusSchema promises (checked by the compiler).
+type Assignable<A, B> = [A] extends [B] ? true : never;
+const flowStatusAgrees: Assignable<ReturnType<typeof flowStatusView>, z.output<typeof flowStatusSchema>> = true;
+void flowStatusAgrees;
