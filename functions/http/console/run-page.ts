@@ -5,6 +5,7 @@ import { CLIENT_HELPERS } from './client-helpers.js';
 import { FORM_SCRIPT } from '../approval-form.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { hashOf, renderPage } from './layout.js';
+import { languageName } from './language-names.js';
 
 /**
  * `/w/<ws>/run/<id>`: one run. The script reads the job from `jobs_u/get/<id>` and its logs from
@@ -247,7 +248,7 @@ ${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same argume
 <p id="message" role="alert"></p>
 <div id="approval" aria-live="polite"></div>
 <dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Trigger</dt><dd id="trigger">${j.trigger ?? 'not recorded'}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
-<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd><dt>Language</dt><dd>${j.language}</dd></dl>
+<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
 ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>
