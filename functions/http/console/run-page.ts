@@ -26,7 +26,8 @@ let job = null;
 let timer = null;
 let selected = null;
 
-function when(t) { return t ? t.replace('T', ' ').replace('Z', '').slice(0, 23) : '—'; }
+// The console's one time format (time-format.ts): UTC, to the second.
+function when(t) { return t ? t.replace('T', ' ').slice(0, 19) : '—'; }
 function span(a, b) { return a && b ? ((Date.parse(b) - Date.parse(a)) / 1000).toFixed(2) + ' s' : '—'; }
 
 function moduleStatuses(j) {
@@ -77,7 +78,7 @@ function render(j) {
   if (waiting && approval.dataset.loaded !== j.status) loadApproval(j.status);
   if (!waiting) { approval.replaceChildren(); approval.dataset.loaded = ''; }
   if (j.flow_status && j.flow_status.audit.length) {
-    document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at || '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
+    document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at ? when(e.at) : '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
   }
   if (j.flow_status) document.getElementById('events').replaceChildren(...flowEvents(j.flow_status).map((text) => el('li', { text })));
   if (selected) showStep(selected);
