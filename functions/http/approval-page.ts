@@ -88,7 +88,7 @@ function renderDecision(model: ApprovalPageModel, interactive: boolean, showCanc
   const schema: ResumeFormSchema | null = model.formSchema && typeof model.formSchema.properties === 'object' ? model.formSchema : null;
   const fields = schema ? renderFormFields(schema, model.defaultArgs ?? {}, model.enums ?? {}) : '';
   const cancel = showCancel
-    ? html`\n<div class="cancel" id="cancel-area"><input type="text" id="cancel-reason" aria-label="Reason for canceling (optional)" placeholder="Reason (optional)"><button type="button" id="cancel" class="secondary">Cancel</button></div>`
+    ? html`\n<div class="cancel" id="cancel-area"><input type="text" id="cancel-reason" aria-label="Reason for canceling (optional)" placeholder="Reason (optional)"><button type="button" id="cancel" class="danger">Cancel</button></div>`
     : '';
   return html`<form id="approval-form">
 ${fields}
@@ -166,6 +166,7 @@ input, select, textarea { font: inherit; padding: .35rem .5rem; border: 1px soli
 textarea.json { font-family: ui-monospace, monospace; }
 button { font: inherit; padding: .45rem 1.2rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary { background: #fff; color: var(--bad); border-color: var(--bad); }
+button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
 button:disabled { opacity: .6; cursor: progress; }
 .cancel { display: flex; gap: .5rem; margin-top: .75rem; }
 .cancel input { flex: 1; }

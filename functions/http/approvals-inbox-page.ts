@@ -90,7 +90,7 @@ function gateItem(g: WaitingGate): Markup {
 <p class="message">${g.message}</p>
 <p class="meta">run ${g.run_id} in ${g.workspace}, started by ${g.triggered_by}${g.deadline ? html`, decide before ${g.deadline}` : ''}</p>
 ${history(g.audit)}<form data-run="${g.run_id}"><label>Reason <textarea name="decision_reason"></textarea></label>
-<button type="submit" value="approved">Approve</button> <button type="submit" value="rejected">Reject</button>
+<button type="submit" value="approved">Approve</button> <button type="submit" value="rejected" class="danger">Reject</button>
 <p role="status"></p></form>
 </article>
 `;
@@ -106,7 +106,7 @@ ${description ? html`<section class="description" aria-label="Description">${des
 <p class="meta">run ${s.run_id} (${v.flowPath}) in ${s.workspace}, started by ${v.triggeredBy}; ${v.approvalsReceived} of ${v.approvalsRequired} approvals received${s.deadline ? html`; decide before ${s.deadline}` : ''}</p>
 ${history(s.audit)}<form data-resume="${s.resume_url}"${s.cancel_url ? html` data-cancel="${s.cancel_url}"` : ''}>
 ${schema ? renderFormFields(schema, v.defaultArgs ?? {}, v.enums ?? {}, `step${index}`) : ''}
-${s.cancel_url ? html`<label>Reason for a rejection <textarea name="decision_reason"></textarea></label>\n` : ''}<button type="submit" value="approved">Approve</button>${s.cancel_url ? html` <button type="submit" value="rejected" class="secondary" formnovalidate>Reject</button>` : ''}
+${s.cancel_url ? html`<label>Reason for a rejection <textarea name="decision_reason"></textarea></label>\n` : ''}<button type="submit" value="approved">Approve</button>${s.cancel_url ? html` <button type="submit" value="rejected" class="danger" formnovalidate>Reject</button>` : ''}
 <p role="status"></p></form>
 </article>
 `;

@@ -200,7 +200,8 @@ function seed(netns: string, dir: string, sizeBytes: number): Promise<Server[]> 
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    // 'close', not 'exit': the listeners' handles may still be on their way over IPC at exit.
+    // 'close', not 'exit': the listeners arrive as IPC messages, which may still be on their way
+    // when the seed has exited (seen under load, while a bulk cancel frees many workers at once).
     child.once('close', (code) => {
       const api = servers.get(NAMESPACE_API_PORT);
       const proxy = servers.get(NAMESPACE_PROXY_PORT);

@@ -69,6 +69,9 @@ describe('the approvals page', () => {
     await w.page.waitForURL((url) => url.pathname === '/approvals');
 
     const item = w.page.getByRole('article', { name: `f/finance/pay ${approveMe}` });
+    // Reject is destructive and looks it: never the same button as Approve.
+    const background = (name: string) => item.getByRole('button', { name }).evaluate((b) => getComputedStyle(b).backgroundColor);
+    expect(await background('Reject')).not.toBe(await background('Approve'));
     // The input is shown as text, never as markup.
     await expect(item.locator('.message').textContent()).resolves.toBe('Pay <b>ACME</b> (Pay the supplier)');
     await item.getByLabel('Reason').fill('invoice checked');

@@ -143,6 +143,21 @@ describe('POST /api/w/{ws}/jobs/queue/cancel_selection', () => {
     expect((await runs(`path=f/pub/sleep&status=canceled`)).runs.map((r) => r.id).sort()).toEqual([...sleeping].sort());
   });
 
+  it('cancels every one of many selected runs, queued or running (issue 36)', async () => {
+    await createScript(s, 'f/pub/nap', 'bash', 'n="$1"\nsleep 60', { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: [] } });
+    const ids: string[] = [];
+    for (let n = 0; n < 60; n++) ids.push(await start('f/pub/nap', { n }));
+    const res = await s.fetch(`${ws()}/jobs/queue/cancel_selection`, json(ids));
+    expect(res.status).toBe(200);
+    const outcome = await res.json();
+    const why = await Promise.all(outcome.not_canceled.slice(0, 2).map(async (r: { id: string }) => JSON.stringify((await waitForJob(s, r.id)).result).slice(0, 400)));
+    expect(outcome.not_canceled, why.join('\n')).toEqual([]);
+    expect([...outcome.canceled].sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(await waitForJob(s, id)).toMatchObject({ status: 'canceled' });
+    const listed = await runs(`path=f/pub/nap&per_page=200`);
+    expect(listed.runs.map((r) => r.status)).toEqual(ids.map(() => 'canceled'));
+  });
+
   it.each([
     ['an empty list', []],
     ['no ids', {}],

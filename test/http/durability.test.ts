@@ -90,6 +90,10 @@ describe('nothing accepted is lost (issue point 8)', () => {
     const token = first.output().match(/admin token \(shown once, keep it\): (\S+)/)?.[1];
     expect(token).toBeTruthy();
     expect((await first.fetch('/api/w/main/scripts/list', { token })).status).toBe(200);
+    // It says where the console is, and the token signs in there (issue 36).
+    expect(first.output()).toContain(`open the console: ${first.url}/login`);
+    const signIn = await first.fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }), token: null });
+    expect(signIn.status).toBe(200);
     await first.stop();
     const second = await startServer({ dataDir, env: { SVC_ADMIN_TOKEN: '' } });
     servers.push(second);

@@ -1,6 +1,7 @@
 import { Graph, layout } from '@dagrejs/dagre';
 import type { FlowModule } from '../../core/flows/definition.js';
 import { html, type Markup } from '../html.js';
+import { languageName } from './language-names.js';
 
 /**
  * A flow's modules as an SVG graph, laid out on the server by dagre (no layout code in the
@@ -75,7 +76,7 @@ function kindOf(m: FlowModule): string {
   if (m.suspend) return 'approval';
   switch (m.value.type) {
     case 'rawscript':
-      return `inline ${m.value.language}`;
+      return `inline ${languageName(m.value.language)}`;
     case 'forloopflow':
       return 'loop';
     case 'consentgate':

@@ -27,7 +27,7 @@ export const CONSOLE_STYLE = [
   '.table-wrap{overflow-x:auto}',
   'form.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;align-items:end;margin-bottom:1rem}',
   'label{display:block;font-size:.85em}input,select,textarea{width:100%;box-sizing:border-box;padding:.35rem;font:inherit}textarea{min-height:5rem;font-family:ui-monospace,monospace}',
-  'input[type=checkbox]{width:auto}button{padding:.4rem .8rem;font:inherit;cursor:pointer}button.danger{background:#fde7e9;border:1px solid var(--bad)}',
+  'input[type=checkbox]{width:auto}button{padding:.4rem .8rem;font:inherit;cursor:pointer}button.danger{background:var(--bad);border:1px solid var(--bad);color:#fff}',
   '.status{display:inline-block;padding:.05rem .45rem;border-radius:.6rem;font-size:.85em;border:1px solid currentColor}',
   '.s-success{color:var(--ok)}.s-failed{color:var(--bad)}.s-canceled{color:var(--muted)}.s-running{color:var(--run)}.s-queued{color:var(--muted)}.s-suspended,.s-awaiting_approval{color:var(--wait)}.s-pending{color:#999}',
   '.toolbar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}',

@@ -5,6 +5,7 @@ import { CLIENT_HELPERS } from './client-helpers.js';
 import { FORM_SCRIPT } from '../approval-form.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { hashOf, renderPage } from './layout.js';
+import { languageName } from './language-names.js';
 
 /**
  * `/w/<ws>/run/<id>`: one run. The script reads the job from `jobs_u/get/<id>` and its logs from
@@ -25,7 +26,8 @@ let job = null;
 let timer = null;
 let selected = null;
 
-function when(t) { return t ? t.replace('T', ' ').replace('Z', '').slice(0, 23) : '—'; }
+// The console's one time format (time-format.ts): UTC, to the second.
+function when(t) { return t ? t.replace('T', ' ').slice(0, 19) : '—'; }
 function span(a, b) { return a && b ? ((Date.parse(b) - Date.parse(a)) / 1000).toFixed(2) + ' s' : '—'; }
 
 function moduleStatuses(j) {
@@ -76,7 +78,7 @@ function render(j) {
   if (waiting && approval.dataset.loaded !== j.status) loadApproval(j.status);
   if (!waiting) { approval.replaceChildren(); approval.dataset.loaded = ''; }
   if (j.flow_status && j.flow_status.audit.length) {
-    document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at || '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
+    document.getElementById('audit').replaceChildren(...j.flow_status.audit.map((e) => el('li', { text: [e.at ? when(e.at) : '', e.step, e.event, e.who || '', e.via, e.reason || '', e.values ? JSON.stringify(e.values) : ''].filter(Boolean).join(' · ') })));
   }
   if (j.flow_status) document.getElementById('events').replaceChildren(...flowEvents(j.flow_status).map((text) => el('li', { text })));
   if (selected) showStep(selected);
@@ -247,7 +249,7 @@ ${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same argume
 <p id="message" role="alert"></p>
 <div id="approval" aria-live="polite"></div>
 <dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Trigger</dt><dd id="trigger">${j.trigger ?? 'not recorded'}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
-<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd><dt>Language</dt><dd>${j.language}</dd></dl>
+<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
 ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>

@@ -6,7 +6,8 @@ import { RUN_CHART_SCRIPT } from './run-chart.js';
 import { uplotScript, uplotStyle } from './static-assets.js';
 
 /**
- * `/w/<ws>/runs`: the run list. The filter form is a GET form, so every filter is in the URL and a
+ * `/w/<ws>/runs`: the run list, top-level runs unless `all=1` (flow steps, branches and sub-flows
+ * are on their flow's run page). The filter form is a GET form, so every filter is in the URL and a
  * filtered view can be linked and reloaded; the script reads the list from `GET /api/w/<ws>/jobs/runs`
  * with the same query, pages by cursor, follows `jobs/runs_sse` while the page is visible (closed
  * when hidden), and cancels through `jobs/queue/cancel_selection`.
@@ -30,6 +31,8 @@ function filterQuery() {
   const q = new URLSearchParams();
   const here = new URLSearchParams(location.search);
   for (const name of FILTERS) { const v = here.get(name); if (v) q.set(name, v); }
+  // Top-level runs unless asked for all: a flow's steps, branches and sub-flows are on its run page.
+  if (here.get('all') !== '1') q.set('top_level', '1');
   return q;
 }
 
@@ -134,6 +137,7 @@ form.addEventListener('submit', (event) => {
   event.preventDefault();
   const q = new URLSearchParams();
   for (const name of FILTERS) { const v = form.elements[name].value.trim(); if (v) q.set(name, v); }
+  if (form.elements.all.checked) q.set('all', '1');
   location.assign(location.pathname + (q.size ? '?' + q : ''));
 });
 more.addEventListener('click', () => load(true));
@@ -204,6 +208,7 @@ export function renderRunsPage(workspace: string, username: string, filter: Part
 <form id="filters" class="filters" method="get" role="search" aria-label="Filter runs">
 ${text('path', 'Path starts with', 'f/ops/')}${text('folder', 'Folder')}${select('status', 'Status', RUN_STATUSES)}${text('user', 'Started by')}${select('kind', 'Kind', JOB_KINDS)}${select('trigger', 'Triggered by', JOB_TRIGGERS)}
 ${text('after', 'Created after', '2026-01-01T00:00:00Z')}${text('before', 'Created before')}${text('args', 'Arguments contain (JSON)', '{"env":"prod"}')}${text('result', 'Result contains (JSON)')}
+<div><label class="check"><input type="checkbox" id="f-all" name="all" value="1"${value('all') === '1' ? html` checked` : ''}> Show flow steps and sub-flows</label></div>
 <div><button type="submit">Filter</button> <a href="?">Clear</a></div>
 </form>
 <div class="toolbar"><span id="count" role="status" aria-live="polite"></span>

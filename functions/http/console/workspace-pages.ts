@@ -13,6 +13,7 @@ import { highlightSource } from './highlight.js';
 import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
+import { languageName } from './language-names.js';
 
 /**
  * `/w/<ws>`: the workspace at a glance — scripts and flows the person may read, by folder, with
@@ -64,7 +65,7 @@ async function visibleItems(deps: CoreDeps, rights: Rights): Promise<Item[]> {
   const scripts = rights.can('scripts', 'read') ? await listScripts(deps.store, rights) : [];
   const flows = rights.can('flows', 'read') ? await listFlows(deps, rights) : [];
   const items: Item[] = [];
-  for (const s of scripts) items.push({ path: s.path, kind: 'script', summary: s.summary ?? '', language: s.language, last: '' });
+  for (const s of scripts) items.push({ path: s.path, kind: 'script', summary: s.summary ?? '', language: languageName(s.language), last: '' });
   for (const f of flows) {
     const flow = await findLatestFlow(deps.store, rights.workspaceId, f.path);
     items.push({ path: f.path, kind: 'flow', summary: flow?.summary ?? '', language: 'flow', last: '' });
@@ -110,7 +111,7 @@ interface ItemView {
 async function scriptItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
   const s = await getScriptByPath(deps.store, rights, path);
   const versions = (await scriptHistory(deps.store, rights, path)).map((v) => ({ id: v.hash, created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary }));
-  return { kind: 'script', path, summary: s.summary, description: s.description, language: s.language, hash: s.hash, source: highlightSource(s.content, s.language), graph: null, schema: s.schema, versions };
+  return { kind: 'script', path, summary: s.summary, description: s.description, language: languageName(s.language), hash: s.hash, source: highlightSource(s.content, s.language), graph: null, schema: s.schema, versions };
 }
 
 async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
@@ -121,13 +122,16 @@ async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<I
 
 function itemBody(ws: string, origin: string, item: ItemView): Markup {
   const base = `${origin}/api/w/${ws}/jobs`;
-  const kindSegment = item.kind === 'flow' ? 'f' : 'p';
-  const urls: [string, string][] = [
-    ['async (returns the job id)', `${base}/run/${kindSegment}/${item.path}`],
-    ['sync (waits for the result)', `${base}/run_wait_result/${kindSegment}/${item.path}`],
-    ['stream (SSE)', `${base}/run_and_stream/${kindSegment}/${item.path}`],
-    ...(item.hash ? ([['async, this version only', `${base}/run/h/${item.hash}`]] as [string, string][]) : []),
+  // Spec 4.1: the latest version by path (p/ or f/), and this version by hash (h/) or number (fv/).
+  const latest = item.kind === 'flow' ? `f/${item.path}` : `p/${item.path}`;
+  const pinnedId = item.kind === 'flow' ? item.versions[0]?.id : item.hash;
+  const pinned = pinnedId ? (item.kind === 'flow' ? `fv/${pinnedId}` : `h/${pinnedId}`) : null;
+  const forms = (target: string, which: string): [string, string][] => [
+    [`async, ${which} (returns the job id)`, `${base}/run/${target}`],
+    [`sync, ${which} (waits for the result)`, `${base}/run_wait_result/${target}`],
+    [`stream, ${which} (SSE)`, `${base}/run_and_stream/${target}`],
   ];
+  const urls: [string, string][] = [...forms(latest, 'latest version'), ...(pinned ? forms(pinned, `this version only (${item.kind === 'flow' ? `version ${pinnedId}` : pinnedId})`) : [])];
   const curl = (url: string) => `curl -X POST '${url}' \\\n  -H 'Authorization: Bearer $SVC_TOKEN' \\\n  -H 'Content-Type: application/json' \\\n  -d '{}'`;
   return html`<h1><span class="muted">${item.kind}</span> ${item.path}</h1>
 <p>${item.summary}</p>${item.description ? html`<p class="muted">${item.description}</p>` : ''}
