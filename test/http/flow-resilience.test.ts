@@ -132,6 +132,78 @@ describe('retries, timeouts and the failure module', () => {
   });
 });
 
+describe('the failure module after an approval that does not come', () => {
+  /** Records what ended the flow: the error's name and message, and the step. */
+  const failureModule = {
+    id: 'failure',
+    value: {
+      type: 'rawscript',
+      language: 'bun',
+      content: 'export function main(name: string, message: string, step: string) { return { handled: name, message, step } }',
+      input_transforms: { name: js('error.name'), message: js('error.message'), step: js('previous_result.error.step_id') },
+    },
+  };
+  const ASK = "import * as svc from 'svc-client';\nexport async function main() { return await svc.getResumeUrls('carol') }";
+  const approvalFlow = (timeout: number) => ({
+    modules: [ts('ask', ASK, { suspend: { required_events: 1, timeout } }), ts('ship', 'export function main() { return "shipped" }')],
+    failure_module: failureModule,
+  });
+  const gateFlow = (timeout: number) => ({
+    modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['role:admin'], self_approval: true, timeout, message: 'ship it?' } }, ts('ship', 'export function main() { return "shipped" }')],
+    failure_module: failureModule,
+  });
+
+  async function startUntil(path: string, status: string): Promise<Json> {
+    const id = await (await s.post(`${ws()}/jobs/run/p/${path}`, {})).text();
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const view = await job(id);
+      if (view.status === status) return view;
+      if (['success', 'failed', 'canceled'].includes(view.status)) throw new Error(`flow ended as ${view.status}: ${JSON.stringify(view.result)}`);
+    }
+    throw new Error(`flow ${id} never became ${status}`);
+  }
+
+  it('runs when an approval step is canceled; the flow stays canceled with the failure module\'s result', async () => {
+    await createFlow('u/admin/approve_cancel', approvalFlow(600));
+    const waiting = await startUntil('u/admin/approve_cancel', 'suspended');
+    const cancelUrl = (waiting.flow_status.results.ask.cancel as string).replace(/^https?:\/\/[^/]+/, '');
+    const res = await s.fetch(cancelUrl, { method: 'POST', token: null, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'too expensive' }) });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const flow = await waitForJob(s, waiting.id);
+    expect(flow.status).toBe('canceled');
+    expect(flow.result).toMatchObject({ handled: 'Canceled', step: 'ask' });
+    expect(flow.result.message).toContain('too expensive');
+    expect(flow.flow_status.failure_module).toMatchObject({ module: 'failure', step_id: 'ask' });
+    expect(flow.flow_status.results.ship).toBeUndefined();
+  });
+
+  it('runs when an approval step times out', async () => {
+    await createFlow('u/admin/approve_late', approvalFlow(1));
+    const waiting = await startUntil('u/admin/approve_late', 'suspended');
+    const flow = await waitForJob(s, waiting.id, 30_000);
+    expect(flow.status).toBe('canceled');
+    expect(flow.result).toMatchObject({ handled: 'SuspendTimeout', step: 'ask' });
+  });
+
+  it('runs when a ConsentGate is rejected, and when it times out', async () => {
+    await createFlow('u/admin/gate_reject', gateFlow(600));
+    const waiting = await startUntil('u/admin/gate_reject', 'awaiting_approval');
+    const res = await s.post(`/api/v1/runs/${waiting.id}/consent`, { decision: 'rejected', reason: 'wrong address' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const rejected = await waitForJob(s, waiting.id);
+    expect(rejected.status).toBe('failed');
+    expect(rejected.result).toMatchObject({ handled: 'ConsentRejected', step: 'gate' });
+    expect(rejected.result.message).toContain('wrong address');
+
+    await createFlow('u/admin/gate_late', gateFlow(1));
+    const late = await startUntil('u/admin/gate_late', 'awaiting_approval');
+    const timedOut = await waitForJob(s, late.id, 30_000);
+    expect(timedOut.status).toBe('failed');
+    expect(timedOut.result).toMatchObject({ handled: 'ConsentTimeout', step: 'gate' });
+    expect(timedOut.flow_status.failure_module).toMatchObject({ module: 'failure', step_id: 'gate' });
+  });
+});
+
 describe('stops and while loops', () => {
   it('ends the flow early where stop_after_if says, skipping what follows', async () => {
     await createFlow('u/admin/early_stop', {

@@ -193,7 +193,7 @@ async function moduleEnded(deps: WorkerDeps, job: Job, run: FlowRun, module: Flo
   if (run.failure && module === run.failure_module) {
     // The flow stays failed; the failure module's result is its result (its own error, if it failed too).
     const result = outcome.ok ? outcome.value : { error: { ...((run.failure.result as { error?: object })?.error ?? {}), failure_module_error: outcome.value } };
-    return finish(run, { status: 'failed', result });
+    return finish(run, { status: run.failure.status ?? 'failed', result });
   }
   await settleModule(deps, job.workspace_id, run, module, outcome);
 }

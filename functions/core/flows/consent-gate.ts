@@ -1,6 +1,7 @@
 import { findFlowVersion } from './flows.js';
 import { renderGateMessage } from './gate-message.js';
-import { finish, type FlowRun, type FlowStep, type GateDecision } from './run-state.js';
+import { failFlow } from './module-outcome.js';
+import { type FlowRun, type FlowStep, type GateDecision } from './run-state.js';
 import type { ConsentGateValue, FlowModule } from './definition.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -40,7 +41,8 @@ export function settleGate(run: FlowRun, current: Extract<FlowStep, { kind: 'gat
   run.step = null;
   run.status = 'running';
   if (decision.decision === 'rejected') {
-    finish(run, { status: 'failed', result: { error: rejection(module.id, decision), ...decision } });
+    // The flow's failure module, when it has one, runs first and gives the failed flow its result.
+    failFlow(run, module.id, { error: rejection(module.id, decision), ...decision });
     return true;
   }
   run.previous_result = decision;

@@ -94,16 +94,18 @@ export async function secondsOf(deps: WorkerDeps, workspaceId: string, run: Flow
 
 /**
  * The flow fails with `result`, the failed step's result with its error: when the flow has a
- * failure module, it runs first (advance.ts starts it) and its result becomes the flow's.
+ * failure module, it runs first (advance.ts starts it) and its result becomes the flow's; the
+ * flow then ends with `status` (an approval step canceled or timed out ends it canceled, spec 3).
  */
-export function failFlow(run: FlowRun, stepId: string, result: unknown): void {
+export function failFlow(run: FlowRun, stepId: string, result: unknown, status: 'failed' | 'canceled' = 'failed'): void {
   if (run.failure_module && !run.failure) {
-    run.failure = { result, step_id: stepId, started: false };
+    run.failure = { result, step_id: stepId, started: false, ...(status === 'canceled' ? { status } : {}) };
     run.previous_result = result;
     run.step = null;
+    run.status = 'running';
     return;
   }
-  finish(run, { status: 'failed', result });
+  finish(run, { status, result });
 }
 
 function failOnExpression(run: FlowRun, stepId: string, e: unknown): undefined {

@@ -145,6 +145,8 @@ export interface FlowFailure {
   result: unknown;
   step_id: string;
   started: boolean;
+  /** How the flow ends once the failure module ran: `canceled` when an approval step was canceled or timed out (spec 3). */
+  status?: 'failed' | 'canceled';
 }
 
 export interface FlowRun {

@@ -1,6 +1,7 @@
 import { evaluate } from './expressions.js';
 import { eligiblePreApprovals, loginNeeded, ruleGroups } from './approval-rules.js';
 import { suspendSettings, type FlowModule } from './definition.js';
+import { failFlow } from './module-outcome.js';
 import { expressionScope, finish, FLOW_LEVEL, type Approval, type FlowRun, type FlowStep } from './run-state.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -76,8 +77,9 @@ function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kin
   run.status = 'running';
   if (error) {
     // Spec 3 / 7.6: the flow is canceled, or with continue_on_error goes on with an `error` payload.
+    // (The flow's failure module runs first, and gives the canceled flow its result.)
     if (!module.continue_on_error) {
-      finish(run, { status: 'canceled', result: { error: { ...error, step_id: module.id } } });
+      failFlow(run, module.id, { error: { ...error, step_id: module.id } }, 'canceled');
       return true;
     }
     run.resume = { error };
