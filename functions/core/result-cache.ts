@@ -24,6 +24,16 @@ export function resultCacheKey(job: Pick<Job, 'kind' | 'script_hash' | 'flow_ver
   return `${version}:${sha256Hex(canonicalJson({ args: args ?? {}, identity }))}`;
 }
 
+/**
+ * A flow step's cache key (the step's own `cache_ttl`): the flow version and step, the code it
+ * runs (a script step's hash), its arguments and who started the flow. Apart from the script's
+ * own entries, so a step's TTL never answers a run of the script and the other way round.
+ */
+export function stepResultCacheKey(flowVersion: number, moduleId: string, job: Pick<Job, 'script_hash' | 'created_by' | 'created_scopes' | 'args'>): string {
+  const identity = { user: job.created_by, scopes: job.created_scopes ? [...job.created_scopes].sort() : null };
+  return `step:${flowVersion}:${moduleId}:${sha256Hex(canonicalJson({ code: job.script_hash ?? null, args: job.args ?? {}, identity }))}`;
+}
+
 /** JSON with object keys sorted at every level, so equal arguments give equal keys whatever their order. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -45,8 +55,7 @@ export async function findCachedResult(deps: Pick<CoreDeps, 'store' | 'clock'>, 
 }
 
 /** Stores a successful run's result for `ttlSeconds`; a concurrent writer's entry is as good, so a lost race is left as it is. */
-export async function storeCachedResult(deps: Pick<CoreDeps, 'store' | 'clock'>, job: Job, result: unknown, ttlSeconds: number): Promise<void> {
-  const key = resultCacheKey(job, job.args);
+export async function storeCachedResult(deps: Pick<CoreDeps, 'store' | 'clock'>, job: Job, result: unknown, ttlSeconds: number, key = resultCacheKey(job, job.args)): Promise<void> {
   const value: CachedResult = { result, job: job.id, expires_at: new Date(deps.clock.now().getTime() + ttlSeconds * 1000).toISOString() };
   const current = await readEntity(deps.store, 'result_cache', job.workspace_id, key);
   if (current) await tryReplaceEntity(deps.store, deps.clock, current, value);
@@ -83,6 +92,11 @@ export function cacheHitLog(cached: CachedResult, ttlSeconds: number): string {
 export async function answerFromCache(deps: Pick<CoreDeps, 'store' | 'clock' | 'signals'>, job: Job, ttlSeconds: number): Promise<Job | null> {
   const cached = await findCachedResult(deps, job.workspace_id, resultCacheKey(job, job.args));
   if (!cached) return null;
+  return storeCacheHit(deps, job, cached, ttlSeconds);
+}
+
+/** Stores `job` as finished with the cached result, marked `cache_hit`, and tells its waiters. */
+export async function storeCacheHit(deps: Pick<CoreDeps, 'store' | 'clock' | 'signals'>, job: Job, cached: CachedResult, ttlSeconds: number): Promise<Job> {
   // Held, so no worker takes it in the moment between its insert and its completion.
   const hit: Job = { ...job, cache_hit: true, held: true };
   await deps.store.insertJob(hit);

@@ -54,10 +54,10 @@ describe('unknown fields are refused, never dropped', () => {
 
     const nested = await s.post(`${ws()}/flows/create`, {
       path: 'u/admin/unknown_field',
-      value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [ts('b', 'export function main() {}', { cache_ttl: 60 })] } }] },
+      value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [ts('b', 'export function main() {}', { mock: { enabled: true, return_value: 1 } })] } }] },
     });
     expect(nested.status).toBe(400);
-    expect((await nested.json()).error.field).toBe('value.modules.0.value.modules.0.cache_ttl');
+    expect((await nested.json()).error.field).toBe('value.modules.0.value.modules.0.mock');
 
     const topLevel = await s.post(`${ws()}/flows/create`, { path: 'u/admin/unknown_field', value: { modules: [] }, dedicated_worker: true });
     expect(topLevel.status).toBe(400);
@@ -129,6 +129,50 @@ describe('retries, timeouts and the failure module', () => {
     expect(flow.result.message).toContain('2s');
     expect(flow.flow_status.failure_module).toMatchObject({ module: 'failure', step_id: 'slow' });
     expect(flow.flow_status.results.never).toBeUndefined();
+  });
+});
+
+describe('step settings: cache_ttl and priority are honoured, the rest refused with their path', () => {
+  it("answers a step with cache_ttl from its cache on an identical run, marked cache_hit; a step's priority is its job's", async () => {
+    await createFlow('u/admin/step_cache', {
+      modules: [
+        { id: 'quote', cache_ttl: 600, value: { type: 'rawscript', language: 'bun', content: 'export function main(item: string) { return { item, quote: Math.random() } }', input_transforms: { item: js('flow_input.item') } } },
+        ts('book', 'export function main() { return "booked" }', { priority: 7 }),
+      ],
+    });
+    const first = await run('u/admin/step_cache', { item: 'chair' });
+    expect(first.status).toBe('success');
+    const second = await run('u/admin/step_cache', { item: 'chair' });
+    expect(second.flow_status.results.quote).toEqual(first.flow_status.results.quote);
+    const [firstQuote] = first.flow_status.module_jobs.quote as string[];
+    const [hitId] = second.flow_status.module_jobs.quote as string[];
+    const hit = await job(hitId);
+    expect(hit).toMatchObject({ status: 'success', cache_hit: true, started_at: null });
+    expect(hit.logs).toContain(firstQuote);
+    expect((await job(firstQuote)).cache_hit).toBeFalsy();
+    const other = await run('u/admin/step_cache', { item: 'table' });
+    expect(other.flow_status.results.quote.item).toBe('table');
+    expect((await job((other.flow_status.module_jobs.quote as string[])[0])).cache_hit).toBeFalsy();
+
+    const [book] = second.flow_status.module_jobs.book as string[];
+    expect((await job(book)).priority).toBe(7);
+  });
+
+  it('refuses a step setting where it means nothing, naming its path', async () => {
+    const refused = async (modules: unknown[], field: string, failure_module?: unknown) => {
+      const res = await s.post(`${ws()}/flows/create`, { path: 'u/admin/bad_settings', value: { modules, ...(failure_module ? { failure_module } : {}) } });
+      expect(res.status, field).toBe(400);
+      expect((await res.json()).error.field).toBe(field);
+    };
+    const branch = (extra: Record<string, unknown>) => ({ id: 'both', value: { type: 'branchall', branches: [{ modules: [ts('x', 'export function main() {}')] }] }, ...extra });
+    await refused([branch({ cache_ttl: 60 })], 'value.modules.0.cache_ttl');
+    await refused([{ id: 'same', value: { type: 'identity' }, priority: 5 }], 'value.modules.0.priority');
+    await refused([ts('a', 'export function main() {}'), ts('b', 'export function main() {}', { delete_after_use: true })], 'value.modules.1.delete_after_use');
+    await refused([ts('ask', 'export function main() {}', { suspend: { required_events: 1 }, cache_ttl: 60 })], 'value.modules.0.cache_ttl');
+    await refused([branch({ suspend: { required_events: 1 } })], 'value.modules.0.suspend');
+    await refused([{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [{ id: 'inner', value: { type: 'identity' }, timeout: 5 }] } }], 'value.modules.0.value.modules.0.timeout');
+    await refused([ts('a', 'export function main() {}')], 'value.failure_module.cache_ttl', ts('failure', 'export function main() {}', { cache_ttl: 60 }));
+    expect((await s.fetch(`${ws()}/flows/get/u/admin/bad_settings`)).status).toBe(404);
   });
 });
 

@@ -18,7 +18,8 @@ import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../retry.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
 import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
-import { storeCachedResult } from '../result-cache.js';
+import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../result-cache.js';
+import type { CachedResultValue } from '../documents/entity-values.js';
 import { leaveSlot } from '../concurrency.js';
 
 /**
@@ -43,6 +44,10 @@ interface Effects {
   wakeAt: Date | null;
   /** ConsentGates just reached, whose approvers are to be told. */
   notify: string[];
+  /** Steps answered from their `cache_ttl` cache: stored as finished jobs marked `cache_hit`. */
+  cacheHits: { job: Job; cached: CachedResultValue; ttl: number }[];
+  /** Steps with `cache_ttl` that succeeded: their result answers identical steps within the TTL. */
+  cacheStores: { job: Job; result: unknown; ttl: number; key: string }[];
 }
 
 /** `finishedStep`: a step job whose completion was just stored (the worker's wake), so it is not read back. */
@@ -53,7 +58,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [] };
+    const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
     await step(deps, job, run, effects, finishedStep);
     const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
     if (!stored) return AGAIN;
@@ -167,6 +172,9 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
     }
     const outcome = await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
+    if (outcome.ok && module.cache_ttl && current.kind === 'child') {
+      effects.cacheStores.push({ job: current.job, result: outcome.value, ttl: module.cache_ttl, key: stepResultCacheKey(run.version, module.id, current.job) });
+    }
     await moduleEnded(deps, job, run, module, outcome);
   }
 }
@@ -215,19 +223,21 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
         const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args), timeout);
+        const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args, module.priority);
+        return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
       case 'script': {
         const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };
         const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
         const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args), timeout);
+        const job = stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority);
+        return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
       case 'flow': {
         const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
         const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args));
+        return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority));
       }
       case 'branchone': {
         const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
@@ -260,7 +270,8 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
   }
 }
 
-function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, args: Record<string, unknown>): Job {
+/** `priority`: the step's own (Windmill's module `priority`); a step without one is taken at 0. */
+function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, args: Record<string, unknown>, priority?: number | null): Job {
   return queuedJob(now, {
     workspace_id: flowJob.workspace_id,
     ...target,
@@ -268,7 +279,22 @@ function stepJob(now: string, flowJob: Job, run: FlowRun, target: JobTarget, arg
     args,
     created_by: flowJob.created_by,
     created_scopes: flowJob.created_scopes ?? null,
+    ...(priority ? { priority } : {}),
   });
+}
+
+/**
+ * A step with `cache_ttl` whose identical step (same flow version, code, arguments and starter)
+ * succeeded within the TTL: it runs nothing; its job is stored finished with that result, marked
+ * `cache_hit`, once the run naming it is stored (carryOut).
+ */
+async function cachedStep(deps: WorkerDeps, run: FlowRun, module: FlowModule, job: Job, effects: Effects): Promise<Outcome | null> {
+  if (!module.cache_ttl) return null;
+  const cached = await findCachedResult(deps, job.workspace_id, stepResultCacheKey(run.version, module.id, job));
+  if (!cached) return null;
+  run.step_modules[job.id] = module.id;
+  effects.cacheHits.push({ job, cached, ttl: module.cache_ttl });
+  return { ok: true, value: cached.result, stepJob: job.id };
 }
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
@@ -346,6 +372,8 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
     started.push(job);
   }
   if (started.length > 0) await deps.flows.dispatch(started);
+  for (const hit of effects.cacheHits) await storeCacheHit(deps, hit.job, hit.cached, hit.ttl);
+  for (const done of effects.cacheStores) await storeCachedResult(deps, done.job, done.result, done.ttl, done.key);
   const now = deps.clock.now().toISOString();
   await cancelJobs(deps, effects.cancel, 'the flow was canceled');
   let finished: FinishedJob | undefined;

@@ -126,6 +126,10 @@ export interface FlowModule {
   is_trigger?: boolean;
   same_worker?: boolean;
   suspend?: SuspendSettings;
+  /** Seconds a script step's result answers an identical step (same code, arguments and starter) without running it. */
+  cache_ttl?: number | null;
+  /** The step's job is taken before lower ones when every worker is busy (0 to 100). */
+  priority?: number | null;
   /** The module's input schema, as editors send it; kept as given. */
   schema?: Record<string, unknown>;
 }
@@ -158,6 +162,8 @@ export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
     is_trigger: z.boolean().optional(),
     same_worker: z.boolean().optional(),
     suspend: suspendSettings.optional(),
+    cache_ttl: runSettingsFields.cache_ttl,
+    priority: runSettingsFields.priority,
     schema: z.record(z.string(), z.unknown()).optional(),
   }),
 ) as z.ZodType<FlowModule>;

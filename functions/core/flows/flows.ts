@@ -48,8 +48,8 @@ const what = (path: string) => `flow ${path}`;
 
 function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   const seen = new Set<string>();
+  for (const [m, path] of modulePaths(value)) checkStepSettings(m, path);
   for (const m of flowModules(value)) {
-    checkResilience(m);
     if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
@@ -69,19 +69,49 @@ function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   }
 }
 
-/** Settings that mean nothing on a kind of module are refused rather than ignored (docs/flows.md). */
-function checkResilience(m: FlowModule): void {
+/** Every module with its path in the definition (`value.modules.0.value.branches.1.modules.0`), the failure module's too. */
+function modulePaths(value: FlowValue): [FlowModule, string][] {
+  const walk = (list: readonly FlowModule[], at: string): [FlowModule, string][] =>
+    list.flatMap((m, i) => {
+      const path = `${at}.${i}`;
+      const v = m.value;
+      const inner =
+        v.type === 'branchone'
+          ? [...v.branches.flatMap((b, j) => walk(b.modules, `${path}.value.branches.${j}.modules`)), ...walk(v.default, `${path}.value.default`)]
+          : v.type === 'branchall'
+            ? v.branches.flatMap((b, j) => walk(b.modules, `${path}.value.branches.${j}.modules`))
+            : v.type === 'forloopflow' || v.type === 'whileloopflow'
+              ? walk(v.modules, `${path}.value.modules`)
+              : [];
+      return [[m, path] as [FlowModule, string], ...inner];
+    });
+  return [...walk(value.modules, 'value.modules'), ...(value.failure_module ? ([[value.failure_module, 'value.failure_module']] as [FlowModule, string][]) : [])];
+}
+
+/**
+ * Step settings that mean nothing on a kind of module are refused with the setting's path rather
+ * than ignored (docs/flows.md, "Step settings").
+ */
+function checkStepSettings(m: FlowModule, path: string): void {
   const refuse = (setting: string, why: string) => {
-    throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${setting} ${why}`, { field: 'value.modules' });
+    throw badRequest('invalid_flow', `${path}.${setting}: module ${m.id}: ${setting} ${why}`, { field: `${path}.${setting}` });
   };
   const type = m.value.type;
   const loop = type === 'forloopflow' || type === 'whileloopflow';
-  if (m.timeout !== undefined && type !== 'rawscript' && type !== 'script') refuse('timeout', 'applies to script steps (rawscript or script) only');
+  const scriptStep = type === 'rawscript' || type === 'script';
+  if (m.timeout !== undefined && !scriptStep) refuse('timeout', 'applies to script steps (rawscript or script) only');
+  if (m.cache_ttl != null && !scriptStep) refuse('cache_ttl', 'applies to script steps (rawscript or script) only');
+  if (m.cache_ttl != null && m.suspend) refuse('cache_ttl', 'does not apply to an approval step: each run asks for its own approvals');
+  if (m.cache_ttl != null && path === 'value.failure_module') refuse('cache_ttl', 'does not apply to a failure module: it runs for each failure');
+  if (m.priority != null && !scriptStep && type !== 'flow') refuse('priority', 'applies to steps that run a job (rawscript, script or flow) only');
   if (m.stop_after_all_iters_if && !loop) refuse('stop_after_all_iters_if', 'applies to for and while loops only');
   if (m.stop_after_if && type === 'forloopflow') refuse('stop_after_if', 'on a for loop is not supported: use stop_after_all_iters_if (after all iterations) or a while loop');
   if (type === 'whileloopflow' && !m.stop_after_if) refuse('a while loop', 'needs a stop_after_if saying when it ends');
   if (m.sleep !== undefined && (m.suspend || type === 'consentgate')) refuse('sleep', 'cannot follow an approval step or a ConsentGate');
   if (m.retry && type === 'consentgate') refuse('retry', 'does not apply to a ConsentGate: a rejection is a decision, not a failure');
+  // An approval step waits on the job it ran (its resume URLs name it): a module that runs none has nothing to approve.
+  if (m.suspend && type === 'consentgate') refuse('suspend', 'does not apply to a ConsentGate: it waits for its own decision');
+  if (m.suspend && (type === 'identity' || type === 'branchall' || loop)) refuse('suspend', 'applies to steps that run one job (rawscript, script, flow or branchone) only');
 }
 
 /** The failure module is one script step that runs once: what would make it wait or run again is refused. */
