@@ -1,7 +1,8 @@
 /**
- * Part of `npm run bench` (issue 31 item 10): the warm sync-webhook p50 of a `bun` script that
- * imports an npm package next to the same script without the import, and the first run of a new
- * version whose lock is already installed next to a warm run. Packages come from the fake npm
+ * Part of `npm run bench` (issue 31 items 3 and 10): the warm sync-webhook p50 of a `bun` script
+ * that imports an npm package next to the same script without the import, the first run of a new
+ * version whose lock is already installed next to a warm run, and a warm `deno` script with the
+ * same package as an `npm:` import next to the warm `bun` one. Packages come from the fake npm
  * registry the tests use, on loopback. Printed, never asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,6 +18,7 @@ const NEW_VERSIONS = 9;
 
 const PLAIN = 'export function main(name: string = "world") { return "hello " + name; }\n';
 const IMPORTING = 'import { greet } from "svc-bench-greet";\nexport function main(name: string = "world") { return greet(name); }\n';
+const DENO_IMPORTING = 'import { greet } from "npm:svc-bench-greet@1";\nexport function main(name: string = "world") { return greet(name); }\n';
 
 async function main() {
   const registry = await startFakeNpmRegistry([
@@ -33,19 +35,20 @@ async function main() {
     if (res.status !== 200 || text !== '"hello bench"') throw new Error(`${path}: ${res.status} ${text}`);
     return performance.now() - t;
   };
-  const create = async (path: string, content: string, parent: string | null) => {
-    const res = await api('/scripts/create', { path, language: 'bun', content, parent_hash: parent });
+  const create = async (path: string, content: string, parent: string | null, language = 'bun') => {
+    const res = await api('/scripts/create', { path, language, content, parent_hash: parent });
     if (res.status !== 201) throw new Error(`create ${path}: ${res.status} ${await res.text()}`);
     return res.text();
   };
   try {
     await create('u/admin/plain', PLAIN, null);
     let hash = await create('u/admin/importing', IMPORTING, null);
-    const warm: Record<string, number[]> = { plain: [], importing: [] };
-    for (const name of ['plain', 'importing'] as const) {
-      await run(`u/admin/${name}`); // the first run: the install (importing) and a process start
-      for (let i = 0; i < REQUESTS; i++) warm[name].push(await run(`u/admin/${name}`));
-    }
+    await create('u/admin/deno_importing', DENO_IMPORTING, null, 'deno');
+    const warm: Record<string, number[]> = { plain: [], importing: [], deno_importing: [] };
+    const names = ['plain', 'importing', 'deno_importing'] as const;
+    for (const name of names) await run(`u/admin/${name}`); // the first run: the install (importing) and a process start
+    // Interleaved, so a change of the machine's load weighs on every script alike.
+    for (let i = 0; i < REQUESTS; i++) for (const name of names) warm[name].push(await run(`u/admin/${name}`));
     // New versions of the importing script, same lock: the tree is installed, a spare may be ready.
     const first: number[] = [];
     for (let i = 0; i < NEW_VERSIONS; i++) {
@@ -61,6 +64,7 @@ async function main() {
     console.log(`| warm p50 without the import | ${f(p50(warm.plain))} | |`);
     console.log(`| warm p50 with the import | ${f(p50(warm.importing))} | ratio ${(p50(warm.importing) / p50(warm.plain)).toFixed(2)}x (at most 1.2x) |`);
     console.log(`| first run of a new version, lock installed (median of ${NEW_VERSIONS}) | ${f(p50(first))} | +${f(p50(first) - p50(warm.importing))} over warm (at most +50) |`);
+    console.log(`| warm p50 of a deno script with the npm: import | ${f(p50(warm.deno_importing))} | ratio ${(p50(warm.deno_importing) / p50(warm.importing)).toFixed(2)}x the bun one (at most 3x) |`);
   } finally {
     service.child.kill('SIGTERM');
     await new Promise((r) => service.child.once('exit', r));

@@ -1,25 +1,25 @@
-import { randomBytes } from 'node:crypto';
+import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import type { JobResourceLimits } from '../ports.js';
 import { installDenoClient } from './client-libraries.js';
 import type { Jail, JailSource } from './confinement.js';
 import { DENO_MISSING, denoBinary } from './deno-binary.js';
-import { DenoFrameReader, type DenoFrame } from './deno-frames.js';
-import type { JobGuard } from './job-guard.js';
-import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
-import { copyCodeFile, resolveExecutable, sandboxEnv, writeCodeFile, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
-import { typeScriptCall } from './typescript-runner.js';
-import { streamResult } from './warm-worker.js';
+import { copyCodeFile, makeCodeDir, makeJobDir, randomName, removeDir, resolveExecutable, sandboxEnv, spawnSandboxed, writeCodeFile } from './sandbox-process.js';
+import { ScriptStartError } from './script-start-error.js';
+import { ipcChannel } from './typescript-runner.js';
+import { WarmWorker } from './warm-worker.js';
 
 const DENO_SHIM = fileURLToPath(new URL('./shims/deno-shim.mjs', import.meta.url));
 
 /**
  * What a Deno job may do, as Windmill's Deno jobs: the network, its own environment (which is
- * only the job's, see sandboxEnv), and reading and writing its own job directory, where its
- * module cache (DENO_DIR, for `npm:` and `jsr:` imports) lives too. No subprocesses, FFI or sys.
+ * only the job's, see sandboxEnv), reading and writing its process's directory (its code, its job
+ * directories, its own DENO_DIR) and reading its installed packages. No subprocesses, FFI or sys.
+ * With a tree, `npm:` imports resolve from its `node_modules` (Deno's manual node_modules mode),
+ * so a run never downloads a package.
  */
-function denoArgs(jobDir: string): string[] {
+function denoArgs(procDir: string, depsTree: string | undefined): string[] {
   return [
     'run',
     '--no-prompt',
@@ -27,74 +27,53 @@ function denoArgs(jobDir: string): string[] {
     '--no-lock',
     '--allow-net',
     '--allow-env',
-    `--allow-read=${jobDir}`,
-    `--allow-write=${jobDir}`,
-    `--import-map=${join(jobDir, 'import_map.json')}`,
-    join(jobDir, 'deno-shim.mjs'),
-    join(jobDir, 'main.ts'),
+    `--allow-read=${[procDir, ...(depsTree ? [depsTree] : [])].join(',')}`,
+    `--allow-write=${procDir}`,
+    ...(depsTree ? ['--node-modules-dir=manual'] : []),
+    `--import-map=${join(procDir, 'import_map.json')}`,
+    join(procDir, 'deno-shim.mjs'),
+    join(procDir, 'main.ts'),
   ];
 }
 
 /**
- * Runs a `deno` script on a real Deno, in a fresh confined process per job (Deno keeps its
- * compiled modules in the job's DENO_DIR; a warm process would save only the start).
+ * Starts a spare Deno process: runtime and shim up, no script yet. `WarmWorker.loadCode` writes
+ * the script, which the shim imports on the first job; jobs then arrive as IPC messages, as for
+ * TypeScript on Node. `depsTree`: the installed tree of the version's lock (README: Dependencies),
+ * read-only.
  */
-export async function runDeno(
-  req: RunRequest,
-  hooks: RunHooks,
-  signal: AbortSignal,
-  track: TrackProcess,
-  jails: JailSource,
-): Promise<RunOutcome> {
+export async function startDenoSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
   const deno = denoBinary();
-  if (!deno) return { ok: false, error: { name: 'ExecutionErr', message: DENO_MISSING } };
-  return inOneShotJobDir(req, jails, 'deno', async (jobDir, jail) => {
-    await writeCodeFile(join(jobDir, 'main.ts'), req.content);
-    await copyCodeFile(DENO_SHIM, join(jobDir, 'deno-shim.mjs'));
-    const client = await installDenoClient(jobDir);
-    await writeCodeFile(join(jobDir, 'import_map.json'), JSON.stringify({ imports: { 'svc-client': `file://${client}` } }));
-    const marker = `\u0000svc-deno-${randomBytes(16).toString('hex')}:`;
-    const env = { ...sandboxEnv(req.env, jobDir, jail), DENO_DIR: join(jobDir, '.deno'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', DENO_TLS_CA_STORE: 'system' };
+  if (!deno) throw new ScriptStartError({ name: 'ExecutionErr', message: DENO_MISSING });
+  const jail: Jail = await jails.open(limits);
+  const procDir = join(jail.workDir, randomName('deno'));
+  try {
+    await makeCodeDir(procDir);
+    const scriptPath = join(procDir, 'main.ts');
+    await copyCodeFile(DENO_SHIM, join(procDir, 'deno-shim.mjs'));
+    const client = await installDenoClient(procDir);
+    await writeCodeFile(join(procDir, 'import_map.json'), JSON.stringify({ imports: { 'svc-client': `file://${client}` } }));
+    if (depsTree) await symlink(join(depsTree, 'node_modules'), join(procDir, 'node_modules'));
+    // Deno's compiled-module cache (and, for a version without a lock, its downloads): this
+    // process's own, never shared with another process.
+    const denoDir = join(procDir, '.deno');
+    await makeJobDir(denoDir, jail.uid);
+    const env = { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', DENO_TLS_CA_STORE: 'system' };
     // Through sh only to point fd 2 at the stdout pipe, so the log keeps the order of the lines.
-    const spawn = {
+    const proc = spawnSandboxed({
       jail,
-      visibleDirs: [jobDir],
+      visibleDirs: [procDir],
+      readOnlyDirs: depsTree ? [depsTree] : [],
       command: resolveExecutable('sh'),
-      args: ['-c', 'exec "$@" 2>&1', 'sh', deno, ...denoArgs(jobDir)],
-      cwd: jobDir,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    } satisfies SandboxSpawn;
-    const input = JSON.stringify({ marker, ...typeScriptCall(req) });
-    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard, marker));
-  });
-}
-
-async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard, marker: string): Promise<RunOutcome> {
-  const log = oneShotLog(hooks, guard);
-  const chunks: string[] = [];
-  let done: Extract<DenoFrame, { type: 'done' }> | undefined;
-  const reader = new DenoFrameReader(
-    marker,
-    log.write,
-    (frame) => {
-      if (frame.type === 'stream') {
-        chunks.push(frame.chunk);
-        hooks.onStream(frame.chunk);
-        guard.countOutput(frame.chunk);
-      } else done = frame;
-    },
-  );
-  proc.child.stdout?.on('data', (chunk: Buffer) => reader.push(chunk));
-  proc.child.stderr?.on('data', (chunk: Buffer) => reader.push(chunk));
-
-  const settled = await settleOneShot(proc, jail, guard, 'deno', () => reader.flush());
-  if (!settled.ok) return settled;
-  const finished = done as Extract<DenoFrame, { type: 'done' }> | undefined;
-  if (!finished) return { ok: false, error: endedWithoutResult('deno', settled.info, log.tail, ' before the job finished') };
-  if (!finished.ok) return { ok: false, error: finished.error };
-  if (finished.streamed) return { ok: true, result: streamResult(chunks.join(''), finished.result), streamed: true };
-  guard.countOutput(finished.result);
-  if (guard.reason) return { ok: false, error: guard.reason };
-  return { ok: true, result: JSON.parse(finished.result) as unknown, streamed: false };
+      args: ['-c', 'exec "$@" 2>&1', 'sh', deno, ...denoArgs(procDir, depsTree)],
+      cwd: procDir,
+      env: sandboxEnv(env, procDir, jail),
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail, scriptPath);
+  } catch (error) {
+    await removeDir(procDir);
+    await jail.release();
+    throw error;
+  }
 }

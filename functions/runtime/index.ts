@@ -2,7 +2,7 @@ import { totalmem } from 'node:os';
 import type { CodeRunner, Ecosystem, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
-import { runDeno } from './deno-runner.js';
+import { startDenoSpare } from './deno-runner.js';
 import { runGo } from './go-runner.js';
 import { canceledError } from './job-guard.js';
 import { pythonCall, startPythonSpare } from './python-runner.js';
@@ -54,7 +54,7 @@ export interface LocalRunner extends CodeRunner {
 }
 
 /**
- * Runs user code in sandboxed child processes on this machine. TypeScript and Python jobs go to
+ * Runs user code in sandboxed child processes on this machine. TypeScript, Deno and Python jobs go to
  * warm processes that already hold the script version, so a run costs a message, not a start. A
  * version without one takes a pre-started spare of its language and identity and gives it its
  * code (README: Job confinement, warm processes).
@@ -100,10 +100,12 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   }
 
   async function runWithTree(req: RunRequest, hooks: RunHooks, signal: AbortSignal, python: boolean, identity: unknown[], depsTree: string | null): Promise<RunOutcome> {
-    const startSpare = () => (python ? startPythonSpare(req.limits, jails, depsTree ?? undefined) : startTypeScriptSpare(req.limits, jails, depsTree ?? undefined));
+    const deno = req.language === 'deno';
+    const startSpare = () => (python ? startPythonSpare : deno ? startDenoSpare : startTypeScriptSpare)(req.limits, jails, depsTree ?? undefined);
     const start = async () => {
-      const code = python ? req.content : await typeScriptCode(req);
-      const modules = python ? req.modules : await typeScriptModules(req);
+      // Deno compiles its own TypeScript (and imports no workspace scripts).
+      const code = python || deno ? req.content : await typeScriptCode(req);
+      const modules = python ? req.modules : deno ? undefined : await typeScriptModules(req);
       // A spare has never held code, so it carries no other script's module state.
       const worker = await spares.take(JSON.stringify([...identity, req.language, depsTree]), startSpare);
       try {
@@ -156,7 +158,6 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
         if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, jails);
-        if (req.language === 'deno') return await runDeno(req, hooks, signal, trackBash, jails);
         if (req.language === 'go') return await runGo(req, hooks, signal, trackBash, jails, options.goCacheDir);
         return await runWarm(req, hooks, signal);
       } catch (error) {

@@ -133,7 +133,8 @@ async function transpile(content: string, fileName = 'main.ts'): Promise<string>
   return output.outputText;
 }
 
-function ipcChannel(child: ChildProcess): ShimChannel {
+/** The Node IPC channel a shim (Node's, or Deno's, which speaks it too) gets its jobs on. */
+export function ipcChannel(child: ChildProcess): ShimChannel {
   return {
     send(message) {
       // A closed channel means the child died; its exit is reported to the job separately.

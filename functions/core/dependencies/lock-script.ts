@@ -6,15 +6,15 @@ import type { Rights } from '../permissions.js';
 import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
-import { npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
+import { denoNpmImports, npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, readNpmLock } from './npm-lock.js';
 import { joinLock, splitLock } from './lock-header.js';
 import { resolveWorkspaceImports } from './workspace-resolution.js';
 import { inferScriptSchema } from './workspace-imports.js';
 import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
 
-/** Languages whose bare imports are npm packages installed by svc (Deno fetches its own `npm:` imports). */
-const NPM_LANGUAGES: readonly Language[] = ['bun', 'nativets'];
+/** Languages whose npm imports svc installs: bare ones for bun and nativets, `npm:` ones for deno. */
+const NPM_LANGUAGES: readonly Language[] = ['bun', 'nativets', 'deno'];
 
 /** The ecosystem a language's lock belongs to, or null when svc installs nothing for it. */
 export function lockEcosystem(language: Language): Ecosystem | null {
@@ -42,7 +42,8 @@ export async function lockDependencies(
   if (ecosystem !== 'npm') return given;
   let requirements: Record<string, string>;
   try {
-    requirements = npmRequirements([content, ...imported].flatMap((c) => npmImports(c)));
+    const importsOf = language === 'deno' ? denoNpmImports : npmImports;
+    requirements = npmRequirements([content, ...imported].flatMap((c) => importsOf(c)));
   } catch (error) {
     if (error instanceof NpmImportError) throw badRequest('invalid_script', `content: ${error.message}`, { field: 'content' });
     throw error;

@@ -40,6 +40,23 @@ export function npmImports(content: string): NpmImport[] {
 }
 
 /**
+ * Every `npm:` import of a `deno` script (`"npm:lodash-es@4"`, `"npm:@scope/pkg@^2/sub"`), in
+ * source order: svc installs them as it does a bun script's bare imports, and Deno imports them
+ * from that tree. `jsr:`, `https:` and other imports are Deno's own business.
+ */
+export function denoNpmImports(content: string): NpmImport[] {
+  const found: NpmImport[] = [];
+  for (const literal of moduleSpecifierLiterals(content)) {
+    if (!literal.text.startsWith('npm:')) continue;
+    const bare = literal.text.slice('npm:'.length).replace(/^\//, '');
+    const parsed = parseBareSpecifier(bare, true);
+    if (!parsed) throw new NpmImportError(`import "${literal.text}" is not an npm package name`);
+    found.push({ ...parsed, specifier: literal.text, start: literal.start, end: literal.end });
+  }
+  return found;
+}
+
+/**
  * The packages to resolve, by name: the pinned range, or `*` (the registry's latest). Two imports
  * of one package with different pins are refused, since one tree holds one version of it.
  */
@@ -62,8 +79,11 @@ export function withoutVersionPins(content: string): string {
   return out;
 }
 
-/** The package a bare specifier names, or null when it needs no install. */
-export function parseBareSpecifier(specifier: string): Omit<NpmImport, 'start' | 'end'> | null {
+/**
+ * The package a bare specifier names, or null when it needs no install. `npmScheme`: it came after
+ * `npm:`, so it names a package even where a built-in module has the same name (`npm:events`).
+ */
+export function parseBareSpecifier(specifier: string, npmScheme = false): Omit<NpmImport, 'start' | 'end'> | null {
   if (specifier.startsWith('.') || specifier.startsWith('/') || /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(specifier)) return null;
   const scoped = specifier.startsWith('@');
   const parts = specifier.split('/');
@@ -75,7 +95,7 @@ export function parseBareSpecifier(specifier: string): Omit<NpmImport, 'start' |
   const range = at === -1 ? null : last.slice(at + 1);
   const name = [...head.slice(0, -1), bareLast].join('/');
   const subpath = rest.length > 0 ? `/${rest.join('/')}` : '';
-  if (BUILT_IN_CLIENTS.has(name) || (range === null && (NODE_BUILTINS.has(specifier) || NODE_BUILTINS.has(name)))) return null;
+  if (!npmScheme && (BUILT_IN_CLIENTS.has(name) || (range === null && (NODE_BUILTINS.has(specifier) || NODE_BUILTINS.has(name))))) return null;
   const nameParts = scoped ? [head[0].slice(1), bareLast] : [bareLast];
   if (scoped && head.length < 2) throw new NpmImportError(`import "${specifier}" is not an npm package name`);
   if (!nameParts.every((p) => NAME_PART.test(p)) || name.length > 214) throw new NpmImportError(`import "${specifier}" is not an npm package name`);

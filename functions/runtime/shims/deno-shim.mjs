@@ -1,32 +1,55 @@
 /* global Deno */
-// Runs inside the sandboxed Deno process for one job. The job (marker, parameter names, values)
-// arrives as JSON on stdin, so resolved secrets never appear in argv. stdout/stderr stay the
-// user's log; results and stream chunks go on stdout as lines starting with the job's marker,
-// which only this module knows (the user's code cannot read it once stdin is consumed).
+// Runs inside the sandboxed, warm Deno process. It imports one user script on its first job and
+// serves jobs that arrive on the Node IPC channel (Deno speaks it when its parent opened one), one
+// at a time, as node-shim.mjs does for Node: the job's environment, cwd and arguments come in,
+// stream chunks and the result go back. stdout/stderr stay the user's: they are the job's log.
+import process from 'node:process';
+import { pathToFileURL } from 'node:url';
+
 const [scriptPath] = Deno.args;
-const job = JSON.parse(await new Response(Deno.stdin.readable).text());
 const encoder = new TextEncoder();
 
-async function frame(message) {
-  const bytes = encoder.encode(`\n${job.marker}${JSON.stringify(message)}\n`);
-  for (let written = 0; written < bytes.length; ) written += await Deno.stdout.write(bytes.subarray(written));
-}
+const reply = (message) => {
+  // The parent may be gone or may have killed us mid-send; there is no one left to tell.
+  try {
+    process.send(message);
+  } catch {}
+};
 
-function toJobError(e) {
-  if (e !== null && typeof e === 'object' && 'message' in e) {
-    return { name: typeof e.name === 'string' ? e.name : 'Error', message: String(e.message), ...(typeof e.stack === 'string' ? { stack: e.stack } : {}) };
+// Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
+let loading;
+let queue = Promise.resolve();
+
+process.on('message', (message) => {
+  if (message?.type === 'job') queue = queue.then(() => serve(message));
+});
+// Without a parent nobody will send jobs or kill us.
+process.on('disconnect', () => Deno.exit(0));
+
+async function serve(job) {
+  let outcome;
+  try {
+    setEnvironment(job.env);
+    Deno.chdir(job.cwd);
+    outcome = await callMain(job);
+  } catch (error) {
+    outcome = { ok: false, error: toJobError(error) };
   }
-  return { name: 'Error', message: typeof e === 'string' ? e : String(e) };
+  // windmill-client reads WM_TOKEN once, when it is imported, and that token dies with its job.
+  if (importsTokenHoldingClient()) outcome.discard = true;
+  // Everything the job printed must reach the parent before the result; the marker closes it.
+  await writeAll(encoder.encode(job.marker));
+  reply({ type: 'done', id: job.id, ...outcome });
 }
 
-// Arrays, maps and strings are iterable too, but they are results, not streams.
-function isStream(value) {
-  if (value === null || typeof value !== 'object') return false;
-  return typeof value[Symbol.asyncIterator] === 'function' || Object.prototype.toString.call(value) === '[object Generator]';
-}
-
-async function callMain() {
-  const userModule = await import(new URL(scriptPath, `file://${Deno.cwd()}/`).href);
+async function callMain(job) {
+  let userModule;
+  try {
+    userModule = await (loading ??= import(pathToFileURL(scriptPath).href));
+  } catch (error) {
+    // A module that failed to evaluate stays failed in this process; a fresh one may do better.
+    return { ok: false, error: toJobError(error), discard: true };
+  }
   if (typeof userModule.main !== 'function') {
     return { ok: false, error: { name: 'TypeError', message: 'the script does not export a function named main' } };
   }
@@ -38,7 +61,7 @@ async function callMain() {
     for (;;) {
       const step = await iterator.next();
       if (step.done) return { ok: true, result: step.value === undefined ? '' : (JSON.stringify(step.value) ?? ''), streamed: true };
-      await frame({ type: 'stream', chunk: typeof step.value === 'string' ? step.value : (JSON.stringify(step.value) ?? '') });
+      reply({ type: 'stream', id: job.id, chunk: typeof step.value === 'string' ? step.value : (JSON.stringify(step.value) ?? '') });
     }
   }
   try {
@@ -48,11 +71,49 @@ async function callMain() {
   }
 }
 
-let outcome;
-try {
-  outcome = await callMain();
-} catch (error) {
-  outcome = { ok: false, error: toJobError(error) };
+async function writeAll(bytes) {
+  for (let written = 0; written < bytes.length; ) written += await Deno.stdout.write(bytes.subarray(written));
 }
-await frame({ type: 'done', ...outcome });
-Deno.exit(0);
+
+// Arrays, maps and strings are iterable too, but they are results, not streams.
+function isStream(value) {
+  if (value === null || typeof value !== 'object') return false;
+  return typeof value[Symbol.asyncIterator] === 'function' || Object.prototype.toString.call(value) === '[object Generator]';
+}
+
+let holdsToken;
+function importsTokenHoldingClient() {
+  if (holdsToken === undefined) {
+    try {
+      holdsToken = /['"](npm:)?windmill-client(@[^'"]*)?['"]|WM_TOKEN/.test(Deno.readTextFileSync(scriptPath));
+    } catch {
+      holdsToken = true;
+    }
+  }
+  return holdsToken;
+}
+
+/** The process's environment becomes exactly the job's (the previous job's variables go). */
+function setEnvironment(env) {
+  for (const key of Object.keys(Deno.env.toObject())) Deno.env.delete(key);
+  for (const [key, value] of Object.entries(env)) {
+    try {
+      Deno.env.set(key, String(value));
+    } catch {
+      // a name the platform cannot hold (empty, with "=" or NUL) is left out
+    }
+  }
+}
+
+function toJobError(e) {
+  if (e !== null && typeof e === 'object' && 'message' in e) {
+    return { name: typeof e.name === 'string' ? e.name : 'Error', message: String(e.message), ...(typeof e.stack === 'string' ? { stack: e.stack } : {}) };
+  }
+  let message;
+  try {
+    message = typeof e === 'string' ? e : (JSON.stringify(e) ?? String(e));
+  } catch {
+    message = String(e);
+  }
+  return { name: 'Error', message };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { npmImports, npmRequirements, NpmImportError, withoutVersionPins } from '../../../functions/core/dependencies/npm-imports.js';
+import { denoNpmImports, npmImports, npmRequirements, NpmImportError, withoutVersionPins } from '../../../functions/core/dependencies/npm-imports.js';
 import { npmLockProblem, readNpmLock } from '../../../functions/core/dependencies/npm-lock.js';
 
 describe('npm imports of a TypeScript script', () => {
@@ -74,5 +74,33 @@ describe('npm locks', () => {
     expect(npmLockProblem(linked, ['a'], 'http://reg/')).toContain('local folder');
     const unhashed = readNpmLock(JSON.stringify({ ...lock, packages: { ...lock.packages, 'node_modules/a': { version: '1.0.0' } } }))!;
     expect(npmLockProblem(unhashed, ['a'], 'http://reg/')).toContain('no sha512 integrity');
+  });
+});
+
+describe('npm: imports of a deno script', () => {
+  const names = (content: string) => denoNpmImports(content).map((i) => [i.name, i.range, i.runtimeSpecifier]);
+
+  it('finds npm: imports only, with pins, scopes, deep paths and names Node also has', () => {
+    const content = `import ms from 'npm:ms@2.1.3';
+import { x } from 'npm:@scope/pkg@^2/sub/path.js';
+import events from 'npm:events';
+import { camelCase } from 'npm:/lodash-es';
+import { join } from 'jsr:@std/path@1';
+import fs from 'node:fs';
+import * as svc from 'svc-client';
+import y from 'https://esm.sh/z';
+import type { T } from 'npm:types-only';
+`;
+    expect(names(content)).toEqual([
+      ['ms', '2.1.3', 'ms'],
+      ['@scope/pkg', '^2', '@scope/pkg/sub/path.js'],
+      ['events', null, 'events'],
+      ['lodash-es', null, 'lodash-es'],
+    ]);
+  });
+
+  it('refuses an npm: import that names no package', () => {
+    expect(() => denoNpmImports(`import x from 'npm:Not A Name';`)).toThrow(NpmImportError);
+    expect(() => denoNpmImports(`import x from 'npm:';`)).toThrow(/not an npm package name/);
   });
 });
