@@ -88,6 +88,7 @@ export async function buildService() {
     sourcemap: true,
     logLevel: 'warning',
   });
+  await buildConsoleAssets(join(next, 'console-assets'));
   for (const [from, to] of ASSETS) {
     mkdirSync(dirname(join(next, to)), { recursive: true });
     cpSync(join(ROOT, from), join(next, to), {
@@ -100,6 +101,27 @@ export async function buildService() {
   if (existsSync(DIST)) renameSync(DIST, previous);
   renameSync(next, DIST);
   rmSync(previous, { recursive: true, force: true });
+}
+
+/**
+ * The console's browser code that needs packages (the script editor: CodeMirror and the diff of
+ * two versions), bundled for the browser into one file the service serves itself under a URL
+ * versioned by its content (functions/http/console/static-assets.ts); the API Lambda carries the
+ * same file (lib/constructs/api.ts).
+ */
+export async function buildConsoleAssets(outdir) {
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: { 'script-editor': 'functions/http/console/browser/script-editor.ts' },
+    outdir,
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'eof',
+    logLevel: 'warning',
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

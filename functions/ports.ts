@@ -189,6 +189,7 @@ export const ENTITY_KINDS = [
   'error_handler',
   'result_cache',
   'concurrency_slots',
+  'script_preview',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -25,6 +25,7 @@ import { withinDepthLimit } from './json-limits.js';
 import { storeCachedResult } from './result-cache.js';
 import { leaveSlot } from './concurrency.js';
 import { pinnedJobCode } from './dependencies/workspace-resolution.js';
+import { forgetPreview, isPreviewHash, previewCode } from './script-preview.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -181,6 +182,7 @@ async function boundArgs(deps: WorkerDeps, job: Job): Promise<Record<string, unk
 async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Promise<void> {
   // Returns false when the job was canceled meanwhile: the cancellation stands.
   const stored = await deps.store.completeJob(job.id, completion, deps.clock.now().toISOString());
+  await forgetPreview(deps.store, job);
   // A sync caller waiting in this process gets the result as stored, without reading it back.
   deps.signals.notify(job.id, stored ? { status: completion.status, result: completion.result } : undefined);
   // Its concurrency slot frees (a canceled job's was freed by the cancel): the next waiting run goes.
@@ -208,7 +210,12 @@ async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: 
 
 /** The code a job runs: a script version, or an inline script of a flow version. */
 async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null> {
-  if (job.kind === 'script') return job.script_hash === null ? null : scriptByHash(deps.store, job.workspace_id, job.script_hash);
+  if (job.kind === 'script') {
+    if (job.script_hash === null) return null;
+    // A test run of unsaved code (core/script-preview.ts): its code is kept under the job's id.
+    if (isPreviewHash(job.script_hash)) return previewCode(deps.store, job.workspace_id, job.script_hash);
+    return scriptByHash(deps.store, job.workspace_id, job.script_hash);
+  }
   if (job.kind !== 'flowstep' || job.flow_version === null || job.flow_module === null) return null;
   const { flow_version: version, flow_module: moduleId } = job;
   // Immutable: a flow version's step, its code and inferred schema, are worked out once.

@@ -5,6 +5,8 @@ import { ApiError, notFound } from '../core/errors.js';
 import { argsFromRequest } from '../core/payload.js';
 import { getVisibleJob, type CallerWait } from '../core/jobs.js';
 import { resolveForCaller, startRun, webhookOrigin } from '../core/start-run.js';
+import { startPreview } from '../core/script-preview.js';
+import { readJsonBody } from './json-body.js';
 import type { RunTarget } from '../core/run-target.js';
 import type { Job } from '../ports.js';
 import { syncResponse } from '../core/sync-run.js';
@@ -60,6 +62,8 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
   const byFlowPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string, only: 'flow' });
 
+  // A test run of unsaved code (the script editor; Windmill's jobs/run/preview).
+  r.post('/jobs/run/preview', async (c) => c.text((await startPreview(deps, c.get('rights'), await readJsonBody(c), webhookOrigin(c.req.header('x-svc-trigger')))).id, 201));
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
   r.on(['GET', 'POST'], '/jobs/run_wait_result/p/:path{.+}', (c) => runSync(c, byPath(c)));

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { createScript, deleteScript, getScriptByHash, getScriptByPath, listScripts } from '../core/scripts.js';
 import type { CoreDeps } from '../core/deps.js';
 import { scriptMetadata } from '../core/dependencies/lock-script.js';
+import { inferSchemaForEditor } from '../core/script-preview.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 
@@ -15,6 +16,9 @@ export function scriptRoutes(deps: CoreDeps) {
 
   // The lock and schema a create would store, without creating a version (svc script generate-metadata).
   r.post('/scripts/generate_metadata', async (c) => c.json(await scriptMetadata(deps, c.get('rights'), await readJsonBody(c))));
+
+  // The editor's live input form: the schema a save would infer, without the lock (no registry call).
+  r.post('/scripts/infer_schema', async (c) => c.json(inferSchemaForEditor(c.get('rights'), await readJsonBody(c))));
 
   r.get('/scripts/list', async (c) => c.json(await listScripts(deps.store, c.get('rights'))));
   r.get('/scripts/get/p/:path{.+}', async (c) => c.json(await getScriptByPath(deps.store, c.get('rights'), c.req.param('path'))));

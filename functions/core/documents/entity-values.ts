@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { flowModule, flowValue } from '../flows/definition.js';
-import { inputSchemaRecord, jobRecord } from './records.js';
-import type { EntityKind } from '../../ports.js';
+import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js';
+import type { EntityKind, ScriptVersion } from '../../ports.js';
 import type { Folder, Group, Member } from '../permissions.js';
 import type { Resource } from '../resources.js';
 import type { ResourceType } from '../resource-types.js';
@@ -164,6 +164,8 @@ export interface EntityValues {
   http_route: HttpRouteIndex;
   route_prefix: RoutePrefix;
   schedule: Schedule;
+  /** The code of a test run from the script editor, kept until its job ends (core/script-preview.ts). */
+  script_preview: ScriptVersion;
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -330,4 +332,5 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   http_route: httpRouteIndexValue,
   route_prefix: routePrefixValue,
   schedule: scheduleValue,
+  script_preview: scriptVersionRecord,
 };

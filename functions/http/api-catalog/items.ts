@@ -1,6 +1,7 @@
 import type { ApiOperation } from '../../core/openapi/api-document.js';
 import { createScriptBody } from '../../core/scripts.js';
 import { metadataBody } from '../../core/dependencies/lock-script.js';
+import { inferSchemaBody } from '../../core/script-preview.js';
 import { archiveBody, flowBody } from '../../core/flows/flows.js';
 import { appBody } from '../../core/apps.js';
 import { createBody as createResourceTypeBody, updateBody as updateResourceTypeBody } from '../../core/resource-types.js';
@@ -18,6 +19,7 @@ import { created, createdText, json, text, ws } from './helpers.js';
 export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/scripts/create'), tag: 'scripts', summary: 'Create a script, or a new version of one (give parent_hash)', body: createScriptBody, response: createdText('The new version\'s hash') },
   { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('`{lock, schema}`') },
+  { method: 'post', path: ws('/scripts/infer_schema'), tag: 'scripts', summary: 'The input schema inferred from a script\'s code (the editor\'s live form); stores nothing', body: inferSchemaBody, response: json('The input schema') },
   { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts', scriptListSchema) },
   { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version', scriptSchema) },
   { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version', scriptSchema) },

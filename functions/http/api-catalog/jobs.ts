@@ -9,6 +9,7 @@ import { cancelBody, listQuery } from '../job-routes.js';
 import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
+import { previewBody } from '../../core/script-preview.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
 const RUN_TARGETS = [
@@ -33,6 +34,7 @@ const runOperations: ApiOperation[] = RUN_TARGETS.flatMap(({ segment, what }): A
 /** Jobs and runs, the console's API, uploads, approvals and chat callbacks. */
 export const jobOperations: ApiOperation[] = [
   ...runOperations,
+  { method: 'post', path: ws('/jobs/run/preview'), tag: 'webhooks', summary: 'Test-run code that is not saved (the script editor): needs the rights to write a script at `path` and to run it', body: previewBody, response: createdText('The job id (poll GET jobs_u/get/{id})') },
   { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job', jobWithFlowStatusSchema) },
   { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('`{running, completed, new_logs, log_offset}`') },
   { method: 'get', path: ws('/jobs_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events', response: sse('Updates until the job completes') },

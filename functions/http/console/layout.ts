@@ -63,15 +63,20 @@ export interface PageFrame {
   libraries?: { url: string; hash: string }[];
   /** A library's style sheet, inline after the console's, allowed by its own hash. */
   libraryStyle?: string;
+  /**
+   * A nonce, new for each response, for the <style> elements a library's script writes (CodeMirror
+   * does); the page's script finds it in `data-style-nonce`.
+   */
+  styleNonce?: string;
 }
 
 export function renderPage(p: PageFrame): string {
-  const data = Object.entries(p.data).map(([k, v]) => html` data-${raw(k)}="${v}"`);
   const ws = encodeURIComponent(p.workspace);
   const libraries = p.libraries ?? [];
   // A hash source allows an external script whose integrity attribute carries that hash (CSP 3).
   const scriptSources = [p.script.hash, ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ');
-  const styleSources = [STYLE_HASH, ...(p.libraryStyle ? [hashOf(p.libraryStyle)] : [])].map((h) => `'sha256-${h}'`).join(' ');
+  const styleSources = [...[STYLE_HASH, ...(p.libraryStyle ? [hashOf(p.libraryStyle)] : [])].map((h) => `'sha256-${h}'`), ...(p.styleNonce ? [`'nonce-${p.styleNonce}'`] : [])].join(' ');
+  const data = Object.entries({ ...p.data, ...(p.styleNonce ? { 'style-nonce': p.styleNonce } : {}) }).map(([k, v]) => html` data-${raw(k)}="${v}"`);
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${scriptSources}; style-src ${styleSources}; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'">

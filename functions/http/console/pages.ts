@@ -13,7 +13,8 @@ import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
 import { frontDoorRoutes } from './home-page.js';
-import { uplotScript } from './static-assets.js';
+import { editorScript, uplotScript } from './static-assets.js';
+import { scriptEditorRoutes } from './script-editor-page.js';
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -24,7 +25,8 @@ export function consolePageRoutes(deps: CoreDeps) {
 
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
-    const asset = uplotScript();
+    const name = c.req.param('name');
+    const asset = name.startsWith('script-editor-') ? editorScript() : uplotScript();
     if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
@@ -82,6 +84,7 @@ export function consolePageRoutes(deps: CoreDeps) {
 
   r.route('/', frontDoorRoutes(deps));
   r.route('/', workspacePageRoutes(deps));
+  r.route('/', scriptEditorRoutes(deps));
   return r;
 }
 

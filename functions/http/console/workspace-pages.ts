@@ -14,6 +14,7 @@ import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
+import { COPY_BUTTONS_SCRIPT, webhookSection } from './webhook-urls.js';
 
 /**
  * `/w/<ws>`: the workspace at a glance — scripts and flows the person may read, by folder, with
@@ -38,7 +39,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     if (!access.ok) return access.response;
     const { rights, principal } = access;
     const [home, items] = await Promise.all([homeSections(deps, principal, rights), visibleItems(deps, rights)]);
-    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items) }));
+    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items, rights.can('scripts', 'write')) }));
   });
 
   r.get('/w/:workspace/item/:path{.+}', async (c) => {
@@ -51,7 +52,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     const isFlow = (await findLatestFlow(deps.store, ws, path)) !== null;
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
-      const body = itemBody(ws, origin, item);
+      const body = itemBody(ws, origin, item, !isFlow && rights.can('scripts', 'write', path));
       return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
@@ -83,14 +84,14 @@ function folderOf(path: string): string {
   return kind === 'f' ? `folder ${owner}` : `user ${owner}`;
 }
 
-function glanceBody(ws: string, home: Markup, items: Item[]): Markup {
+function glanceBody(ws: string, home: Markup, items: Item[], canCreate: boolean): Markup {
   const groups = new Map<string, Item[]>();
   for (const item of items) groups.set(folderOf(item.path), [...(groups.get(folderOf(item.path)) ?? []), item]);
   const sections = [...groups].map(
     ([folder, list]) => html`<h3>${folder}</h3><div class="table-wrap"><table><thead><tr><th scope="col">Path</th><th scope="col">Summary</th><th scope="col">Language</th><th scope="col">Last run</th></tr></thead><tbody>
 ${list.map((i) => html`<tr><td><a href="/w/${encodeURIComponent(ws)}/item/${i.path}">${i.path}</a></td><td>${i.summary}</td><td>${i.language}</td><td>${i.last ? html`<span class="status s-${i.last}">${i.last}</span>` : html`<span class="muted">never</span>`}</td></tr>`)}</tbody></table></div>`,
   );
-  return html`<h1>Workspace ${ws}</h1>${home}<h2 id="items">Scripts and flows</h2>${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
+  return html`<h1>Workspace ${ws}</h1>${home}<h2 id="items">Scripts and flows</h2>${canCreate ? html`<p><a href="/w/${encodeURIComponent(ws)}/scripts/new">New script</a></p>` : ''}${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
 }
 
 interface ItemView {
@@ -120,29 +121,17 @@ async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<I
   return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none'), schema: f.schema, versions };
 }
 
-function itemBody(ws: string, origin: string, item: ItemView): Markup {
-  const base = `${origin}/api/w/${ws}/jobs`;
-  // Spec 4.1: the latest version by path (p/ or f/), and this version by hash (h/) or number (fv/).
-  const latest = item.kind === 'flow' ? `f/${item.path}` : `p/${item.path}`;
-  const pinnedId = item.kind === 'flow' ? item.versions[0]?.id : item.hash;
-  const pinned = pinnedId ? (item.kind === 'flow' ? `fv/${pinnedId}` : `h/${pinnedId}`) : null;
-  const forms = (target: string, which: string): [string, string][] => [
-    [`async, ${which} (returns the job id)`, `${base}/run/${target}`],
-    [`sync, ${which} (waits for the result)`, `${base}/run_wait_result/${target}`],
-    [`stream, ${which} (SSE)`, `${base}/run_and_stream/${target}`],
-  ];
-  const urls: [string, string][] = [...forms(latest, 'latest version'), ...(pinned ? forms(pinned, `this version only (${item.kind === 'flow' ? `version ${pinnedId}` : pinnedId})`) : [])];
-  const curl = (url: string) => `curl -X POST '${url}' \\\n  -H 'Authorization: Bearer $SVC_TOKEN' \\\n  -H 'Content-Type: application/json' \\\n  -d '{}'`;
+function itemBody(ws: string, origin: string, item: ItemView, canEdit: boolean): Markup {
+  const pinnedId = (item.kind === 'flow' ? item.versions[0]?.id : item.hash) ?? null;
   return html`<h1><span class="muted">${item.kind}</span> ${item.path}</h1>
-<p>${item.summary}</p>${item.description ? html`<p class="muted">${item.description}</p>` : ''}
+<p>${item.summary}</p>${canEdit ? html`<p><a href="/w/${encodeURIComponent(ws)}/scripts/edit/${item.path}">Edit this script</a></p>` : ''}${item.description ? html`<p class="muted">${item.description}</p>` : ''}
 <h2>Run</h2><form id="run-form" aria-label="Run ${item.path}"><div id="run-fields"></div><button type="submit">Run</button></form><p id="message" role="alert"></p>
 ${item.graph ? html`<h2>Graph</h2><div class="graph">${item.graph}</div>` : ''}
 ${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code id="source" class="hljs">${item.source}</code></pre>` : ''}
 <h2>Versions</h2><div class="table-wrap"><table id="versions" aria-label="Versions, newest first"><thead><tr><th scope="col">${item.kind === 'flow' ? 'Version' : 'Hash'}</th><th scope="col">Created</th><th scope="col">By</th><th scope="col" class="wide">Message</th></tr></thead><tbody>
 ${item.versions.map((v) => html`<tr><td><code>${v.id}</code></td><td>${formatTime(v.created_at)}</td><td>${v.created_by}</td><td class="wide">${v.message}</td></tr>`)}</tbody></table></div>
 <h2>Input schema</h2><pre>${JSON.stringify(item.schema ?? {}, null, 2)}</pre>
-<h2>Webhooks</h2><p class="muted">Replace <code>$SVC_TOKEN</code> with a token from <a href="/tokens">your tokens</a>.</p>
-${urls.map(([label, url]) => html`<h3>${label}</h3><pre class="curl">${curl(url)}</pre><button type="button" class="copy">Copy as curl</button>`)}
+${webhookSection(origin, ws, item.kind, item.path, pinnedId)}
 <h2>Recent runs</h2><ul id="recent"><li class="muted">loading…</li></ul>`;
 }
 
@@ -162,13 +151,7 @@ document.getElementById('run-form').addEventListener('submit', async (event) => 
     location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
   } catch (e) { message.textContent = e.message; }
 });
-for (const button of document.querySelectorAll('button.copy')) {
-  button.addEventListener('click', async () => {
-    await navigator.clipboard.writeText(button.previousElementSibling.textContent).catch(() => {});
-    button.textContent = 'Copied';
-  });
-}
-apiCall('/jobs/runs?per_page=10&path=' + encodeURIComponent(data.path)).then((page) => {
+${COPY_BUTTONS_SCRIPT}apiCall('/jobs/runs?per_page=10&path=' + encodeURIComponent(data.path)).then((page) => {
   const mine = page.runs.filter((r) => r.path === data.path);
   document.getElementById('recent').replaceChildren(...(mine.length ? mine : [null]).map((r) => r
     ? el('li', {}, el('span', { class: 'status s-' + r.status, text: r.status }), ' ', el('a', { href: '/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(r.id), text: r.created_at.replace('T', ' ').slice(0, 19) }), ' by ' + r.created_by)
