@@ -1,14 +1,15 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Seven projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime and
+ * Eight projects. `unit`: the fast tier, `npm run test:unit` (below). `node`: the runtime and
  * client-library tests (real child processes, a loopback server), the contract suites against SQLite, files and emulators, aws
  * (adapters against emulators) and cdk tests. The http-tier tests run twice, unchanged: against
  * the local shell (`bin/svc.js serve`) and against the AWS shell on this machine
  * (test/aws/aws-shell-server.ts); test/http/harness.ts picks the shell from SVC_TEST_SHELL.
  * `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command
  * run as a child process against the real local server; `cli-aws`: the Windmill-folder CLI test
- * against the AWS shell. No file runs in two of `unit`, `node`, `browser` and `cli`.
+ * against the AWS shell; `docs`: the README's and docs/' shell examples (test/docs). No file runs in
+ * two of `unit`, `node`, `browser`, `docs` and `cli`.
  */
 
 /**
@@ -47,6 +48,8 @@ export default defineConfig({
       // Each file's server starts DynamoDB Local (a JVM) before it answers.
       { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
+      // The README's and docs/' shell examples, run as written against a fresh local service per page.
+      { extends: true, test: { name: 'docs', include: ['test/docs/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' }, maxConcurrency: 3 } },
       // The svc CLI as a child process against the real local server (test/cli/cli-harness.ts).
       { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'], testTimeout: 120_000, env: { SVC_TEST_SHELL: 'local' } } },
       // A Windmill folder (its packages built by the dependency builder) pushed to the AWS shell too.

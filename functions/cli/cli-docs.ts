@@ -49,6 +49,9 @@ export function cliDocs(): string {
     '',
     '<!-- Generated from functions/cli/program.ts by `npm run docs:cli`; do not edit by hand. -->',
     '',
+    // The examples are synopses (placeholder ids, paths of your own); docs/cli-guide.md's run as written.
+    '<!-- doctest: skip page (command synopses with placeholders; the CLI guide runs its walkthrough) -->',
+    '',
     program.description(),
     '',
     '`svc --help`, `svc help <command>` and `svc <command> --help` print the same, with examples.',
