@@ -79,6 +79,11 @@ export interface SvcConfig {
   /** Where the dependency builder takes scripts' npm packages and Python wheels from (docs/dependencies-aws.md). */
   readonly npmRegistry: string;
   readonly pipIndexUrl: string;
+  /**
+   * A private npm registry's token: the complete ARN of a Secrets Manager secret the operator made
+   * (its SecretString is the token), read by the dependency builder alone. Never a value here.
+   */
+  readonly npmTokenSecretArn?: string;
 }
 
 export const DEFAULT_CONFIG: SvcConfig = {
@@ -144,6 +149,7 @@ export function configFromContext(node: Node): SvcConfig {
     uploadAllowedOrigins: optionalString(read('uploadAllowedOrigins'))?.split(',').map((o) => o.trim()) ?? DEFAULT_CONFIG.uploadAllowedOrigins,
     npmRegistry: optionalString(read('npmRegistry')) ?? DEFAULT_CONFIG.npmRegistry,
     pipIndexUrl: optionalString(read('pipIndexUrl')) ?? DEFAULT_CONFIG.pipIndexUrl,
+    npmTokenSecretArn: optionalString(read('npmTokenSecretArn')),
   });
 }
 
@@ -159,6 +165,10 @@ export function validateConfig(config: SvcConfig): SvcConfig {
     throw new Error(`logRetentionDays must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...), got ${config.logRetentionDays}`);
   }
   if (config.maxOutputBytes < 1) throw new Error(`maxOutputBytes must be positive, got ${config.maxOutputBytes}`);
+  // The complete ARN (with the suffix Secrets Manager adds), so the grant names that secret only.
+  if (config.npmTokenSecretArn !== undefined && !/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/.test(config.npmTokenSecretArn)) {
+    throw new Error(`npmTokenSecretArn must be the complete ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), got ${JSON.stringify(config.npmTokenSecretArn)}`);
+  }
   if (config.notificationSender !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(config.notificationSender)) {
     throw new Error(`notificationSender must be an email address, got ${JSON.stringify(config.notificationSender)}`);
   }

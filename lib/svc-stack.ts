@@ -159,4 +159,5 @@ const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
   uploadAllowedOrigins: true,
   npmRegistry: true,
   pipIndexUrl: true,
+  npmTokenSecretArn: true,
 };

@@ -6,6 +6,8 @@
  * installer's error as `deps/<ecosystem>/<key>.error.txt`. Its role may write only under `deps/`.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { secretSource, secretsManagerReader } from '../adapters/aws/aws-config.js';
 import { builderRequestSchema, treeObjects, type BuilderRequest, type ResolveAnswer } from '../adapters/aws/dependency-builds.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
 import { errorText, log } from '../core/logger.js';
@@ -22,17 +24,24 @@ interface Builder {
   blobs: BlobStore;
 }
 
-let builder: Builder | undefined;
+let builder: Promise<Builder> | undefined;
 
-function builderFromEnv(env: NodeJS.ProcessEnv = process.env): Builder {
-  if (builder) return builder;
+function builderFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Builder> {
+  builder ??= makeBuilder(env).catch((error: unknown) => {
+    builder = undefined; // the next invocation tries again (Secrets Manager unreachable, say)
+    throw error;
+  });
+  return builder;
+}
+
+async function makeBuilder(env: NodeJS.ProcessEnv): Promise<Builder> {
   const bucketName = env.BUCKET_NAME;
   if (!bucketName) throw new Error('BUCKET_NAME must be set');
   // Its own uid range, apart from the sandbox's, where both run on one machine (the emulator tier).
   const confiner = new Confiner({ limits: limitsFromEnv(env), uidRange: uidRangeFromEnv({ SVC_JOB_UID_RANGE: env.DEPS_BUILD_UID_RANGE || '201000-201099' }) });
   const installers = localDependencies(confiner, {
     npmRegistry: env.NPM_CONFIG_REGISTRY || 'https://registry.npmjs.org/',
-    npmToken: undefined,
+    npmToken: await npmToken(env),
     // Never on AWS: a package's install script would run beside the builder's credentials.
     installScripts: false,
     pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
@@ -40,14 +49,31 @@ function builderFromEnv(env: NodeJS.ProcessEnv = process.env): Builder {
     cacheDir: env.DEPS_BUILD_DIR || '/tmp/svc-deps-build',
   });
   log.info('dependency builder', { installers: installers.description, confinement: confiner.describe() });
-  return (builder = { installers, blobs: new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName }) });
+  return { installers, blobs: new S3BlobStore({ client: new S3Client(s3ClientConfig()), bucketName }) };
+}
+
+/**
+ * A private registry's token, read once per cold start from the secret the stack names
+ * (NPM_TOKEN_SECRET_ARN), or outside AWS from SVC_NPM_TOKEN. It goes to the installer's own
+ * .npmrc only (npm-installer.ts), never into a tree, a log or a job.
+ */
+async function npmToken(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const source = secretSource(env, 'NPM_TOKEN_SECRET_ARN', 'SVC_NPM_TOKEN');
+  if (!source) return undefined;
+  if ('value' in source) return source.value;
+  const client = new SecretsManagerClient({});
+  try {
+    return (await secretsManagerReader(client)(source.arn)).trim() || undefined;
+  } finally {
+    client.destroy();
+  }
 }
 
 /** One resolution (answered) or one build (stored in the bucket; the answer is for logs only). */
 export async function handler(event: unknown): Promise<ResolveAnswer | { ok: boolean; key: string | null }> {
   const parsed = builderRequestSchema.safeParse(event);
   if (!parsed.success) return { ok: false, message: `the builder request is invalid: ${parsed.error.message}` };
-  const { installers, blobs } = builderFromEnv();
+  const { installers, blobs } = await builderFromEnv();
   const request: BuilderRequest = parsed.data;
   if (request.action === 'resolve') return installers.resolve(request.ecosystem, request.requirements);
   return build(installers, blobs, request.ecosystem, request.lock);

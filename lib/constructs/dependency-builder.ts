@@ -5,6 +5,7 @@ import { Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
@@ -21,8 +22,8 @@ const BUILDER_EPHEMERAL_STORAGE = Size.gibibytes(4);
  * api (awaited at create) and builds each lock's tree off the run path (an Event invocation by the
  * api), storing it in the bucket under `deps/`. A container image: Lambda's Node.js 22 image with
  * Python 3.12 and pip added, so one function installs for both sandboxes, on their architecture.
- * Its role may write objects under `deps/` and nothing else of the service's; package install
- * scripts never run (npm --ignore-scripts, wheels only), so no package code runs beside it.
+ * Its role may write objects under `deps/` and nothing else of the service's (and read the private
+ * npm registry's token secret, when one is configured); package install scripts never run (npm --ignore-scripts, wheels only), so no package code runs beside it.
  */
 export class DependencyBuilder extends Construct {
   readonly handler: lambda.DockerImageFunction;
@@ -52,8 +53,12 @@ export class DependencyBuilder extends Construct {
         NPM_CONFIG_REGISTRY: config.npmRegistry,
         PIP_INDEX_URL: config.pipIndexUrl,
         DEPS_BUILD_DIR: '/tmp/svc-deps-build',
+        // The secret's ARN, never its value: the builder reads the token at cold start.
+        ...(config.npmTokenSecretArn ? { NPM_TOKEN_SECRET_ARN: config.npmTokenSecretArn } : {}),
       },
     });
+    // A private registry's token: readable by this role alone (not the api, worker or sandboxes).
+    if (config.npmTokenSecretArn) secretsmanager.Secret.fromSecretCompleteArn(this, 'NpmToken', config.npmTokenSecretArn).grantRead(this.role);
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({ sid: 'DependencyTrees', actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: [data.bucket.arnForObjects('deps/*')] }),
     );

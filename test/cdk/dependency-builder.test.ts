@@ -56,3 +56,27 @@ describe('the dependency builder', () => {
     expect(invokers).toHaveLength(1);
   });
 });
+
+describe("a private npm registry's token on AWS", () => {
+  const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:svc/npm-token-AbC123';
+  const app = buildSvcApp({ bundle: false, props: { npmRegistry: 'https://npm.example.com/', npmTokenSecretArn: arn } });
+  const json = Template.fromStack(app.stack).toJSON() as { Resources: Record<string, Resource> };
+  const policies = Object.values(json.Resources).filter((r) => r.Type === 'AWS::IAM::Policy');
+  const readers = policies
+    .filter((r) => (r.Properties.PolicyDocument.Statement as Statement[]).some((s) => actions(s).includes('secretsmanager:GetSecretValue') && JSON.stringify(s.Resource).includes('svc/npm-token')))
+    .flatMap((r) => r.Properties.Roles as unknown[]);
+
+  it('is a secret only the builder may read, named to it by ARN, its value nowhere in the template', () => {
+    const builder = app.stack.dependencyBuilder;
+    expect(json.Resources[logicalId(builder.handler)].Properties.Environment.Variables.NPM_TOKEN_SECRET_ARN).toBe(arn);
+    expect(readers).toHaveLength(1);
+    expect(JSON.stringify(readers)).toContain(logicalId(builder.role));
+    // No other function is told of it: not the api, the worker or a sandbox.
+    const functions = Object.values(json.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    for (const fn of functions) if (fn !== json.Resources[logicalId(builder.handler)]) expect(JSON.stringify(fn.Properties.Environment ?? {})).not.toContain('npm-token');
+  });
+
+  it('must be given as a complete secret ARN', () => {
+    expect(() => buildSvcApp({ bundle: false, props: { npmTokenSecretArn: 'npm_live_token_value' } })).toThrow(/complete ARN/);
+  });
+});

@@ -11,7 +11,6 @@ import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.
  * stored on the version, installed once off the request path, confined and without install
  * scripts, and imported by the job from a tree it cannot change.
  */
-const aws = process.env.SVC_TEST_SHELL === 'aws';
 let s: TestServer;
 let registry: FakeNpmRegistry;
 let depsDir: string;
@@ -147,8 +146,8 @@ export function main() {
   });
 });
 
-// The AWS shell's builder takes no registry token yet (docs/dependencies-aws.md).
-describe.skipIf(aws)('a private npm registry', () => {
+// On the AWS shell the token reaches the dependency builder alone (NPM_TOKEN_SECRET_ARN on AWS, its value here).
+describe('a private npm registry', () => {
   const token = `npm-secret-${Math.random().toString(36).slice(2)}`;
   let privateRegistry: FakeNpmRegistry;
   let server: TestServer;

@@ -132,7 +132,8 @@ export function signingKeyFromHex(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(trimmed, 'hex'));
 }
 
-function secretSource(env: NodeJS.ProcessEnv, arnName: string, valueName: string): SecretSource | null {
+/** The secret named by ARN in `arnName`, else the value in `valueName` (tests, emulators), else none. */
+export function secretSource(env: NodeJS.ProcessEnv, arnName: string, valueName: string): SecretSource | null {
   const arn = env[arnName];
   if (arn) return { arn };
   const value = env[valueName];
