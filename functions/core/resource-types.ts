@@ -42,7 +42,7 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
   },
   {
     name: 'slack',
-    description: 'A Slack app, for scripts that call Slack themselves. Chat approvals do not use it: they go through the chat connections a workspace admin sets up (README: Chat approvals). Keep the token and secret in secret variables and reference them: "$var:u/alice/slack_bot_token"',
+    description: 'A Slack app, for scripts that call Slack themselves. Chat approvals do not use it: they go through the chat connections a workspace admin sets up (docs/chat-approvals.md). Keep the token and secret in secret variables and reference them: "$var:u/alice/slack_bot_token"',
     builtin: true,
     schema: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -58,7 +58,7 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
   },
   {
     name: 'teams',
-    description: 'A Microsoft Teams bot (Bot Framework), for scripts that call Teams themselves. Chat approvals do not use it: they go through the chat connections a workspace admin sets up (README: Chat approvals). Keep app_password in a secret variable and reference it',
+    description: 'A Microsoft Teams bot (Bot Framework), for scripts that call Teams themselves. Chat approvals do not use it: they go through the chat connections a workspace admin sets up (docs/chat-approvals.md). Keep app_password in a secret variable and reference it',
     builtin: true,
     schema: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',

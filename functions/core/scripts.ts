@@ -125,13 +125,13 @@ export const COMPILED_LANGUAGES: readonly Language[] = ['go'];
 export async function compileIfNeeded(compiler: ScriptCompiler | null | undefined, language: Language, content: string, prebuilt?: PrebuiltBinary): Promise<void> {
   if (!COMPILED_LANGUAGES.includes(language)) return;
   if (!compiler?.languages.includes(language)) {
-    throw badRequest('language_unavailable', `${language} scripts cannot be created on this server: it has no ${language} toolchain to build them (README: Go scripts)`, { field: 'language' });
+    throw badRequest('language_unavailable', `${language} scripts cannot be created on this server: it has no ${language} toolchain to build them (docs/scripts.md, Go scripts)`, { field: 'language' });
   }
   const target = compiler.prebuiltTarget;
   if (target && !prebuilt) {
     throw badRequest(
       'language_unavailable',
-      `this server has no ${language} toolchain: create ${language} scripts with go_binary, their binary built for GOOS=${target.goos} GOARCH=${target.goarch} (svc sync push builds it; README: Go scripts on AWS)`,
+      `this server has no ${language} toolchain: create ${language} scripts with go_binary, their binary built for GOOS=${target.goos} GOARCH=${target.goarch} (svc sync push builds it; docs/scripts.md, Go scripts on AWS)`,
       { field: 'go_binary' },
     );
   }

@@ -154,7 +154,7 @@ function isStreamedUpload(c: Context): boolean {
 function bodyTooLarge(c: Context, maxBodyBytes: number): ApiError {
   const workspace = /^\/api\/w\/([^/]+)\//.exec(c.req.path)?.[1] ?? '{workspace}';
   const hint = /^multipart\//i.test(c.req.header('content-type') ?? '')
-    ? `; upload large files with POST /api/w/${workspace}/job_helpers/uploads/create and name them in the payload (README: Large uploads)`
+    ? `; upload large files with POST /api/w/${workspace}/job_helpers/uploads/create and name them in the payload (docs/webhooks.md, Large uploads)`
     : '';
   return new ApiError(413, 'payload_too_large', `the request body exceeds the limit of ${maxBodyBytes} bytes${hint}`);
 }

@@ -133,6 +133,6 @@ function multipartParts(contentType: string, source: Readable, limits: IncomingL
 async function* limitedFile(stream: Readable & { truncated?: boolean }, maxBytes: number): AsyncIterable<Uint8Array> {
   for await (const chunk of stream) yield chunk as Uint8Array;
   if (stream.truncated) {
-    throw new ApiError(413, 'payload_too_large', `a file is larger than the upload limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_BYTES; larger files take the upload route, README: Large uploads)`);
+    throw new ApiError(413, 'payload_too_large', `a file is larger than the upload limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_BYTES; larger files take the upload route, docs/webhooks.md, Large uploads)`);
   }
 }

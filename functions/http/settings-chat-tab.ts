@@ -63,6 +63,6 @@ export function chatTabPanel(): Markup {
 <label for="api_url">Web API base URL (optional; https://slack.com/api by default)</label><input id="api_url" name="api_url" type="url">
 <button type="submit">Connect</button> <span id="chat-saved" hidden role="status">Connected.</span>
 </form>
-<p>Teams bots: <code>POST /api/w/&lt;workspace&gt;/workspaces/chat_connections/&lt;name&gt;</code> with <code>"platform": "teams"</code> (README: Chat approvals).</p>
+<p>Teams bots: <code>POST /api/w/&lt;workspace&gt;/workspaces/chat_connections/&lt;name&gt;</code> with <code>"platform": "teams"</code> (docs/chat-approvals.md).</p>
 </section>`;
 }

@@ -66,7 +66,7 @@ export function checkBinary(content: string, prebuilt: PrebuiltBinary, target: G
   if (binary.readUInt16LE(18) !== ELF_MACHINE[target.goarch]) return `built for another architecture: the sandbox runs GOOS=${target.goos} GOARCH=${target.goarch}`;
   // The generated wrapper embeds the content's hash: a binary of another script (or of an older
   // version of this one) is refused rather than run under this script's name.
-  if (!binary.includes(goContentMarker(content))) return "not built from this script's content with svc's wrapper (svc sync push builds it; README: Go scripts on AWS)";
+  if (!binary.includes(goContentMarker(content))) return "not built from this script's content with svc's wrapper (svc sync push builds it; docs/scripts.md, Go scripts on AWS)";
   return binary;
 }
 

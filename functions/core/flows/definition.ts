@@ -52,7 +52,8 @@ const approverRef = z.string().regex(/^(role:(admin|developer|operator)|group:[A
 
 /**
  * Where a gate's approvers are told (spec 1.4, 2.7). `sns` is checked per instance at create;
- * `chat` posts to a channel through a `slack` connection (README: Chat approvals).
+ * `chat` posts to a channel through the workspace's chat connection named by `resource`, Slack or
+ * Teams (docs/chat-approvals.md).
  */
 export const notifyChannel = z.discriminatedUnion('channel', [
   z.strictObject({ channel: z.literal('email') }),

@@ -11,7 +11,7 @@ describe('Go where the shell cannot build it', () => {
     expect(script.status).toBe(400);
     expect((await script.json()).error).toMatchObject({
       code: 'language_unavailable',
-      message: 'go scripts cannot be created on this server: it has no go toolchain to build them (README: Go scripts)',
+      message: 'go scripts cannot be created on this server: it has no go toolchain to build them (docs/scripts.md, Go scripts)',
     });
     expect((await s.fetch('/api/w/main/scripts/get/p/u/admin/go_hello')).status).toBe(404);
 
