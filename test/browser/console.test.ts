@@ -124,8 +124,8 @@ describe('the console', { timeout: 90_000 }, () => {
     await screenshots(page, 'run-flow-done');
   });
 
-  it("shows a flow run's attempts, skips and stop on its run page", async () => {
-    const flaky = 'mkdir -p shared\nn=$(( $(cat shared/n 2>/dev/null || echo 0) + 1 ))\necho $n > shared/n\nif [ $n -lt 2 ]; then echo "flaky run $n" >&2; exit 1; fi\necho $n';
+  it("shows a flow run's attempts with their errors, a skipped step and an early stop on its run page", async () => {
+    const flaky = 'mkdir -p shared\nn=$(( $(cat shared/n 2>/dev/null || echo 0) + 1 ))\necho $n > shared/n\nif [ $n -lt 3 ]; then echo "flaky run $n" >&2; exit 1; fi\necho $n';
     const created = await s.post(`${ws()}/flows/create`, {
       path: 'f/pub/resilient',
       value: {
@@ -133,22 +133,99 @@ describe('the console', { timeout: 90_000 }, () => {
         modules: [
           { id: 'flaky', retry: { constant: { attempts: 2, seconds: 0 } }, value: { type: 'rawscript', language: 'bash', content: flaky, input_transforms: {} } },
           { id: 'optional', skip_if: { expr: 'true' }, value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} } },
-          { id: 'check', stop_after_if: { expr: 'result === 2', skip_if_stopped: true }, value: { type: 'rawscript', language: 'bash', content: 'echo 2', input_transforms: {} } },
+          { id: 'check', stop_after_if: { expr: 'result === 2', skip_if_stopped: true }, retry: { constant: { attempts: 1, seconds: 0 } }, value: { type: 'rawscript', language: 'bash', content: 'echo 2', input_transforms: {} } },
           { id: 'never', value: { type: 'rawscript', language: 'bash', content: 'echo 3', input_transforms: {} } },
         ],
       },
     });
     expect(created.status, await created.clone().text()).toBe(201);
     const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/resilient`, json({}))).text();
-    expect((await waitForJob(s, id)).status).toBe('success');
+    const ran = await waitForJob(s, id);
+    expect(ran.status, JSON.stringify(ran.result)).toBe('success');
     const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
-    await page.locator('#events').getByText(/attempt 1 · failed/).waitFor();
-    await expect(page.locator('#events').textContent()).resolves.toMatch(/step flaky · attempt 2 · success/);
-    await expect(page.locator('#events').textContent()).resolves.toContain('step optional skipped (skip_if)');
-    await expect(page.locator('#events').textContent()).resolves.toContain('flow stopped after step check (skipped)');
+    const events = page.locator('#events');
+    await events.getByText(/attempt 1 · failed/).waitFor();
+    await events.getByText(/step flaky · attempt 1 · failed · [\s\S]*flaky run 1/).waitFor();
+    await events.getByText(/step flaky · attempt 2 · failed · [\s\S]*flaky run 2/).waitFor();
+    await events.getByText(/step flaky · attempt 3 · success/).waitFor();
+    await expect(events.textContent()).resolves.toContain('step optional skipped (skip_if)');
+    await expect(events.textContent()).resolves.toContain('flow stopped after step check (skipped)');
+    // The graph: the step's status with its attempt, the skipped step, the stop, and what the stop skipped.
+    await expect.poll(() => node(page, 'flaky').locator('.st').textContent()).toBe('success · attempt 3');
+    await expect.poll(() => node(page, 'flaky').locator('.set').textContent()).toBe('retry 2');
     await expect(node(page, 'optional').getAttribute('class')).resolves.toContain('s-skipped');
+    await expect.poll(() => node(page, 'optional').locator('.st').textContent()).toBe('skipped');
+    await expect.poll(() => node(page, 'check').locator('.st').textContent()).toBe('success · attempt 1 · stopped the flow');
     await expect(node(page, 'never').getAttribute('class')).resolves.toContain('s-skipped');
     await screenshots(page, 'run-flow-resilience');
+  });
+
+  it("shows a step that timed out and the failure module's run, whose result the flow took", async () => {
+    const created = await s.post(`${ws()}/flows/create`, {
+      path: 'f/pub/handled',
+      value: {
+        modules: [
+          { id: 'slow', timeout: 1, value: { type: 'rawscript', language: 'bash', content: 'sleep 30', input_transforms: {} } },
+          { id: 'after', value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} } },
+        ],
+        failure_module: { id: 'alert', value: { type: 'rawscript', language: 'bash', content: 'step="$1"\necho "{\\"alerted\\": \\"$step\\"}"', input_transforms: { step: js('previous_result.error.step_id') } } },
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/handled`, json({}))).text();
+    const done = await waitForJob(s, id, 30_000);
+    expect(done).toMatchObject({ status: 'failed', result: { alerted: 'slow' } });
+    const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
+    await expect.poll(() => node(page, 'slow').locator('.st').textContent()).toBe('timed out');
+    await expect(node(page, 'slow').getAttribute('class')).resolves.toContain('s-timed_out');
+    await expect.poll(() => node(page, 'slow').locator('.set').textContent()).toBe('timeout 1s');
+    await expect.poll(() => node(page, 'alert').locator('.st').textContent()).toBe('success');
+    await expect.poll(() => node(page, 'after').locator('.st').textContent()).toBe('pending');
+    const events = page.locator('#events');
+    await events.getByText(/step slow timed out · TimeoutError: /).waitFor();
+    await events.getByText(/failure module alert ran for step slow · .* · its result is the result of the flow/).waitFor();
+    // The failure module's own run opens from its node, like any step's.
+    await node(page, 'alert').click();
+    await expect.poll(() => page.locator('#step-detail').textContent()).toContain('alerted');
+    const stepLink = page.locator('#step-detail a', { hasText: 'open step run' });
+    await stepLink.waitFor();
+    await screenshots(page, 'run-flow-failure-module');
+  });
+
+  it('marks a cached run, and a flow step answered from its cache, as cache hits', async () => {
+    await createScript(s, 'f/pub/quote', 'bash', 'item="$1"\necho "{\\"item\\": \\"$item\\", \\"at\\": \\"$(date +%s%N)\\"}"', { cache_ttl: 600 });
+    const first = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/quote`, json({ item: 'lamp' }))).text();
+    expect((await waitForJob(s, first)).status).toBe('success');
+    const second = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/quote`, json({ item: 'lamp' }))).text();
+    expect(await waitForJob(s, second)).toMatchObject({ status: 'success', cache_hit: true });
+    const page = await pageAs('ada', `/w/${s.workspace}/run/${second}`);
+    await expect.poll(() => page.locator('#cache-hit').textContent()).toBe('cache hit');
+    await expect.poll(() => page.locator('#cache-fact').textContent()).toContain('nothing ran');
+    await expect.poll(() => page.locator('#cache-fact a').getAttribute('href')).toBe(`/w/${s.workspace}/run/${first}`);
+    const original = await pageAs('ada', `/w/${s.workspace}/run/${first}`);
+    await expect.poll(() => original.locator('#status').textContent()).toBe('success');
+    await expect.poll(() => original.locator('#cache-hit').count()).toBe(0);
+    // The run list says so where the run time would be, and charts it at 0 s like any finished run.
+    const list = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/quote`);
+    await expect.poll(() => list.locator(`#rows tr[data-id="${second}"] td.duration`).textContent()).toBe('cache hit');
+    await expect.poll(() => list.locator(`#rows tr[data-id="${first}"] td.duration`).textContent()).not.toBe('cache hit');
+    await expect.poll(() => list.locator('#chart').getAttribute('data-points')).toBe('2');
+
+    const created = await s.post(`${ws()}/flows/create`, {
+      path: 'f/pub/cached_step',
+      value: { modules: [{ id: 'price', cache_ttl: 600, value: { type: 'rawscript', language: 'bash', content: 'date +%s%N', input_transforms: {} } }] },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const runs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      runs.push(await (await s.fetch(`${ws()}/jobs/run/p/f/pub/cached_step`, json({}))).text());
+      expect((await waitForJob(s, runs[i])).status).toBe('success');
+    }
+    const flowPage = await pageAs('ada', `/w/${s.workspace}/run/${runs[1]}`);
+    await expect.poll(() => node(flowPage, 'price').locator('.st').textContent()).toBe('success · cache hit');
+    await expect.poll(() => node(flowPage, 'price').locator('.set').textContent()).toBe('cache');
+    await flowPage.locator('#events').getByText(/step price answered from its cache \(job .*\): nothing ran/).waitFor();
+    await screenshots(flowPage, 'run-flow-cache-hit');
   });
 
   it('filters the run list by status and an argument, in a URL another browser opens to the same runs', async () => {

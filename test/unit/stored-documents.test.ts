@@ -57,6 +57,11 @@ describe('workspace documents', () => {
     expect(Object.keys(ENTITY_VALUES).sort()).toEqual([...ENTITY_KINDS].sort());
   });
 
+  it("keeps what a flow run decided when it is read back: a failure's status (canceled after an approval) and the steps answered from their cache", () => {
+    const run = { ...newRun('f1', 1, 'u/a/f', [], {}, {}), failure: { result: { error: { name: 'Canceled' } }, step_id: 'ask', started: true, status: 'canceled' as const }, cache_hits: { quote: 'j9' } };
+    expect(ENTITY_VALUES.flow_run.parse(run)).toEqual(run);
+  });
+
   it('reads a document through its kind\'s schema', async () => {
     const store = new SqliteStore(':memory:');
     try {

@@ -29,6 +29,8 @@ export interface RunSummary {
   completed_at: string | null;
   /** From start to end (or to now while it runs); null before it started. */
   duration_ms: number | null;
+  /** Answered from its `cache_ttl` cache: nothing ran (no start, no duration). */
+  cache_hit: boolean;
   success: boolean | null;
   attempts: number;
   args: Record<string, unknown> | null;
@@ -98,6 +100,7 @@ function summary(job: Job, status: string, rights: Rights, now: number): RunSumm
     started_at: job.started_at,
     completed_at: job.completed_at,
     duration_ms: started === null ? null : Math.max(0, ended - started),
+    cache_hit: job.cache_hit === true,
     success: job.success,
     attempts: job.attempts,
     args: job.deleted ? null : job.args,

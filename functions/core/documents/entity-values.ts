@@ -271,7 +271,8 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   skipped: z.array(z.string()).optional(),
   stop: z.object({ module: z.string(), skipped: z.boolean(), error_message: z.string().optional() }).optional(),
   failure_module: flowModule.optional(),
-  failure: z.object({ result: z.unknown(), step_id: z.string(), started: z.boolean() }).optional(),
+  failure: z.object({ result: z.unknown(), step_id: z.string(), started: z.boolean(), status: z.enum(['failed', 'canceled']).optional() }).optional(),
+  cache_hits: z.record(z.string(), z.string()).optional(),
   step_timeouts: z.record(z.string(), z.number().positive()).optional(),
   outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
 });

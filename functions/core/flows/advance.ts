@@ -293,6 +293,7 @@ async function cachedStep(deps: WorkerDeps, run: FlowRun, module: FlowModule, jo
   const cached = await findCachedResult(deps, job.workspace_id, stepResultCacheKey(run.version, module.id, job));
   if (!cached) return null;
   run.step_modules[job.id] = module.id;
+  run.cache_hits = { ...run.cache_hits, [module.id]: job.id };
   effects.cacheHits.push({ job, cached, ttl: module.cache_ttl });
   return { ok: true, value: cached.result, stepJob: job.id };
 }

@@ -196,6 +196,8 @@ export interface FlowRun {
   /** The flow's `failure_module` (top-level runs only) and, once the flow failed, what failed. */
   failure_module?: FlowModule;
   failure?: FlowFailure;
+  /** Steps answered from their `cache_ttl` cache, by module id: the job stored with the kept result. */
+  cache_hits?: Record<string, string>;
   /** Seconds each step job may run (the step's `timeout`), by job id: the worker reads it. */
   step_timeouts?: Record<string, number>;
   /** Set once the outcome is decided; the flow job is then completed with it. */
@@ -237,6 +239,7 @@ export function flowStatusView(run: FlowRun) {
     ...(run.stop ? { stop: run.stop } : {}),
     ...(run.attempts ? { attempts: run.attempts } : {}),
     ...(run.skipped ? { skipped: run.skipped } : {}),
+    ...(run.cache_hits ? { cache_hits: run.cache_hits } : {}),
     ...(run.failure && run.failure_module ? { failure_module: { module: run.failure_module.id, step_id: run.failure.step_id, error: run.failure.result } } : {}),
     ...(step?.kind === 'wait' ? { wait: { module: step.module, until: step.until, reason: step.reason } } : {}),
     ...(step?.kind === 'while' ? { iteration: { module: step.module, index: step.iteration, job: step.job.id } } : {}),

@@ -6,8 +6,11 @@ import { languageName } from './language-names.js';
 /**
  * A flow's modules as an SVG graph, laid out on the server by dagre (no layout code in the
  * browser): input, each module in order, branches fanning out and joining again, a loop's body
- * under its loop node, and the result. Each module node carries `data-module` and a status class
- * the run page's script updates as the run goes on.
+ * under its loop node, and the result; the flow's failure module stands apart, marked "on
+ * failure". Each module node carries `data-module` and a status class the run page's script
+ * updates as the run goes on, and a line naming the step's failure settings (retry, timeout, sleep,
+ * skip_if, stop_after_if, cache_ttl, priority, continue_on_error) so a reader sees what will
+ * happen when it fails.
  */
 
 interface NodeInfo {
@@ -15,12 +18,15 @@ interface NodeInfo {
   label: string;
   kind: string;
   module: string | null;
+  settings?: string;
+  /** The flow's failure module. */
+  failure?: boolean;
 }
 
 const NODE_W = 170;
-const NODE_H = 40;
+const NODE_H = 52;
 
-export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string) => string): Markup {
+export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string) => string, failureModule?: FlowModule | null): Markup {
   const g = new Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 24, ranksep: 28, marginx: 8, marginy: 8 });
   g.setDefaultEdgeLabel(() => ({}));
@@ -37,7 +43,7 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
     let ends = from;
     for (const m of list) {
       const id = `${path}${m.id}`;
-      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: path === '' ? m.id : null });
+      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: path === '' ? m.id : null, settings: settingsOf(m) });
       link(ends, id);
       ends = [id];
       const v = m.value;
@@ -46,7 +52,7 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
         const join = add({ id: `${id}/join${++serial}`, label: 'join', kind: 'join', module: null });
         arms.forEach((arm, i) => link(arm.length ? chain(arm, [id], `${id}/${i}/`) : [id], join));
         ends = [join];
-      } else if (v.type === 'forloopflow' && v.modules.length) {
+      } else if ((v.type === 'forloopflow' || v.type === 'whileloopflow') && v.modules.length) {
         // The body hangs under the loop node; the flow goes on from the body's end.
         ends = chain(v.modules, [id], `${id}/body/`);
       }
@@ -56,6 +62,8 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
   const input = add({ id: '*input', label: 'input', kind: 'io', module: null });
   const ends = chain(modules, [input], '');
   link(ends, add({ id: '*result', label: 'result', kind: 'io', module: null }));
+  // Runs when any step fails, so it hangs off no step in particular.
+  if (failureModule) add({ id: '*failure', label: `on failure: ${failureModule.id}`, kind: `failure ${kindOf(failureModule)}`, module: failureModule.id, failure: true });
   layout(g);
 
   const size = g.graph() as { width?: number; height?: number };
@@ -67,9 +75,23 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
     const at = g.node(n.id) as { x: number; y: number };
     const status = n.module ? statusOf(n.module) : 'none';
     const label = n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label;
-    return html`<g class="node k-${n.kind} s-${status}"${n.module ? html` data-module="${n.module}" tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - NODE_H / 2).toFixed(1)})"><title>${n.label}</title><rect width="${NODE_W}" height="${NODE_H}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text></g>`;
+    return html`<g class="node k-${n.kind} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - NODE_H / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${NODE_H}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${n.settings ? html`<text x="8" y="46" class="set">${n.settings.length > 28 ? `${n.settings.slice(0, 27)}…` : n.settings}</text>` : ''}</g>`;
   });
   return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${Math.ceil(size.width ?? 0)} ${Math.ceil(size.height ?? 0)}" width="${Math.ceil(size.width ?? 0)}" role="img" aria-label="flow graph"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>${edges}${boxes}</svg>`;
+}
+
+/** The step's failure and scheduling settings in a few words ("retry 3 · timeout 5s · cache"). */
+function settingsOf(m: FlowModule): string {
+  const parts: string[] = [];
+  if (m.retry) parts.push(`retry ${(m.retry.constant?.attempts ?? 0) + (m.retry.exponential?.attempts ?? 0)}`);
+  if (m.timeout !== undefined) parts.push(typeof m.timeout === 'number' ? `timeout ${m.timeout}s` : 'timeout');
+  if (m.sleep !== undefined) parts.push(typeof m.sleep === 'number' ? `sleep ${m.sleep}s` : 'sleep');
+  if (m.skip_if) parts.push('skip_if');
+  if (m.stop_after_if || m.stop_after_all_iters_if) parts.push('stop_after_if');
+  if (m.continue_on_error) parts.push('continue on error');
+  if (m.cache_ttl) parts.push('cache');
+  if (m.priority) parts.push(`priority ${m.priority}`);
+  return parts.join(' · ');
 }
 
 function kindOf(m: FlowModule): string {

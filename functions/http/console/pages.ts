@@ -59,6 +59,7 @@ export function consolePageRoutes(deps: CoreDeps) {
         canCancel: !isFinished(job.status) && rights.canJob(job, 'cancel'),
         canRerun: job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
         modules: run ? run.modules : null,
+        failureModule: run?.failure_module ?? null,
       }),
     );
   });

@@ -10,8 +10,9 @@ let chart = null;
 
 function chartData(runs) {
   // uPlot wants the x values ascending, one y array per series (null where a run is not in it).
-  const points = runs.filter((r) => r.duration_ms !== null && r.duration_ms !== undefined && r.completed_at)
-    .map((r) => ({ x: Date.parse(r.created_at) / 1000, y: r.duration_ms / 1000, ok: r.status === 'success' }))
+  // A finished run that never started (a cache hit, a run canceled while queued) ran for 0 s.
+  const points = runs.filter((r) => r.completed_at)
+    .map((r) => ({ x: Date.parse(r.created_at) / 1000, y: (r.duration_ms || 0) / 1000, ok: r.status === 'success' }))
     .sort((a, b) => a.x - b.x);
   return [points.map((p) => p.x), points.map((p) => (p.ok ? p.y : null)), points.map((p) => (p.ok ? null : p.y))];
 }

@@ -30,12 +30,26 @@ let selected = null;
 function when(t) { return t ? t.replace('T', ' ').slice(0, 19) : '—'; }
 function span(a, b) { return a && b ? ((Date.parse(b) - Date.parse(a)) / 1000).toFixed(2) + ' s' : '—'; }
 
+/** The error that ended the flow, with the step it came from (the failure module's input when it ran). */
+function flowError(j) {
+  const fs = j.flow_status;
+  const failed = fs && fs.failure_module ? fs.failure_module.error : j.result;
+  return failed && typeof failed === 'object' && failed.error && typeof failed.error === 'object' ? failed.error : null;
+}
+const failureModuleFailed = (j) => !!(j.result && typeof j.result === 'object' && j.result.error && typeof j.result.error === 'object' && j.result.error.failure_module_error !== undefined);
+const timedOut = (e) => !!(e && typeof e === 'object' && e.name === 'TimeoutError');
+
 function moduleStatuses(j) {
   const fs = j.flow_status;
   const out = {};
   if (!fs) return out;
+  const finished = FINISHED.includes(j.status);
+  const error = flowError(j);
   fs.modules.forEach((m, i) => {
+    const result = fs.results[m];
     if (fs.skipped && fs.skipped.includes(m)) out[m] = 'skipped';
+    else if (finished && i === fs.step && j.status !== 'success' && error && error.step_id === m && timedOut(error)) out[m] = 'timed_out';
+    else if (result && typeof result === 'object' && timedOut(result.error)) out[m] = 'timed_out';
     else if (fs.wait && fs.wait.reason === 'retry' && fs.wait.module === m) out[m] = 'retrying';
     else if (Object.prototype.hasOwnProperty.call(fs.results, m) && i < fs.step) out[m] = 'success';
     else if (i < fs.step) out[m] = 'success';
@@ -46,7 +60,25 @@ function moduleStatuses(j) {
       else out[m] = 'running';
     } else out[m] = j.status === 'success' && fs.stopped_early ? 'skipped' : 'pending';
   });
+  const handler = document.querySelector('.graph [data-failure-module]');
+  if (handler) {
+    const id = handler.dataset.module;
+    if (!fs.failure_module) out[id] = finished ? 'not_needed' : 'pending';
+    else if (!finished) out[id] = 'running';
+    else out[id] = failureModuleFailed(j) ? 'failed' : 'success';
+  }
   return out;
+}
+
+/** What a step's node says beside its status: its attempts, a cache hit, the stop it made. */
+function moduleNotes(fs) {
+  const notes = {};
+  const add = (m, text) => (notes[m] = notes[m] || []).push(text);
+  if (!fs) return notes;
+  for (const [m, list] of Object.entries(fs.attempts || {})) if (list.length) add(m, 'attempt ' + list.length);
+  for (const m of Object.keys(fs.cache_hits || {})) add(m, 'cache hit');
+  if (fs.stop) add(fs.stop.module, 'stopped the flow');
+  return notes;
 }
 
 function render(j) {
@@ -67,11 +99,13 @@ function render(j) {
   const cancel = document.getElementById('cancel');
   if (cancel) cancel.hidden = finished;
   const statuses = moduleStatuses(j);
+  const notes = moduleNotes(j.flow_status);
   for (const node of document.querySelectorAll('.graph [data-module]')) {
     const s = statuses[node.dataset.module] || 'pending';
+    const shown = [s.replace('_', ' '), ...(notes[node.dataset.module] || [])].join(' · ');
     node.setAttribute('class', node.getAttribute('class').replace(/ s-[a-z_]+/, '') + ' s-' + s);
-    node.querySelector('.st').textContent = s;
-    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + s);
+    node.querySelector('.st').textContent = shown;
+    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + shown);
   }
   const waiting = j.status === 'suspended' || j.status === 'awaiting_approval';
   const approval = document.getElementById('approval');
@@ -91,11 +125,14 @@ function flowEvents(fs) {
   for (const [step, attempts] of Object.entries(fs.attempts || {})) {
     for (const a of attempts) lines.push([when(a.at), 'step ' + step, 'attempt ' + a.attempt, a.status, a.error !== undefined ? message(a.error) : '', a.retry_at ? 'next attempt at ' + when(a.retry_at) : ''].filter(Boolean).join(' · '));
   }
+  for (const [step, hit] of Object.entries(fs.cache_hits || {})) lines.push('step ' + step + ' answered from its cache (job ' + hit + '): nothing ran');
   if (fs.wait) lines.push('waiting until ' + when(fs.wait.until) + ' · ' + (fs.wait.reason === 'retry' ? 'before retrying step ' : 'sleep after step ') + fs.wait.module);
   for (const m of fs.skipped || []) lines.push('step ' + m + ' skipped (skip_if)');
   if (fs.stop) lines.push('flow stopped after step ' + fs.stop.module + (fs.stop.skipped ? ' (skipped)' : '') + (fs.stop.error_message ? ' · ' + fs.stop.error_message : ''));
   if (fs.iteration) lines.push('while loop ' + fs.iteration.module + ' · iteration ' + fs.iteration.index);
-  if (fs.failure_module) lines.push('failure module ' + fs.failure_module.module + ' ran for step ' + fs.failure_module.step_id + ' · ' + message(fs.failure_module.error && fs.failure_module.error.error));
+  const error = flowError(job);
+  if (error && error.step_id && FINISHED.includes(job.status) && job.status !== 'success') lines.push('step ' + error.step_id + (timedOut(error) ? ' timed out' : ' failed') + ' · ' + (error.name ? error.name + ': ' : '') + message(error));
+  if (fs.failure_module) lines.push('failure module ' + fs.failure_module.module + ' ran for step ' + fs.failure_module.step_id + ' · ' + message(fs.failure_module.error && fs.failure_module.error.error) + (FINISHED.includes(job.status) ? (failureModuleFailed(job) ? ' · it failed too' : ' · its result is the result of the flow') : ' · running'));
   return lines.length ? lines : ['none'];
 }
 
@@ -234,22 +271,34 @@ export interface RunPageInput {
   /** Whether a re-run is offered: the caller may run what the job ran (a flow or a script, not a step). */
   canRerun: boolean;
   modules: FlowModule[] | null;
+  /** The flow's failure module, shown apart in the graph. */
+  failureModule?: FlowModule | null;
+}
+
+/** A cache hit's log line names the run whose result it is (core/result-cache.ts cacheHitLog). */
+function cacheSource(j: Job): string | null {
+  return /the result of job ([0-9a-f-]{36})/.exec(j.logs ?? '')?.[1] ?? null;
+}
+
+function cacheFact(ws: string, source: string | null): Markup {
+  const from = source ? html`the result of <a href="/w/${ws}/run/${encodeURIComponent(source)}">run ${source}</a>` : 'a kept result';
+  return html`<dt>Result cache</dt><dd id="cache-fact">cache hit: nothing ran; ${from} (cache_ttl)</dd>`;
 }
 
 export function renderRunPage(p: RunPageInput): string {
   const j = p.job;
   const ws = encodeURIComponent(p.workspace);
-  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending')}
+  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending', p.failureModule)}
 <div id="step" hidden><h3 id="step-title"></h3><label for="step-pick">Iteration or branch</label><select id="step-pick" hidden></select><div id="step-detail"></div></div></section>` : html`<select id="step-pick" hidden></select>`;
   const body = html`<h1><span class="muted">${j.kind}</span> ${j.script_path}</h1>
-<p><span id="status" class="status s-${j.status}">${j.status}</span> <code>${j.id}</code>${j.parent_job ? html` · step of <a href="/w/${ws}/run/${encodeURIComponent(j.parent_job)}">${j.parent_job}</a>` : ''}</p>
+<p><span id="status" class="status s-${j.status}">${j.status}</span>${j.cache_hit ? html` <span id="cache-hit" class="status s-cache_hit">cache hit</span>` : ''} <code>${j.id}</code>${j.parent_job ? html` · step of <a href="/w/${ws}/run/${encodeURIComponent(j.parent_job)}">${j.parent_job}</a>` : ''}</p>
 <div class="toolbar">${p.canCancel ? html`<button type="button" id="cancel" class="danger">Cancel</button>` : ''}
 ${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same arguments</button><button type="button" id="rerun-edit">Re-run with edited arguments…</button>` : ''}</div>
 <form id="rerun-form" hidden aria-label="Re-run with edited arguments"><div id="rerun-fields"></div><button type="submit">Run</button></form>
 <p id="message" role="alert"></p>
 <div id="approval" aria-live="polite"></div>
 <dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Trigger</dt><dd id="trigger">${j.trigger ?? 'not recorded'}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
-<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
+<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.cache_hit ? cacheFact(ws, cacheSource(j)) : ''}${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
 ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>

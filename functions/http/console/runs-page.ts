@@ -82,7 +82,7 @@ function row(run) {
   link.textContent = run.path;
   path.append(link);
   const args = td(run.args ? JSON.stringify(run.args).slice(0, 80) : '', 'wide');
-  tr.append(pick, status, path, td(run.kind, 'wide'), td(run.trigger || '', 'trigger'), td(run.created_by), td(run.created_at.replace('T', ' ').slice(0, 19)), td(duration(run.duration_ms)), args);
+  tr.append(pick, status, path, td(run.kind, 'wide'), td(run.trigger || '', 'trigger'), td(run.created_by), td(run.created_at.replace('T', ' ').slice(0, 19)), td(run.cache_hit ? 'cache hit' : duration(run.duration_ms), 'duration'), args);
   return tr;
 }
 

@@ -118,7 +118,7 @@ async function scriptItem(deps: CoreDeps, rights: Rights, path: string): Promise
 async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
   const f = await getFlow(deps, rights, path);
   const versions = (await flowHistory(deps, rights, path)).slice(0, 20).map((v) => ({ id: String(v.id), created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary }));
-  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none'), schema: f.schema, versions };
+  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none', f.value.failure_module), schema: f.schema, versions };
 }
 
 function itemBody(ws: string, origin: string, item: ItemView, canEdit: boolean): Markup {
