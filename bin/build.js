@@ -125,6 +125,9 @@ export async function buildConsoleAssets(outdir) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes('--if-stale')) await buildServiceIfStale();
+  // `--console-assets <dir>`: only the console's browser bundle, for the API Lambda's bundle.
+  const assetsAt = process.argv.indexOf('--console-assets');
+  if (assetsAt > 0) await buildConsoleAssets(process.argv[assetsAt + 1]);
+  else if (process.argv.includes('--if-stale')) await buildServiceIfStale();
   else await buildService();
 }

@@ -95,7 +95,7 @@ export class Api extends Construct {
       entry: 'functions/handlers/api.ts',
       description: 'svc api: the HTTP API (webhooks, jobs, scripts), response streaming',
       bundling: {
-        // The console's chart library, served by the API (functions/http/console/static-assets.ts),
+        // The console's chart library and editor bundle, served by the API (functions/http/console/static-assets.ts),
         // which looks for it beside its bundle: the bundle has no node_modules.
         commandHooks: {
           beforeBundling: () => [],
@@ -104,6 +104,8 @@ export class Api extends Construct {
             `mkdir -p "${outputDir}/console-assets"`,
             `cp "${inputDir}/node_modules/uplot/dist/uPlot.iife.min.js" "${outputDir}/console-assets/uplot.iife.min.js"`,
             `cp "${inputDir}/node_modules/uplot/dist/uPlot.min.css" "${outputDir}/console-assets/uplot.min.css"`,
+            // The script editor's browser bundle (CodeMirror), built as bin/build.js builds it for dist/.
+            `node "${inputDir}/bin/build.js" --console-assets "${outputDir}/console-assets"`,
           ],
         },
       },

@@ -170,6 +170,15 @@ describe('the script editor', { timeout: 120_000 }, () => {
     await home.goto(`${s.url}/w/${s.workspace}/item/u/ada/greet`);
     await home.getByRole('link', { name: 'Edit this script' }).click();
     await home.waitForURL(/\/scripts\/edit\/u\/ada\/greet$/);
+    // A new script at a path that is taken is not saved over it: the page links to its editor.
+    await home.goto(`${s.url}/w/${s.workspace}/scripts/new?path=u/ada/greet`);
+    await home.locator('.cm-editor').waitFor();
+    await home.getByRole('button', { name: 'Save as a new version' }).click();
+    await home.locator('#save-message').getByText(/already exists at u\/ada\/greet/).waitFor();
+    await expect(home.getByRole('link', { name: 'Edit it instead' }).getAttribute('href')).resolves.toBe(`/w/${s.workspace}/scripts/edit/u/ada/greet`);
+    const watched = opened.find((w) => w.page === home)!;
+    expect(watched.problems).toEqual(['console error: Failed to load resource: the server responded with a status of 409 (Conflict)']);
+    watched.problems.length = 0;
     expect((await s.post('/api/users/create', { username: 'opal', email: 'opal@example.com', password: 'opal-password' })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'opal', role: 'operator' })).status).toBe(201);
     const cookie = (await s.fetch('/api/auth/login', { method: 'POST', token: null, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'opal@example.com', password: 'opal-password' }) })).headers.get('set-cookie')!.split(';')[0];

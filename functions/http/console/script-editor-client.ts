@@ -167,6 +167,11 @@ async function reportConflict(body, text) {
   const message = byId('save-message');
   let latest = null;
   try { latest = await apiCall('/scripts/get/p/' + body.path.split('/').map(encodeURIComponent).join('/')); } catch { /* gone or not readable */ }
+  if (latest && data.mode === 'new') {
+    const href = '/w/' + encodeURIComponent(ws) + '/scripts/edit/' + body.path.split('/').map(encodeURIComponent).join('/');
+    message.append(el('p', {}, 'Not saved: a script already exists at ' + body.path + '. ', el('a', { href, text: 'Edit it instead' }), ' (your code stays here until you leave the page).'));
+    return;
+  }
   if (!latest || latest.hash === body.parent_hash) {
     let answer = {};
     try { answer = JSON.parse(text); } catch { /* not JSON */ }
