@@ -1,3 +1,4 @@
+import type { WorkspaceView } from '../core/views/settings-views.js';
 import { CliError, EXIT } from './errors.js';
 import { itemUrlPath } from './remote-names.js';
 
@@ -84,7 +85,7 @@ export class Remote {
   private async unknownWorkspace(what: string): Promise<never> {
     let known = '';
     try {
-      const list = (await this.get<{ id: string }[]>('/api/workspaces/list')).map((w) => w.id);
+      const list = (await this.get<WorkspaceView[]>('/api/workspaces/list')).map((w) => w.id);
       known = list.length ? `; the workspaces this token can use there are: ${list.join(', ')}` : '; this token can use no workspace there';
     } catch {
       // The list is a courtesy: the error below stands without it.

@@ -1,6 +1,7 @@
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { CreatedUploadView, StoredObjectView } from '../core/views/run-views.js';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { connect, type ConnectionFlags } from './connection.js';
 import type { Io } from './io.js';
@@ -10,12 +11,6 @@ import type { Io } from './io.js';
  * upload session (README: Large uploads). The file is read part by part as each is PUT to its
  * URL; what it prints is the object to name in the webhook payload.
  */
-
-interface CreatedUpload {
-  upload: string;
-  part_size: number;
-  parts: Array<{ part_number: number; url: string }>;
-}
 
 export async function uploadCommand(path: string, file: string, flags: ConnectionFlags & { contentType?: string; filename?: string }, io: Io): Promise<ExitCode> {
   const remote = connect(flags, io);
@@ -30,7 +25,7 @@ export async function uploadCommand(path: string, file: string, flags: Connectio
     size: blob.size,
     filename: flags.filename ?? basename(file),
     content_type: flags.contentType ?? 'application/octet-stream',
-  })) as CreatedUpload;
+  })) as CreatedUploadView;
   try {
     const parts = [];
     for (const { part_number: n, url } of created.parts) {
@@ -40,7 +35,8 @@ export async function uploadCommand(path: string, file: string, flags: Connectio
       parts.push({ part_number: n, etag: res.headers.get('etag') });
       io.err(`part ${n} of ${created.parts.length} sent`);
     }
-    io.out(JSON.stringify(await remote.request('POST', '/job_helpers/uploads/complete', { upload: created.upload, parts })));
+    const stored = (await remote.request('POST', '/job_helpers/uploads/complete', { upload: created.upload, parts })) as StoredObjectView;
+    io.out(JSON.stringify(stored));
     return EXIT.ok;
   } catch (e) {
     await remote.request('POST', '/job_helpers/uploads/abort', { upload: created.upload }).catch(() => undefined);

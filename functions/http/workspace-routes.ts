@@ -7,6 +7,8 @@ import { getErrorHandler, setErrorHandler } from '../core/workspace-error-handle
 import { webhookView } from '../core/events/webhook-settings.js';
 import { getRoutePrefix, setRoutePrefix } from '../core/triggers/route-prefix.js';
 import type { CoreDeps } from '../core/deps.js';
+import type { WorkspaceSettingsView } from '../core/views/settings-views.js';
+import type { Same } from '../core/views/same.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 
@@ -31,9 +33,13 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     const rights = c.get('rights').check('workspaces', 'read');
     // The webhook's URL and whether it signs, never its secret; the URL to admins only, as a
     // receiver's URL often carries a token of its own (chat webhooks do).
-    const webhook = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
+    const webhook: Partial<Awaited<ReturnType<typeof webhookView>>> = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
     const handler = await getErrorHandler(deps, c.get('workspace').id);
-    return c.json({ ...c.get('workspace'), ...webhook, error_handler: handler ? { path: handler.path, extra_args: handler.extra_args } : null });
+    const answer = { ...c.get('workspace'), ...webhook, error_handler: handler ? { path: handler.path, extra_args: handler.extra_args } : null };
+    // The answer is what the API document says it is (core/views/settings-views.ts), or this fails to compile.
+    const described: Same<typeof answer, WorkspaceSettingsView> = true;
+    void described;
+    return c.json(answer);
   });
   // The workspace error handler (docs/flows.md): runs for every failed job and flow of the workspace.
   r.post('/workspaces/edit_error_handler', async (c) => c.json(await setErrorHandler(deps, c.get('rights'), await readJsonBody(c))));

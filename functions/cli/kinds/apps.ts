@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
+import type { AppListItem, AppView } from '../../core/views/item-views.js';
 import { FOLDER_ITEM, folderSuffix, isItemPath, toYaml } from '../layout.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
@@ -43,9 +44,9 @@ export const apps: KindHandler = {
   enabled: (o) => !o.skipApps,
 
   async fetchRemote(ctx) {
-    const listed = await ctx.remote.get<{ path: string }[]>('/apps/list');
+    const listed = await ctx.remote.get<AppListItem[]>('/apps/list');
     return mapPool(listed, ctx.options.parallel ?? 1, async ({ path }) => {
-      const payload = appPayload(await ctx.remote.get(`/apps/get/p/${p(path)}`));
+      const payload = appPayload(await ctx.remote.get<AppView>(`/apps/get/p/${p(path)}`));
       return { item: { kind: KIND, id: path, payload, files: renderApp(payload, ctx) }, meta: {} };
     });
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FolderView, GroupView, ResourceTypeView, ResourceView } from '../../core/views/item-views.js';
+import type { FolderView, GroupView, ResourceTypeView, ResourceView, VariableView, VariableWithValue } from '../../core/views/item-views.js';
+import type { SyncKeyView, WorkspaceSettingsView } from '../../core/views/settings-views.js';
 import { isItemPath, isSpecific, parseTypedFile, typedFile, type Layout } from '../layout.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
@@ -62,16 +63,16 @@ export const variables: KindHandler = yamlKind({
   kind: 'variable',
   enabled: (o) => !o.skipVariables,
   async list(ctx) {
-    const listed = await ctx.remote.get<{ path: string; is_secret: boolean; value?: string; description: string; created_by: string }[]>('/variables/list');
+    const listed = await ctx.remote.get<VariableView[]>('/variables/list');
     const wanted = listed.filter((v) => !v.is_secret || !ctx.options.skipSecrets);
     return mapPool(wanted, parallelOf(ctx), async (v) => {
       const base = { path: v.path, description: v.description, is_secret: v.is_secret };
       if (!v.is_secret) return { id: v.path, owner: v.created_by, payload: { ...base, value: v.value ?? '' } };
       if (ctx.options.plainSecrets) {
-        const plain = await ctx.remote.get<{ value: string }>(`/variables/get/${p(v.path)}`);
+        const plain = await ctx.remote.get<VariableWithValue>(`/variables/get/${p(v.path)}`);
         return { id: v.path, owner: v.created_by, payload: { ...base, value: plain.value } };
       }
-      const sealed = await ctx.remote.get<{ value: string }>(`/variables/get/${p(v.path)}?encrypted=true`);
+      const sealed = await ctx.remote.get<VariableWithValue>(`/variables/get/${p(v.path)}?encrypted=true`);
       return { id: v.path, owner: v.created_by, payload: { ...base, encrypted_value: sealed.value } };
     });
   },
@@ -222,7 +223,7 @@ export const settings: KindHandler = yamlKind({
   kind: 'settings',
   enabled: (o) => o.includeSettings === true,
   async list(ctx) {
-    const ws = await ctx.remote.get<{ object_storage_enabled: boolean }>('/workspaces/get_settings');
+    const ws = await ctx.remote.get<WorkspaceSettingsView>('/workspaces/get_settings');
     return [{ id: 'settings', payload: { object_storage_enabled: ws.object_storage_enabled } }];
   },
   file: (_id, ctx) => typedFile(ctx.layout, 'settings', '', ctx.layout.specific.settings === true && ctx.layout.workspaceName !== null),
@@ -249,7 +250,7 @@ export const encryptionKey: KindHandler = yamlKind({
   kind: 'encryption_key',
   enabled: (o) => o.includeKey === true,
   async list(ctx) {
-    const { key } = await ctx.remote.get<{ key: string }>('/workspaces/encryption_key');
+    const { key } = await ctx.remote.get<SyncKeyView>('/workspaces/encryption_key');
     return [{ id: 'encryption_key', payload: { key } }];
   },
   file: () => 'encryption_key.yaml',

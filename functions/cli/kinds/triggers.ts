@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { HttpTriggerView, ScheduleView } from '../../core/views/trigger-views.js';
 import { mapPool } from '../pool.js';
 import { p } from '../remote.js';
 import { yamlKind } from './yaml-kind.js';
@@ -62,10 +63,10 @@ export const httpTriggers: KindHandler = yamlKind({
   kind: 'http_trigger',
   enabled: (o) => o.includeTriggers === true,
   async list(ctx) {
-    const listed = await ctx.remote.get<P[]>('/http_triggers/list');
+    const listed = await ctx.remote.get<HttpTriggerView[]>('/http_triggers/list');
     return mapPool(listed, parallelOf(ctx), async (t) => ({
-      id: String(t.path),
-      owner: String(t.created_by),
+      id: t.path,
+      owner: t.created_by,
       payload: { path: t.path, ...pick(t, ROUTE_FIELDS, ROUTE_NULLABLE) },
     }));
   },
@@ -109,10 +110,10 @@ export const schedules: KindHandler = yamlKind({
   kind: 'schedule',
   enabled: (o) => o.includeSchedules === true,
   async list(ctx) {
-    const listed = await ctx.remote.get<P[]>('/schedules/list');
+    const listed = await ctx.remote.get<ScheduleView[]>('/schedules/list');
     return listed.map((s) => ({
-      id: String(s.path),
-      owner: String(s.created_by),
+      id: s.path,
+      owner: s.created_by,
       payload: { path: s.path, ...pick(s, SCHEDULE_FIELDS, SCHEDULE_NULLABLE) },
     }));
   },

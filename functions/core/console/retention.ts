@@ -18,7 +18,7 @@ const WHAT = 'the workspace retention setting';
 const FINISHED = ['success', 'failed', 'canceled'] as const;
 
 /** `max_count` is shown only when set, so a client that knows only `max_age_days` reads what it did. */
-type RetentionView = { max_age_days: number | null; max_count?: number };
+export type RetentionView = { max_age_days: number | null; max_count?: number };
 
 function view(setting: RetentionSetting | null | undefined): RetentionView {
   return { max_age_days: setting?.max_age_days ?? null, ...(setting?.max_count ? { max_count: setting.max_count } : {}) };

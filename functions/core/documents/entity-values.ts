@@ -277,6 +277,21 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
 });
 
+/** A variable as stored (a secret's value is its ciphertext); core/views/item-views.ts describes the answers from it. */
+export const variableValue = z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() });
+
+/** One version of an app, as stored and as the API answers it. */
+export const appVersionValue = z.object({
+  id: z.number().int().positive(),
+  path: z.string().min(1),
+  summary: z.string(),
+  value: z.record(z.string(), z.unknown()),
+  policy: z.record(z.string(), z.unknown()).nullable(),
+  deployment_message: z.string().optional(),
+  created_by: z.string(),
+  created_at: timestamp,
+});
+
 /** Spelled out as a mapped type so that `ENTITY_VALUES[kind]` has the schema of exactly that kind. */
 export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = {
   member: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), added_by: z.string() }),
@@ -290,7 +305,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   }),
   resource: z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() }),
   resource_type: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string(), builtin: z.boolean() }),
-  variable: z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() }),
+  variable: variableValue,
   flow: z.object({ path: z.string().min(1), version: z.number().int().positive(), archived: z.boolean().optional() }),
   flow_version: z.object({
     id: z.number().int().positive(),
@@ -319,16 +334,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   chat_connection: chatConnectionSetting,
   app: z.object({ path: z.string().min(1), version: z.number().int().positive() }),
   invite: z.object({ username: z.string().min(1), role: z.enum(['admin', 'developer', 'operator']), invited_by: z.string(), invited_at: timestamp }),
-  app_version: z.object({
-    id: z.number().int().positive(),
-    path: z.string().min(1),
-    summary: z.string(),
-    value: z.record(z.string(), z.unknown()),
-    policy: z.record(z.string(), z.unknown()).nullable(),
-    deployment_message: z.string().optional(),
-    created_by: z.string(),
-    created_at: timestamp,
-  }),
+  app_version: appVersionValue,
   http_trigger: httpTriggerValue,
   http_route: httpRouteIndexValue,
   route_prefix: routePrefixValue,

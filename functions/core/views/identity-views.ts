@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
 import type { TokenView as CoreTokenView } from '../tokens.js';
 import type { UserView as CoreUserView } from '../users.js';
@@ -26,6 +27,5 @@ export const tokenSchema = z.object({
 });
 export type TokenView = z.output<typeof tokenSchema>;
 
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const agree: [Same<UserView, CoreUserView>, Same<TokenView, CoreTokenView>] = [true, true];
 void agree;

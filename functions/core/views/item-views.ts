@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import type { Same } from './same.js';
 import type { ScriptVersion } from '../../ports.js';
 import { scriptVersionFields } from '../documents/records.js';
-import { ENTITY_VALUES } from '../documents/entity-values.js';
+import { appVersionValue, ENTITY_VALUES, variableValue } from '../documents/entity-values.js';
 import type { scriptSummary } from '../scripts.js';
 import type { getFlow, listFlows } from '../flows/flows.js';
 import type { getFolder } from '../folders.js';
 import type { getGroup } from '../groups.js';
 import type { listResourceTypes } from '../resource-types.js';
 import type { getResource } from '../resources.js';
+import type { getVariable, listVariables, VariableView as CoreVariableView } from '../variables.js';
+import type { appHistory, AppHead, AppVersion } from '../apps.js';
 
 /**
- * Scripts and flows as the API answers them: the schemas of what the store keeps (records.ts,
+ * Scripts, flows, variables and apps as the API answers them: the schemas of what the store keeps (records.ts,
  * entity-values.ts), since the API answers those as they are. They describe the answers in the
  * OpenAPI document and type the CLI's reading of them; the checks below make `npm run check` fail
  * when what the core answers and these schemas part.
@@ -43,7 +46,23 @@ export type ResourceTypeView = z.output<typeof resourceTypeSchema>;
 export const resourceSchema = z.intersection(ENTITY_VALUES.resource, z.object({ created_at: z.string(), updated_at: z.string() }));
 export type ResourceView = z.output<typeof resourceSchema>;
 
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const stamps = { created_at: z.string(), updated_at: z.string() };
+/** `variables/list` (each), `variables/update/{path}`: a secret's value is left out. */
+export const variableSchema = variableValue.omit({ value: true }).extend({ value: z.string().optional(), ...stamps });
+export type VariableView = z.output<typeof variableSchema>;
+/** `variables/get/{path}`: with the value (a secret's decrypted, or sealed with the sync key for `?encrypted=true`). */
+export const variableWithValueSchema = variableSchema.extend({ value: z.string() });
+export type VariableWithValue = z.output<typeof variableWithValueSchema>;
+
+/** `apps/get/p/{path}`, `apps/get/v/{id}`, `apps/update/{path}`: an app version. */
+export const appSchema = appVersionValue;
+export type AppView = z.output<typeof appSchema>;
+/** `apps/list` (each): an app's path and latest version id. */
+export const appListSchema = z.array(ENTITY_VALUES.app);
+export type AppListItem = z.output<typeof appListSchema>[number];
+/** `apps/history/p/{path}` (each): a version without its definition. */
+export const appHistorySchema = z.array(appVersionValue.pick({ id: true, created_at: true, created_by: true, summary: true, deployment_message: true }));
+
 const agree: [
   Same<ScriptView, ScriptVersion>,
   Same<ScriptListItem, ReturnType<typeof scriptSummary>>,
@@ -53,5 +72,11 @@ const agree: [
   Same<GroupView, Awaited<ReturnType<typeof getGroup>>>,
   Same<ResourceTypeView, Awaited<ReturnType<typeof listResourceTypes>>[number]>,
   Same<ResourceView, Awaited<ReturnType<typeof getResource>>>,
-] = [true, true, true, true, true, true, true, true];
+  Same<VariableView, CoreVariableView>,
+  Same<VariableView, Awaited<ReturnType<typeof listVariables>>[number]>,
+  Same<VariableWithValue, Awaited<ReturnType<typeof getVariable>>>,
+  Same<AppView, AppVersion>,
+  Same<z.output<typeof appListSchema>[number], AppHead>,
+  Same<z.output<typeof appHistorySchema>, Awaited<ReturnType<typeof appHistory>>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void agree;

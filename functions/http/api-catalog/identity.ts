@@ -16,6 +16,7 @@ import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
 import { folderSchema, groupSchema } from '../../core/views/item-views.js';
 import { tokenSchema, userSchema } from '../../core/views/identity-views.js';
+import { chatConnectionSchema, deliverySchema, errorHandlerSchema, instanceWebhookSchema, retentionSchema, routePrefixSchema, syncKeySchema, workspaceSchema, workspaceSettingsSchema, workspaceWebhookSchema } from '../../core/views/settings-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** The service, sign-in, users and tokens, workspaces and their members, groups, folders, settings and events. */
@@ -40,18 +41,18 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: '/api/users/decline_invite', tag: 'workspaces', summary: 'Decline an invitation', body: workspaceBody, response: text('Declined') },
 
   { method: 'post', path: '/api/workspaces/create', tag: 'workspaces', summary: 'Create a workspace', body: createWorkspaceBody, response: createdText('The workspace id') },
-  { method: 'get', path: '/api/workspaces/list', tag: 'workspaces', summary: 'The workspaces the caller belongs to', response: json('Workspaces') },
-  { method: 'get', path: ws('/workspaces/get_settings'), tag: 'workspaces', summary: 'The workspace\'s settings', response: json('Settings') },
-  { method: 'post', path: ws('/workspaces/edit_error_handler'), tag: 'workspaces', summary: 'Set or clear the workspace error handler', body: editErrorHandlerBody, response: json('The setting') },
+  { method: 'get', path: '/api/workspaces/list', tag: 'workspaces', summary: 'The workspaces the caller belongs to', response: json('Workspaces', z.array(workspaceSchema)) },
+  { method: 'get', path: ws('/workspaces/get_settings'), tag: 'workspaces', summary: 'The workspace\'s settings', response: json('Settings', workspaceSettingsSchema) },
+  { method: 'post', path: ws('/workspaces/edit_error_handler'), tag: 'workspaces', summary: 'Set or clear the workspace error handler', body: editErrorHandlerBody, response: json('The setting', errorHandlerSchema) },
   { method: 'get', path: ws('/workspaces/job_limits'), tag: 'workspaces', summary: 'The workspace\'s job limits', response: json('The limits', jobLimitsSetting) },
   { method: 'post', path: ws('/workspaces/job_limits'), tag: 'workspaces', summary: 'Set the workspace\'s job limits', body: jobLimitsSetting, response: json('The limits', jobLimitsSetting) },
-  { method: 'get', path: ws('/workspaces/route_prefix'), tag: 'routes', summary: 'The custom prefix the workspace\'s routes are served under', response: json('`{prefix}`') },
-  { method: 'post', path: ws('/workspaces/route_prefix'), tag: 'routes', summary: 'Set or clear the route prefix (instance admins)', body: prefixBody, response: json('`{prefix}`') },
-  { method: 'post', path: ws('/workspaces/edit_object_storage'), tag: 'uploads', summary: 'Turn object storage (uploads) on or off', body: objectStorageBody, response: json('The setting') },
-  { method: 'get', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'Whether a sync encryption key is set', response: json('`{set}`') },
-  { method: 'post', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'Set the sync encryption key', body: setKeyBody, response: json('Set') },
-  { method: 'get', path: ws('/workspaces/retention'), tag: 'console', summary: 'How long finished runs are kept', response: json('The retention setting') },
-  { method: 'post', path: ws('/workspaces/retention'), tag: 'console', summary: 'Set how long finished runs are kept', body: retentionInput, response: json('The retention setting') },
+  { method: 'get', path: ws('/workspaces/route_prefix'), tag: 'routes', summary: 'The custom prefix the workspace\'s routes are served under', response: json('The prefix and where the routes are served', routePrefixSchema) },
+  { method: 'post', path: ws('/workspaces/route_prefix'), tag: 'routes', summary: 'Set or clear the route prefix (instance admins)', body: prefixBody, response: json('The prefix and where the routes are served', routePrefixSchema) },
+  { method: 'post', path: ws('/workspaces/edit_object_storage'), tag: 'uploads', summary: 'Turn object storage (uploads) on or off', body: objectStorageBody, response: json('The workspace', workspaceSchema) },
+  { method: 'get', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'The workspace\'s sync encryption key (made on first use)', response: json('The key', syncKeySchema) },
+  { method: 'post', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'Set the sync encryption key', body: setKeyBody, response: json('The key', syncKeySchema) },
+  { method: 'get', path: ws('/workspaces/retention'), tag: 'console', summary: 'How long finished runs are kept', response: json('The retention setting', retentionSchema) },
+  { method: 'post', path: ws('/workspaces/retention'), tag: 'console', summary: 'Set how long finished runs are kept', body: retentionInput, response: json('The retention setting', retentionSchema) },
   { method: 'get', path: ws('/users/list'), tag: 'workspaces', summary: 'The workspace\'s members', response: json('Members and their roles') },
   { method: 'post', path: ws('/workspaces/add_user'), tag: 'workspaces', summary: 'Add a member', body: addMemberBody, response: created('The membership') },
   { method: 'post', path: ws('/workspaces/remove_user'), tag: 'workspaces', summary: 'Remove a member', body: removeMemberBody, response: text('Removed') },
@@ -60,13 +61,13 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: ws('/workspaces/list_pending_invites'), tag: 'workspaces', summary: 'Invitations not answered yet', response: json('Invitations') },
   { method: 'post', path: ws('/workspaces/delete_invite'), tag: 'workspaces', summary: 'Withdraw an invitation', body: usernameBody, response: text('Withdrawn') },
 
-  { method: 'post', path: ws('/workspaces/edit_webhook'), tag: 'events', summary: 'Set the workspace events webhook (CloudEvents, Standard Webhooks signature)', body: editWorkspaceWebhookBody, response: json('The webhook (the secret is shown once)') },
-  { method: 'get', path: ws('/workspaces/webhook_deliveries'), tag: 'events', summary: 'Recent deliveries of workspace events', query: deliveryListQuery, response: json('Deliveries, newest first') },
-  { method: 'post', path: ws('/workspaces/webhook_deliveries/:id/redeliver'), tag: 'events', summary: 'Send a workspace event again', response: json('The delivery') },
-  { method: 'get', path: '/api/settings/instance_events_webhook', tag: 'events', summary: 'The instance events webhook (instance admins)', response: json('The webhook') },
-  { method: 'post', path: '/api/settings/instance_events_webhook', tag: 'events', summary: 'Set the instance events webhook (instance admins)', body: editInstanceWebhookBody, response: json('The webhook (the secret is shown once)') },
-  { method: 'get', path: '/api/settings/instance_events_deliveries', tag: 'events', summary: 'Recent deliveries of instance events', query: deliveryListQuery, response: json('Deliveries, newest first') },
-  { method: 'post', path: '/api/settings/instance_events_deliveries/:id/redeliver', tag: 'events', summary: 'Send an instance event again', response: json('The delivery') },
+  { method: 'post', path: ws('/workspaces/edit_webhook'), tag: 'events', summary: 'Set the workspace events webhook (CloudEvents, Standard Webhooks signature)', body: editWorkspaceWebhookBody, response: json('The webhook and whether it signs (never the secret)', workspaceWebhookSchema) },
+  { method: 'get', path: ws('/workspaces/webhook_deliveries'), tag: 'events', summary: 'Recent deliveries of workspace events', query: deliveryListQuery, response: json('Deliveries, newest first', z.array(deliverySchema)) },
+  { method: 'post', path: ws('/workspaces/webhook_deliveries/:id/redeliver'), tag: 'events', summary: 'Send a workspace event again', response: json('The delivery', deliverySchema) },
+  { method: 'get', path: '/api/settings/instance_events_webhook', tag: 'events', summary: 'The instance events webhook (instance admins)', response: json('The webhook', instanceWebhookSchema) },
+  { method: 'post', path: '/api/settings/instance_events_webhook', tag: 'events', summary: 'Set the instance events webhook (instance admins)', body: editInstanceWebhookBody, response: json('The webhook and whether it signs (never the secret)', instanceWebhookSchema) },
+  { method: 'get', path: '/api/settings/instance_events_deliveries', tag: 'events', summary: 'Recent deliveries of instance events', query: deliveryListQuery, response: json('Deliveries, newest first', z.array(deliverySchema)) },
+  { method: 'post', path: '/api/settings/instance_events_deliveries/:id/redeliver', tag: 'events', summary: 'Send an instance event again', response: json('The delivery', deliverySchema) },
 
   { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
   { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
@@ -80,7 +81,7 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder') },
   { method: 'delete', path: ws('/folders/delete/:name'), tag: 'groups and folders', summary: 'Delete an empty folder', response: text('Deleted') },
 
-  { method: 'get', path: ws('/workspaces/chat_connections'), tag: 'chat approvals', summary: 'The workspace\'s Slack and Teams connections (no secrets)', response: json('Connections') },
-  { method: 'post', path: ws('/workspaces/chat_connections/:name'), tag: 'chat approvals', summary: 'Create or replace a chat connection', body: chatConnectionInput, response: json('The connection') },
+  { method: 'get', path: ws('/workspaces/chat_connections'), tag: 'chat approvals', summary: 'The workspace\'s Slack and Teams connections (no secrets)', response: json('Connections', z.array(chatConnectionSchema)) },
+  { method: 'post', path: ws('/workspaces/chat_connections/:name'), tag: 'chat approvals', summary: 'Create or replace a chat connection', body: chatConnectionInput, response: json('The connection', chatConnectionSchema) },
   { method: 'delete', path: ws('/workspaces/chat_connections/:name'), tag: 'chat approvals', summary: 'Delete a chat connection', response: text('Deleted') },
 ];

@@ -13,6 +13,8 @@ import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
 import { z } from 'zod';
 import { flowListSchema, flowSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
+import { appHistorySchema, appListSchema, appSchema, variableSchema, variableWithValueSchema } from '../../core/views/item-views.js';
+import { httpTriggerSchema, scheduleSchema } from '../../core/views/trigger-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
@@ -34,11 +36,11 @@ export const itemOperations: ApiOperation[] = [
   { method: 'delete', path: ws('/flows/delete/:path{.+}'), tag: 'flows', summary: 'Delete a flow and its versions', response: text('Deleted') },
 
   { method: 'post', path: ws('/apps/create'), tag: 'apps', summary: 'Create an app', body: appBody, response: createdText('The app\'s path') },
-  { method: 'post', path: ws('/apps/update/:path{.+}'), tag: 'apps', summary: 'Store a new version of an app (fields left out stay)', body: appBody, response: json('The new version') },
-  { method: 'get', path: ws('/apps/get/p/:path{.+}'), tag: 'apps', summary: 'An app\'s latest version', response: json('The app') },
-  { method: 'get', path: ws('/apps/get/v/:id'), tag: 'apps', summary: 'An app version by its id', response: json('The app version') },
-  { method: 'get', path: ws('/apps/history/p/:path{.+}'), tag: 'apps', summary: 'An app\'s versions, newest first', response: json('Versions') },
-  { method: 'get', path: ws('/apps/list'), tag: 'apps', summary: 'The apps the caller may read', response: json('Apps') },
+  { method: 'post', path: ws('/apps/update/:path{.+}'), tag: 'apps', summary: 'Store a new version of an app (fields left out stay)', body: appBody, response: json('The new version', appSchema) },
+  { method: 'get', path: ws('/apps/get/p/:path{.+}'), tag: 'apps', summary: 'An app\'s latest version', response: json('The app', appSchema) },
+  { method: 'get', path: ws('/apps/get/v/:id'), tag: 'apps', summary: 'An app version by its id', response: json('The app version', appSchema) },
+  { method: 'get', path: ws('/apps/history/p/:path{.+}'), tag: 'apps', summary: 'An app\'s versions, newest first', response: json('Versions', appHistorySchema) },
+  { method: 'get', path: ws('/apps/list'), tag: 'apps', summary: 'The apps the caller may read', response: json('Apps', appListSchema) },
   { method: 'delete', path: ws('/apps/delete/:path{.+}'), tag: 'apps', summary: 'Delete an app', response: text('Deleted') },
 
   { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type', resourceTypeSchema) },
@@ -55,24 +57,24 @@ export const itemOperations: ApiOperation[] = [
   { method: 'get', path: ws('/resources/exists/:path{.+}'), tag: 'resources', summary: 'Whether a resource exists (Windmill clients)', response: json('true or false') },
   { method: 'delete', path: ws('/resources/delete/:path{.+}'), tag: 'resources', summary: 'Delete a resource', response: text('Deleted') },
   { method: 'post', path: ws('/variables/create'), tag: 'variables', summary: 'Create a variable (secret ones are encrypted)', body: createVariableBody, response: createdText('The variable\'s path') },
-  { method: 'get', path: ws('/variables/list'), tag: 'variables', summary: 'The variables the caller may read (secret values left out)', response: json('Variables') },
-  { method: 'get', path: ws('/variables/get/:path{.+}'), tag: 'variables', summary: 'A variable', response: json('The variable') },
+  { method: 'get', path: ws('/variables/list'), tag: 'variables', summary: 'The variables the caller may read (secret values left out)', response: json('Variables', z.array(variableSchema)) },
+  { method: 'get', path: ws('/variables/get/:path{.+}'), tag: 'variables', summary: 'A variable (`?encrypted=true`: its value sealed with the sync key)', response: json('The variable', variableWithValueSchema) },
   { method: 'get', path: ws('/variables/get_value/:path{.+}'), tag: 'variables', summary: 'A variable\'s value (Windmill clients)', response: json('The value as a JSON string') },
   { method: 'get', path: ws('/variables/exists/:path{.+}'), tag: 'variables', summary: 'Whether a variable exists (Windmill clients)', response: json('true or false') },
-  { method: 'post', path: ws('/variables/update/:path{.+}'), tag: 'variables', summary: 'Change a variable', body: updateVariableBody, response: json('The variable') },
+  { method: 'post', path: ws('/variables/update/:path{.+}'), tag: 'variables', summary: 'Change a variable', body: updateVariableBody, response: json('The variable', variableSchema) },
   { method: 'delete', path: ws('/variables/delete/:path{.+}'), tag: 'variables', summary: 'Delete a variable', response: text('Deleted') },
 
-  { method: 'post', path: ws('/http_triggers/create'), tag: 'routes', summary: 'Create an HTTP route served under /api/r/<workspace>/', body: createRouteBody, response: created('The route') },
-  { method: 'post', path: ws('/http_triggers/update/:path{.+}'), tag: 'routes', summary: 'Change an HTTP route', body: updateRouteBody, response: json('The route') },
-  { method: 'get', path: ws('/http_triggers/get/:path{.+}'), tag: 'routes', summary: 'An HTTP route', response: json('The route') },
-  { method: 'get', path: ws('/http_triggers/list'), tag: 'routes', summary: 'The routes the caller may read', response: json('Routes') },
+  { method: 'post', path: ws('/http_triggers/create'), tag: 'routes', summary: 'Create an HTTP route served under /api/r/<workspace>/', body: createRouteBody, response: created('The route', httpTriggerSchema) },
+  { method: 'post', path: ws('/http_triggers/update/:path{.+}'), tag: 'routes', summary: 'Change an HTTP route', body: updateRouteBody, response: json('The route', httpTriggerSchema) },
+  { method: 'get', path: ws('/http_triggers/get/:path{.+}'), tag: 'routes', summary: 'An HTTP route', response: json('The route', httpTriggerSchema) },
+  { method: 'get', path: ws('/http_triggers/list'), tag: 'routes', summary: 'The routes the caller may read', response: json('Routes', z.array(httpTriggerSchema)) },
   { method: 'delete', path: ws('/http_triggers/delete/:path{.+}'), tag: 'routes', summary: 'Delete an HTTP route', response: text('Deleted') },
   { method: 'post', path: ws('/openapi/generate'), tag: 'routes', summary: 'The OpenAPI 3.1 document of the workspace\'s routes and webhooks the filters select', body: generateBody, response: json('The document (JSON or YAML, as `format` asks)') },
 
-  { method: 'post', path: ws('/schedules/create'), tag: 'schedules', summary: 'Create a schedule (cron, time zone, a script or flow and its arguments)', body: createScheduleBody, response: created('The schedule') },
-  { method: 'post', path: ws('/schedules/update/:path{.+}'), tag: 'schedules', summary: 'Change a schedule', body: updateScheduleBody, response: json('The schedule') },
-  { method: 'post', path: ws('/schedules/setenabled/:path{.+}'), tag: 'schedules', summary: 'Turn a schedule on or off', body: enabledBody, response: json('The schedule') },
-  { method: 'get', path: ws('/schedules/get/:path{.+}'), tag: 'schedules', summary: 'A schedule and its next runs', response: json('The schedule') },
-  { method: 'get', path: ws('/schedules/list'), tag: 'schedules', summary: 'The schedules the caller may read', response: json('Schedules') },
+  { method: 'post', path: ws('/schedules/create'), tag: 'schedules', summary: 'Create a schedule (cron, time zone, a script or flow and its arguments)', body: createScheduleBody, response: created('The schedule', scheduleSchema) },
+  { method: 'post', path: ws('/schedules/update/:path{.+}'), tag: 'schedules', summary: 'Change a schedule', body: updateScheduleBody, response: json('The schedule', scheduleSchema) },
+  { method: 'post', path: ws('/schedules/setenabled/:path{.+}'), tag: 'schedules', summary: 'Turn a schedule on or off', body: enabledBody, response: json('The schedule', scheduleSchema) },
+  { method: 'get', path: ws('/schedules/get/:path{.+}'), tag: 'schedules', summary: 'A schedule', response: json('The schedule', scheduleSchema) },
+  { method: 'get', path: ws('/schedules/list'), tag: 'schedules', summary: 'The schedules the caller may read', response: json('Schedules', z.array(scheduleSchema)) },
   { method: 'delete', path: ws('/schedules/delete/:path{.+}'), tag: 'schedules', summary: 'Delete a schedule', response: text('Deleted') },
 ];

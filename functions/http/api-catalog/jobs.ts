@@ -10,6 +10,7 @@ import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
 import { previewBody } from '../../core/script-preview.js';
+import { abortedUploadSchema, bulkCancelSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
 const RUN_TARGETS = [
@@ -45,14 +46,14 @@ export const jobOperations: ApiOperation[] = [
   { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
   { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs', jobListSchema) },
 
-  { method: 'get', path: ws('/jobs/runs'), tag: 'console', summary: 'Runs, filtered and paged by cursor (the console\'s runs page)', query: runFilterSchema, response: json('`{runs, next_cursor}`') },
+  { method: 'get', path: ws('/jobs/runs'), tag: 'console', summary: 'Runs, filtered and paged by cursor (the console\'s runs page)', query: runFilterSchema, response: json('A page of runs and the next page\'s cursor', runPageSchema) },
   { method: 'get', path: ws('/jobs/runs_sse'), tag: 'console', summary: 'The filtered runs as server-sent events, sent again when they change', query: runFilterSchema, response: sse('Pages of runs') },
-  { method: 'post', path: ws('/jobs/queue/cancel_selection'), tag: 'console', summary: 'Cancel several jobs (a list of ids, or {ids, reason})', body: cancelSelection, response: json('The ids canceled and those that were not') },
+  { method: 'post', path: ws('/jobs/queue/cancel_selection'), tag: 'console', summary: 'Cancel several jobs (a list of ids, or {ids, reason})', body: cancelSelection, response: json('The ids canceled and those that were not', bulkCancelSchema) },
 
-  { method: 'post', path: ws('/job_helpers/uploads/create'), tag: 'uploads', summary: 'Start a large upload: the URLs to PUT its parts to', body: createUploadBody, response: created('The upload and its part URLs') },
-  { method: 'put', path: ws('/job_helpers/uploads/part'), tag: 'uploads', summary: 'Upload one part (the signed URL create gave)', auth: 'signed', body: 'binary', response: json('`{part_number, etag}`') },
-  { method: 'post', path: ws('/job_helpers/uploads/complete'), tag: 'uploads', summary: 'Finish an upload: the file key to name in a payload', body: completeBody, response: json('The stored file') },
-  { method: 'post', path: ws('/job_helpers/uploads/abort'), tag: 'uploads', summary: 'Abandon an upload', body: abortBody, response: json('`{aborted: true}`') },
+  { method: 'post', path: ws('/job_helpers/uploads/create'), tag: 'uploads', summary: 'Start a large upload: the URLs to PUT its parts to', body: createUploadBody, response: created('The upload and its part URLs', createdUploadSchema) },
+  { method: 'put', path: ws('/job_helpers/uploads/part'), tag: 'uploads', summary: 'Upload one part to the signed URL create gave (local shell; on AWS the part URLs are S3\'s, which answer the ETag header only)', auth: 'signed', body: 'binary', response: json('The part\'s number and ETag', uploadedPartSchema) },
+  { method: 'post', path: ws('/job_helpers/uploads/complete'), tag: 'uploads', summary: 'Finish an upload: the file key to name in a payload', body: completeBody, response: json('The stored file', storedObjectSchema) },
+  { method: 'post', path: ws('/job_helpers/uploads/abort'), tag: 'uploads', summary: 'Abandon an upload', body: abortBody, response: json('Abandoned', abortedUploadSchema) },
   { method: 'get', path: ws('/job_helpers/download_s3_file'), tag: 'uploads', summary: 'Download a file a job was given (`file_key`); on AWS a redirect to S3', response: { type: 'binary', description: 'The file' } },
 
   { method: 'get', path: ws('/jobs/resume_urls/:job/:resumeId'), tag: 'approvals', summary: 'The signed resume, cancel and approval-page URLs of a suspended step', response: json('`{resume, cancel, approvalPage}`') },
