@@ -94,3 +94,21 @@ describe('the reaper', () => {
     expect(() => buildSvcApp({ bundle: false, props: { queuedDeadlineSeconds: 600 } })).toThrow(/queuedDeadlineSeconds/);
   });
 });
+
+describe('flow executions that end without their job', () => {
+  it('reach the reaper through a rule on failed, timed-out and aborted executions of the flow runner, which may describe its executions', () => {
+    const stateMachineArn = stack.resolve(stack.flowRunner.stateMachineArn);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [stateMachineArn] },
+      },
+      Targets: [Match.objectLike({ Arn: arnOf(stack.jobDelivery.reaper), RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 86_400 } })],
+    });
+    expect(statementsOf(stack.jobDelivery.reaper.role!)).toContainEqual(
+      expect.objectContaining({ Action: 'states:DescribeExecution', Resource: stack.resolve(stack.flowRunner.executionsArn) }),
+    );
+    expect(propsOf(stack.jobDelivery.reaper).Environment.Variables.STATE_MACHINE_ARN).toEqual(stateMachineArn);
+  });
+});
