@@ -5,6 +5,7 @@ import { reapStuckJobs } from '../core/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
+import { countReaped, METRIC } from '../adapters/aws/powertools.js';
 import { awsShell, once, traced } from './aws-deps.js';
 
 /** Jobs failed per status in one pass: a pass takes seconds, the next one comes in minutes. */
@@ -30,7 +31,11 @@ export type ReaperReport = { neverStarted: number; workerLost: number; released:
  * Change" events (FAILED, TIMED_OUT, ABORTED): such an event ends its flow job at once.
  */
 export async function handler(event?: ScheduledEvent | Record<string, unknown>): Promise<ReaperReport> {
-  if (isExecutionStatusChange(event)) return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows: (await onExecutionEnded(event)) ? 1 : 0 };
+  if (isExecutionStatusChange(event)) {
+    const strandedFlows = (await onExecutionEnded(event)) ? 1 : 0;
+    countReaped(METRIC.strandedFlows, strandedFlows);
+    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows };
+  }
   const { deps } = await awsShell();
   // Runs waiting for a concurrency slot that a time window (or a lost worker) freed go on.
   const released = await sweepConcurrencySlots(deps);
@@ -39,6 +44,9 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   const strandedFlows = (await reconcileFlows()).length;
   const report = { neverStarted: reaped.neverStarted.length, workerLost: reaped.workerLost.length, released, strandedFlows };
   log.info('reaper pass', report);
+  // The stack alarms on both (lib/constructs/alarms.ts): each is a run that went wrong unseen.
+  countReaped(METRIC.reapedJobs, report.neverStarted + report.workerLost);
+  countReaped(METRIC.strandedFlows, strandedFlows);
   return report;
 }
 

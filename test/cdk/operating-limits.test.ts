@@ -128,6 +128,13 @@ describe('stage throttling and the api timeout', () => {
     expect(() => synth({ apiTimeoutSeconds: 30, syncMaxWaitSeconds: 60 })).toThrow(/apiTimeoutSeconds \(30\) must be at least syncMaxWaitSeconds \(60\)/);
     expect(() => synth({ apiTimeoutSeconds: 901 })).toThrow(/apiTimeoutSeconds/);
   });
+
+  it('refuse a sync wait past the streamed response idle limit, naming it; 290 s is the longest', () => {
+    expect(() => synth({ syncMaxWaitSeconds: 291 })).toThrow(/syncMaxWaitSeconds must be at most 290, got 291: API Gateway closes a streamed response idle for 300 s/);
+    expect(() => synth({ syncMaxWaitSeconds: 600, apiTimeoutSeconds: 900 })).toThrow(/5-minute idle limit/);
+    const { stack, template } = synth({ syncMaxWaitSeconds: 290 });
+    expect(envOf(stack, template, stack.api.handler).SYNC_MAX_WAIT_SECONDS).toBe('290');
+  });
 });
 
 describe('memory of the waiting functions (billed once)', () => {
