@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { MAX_RECEIVE_COUNT } from './constructs/job-queue.js';
 
 /** Jobs one worker invocation takes at once; it runs them concurrently, each in its own sandbox call. */
 export const WORKER_BATCH_SIZE = 5;
@@ -118,6 +119,15 @@ export function uploadPartBytes(maxUploadBytes: number): number {
 
 /** Lambda cannot run longer than this, so neither can a job nor a sync wait. */
 export const LAMBDA_MAX_SECONDS = 900;
+/**
+ * API Gateway closes a streamed response (the api's integrations stream) that sends nothing for
+ * this long: 5 minutes on a regional endpoint. A sync webhook sends nothing until it answers.
+ */
+export const STREAMED_RESPONSE_IDLE_SECONDS = 300;
+/** The longest sync wait: under the idle limit, with time left for the rest of the request. */
+export const SYNC_MAX_WAIT_LIMIT_SECONDS = STREAMED_RESPONSE_IDLE_SECONDS - 10;
+/** How long the jobs queue keeps delivering one job: every receive, each after the worker's longest hold. */
+const QUEUE_RETRY_SECONDS = MAX_RECEIVE_COUNT * (LAMBDA_MAX_SECONDS + 60);
 /** A Lambda function's memory range, in MB. */
 const LAMBDA_MIN_MEMORY_MB = 128;
 const LAMBDA_MAX_MEMORY_MB = 10_240;
@@ -172,6 +182,11 @@ export function validateConfig(config: SvcConfig): SvcConfig {
   if (config.notificationSender !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(config.notificationSender)) {
     throw new Error(`notificationSender must be an email address, got ${JSON.stringify(config.notificationSender)}`);
   }
+  if (config.syncMaxWaitSeconds > SYNC_MAX_WAIT_LIMIT_SECONDS) {
+    throw new Error(
+      `syncMaxWaitSeconds must be at most ${SYNC_MAX_WAIT_LIMIT_SECONDS}, got ${config.syncMaxWaitSeconds}: API Gateway closes a streamed response idle for ${STREAMED_RESPONSE_IDLE_SECONDS} s (its 5-minute idle limit on a regional endpoint), and a sync webhook sends nothing until it answers`,
+    );
+  }
   if (config.apiTimeoutSeconds < config.syncMaxWaitSeconds) {
     throw new Error(`apiTimeoutSeconds (${config.apiTimeoutSeconds}) must be at least syncMaxWaitSeconds (${config.syncMaxWaitSeconds}): the api answers a sync webhook within its own timeout`);
   }
@@ -212,7 +227,9 @@ export function validateConfig(config: SvcConfig): SvcConfig {
       throw new Error(`${key} must be between ${LAMBDA_MIN_MEMORY_MB} and ${LAMBDA_MAX_MEMORY_MB} MB (Lambda's range), got ${value}`);
     }
   }
-  if (config.queuedDeadlineSeconds < 3600) throw new Error(`queuedDeadlineSeconds must be at least 3600 (the jobs queue retries a job for about 50 minutes), got ${config.queuedDeadlineSeconds}`);
+  if (config.queuedDeadlineSeconds < QUEUE_RETRY_SECONDS) {
+    throw new Error(`queuedDeadlineSeconds must be at least ${QUEUE_RETRY_SECONDS} (the jobs queue delivers a job ${MAX_RECEIVE_COUNT} times, up to ${LAMBDA_MAX_SECONDS + 60} s apart), got ${config.queuedDeadlineSeconds}`);
+  }
   return config;
 }
 

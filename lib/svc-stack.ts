@@ -81,6 +81,7 @@ export class SvcStack extends Stack {
       restApi: this.api.restApi,
       worker: this.worker.handler,
       flowRunner: this.flowRunner.handler,
+      stateMachine: this.flowRunner.stateMachine,
       sandboxes: [this.sandboxes.nodeSandbox, this.sandboxes.pythonSandbox],
     });
     const serviceFunctions = [
@@ -117,7 +118,7 @@ export class SvcStack extends Stack {
       description: 'The admin API token: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text',
     });
     new CfnOutput(this, 'AdminTokenSecretArn', { value: this.secrets.adminToken.secretArn });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear the alarms: dead letters, undelivered jobs, API 5xx, worker and flow-runner errors, sandbox throttles' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to hear the alarms: dead letters, undelivered jobs, API 5xx, worker and flow-runner errors, sandbox throttles, flow executions timed out, stopped or stranded, reaped jobs' });
     new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboard.dashboardName, description: 'The CloudWatch dashboard of this stage' });
     new CfnOutput(this, 'ApprovalsTopicArn', { value: this.flowRunner.approvalsTopic.topicArn, description: 'Subscribe to hear about runs waiting at a ConsentGate with an sns notice' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });

@@ -74,6 +74,10 @@ interface JobUpdateEvent {
   new_logs?: string;
   status?: string;
   completed?: boolean;
+  /** `timeout`: the server ended the stream before the job (its response limit); resume from the offsets. */
+  type?: string;
+  stream_offset?: number;
+  log_offset?: number;
 }
 
 /**
@@ -105,12 +109,25 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
     : undefined;
   try {
     if (!FINISHED.has(first.status)) {
-      const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?fast=true&log_offset=0`, undefined, { accept: 'text/event-stream' });
-      const events = res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      // A stream the server ends before the job (a `timeout` event) is opened again where it stopped.
+      const offsets = { stream: 0, log: 0 };
+      const open = async () => {
+        const query = `fast=true&log_offset=${offsets.log}&stream_offset=${offsets.stream}`;
+        const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?${query}`, undefined, { accept: 'text/event-stream' });
+        return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      };
+      let events = await open();
       for (;;) {
         const { done, value: event } = await events.read();
         if (done) break;
         const update = JSON.parse(event.data) as JobUpdateEvent;
+        if (update.stream_offset !== undefined) offsets.stream = update.stream_offset;
+        if (update.log_offset !== undefined) offsets.log = update.log_offset;
+        if (update.type === 'timeout') {
+          await events.cancel();
+          events = await open();
+          continue;
+        }
         if (update.new_result_stream) out.stream(update.new_result_stream);
         // The last lines are printed from the stored logs at the end (completion may rewrite them).
         if (update.new_logs && !update.completed) ownLines(own.add(update.new_logs));

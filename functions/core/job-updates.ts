@@ -28,11 +28,23 @@ export type JobUpdate = (
 ) &
   LogFields;
 
+/**
+ * The stream's last event when it must end before the job does (`endBy`: the shell's limit on a
+ * response, as Lambda's): where the client is, so it reconnects with `stream_offset` (and
+ * `log_offset`) and misses nothing. Windmill's stream says `{"type": "timeout"}` there too.
+ */
+export type StreamTimeout = { type: 'timeout'; stream_offset: number; log_offset?: number };
+
 // With `fast=true` a new job is re-read quickly at first, then at the normal pace.
 const FAST_PHASE_MS = 2_000;
 const FAST_INTERVAL_MS = 50;
 
-export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: string, opts: { fast: boolean; streamOffset?: number; logOffset?: number }): AsyncGenerator<JobUpdate> {
+export async function* jobUpdates(
+  deps: CoreDeps,
+  workspaceId: string,
+  id: string,
+  opts: { fast: boolean; streamOffset?: number; logOffset?: number; endBy?: number },
+): AsyncGenerator<JobUpdate | StreamTimeout> {
   const startedAt = deps.clock.now().getTime();
   // A client that reconnects says how much of the stream it has already (spec 4.5 `stream_offset`).
   let offset = opts.streamOffset ?? 0;
@@ -49,8 +61,11 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
     return fresh ? { new_logs: fresh, log_offset: logOffset } : { log_offset: logOffset };
   };
   for (;;) {
-    const fastPhase = opts.fast && deps.clock.now().getTime() - startedAt < FAST_PHASE_MS;
-    const wake = deps.signals.wait(id, fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs);
+    const now = deps.clock.now().getTime();
+    const fastPhase = opts.fast && now - startedAt < FAST_PHASE_MS;
+    const interval = fastPhase ? FAST_INTERVAL_MS : deps.config.pollIntervalMs;
+    // Never sleeps past the end: the last look at the job comes at it.
+    const wake = deps.signals.wait(id, opts.endBy === undefined ? interval : Math.max(0, Math.min(interval, opts.endBy - now)));
     const job = await getJob(deps, workspaceId, id);
     // A flow streams what its last step streams, if that step is a script (spec 4.5).
     const source = job.kind === 'flow' ? await lastStepJob(deps, job) : job;
@@ -80,6 +95,10 @@ export async function* jobUpdates(deps: CoreDeps, workspaceId: string, id: strin
       const shown = run ? waitingStatus(run, job.status) : job.status;
       if (shown !== told) yield { type: 'update', status: shown, stream_offset: offset, ...(logOffset === undefined ? {} : { log_offset: logOffset }) };
       told = shown;
+    }
+    if (opts.endBy !== undefined && deps.clock.now().getTime() >= opts.endBy) {
+      yield { type: 'timeout', stream_offset: offset, ...(logOffset === undefined ? {} : { log_offset: logOffset }) };
+      return;
     }
     await wake;
   }

@@ -28,7 +28,7 @@ export function createApiHandler(sandboxInvoker: (shell: AwsShell) => SandboxInv
     jobs.start({ ...deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) });
     // Idempotent: the first environment creates the admin and workspace, later ones re-register the token.
     await bootstrapInstance(deps.store, deps.clock, { adminToken: requireAdminToken(secrets), defaultWorkspaceId: config.defaultWorkspace, signingKey: deps.config.signingKey });
-    return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, goTarget: deps.compiler?.prebuiltTarget });
+    return createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, sseMaxMs: config.sseMaxMs, goTarget: deps.compiler?.prebuiltTarget });
   });
 
   // streamHandle wants an app when the module loads; the real one needs secrets and the table first.

@@ -1,28 +1,74 @@
+import { SFNClient } from '@aws-sdk/client-sfn';
 import type { ScheduledEvent } from 'aws-lambda';
 import { log } from '../core/logger.js';
 import { reapStuckJobs } from '../core/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
-import { awsShell } from './aws-deps.js';
+import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
+import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
+import { countReaped, METRIC } from '../adapters/aws/powertools.js';
+import { awsShell, once, traced } from './aws-deps.js';
 
 /** Jobs failed per status in one pass: a pass takes seconds, the next one comes in minutes. */
 const BATCH = 200;
+/** Flow jobs whose execution is looked up in one pass (DescribeExecution allows bursts of 250 a second). */
+const RECONCILE_BATCH = 100;
+/** A flow running for less than this may not have its execution yet: it is looked at next time. */
+const RECONCILE_AFTER_MS = 60_000;
+
+const sfn = once(async () => traced(new SFNClient({})));
+
+export type ReaperReport = { neverStarted: number; workerLost: number; released: number; strandedFlows: number };
 
 /**
  * The reaper Lambda, on an EventBridge schedule (lib/constructs/job-delivery.ts): fails jobs
  * queued longer than REAP_QUEUED_AFTER_SECONDS and script jobs running longer than
- * REAP_RUNNING_AFTER_SECONDS (the job timeout plus every redelivery the queue would still make).
+ * REAP_RUNNING_AFTER_SECONDS (the job timeout plus every redelivery the queue would still make),
+ * and ends flow jobs whose execution ended without them (core/flows/stranded.ts).
  * First it lets go of runs waiting for a concurrency slot that a time window freed (core/concurrency.ts);
  * runs still waiting for one are never reaped.
+ *
+ * The same function is the target of the stack's rule on "Step Functions Execution Status
+ * Change" events (FAILED, TIMED_OUT, ABORTED): such an event ends its flow job at once.
  */
-export async function handler(_event?: ScheduledEvent): Promise<{ neverStarted: number; workerLost: number; released: number }> {
+export async function handler(event?: ScheduledEvent | Record<string, unknown>): Promise<ReaperReport> {
+  if (isExecutionStatusChange(event)) {
+    const strandedFlows = (await onExecutionEnded(event)) ? 1 : 0;
+    countReaped(METRIC.strandedFlows, strandedFlows);
+    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows };
+  }
   const { deps } = await awsShell();
   // Runs waiting for a concurrency slot that a time window (or a lost worker) freed go on.
   const released = await sweepConcurrencySlots(deps);
   const limits = { queuedMs: seconds('REAP_QUEUED_AFTER_SECONDS') * 1000, runningMs: seconds('REAP_RUNNING_AFTER_SECONDS') * 1000, batch: BATCH };
   const reaped = await reapStuckJobs(deps, limits);
-  const report = { neverStarted: reaped.neverStarted.length, workerLost: reaped.workerLost.length, released };
+  const strandedFlows = (await reconcileFlows()).length;
+  const report = { neverStarted: reaped.neverStarted.length, workerLost: reaped.workerLost.length, released, strandedFlows };
   log.info('reaper pass', report);
+  // The stack alarms on both (lib/constructs/alarms.ts): each is a run that went wrong unseen.
+  countReaped(METRIC.reapedJobs, report.neverStarted + report.workerLost);
+  countReaped(METRIC.strandedFlows, strandedFlows);
   return report;
+}
+
+/** Running flow jobs whose latest execution has ended are ended too: the net under the events. */
+export async function reconcileFlows(olderThanMs = RECONCILE_AFTER_MS): Promise<string[]> {
+  const { deps, config } = await awsShell();
+  if (!config.stateMachineArn) return [];
+  return reconcileFlowJobs(deps, executionLookup(await sfn(), config.stateMachineArn), { olderThanMs, batch: RECONCILE_BATCH });
+}
+
+/** An execution ended badly: its flow job ends, unless the flow went on in a later execution. */
+async function onExecutionEnded(event: unknown): Promise<boolean> {
+  const ended = endedExecution(event);
+  const { deps, config } = await awsShell();
+  if (!ended || ended.stateMachineArn !== config.stateMachineArn) {
+    log.warn('execution status event ignored: not a flow-runner execution', {});
+    return false;
+  }
+  const job = await deps.store.getJob(ended.workspaceId, ended.flowJobId);
+  if (!job) return false;
+  if (await supersededBy(await sfn(), config.stateMachineArn, job, ended.outcome.execution)) return false;
+  return endStrandedFlow(deps, ended.workspaceId, ended.flowJobId, ended.outcome);
 }
 
 function seconds(name: string): number {

@@ -47,6 +47,11 @@ export interface AppOptions {
   version: string;
   /** How long an SSE stream may stay silent before a comment line keeps proxies from closing it. */
   sseKeepAliveMs: number;
+  /**
+   * The longest an SSE stream lasts (the AWS shell: under the api function's timeout); it then ends
+   * with a `timeout` event saying where to resume. Unset: as long as the job.
+   */
+  sseMaxMs?: number;
   /** How this shell confines jobs (served at GET /api/runtime, so nobody is unconfined unknowingly). */
   runtime?: unknown;
   /** Where Go binaries must be built for (GET /api/runtime `go_target`): the AWS sandbox's platform. */
@@ -130,8 +135,8 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/w/:workspace', scriptRoutes(deps));
   app.route('/api/w/:workspace', jobRoutes(deps));
   app.route('/api/w/:workspace', uploadRoutes(deps));
-  app.route('/api/w/:workspace', consoleApiRoutes(deps, opts.sseKeepAliveMs));
-  app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs));
+  app.route('/api/w/:workspace', consoleApiRoutes(deps, opts.sseKeepAliveMs, opts.sseMaxMs));
+  app.route('/api/w/:workspace', runRoutes(deps, opts.sseKeepAliveMs, opts.sseMaxMs));
   app.route('/api/w/:workspace', httpTriggerRoutes(deps));
   app.route('/api/w/:workspace', openApiRoutes(deps));
   app.route('/api/w/:workspace', scheduleRoutes(deps));

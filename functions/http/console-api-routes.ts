@@ -26,7 +26,7 @@ export const cancelSelection = z.union([
 const FEED_MIN_INTERVAL_MS = 1000;
 const FEED_MAX_MS = 10 * 60_000;
 
-export function consoleApiRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
+export function consoleApiRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: number) {
   const r = new Hono<AppEnv>();
 
   r.get('/jobs/runs', async (c) => c.json(await listRuns(deps, c.get('rights'), parseBody(runFilterSchema, c.req.query()))));
@@ -43,7 +43,8 @@ export function consoleApiRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       let page = first;
       let quiet = 0;
       const interval = Math.max(FEED_MIN_INTERVAL_MS, deps.config.pollIntervalMs);
-      while (!stream.aborted && Date.now() - started < FEED_MAX_MS) {
+      const until = started + Math.min(FEED_MAX_MS, sseMaxMs ?? FEED_MAX_MS);
+      while (!stream.aborted && Date.now() < until) {
         const text = JSON.stringify(page);
         if (text !== sent) {
           await stream.writeSSE({ event: 'runs', data: text });

@@ -18,7 +18,7 @@ import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
-export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
+export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: number) {
   const r = new Hono<AppEnv>();
 
   const argsOf = async (c: Context<AppEnv>, ownerPath: string) => {
@@ -54,7 +54,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
   const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
     // The stream lasts as long as the job: its caller waits too.
     const job = await push(c, target, undefined, { callerWaits: true });
-    return sse(c, deps, job.workspace_id, job.id, true, sseKeepAliveMs);
+    return sse(c, deps, job.workspace_id, job.id, { fast: true, keepAliveMs: sseKeepAliveMs, maxMs: sseMaxMs });
   };
 
   const byPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string });
@@ -90,20 +90,32 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number) {
       }
       // Following an existing job, its logs come too (Windmill's getupdate_sse), from `log_offset` on.
       const logOffset = parseLogOffset(c.req.query('log_offset'));
-      return sse(c, deps, c.get('workspace').id, id, c.req.query('fast') === 'true', sseKeepAliveMs, { streamOffset: Number(offset ?? 0), logOffset });
+      return sse(c, deps, c.get('workspace').id, id, { fast: c.req.query('fast') === 'true', keepAliveMs: sseKeepAliveMs, maxMs: sseMaxMs, streamOffset: Number(offset ?? 0), logOffset });
     });
   }
   return r;
 }
 
+interface SseOptions {
+  fast: boolean;
+  keepAliveMs: number;
+  /** The longest a stream may last (the shell's limit on a response); past it a `timeout` event ends it. */
+  maxMs?: number;
+  streamOffset?: number;
+  logOffset?: number;
+}
+
 /**
  * Writes the job's updates as SSE events. A job may be silent for minutes; a comment line (which
  * SSE clients ignore) goes out whenever nothing else did for `keepAliveMs`, so proxies and load
- * balancers with idle timeouts keep the stream open.
+ * balancers with idle timeouts keep the stream open. A stream that would outlast `maxMs` ends
+ * with a `timeout` event that says where to resume.
  */
-function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, fast: boolean, keepAliveMs: number, offsets: { streamOffset?: number; logOffset?: number } = {}) {
+function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: string, opts: SseOptions) {
+  const { fast, keepAliveMs, maxMs, streamOffset, logOffset } = opts;
+  const endBy = maxMs === undefined ? undefined : deps.clock.now().getTime() + maxMs;
   return streamSSE(c, async (stream) => {
-    const updates = jobUpdates(deps, workspaceId, jobId, { fast, ...offsets });
+    const updates = jobUpdates(deps, workspaceId, jobId, { fast, streamOffset, logOffset, endBy });
     let next = updates.next();
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -6,9 +6,11 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { removalPolicyFor, type SvcConfig } from '../config.js';
+import { metricsNamespace } from './dashboard.js';
 
 export interface AlarmsProps {
   readonly config: SvcConfig;
@@ -20,6 +22,7 @@ export interface AlarmsProps {
   readonly restApi: apigw.RestApi;
   readonly worker: lambda.IFunction;
   readonly flowRunner: lambda.IFunction;
+  readonly stateMachine: sfn.IStateMachine;
   readonly sandboxes: lambda.IFunction[];
 }
 
@@ -28,8 +31,9 @@ export interface AlarmsProps {
  * dead-letter queue (it failed every delivery and its user is waiting on a status that will not
  * come), jobs the dispatcher could not deliver, 5xx answers from the API (bad input gets a 4xx:
  * a 5xx is a defect or an outage), worker or flow-runner invocations that failed (SQS redelivers,
- * Step Functions retries: each is a job or flow delayed), and sandbox throttles (jobs waiting for
- * concurrency: raise the reservation or the account quota).
+ * Step Functions retries: each is a job or flow delayed), sandbox throttles (jobs waiting for
+ * concurrency: raise the reservation or the account quota), flow executions that timed out, were
+ * stopped or failed under their flow, and jobs the reaper had to fail.
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
@@ -40,6 +44,10 @@ export class Alarms extends Construct {
   readonly workerErrorsAlarm: cloudwatch.Alarm;
   readonly flowRunnerErrorsAlarm: cloudwatch.Alarm;
   readonly sandboxThrottlesAlarm: cloudwatch.Alarm;
+  readonly flowExecutionsTimedOutAlarm: cloudwatch.Alarm;
+  readonly flowExecutionsAbortedAlarm: cloudwatch.Alarm;
+  readonly strandedFlowsAlarm: cloudwatch.Alarm;
+  readonly reapedJobsAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -139,6 +147,31 @@ export class Alarms extends Construct {
         label: 'sandbox throttles',
         period: Duration.minutes(5),
       }),
+    );
+
+    this.flowExecutionsTimedOutAlarm = anyIn(
+      'FlowExecutionsTimedOut',
+      "A flow's Step Functions execution reached its time limit; the reaper failed its job (FlowExecutionTimedOut). See the execution in the Step Functions console.",
+      props.stateMachine.metricTimedOut(fiveMinuteSum),
+    );
+    // svc never stops an execution itself (a canceled flow ends in its Fail state): a stop is a person or a parent's stop.
+    this.flowExecutionsAbortedAlarm = anyIn(
+      'FlowExecutionsAborted',
+      "A flow's Step Functions execution was stopped; the reaper failed its job (FlowExecutionAborted). See who stopped it in CloudTrail.",
+      props.stateMachine.metricAborted(fiveMinuteSum),
+    );
+    // Not ExecutionsFailed: a flow that fails (a step's error) ends its execution failed too. This
+    // counts the executions that failed, timed out or were stopped with their job still running.
+    const own = (metricName: string) => new cloudwatch.Metric({ namespace: metricsNamespace(props.config), metricName, dimensionsMap: { service: 'svc' }, ...fiveMinuteSum });
+    this.strandedFlowsAlarm = anyIn(
+      'StrandedFlows',
+      "Flow executions ended under running flow jobs (failed with nothing to catch it, timed out or stopped); the reaper failed the jobs (FlowExecutionFailed, -TimedOut, -Aborted). See the reaper's logs for the job ids and the executions.",
+      own('StrandedFlows'),
+    );
+    this.reapedJobsAlarm = anyIn(
+      'ReapedJobs',
+      "The reaper failed jobs stuck queued (JobNeverStarted) or running (JobWorkerLost). See the reaper's logs ('stuck job failed') for their ids.",
+      own('ReapedJobs'),
     );
   }
 }

@@ -123,6 +123,8 @@ export class Api extends Construct {
         APPROVALS_TOPIC_ARN: props.flowRunner.approvalsTopic.topicArn,
         ADMIN_TOKEN_SECRET_ARN: secrets.adminToken.secretArn,
         SYNC_MAX_WAIT_SECONDS: String(config.syncMaxWaitSeconds),
+        // An SSE stream ends with a `timeout` event (where to resume) before the function's timeout cuts it.
+        SSE_MAX_SECONDS: String(sseMaxSeconds(config.apiTimeoutSeconds)),
         JOB_TIMEOUT_SECONDS: String(config.jobTimeoutSeconds),
         MAX_OUTPUT_BYTES: String(config.maxOutputBytes),
         // Uploads bypass the api's body limit: their parts go to S3 by presigned URL.
@@ -192,4 +194,12 @@ export class Api extends Construct {
       reason: 'The account-level CloudWatch role of API Gateway, created the way CDK does it; the AWS managed policy is the documented one and is tracked by AWS as the service changes.',
     });
   }
+}
+
+/** Time an SSE stream keeps to write its last event and close before the api function's timeout. */
+const SSE_END_MARGIN_SECONDS = 20;
+
+/** How long the api lets an SSE stream run: its timeout less the margin (at least a second). */
+export function sseMaxSeconds(apiTimeoutSeconds: number): number {
+  return Math.max(1, apiTimeoutSeconds - SSE_END_MARGIN_SECONDS);
 }

@@ -38,6 +38,8 @@ export class FlowRunner extends Construct {
   readonly stateMachine: sfn.StateMachine;
   /** Known before the state machine exists: the functions that call it need no reference to it. */
   readonly stateMachineArn: string;
+  /** Every execution of the state machine (what DescribeExecution is granted on). */
+  readonly executionsArn: string;
   /** Where ConsentGates with `{channel: 'sns'}` notify approvers; subscribe people or systems to it. */
   readonly approvalsTopic: sns.Topic;
 
@@ -48,7 +50,7 @@ export class FlowRunner extends Construct {
     // A fixed name, so the function's own grant can name the state machine that calls it.
     const stateMachineName = `svc-${config.stage}-flow-runner`;
     this.stateMachineArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    const executionsArn = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const executionsArn = (this.executionsArn = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
 
     // Encrypted with the AWS managed SNS key, whose policy lets the account's principals publish
     // through SNS: the publisher needs no KMS grant of its own. Reachable over TLS only.

@@ -14,6 +14,7 @@ import type { JobQueue } from './job-queue.js';
 import { MAX_RECEIVE_COUNT } from './job-queue.js';
 import { functionLogGroup, nodeFunction, serviceEnvironment, serviceRole } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
+import { executionStatusPattern } from './execution-status-rule.js';
 import type { Secrets } from './secrets.js';
 
 export interface JobDeliveryProps {
@@ -39,7 +40,9 @@ const REAP_RUNNING_MARGIN_SECONDS = 300;
  *   the stream delivers each committed insert at least once, so no crash strands a job between
  *   two writes. Batches it cannot send are retried, then recorded in `dispatchFailures`.
  * - dead-letter consumer: a job whose every delivery failed is failed with that reason.
- * - reaper: every 5 minutes, jobs queued or running far past their deadlines are failed.
+ * - reaper: every 5 minutes, jobs queued or running far past their deadlines are failed, and
+ *   running flow jobs whose execution ended are ended (a reconcile with DescribeExecution); at
+ *   once, through `executionStatusRule`, when a flow's execution fails, times out or is stopped.
  */
 export class JobDelivery extends Construct {
   readonly dispatcher: lambda.Function;
@@ -48,6 +51,8 @@ export class JobDelivery extends Construct {
   /** Stream batches the dispatcher gave up on (their jobs stay queued until the reaper fails them). */
   readonly dispatchFailures: sqs.Queue;
   readonly reaperSchedule: events.Rule;
+  /** Flow executions that ended badly (FAILED, TIMED_OUT, ABORTED) -> the reaper, which ends their jobs. */
+  readonly executionStatusRule: events.Rule;
 
   constructor(scope: Construct, id: string, props: JobDeliveryProps) {
     super(scope, id);
@@ -119,12 +124,24 @@ export class JobDelivery extends Construct {
         REAP_QUEUED_AFTER_SECONDS: String(config.queuedDeadlineSeconds),
         // A dead worker's job is taken again after the visibility timeout; only if none did is it lost.
         REAP_RUNNING_AFTER_SECONDS: String(config.jobTimeoutSeconds + visibilitySeconds + REAP_RUNNING_MARGIN_SECONDS),
+        STATE_MACHINE_ARN: flowRunner.stateMachineArn,
       },
     });
     this.reaperSchedule = new events.Rule(this, 'ReaperSchedule', {
       description: 'svc: fail stuck jobs',
       schedule: events.Schedule.rate(REAPER_RATE),
       targets: [new targets.LambdaFunction(this.reaper, { retryAttempts: 2 })],
+    });
+    // EventBridge retries a failed delivery for up to a day; past that the reconcile above still ends the job.
+    this.executionStatusRule = new events.Rule(this, 'FlowExecutionEnded', {
+      description: 'svc: a flow execution failed, timed out or was stopped; end its job and wake its waiters',
+      eventPattern: cdkPattern(executionStatusPattern(flowRunner.stateMachineArn)),
+      targets: [new targets.LambdaFunction(this.reaper, { retryAttempts: 10, maxEventAge: Duration.hours(24) })],
+    });
+    reaperRole.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'DescribeFlowExecutions', actions: ['states:DescribeExecution'], resources: [flowRunner.executionsArn] }));
+    Validations.of(reaperRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:svc-${config.stage}-flow-runner:*]`,
+      reason: "The reconcile describes each running flow job's executions, named after the flow path and job id at run time: the grant covers the executions of the flow-runner state machine only, and only DescribeExecution.",
     });
 
     for (const [fn, role] of [[this.deadLetters, deadLetterRole], [this.reaper, reaperRole]] as const) {
@@ -142,4 +159,9 @@ export class JobDelivery extends Construct {
       reason: 'Added by the DynamoDB event source: dynamodb:ListStreams supports no resource-level permissions; reading records is granted on this table stream only.',
     });
   }
+}
+
+/** EventBridge's JSON pattern in CDK's spelling (`detailType` for `detail-type`). */
+function cdkPattern(pattern: ReturnType<typeof executionStatusPattern>): events.EventPattern {
+  return { source: pattern.source, detailType: pattern['detail-type'], detail: pattern.detail };
 }

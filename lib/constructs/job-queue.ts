@@ -2,8 +2,13 @@ import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-/** Deliveries of one job before it is parked in the DLQ: a retry or two for transient failures. */
-export const MAX_RECEIVE_COUNT = 3;
+/**
+ * Deliveries of one job before it is parked in the DLQ. Five, as AWS advises for a Lambda consumer
+ * of a queue: a receive that ends throttled (the worker at its concurrency, a burst on the
+ * account) counts as a delivery too, so a busy account would otherwise fail jobs as undeliverable
+ * that no worker ever ran.
+ */
+export const MAX_RECEIVE_COUNT = 5;
 
 export interface JobQueueProps {
   /** How long the consumer (the worker Lambda) may hold one message. */

@@ -29,6 +29,8 @@ import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
+import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
+import { matchesExecutionStatusPattern } from '../../lib/constructs/execution-status-rule.js';
 import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
 import { sqsClient } from './sqs-local.js';
 import { lambdaContext } from './lambda-context.js';
@@ -49,6 +51,7 @@ const RENAMED_SETTINGS: Record<string, string> = {
   SVC_MAX_OUTPUT_BYTES: 'MAX_OUTPUT_BYTES',
   SVC_MAX_BODY_BYTES: 'MAX_BODY_BYTES',
   SVC_SSE_KEEPALIVE_SECONDS: 'SSE_KEEPALIVE_SECONDS',
+  SVC_SSE_MAX_SECONDS: 'SSE_MAX_SECONDS',
   SVC_BASE_URL: 'API_BASE_URL',
   SVC_MAX_UPLOAD_BYTES: 'MAX_UPLOAD_BYTES',
   SVC_UPLOAD_PART_BYTES: 'UPLOAD_PART_BYTES',
@@ -95,6 +98,7 @@ async function main(): Promise<void> {
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
     // A test of waits past a year or of full histories shortens the day and the budgets.
     ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),
+    onStatusChange: (event) => void deliverExecutionStatus(event),
   });
   cleanups.push(() => flowRunner.stop());
 
@@ -118,6 +122,7 @@ async function main(): Promise<void> {
   // Nobody knows the URL before the line below is printed, so no request arrives before this.
   server.on('request', (req, res) => void serveRequest(handler, req, res));
 
+  startFlowReconcile();
   const worker = startEventSource(lambdaEnv, sandboxDir);
   startSchedule(Number(process.env.SVC_TOKEN_SWEEP_SECONDS || 3600) * 1000);
   await startEventsFunction(lambdaEnv);
@@ -210,6 +215,35 @@ async function startScheduler(): Promise<Record<string, string>> {
     SCHEDULE_TARGET_ARN: 'arn:aws:lambda:us-east-1:000000000000:function:svc-schedule-tick',
     SCHEDULER_ROLE_ARN: 'arn:aws:iam::000000000000:role/svc-scheduler',
   };
+}
+
+/**
+ * EventBridge's part for flow executions (lib/constructs/job-delivery.ts): the rule passes the
+ * status changes of executions that ended badly to the reaper handler, which ends their jobs.
+ */
+async function deliverExecutionStatus(event: ExecutionStatusChangeEvent): Promise<void> {
+  if (!matchesExecutionStatusPattern(event, event.detail.stateMachineArn) || event.detail.stateMachineArn !== process.env.STATE_MACHINE_ARN) return;
+  try {
+    const { handler } = await import('../../functions/handlers/reaper.js');
+    await handler(event as unknown as Record<string, unknown>);
+  } catch (error) {
+    console.error(JSON.stringify({ level: 'error', msg: 'execution status event failed', error: String(error) }));
+  }
+}
+
+/**
+ * The reaper's reconcile of running flow jobs against their executions, on a timer when a test
+ * asks for it (SVC_TEST_FLOW_RECONCILE_SECONDS; the stack runs it every 5 minutes).
+ */
+function startFlowReconcile(): void {
+  const every = Number(process.env.SVC_TEST_FLOW_RECONCILE_SECONDS || 0);
+  if (!every) return;
+  const timer = setInterval(() => {
+    import('../../functions/handlers/reaper.js')
+      .then(({ reconcileFlows }) => reconcileFlows(0))
+      .catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'flow reconcile failed', error: String(error) })));
+  }, every * 1000);
+  cleanups.push(() => clearInterval(timer));
 }
 
 /** EventBridge's part: the maintenance function on its schedule (lib/constructs/maintenance.ts). */

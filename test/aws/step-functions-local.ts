@@ -46,13 +46,42 @@ export interface StepFunctionsLocalOptions {
   stateMachineName?: string;
   lambdas: Record<string, LocalLambda>;
   sqs: SQSClient;
+  /**
+   * EventBridge's part: called with the "Step Functions Execution Status Change" event of each
+   * execution that ends, as AWS emits it (the stack's rule then filters on its status).
+   */
+  onStatusChange?: (event: ExecutionStatusChangeEvent) => void;
+}
+
+/** The EventBridge event Step Functions emits when an execution's status changes (the fields svc reads and a few more). */
+export interface ExecutionStatusChangeEvent {
+  version: '0';
+  id: string;
+  'detail-type': 'Step Functions Execution Status Change';
+  source: 'aws.states';
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: {
+    executionArn: string;
+    stateMachineArn: string;
+    name: string;
+    status: ExecutionRecord['status'];
+    startDate: number;
+    stopDate: number | null;
+    input: string;
+    output: string | null;
+    error: string | null;
+    cause: string | null;
+  };
 }
 
 export interface ExecutionRecord {
   executionArn: string;
   name: string;
   input: string;
-  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
   output?: string;
   error?: string;
   cause?: string;
@@ -61,6 +90,8 @@ export interface ExecutionRecord {
   /** The states entered, in order (Map iterations included), as GetExecutionHistory reports them. */
   history: Array<{ type: string; name: string; timestamp: Date }>;
   done: Promise<void>;
+  /** Ends the run now, as StopExecution or the execution's time limit does. */
+  end?: (how: { status: 'ABORTED' | 'TIMED_OUT' | 'FAILED'; error?: string; cause?: string; quiet?: boolean }) => void;
 }
 
 export interface StepFunctionsLocal {
@@ -154,6 +185,12 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
       Task: { Token: TOKEN_PLACEHOLDER },
     };
     const run = machine.run(JSON.parse(input), { context, overrides: { taskResourceLocalHandlers: taskHandlers as never } });
+    let ending: Parameters<NonNullable<ExecutionRecord['end']>>[0] | undefined;
+    record.end = (how) => {
+      if (record.status !== 'RUNNING' || ending) return;
+      ending = how;
+      run.abort();
+    };
     void (async () => {
       for await (const event of run.eventLogs) {
         const entered = event as { type: string; timestamp: number; state?: { name: string; type: string } };
@@ -168,6 +205,12 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
         record.output = JSON.stringify(output ?? null);
       },
       (error: Error & { cause?: { name?: string; message?: string } }) => {
+        if (ending) {
+          record.status = ending.status;
+          record.error = ending.error;
+          record.cause = ending.cause;
+          return;
+        }
         record.status = 'FAILED';
         // A Fail state's Error and Cause, or the error that ended the execution.
         record.error = error.cause?.name ?? error.name;
@@ -175,6 +218,7 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
       },
     ).finally(() => {
       record.stopDate = new Date();
+      if (!ending?.quiet) opts.onStatusChange?.(statusChangeEvent(record, stateMachineArn));
     });
     executions.set(executionArn, record);
     return record;
@@ -192,6 +236,23 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
     SendTaskFailure: (body) => {
       const error = new SfnError(String(body.error ?? 'States.TaskFailed'), String(body.cause ?? ''));
       settle(String(body.taskToken)).reject(error);
+      return {};
+    },
+    StopExecution: (body) => {
+      const record = executions.get(String(body.executionArn));
+      if (!record) throw new SfnError('ExecutionDoesNotExist', `no execution ${String(body.executionArn)}`);
+      record.end?.({ status: 'ABORTED', ...(body.error ? { error: String(body.error) } : {}), ...(body.cause ? { cause: String(body.cause) } : {}) });
+      return { stopDate: Date.now() / 1000 };
+    },
+    // Not AWS: the tests' way to end an execution as AWS would on its own, when its time limit
+    // passes (TIMED_OUT) or a state fails with nothing to catch it (FAILED: the runner's Abandon
+    // failing). `quiet` keeps its status change event from EventBridge, as if it were lost.
+    'SvcTest.EndExecution': (body) => {
+      const record = executions.get(String(body.executionArn));
+      if (!record) throw new SfnError('ExecutionDoesNotExist', `no execution ${String(body.executionArn)}`);
+      const status = String(body.status);
+      if (status !== 'TIMED_OUT' && status !== 'FAILED') throw new SfnError('ValidationException', `an execution ends as TIMED_OUT or FAILED, not ${status}`);
+      record.end?.({ status, error: String(body.error ?? (status === 'TIMED_OUT' ? 'States.Timeout' : 'States.Runtime')), cause: String(body.cause ?? ''), quiet: body.quiet === true });
       return {};
     },
     DescribeExecution: (body) => {
@@ -261,6 +322,31 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
       tokens.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function statusChangeEvent(record: ExecutionRecord, stateMachineArn: string): ExecutionStatusChangeEvent {
+  return {
+    version: '0',
+    id: randomBytes(16).toString('hex'),
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    account: ACCOUNT,
+    time: (record.stopDate ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: REGION,
+    resources: [record.executionArn],
+    detail: {
+      executionArn: record.executionArn,
+      stateMachineArn,
+      name: record.name,
+      status: record.status,
+      startDate: record.startDate.getTime(),
+      stopDate: record.stopDate?.getTime() ?? null,
+      input: record.input,
+      output: record.output ?? null,
+      error: record.error ?? null,
+      cause: record.cause ?? null,
     },
   };
 }

@@ -65,7 +65,7 @@ describe('the dead-letter consumer', () => {
       EventSourceArn: arnOf(stack.jobQueue.deadLetterQueue),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
-    expect(propsOf(stack.jobDelivery.deadLetters).Environment.Variables).toMatchObject({ DELIVERY_ATTEMPTS: '3', TABLE_NAME: { Ref: logicalId(stack.data.table) } });
+    expect(propsOf(stack.jobDelivery.deadLetters).Environment.Variables).toMatchObject({ DELIVERY_ATTEMPTS: '5', TABLE_NAME: { Ref: logicalId(stack.data.table) } });
     expect(actionsOf(stack.jobDelivery.deadLetters.role!)).toEqual(expect.arrayContaining(['states:SendTaskSuccess', 'sqs:ReceiveMessage', 'sqs:DeleteMessage']));
   });
 
@@ -92,5 +92,25 @@ describe('the reaper', () => {
     const custom = Template.fromStack(buildSvcApp({ bundle: false, props: { queuedDeadlineSeconds: 7200, jobTimeoutSeconds: 300 } }).stack);
     custom.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ REAP_QUEUED_AFTER_SECONDS: '7200', REAP_RUNNING_AFTER_SECONDS: '1560' }) } });
     expect(() => buildSvcApp({ bundle: false, props: { queuedDeadlineSeconds: 600 } })).toThrow(/queuedDeadlineSeconds/);
+    // Longer than the queue keeps delivering a job: 5 receives, each up to 960 s apart.
+    expect(() => buildSvcApp({ bundle: false, props: { queuedDeadlineSeconds: 4799 } })).toThrow(/at least 4800 \(the jobs queue delivers a job 5 times/);
+  });
+});
+
+describe('flow executions that end without their job', () => {
+  it('reach the reaper through a rule on failed, timed-out and aborted executions of the flow runner, which may describe its executions', () => {
+    const stateMachineArn = stack.resolve(stack.flowRunner.stateMachineArn);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [stateMachineArn] },
+      },
+      Targets: [Match.objectLike({ Arn: arnOf(stack.jobDelivery.reaper), RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 86_400 } })],
+    });
+    expect(statementsOf(stack.jobDelivery.reaper.role!)).toContainEqual(
+      expect.objectContaining({ Action: 'states:DescribeExecution', Resource: stack.resolve(stack.flowRunner.executionsArn) }),
+    );
+    expect(propsOf(stack.jobDelivery.reaper).Environment.Variables.STATE_MACHINE_ARN).toEqual(stateMachineArn);
   });
 });

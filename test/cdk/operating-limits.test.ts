@@ -128,6 +128,20 @@ describe('stage throttling and the api timeout', () => {
     expect(() => synth({ apiTimeoutSeconds: 30, syncMaxWaitSeconds: 60 })).toThrow(/apiTimeoutSeconds \(30\) must be at least syncMaxWaitSeconds \(60\)/);
     expect(() => synth({ apiTimeoutSeconds: 901 })).toThrow(/apiTimeoutSeconds/);
   });
+
+  it('end SSE streams 20 s before the api function times out, with a final event saying where to resume', () => {
+    const defaults = synth();
+    expect(envOf(defaults.stack, defaults.template, defaults.stack.api.handler).SSE_MAX_SECONDS).toBe('880');
+    const short = synth({ apiTimeoutSeconds: 120, syncMaxWaitSeconds: 100 });
+    expect(envOf(short.stack, short.template, short.stack.api.handler).SSE_MAX_SECONDS).toBe('100');
+  });
+
+  it('refuse a sync wait past the streamed response idle limit, naming it; 290 s is the longest', () => {
+    expect(() => synth({ syncMaxWaitSeconds: 291 })).toThrow(/syncMaxWaitSeconds must be at most 290, got 291: API Gateway closes a streamed response idle for 300 s/);
+    expect(() => synth({ syncMaxWaitSeconds: 600, apiTimeoutSeconds: 900 })).toThrow(/5-minute idle limit/);
+    const { stack, template } = synth({ syncMaxWaitSeconds: 290 });
+    expect(envOf(stack, template, stack.api.handler).SYNC_MAX_WAIT_SECONDS).toBe('290');
+  });
 });
 
 describe('memory of the waiting functions (billed once)', () => {

@@ -52,7 +52,7 @@ describe('the dashboard', () => {
 describe('the alarms', () => {
   it('all go to the operator topic, which the stack outputs', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm');
-    expect(alarms.length).toBeGreaterThanOrEqual(7);
+    expect(alarms.length).toBeGreaterThanOrEqual(11);
     for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: logicalId(stack.alarms.topic) }]);
     expect(template.toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: logicalId(stack.alarms.topic) });
   });
@@ -65,6 +65,20 @@ describe('the alarms', () => {
     const throttles = alarm(stack.alarms.sandboxThrottlesAlarm).Metrics as Array<Record<string, any>>;
     expect(throttles.find((m) => m.Expression)).toMatchObject({ Expression: 't0 + t1' });
     expect(throttles.filter((m) => m.MetricStat?.Metric.MetricName === 'Throttles')).toHaveLength(2);
+  });
+
+  it('watch flow executions that timed out or were stopped, flows stranded under their execution and jobs the reaper failed', () => {
+    const alarm = (a: { node: { defaultChild?: unknown } }) => resources[logicalId(a as never)].Properties;
+    const stateMachine = [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stack.flowRunner.stateMachine) } }];
+    expect(alarm(stack.alarms.flowExecutionsTimedOutAlarm)).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsTimedOut', Dimensions: stateMachine, Threshold: 0, Statistic: 'Sum' });
+    expect(alarm(stack.alarms.flowExecutionsAbortedAlarm)).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsAborted', Dimensions: stateMachine, Threshold: 0 });
+    // Failed executions by the reaper's count: a flow failing by its own steps ends its execution failed too.
+    const own = [{ Name: 'service', Value: 'svc' }];
+    expect(alarm(stack.alarms.strandedFlowsAlarm)).toMatchObject({ Namespace: 'svc-prod', MetricName: METRIC.strandedFlows, Dimensions: own, Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(alarm(stack.alarms.reapedJobsAlarm)).toMatchObject({ Namespace: 'svc-prod', MetricName: METRIC.reapedJobs, Dimensions: own, Threshold: 0 });
+    for (const a of [stack.alarms.flowExecutionsTimedOutAlarm, stack.alarms.flowExecutionsAbortedAlarm, stack.alarms.strandedFlowsAlarm, stack.alarms.reapedJobsAlarm]) {
+      expect(alarm(a).TreatMissingData).toBe('notBreaching');
+    }
   });
 });
 

@@ -26,6 +26,8 @@ export interface AwsConfig {
   defaultWorkspace: string;
   maxBodyBytes: number;
   sseKeepAliveMs: number;
+  /** SSE_MAX_SECONDS: an SSE stream ends (with a `timeout` event) this long after it began, before the api function's timeout cuts it. */
+  sseMaxMs: number;
   /** SVC_WEBHOOK_ALLOW_PRIVATE=1: webhooks may reach loopback and private addresses (tests only, on AWS). */
   webhookAllowPrivate: boolean;
   /** Scripts' packages (docs/dependencies-aws.md): the builder function (DEPS_BUILDER_FUNCTION; unset, scripts importing packages are refused), the registries, and how long a run waits for a build. */
@@ -54,6 +56,8 @@ const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
 /** Must stay under the worker and sandbox Lambda timeouts (at most 900 s). */
 const DEFAULT_JOB_TIMEOUT_SECONDS = 600;
 const DEFAULT_SYNC_MAX_WAIT_SECONDS = 60;
+/** Lambda's 900 s, less time to write the last event and close (the stack sets it from apiTimeoutSeconds). */
+const DEFAULT_SSE_MAX_SECONDS = 880;
 /** Waiters re-read the job from DynamoDB this often: the only way to see another Lambda's writes. */
 const POLL_INTERVAL_MS = 100;
 
@@ -72,6 +76,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE || 'main',
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_SECONDS', 15) * 1000,
+    sseMaxMs: int(env, 'SSE_MAX_SECONDS', DEFAULT_SSE_MAX_SECONDS) * 1000,
     webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
     dependencies: {
       builderFunction: env.DEPS_BUILDER_FUNCTION || null,

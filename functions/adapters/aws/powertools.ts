@@ -40,6 +40,10 @@ export const METRIC = {
   jobsFinished: 'JobsFinished',
   /** A flow turn ended waiting for people (an approval step or a ConsentGate): a new wait, or a wait's daily look. */
   approvalWaits: 'ApprovalWaits',
+  /** The reaper failed jobs stuck queued or running (JobNeverStarted, JobWorkerLost). */
+  reapedJobs: 'ReapedJobs',
+  /** The reaper ended flow jobs whose execution failed, timed out or was stopped under them. */
+  strandedFlows: 'StrandedFlows',
 } as const;
 
 /** One job reached `status`: published at once (a single metric), so no flush is needed after. */
@@ -53,4 +57,11 @@ export function countJobFinished(status: string, target: Metrics = metrics): voi
 export function countApprovalWait(target: Metrics = metrics): void {
   const single = target.singleMetric();
   single.addMetric(METRIC.approvalWaits, MetricUnit.Count, 1);
+}
+
+/** The reaper ended `count` jobs of one kind (a stuck job, a stranded flow); nothing is published for 0. */
+export function countReaped(metric: typeof METRIC.reapedJobs | typeof METRIC.strandedFlows, count: number, target: Metrics = metrics): void {
+  if (count <= 0) return;
+  const single = target.singleMetric();
+  single.addMetric(metric, MetricUnit.Count, count);
 }

@@ -17,6 +17,8 @@ export interface LocalConfig {
   workers: number;
   maxBodyBytes: number;
   sseKeepAliveMs: number;
+  /** SVC_SSE_MAX_SECONDS: an SSE stream ends with a `timeout` event after this long (behind a proxy with a response limit); unset, it lasts as long as its job. */
+  sseMaxMs: number | undefined;
   /** Public address of this server, used as BASE_INTERNAL_URL; defaults to the listening address. */
   baseUrl: string | undefined;
   /** `smtp://user:pass@host:port` (or smtps://): where email notices go; unset, they wait in the outbox. */
@@ -72,6 +74,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     workers: int(env.SVC_WORKERS, 8),
     maxBodyBytes: int(env.SVC_MAX_BODY_BYTES, 10 * 1024 * 1024),
     sseKeepAliveMs: int(env.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
+    sseMaxMs: int(env.SVC_SSE_MAX_SECONDS, 0) * 1000 || undefined,
     baseUrl: env.SVC_BASE_URL,
     smtpUrl: env.SVC_SMTP_URL || undefined,
     smtpFrom: env.SVC_SMTP_FROM || 'svc <svc@localhost>',
