@@ -2,7 +2,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { log } from '../core/logger.js';
 import { reapStuckJobs } from '../core/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
-import { awsShell } from './aws-deps.js';
+import { awsShell } from '../shells/aws.js';
 
 /** Jobs failed per status in one pass: a pass takes seconds, the next one comes in minutes. */
 const BATCH = 200;
