@@ -1,8 +1,9 @@
 /**
  * dependency-cruiser: no import cycles anywhere in the project (`npm run cycles`). A cycle means two
  * modules each need the other, so one of them holds code that belongs elsewhere. Type-only imports
- * count too: they couple modules just the same. Adapters never reach back into a shell. The core's import boundary is an ESLint rule
- * (eslint.config.js), so editors show it where it is broken.
+ * count too: they couple modules just the same. Adapters never reach back into a shell, and only
+ * entry points (bin, the Lambda handlers, tests, benchmarks) start one; no file is exempt. The
+ * core's import boundary is an ESLint rule (eslint.config.js), so editors show it where it is broken.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -20,11 +21,16 @@ module.exports = {
     {
       name: 'adapters-not-shells',
       severity: 'error',
-      comment: 'An adapter implements a port; the shells (handlers, http, lib, cli, bin) wire adapters, never the reverse.',
-      // local-service.ts and memory-service.ts are shells themselves (what `svc serve` starts, and
-      // what the fast tier drives): they wire the HTTP app.
-      from: { path: '^functions/adapters/', pathNot: '^functions/adapters/(local/local|memory/memory)-service\\.ts$' },
-      to: { path: '^(functions/(handlers|http|cli)|lib|bin)/' },
+      comment: 'An adapter implements a port; the shells (functions/shells, handlers, http, cli, lib, bin) wire adapters, never the reverse.',
+      from: { path: '^functions/adapters/' },
+      to: { path: '^(functions/(shells|handlers|http|cli)|lib|bin)/' },
+    },
+    {
+      name: 'shells-are-roots',
+      severity: 'error',
+      comment: 'functions/shells/ holds the composition roots (local, memory, AWS): entry points, tests and the Lambda handlers start one; nothing a shell wires imports one back.',
+      from: { pathNot: '^(functions/(shells|handlers)|bin|test|bench)/' },
+      to: { path: '^functions/shells/' },
     },
   ],
   options: {

@@ -13,8 +13,8 @@ const coreForbidden = [
     message: 'functions/core never imports an adapter: take a port from functions/ports.ts instead.',
   },
   {
-    group: ['**/http/**', '**/handlers/**', '**/runtime/**', '**/lib/**', '**/cli/**'],
-    message: 'functions/core never imports a shell (http, handlers, runtime, lib, cli): they import the core.',
+    group: ['**/shells/**', '**/http/**', '**/handlers/**', '**/runtime/**', '**/lib/**', '**/cli/**'],
+    message: 'functions/core never imports a shell or what shells wire (shells, http, handlers, runtime, lib, cli): they import the core.',
   },
   { group: ['@aws-sdk/*', 'aws-cdk-lib', 'aws-cdk-lib/*', 'constructs'], message: 'No AWS SDK or CDK in the core.' },
   { group: ['better-sqlite3'], message: 'No SQLite in the core: use the Store port.' },

@@ -9,7 +9,7 @@ import { main } from '../functions/cli/main.js';
 async function serve() {
   // Loaded only here: the sync commands need neither SQLite nor the worker pool.
   const { configFromEnv } = await import('../functions/adapters/local/config.js');
-  const { startLocalService } = await import('../functions/adapters/local/local-service.js');
+  const { startLocalService } = await import('../functions/shells/local.js');
   const config = configFromEnv();
   const service = await startLocalService(config);
   if (service.newAdminToken) {

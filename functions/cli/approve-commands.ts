@@ -5,6 +5,7 @@ import { getJob, readArgs, type JobView } from './jobs.js';
 import { RemoteError, type Remote } from './remote.js';
 import type { JsonFlag } from './account-commands.js';
 import type { Io } from './io.js';
+import type { CanceledStepView, ConsentOutcomeView, ResumeOutcomeView, ResumeUrlsView } from '../core/views/approval-views.js';
 
 /**
  * `svc job approve|reject <id>`: a decision on the approval step or ConsentGate a flow waits at,
@@ -14,17 +15,11 @@ import type { Io } from './io.js';
  * rules decide whether the decision counts (who may, self-approval, groups, a person once).
  */
 
-interface ResumeUrls {
-  resume: string;
-  cancel: string;
-  approvalPage: string;
-}
-
 /** Where a flow waits for people, as its job view tells. */
 type Waiting = { kind: 'step'; module: string; stepJob: string } | { kind: 'gate' } | null;
 
 function waitingOf(job: JobView): Waiting {
-  const suspend = job.flow_status?.suspend as { module: string; step_job?: string } | undefined;
+  const suspend = job.flow_status?.suspend;
   if (job.status === 'suspended' && suspend?.step_job) return { kind: 'step', module: suspend.module, stepJob: suspend.step_job };
   if (job.status === 'awaiting_approval') return { kind: 'gate' };
   return null;
@@ -33,8 +28,8 @@ function waitingOf(job: JobView): Waiting {
 /** A resume id nobody used: each id counts once, so every decision or link gets its own. */
 const freshResumeId = () => randomInt(1, 2 ** 47);
 
-async function signedUrls(remote: Remote, stepJob: string): Promise<ResumeUrls> {
-  return remote.get<ResumeUrls>(`/jobs/resume_urls/${encodeURIComponent(stepJob)}/${freshResumeId()}`);
+async function signedUrls(remote: Remote, stepJob: string): Promise<ResumeUrlsView> {
+  return remote.get<ResumeUrlsView>(`/jobs/resume_urls/${encodeURIComponent(stepJob)}/${freshResumeId()}`);
 }
 
 /** The server signs URLs under its internal base; the CLI reaches it through its own. */
@@ -57,17 +52,17 @@ export async function jobDecide(decision: 'approve' | 'reject', id: string, flag
   const job = await getJob(remote, id);
   const waiting = waitingOf(job);
   if (!waiting) throw new CliError(EXIT.failed, `job ${id} is ${job.status}: it waits for no approval${job.job_kind === 'flow' ? '' : ' (give the id of the flow run)'}`);
-  let outcome: unknown;
+  let outcome: ConsentOutcomeView | ResumeOutcomeView | CanceledStepView;
   try {
     if (waiting.kind === 'gate') {
       if (decision === 'reject' && !flags.reason) throw new CliError(EXIT.usage, 'rejecting a ConsentGate needs --reason');
-      outcome = await remote.post(`/api/v1/runs/${encodeURIComponent(id)}/consent`, { decision: decision === 'approve' ? 'approved' : 'rejected', ...(flags.reason ? { reason: flags.reason } : {}) });
+      outcome = await remote.post<ConsentOutcomeView>(`/api/v1/runs/${encodeURIComponent(id)}/consent`, { decision: decision === 'approve' ? 'approved' : 'rejected', ...(flags.reason ? { reason: flags.reason } : {}) });
     } else {
       const urls = await signedUrls(remote, waiting.stepJob);
       outcome =
         decision === 'approve'
-          ? await remote.post(pathOf(urls.resume), readArgs(flags.data, io.cwd))
-          : await remote.post(pathOf(urls.cancel), { reason: flags.reason ?? '' });
+          ? await remote.post<ResumeOutcomeView>(pathOf(urls.resume), readArgs(flags.data, io.cwd))
+          : await remote.post<CanceledStepView>(pathOf(urls.cancel), { reason: flags.reason ?? '' });
     }
   } catch (e) {
     // The server's reason (not an approver, already decided, self-approval...) is what the user needs.
@@ -79,11 +74,10 @@ export async function jobDecide(decision: 'approve' | 'reject', id: string, flag
   return EXIT.ok;
 }
 
-function describe(decision: 'approve' | 'reject', waiting: Exclude<Waiting, null>, outcome: unknown): string {
+function describe(decision: 'approve' | 'reject', waiting: Exclude<Waiting, null>, outcome: ConsentOutcomeView | ResumeOutcomeView | CanceledStepView): string {
   const where = waiting.kind === 'gate' ? 'the ConsentGate' : `step ${waiting.module}`;
   if (decision === 'reject') return `rejected ${where}`;
-  const counts = outcome as { approvals_received?: number; approvals_required?: number } | null;
-  if (counts?.approvals_required !== undefined) return `approved ${where} (${counts.approvals_received} of ${counts.approvals_required} approvals)`;
+  if ('approvals_required' in outcome) return `approved ${where} (${outcome.approvals_received} of ${outcome.approvals_required} approvals)`;
   return `approved ${where}`;
 }
 

@@ -95,7 +95,7 @@ function defaultWrite(level: LogLevel, line: string): void {
 
 /**
  * The process's logger. Readable text unless a shell says otherwise: the AWS shell switches it to
- * JSON lines when its handlers load (handlers/aws-deps.ts).
+ * JSON lines when its handlers load (shells/aws.ts).
  */
 let current: Logger = createLogger({ format: 'text' });
 

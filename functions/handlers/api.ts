@@ -9,7 +9,7 @@ import { VERSION } from '../version.js';
 import { requireAdminToken } from '../adapters/aws/aws-config.js';
 import { ApiJobRunner } from '../adapters/aws/api-job-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
-import { awsShell, lambdaSandboxes, once, type AwsShell } from './aws-deps.js';
+import { awsShell, lambdaSandboxes, once, type AwsShell } from '../shells/aws.js';
 
 type StreamingHandler = (event: unknown, responseStream: Writable, context: Context) => Promise<void>;
 

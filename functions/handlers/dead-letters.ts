@@ -4,7 +4,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { errorText, log } from '../core/logger.js';
 import { failUndeliverable } from '../core/stuck-jobs.js';
-import { awsShell } from './aws-deps.js';
+import { awsShell } from '../shells/aws.js';
 
 /**
  * The dead-letter consumer Lambda, on the jobs queue's DLQ: a message lands there after every

@@ -1,6 +1,6 @@
 import type { Context, DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
 import { dispatchDue, type DispatchDeps } from '../core/events/dispatcher.js';
-import { awsShell, once } from './aws-deps.js';
+import { awsShell, once } from '../shells/aws.js';
 import { log } from '../core/logger.js';
 
 /**

@@ -8,7 +8,7 @@ import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
 import { countApprovalWait } from '../adapters/aws/powertools.js';
-import { awsShell, once, traced, type AwsShell } from './aws-deps.js';
+import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
 
 /**
  * The flow-runner Lambda, called by the flow-runner state machine (statemachines/flow-runner.ts):

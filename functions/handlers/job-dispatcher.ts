@@ -6,7 +6,7 @@ import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
 import { errorText, log, useLogger } from '../core/logger.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
 
-// The functions' one log format (Powertools JSON); this one needs none of aws-deps.ts besides.
+// The functions' one log format (Powertools JSON); this one needs none of shells/aws.ts besides.
 useLogger(powertoolsCoreLogger());
 
 /**

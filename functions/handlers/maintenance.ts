@@ -1,7 +1,7 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { sweepTokens } from '../core/token-expiry.js';
 import { runsWithPendingNotices } from '../core/flows/timers.js';
-import { awsShell } from './aws-deps.js';
+import { awsShell } from '../shells/aws.js';
 import { log } from '../core/logger.js';
 import { pruneFinishedJobs } from '../core/console/retention.js';
 import { pruneExpiredResults } from '../core/result-cache.js';

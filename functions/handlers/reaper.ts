@@ -6,7 +6,7 @@ import { sweepConcurrencySlots } from '../core/concurrency.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
 import { countReaped, METRIC } from '../adapters/aws/powertools.js';
-import { awsShell, once, traced } from './aws-deps.js';
+import { awsShell, once, traced } from '../shells/aws.js';
 
 /** Jobs failed per status in one pass: a pass takes seconds, the next one comes in minutes. */
 const BATCH = 200;

@@ -2,7 +2,7 @@ import { runTicksUntil } from '../core/triggers/schedule-ticks.js';
 import { log } from '../core/logger.js';
 import type { TickEvent } from '../adapters/aws/scheduler-timers.js';
 import type { CoreDeps } from '../core/deps.js';
-import { awsShell } from './aws-deps.js';
+import { awsShell } from '../shells/aws.js';
 
 /**
  * The schedule tick function, invoked by a schedule's EventBridge Scheduler timer

@@ -6,7 +6,7 @@ import { executeJob } from '../core/worker.js';
 import { isFinished } from '../core/jobs.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
-import { awsShell, lambdaSandboxes, once, type AwsShell } from './aws-deps.js';
+import { awsShell, lambdaSandboxes, once, type AwsShell } from '../shells/aws.js';
 import { errorText, log, type LogFields } from '../core/logger.js';
 
 /**

@@ -9,6 +9,7 @@ import { Rights } from '../core/permissions.js';
 import { SESSION_COOKIE } from '../core/users.js';
 import { requireWorkspace } from '../core/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
+import type { RuntimeView } from '../core/views/approval-views.js';
 import type { AppEnv } from './context.js';
 import { errorResponse, notFoundResponse } from './errors.js';
 import { workspaceMemberRoutes, workspaceRoutes } from './workspace-routes.js';
@@ -85,7 +86,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.use('*', (c, next) => (opts.streamsBodies && isStreamedUpload(c) ? next() : limitBody(c, next)));
 
   app.get('/api/version', (c) => c.text(`svc v${opts.version}`));
-  app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null }));
+  app.get('/api/runtime', (c) => c.json({ confinement: opts.runtime ?? null, go_target: opts.goTarget ?? null } satisfies RuntimeView));
   app.route('/', apiOpenApiRoutes(deps, opts.version));
   app.route('/', approvalRoutes(deps));
   app.route('/', approvalsPageRoutes(deps));

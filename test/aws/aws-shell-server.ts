@@ -295,7 +295,7 @@ async function startEventsFunction(env: Record<string, string>): Promise<void> {
  * them; the real handler runs in this process, with npm and pip of this machine.
  */
 async function useDependencyBuilderInProcess(): Promise<void> {
-  const { useDependencyBuilder } = await import('../../functions/handlers/aws-deps.js');
+  const { useDependencyBuilder } = await import('../../functions/shells/aws.js');
   const { handler } = await import('../../functions/handlers/dependency-builder.js');
   useDependencyBuilder({
     resolve: async (ecosystem, requirements) => (await handler({ action: 'resolve', ecosystem, requirements })) as ResolveAnswer,

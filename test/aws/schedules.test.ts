@@ -5,7 +5,7 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoStore } from '../../functions/adapters/aws/dynamo-store.js';
 import { TableStreamJobQueue } from '../../functions/adapters/aws/job-outbox.js';
 import { SchedulerTimers, wakeExpression } from '../../functions/adapters/aws/scheduler-timers.js';
-import { createMemoryService } from '../../functions/adapters/memory/memory-service.js';
+import { createMemoryService } from '../../functions/shells/memory.js';
 import { bootstrapInstance } from '../../functions/core/bootstrap.js';
 import { Rights } from '../../functions/core/permissions.js';
 import { createSchedule, deleteSchedule, setScheduleEnabled, updateSchedule } from '../../functions/core/triggers/schedules.js';

@@ -1,7 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
-import { appHistorySchema, appListSchema, appSchema, variableSchema, variableWithValueSchema } from '../../functions/core/views/item-views.js';
+import {
+  appHistorySchema,
+  appListSchema,
+  appSchema,
+  archivedFlowSchema,
+  flowHistorySchema,
+  folderSchema,
+  groupSchema,
+  resourceListItemSchema,
+  resourceTypeSchema,
+  updatedResourceSchema,
+  variableSchema,
+  variableWithValueSchema,
+} from '../../functions/core/views/item-views.js';
+import { inviteSchema, memberSchema, myInviteSchema } from '../../functions/core/views/identity-views.js';
+import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema, runtimeSchema } from '../../functions/core/views/approval-views.js';
 import { httpTriggerSchema, scheduleSchema } from '../../functions/core/views/trigger-views.js';
 import {
   chatConnectionSchema,
@@ -18,8 +33,9 @@ import {
 import { abortedUploadSchema, bulkCancelSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../functions/core/views/run-views.js';
 
 /**
- * The answers of variables, apps, schedules, routes, workspace settings, events, the console's runs
- * and uploads are what GET /api/openapi.json says (issue 37 item 3), in both shells: each real
+ * The answers of variables, apps, schedules, routes, workspace settings, events, the console's runs,
+ * uploads, members and invitations, resources, flow history, approvals and the runtime are what
+ * GET /api/openapi.json says (issue 37 item 3), in both shells: each real
  * answer parses with the schema the document describes it by, and has no field the schema does not
  * name. (Scripts, flows, jobs, users and the rest: test/http/api-openapi.test.ts.)
  */
@@ -121,6 +137,58 @@ describe('the API document describes the answers', () => {
     await expectDescribed(await redeliver(`/api/settings/instance_events_deliveries/${instance[0].id}/redeliver`), deliverySchema, 'post /api/settings/instance_events_deliveries/{id}/redeliver');
   });
 
+  it('of members, invitations, groups, folders and resources', async () => {
+    await expectDescribed(await s.fetch('/api/runtime', { token: null }), runtimeSchema, 'get /api/runtime');
+    expect((await s.post('/api/users/create', { username: 'member', email: 'member@example.com', password: 'a long password' })).status).toBe(201);
+    expect((await s.post('/api/users/create', { username: 'invitee', email: 'invitee@example.com', password: 'a long password' })).status).toBe(201);
+    await expectDescribed(await s.post(`${W()}/workspaces/add_user`, { username: 'member', role: 'developer' }), memberSchema, `post ${wsPath('/workspaces/add_user')}`, 201);
+    await expectDescribed(await s.post(`${W()}/users/update/member`, { role: 'operator' }), memberSchema, `post ${wsPath('/users/update/{username}')}`);
+    await expectDescribed(await s.fetch(`${W()}/users/list`), z.array(memberSchema), `get ${wsPath('/users/list')}`);
+    await expectDescribed(await s.post(`${W()}/workspaces/invite_user`, { username: 'invitee', role: 'developer' }), inviteSchema, `post ${wsPath('/workspaces/invite_user')}`, 201);
+    await expectDescribed(await s.fetch(`${W()}/workspaces/list_pending_invites`), z.array(inviteSchema), `get ${wsPath('/workspaces/list_pending_invites')}`);
+    const invitee = await tokenOf('invitee');
+    await expectDescribed(await s.fetch('/api/users/list_invites', { token: invitee }), z.array(myInviteSchema), 'get /api/users/list_invites');
+    const accept = await s.fetch('/api/users/accept_invite', { method: 'POST', token: invitee, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id: s.workspace }) });
+    await expectDescribed(accept, memberSchema, 'post /api/users/accept_invite');
+
+    expect((await s.post(`${W()}/groups/create`, { name: 'finance', summary: 'pays' })).status).toBe(201);
+    await expectDescribed(await s.post(`${W()}/groups/adduser/finance`, { username: 'member' }), groupSchema, `post ${wsPath('/groups/adduser/{name}')}`);
+    await expectDescribed(await s.post(`${W()}/groups/removeuser/finance`, { username: 'member' }), groupSchema, `post ${wsPath('/groups/removeuser/{name}')}`);
+    expect((await s.post(`${W()}/folders/create`, { name: 'described' })).status).toBe(201);
+    await expectDescribed(await s.post(`${W()}/folders/update/described`, { owners: ['u/admin'] }), folderSchema, `post ${wsPath('/folders/update/{name}')}`);
+
+    expect((await s.post(`${W()}/resources/type/create`, { name: 'described_db', schema: { type: 'object' } })).status).toBe(201);
+    await expectDescribed(await s.post(`${W()}/resources/type/update/described_db`, { description: 'a database' }), resourceTypeSchema, `post ${wsPath('/resources/type/update/{name}')}`);
+    expect((await s.post(`${W()}/resources/create`, { path: 'u/admin/db', resource_type: 'described_db', value: { host: 'db' } })).status).toBe(201);
+    await expectDescribed(await s.post(`${W()}/resources/update/u/admin/db`, { value: { host: 'db2' } }), updatedResourceSchema, `post ${wsPath('/resources/update/{path}')}`);
+    const resources = await expectDescribed(await s.fetch(`${W()}/resources/list`), z.array(resourceListItemSchema), `get ${wsPath('/resources/list')}`);
+    expect(resources.map((r: { path: string }) => r.path)).toContain('u/admin/db');
+  });
+
+  it('of flow history, approval steps and ConsentGates', async () => {
+    const step = { id: 'ask', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }', input_transforms: {} }, suspend: { required_events: 2, timeout: 600 } };
+    expect((await s.post(`${W()}/flows/create`, { path: 'u/admin/approved', value: { modules: [step] } })).status).toBe(201);
+    await expectDescribed(await s.fetch(`${W()}/flows/history/p/u/admin/approved`), flowHistorySchema, `get ${wsPath('/flows/history/p/{path}')}`);
+
+    const suspended = await runUntil('u/admin/approved', 'suspended');
+    const stepJob = suspended.flow_status.suspend.step_job;
+    const urls = await expectDescribed(await s.fetch(`${W()}/jobs/resume_urls/${stepJob}/1`), resumeUrlsSchema, `get ${wsPath('/jobs/resume_urls/{job}/{resumeId}')}`);
+    await expectDescribed(await s.post(local(urls.resume), {}), resumeOutcomeSchema, `post ${wsPath('/jobs_u/resume/{job}/{resumeId}/{signature}')}`);
+    const other = await expectDescribed(await s.fetch(`${W()}/jobs/resume_urls/${stepJob}/2`), resumeUrlsSchema, `get ${wsPath('/jobs/resume_urls/{job}/{resumeId}')}`);
+    await expectDescribed(await s.post(local(other.cancel), { reason: 'no' }), canceledStepSchema, `post ${wsPath('/jobs_u/cancel/{job}/{resumeId}/{signature}')}`);
+
+    // The one who started a run may not decide its gate: another member does.
+    expect((await s.post('/api/users/create', { username: 'approver', email: 'approver@example.com', password: 'a long password' })).status).toBe(201);
+    expect((await s.post(`${W()}/workspaces/add_user`, { username: 'approver', role: 'developer' })).status).toBe(201);
+    const approver = await tokenOf('approver');
+    const gate = { id: 'gate', value: { type: 'consentgate', approvers: ['approver'], timeout: 600, message: 'pay?' } };
+    expect((await s.post(`${W()}/flows/create`, { path: 'u/admin/gated', value: { modules: [gate] } })).status).toBe(201);
+    const waiting = await runUntil('u/admin/gated', 'awaiting_approval');
+    const decided = await s.fetch(`/api/v1/runs/${waiting.id}/consent`, { method: 'POST', token: approver, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approved', reason: 'fine' }) });
+    await expectDescribed(decided, consentOutcomeSchema, 'post /api/v1/runs/{run_id}/consent');
+    await expectDescribed(await s.post(`${W()}/flows/archive/u/admin/gated`, { archived: true }), archivedFlowSchema, `post ${wsPath('/flows/archive/{path}')}`);
+  });
+
   it('of the console runs and of large uploads', async () => {
     await createScript(s, 'u/admin/run_me', 'bun', 'export function main() { return 1 }');
     const id = await (await s.post(`${W()}/jobs/run/p/u/admin/run_me`, {})).text();
@@ -156,4 +224,28 @@ async function redeliver(url: string): Promise<Response> {
     if (res.status !== 409 || tries === 50) return res;
     await res.body?.cancel();
   }
+}
+
+/** A URL the service signed, requested against the test server. */
+const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
+
+/** An API token of `username` (created by the admin above with a known password). */
+async function tokenOf(username: string): Promise<string> {
+  const login = await s.fetch('/api/auth/login', { method: 'POST', token: null, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `${username}@example.com`, password: 'a long password' }) });
+  expect(login.status).toBe(200);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const res = await s.fetch('/api/users/tokens/create', { method: 'POST', token: null, headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'described' }) });
+  expect(res.status).toBe(201);
+  return res.text();
+}
+
+/** Runs the flow at `path` and reads its job until it reaches `status` (each read is a request; no timer). */
+async function runUntil(path: string, status: string): Promise<Record<string, any>> {
+  const id = await (await s.post(`${W()}/jobs/run/p/${path}`, {})).text();
+  for (let reads = 0; reads < 5000; reads++) {
+    const job = await (await s.fetch(`${W()}/jobs_u/get/${id}`)).json();
+    if (job.status === status) return job;
+    if (['success', 'failed', 'canceled'].includes(job.status)) throw new Error(`flow ${path} ended as ${job.status}: ${JSON.stringify(job.result)}`);
+  }
+  throw new Error(`flow ${path} never reached ${status}`);
 }

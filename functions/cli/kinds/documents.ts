@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FolderView, GroupView, ResourceTypeView, ResourceView, VariableView, VariableWithValue } from '../../core/views/item-views.js';
+import type { FolderView, GroupView, ResourceListItem, ResourceTypeView, ResourceView, VariableView, VariableWithValue } from '../../core/views/item-views.js';
+import type { MemberView } from '../../core/views/identity-views.js';
 import type { SyncKeyView, WorkspaceSettingsView } from '../../core/views/settings-views.js';
 import { isItemPath, isSpecific, parseTypedFile, typedFile, type Layout } from '../layout.js';
 import { mapPool } from '../pool.js';
@@ -38,7 +39,7 @@ export const resources: KindHandler = yamlKind({
   kind: 'resource',
   enabled: (o) => !o.skipResources,
   async list(ctx) {
-    const listed = await ctx.remote.get<{ path: string }[]>('/resources/list');
+    const listed = await ctx.remote.get<ResourceListItem[]>('/resources/list');
     return mapPool(listed, parallelOf(ctx), async ({ path }) => {
       const r = await ctx.remote.get<ResourceView>(`/resources/get/${p(path)}`);
       return { id: path, owner: r.created_by, payload: { path, resource_type: r.resource_type, value: r.value ?? null, description: r.description } };
@@ -204,7 +205,7 @@ export const users: KindHandler = yamlKind({
   kind: 'user',
   enabled: (o) => o.includeUsers === true,
   async list(ctx) {
-    const list = await ctx.remote.get<{ username: string; role: string }[]>('/users/list');
+    const list = await ctx.remote.get<MemberView[]>('/users/list');
     return list.map((m) => ({ id: m.username, payload: { username: m.username, role: m.role } }));
   },
   file: (id) => `users/${id}.user.yaml`,

@@ -11,6 +11,7 @@ import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
 import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/run-settings.js';
 import { inferScriptSchema } from '../../core/dependencies/workspace-imports.js';
 import type { GoTarget, Language } from '../../ports.js';
+import type { RuntimeView } from '../../core/views/approval-views.js';
 import type { ScriptListItem, ScriptView } from '../../core/views/item-views.js';
 import { GoBuildError, prebuiltGoBinary, type GoBinaryUpload } from '../../runtime/go-prebuilt.js';
 
@@ -201,7 +202,7 @@ const goTargets = new WeakMap<Remote, Promise<GoTarget | null>>();
 async function goBinaryFor(item: Item, remote: Remote): Promise<{ go_binary?: GoBinaryUpload }> {
   let target = goTargets.get(remote);
   if (!target) {
-    target = remote.get<{ go_target?: GoTarget | null } | null>('/api/runtime').then((runtime) => runtime?.go_target ?? null);
+    target = remote.get<Partial<RuntimeView> | null>('/api/runtime').then((runtime) => runtime?.go_target ?? null);
     goTargets.set(remote, target);
   }
   const goTarget = await target;

@@ -277,6 +277,9 @@ const flowRun: z.ZodType<FlowRun> = z.object({
   outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
 });
 
+/** A resource as stored and as `resources/update` answers it; core/views/item-views.ts adds its times. */
+export const resourceValue = z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() });
+
 /** A variable as stored (a secret's value is its ciphertext); core/views/item-views.ts describes the answers from it. */
 export const variableValue = z.object({ path: z.string().min(1), value: z.string(), is_secret: z.boolean(), description: z.string(), created_by: z.string() });
 
@@ -303,7 +306,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
     extra_perms: z.record(z.string(), z.boolean()),
     created_by: z.string(),
   }),
-  resource: z.object({ path: z.string().min(1), resource_type: z.string(), value: z.unknown(), description: z.string(), created_by: z.string() }),
+  resource: resourceValue,
   resource_type: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string(), builtin: z.boolean() }),
   variable: variableValue,
   flow: z.object({ path: z.string().min(1), version: z.number().int().positive(), archived: z.boolean().optional() }),

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
+import { ENTITY_VALUES } from '../documents/entity-values.js';
+import type { Member } from '../permissions.js';
+import type { Invite, listMyInvites } from '../invites.js';
 import type { TokenView as CoreTokenView } from '../tokens.js';
 import type { UserView as CoreUserView } from '../users.js';
 
@@ -27,5 +30,19 @@ export const tokenSchema = z.object({
 });
 export type TokenView = z.output<typeof tokenSchema>;
 
-const agree: [Same<UserView, CoreUserView>, Same<TokenView, CoreTokenView>] = [true, true];
+/** `users/list` (each) in a workspace, `add_user`, `users/update/{username}`, `accept_invite`: a membership. */
+export const memberSchema = ENTITY_VALUES.member;
+export type MemberView = z.output<typeof memberSchema>;
+/** `workspaces/invite_user`, `list_pending_invites` (each). */
+export const inviteSchema = ENTITY_VALUES.invite;
+/** `users/list_invites` (each): an invitation waiting for the caller, with its workspace. */
+export const myInviteSchema = z.intersection(inviteSchema, z.object({ workspace_id: z.string() }));
+
+const agree: [
+  Same<UserView, CoreUserView>,
+  Same<TokenView, CoreTokenView>,
+  Same<MemberView, Member>,
+  Same<z.output<typeof inviteSchema>, Invite>,
+  Same<z.output<typeof myInviteSchema>, Awaited<ReturnType<typeof listMyInvites>>[number]>,
+] = [true, true, true, true, true];
 void agree;

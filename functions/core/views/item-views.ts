@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import type { ScriptVersion } from '../../ports.js';
 import { scriptVersionFields } from '../documents/records.js';
-import { appVersionValue, ENTITY_VALUES, variableValue } from '../documents/entity-values.js';
+import { appVersionValue, ENTITY_VALUES, resourceValue, variableValue } from '../documents/entity-values.js';
 import type { scriptSummary } from '../scripts.js';
-import type { getFlow, listFlows } from '../flows/flows.js';
-import type { getFolder } from '../folders.js';
-import type { getGroup } from '../groups.js';
-import type { listResourceTypes } from '../resource-types.js';
-import type { getResource } from '../resources.js';
+import type { archiveFlow, flowHistory, getFlow, listFlows } from '../flows/flows.js';
+import type { getFolder, updateFolder } from '../folders.js';
+import type { addGroupMember, getGroup } from '../groups.js';
+import type { listResourceTypes, updateResourceType } from '../resource-types.js';
+import type { getResource, listResources, updateResource } from '../resources.js';
 import type { getVariable, listVariables, VariableView as CoreVariableView } from '../variables.js';
 import type { appHistory, AppHead, AppVersion } from '../apps.js';
 
@@ -42,11 +42,19 @@ export type GroupView = z.output<typeof groupSchema>;
 /** `resources/type/get/{name}`, `resources/type/list` (each). */
 export const resourceTypeSchema = ENTITY_VALUES.resource_type;
 export type ResourceTypeView = z.output<typeof resourceTypeSchema>;
-/** `resources/get/{path}`: the resource and when it was made and last changed. */
-export const resourceSchema = z.intersection(ENTITY_VALUES.resource, z.object({ created_at: z.string(), updated_at: z.string() }));
-export type ResourceView = z.output<typeof resourceSchema>;
-
 const stamps = { created_at: z.string(), updated_at: z.string() };
+/** `resources/get/{path}`: the resource and when it was made and last changed. */
+export const resourceSchema = resourceValue.extend(stamps);
+export type ResourceView = z.output<typeof resourceSchema>;
+/** `resources/list` (each): a resource without its value. */
+export const resourceListItemSchema = resourceSchema.omit({ value: true });
+export type ResourceListItem = z.output<typeof resourceListItemSchema>;
+/** `resources/update/{path}`: the resource as stored. */
+export const updatedResourceSchema = resourceValue;
+/** `flows/history/p/{path}` (each): a version without its definition. */
+export const flowHistorySchema = z.array(z.object({ id: z.number().int(), created_at: z.string(), created_by: z.string(), summary: z.string(), deployment_message: z.string().optional() }));
+/** `flows/archive/{path}`. */
+export const archivedFlowSchema = z.object({ path: z.string(), archived: z.boolean() });
 /** `variables/list` (each), `variables/update/{path}`: a secret's value is left out. */
 export const variableSchema = variableValue.omit({ value: true }).extend({ value: z.string().optional(), ...stamps });
 export type VariableView = z.output<typeof variableSchema>;
@@ -78,5 +86,12 @@ const agree: [
   Same<AppView, AppVersion>,
   Same<z.output<typeof appListSchema>[number], AppHead>,
   Same<z.output<typeof appHistorySchema>, Awaited<ReturnType<typeof appHistory>>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<ResourceListItem, Awaited<ReturnType<typeof listResources>>[number]>,
+  Same<z.output<typeof updatedResourceSchema>, Awaited<ReturnType<typeof updateResource>>>,
+  Same<ResourceTypeView, Awaited<ReturnType<typeof updateResourceType>>>,
+  Same<FolderView, Awaited<ReturnType<typeof updateFolder>>>,
+  Same<GroupView, Awaited<ReturnType<typeof addGroupMember>>>,
+  Same<z.output<typeof flowHistorySchema>, Awaited<ReturnType<typeof flowHistory>>>,
+  Same<z.output<typeof archivedFlowSchema>, Awaited<ReturnType<typeof archiveFlow>>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void agree;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Assignable } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, LANGUAGES, type JobKind, type JobStatus, type JobTrigger } from '../../ports.js';
 import type { flowStatusView } from '../flows/run-state.js';
 
@@ -73,6 +74,5 @@ export type JobWithFlowStatus = z.output<typeof jobWithFlowStatusSchema>;
 export const jobListSchema = z.array(jobWithFlowStatusSchema);
 
 // What flowStatusView builds must be what flowStatusSchema promises (checked by the compiler).
-type Assignable<A, B> = [A] extends [B] ? true : never;
 const flowStatusAgrees: Assignable<ReturnType<typeof flowStatusView>, z.output<typeof flowStatusSchema>> = true;
 void flowStatusAgrees;

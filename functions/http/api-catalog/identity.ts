@@ -15,14 +15,15 @@ import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/ev
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
 import { folderSchema, groupSchema } from '../../core/views/item-views.js';
-import { tokenSchema, userSchema } from '../../core/views/identity-views.js';
+import { inviteSchema, memberSchema, myInviteSchema, tokenSchema, userSchema } from '../../core/views/identity-views.js';
+import { runtimeSchema } from '../../core/views/approval-views.js';
 import { chatConnectionSchema, deliverySchema, errorHandlerSchema, instanceWebhookSchema, retentionSchema, routePrefixSchema, syncKeySchema, workspaceSchema, workspaceSettingsSchema, workspaceWebhookSchema } from '../../core/views/settings-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
 
 /** The service, sign-in, users and tokens, workspaces and their members, groups, folders, settings and events. */
 export const identityOperations: ApiOperation[] = [
   { method: 'get', path: '/api/version', tag: 'service', summary: 'The service version ("svc v<version>")', auth: 'public', response: text('The version') },
-  { method: 'get', path: '/api/runtime', tag: 'service', summary: 'How this shell confines jobs, and the platform Go binaries are built for', auth: 'public', response: json('`{confinement, go_target}`') },
+  { method: 'get', path: '/api/runtime', tag: 'service', summary: 'How this shell confines jobs, and the platform Go binaries are built for', auth: 'public', response: json('How jobs are confined here, and the platform Go binaries are built for (null where the server builds them)', runtimeSchema) },
   { method: 'get', path: '/api/openapi.json', tag: 'service', summary: 'This document', auth: 'public', response: json('The OpenAPI 3.1 document of the API') },
 
   { method: 'post', path: '/api/auth/login', tag: 'users', summary: 'Sign in with a password: sets the session cookie', auth: 'public', body: loginBody, response: json('`{username, expires_at}`; the session cookie is set') },
@@ -36,8 +37,8 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens', z.array(tokenSchema)) },
   { method: 'delete', path: '/api/users/tokens/delete/:prefix', tag: 'tokens', summary: 'Revoke a token by its prefix', response: text('Deleted') },
   { method: 'get', path: '/api/users/notifications', tag: 'users', summary: 'Notices sent to the caller (the outbox)', response: json('Notices') },
-  { method: 'get', path: '/api/users/list_invites', tag: 'workspaces', summary: 'Invitations waiting for the caller', response: json('Invitations') },
-  { method: 'post', path: '/api/users/accept_invite', tag: 'workspaces', summary: 'Accept an invitation to a workspace', body: workspaceBody, response: json('The membership') },
+  { method: 'get', path: '/api/users/list_invites', tag: 'workspaces', summary: 'Invitations waiting for the caller', response: json('Invitations', z.array(myInviteSchema)) },
+  { method: 'post', path: '/api/users/accept_invite', tag: 'workspaces', summary: 'Accept an invitation to a workspace', body: workspaceBody, response: json('The membership', memberSchema) },
   { method: 'post', path: '/api/users/decline_invite', tag: 'workspaces', summary: 'Decline an invitation', body: workspaceBody, response: text('Declined') },
 
   { method: 'post', path: '/api/workspaces/create', tag: 'workspaces', summary: 'Create a workspace', body: createWorkspaceBody, response: createdText('The workspace id') },
@@ -53,12 +54,12 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'Set the sync encryption key', body: setKeyBody, response: json('The key', syncKeySchema) },
   { method: 'get', path: ws('/workspaces/retention'), tag: 'console', summary: 'How long finished runs are kept', response: json('The retention setting', retentionSchema) },
   { method: 'post', path: ws('/workspaces/retention'), tag: 'console', summary: 'Set how long finished runs are kept', body: retentionInput, response: json('The retention setting', retentionSchema) },
-  { method: 'get', path: ws('/users/list'), tag: 'workspaces', summary: 'The workspace\'s members', response: json('Members and their roles') },
-  { method: 'post', path: ws('/workspaces/add_user'), tag: 'workspaces', summary: 'Add a member', body: addMemberBody, response: created('The membership') },
+  { method: 'get', path: ws('/users/list'), tag: 'workspaces', summary: 'The workspace\'s members', response: json('Members and their roles', z.array(memberSchema)) },
+  { method: 'post', path: ws('/workspaces/add_user'), tag: 'workspaces', summary: 'Add a member', body: addMemberBody, response: created('The membership', memberSchema) },
   { method: 'post', path: ws('/workspaces/remove_user'), tag: 'workspaces', summary: 'Remove a member', body: removeMemberBody, response: text('Removed') },
-  { method: 'post', path: ws('/users/update/:username'), tag: 'workspaces', summary: 'Change a member\'s role', body: updateMemberBody, response: json('The membership') },
-  { method: 'post', path: ws('/workspaces/invite_user'), tag: 'workspaces', summary: 'Invite a user to the workspace', body: inviteBody, response: created('The invitation') },
-  { method: 'get', path: ws('/workspaces/list_pending_invites'), tag: 'workspaces', summary: 'Invitations not answered yet', response: json('Invitations') },
+  { method: 'post', path: ws('/users/update/:username'), tag: 'workspaces', summary: 'Change a member\'s role', body: updateMemberBody, response: json('The membership', memberSchema) },
+  { method: 'post', path: ws('/workspaces/invite_user'), tag: 'workspaces', summary: 'Invite a user to the workspace', body: inviteBody, response: created('The invitation', inviteSchema) },
+  { method: 'get', path: ws('/workspaces/list_pending_invites'), tag: 'workspaces', summary: 'Invitations not answered yet', response: json('Invitations', z.array(inviteSchema)) },
   { method: 'post', path: ws('/workspaces/delete_invite'), tag: 'workspaces', summary: 'Withdraw an invitation', body: usernameBody, response: text('Withdrawn') },
 
   { method: 'post', path: ws('/workspaces/edit_webhook'), tag: 'events', summary: 'Set the workspace events webhook (CloudEvents, Standard Webhooks signature)', body: editWorkspaceWebhookBody, response: json('The webhook and whether it signs (never the secret)', workspaceWebhookSchema) },
@@ -72,13 +73,13 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
   { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
   { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
-  { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group') },
-  { method: 'post', path: ws('/groups/removeuser/:name'), tag: 'groups and folders', summary: 'Remove a member from a group', body: memberBody, response: json('The group') },
+  { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group', groupSchema) },
+  { method: 'post', path: ws('/groups/removeuser/:name'), tag: 'groups and folders', summary: 'Remove a member from a group', body: memberBody, response: json('The group', groupSchema) },
   { method: 'delete', path: ws('/groups/delete/:name'), tag: 'groups and folders', summary: 'Delete a group', response: text('Deleted') },
   { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder', folderSchema) },
   { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders', z.array(folderSchema)) },
   { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder', folderSchema) },
-  { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder') },
+  { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder', folderSchema) },
   { method: 'delete', path: ws('/folders/delete/:name'), tag: 'groups and folders', summary: 'Delete an empty folder', response: text('Deleted') },
 
   { method: 'get', path: ws('/workspaces/chat_connections'), tag: 'chat approvals', summary: 'The workspace\'s Slack and Teams connections (no secrets)', response: json('Connections', z.array(chatConnectionSchema)) },

@@ -12,7 +12,7 @@ import { createBody as createScheduleBody, enabledBody, updateBody as updateSche
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
 import { z } from 'zod';
-import { flowListSchema, flowSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema } from '../../core/views/item-views.js';
+import { archivedFlowSchema, flowHistorySchema, flowListSchema, flowSchema, resourceListItemSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema, updatedResourceSchema } from '../../core/views/item-views.js';
 import { appHistorySchema, appListSchema, appSchema, variableSchema, variableWithValueSchema } from '../../core/views/item-views.js';
 import { httpTriggerSchema, scheduleSchema } from '../../core/views/trigger-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
@@ -30,9 +30,9 @@ export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
   { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version', flowSchema) },
   { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow', flowSchema) },
-  { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions') },
+  { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions', flowHistorySchema) },
   { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows', flowListSchema) },
-  { method: 'post', path: ws('/flows/archive/:path{.+}'), tag: 'flows', summary: 'Archive or unarchive a flow', body: archiveBody, bodyOptional: true, response: json('The flow') },
+  { method: 'post', path: ws('/flows/archive/:path{.+}'), tag: 'flows', summary: 'Archive or unarchive a flow', body: archiveBody, bodyOptional: true, response: json('The flow\'s path and whether it is archived', archivedFlowSchema) },
   { method: 'delete', path: ws('/flows/delete/:path{.+}'), tag: 'flows', summary: 'Delete a flow and its versions', response: text('Deleted') },
 
   { method: 'post', path: ws('/apps/create'), tag: 'apps', summary: 'Create an app', body: appBody, response: createdText('The app\'s path') },
@@ -46,13 +46,13 @@ export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/resources/type/create'), tag: 'resources', summary: 'Create a resource type (a JSON Schema)', body: createResourceTypeBody, response: created('The resource type', resourceTypeSchema) },
   { method: 'get', path: ws('/resources/type/list'), tag: 'resources', summary: 'The resource types', response: json('Resource types', z.array(resourceTypeSchema)) },
   { method: 'get', path: ws('/resources/type/get/:name'), tag: 'resources', summary: 'A resource type', response: json('The resource type', resourceTypeSchema) },
-  { method: 'post', path: ws('/resources/type/update/:name'), tag: 'resources', summary: 'Change a resource type', body: updateResourceTypeBody, response: json('The resource type') },
+  { method: 'post', path: ws('/resources/type/update/:name'), tag: 'resources', summary: 'Change a resource type', body: updateResourceTypeBody, response: json('The resource type', resourceTypeSchema) },
   { method: 'delete', path: ws('/resources/type/delete/:name'), tag: 'resources', summary: 'Delete a resource type', response: text('Deleted') },
   { method: 'post', path: ws('/resources/create'), tag: 'resources', summary: 'Create a resource', body: createResourceBody, response: createdText('The resource\'s path') },
-  { method: 'get', path: ws('/resources/list'), tag: 'resources', summary: 'The resources the caller may read', response: json('Resources') },
+  { method: 'get', path: ws('/resources/list'), tag: 'resources', summary: 'The resources the caller may read', response: json('Resources, without their values', z.array(resourceListItemSchema)) },
   { method: 'get', path: ws('/resources/get/:path{.+}'), tag: 'resources', summary: 'A resource', response: json('The resource', resourceSchema) },
   { method: 'get', path: ws('/resources/get_value_interpolated/:path{.+}'), tag: 'resources', summary: 'A resource\'s value with its $var: and $res: references resolved', response: json('The value') },
-  { method: 'post', path: ws('/resources/update/:path{.+}'), tag: 'resources', summary: 'Change a resource', body: updateResourceBody, response: json('The resource') },
+  { method: 'post', path: ws('/resources/update/:path{.+}'), tag: 'resources', summary: 'Change a resource', body: updateResourceBody, response: json('The resource', updatedResourceSchema) },
   { method: 'post', path: ws('/resources/update_value/:path{.+}'), tag: 'resources', summary: 'Replace a resource\'s value (Windmill clients)', body: updateValueBody, response: text('Updated') },
   { method: 'get', path: ws('/resources/exists/:path{.+}'), tag: 'resources', summary: 'Whether a resource exists (Windmill clients)', response: json('true or false') },
   { method: 'delete', path: ws('/resources/delete/:path{.+}'), tag: 'resources', summary: 'Delete a resource', response: text('Deleted') },

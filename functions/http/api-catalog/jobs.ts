@@ -10,6 +10,7 @@ import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
 import { previewBody } from '../../core/script-preview.js';
+import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
 import { abortedUploadSchema, bulkCancelSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
@@ -56,12 +57,12 @@ export const jobOperations: ApiOperation[] = [
   { method: 'post', path: ws('/job_helpers/uploads/abort'), tag: 'uploads', summary: 'Abandon an upload', body: abortBody, response: json('Abandoned', abortedUploadSchema) },
   { method: 'get', path: ws('/job_helpers/download_s3_file'), tag: 'uploads', summary: 'Download a file a job was given (`file_key`); on AWS a redirect to S3', response: { type: 'binary', description: 'The file' } },
 
-  { method: 'get', path: ws('/jobs/resume_urls/:job/:resumeId'), tag: 'approvals', summary: 'The signed resume, cancel and approval-page URLs of a suspended step', response: json('`{resume, cancel, approvalPage}`') },
-  { method: 'get', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (values in the query)', auth: 'signed', response: json('The decision') },
-  { method: 'post', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (form values in the body)', auth: 'signed', body: 'arguments', response: json('The decision') },
-  { method: 'get', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL', auth: 'signed', response: json('`{canceled: true}`') },
-  { method: 'post', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL, with a reason', auth: 'signed', body: cancelStepBody, bodyOptional: true, response: json('`{canceled: true}`') },
-  { method: 'post', path: '/api/v1/runs/:run_id/consent', tag: 'approvals', summary: 'Decide a ConsentGate', body: consentBody, response: json('The decision') },
+  { method: 'get', path: ws('/jobs/resume_urls/:job/:resumeId'), tag: 'approvals', summary: 'The signed resume, cancel and approval-page URLs of a suspended step', response: json('The resume, cancel and approval-page URLs', resumeUrlsSchema) },
+  { method: 'get', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (values in the query)', auth: 'signed', response: json('The approvals counted and how many the step needs', resumeOutcomeSchema) },
+  { method: 'post', path: ws('/jobs_u/resume/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Approve a suspended step by its signed URL (form values in the body)', auth: 'signed', body: 'arguments', response: json('The approvals counted and how many the step needs', resumeOutcomeSchema) },
+  { method: 'get', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL', auth: 'signed', response: json('Rejected', canceledStepSchema) },
+  { method: 'post', path: ws('/jobs_u/cancel/:job/:resumeId/:signature'), tag: 'approvals', summary: 'Reject a suspended step by its signed URL, with a reason', auth: 'signed', body: cancelStepBody, bodyOptional: true, response: json('Rejected', canceledStepSchema) },
+  { method: 'post', path: '/api/v1/runs/:run_id/consent', tag: 'approvals', summary: 'Decide a ConsentGate', body: consentBody, response: json('The decision recorded and the run\'s status', consentOutcomeSchema) },
 
   { method: 'post', path: ws('/chat/slack/request_approval/:job'), tag: 'chat approvals', summary: 'Post a suspended step\'s approval request to Slack', body: slackApprovalBody, response: json('Where it was posted') },
   { method: 'post', path: ws('/chat/slack/interactions'), tag: 'chat approvals', summary: 'Slack\'s button callbacks (signed by Slack)', auth: 'chat', response: json('Slack\'s answer') },

@@ -1,4 +1,4 @@
-import { createMemoryService, type MemoryService } from '../../../functions/adapters/memory/memory-service.js';
+import { createMemoryService, type MemoryService } from '../../../functions/shells/memory.js';
 import type { CoreConfig } from '../../../functions/core/deps.js';
 import type { Clock, EmailSender, TopicPublisher } from '../../../functions/ports.js';
 import { FunctionRunner } from './function-runner.js';

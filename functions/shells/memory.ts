@@ -1,20 +1,20 @@
-import { DEFAULT_RETRY_SCHEDULE } from '../../core/events/retry-schedule.js';
-import { DEFAULT_UPLOAD_SETTINGS } from '../../core/upload-sessions.js';
+import { DEFAULT_RETRY_SCHEDULE } from '../core/events/retry-schedule.js';
+import { DEFAULT_UPLOAD_SETTINGS } from '../core/upload-sessions.js';
 import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
-import { createApp } from '../../http/app.js';
-import type { AppEnv } from '../../http/context.js';
-import { bootstrapInstance } from '../../core/bootstrap.js';
-import type { CoreConfig, WorkerDeps } from '../../core/deps.js';
-import type { Clock, CodeRunner, EmailSender, TopicPublisher } from '../../ports.js';
-import { InProcessJobSignals } from '../in-process-job-signals.js';
-import { AesSecretCipher } from '../local/aes-secret-cipher.js';
-import { MemoryStore } from './memory-store.js';
-import { MemoryBlobStore } from './memory-blob-store.js';
-import { MemoryJobQueue } from './memory-job-queue.js';
-import { MemoryFlowDriver } from './memory-flow-driver.js';
-import { PendingWork } from './pending-work.js';
-import { OutboundHttp } from '../outbound-http.js';
+import { createApp } from '../http/app.js';
+import type { AppEnv } from '../http/context.js';
+import { bootstrapInstance } from '../core/bootstrap.js';
+import type { CoreConfig, WorkerDeps } from '../core/deps.js';
+import type { Clock, CodeRunner, EmailSender, TopicPublisher } from '../ports.js';
+import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
+import { AesSecretCipher } from '../adapters/local/aes-secret-cipher.js';
+import { MemoryStore } from '../adapters/memory/memory-store.js';
+import { MemoryBlobStore } from '../adapters/memory/memory-blob-store.js';
+import { MemoryJobQueue } from '../adapters/memory/memory-job-queue.js';
+import { MemoryFlowDriver } from '../adapters/memory/memory-flow-driver.js';
+import { PendingWork } from '../adapters/memory/pending-work.js';
+import { OutboundHttp } from '../adapters/outbound-http.js';
 
 export interface MemoryServiceOptions {
   /** What runs user code: the real local runner, or a test double of the port. */
