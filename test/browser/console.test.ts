@@ -192,6 +192,10 @@ describe('the console', { timeout: 90_000 }, () => {
     const stepLink = page.locator('#step-detail a', { hasText: 'open step run' });
     await stepLink.waitFor();
     await screenshots(page, 'run-flow-failure-module');
+    // The flow's own page shows the failure module apart too, with the steps' settings.
+    const item = await pageAs('ada', `/w/${s.workspace}/item/f/pub/handled`);
+    await expect(item.locator('.graph [data-failure-module] text').first().textContent()).resolves.toBe('on failure: alert');
+    await expect(item.locator('.graph [data-module="slow"] .set').textContent()).resolves.toBe('timeout 1s');
   });
 
   it('marks a cached run, and a flow step answered from its cache, as cache hits', async () => {
