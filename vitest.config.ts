@@ -7,9 +7,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * the local shell (`bin/svc.js serve`) and against the AWS shell on this machine
  * (test/aws/aws-shell-server.ts); test/http/harness.ts picks the shell from SVC_TEST_SHELL.
  * `browser`: pages in headless Debian Chromium (test/browser/browser.ts). `cli`: the svc command
- * run as a child process against the real local server; `cli-aws`: the Windmill-folder CLI test
- * against the AWS shell; `docs`: the README's and docs/' shell examples (test/docs). No file runs in
- * two of `unit`, `node`, `browser`, `docs` and `cli`.
+ * run as a child process against the real local server; `cli-aws`: the Windmill-folder and flow
+ * settings CLI tests against the AWS shell; `docs`: the README's and docs/' shell examples
+ * (test/docs). No file runs in two of `unit`, `node`, `browser`, `docs` and `cli`.
  */
 
 /**
@@ -52,8 +52,8 @@ export default defineConfig({
       { extends: true, test: { name: 'docs', include: ['test/docs/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' }, maxConcurrency: 3 } },
       // The svc CLI as a child process against the real local server (test/cli/cli-harness.ts).
       { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'], testTimeout: 120_000, env: { SVC_TEST_SHELL: 'local' } } },
-      // A Windmill folder (its packages built by the dependency builder) pushed to the AWS shell too.
-      { extends: true, test: { name: 'cli-aws', include: ['test/cli/windmill-folder.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, env: { SVC_TEST_SHELL: 'aws' } } },
+      // A Windmill folder (its packages built by the dependency builder) and every flow setting pushed to the AWS shell too.
+      { extends: true, test: { name: 'cli-aws', include: ['test/cli/windmill-folder.test.ts', 'test/cli/sync-flow-settings.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, env: { SVC_TEST_SHELL: 'aws' } } },
     ],
   },
 });

@@ -151,11 +151,13 @@ describe('the console', { timeout: 90_000 }, () => {
     await expect(events.textContent()).resolves.toContain('step optional skipped (skip_if)');
     await expect(events.textContent()).resolves.toContain('flow stopped after step check (skipped)');
     // The graph: the step's status with its attempt, the skipped step, the stop, and what the stop skipped.
-    await expect.poll(() => node(page, 'flaky').locator('.st').textContent()).toBe('success · attempt 3');
+    await expect.poll(() => node(page, 'flaky').locator('.st').textContent()).toBe('success');
+    await expect.poll(() => node(page, 'flaky').locator('.notes').textContent()).toBe('attempt 3');
     await expect.poll(() => node(page, 'flaky').locator('.set').textContent()).toBe('retry 2');
     await expect(node(page, 'optional').getAttribute('class')).resolves.toContain('s-skipped');
     await expect.poll(() => node(page, 'optional').locator('.st').textContent()).toBe('skipped');
-    await expect.poll(() => node(page, 'check').locator('.st').textContent()).toBe('success · attempt 1 · stopped the flow');
+    await expect.poll(() => node(page, 'check').locator('.notes').textContent()).toBe('attempt 1 · stopped the flow');
+    await expect(node(page, 'check').getAttribute('aria-label')).resolves.toBe('step check: success · attempt 1 · stopped the flow');
     await expect(node(page, 'never').getAttribute('class')).resolves.toContain('s-skipped');
     await screenshots(page, 'run-flow-resilience');
   });
@@ -180,7 +182,7 @@ describe('the console', { timeout: 90_000 }, () => {
     await expect(node(page, 'slow').getAttribute('class')).resolves.toContain('s-timed_out');
     await expect.poll(() => node(page, 'slow').locator('.set').textContent()).toBe('timeout 1s');
     await expect.poll(() => node(page, 'alert').locator('.st').textContent()).toBe('success');
-    await expect.poll(() => node(page, 'after').locator('.st').textContent()).toBe('pending');
+    await expect.poll(() => node(page, 'after').locator('.st').textContent()).toBe('not run');
     const events = page.locator('#events');
     await events.getByText(/step slow timed out · TimeoutError: /).waitFor();
     await events.getByText(/failure module alert ran for step slow · .* · its result is the result of the flow/).waitFor();
@@ -190,6 +192,10 @@ describe('the console', { timeout: 90_000 }, () => {
     const stepLink = page.locator('#step-detail a', { hasText: 'open step run' });
     await stepLink.waitFor();
     await screenshots(page, 'run-flow-failure-module');
+    // The flow's own page shows the failure module apart too, with the steps' settings.
+    const item = await pageAs('ada', `/w/${s.workspace}/item/f/pub/handled`);
+    await expect(item.locator('.graph [data-failure-module] text').first().textContent()).resolves.toBe('on failure: alert');
+    await expect(item.locator('.graph [data-module="slow"] .set').textContent()).resolves.toBe('timeout 1s');
   });
 
   it('marks a cached run, and a flow step answered from its cache, as cache hits', async () => {
@@ -222,10 +228,57 @@ describe('the console', { timeout: 90_000 }, () => {
       expect((await waitForJob(s, runs[i])).status).toBe('success');
     }
     const flowPage = await pageAs('ada', `/w/${s.workspace}/run/${runs[1]}`);
-    await expect.poll(() => node(flowPage, 'price').locator('.st').textContent()).toBe('success · cache hit');
+    await expect.poll(() => node(flowPage, 'price').locator('.st').textContent()).toBe('success');
+    await expect.poll(() => node(flowPage, 'price').locator('.notes').textContent()).toBe('cache hit');
     await expect.poll(() => node(flowPage, 'price').locator('.set').textContent()).toBe('cache');
     await flowPage.locator('#events').getByText(/step price answered from its cache \(job .*\): nothing ran/).waitFor();
     await screenshots(flowPage, 'run-flow-cache-hit');
+  });
+
+  it('shows a sleep under way on the step it follows', async () => {
+    const created = await s.post(`${ws()}/flows/create`, {
+      path: 'f/pub/sleepy',
+      value: {
+        modules: [
+          { id: 'first', sleep: 600, value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} } },
+          { id: 'second', value: { type: 'rawscript', language: 'bash', content: 'echo 2', input_transforms: {} } },
+        ],
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/sleepy`, json({}))).text();
+    const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
+    await node(page, 'first').locator('.notes', { hasText: /^sleeping until \d\d:\d\d:\d\d$/ }).waitFor();
+    await expect.poll(() => node(page, 'first').locator('.set').textContent()).toBe('sleep 600s');
+    await expect.poll(() => node(page, 'second').locator('.st').textContent()).toBe('pending');
+    await page.locator('#events').getByText(/waiting until .* · sleep after step first/).waitFor();
+    await screenshots(page, 'run-flow-sleeping');
+    expect((await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, { method: 'POST' })).status).toBe(200);
+    expect((await waitForJob(s, id)).status).toBe('canceled');
+  });
+
+  it("links a failed run and the workspace error handler's run that handled it, both ways", async () => {
+    await createScript(s, 'f/pub/on_error', 'bash', 'job_id="$1"\necho "{\\"handled\\": \\"$job_id\\"}"');
+    await createScript(s, 'f/pub/breaks', 'bash', 'echo "disk full" >&2\nexit 4');
+    const set = await s.post(`${ws()}/workspaces/edit_error_handler`, { path: 'f/pub/on_error' });
+    expect(set.status, await set.clone().text()).toBe(200);
+    try {
+      const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/breaks`, json({}))).text();
+      expect((await waitForJob(s, id)).status).toBe('failed');
+      const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
+      const handler = page.locator('#handlers a', { hasText: 'f/pub/on_error' });
+      await handler.waitFor();
+      await expect.poll(() => page.locator('#handlers').textContent()).toMatch(/f\/pub\/on_error success \(workspace error handler\)/);
+      await screenshots(page, 'run-error-handler');
+      await handler.click();
+      await page.locator('#handles a').waitFor();
+      await expect(page.locator('#handles').textContent()).resolves.toBe(`the failure of run ${id}`);
+      await expect.poll(() => page.locator('#status').textContent()).toBe('success');
+      await page.locator('#handles a').click();
+      await page.waitForURL(new RegExp(`/run/${id}$`));
+    } finally {
+      expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: null })).status).toBe(200);
+    }
   });
 
   it('filters the run list by status and an argument, in a URL another browser opens to the same runs', async () => {

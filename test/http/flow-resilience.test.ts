@@ -150,6 +150,9 @@ describe('step settings: cache_ttl and priority are honoured, the rest refused w
     expect(hit).toMatchObject({ status: 'success', cache_hit: true, started_at: null });
     expect(hit.logs).toContain(firstQuote);
     expect((await job(firstQuote)).cache_hit).toBeFalsy();
+    // The run says which of its steps came from the cache.
+    expect(second.flow_status.cache_hits).toEqual({ quote: hitId });
+    expect(first.flow_status.cache_hits).toBeUndefined();
     const other = await run('u/admin/step_cache', { item: 'table' });
     expect(other.flow_status.results.quote.item).toBe('table');
     expect((await job((other.flow_status.module_jobs.quote as string[])[0])).cache_hit).toBeFalsy();

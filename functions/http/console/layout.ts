@@ -41,8 +41,8 @@ export const CONSOLE_STYLE = [
   '.json details{margin-left:1rem}.json summary{cursor:pointer}.json .k{color:#6f42c1}.json .str{color:#0a7d32}.json .num{color:#0b57d0}',
   '#message{color:var(--bad)}.muted{color:var(--muted)}figure.chart{margin:0 0 1rem;overflow-x:auto}figure.chart figcaption{font-size:.85em}',
   '.graph svg{max-width:100%;height:auto}.graph .node rect{fill:#fff;stroke:#888}.graph .node.s-success rect{stroke:var(--ok);fill:#e8f5e9}.graph .node.s-failed rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-running rect{stroke:var(--run);fill:#e3f2fd}.graph .node.s-suspended rect,.graph .node.s-awaiting_approval rect{stroke:var(--wait);fill:#fff8e1}.graph text{font-size:12px}.graph .edge{stroke:#888;fill:none}',
-  '.graph .node.s-timed_out rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-retrying rect{stroke:var(--wait);fill:#fff8e1}.graph .node.s-skipped rect,.graph .node.s-not_needed rect{stroke-dasharray:4 3;fill:#f6f6f6}.graph .node.k-failure rect{stroke-dasharray:2 2}.graph text.set{font-size:10px;fill:#555}',
-  '.s-timed_out{color:var(--bad)}.s-retrying{color:var(--wait)}.s-skipped,.s-not_needed{color:var(--muted)}.s-cache_hit{color:var(--run)}',
+  '.graph .node.s-timed_out rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-retrying rect{stroke:var(--wait);fill:#fff8e1}.graph .node.s-skipped rect,.graph .node.s-not_needed rect,.graph .node.s-not_run rect{stroke-dasharray:4 3;fill:#f6f6f6}.graph .node.failure rect{stroke-dasharray:2 2}.graph text.set{font-size:10px;fill:#555}.graph text.notes{font-size:10px;font-weight:bold}',
+  '.s-timed_out{color:var(--bad)}.s-retrying{color:var(--wait)}.s-skipped,.s-not_needed,.s-not_run{color:var(--muted)}.s-cache_hit{color:var(--run)}',
   HIGHLIGHT_STYLE,
   '@media (max-width:600px){th.wide,td.wide{display:none}main{padding:.5rem}}',
 ].join('');

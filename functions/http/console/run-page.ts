@@ -53,12 +53,16 @@ function moduleStatuses(j) {
     else if (fs.wait && fs.wait.reason === 'retry' && fs.wait.module === m) out[m] = 'retrying';
     else if (Object.prototype.hasOwnProperty.call(fs.results, m) && i < fs.step) out[m] = 'success';
     else if (i < fs.step) out[m] = 'success';
+    // The flow sleeps after the step before: this one has not started.
+    else if (i === fs.step && !finished && fs.wait && fs.wait.reason === 'sleep' && fs.wait.module !== m) out[m] = 'pending';
     else if (i === fs.step) {
       if (FINISHED.includes(j.status)) out[m] = j.status === 'success' ? 'success' : j.status;
       else if (fs.suspend && fs.suspend.module === m) out[m] = 'suspended';
       else if (fs.gate && fs.gate.module === m) out[m] = 'awaiting_approval';
       else out[m] = 'running';
-    } else out[m] = j.status === 'success' && fs.stopped_early ? 'skipped' : 'pending';
+    } else if (!finished) out[m] = 'pending';
+    // A finished run's later steps: skipped by an early stop, or never reached (the flow failed or was canceled first).
+    else out[m] = j.status === 'success' && fs.stopped_early ? 'skipped' : 'not_run';
   });
   const handler = document.querySelector('.graph [data-failure-module]');
   if (handler) {
@@ -70,7 +74,7 @@ function moduleStatuses(j) {
   return out;
 }
 
-/** What a step's node says beside its status: its attempts, a cache hit, the stop it made. */
+/** What a step's node says under its status: its attempts, a cache hit, the stop it made, its sleep, a while loop's iteration. */
 function moduleNotes(fs) {
   const notes = {};
   const add = (m, text) => (notes[m] = notes[m] || []).push(text);
@@ -78,6 +82,8 @@ function moduleNotes(fs) {
   for (const [m, list] of Object.entries(fs.attempts || {})) if (list.length) add(m, 'attempt ' + list.length);
   for (const m of Object.keys(fs.cache_hits || {})) add(m, 'cache hit');
   if (fs.stop) add(fs.stop.module, 'stopped the flow');
+  if (fs.wait && fs.wait.reason === 'sleep') add(fs.wait.module, 'sleeping until ' + when(fs.wait.until).slice(11));
+  if (fs.iteration) add(fs.iteration.module, 'iteration ' + fs.iteration.index);
   return notes;
 }
 
@@ -102,10 +108,12 @@ function render(j) {
   const notes = moduleNotes(j.flow_status);
   for (const node of document.querySelectorAll('.graph [data-module]')) {
     const s = statuses[node.dataset.module] || 'pending';
-    const shown = [s.replace('_', ' '), ...(notes[node.dataset.module] || [])].join(' · ');
+    const said = (notes[node.dataset.module] || []).join(' · ');
     node.setAttribute('class', node.getAttribute('class').replace(/ s-[a-z_]+/, '') + ' s-' + s);
-    node.querySelector('.st').textContent = shown;
-    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + shown);
+    node.querySelector('.st').textContent = s.replace('_', ' ');
+    const line = node.querySelector('.notes');
+    if (line) line.textContent = said;
+    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + s.replace('_', ' ') + (said ? ' · ' + said : ''));
   }
   const waiting = j.status === 'suspended' || j.status === 'awaiting_approval';
   const approval = document.getElementById('approval');
@@ -116,6 +124,32 @@ function render(j) {
   }
   if (j.flow_status) document.getElementById('events').replaceChildren(...flowEvents(j.flow_status).map((text) => el('li', { text })));
   if (selected) showStep(selected);
+  if (finished && !handlersLooked) { handlersLooked = true; loadHandlers(j); }
+}
+
+/**
+ * The handlers that heard of this run's end: the workspace error handler and its schedule's
+ * on_failure / on_recovery, found by the job_id they were given. They start just after the run
+ * ends, so the page looks again (once a second, 30 times at most) until they are there and done.
+ */
+let handlersLooked = false;
+let handlerLooks = 0;
+async function loadHandlers(j) {
+  const box = document.getElementById('handlers');
+  if (!box || (j.status !== 'failed' && !j.schedule_path)) return;
+  const args = encodeURIComponent(JSON.stringify({ job_id: j.id }));
+  const found = [];
+  try {
+    for (const trigger of ['error_handler', 'schedule']) found.push(...(await apiCall('/jobs/runs?trigger=' + trigger + '&args=' + args + '&per_page=20')).runs);
+  } catch (e) { message.textContent = e.message; return; }
+  const handlers = found.filter((r) => r.id !== j.id);
+  if (handlers.length) {
+    box.replaceChildren(...handlers.map((r) => el('div', {}, el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(r.id), text: r.path }), ' ', el('span', { class: 'status s-' + r.status, text: r.status }), ' (' + (r.trigger === 'error_handler' ? 'workspace error handler' : 'schedule handler') + ')')));
+    box.hidden = false;
+    document.getElementById('handlers-dt').hidden = false;
+  }
+  const waiting = handlers.length ? handlers.some((r) => !FINISHED.includes(r.status)) : j.status === 'failed';
+  if (waiting && ++handlerLooks < 30 && !document.hidden) setTimeout(() => loadHandlers(j), 1000);
 }
 
 /** What the flow's failure settings did: attempts, waits, skips, stops, the failure module (docs/flows.md). */
@@ -280,6 +314,13 @@ function cacheSource(j: Job): string | null {
   return /the result of job ([0-9a-f-]{36})/.exec(j.logs ?? '')?.[1] ?? null;
 }
 
+/** A workspace error handler's run names the run whose failure it handles (core/workspace-error-handler.ts). */
+function handledFact(ws: string, j: Job): Markup | string {
+  const failed = j.trigger === 'error_handler' && !j.deleted ? j.args?.job_id : undefined;
+  if (typeof failed !== 'string' || !/^[0-9a-f-]{36}$/.test(failed)) return '';
+  return html`<dt>Handles</dt><dd id="handles">the failure of <a href="/w/${ws}/run/${encodeURIComponent(failed)}">run ${failed}</a></dd>`;
+}
+
 function cacheFact(ws: string, source: string | null): Markup {
   const from = source ? html`the result of <a href="/w/${ws}/run/${encodeURIComponent(source)}">run ${source}</a>` : 'a kept result';
   return html`<dt>Result cache</dt><dd id="cache-fact">cache hit: nothing ran; ${from} (cache_ttl)</dd>`;
@@ -288,7 +329,7 @@ function cacheFact(ws: string, source: string | null): Markup {
 export function renderRunPage(p: RunPageInput): string {
   const j = p.job;
   const ws = encodeURIComponent(p.workspace);
-  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending', p.failureModule)}
+  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending', p.failureModule, true)}
 <div id="step" hidden><h3 id="step-title"></h3><label for="step-pick">Iteration or branch</label><select id="step-pick" hidden></select><div id="step-detail"></div></div></section>` : html`<select id="step-pick" hidden></select>`;
   const body = html`<h1><span class="muted">${j.kind}</span> ${j.script_path}</h1>
 <p><span id="status" class="status s-${j.status}">${j.status}</span>${j.cache_hit ? html` <span id="cache-hit" class="status s-cache_hit">cache hit</span>` : ''} <code>${j.id}</code>${j.parent_job ? html` · step of <a href="/w/${ws}/run/${encodeURIComponent(j.parent_job)}">${j.parent_job}</a>` : ''}</p>
@@ -298,7 +339,7 @@ ${p.canRerun ? html`<button type="button" id="rerun">Re-run with the same argume
 <p id="message" role="alert"></p>
 <div id="approval" aria-live="polite"></div>
 <dl class="facts"><dt>Started by</dt><dd>${j.created_by}</dd><dt>Trigger</dt><dd id="trigger">${j.trigger ?? 'not recorded'}</dd><dt>Queued</dt><dd id="created"></dd><dt>Started</dt><dd id="started"></dd><dt>Ended</dt><dd id="ended"></dd>
-<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.cache_hit ? cacheFact(ws, cacheSource(j)) : ''}${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
+<dt>Queue delay</dt><dd id="delay"></dd><dt>Run time</dt><dd id="runtime"></dd><dt>Attempts</dt><dd id="attempts"></dd>${j.cache_hit ? cacheFact(ws, cacheSource(j)) : ''}${handledFact(ws, j)}${j.parent_job === null ? html`<dt id="handlers-dt" hidden>Handlers</dt><dd id="handlers" hidden></dd>` : ''}${j.kind === 'flow' ? '' : html`<dt>Language</dt><dd>${languageName(j.language)}</dd>`}</dl>
 ${graph}
 <h2>Arguments</h2><div id="args"></div>
 <section id="result-box" hidden><h2>Result</h2><div id="result"></div></section>
