@@ -46,17 +46,17 @@ const VERSIONS = 'flow_version';
 const versionKey = (id: number) => String(id).padStart(12, '0');
 const what = (path: string) => `flow ${path}`;
 
-function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
+export function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   const seen = new Set<string>();
   for (const m of flowModules(value)) {
     checkResilience(m);
-    if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
+    if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules', step: m.id });
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
       try {
         inferSchema(m.value.language, m.value.content);
       } catch (e) {
-        if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
+        if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules', step: m.id });
         throw e;
       }
     }
@@ -72,7 +72,7 @@ function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
 /** Settings that mean nothing on a kind of module are refused rather than ignored (docs/flows.md). */
 function checkResilience(m: FlowModule): void {
   const refuse = (setting: string, why: string) => {
-    throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${setting} ${why}`, { field: 'value.modules' });
+    throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${setting} ${why}`, { field: 'value.modules', step: m.id });
   };
   const type = m.value.type;
   const loop = type === 'forloopflow' || type === 'whileloopflow';
@@ -113,7 +113,7 @@ async function compileInlineScripts(deps: Pick<CoreDeps, 'compiler'>, value: Flo
 function checkNotifyChannels(moduleId: string, gate: ConsentGateValue, snsAvailable: boolean): void {
   for (const [i, n] of gate.notify.entries()) {
     const field = `value.modules.${moduleId}.value.notify.${i}`;
-    if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field });
+    if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field, step: moduleId });
   }
 }
 
@@ -126,14 +126,14 @@ export function flowWarnings(version: FlowVersion): string[] {
  * A gate's chat channel names one of the workspace's chat connections (core/chat/chat-settings.ts),
  * which a workspace admin sets up: the flow only names it, and cannot bring its own.
  */
-async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
+export async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
   for (const m of allModules(value.modules)) {
     if (m.value.type !== 'consentgate') continue;
     for (const [i, n] of m.value.notify.entries()) {
       if (n.channel !== 'chat') continue;
       const field = `value.modules.${m.id}.value.notify.${i}.resource`;
       if (!(await chatConnectionPlatform(deps, rights.workspaceId, n.resource))) {
-        throw badRequest('invalid_flow', `${field}: workspace ${rights.workspaceId} has no chat connection ${n.resource} (a workspace admin connects chat platforms in the workspace settings)`, { field });
+        throw badRequest('invalid_flow', `${field}: workspace ${rights.workspaceId} has no chat connection ${n.resource} (a workspace admin connects chat platforms in the workspace settings)`, { field, step: m.id });
       }
     }
   }
