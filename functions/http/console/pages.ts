@@ -15,6 +15,7 @@ import { workspacePageRoutes } from './workspace-pages.js';
 import { frontDoorRoutes } from './home-page.js';
 import { editorScript, uplotScript } from './static-assets.js';
 import { scriptEditorRoutes } from './script-editor-page.js';
+import { flowEditorRoutes } from './flow-editor-page.js';
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -26,7 +27,7 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const asset = name.startsWith('script-editor-') ? editorScript() : uplotScript();
+    const asset = name.startsWith('script-editor-') ? editorScript('script-editor') : name.startsWith('flow-editor-') ? editorScript('flow-editor') : uplotScript();
     if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
@@ -85,6 +86,7 @@ export function consolePageRoutes(deps: CoreDeps) {
   r.route('/', frontDoorRoutes(deps));
   r.route('/', workspacePageRoutes(deps));
   r.route('/', scriptEditorRoutes(deps));
+  r.route('/', flowEditorRoutes(deps));
   return r;
 }
 
