@@ -78,6 +78,13 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await expect(page.locator('#yaml-text').isHidden()).resolves.toBe(true);
     await noProblem(page);
     expect(await graphSteps(page)).toEqual(['value.modules.0=greet']);
+    // A test run runs the flow in the editor, unsaved, with the form its schema makes.
+    await expect(page.getByLabel(/^name/).inputValue()).resolves.toBe('world');
+    await page.getByLabel('Path').fill('u/ada/two_step');
+    await page.getByLabel(/^name/).fill('Ada');
+    await page.getByRole('button', { name: 'Test run' }).click();
+    await page.locator('#run-status.s-success').waitFor();
+    await expect(page.locator('#run-result').innerText()).resolves.toContain('"hello Ada"');
 
     // The graph adds the approval step; the YAML follows, and a comment typed into it stays.
     const editor = page.getByRole('textbox', { name: 'Flow YAML' });
@@ -119,7 +126,7 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await noProblem(page);
     await screenshots(page, 'flow-editor-new');
 
-    await page.getByLabel('Path').fill('u/ada/two_step');
+    expect((await s.fetch(`${ws()}/flows/get/u/ada/two_step`)).status).toBe(404);
     await page.getByLabel('What changed (optional)').fill('first version');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await page.waitForURL(/\/flows\/edit\/u\/ada\/two_step\?saved=\d+$/);
@@ -132,7 +139,7 @@ describe('the flow editor', { timeout: 120_000 }, () => {
 
     // Run the saved version: it waits at the approval step; approved on its run page, it ends.
     await page.getByLabel(/^name/).fill('Ada');
-    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByRole('button', { name: 'Run the saved version' }).click();
     await page.locator('#run-status.s-suspended').waitFor();
     await page.getByRole('link', { name: 'run page' }).click();
     await page.getByRole('button', { name: 'Approve', exact: true }).click();

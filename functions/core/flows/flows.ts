@@ -30,6 +30,11 @@ export interface FlowVersion {
   deployment_message?: string;
   created_by: string;
   created_at: string;
+  /**
+   * A test run's flow from the editor (flow-preview.ts), never saved: no path's history lists it and
+   * no `fv/` URL runs it; it is kept only for that run (its steps, its run page).
+   */
+  preview?: true;
 }
 
 
@@ -139,7 +144,7 @@ export async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: R
   }
 }
 
-async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
+export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>, preview = false): Promise<FlowVersion> {
   checkDefinition(input.value, !!deps.topics);
   await checkChatChannels(deps, rights, input.value);
   await compileInlineScripts(deps, input.value);
@@ -154,6 +159,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
+    ...(preview ? { preview: true as const } : {}),
   };
   await createEntity(deps.store, deps.clock, 'flow_version', rights.workspaceId, versionKey(id), version, `flow version ${id}`);
   return version;
@@ -220,7 +226,7 @@ export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'conf
 /** Newest first (spec 9: numeric version ids). */
 export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string; deployment_message?: string }[]> {
   rights.check('flows', 'read', path);
-  const versions = (await listEntityValues(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
+  const versions = (await listEntityValues(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path && !v.preview);
   if (versions.length === 0) throw notFound(what(path));
   return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary, ...(v.deployment_message ? { deployment_message: v.deployment_message } : {}) }));
 }

@@ -103,6 +103,7 @@ function yamlChanged(rebuildPanel) {
   }
   current = parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value) ? parsed.value : {};
   drawGraph();
+  followSchema();
   if (rebuildPanel) renderPanel();
   scheduleCheck();
 }
@@ -267,37 +268,52 @@ function setStatus(status) {
   badge.textContent = status.replace('_', ' ');
 }
 
-const runForm = byId('run-form');
-if (runForm) {
-  schemaForm(byId('run-fields'), JSON.parse(data.schema), {});
-  runForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const message = byId('run-message');
-    message.textContent = '';
-    let args;
-    try { args = readSchemaForm(byId('run-fields')); } catch (e) { message.textContent = e.message; return; }
-    const button = byId('run');
-    button.disabled = true;
-    byId('run-result').replaceChildren();
-    try {
-      const id = await postJson('/jobs/run/f/' + encodePath(pathInput.value), args, 'console');
-      byId('run-link').replaceChildren(el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id), text: 'run page' }));
-      setStatus('queued');
-      // Until it ends or waits for a person: the run page follows it from there.
-      for (;;) {
-        const job = await apiCall('/jobs_u/get/' + encodeURIComponent(id));
-        setStatus(job.status);
-        if (job.status === 'suspended' || job.status === 'awaiting_approval') { message.textContent = 'The run waits for an approval: decide on its run page or in the approvals inbox.'; break; }
-        if (!['queued', 'running'].includes(job.status)) { showJson(byId('run-result'), job.result); break; }
-        await sleep(500);
-      }
-    } catch (e) {
-      message.textContent = e.message;
-    } finally {
-      button.disabled = false;
-    }
-  });
+// The run form follows the flow's schema, keeping the values typed so far.
+let schemaText = '';
+function followSchema() {
+  const text = JSON.stringify(current.schema || null);
+  if (text === schemaText) return;
+  let values = {};
+  try { values = readSchemaForm(byId('run-fields')); } catch { /* a field not valid JSON yet: start it again */ }
+  schemaText = text;
+  schemaForm(byId('run-fields'), current.schema || {}, values);
 }
+
+byId('run-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const saved = event.submitter && event.submitter.value === 'saved';
+  const message = byId('run-message');
+  message.textContent = '';
+  let args;
+  try { args = readSchemaForm(byId('run-fields')); } catch (e) { message.textContent = e.message; return; }
+  const buttons = [...byId('run-form').querySelectorAll('button')];
+  buttons.forEach((b) => { b.disabled = true; });
+  byId('run-result').replaceChildren();
+  byId('run-link').replaceChildren();
+  try {
+    const path = pathInput.value.trim();
+    let id;
+    if (saved) id = await postJson('/jobs/run/f/' + encodePath(path), args, 'console');
+    else {
+      if (F) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
+      id = await postJson('/jobs/run/preview_flow', { path, value: current.value, ...(current.schema ? { schema: current.schema } : {}), args }, 'console');
+    }
+    byId('run-link').replaceChildren(el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id), text: 'run page' }));
+    setStatus('queued');
+    // Until it ends or waits for a person: the run page follows it from there.
+    for (;;) {
+      const job = await apiCall('/jobs_u/get/' + encodeURIComponent(id));
+      setStatus(job.status);
+      if (job.status === 'suspended' || job.status === 'awaiting_approval') { message.textContent = 'The run waits for an approval: decide on its run page or in the approvals inbox.'; break; }
+      if (!['queued', 'running'].includes(job.status)) { showJson(byId('run-result'), job.result); break; }
+      await sleep(500);
+    }
+  } catch (e) {
+    message.textContent = e.message;
+  } finally {
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+});
 
 yamlChanged(true);
 `;

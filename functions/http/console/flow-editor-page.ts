@@ -16,7 +16,8 @@ import { FLOW_EDITOR_STYLE, FLOW_EDITOR_TEXT, NEW_FLOW, STEP_TEMPLATES } from '.
  * create's body without the path: summary, description, value, schema) in CodeMirror beside the
  * flow graph drawn from it; steps are added, removed and reordered on the graph and edited in a
  * panel, each change written back into the YAML, and the YAML checked by `flows/validate` as it
- * changes, errors pointing at their step. A save is a new version; the saved version runs from here.
+ * changes, errors pointing at their step. A test run runs the flow in the editor without saving it
+ * (`jobs/run/preview_flow`); a save is a new version, and the saved version runs from here too.
  */
 
 const PAGE_SCRIPT = { text: FLOW_EDITOR_TEXT, hash: hashOf(FLOW_EDITOR_TEXT) };
@@ -25,7 +26,6 @@ interface FlowEditorView {
   mode: 'new' | 'edit';
   path: string;
   yaml: string;
-  schema: unknown;
   versions: { id: number; created_at: string; created_by: string; message: string }[];
   saved: number | null;
 }
@@ -38,7 +38,7 @@ export function flowEditorRoutes(deps: CoreDeps) {
     if (!access.ok) return access.response;
     if (!access.rights.can('flows', 'write')) return notAvailable(c, access, 'You may not create flows in this workspace.', 403);
     const path = c.req.query('path') ?? `u/${access.principal.username}/`;
-    return editorResponse(c, access, { mode: 'new', path, yaml: stringify(NEW_FLOW), schema: NEW_FLOW.schema, versions: [], saved: null });
+    return editorResponse(c, access, { mode: 'new', path, yaml: stringify(NEW_FLOW), versions: [], saved: null });
   });
 
   r.get('/w/:workspace/flows/edit/:path{.+}', async (c) => {
@@ -62,7 +62,6 @@ export function flowEditorRoutes(deps: CoreDeps) {
       mode: 'edit',
       path,
       yaml: stringify(body),
-      schema: flow.schema,
       versions: history.map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary })),
       saved: history.some((v) => v.id === saved) ? saved : null,
     });
@@ -85,7 +84,7 @@ function editorResponse(c: Context, access: PageAccess & { ok: true }, view: Flo
       libraryStyle: FLOW_EDITOR_STYLE,
       // CodeMirror writes its theme into <style> elements: allowed by a nonce new for this response.
       styleNonce: randomBytes(18).toString('base64'),
-      data: { mode: view.mode, schema: JSON.stringify(view.schema ?? null), 'step-templates': JSON.stringify(STEP_TEMPLATES) },
+      data: { mode: view.mode, 'step-templates': JSON.stringify(STEP_TEMPLATES) },
       body: editorBody(ws, new URL(c.req.url).origin, view),
     }),
   );
@@ -120,15 +119,15 @@ ${v.mode === 'edit' ? html`<p><a href="${wsUrl}/item/${v.path}">Flow page</a>${v
 <div><button type="submit" id="save">Save as a new version</button></div>
 </form>
 <div id="save-message" role="alert"></div>
-${v.mode === 'edit' ? runSection() : html`<p class="muted">Save the flow to run it.</p>`}
+${runSection(v.mode)}
 ${v.mode === 'edit' ? versionsSection(v) : ''}
 ${v.mode === 'edit' ? webhookSection(origin, ws, 'flow', v.path, v.versions[0] ? String(v.versions[0].id) : null) : ''}`;
 }
 
-function runSection(): Markup {
-  return html`<h2 id="run-heading">Run the saved version</h2>
-<p class="muted">Runs the latest saved version with these inputs (its schema), not unsaved changes.</p>
-<form id="run-form" aria-labelledby="run-heading"><div id="run-fields"></div><div class="toolbar"><button type="submit" id="run">Run</button></div></form>
+function runSection(mode: 'new' | 'edit'): Markup {
+  return html`<h2 id="run-heading">Run</h2>
+<p class="muted">"Test run" runs the flow as it is in the editor, without saving it${mode === 'edit' ? '; "Run the saved version" runs the latest saved version' : ''}. The form follows the flow's schema.</p>
+<form id="run-form" aria-labelledby="run-heading"><div id="run-fields"></div><div class="toolbar"><button type="submit" id="test-run" value="preview">Test run</button>${mode === 'edit' ? html`<button type="submit" id="run" value="saved">Run the saved version</button>` : ''}</div></form>
 <p id="run-message" role="alert"></p>
 <p>Status: <span id="run-status" class="status s-pending">not run</span> <span id="run-link"></span></p>
 <div id="run-result" aria-live="polite"></div>`;
