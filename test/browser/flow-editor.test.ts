@@ -85,6 +85,11 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Test run' }).click();
     await page.locator('#run-status.s-success').waitFor();
     await expect(page.locator('#run-result').innerText()).resolves.toContain('"hello Ada"');
+    // Its run page shows it, and offers no re-run: what it ran was never saved.
+    const testRunPage = await pageAs('ada', (await page.locator('#run-link a').getAttribute('href'))!);
+    await testRunPage.locator('#status.s-success').waitFor();
+    await expect(testRunPage.locator('#rerun').count()).resolves.toBe(0);
+    await testRunPage.close();
 
     // The graph adds the approval step; the YAML follows, and a comment typed into it stays.
     const editor = page.getByRole('textbox', { name: 'Flow YAML' });
@@ -142,6 +147,7 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Run the saved version' }).click();
     await page.locator('#run-status.s-suspended').waitFor();
     await page.getByRole('link', { name: 'run page' }).click();
+    await expect(page.locator('#rerun').count()).resolves.toBe(1);
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.locator('form p[role=status]').getByText(/^Approved/).waitFor();
     const id = new URL(page.url()).pathname.split('/').pop()!;

@@ -3,6 +3,8 @@ import { AnsiUp } from 'ansi_up';
 import { ApiError } from '../../core/errors.js';
 import { getVisibleJob, isFinished } from '../../core/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
+import { findFlowVersion } from '../../core/flows/flows.js';
+import { isPreviewHash } from '../../core/script-preview.js';
 import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
 import { getJobLogUpdate, parseLogOffset } from '../../core/job-log-update.js';
 import type { CoreDeps } from '../../core/deps.js';
@@ -51,6 +53,8 @@ export function consolePageRoutes(deps: CoreDeps) {
     }
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     const domain = job.kind === 'flow' ? 'flows' : 'scripts';
+    // An editor's test run ran code or a flow that was not saved: nothing runs it again.
+    const testRun = job.kind === 'flow' ? job.flow_version !== null && (await findFlowVersion(deps.store, job.workspace_id, job.flow_version))?.preview === true : job.script_hash !== null && isPreviewHash(job.script_hash);
     return pageResponse(
       c,
       renderRunPage({
@@ -58,7 +62,7 @@ export function consolePageRoutes(deps: CoreDeps) {
         username: principal.username,
         job,
         canCancel: !isFinished(job.status) && rights.canJob(job, 'cancel'),
-        canRerun: job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
+        canRerun: !testRun && job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
         modules: run ? run.modules : null,
       }),
     );
