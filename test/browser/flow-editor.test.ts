@@ -183,6 +183,9 @@ describe('the flow editor', { timeout: 120_000 }, () => {
       'value.modules.2.value.branches.0.modules.0=step_2',
       'value.modules.2.value.default.0=gate_1',
     ]);
+    // Steps added to an empty list are written as blocks, like the rest of the YAML, not inline.
+    await expect(yamlText(page)).resolves.toMatch(/\n\s+modules:\n\s+- id: step_2\n/);
+    await expect(yamlText(page)).resolves.toMatch(/\n\s+default:\n\s+- id: gate_1\n/);
     const topIds = async () => ((parse(await yamlText(page)) as { value: { modules: { id: string }[] } }).value.modules).map((m) => m.id);
 
     // On the graph with the keyboard: Alt+Up moves the branch above the loop and keeps the focus on it.

@@ -11,7 +11,7 @@ import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLi
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { bracketMatching, defaultHighlightStyle, syntaxHighlighting, StreamLanguage } from '@codemirror/language';
 import { yaml as yamlMode } from '@codemirror/legacy-modes/mode/yaml';
-import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isCollection, isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { FlowModule } from '../../../core/flows/definition.js';
 import { flowGraphSvg } from '../flow-graph.js';
 import { replaceSelectionOnInput } from './replace-selection.js';
@@ -55,6 +55,17 @@ export type Edit =
   | { op: 'remove'; list: string; index: number }
   | { op: 'move'; list: string; from: number; to: number };
 
+/**
+ * An empty `[]` or `{}` that an edit fills becomes a block (one item a line), as the rest of the
+ * flow's YAML is: a step added to an empty loop is not written inline.
+ */
+function unflow(doc: Document, path: Path): void {
+  for (let n = 0; n <= path.length; n++) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isCollection(node) && node.flow) node.flow = false;
+  }
+}
+
 /** The YAML with one edit made; the rest of the text (comments, order, style) kept. */
 function edit(text: string, change: Edit): string {
   const { doc } = read(text);
@@ -63,7 +74,10 @@ function edit(text: string, change: Edit): string {
   if (change.op === 'set') {
     const path = pathOf(change.field);
     if (change.value === undefined) doc.deleteIn(path);
-    else doc.setIn(path, doc.createNode(change.value));
+    else {
+      doc.setIn(path, doc.createNode(change.value));
+      unflow(doc, path.slice(0, -1));
+    }
     return doc.toString();
   }
   const path = pathOf(change.list);
@@ -71,6 +85,7 @@ function edit(text: string, change: Edit): string {
   if (change.op === 'insert') {
     if (!isSeq(seq)) doc.setIn(path, doc.createNode([change.value]));
     else seq.items.splice(Math.max(0, Math.min(change.index, seq.items.length)), 0, doc.createNode(change.value));
+    unflow(doc, path);
     return doc.toString();
   }
   if (!isSeq(seq)) throw new Error(change.list + ' is not a list');
