@@ -105,14 +105,15 @@ export async function buildService() {
 
 /**
  * The console's browser code that needs packages (the script editor: CodeMirror and the diff of
- * two versions), bundled for the browser into one file the service serves itself under a URL
+ * two versions; the flow editor: CodeMirror, the yaml package and the flow graph with dagre),
+ * bundled for the browser, one file per editor, which the service serves itself under a URL
  * versioned by its content (functions/http/console/static-assets.ts); the API Lambda carries the
  * same file (lib/constructs/api.ts).
  */
 export async function buildConsoleAssets(outdir) {
   await build({
     absWorkingDir: ROOT,
-    entryPoints: { 'script-editor': 'functions/http/console/browser/script-editor.ts' },
+    entryPoints: { 'script-editor': 'functions/http/console/browser/script-editor.ts', 'flow-editor': 'functions/http/console/browser/flow-editor.ts' },
     outdir,
     bundle: true,
     format: 'iife',

@@ -51,7 +51,9 @@ export async function resolveRunTarget(store: Store, workspaceId: string, mayRun
     }
     case 'flow_version': {
       const id = Number(target.version);
-      const flow = Number.isSafeInteger(id) && id > 0 ? await findFlowVersion(store, workspaceId, id) : null;
+      const found = Number.isSafeInteger(id) && id > 0 ? await findFlowVersion(store, workspaceId, id) : null;
+      // A test run's flow (the editor's) is not a version anyone can run again.
+      const flow = found && !found.preview ? found : null;
       return flow ? checked({ kind: 'flow', flow }) : { ok: false, reason: 'not_found', what: `flow version ${target.version}` };
     }
   }

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { archiveFlow, createFlow, deleteFlow, flowHistory, flowWarnings, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
+import { validateFlow } from '../core/flows/flow-validate.js';
 import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/flows/resume.js';
 import { parseBody } from '../core/validation.js';
 import { ApiError } from '../core/errors.js';
@@ -24,6 +25,8 @@ export function flowRoutes(deps: CoreDeps) {
     warn(c, flowWarnings(version));
     return c.json(version);
   });
+  // The editor's live check: 200 with the errors a create would answer, the step each is in.
+  r.post('/flows/validate', async (c) => c.json(await validateFlow(deps, c.get('rights'), await readJsonBody(c))));
   r.get('/flows/get/:path{.+}', async (c) => c.json(await getFlow(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/history/p/:path{.+}', async (c) => c.json(await flowHistory(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'), c.req.query('show_archived') === 'true')));

@@ -1,3 +1,4 @@
+import { startFlowPreview } from '../core/flows/flow-preview.js';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { newUuid } from '../core/crypto.js';
@@ -64,6 +65,8 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: num
 
   // A test run of unsaved code (the script editor; Windmill's jobs/run/preview).
   r.post('/jobs/run/preview', async (c) => c.text((await startPreview(deps, c.get('rights'), await readJsonBody(c), webhookOrigin(c.req.header('x-svc-trigger')))).id, 201));
+  // A test run of an unsaved flow (the flow editor; Windmill's jobs/run/preview_flow).
+  r.post('/jobs/run/preview_flow', async (c) => c.text((await startFlowPreview(deps, c.get('rights'), await readJsonBody(c), webhookOrigin(c.req.header('x-svc-trigger')))).id, 201));
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
   r.on(['GET', 'POST'], '/jobs/run_wait_result/p/:path{.+}', (c) => runSync(c, byPath(c)));

@@ -192,14 +192,16 @@ describe('functions', () => {
     }
   });
 
-  it('ship the api with the console chart library and editor bundle beside its bundle, which has no node_modules', () => {
+  it('ship the api with the console chart library and editor bundles beside its bundle, which has no node_modules', () => {
     const assetDir = assetOf(stack.api.handler);
     expect(existsSync(join(assetDir, 'node_modules'))).toBe(false);
     for (const [bundled, installed] of [['uplot.iife.min.js', 'uPlot.iife.min.js'], ['uplot.min.css', 'uPlot.min.css']]) {
       expect(readFileSync(join(assetDir, 'console-assets', bundled), 'utf8')).toBe(readFileSync(`node_modules/uplot/dist/${installed}`, 'utf8'));
     }
-    // The script editor's bundle, as the local build makes it.
-    expect(readFileSync(join(assetDir, 'console-assets', 'script-editor.js'), 'utf8')).toBe(readFileSync('dist/console-assets/script-editor.js', 'utf8'));
+    // The script and flow editors' bundles, as the local build makes them.
+    for (const bundle of ['script-editor.js', 'flow-editor.js']) {
+      expect(readFileSync(join(assetDir, 'console-assets', bundle), 'utf8')).toBe(readFileSync(`dist/console-assets/${bundle}`, 'utf8'));
+    }
   });
 
   it('ship the Python sandbox with the local runner\'s shim beside its handler, and it runs a job', () => {

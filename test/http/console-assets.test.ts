@@ -42,8 +42,33 @@ describe('the console chart library', () => {
   });
 
   it('answers 404 for any other asset name', async () => {
-    for (const name of ['uplot-0.0.0-xxxxxxxx.js', '..%2Fpackage.json', 'nothing']) {
+    for (const name of ['uplot-0.0.0-xxxxxxxx.js', 'script-editor-xxxxxxxxxxxx.js', 'flow-editor-xxxxxxxxxxxx.js', '..%2Fpackage.json', 'nothing']) {
       expect((await s.fetch(`/console/assets/${name}`, { token: null })).status, name).toBe(404);
     }
+  });
+});
+
+describe('the editors\' bundles', () => {
+  // Both shells: the AWS shell serves what the API Lambda carries beside its bundle (lib/constructs/api.ts).
+  it.each([
+    ['script', `/w/{ws}/scripts/new`, 'script-editor', 'svcEditor'],
+    ['flow', `/w/{ws}/flows/new`, 'flow-editor', 'svcFlowEditor'],
+  ])('the %s editor page loads its bundle from svc, allowed by its hash, with a nonce for CodeMirror\'s styles', async (_kind, path, name, global) => {
+    const res = await s.fetch(path.replace('{ws}', s.workspace), { token: null, headers: { cookie } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const tag = page.match(/<script src="([^"]+)" integrity="sha256-([^"]+)"><\/script>/);
+    expect(tag, 'a library script tag').not.toBeNull();
+    const [, url, hash] = tag!;
+    expect(url).toMatch(new RegExp(`^/console/assets/${name}-[A-Za-z0-9_=-]{12}\\.js$`));
+    const csp = page.match(/http-equiv="Content-Security-Policy" content="([^"]+)"/)![1].replaceAll('&#39;', "'");
+    expect(csp).toContain(`'sha256-${hash}'`);
+    const nonce = page.match(/data-style-nonce="([^"]+)"/)![1];
+    expect(csp).toMatch(new RegExp(`style-src [^;]*'nonce-${nonce.replace(/[+/]/g, (c) => `\\${c}`)}'`));
+    const asset = await s.fetch(url, { token: null });
+    expect(asset.status).toBe(200);
+    const body = Buffer.from(await asset.arrayBuffer());
+    expect(createHash('sha256').update(body).digest('base64')).toBe(hash);
+    expect(body.toString('utf8')).toContain(global);
   });
 });

@@ -320,6 +320,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
     deployment_message: z.string().optional(),
     created_by: z.string(),
     created_at: timestamp,
+    preview: z.literal(true).optional(),
   }),
   flow_run: flowRun,
   flow_wait: z.object({ wakes: z.number().int().nonnegative(), token: z.string().nullable() }),

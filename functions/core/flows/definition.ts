@@ -256,3 +256,32 @@ export function flowModules(value: Pick<FlowValue, 'modules' | 'failure_module'>
 export function findModule(list: readonly FlowModule[], id: string): FlowModule | undefined {
   return allModules(list).find((m) => m.id === id);
 }
+
+/**
+ * Every module of a flow value with the field that holds it (`value.modules.1.value.branches.0.modules.2`,
+ * `value.failure_module`), in definition order: how an error names the step it is about.
+ */
+export function moduleFields(value: Pick<FlowValue, 'modules' | 'failure_module'>): { module: FlowModule; field: string }[] {
+  const visit = (list: readonly FlowModule[], at: string): { module: FlowModule; field: string }[] =>
+    list.flatMap((m, i) => {
+      const field = `${at}.${i}`;
+      return [{ module: m, field }, ...childFields(m, field).flatMap(([child, where]) => visit(child, where))];
+    });
+  const top = visit(value.modules, 'value.modules');
+  return value.failure_module ? [...top, { module: value.failure_module, field: 'value.failure_module' }, ...childFields(value.failure_module, 'value.failure_module').flatMap(([c, w]) => visit(c, w))] : top;
+}
+
+function childFields(m: FlowModule, field: string): [FlowModule[], string][] {
+  const v = m.value;
+  switch (v.type) {
+    case 'branchone':
+      return [...v.branches.map((b, i): [FlowModule[], string] => [b.modules, `${field}.value.branches.${i}.modules`]), [v.default, `${field}.value.default`]];
+    case 'branchall':
+      return v.branches.map((b, i): [FlowModule[], string] => [b.modules, `${field}.value.branches.${i}.modules`]);
+    case 'forloopflow':
+    case 'whileloopflow':
+      return [[v.modules, `${field}.value.modules`]];
+    default:
+      return [];
+  }
+}

@@ -30,6 +30,11 @@ export interface FlowVersion {
   deployment_message?: string;
   created_by: string;
   created_at: string;
+  /**
+   * A test run's flow from the editor (flow-preview.ts), never saved: no path's history lists it and
+   * no `fv/` URL runs it; it is kept only for that run (its steps, its run page).
+   */
+  preview?: true;
 }
 
 
@@ -46,17 +51,17 @@ const VERSIONS = 'flow_version';
 const versionKey = (id: number) => String(id).padStart(12, '0');
 const what = (path: string) => `flow ${path}`;
 
-function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
+export function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
   const seen = new Set<string>();
   for (const [m, path] of modulePaths(value)) checkStepSettings(m, path);
   for (const m of flowModules(value)) {
-    if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules' });
+    if (seen.has(m.id)) throw badRequest('invalid_flow', `value.modules: module id ${m.id} is used twice`, { field: 'value.modules', step: m.id });
     seen.add(m.id);
     if (m.value.type === 'rawscript') {
       try {
         inferSchema(m.value.language, m.value.content);
       } catch (e) {
-        if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules' });
+        if (e instanceof SchemaInferenceError) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules', step: m.id });
         throw e;
       }
     }
@@ -94,7 +99,7 @@ function modulePaths(value: FlowValue): [FlowModule, string][] {
  */
 function checkStepSettings(m: FlowModule, path: string): void {
   const refuse = (setting: string, why: string) => {
-    throw badRequest('invalid_flow', `${path}.${setting}: module ${m.id}: ${setting} ${why}`, { field: `${path}.${setting}` });
+    throw badRequest('invalid_flow', `${path}.${setting}: module ${m.id}: ${setting} ${why}`, { field: `${path}.${setting}`, step: m.id });
   };
   const type = m.value.type;
   const loop = type === 'forloopflow' || type === 'whileloopflow';
@@ -143,7 +148,7 @@ async function compileInlineScripts(deps: Pick<CoreDeps, 'compiler'>, value: Flo
 function checkNotifyChannels(moduleId: string, gate: ConsentGateValue, snsAvailable: boolean): void {
   for (const [i, n] of gate.notify.entries()) {
     const field = `value.modules.${moduleId}.value.notify.${i}`;
-    if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field });
+    if (n.channel === 'sns' && !snsAvailable) throw badRequest('invalid_flow', `${field}: the sns channel is not available on this instance (use email or webhook)`, { field, step: moduleId });
   }
 }
 
@@ -156,20 +161,20 @@ export function flowWarnings(version: FlowVersion): string[] {
  * A gate's chat channel names one of the workspace's chat connections (core/chat/chat-settings.ts),
  * which a workspace admin sets up: the flow only names it, and cannot bring its own.
  */
-async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
+export async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: Rights, value: FlowValue): Promise<void> {
   for (const m of allModules(value.modules)) {
     if (m.value.type !== 'consentgate') continue;
     for (const [i, n] of m.value.notify.entries()) {
       if (n.channel !== 'chat') continue;
       const field = `value.modules.${m.id}.value.notify.${i}.resource`;
       if (!(await chatConnectionPlatform(deps, rights.workspaceId, n.resource))) {
-        throw badRequest('invalid_flow', `${field}: workspace ${rights.workspaceId} has no chat connection ${n.resource} (a workspace admin connects chat platforms in the workspace settings)`, { field });
+        throw badRequest('invalid_flow', `${field}: workspace ${rights.workspaceId} has no chat connection ${n.resource} (a workspace admin connects chat platforms in the workspace settings)`, { field, step: m.id });
       }
     }
   }
 }
 
-async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>): Promise<FlowVersion> {
+export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>, preview = false): Promise<FlowVersion> {
   checkDefinition(input.value, !!deps.topics);
   await checkChatChannels(deps, rights, input.value);
   await compileInlineScripts(deps, input.value);
@@ -184,6 +189,7 @@ async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 
     ...(input.deployment_message ? { deployment_message: input.deployment_message } : {}),
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
+    ...(preview ? { preview: true as const } : {}),
   };
   await createEntity(deps.store, deps.clock, 'flow_version', rights.workspaceId, versionKey(id), version, `flow version ${id}`);
   return version;
@@ -250,7 +256,7 @@ export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'conf
 /** Newest first (spec 9: numeric version ids). */
 export async function flowHistory(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<{ id: number; created_at: string; created_by: string; summary: string; deployment_message?: string }[]> {
   rights.check('flows', 'read', path);
-  const versions = (await listEntityValues(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path);
+  const versions = (await listEntityValues(deps.store, 'flow_version', rights.workspaceId)).map((e) => e.value).filter((v) => v.path === path && !v.preview);
   if (versions.length === 0) throw notFound(what(path));
   return versions.sort((a, b) => b.id - a.id).map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, summary: v.summary, ...(v.deployment_message ? { deployment_message: v.deployment_message } : {}) }));
 }

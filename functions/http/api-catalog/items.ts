@@ -3,6 +3,7 @@ import { createScriptBody } from '../../core/scripts.js';
 import { metadataBody } from '../../core/dependencies/lock-script.js';
 import { inferSchemaBody } from '../../core/script-preview.js';
 import { archiveBody, flowBody } from '../../core/flows/flows.js';
+import { validateFlowBody } from '../../core/flows/flow-validate.js';
 import { appBody } from '../../core/apps.js';
 import { createBody as createResourceTypeBody, updateBody as updateResourceTypeBody } from '../../core/resource-types.js';
 import { createBody as createResourceBody, updateBody as updateResourceBody } from '../../core/resources.js';
@@ -29,6 +30,7 @@ export const itemOperations: ApiOperation[] = [
 
   { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
   { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version', flowSchema) },
+  { method: 'post', path: ws('/flows/validate'), tag: 'flows', summary: 'Check a flow by the rules of a create without storing it: the errors, each with the step it is in', body: validateFlowBody, response: json('{errors: [{message, field, step: {id, field} | null}]}') },
   { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow', flowSchema) },
   { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions', flowHistorySchema) },
   { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows', flowListSchema) },

@@ -1,6 +1,6 @@
 import { Graph, layout } from '@dagrejs/dagre';
 import type { FlowModule } from '../../core/flows/definition.js';
-import { html, type Markup } from '../html.js';
+import { html, raw, type Markup } from '../html.js';
 import { languageName } from './language-names.js';
 
 /**
@@ -11,7 +11,9 @@ import { languageName } from './language-names.js';
  * updates as the run goes on; on a run's page a line under it for what happened to the step (its
  * attempts, a cache hit, the stop it made); and a line naming the step's failure settings (retry,
  * timeout, sleep, skip_if, stop_after_if, cache_ttl, priority, continue_on_error) so a reader sees
- * what will happen when it fails.
+ * what will happen when it fails. For the flow editor
+ * (`editable`) every module, nested ones too, is a focusable button carrying `data-step`, the field
+ * that holds it (`value.modules.1.value.branches.0.modules.0`), and no status.
  */
 
 interface NodeInfo {
@@ -22,6 +24,8 @@ interface NodeInfo {
   settings?: string;
   /** The flow's failure module. */
   failure?: boolean;
+  /** The field holding the module (editor only). */
+  field: string | null;
 }
 
 const NODE_W = 180;
@@ -29,14 +33,20 @@ const NODE_H = 40;
 /** One more line of 10px text under the status: the run's notes on the step, its settings. */
 const LINE_H = 14;
 
-export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string) => string, failureModule?: FlowModule | null, forRun = false): Markup {
+export function flowGraphSvg(
+  modules: FlowModule[],
+  statusOf: (moduleId: string) => string,
+  options: { editable?: boolean; failureModule?: FlowModule | null; forRun?: boolean } = {},
+): Markup {
+  const { failureModule, forRun = false } = options;
   const g = new Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 24, ranksep: 28, marginx: 8, marginy: 8 });
   g.setDefaultEdgeLabel(() => ({}));
   const nodes = new Map<string, NodeInfo>();
   // A run's page keeps a line under each step's status for what happened to it (attempts, a cache hit, a stop).
   const notesLine = (info: NodeInfo) => forRun && info.module !== null;
-  const heightOf = (info: NodeInfo) => NODE_H + (notesLine(info) ? LINE_H : 0) + (info.settings ? LINE_H : 0);
+  // The editor's nodes are buttons of one size; the settings line is for readers of a flow or run.
+  const heightOf = (info: NodeInfo) => NODE_H + (notesLine(info) ? LINE_H : 0) + (info.settings && !options.editable ? LINE_H : 0);
   const add = (info: NodeInfo) => {
     nodes.set(info.id, info);
     g.setNode(info.id, { width: NODE_W, height: heightOf(info) });
@@ -45,31 +55,33 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
   const link = (from: string[], to: string) => from.forEach((f) => g.setEdge(f, to));
 
   let serial = 0;
-  const chain = (list: FlowModule[], from: string[], path: string): string[] => {
+  const chain = (list: FlowModule[], from: string[], path: string, fieldAt: string): string[] => {
     let ends = from;
-    for (const m of list) {
+    for (const [index, m] of list.entries()) {
       const id = `${path}${m.id}`;
-      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: path === '' ? m.id : null, settings: settingsOf(m) });
+      const field = `${fieldAt}.${index}`;
+      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: path === '' ? m.id : null, settings: settingsOf(m), field });
       link(ends, id);
       ends = [id];
       const v = m.value;
       if (v.type === 'branchone' || v.type === 'branchall') {
-        const arms = v.type === 'branchone' ? [...v.branches.map((b) => b.modules), v.default] : v.branches.map((b) => b.modules);
-        const join = add({ id: `${id}/join${++serial}`, label: 'join', kind: 'join', module: null });
-        arms.forEach((arm, i) => link(arm.length ? chain(arm, [id], `${id}/${i}/`) : [id], join));
+        const arms = v.type === 'branchone' ? [...v.branches.map((b) => b.modules), v.default ?? []] : v.branches.map((b) => b.modules);
+        const armField = (i: number) => (v.type === 'branchone' && i === v.branches.length ? `${field}.value.default` : `${field}.value.branches.${i}.modules`);
+        const join = add({ id: `${id}/join${++serial}`, label: 'join', kind: 'join', module: null, field: null });
+        arms.forEach((arm, i) => link(arm.length ? chain(arm, [id], `${id}/${i}/`, armField(i)) : [id], join));
         ends = [join];
-      } else if ((v.type === 'forloopflow' || v.type === 'whileloopflow') && v.modules.length) {
+      } else if ((v.type === 'forloopflow' || v.type === 'whileloopflow') && v.modules?.length) {
         // The body hangs under the loop node; the flow goes on from the body's end.
-        ends = chain(v.modules, [id], `${id}/body/`);
+        ends = chain(v.modules, [id], `${id}/body/`, `${field}.value.modules`);
       }
     }
     return ends;
   };
-  const input = add({ id: '*input', label: 'input', kind: 'io', module: null });
-  const ends = chain(modules, [input], '');
-  link(ends, add({ id: '*result', label: 'result', kind: 'io', module: null }));
+  const input = add({ id: '*input', label: 'input', kind: 'io', module: null, field: null });
+  const ends = chain(modules, [input], '', 'value.modules');
+  link(ends, add({ id: '*result', label: 'result', kind: 'io', module: null, field: null }));
   // Runs when any step fails, so it hangs off no step in particular.
-  if (failureModule) add({ id: '*failure', label: `on failure: ${failureModule.id}`, kind: kindOf(failureModule), module: failureModule.id, settings: settingsOf(failureModule), failure: true });
+  if (failureModule) add({ id: '*failure', label: `on failure: ${failureModule.id}`, kind: kindOf(failureModule), module: failureModule.id, settings: settingsOf(failureModule), failure: true, field: null });
   layout(g);
 
   const size = g.graph() as { width?: number; height?: number };
@@ -79,8 +91,13 @@ export function flowGraphSvg(modules: FlowModule[], statusOf: (moduleId: string)
   });
   const boxes = [...nodes.values()].map((n) => {
     const at = g.node(n.id) as { x: number; y: number };
-    const status = n.module ? statusOf(n.module) : 'none';
     const label = n.label.length > 26 ? `${n.label.slice(0, 25)}…` : n.label;
+    const box = `transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - NODE_H / 2).toFixed(1)})"`;
+    if (options.editable) {
+      const button = n.field ? html` data-step="${n.field}" tabindex="0" role="button" aria-label="${`step ${n.label}, ${n.kind}`}"` : '';
+      return html`<g class="node k-${n.kind.split(' ')[0]}"${button} ${raw(box)}><title>${n.label}</title><rect width="${NODE_W}" height="${NODE_H}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}</text></g>`;
+    }
+    const status = n.module ? statusOf(n.module) : 'none';
     const height = heightOf(n);
     const settingsY = 46 + (notesLine(n) ? LINE_H : 0);
     return html`<g class="node k-${n.kind}${n.failure ? ' failure' : ''} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - height / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${height}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${notesLine(n) ? html`<text x="8" y="46" class="notes"></text>` : ''}${n.settings ? html`<text x="8" y="${settingsY}" class="set">${n.settings.length > 32 ? `${n.settings.slice(0, 31)}…` : n.settings}</text>` : ''}</g>`;

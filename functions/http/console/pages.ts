@@ -3,6 +3,8 @@ import { AnsiUp } from 'ansi_up';
 import { ApiError } from '../../core/errors.js';
 import { getVisibleJob, isFinished } from '../../core/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
+import { findFlowVersion } from '../../core/flows/flows.js';
+import { isPreviewHash } from '../../core/script-preview.js';
 import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
 import { getJobLogUpdate, parseLogOffset } from '../../core/job-log-update.js';
 import type { CoreDeps } from '../../core/deps.js';
@@ -15,6 +17,7 @@ import { workspacePageRoutes } from './workspace-pages.js';
 import { frontDoorRoutes } from './home-page.js';
 import { editorScript, uplotScript } from './static-assets.js';
 import { scriptEditorRoutes } from './script-editor-page.js';
+import { flowEditorRoutes } from './flow-editor-page.js';
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -26,7 +29,7 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const asset = name.startsWith('script-editor-') ? editorScript() : uplotScript();
+    const asset = name.startsWith('script-editor-') ? editorScript('script-editor') : name.startsWith('flow-editor-') ? editorScript('flow-editor') : uplotScript();
     if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
@@ -50,6 +53,8 @@ export function consolePageRoutes(deps: CoreDeps) {
     }
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     const domain = job.kind === 'flow' ? 'flows' : 'scripts';
+    // An editor's test run ran code or a flow that was not saved: nothing runs it again.
+    const testRun = job.kind === 'flow' ? job.flow_version !== null && (await findFlowVersion(deps.store, job.workspace_id, job.flow_version))?.preview === true : job.script_hash !== null && isPreviewHash(job.script_hash);
     return pageResponse(
       c,
       renderRunPage({
@@ -57,7 +62,7 @@ export function consolePageRoutes(deps: CoreDeps) {
         username: principal.username,
         job,
         canCancel: !isFinished(job.status) && rights.canJob(job, 'cancel'),
-        canRerun: job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
+        canRerun: !testRun && job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
         modules: run ? run.modules : null,
         failureModule: run?.failure_module ?? null,
       }),
@@ -86,6 +91,7 @@ export function consolePageRoutes(deps: CoreDeps) {
   r.route('/', frontDoorRoutes(deps));
   r.route('/', workspacePageRoutes(deps));
   r.route('/', scriptEditorRoutes(deps));
+  r.route('/', flowEditorRoutes(deps));
   return r;
 }
 

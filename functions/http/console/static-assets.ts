@@ -54,22 +54,25 @@ export function uplotScript(): StaticAsset {
   return uplot;
 }
 
-let editor: StaticAsset | undefined;
+const bundles = new Map<string, StaticAsset>();
 
 /**
- * The script editor's bundle (CodeMirror and the version diff), built by bin/build.js into
- * dist/console-assets/: beside the running bundle (dist/svc.js, the API Lambda), or in dist/ when
- * the service runs from its sources (the AWS shell under test).
+ * An editor's bundle (`script-editor`: CodeMirror and the version diff; `flow-editor`: CodeMirror,
+ * yaml and the flow graph), built by bin/build.js into dist/console-assets/: beside the running
+ * bundle (dist/svc.js, the API Lambda), or in dist/ when the service runs from its sources (the
+ * AWS shell under test).
  */
-export function editorScript(): StaticAsset {
-  if (!editor) {
-    const candidates = ['./console-assets/script-editor.js', '../../../dist/console-assets/script-editor.js'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+export function editorScript(name: 'script-editor' | 'flow-editor' = 'script-editor'): StaticAsset {
+  let bundle = bundles.get(name);
+  if (!bundle) {
+    const candidates = [`./console-assets/${name}.js`, `../../../dist/console-assets/${name}.js`].map((p) => fileURLToPath(new URL(p, import.meta.url)));
     const file = candidates.find((c) => existsSync(c));
-    if (!file) throw new Error('the script editor bundle is missing: run npm run build');
+    if (!file) throw new Error(`the ${name} bundle is missing: run npm run build`);
     const text = readFileSync(file, 'utf8');
-    editor = { url: `/console/assets/script-editor-${hashOf(text).slice(0, 12).replace(/[+/]/g, '_')}.js`, text, hash: hashOf(text) };
+    bundle = { url: `/console/assets/${name}-${hashOf(text).slice(0, 12).replace(/[+/]/g, '_')}.js`, text, hash: hashOf(text) };
+    bundles.set(name, bundle);
   }
-  return editor;
+  return bundle;
 }
 
 /** uPlot's style sheet, which the run list page puts inline under its own hash. */

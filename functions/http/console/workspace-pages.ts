@@ -39,7 +39,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     if (!access.ok) return access.response;
     const { rights, principal } = access;
     const [home, items] = await Promise.all([homeSections(deps, principal, rights), visibleItems(deps, rights)]);
-    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items, rights.can('scripts', 'write')) }));
+    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items, { script: rights.can('scripts', 'write'), flow: rights.can('flows', 'write') }) }));
   });
 
   r.get('/w/:workspace/item/:path{.+}', async (c) => {
@@ -52,7 +52,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     const isFlow = (await findLatestFlow(deps.store, ws, path)) !== null;
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
-      const body = itemBody(ws, origin, item, !isFlow && rights.can('scripts', 'write', path));
+      const body = itemBody(ws, origin, item, rights.can(isFlow ? 'flows' : 'scripts', 'write', path));
       return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
@@ -84,14 +84,14 @@ function folderOf(path: string): string {
   return kind === 'f' ? `folder ${owner}` : `user ${owner}`;
 }
 
-function glanceBody(ws: string, home: Markup, items: Item[], canCreate: boolean): Markup {
+function glanceBody(ws: string, home: Markup, items: Item[], canCreate: { script: boolean; flow: boolean }): Markup {
   const groups = new Map<string, Item[]>();
   for (const item of items) groups.set(folderOf(item.path), [...(groups.get(folderOf(item.path)) ?? []), item]);
   const sections = [...groups].map(
     ([folder, list]) => html`<h3>${folder}</h3><div class="table-wrap"><table><thead><tr><th scope="col">Path</th><th scope="col">Summary</th><th scope="col">Language</th><th scope="col">Last run</th></tr></thead><tbody>
 ${list.map((i) => html`<tr><td><a href="/w/${encodeURIComponent(ws)}/item/${i.path}">${i.path}</a></td><td>${i.summary}</td><td>${i.language}</td><td>${i.last ? html`<span class="status s-${i.last}">${i.last}</span>` : html`<span class="muted">never</span>`}</td></tr>`)}</tbody></table></div>`,
   );
-  return html`<h1>Workspace ${ws}</h1>${home}<h2 id="items">Scripts and flows</h2>${canCreate ? html`<p><a href="/w/${encodeURIComponent(ws)}/scripts/new">New script</a></p>` : ''}${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
+  return html`<h1>Workspace ${ws}</h1>${home}<h2 id="items">Scripts and flows</h2>${canCreate.script || canCreate.flow ? html`<p>${canCreate.script ? html`<a href="/w/${encodeURIComponent(ws)}/scripts/new">New script</a>` : ''}${canCreate.script && canCreate.flow ? ' · ' : ''}${canCreate.flow ? html`<a href="/w/${encodeURIComponent(ws)}/flows/new">New flow</a>` : ''}</p>` : ''}${sections.length ? sections : html`<p>No scripts or flows you may see yet.</p>`}`;
 }
 
 interface ItemView {
@@ -118,13 +118,13 @@ async function scriptItem(deps: CoreDeps, rights: Rights, path: string): Promise
 async function flowItem(deps: CoreDeps, rights: Rights, path: string): Promise<ItemView> {
   const f = await getFlow(deps, rights, path);
   const versions = (await flowHistory(deps, rights, path)).slice(0, 20).map((v) => ({ id: String(v.id), created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary }));
-  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none', f.value.failure_module), schema: f.schema, versions };
+  return { kind: 'flow', path, summary: f.summary, description: f.description, language: 'flow', hash: null, source: null, graph: flowGraphSvg(f.value.modules, () => 'none', { failureModule: f.value.failure_module }), schema: f.schema, versions };
 }
 
 function itemBody(ws: string, origin: string, item: ItemView, canEdit: boolean): Markup {
   const pinnedId = (item.kind === 'flow' ? item.versions[0]?.id : item.hash) ?? null;
   return html`<h1><span class="muted">${item.kind}</span> ${item.path}</h1>
-<p>${item.summary}</p>${canEdit ? html`<p><a href="/w/${encodeURIComponent(ws)}/scripts/edit/${item.path}">Edit this script</a></p>` : ''}${item.description ? html`<p class="muted">${item.description}</p>` : ''}
+<p>${item.summary}</p>${canEdit ? html`<p><a href="/w/${encodeURIComponent(ws)}/${item.kind}s/edit/${item.path}">Edit this ${item.kind}</a></p>` : ''}${item.description ? html`<p class="muted">${item.description}</p>` : ''}
 <h2>Run</h2><form id="run-form" aria-label="Run ${item.path}"><div id="run-fields"></div><button type="submit">Run</button></form><p id="message" role="alert"></p>
 ${item.graph ? html`<h2>Graph</h2><div class="graph">${item.graph}</div>` : ''}
 ${item.source !== null ? html`<h2>Source <span class="muted">(${item.language})</span></h2><pre><code id="source" class="hljs">${item.source}</code></pre>` : ''}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { parseBody } from '../validation.js';
+import { assertItemPath } from '../paths.js';
+import { flowValue } from './definition.js';
+import { flowBody, storeVersion } from './flows.js';
+import { pushFlowJob } from './run-flow.js';
+import type { JobOrigin } from '../jobs.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../permissions.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Test runs of a flow that is not saved (Windmill's `jobs/run/preview_flow`): the flow editor runs
+ * the flow as it is in the editor. The flow is checked as a save would check it and kept as a
+ * version marked `preview`, which the path's history does not list and no `fv/` URL runs; the run
+ * is an ordinary flow run of that version (its steps, approvals and run page as for any run).
+ *
+ * Who may: whoever may both write a flow at the path and run what is there — a test run does
+ * nothing a save followed by a run could not.
+ */
+export const previewFlowBody = z.strictObject({
+  path: z.string(),
+  value: flowValue,
+  schema: flowBody.shape.schema,
+  args: z.record(z.string(), z.unknown()).default({}),
+});
+
+export async function startFlowPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}): Promise<Job> {
+  const input = parseBody(previewFlowBody, body);
+  assertItemPath(input.path);
+  rights.check('flows', 'write', input.path);
+  rights.check('jobs', 'run', input.path);
+  const version = await storeVersion(deps, rights, { path: input.path, summary: '', description: '', value: input.value, schema: input.schema, deployment_message: null }, true);
+  return pushFlowJob(deps, rights.principal, version, rights.workspaceId, input.args, undefined, origin);
+}

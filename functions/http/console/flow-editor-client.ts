@@ -1,0 +1,319 @@
+import { CLIENT_HELPERS } from './client-helpers.js';
+import { COPY_BUTTONS_SCRIPT } from './webhook-urls.js';
+import { FLOW_PANEL_SCRIPT } from './flow-editor-panel.js';
+
+/** What a new flow starts from: one inline step fed by the flow's input, and that input's schema. */
+export const NEW_FLOW = {
+  summary: '',
+  description: '',
+  value: {
+    modules: [
+      {
+        id: 'greet',
+        value: {
+          type: 'rawscript',
+          language: 'bun',
+          content: 'export async function main(name: string) {\n  return `hello ${name}`;\n}\n',
+          input_transforms: { name: { type: 'javascript', expr: 'flow_input.name' } },
+        },
+      },
+    ],
+  },
+  schema: { type: 'object', properties: { name: { type: 'string', default: 'world' } }, required: [] },
+};
+
+/** The steps the graph adds, each as a new module without its id (the page gives it a free one). */
+export const STEP_TEMPLATES: Record<string, { label: string; id: string; step: Record<string, unknown> }> = {
+  bun: { label: 'Inline TypeScript', id: 'step', step: { value: { type: 'rawscript', language: 'bun', content: 'export async function main() {\n  return "done";\n}\n', input_transforms: {} } } },
+  python3: { label: 'Inline Python', id: 'step', step: { value: { type: 'rawscript', language: 'python3', content: 'def main():\n    return "done"\n', input_transforms: {} } } },
+  script: { label: 'Script by path', id: 'call', step: { value: { type: 'script', path: 'f/folder/script', input_transforms: {} } } },
+  approval: {
+    label: 'Approval step',
+    id: 'approval',
+    step: { value: { type: 'rawscript', language: 'bun', content: 'export async function main() {\n  return { requested: true };\n}\n', input_transforms: {} }, suspend: { required_events: 1, timeout: 86400 } },
+  },
+  consentgate: { label: 'ConsentGate', id: 'gate', step: { value: { type: 'consentgate', approvers: ['role:admin'], message: 'Approve {{ workflow.name }}?' } } },
+  branchone: { label: 'Branch (first match)', id: 'branch', step: { value: { type: 'branchone', branches: [{ summary: '', expr: 'false', modules: [] }], default: [] } } },
+  branchall: { label: 'Branches (all)', id: 'branches', step: { value: { type: 'branchall', branches: [{ modules: [] }, { modules: [] }], parallel: true } } },
+  forloopflow: { label: 'For loop', id: 'loop', step: { value: { type: 'forloopflow', iterator: { type: 'javascript', expr: '[1, 2, 3]' }, modules: [], skip_failures: false, parallel: false } } },
+};
+
+/** The page's own style (allowed by its hash); CodeMirror's theme comes with the page's nonce. */
+export const FLOW_EDITOR_STYLE = [
+  '.flow-grid{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}',
+  '@media (min-width:64rem){.flow-grid{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}',
+  '.code-editor .cm-editor{border:1px solid #888;min-height:20rem;max-height:75vh;font-size:.85rem}.code-editor .cm-scroller{font-family:ui-monospace,monospace}',
+  '.code-editor .cm-editor.cm-focused{outline:3px solid #f9ab00;outline-offset:1px}#yaml-text{min-height:20rem}',
+  '.editor-graph .node[data-step]{cursor:pointer}.editor-graph .node[data-step]:focus{outline:none}.editor-graph .node[data-step]:focus rect{stroke:#f9ab00;stroke-width:3}',
+  '.editor-graph .node.selected rect{stroke:var(--run);stroke-width:3;fill:#e3f2fd}.editor-graph .node.invalid rect{stroke:var(--bad);stroke-width:2;fill:#fde7e9}',
+  '#step-panel fieldset{border:1px solid #ddd;margin:.5rem 0;min-width:0}.step-fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.5rem;align-items:end}',
+  '.transform-row{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr) minmax(0,2fr) auto;gap:.3rem;align-items:end;margin-bottom:.3rem}',
+  '#problems li{margin:.3rem 0}#problems li.bad{color:var(--bad)}#step-panel textarea{min-height:8rem}',
+].join('');
+
+/**
+ * The page's script: the YAML editor (the textarea stays the editor when the bundle did not load),
+ * the graph drawn from the YAML, the selected step's panel (flow-editor-panel.ts), the live check,
+ * save and run. Everything shown is text (textContent, el()), except the graph's SVG, which the
+ * console's html template builds with every label escaped.
+ */
+export const FLOW_EDITOR_TEXT = `${CLIENT_HELPERS}${COPY_BUTTONS_SCRIPT}
+const data = document.body.dataset;
+const ws = data.workspace;
+const byId = (id) => document.getElementById(id);
+const F = window.svcFlowEditor;
+const stepTemplates = JSON.parse(data.stepTemplates);
+const fallback = byId('yaml-text');
+const pathInput = byId('path');
+let yamlEditor;
+let current = {};
+let selected = null;
+let problems = [];
+let yamlTimer = null;
+let checkTimer = null;
+let checkSeq = 0;
+
+const pathOf = (field) => field.split('.').map((s) => (/^\\d+$/.test(s) ? Number(s) : s));
+function getAt(field) {
+  let node = current;
+  for (const key of pathOf(field)) { if (node === null || typeof node !== 'object') return undefined; node = node[key]; }
+  return node;
+}
+const encodePath = (path) => path.split('/').map(encodeURIComponent).join('/');
+
+if (F) {
+  fallback.hidden = true;
+  yamlEditor = F.createYaml(byId('yaml'), { doc: fallback.value, nonce: data.styleNonce, label: 'Flow YAML', describedBy: 'yaml-help', onChange: () => { clearTimeout(yamlTimer); yamlTimer = setTimeout(() => yamlChanged(true), 250); } });
+} else {
+  yamlEditor = { text: () => fallback.value, setText: (t) => { fallback.value = t; }, gotoLine: () => fallback.focus() };
+  byId('graph').replaceChildren(el('p', { text: 'The graph could not load: the YAML can still be edited, checked and saved.' }));
+  fallback.addEventListener('input', () => { clearTimeout(yamlTimer); yamlTimer = setTimeout(() => yamlChanged(true), 250); });
+}
+
+/** The YAML changed (typed, or written by the graph or the panel): graph, panel and check follow. */
+function yamlChanged(rebuildPanel) {
+  if (!F) return;
+  const parsed = F.parse(yamlEditor.text());
+  if (parsed.error) {
+    clearTimeout(checkTimer);
+    checkSeq++;
+    problems = [];
+    showProblems([{ message: 'YAML: ' + parsed.error.message, line: parsed.error.line }]);
+    return;
+  }
+  current = parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value) ? parsed.value : {};
+  drawGraph();
+  followSchema();
+  if (rebuildPanel) renderPanel();
+  scheduleCheck();
+}
+
+/** Writes one edit into the YAML (yaml keeps the rest of the text as it was). */
+function applyEdit(change, rebuildPanel) {
+  // What was typed into the YAML and not yet read is part of the text this edit starts from.
+  clearTimeout(yamlTimer);
+  try {
+    yamlEditor.setText(F.edit(yamlEditor.text(), change));
+  } catch (e) {
+    const where = byId('step-message');
+    if (where) where.textContent = e.message;
+    else showProblems([{ message: e.message }]);
+    return false;
+  }
+  yamlChanged(rebuildPanel);
+  return true;
+}
+
+function drawGraph() {
+  const box = byId('graph');
+  // The console's html template built this markup with every label escaped.
+  box.innerHTML = F.graph(current.value && current.value.modules);
+  for (const node of box.querySelectorAll('[data-step]')) {
+    const field = node.getAttribute('data-step');
+    if (field === selected) node.classList.add('selected');
+    if (problems.some((p) => p.step && p.step.field === field)) node.classList.add('invalid');
+    node.addEventListener('click', () => select(field, false));
+    node.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(field, true); }
+      else if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown')) { event.preventDefault(); moveStep(field, event.key === 'ArrowUp' ? -1 : 1, null); }
+      else if (event.key === 'Delete') { event.preventDefault(); removeStep(field); }
+    });
+  }
+}
+
+function select(field, moveFocus) {
+  selected = field;
+  drawGraph();
+  renderPanel();
+  if (moveFocus && byId('step-heading')) byId('step-heading').focus();
+}
+
+function focusStep(field) {
+  const node = [...byId('graph').querySelectorAll('[data-step]')].find((n) => n.getAttribute('data-step') === field);
+  if (node) node.focus();
+}
+
+/** Every step id in use, nested ones too: a new step gets one that is free. */
+function usedIds() {
+  const ids = new Set();
+  const visit = (value) => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') { if (typeof value.id === 'string') ids.add(value.id); Object.values(value).forEach(visit); }
+  };
+  visit(current.value);
+  return ids;
+}
+function newStep(kind) {
+  const t = stepTemplates[kind];
+  const ids = usedIds();
+  let n = 1;
+  while (ids.has(t.id + '_' + n)) n++;
+  return { id: t.id + '_' + n, ...JSON.parse(JSON.stringify(t.step)) };
+}
+
+/** Adds a step of this kind to a list (a field such as value.modules) at an index; selects it. */
+function addStep(list, index, kind) {
+  const items = getAt(list);
+  const at = Math.min(index, Array.isArray(items) ? items.length : 0);
+  if (applyEdit({ op: 'insert', list, index: at, value: newStep(kind) }, false)) {
+    select(list + '.' + at, false);
+    focusStep(list + '.' + at);
+  }
+}
+
+byId('add-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const list = getAt('value.modules');
+  addStep('value.modules', Array.isArray(list) ? list.length : 0, byId('add-kind').value);
+});
+
+function scheduleCheck() {
+  clearTimeout(checkTimer);
+  checkTimer = setTimeout(check, 300);
+}
+
+/** The API's own check of the flow as it is now; each error with the step it is in. */
+async function check() {
+  const seq = ++checkSeq;
+  try {
+    const body = F ? current : null;
+    if (!body) return;
+    const answer = await postJson('/flows/validate', body);
+    if (seq !== checkSeq) return;
+    problems = answer.errors;
+    showProblems(problems);
+    drawGraph();
+  } catch (e) {
+    if (seq === checkSeq) byId('problems').replaceChildren(el('p', { text: 'Could not check the flow: ' + e.message }));
+  }
+}
+
+function showProblems(list) {
+  const box = byId('problems');
+  if (list.length === 0) { box.replaceChildren(el('p', { class: 'muted', text: 'The API\\'s check finds no problem.' })); return; }
+  const items = list.map((p) => {
+    const line = p.line || (p.field ? F.lineOf(yamlEditor.text(), p.field) : null);
+    const where = p.step ? 'Step ' + (p.step.id || '?') + ' (' + p.step.field + ')' : p.field ? p.field : '';
+    const item = el('li', { class: 'bad' }, el('span', { text: (where ? where + ': ' : '') + p.message + (line ? ' (line ' + line + ')' : '') }));
+    if (p.step) {
+      const step = el('button', { type: 'button', text: 'Select the step' });
+      step.addEventListener('click', () => select(p.step.field, true));
+      item.append(' ', step);
+    }
+    if (line) {
+      const go = el('button', { type: 'button', text: 'Show in the YAML' });
+      go.addEventListener('click', () => yamlEditor.gotoLine(line));
+      item.append(' ', go);
+    }
+    return item;
+  });
+  box.replaceChildren(el('p', { text: list.length + (list.length === 1 ? ' problem' : ' problems') + ' (a save would be refused):' }), el('ul', {}, ...items));
+}
+
+${FLOW_PANEL_SCRIPT}
+
+// A save is a new version of the flow (a create for a new one).
+byId('save-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const message = byId('save-message');
+  message.replaceChildren();
+  const button = byId('save');
+  button.disabled = true;
+  try {
+    if (F) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
+    const path = pathInput.value.trim();
+    const body = { ...current, path };
+    const note = byId('deployment-message').value.trim();
+    if (note) body.deployment_message = note;
+    let version;
+    if (data.mode === 'new') {
+      await postJson('/flows/create', body);
+      version = (await apiCall('/flows/history/p/' + encodePath(path)))[0].id;
+    } else {
+      version = (await postJson('/flows/update/' + encodePath(path), body)).id;
+    }
+    location.assign('/w/' + encodeURIComponent(ws) + '/flows/edit/' + encodePath(path) + '?saved=' + encodeURIComponent(version));
+  } catch (e) {
+    message.append(el('p', { text: 'Not saved: ' + e.message }));
+    check();
+  } finally {
+    button.disabled = false;
+  }
+});
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+function setStatus(status) {
+  const badge = byId('run-status');
+  badge.className = 'status s-' + status;
+  badge.textContent = status.replace('_', ' ');
+}
+
+// The run form follows the flow's schema, keeping the values typed so far.
+let schemaText = '';
+function followSchema() {
+  const text = JSON.stringify(current.schema || null);
+  if (text === schemaText) return;
+  let values = {};
+  try { values = readSchemaForm(byId('run-fields')); } catch { /* a field not valid JSON yet: start it again */ }
+  schemaText = text;
+  schemaForm(byId('run-fields'), current.schema || {}, values);
+}
+
+byId('run-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const saved = event.submitter && event.submitter.value === 'saved';
+  const message = byId('run-message');
+  message.textContent = '';
+  let args;
+  try { args = readSchemaForm(byId('run-fields')); } catch (e) { message.textContent = e.message; return; }
+  const buttons = [...byId('run-form').querySelectorAll('button')];
+  buttons.forEach((b) => { b.disabled = true; });
+  byId('run-result').replaceChildren();
+  byId('run-link').replaceChildren();
+  try {
+    const path = pathInput.value.trim();
+    let id;
+    if (saved) id = await postJson('/jobs/run/f/' + encodePath(path), args, 'console');
+    else {
+      if (F) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
+      id = await postJson('/jobs/run/preview_flow', { path, value: current.value, ...(current.schema ? { schema: current.schema } : {}), args }, 'console');
+    }
+    byId('run-link').replaceChildren(el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id), text: 'run page' }));
+    setStatus('queued');
+    // Until it ends or waits for a person: the run page follows it from there.
+    for (;;) {
+      const job = await apiCall('/jobs_u/get/' + encodeURIComponent(id));
+      setStatus(job.status);
+      if (job.status === 'suspended' || job.status === 'awaiting_approval') { message.textContent = 'The run waits for an approval: decide on its run page or in the approvals inbox.'; break; }
+      if (!['queued', 'running'].includes(job.status)) { showJson(byId('run-result'), job.result); break; }
+      await sleep(500);
+    }
+  } catch (e) {
+    message.textContent = e.message;
+  } finally {
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+});
+
+yamlChanged(true);
+`;

@@ -1,0 +1,222 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { Page } from 'playwright-core';
+import { startServer, waitForJob, type TestServer } from '../http/harness.js';
+import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+
+/**
+ * Issue 36's flow editor, in Chromium against the real local service: a two-step flow built from
+ * the starting flow by adding an approval step on the graph, edited in the step panel and in the
+ * YAML (each following the other), checked by the API as it changes (an error pointing at its
+ * step), saved as a new version and run until the approval step, then approved on the run page.
+ * No console error, CSP violation or external request on the way. Screenshots at 1280 and 390 px
+ * go to test/browser/screenshots (git-ignored).
+ */
+
+let s: TestServer;
+let browser: BrowserSession;
+const opened: WatchedPage[] = [];
+const SHOTS = join(import.meta.dirname, 'screenshots');
+const ws = () => `/api/w/${s.workspace}`;
+const HOSTILE = '<img src=x onerror=alert(1)>';
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  [s, browser] = await Promise.all([startServer(), launchBrowser()]);
+  expect((await s.post('/api/users/create', { username: 'ada', email: 'ada@example.com', password: 'ada-password' })).status).toBe(201);
+  expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'ada', role: 'developer' })).status).toBe(201);
+});
+
+afterEach(async () => {
+  const problems = opened.flatMap((w) => w.problems.map((p) => `${w.page.url()}: ${p}`));
+  await Promise.all(opened.splice(0).map((w) => w.page.close().catch(() => undefined)));
+  expect(problems, 'console errors, CSP violations or external requests').toEqual([]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+async function pageAs(username: string, path: string): Promise<Page> {
+  const watched = await browser.newPage();
+  watched.page.setDefaultTimeout(30_000);
+  opened.push(watched);
+  const { page } = watched;
+  await page.goto(s.url + path);
+  if (new URL(page.url()).pathname === '/login') {
+    await page.fill('#email', `${username}@example.com`);
+    await page.fill('#password', `${username}-password`);
+    await page.click('button[type=submit]');
+    await page.waitForURL((url) => url.pathname !== '/login');
+  }
+  return page;
+}
+
+async function screenshots(page: Page, name: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    if (width === 390) await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(390);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+const yamlText = (page: Page) => page.locator('.cm-content').innerText();
+const graphSteps = (page: Page) => page.locator('#graph [data-step]').evaluateAll((nodes) => nodes.map((n) => `${n.getAttribute('data-step')}=${n.querySelector('title')?.textContent}`));
+const noProblem = (page: Page) => page.locator('#problems').getByText("The API's check finds no problem.").waitFor();
+
+describe('the flow editor', { timeout: 120_000 }, () => {
+  it('builds a two-step flow with an approval step, checks it by step, saves it and runs it', async () => {
+    const home = await pageAs('ada', `/w/${s.workspace}`);
+    await home.getByRole('link', { name: 'New flow' }).click();
+    await home.waitForURL(/\/flows\/new$/);
+    const page = home;
+    await page.locator('.cm-editor').waitFor();
+    await expect(page.locator('#yaml-text').isHidden()).resolves.toBe(true);
+    await noProblem(page);
+    expect(await graphSteps(page)).toEqual(['value.modules.0=greet']);
+    // A test run runs the flow in the editor, unsaved, with the form its schema makes.
+    await expect(page.getByLabel(/^name/).inputValue()).resolves.toBe('world');
+    await page.getByLabel('Path').fill('u/ada/two_step');
+    await page.getByLabel(/^name/).fill('Ada');
+    await page.getByRole('button', { name: 'Test run' }).click();
+    await page.locator('#run-status.s-success').waitFor();
+    await expect(page.locator('#run-result').innerText()).resolves.toContain('"hello Ada"');
+    // Its run page shows it, and offers no re-run: what it ran was never saved.
+    const testRunPage = await pageAs('ada', (await page.locator('#run-link a').getAttribute('href'))!);
+    await testRunPage.locator('#status.s-success').waitFor();
+    await expect(testRunPage.locator('#rerun').count()).resolves.toBe(0);
+    await testRunPage.close();
+
+    // The graph adds the approval step; the YAML follows, and a comment typed into it stays.
+    const editor = page.getByRole('textbox', { name: 'Flow YAML' });
+    await editor.click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.insertText('# built in the browser\n');
+    await page.getByLabel('New step', { exact: true }).selectOption({ label: 'Approval step' });
+    await page.getByRole('button', { name: 'Add at the end' }).click();
+    await page.locator('#step-heading').getByText('Step approval_1').waitFor();
+    expect(await graphSteps(page)).toEqual(['value.modules.0=greet', 'value.modules.1=approval_1']);
+    await expect(yamlText(page)).resolves.toMatch(/^# built in the browser\n[\s\S]*- id: approval_1[\s\S]*suspend:\n\s+required_events: 1/);
+
+    // The panel: a bad id is reported by the API's check at its step, in the graph and the list.
+    await page.getByLabel('Id', { exact: true }).fill('Approve-Me');
+    await page.getByLabel('Id', { exact: true }).press('Tab');
+    const problem = page.locator('#problems li');
+    await expect.poll(() => page.locator('#problems').innerText()).toMatch(/Step Approve-Me \(value\.modules\.1\): value\.modules\.1\.id: lowercase letters/);
+    await page.locator('#graph .node.invalid[data-step="value.modules.1"]').waitFor();
+    await problem.getByRole('button', { name: 'Show in the YAML' }).click();
+    await expect(page.locator('.cm-activeLine').innerText()).resolves.toContain('- id: Approve-Me');
+    await page.getByLabel('Id', { exact: true }).fill('approve');
+    await page.getByLabel('Summary', { exact: true }).fill(HOSTILE);
+    await page.getByLabel('Summary', { exact: true }).press('Tab');
+    await noProblem(page);
+    // Hostile text is text: in the graph's label and the panel, never markup.
+    await expect.poll(() => graphSteps(page)).toContain(`value.modules.1=approve: ${HOSTILE}`);
+    await expect(page.locator('#graph img, #step-panel img').count()).resolves.toBe(0);
+
+    // The YAML edits the graph: the first step's id changed in the text is the graph's.
+    const yaml = await yamlText(page);
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(yaml.replace('- id: greet', '- id: hello'));
+    await expect.poll(() => graphSteps(page)).toContain('value.modules.0=hello');
+    await page.locator('#graph [data-step="value.modules.0"]').focus();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#step-heading').innerText()).resolves.toBe('Step hello');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('step-heading');
+    await noProblem(page);
+    await screenshots(page, 'flow-editor-new');
+
+    expect((await s.fetch(`${ws()}/flows/get/u/ada/two_step`)).status).toBe(404);
+    await page.getByLabel('What changed (optional)').fill('first version');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.waitForURL(/\/flows\/edit\/u\/ada\/two_step\?saved=\d+$/);
+    const flow = await (await s.fetch(`${ws()}/flows/get/u/ada/two_step`)).json();
+    expect(flow.value.modules.map((m: { id: string }) => m.id)).toEqual(['hello', 'approve']);
+    expect(flow.value.modules[1]).toMatchObject({ summary: HOSTILE, suspend: { required_events: 1, timeout: 86400 } });
+    expect(flow).toMatchObject({ deployment_message: 'first version', schema: { properties: { name: { type: 'string' } } } });
+    await expect(page.locator('#saved').innerText()).resolves.toContain(String(flow.id));
+    expect(await graphSteps(page)).toEqual(['value.modules.0=hello', `value.modules.1=approve: ${HOSTILE}`]);
+
+    // Run the saved version: it waits at the approval step; approved on its run page, it ends.
+    await page.getByLabel(/^name/).fill('Ada');
+    await page.getByRole('button', { name: 'Run the saved version' }).click();
+    await page.locator('#run-status.s-suspended').waitFor();
+    await page.getByRole('link', { name: 'run page' }).click();
+    await expect(page.locator('#rerun').count()).resolves.toBe(1);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.locator('form p[role=status]').getByText(/^Approved/).waitFor();
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    const job = await waitForJob(s, id, 45_000);
+    expect(job, JSON.stringify(job.result)).toMatchObject({ status: 'success', script_path: 'u/ada/two_step' });
+  });
+
+  it('adds steps inside a loop and a branch, reorders and removes them from the graph and the panel, and saves the shape', async () => {
+    const page = await pageAs('ada', `/w/${s.workspace}/flows/new`);
+    await page.locator('.cm-editor').waitFor();
+    await noProblem(page);
+    const addTo = async (button: string, select: string, kind: string) => {
+      await page.locator(`#${select}`).selectOption({ label: kind });
+      await page.getByRole('button', { name: button, exact: true }).click();
+    };
+    await addTo('Add at the end', 'add-kind', 'For loop');
+    await page.locator('#step-heading').getByText('Step loop_1').waitFor();
+    await addTo('Add inside the loop', 'inside-kind-loop', 'Inline Python');
+    await page.locator('#step-heading').getByText('Step step_1').waitFor();
+    await page.locator('#graph [data-step="value.modules.1"]').click();
+    await addTo('Add after', 'after-kind', 'Branch (first match)');
+    await page.locator('#step-heading').getByText('Step branch_1').waitFor();
+    await addTo('Add to branch 1', 'inside-kind-branch-0', 'Inline TypeScript');
+    await page.locator('#graph [data-step="value.modules.2"]').click();
+    await addTo('Add to the default branch', 'inside-kind-default', 'ConsentGate');
+    await page.locator('#step-heading').getByText('Step gate_1').waitFor();
+    await noProblem(page);
+    expect(await graphSteps(page)).toEqual([
+      'value.modules.0=greet',
+      'value.modules.1=loop_1',
+      'value.modules.1.value.modules.0=step_1',
+      'value.modules.2=branch_1',
+      'value.modules.2.value.branches.0.modules.0=step_2',
+      'value.modules.2.value.default.0=gate_1',
+    ]);
+    // Steps added to an empty list are written as blocks, like the rest of the YAML, not inline.
+    await expect(yamlText(page)).resolves.toMatch(/\n\s+modules:\n\s+- id: step_2\n/);
+    await expect(yamlText(page)).resolves.toMatch(/\n\s+default:\n\s+- id: gate_1\n/);
+    const topIds = async () => ((parse(await yamlText(page)) as { value: { modules: { id: string }[] } }).value.modules).map((m) => m.id);
+
+    // On the graph with the keyboard: Alt+Up moves the branch above the loop and keeps the focus on it.
+    await page.locator('#graph [data-step="value.modules.2"]').focus();
+    await page.keyboard.press('Alt+ArrowUp');
+    await expect.poll(topIds).toEqual(['greet', 'branch_1', 'loop_1']);
+    await expect(page.evaluate(() => document.activeElement?.getAttribute('data-step'))).resolves.toBe('value.modules.1');
+    await expect(page.locator('#step-heading').innerText()).resolves.toBe('Step branch_1');
+    // Delete removes the focused step; the focus goes to the step now in its place.
+    await page.locator('#graph [data-step="value.modules.0"]').focus();
+    await page.keyboard.press('Delete');
+    await expect.poll(topIds).toEqual(['branch_1', 'loop_1']);
+    await expect(page.evaluate(() => document.activeElement?.getAttribute('data-step'))).resolves.toBe('value.modules.0');
+    // The panel's buttons do the same.
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Move down' }).click();
+    await expect.poll(topIds).toEqual(['loop_1', 'branch_1']);
+    await expect(page.getByRole('button', { name: 'Move down' }).isDisabled()).resolves.toBe(true);
+    await page.locator('#graph [data-step="value.modules.0.value.modules.0"]').click();
+    await page.getByRole('button', { name: 'Remove this step' }).click();
+    await expect.poll(async () => (await graphSteps(page)).length).toBe(4);
+    await noProblem(page);
+    await screenshots(page, 'flow-editor-shapes');
+
+    await page.getByLabel('Path').fill('u/ada/shapes');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.waitForURL(/\/flows\/edit\/u\/ada\/shapes\?saved=\d+$/);
+    const flow = await (await s.fetch(`${ws()}/flows/get/u/ada/shapes`)).json();
+    expect(flow.value.modules).toMatchObject([
+      { id: 'loop_1', value: { type: 'forloopflow', modules: [] } },
+      { id: 'branch_1', value: { type: 'branchone', branches: [{ expr: 'false', modules: [{ id: 'step_2' }] }], default: [{ id: 'gate_1', value: { type: 'consentgate' } }] } },
+    ]);
+  });
+});
