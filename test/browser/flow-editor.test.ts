@@ -219,4 +219,17 @@ describe('the flow editor', { timeout: 120_000 }, () => {
       { id: 'branch_1', value: { type: 'branchone', branches: [{ expr: 'false', modules: [{ id: 'step_2' }] }], default: [{ id: 'gate_1', value: { type: 'consentgate' } }] } },
     ]);
   });
+
+  it('is for those who may write flows: an operator gets no link and a 403 page', async () => {
+    expect((await s.post('/api/users/create', { username: 'opal', email: 'opal@example.com', password: 'opal-password' })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'opal', role: 'operator' })).status).toBe(201);
+    const page = await pageAs('opal', `/w/${s.workspace}`);
+    await expect(page.getByRole('link', { name: 'New flow' }).count()).resolves.toBe(0);
+    const res = await page.goto(`${s.url}/w/${s.workspace}/flows/new`);
+    expect(res!.status()).toBe(403);
+    await expect(page.locator('main').innerText()).resolves.toContain('You may not create flows in this workspace.');
+    const watched = opened.find((w) => w.page === page)!;
+    expect(watched.problems).toEqual(['console error: Failed to load resource: the server responded with a status of 403 (Forbidden)']);
+    watched.problems.length = 0;
+  });
 });
