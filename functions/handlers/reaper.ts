@@ -1,6 +1,7 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { ScheduledEvent } from 'aws-lambda';
 import { log } from '../core/logger.js';
+import { isFinished } from '../core/jobs.js';
 import { reapStuckJobs } from '../core/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
@@ -66,7 +67,9 @@ async function onExecutionEnded(event: unknown): Promise<boolean> {
     return false;
   }
   const job = await deps.store.getJob(ended.workspaceId, ended.flowJobId);
-  if (!job) return false;
+  // Most failed executions are flows that failed or were canceled: their job ended first, and
+  // nothing more is asked of Step Functions.
+  if (!job || job.kind !== 'flow' || isFinished(job.status)) return false;
   if (await supersededBy(await sfn(), config.stateMachineArn, job, ended.outcome.execution)) return false;
   return endStrandedFlow(deps, ended.workspaceId, ended.flowJobId, ended.outcome);
 }

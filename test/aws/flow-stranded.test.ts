@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ListExecutionsCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { waitForJob, type TestServer } from '../http/harness.js';
 import { createFlowIn, ts, useFlowRunnerServer } from './flow-runner-server.js';
+import { readSse } from '../http/sse-client.js';
 
 /**
  * No flow run is stranded when its execution ends without it: stopped by hand (ABORTED), past its
@@ -89,11 +90,14 @@ describe('a flow whose execution ends without it', () => {
     expect(JSON.stringify(parentJob.result)).toContain('FlowExecutionTimedOut');
   });
 
-  it('is failed when its execution fails with nothing to catch it (the Abandon state failing)', async () => {
+  it('is failed when its execution fails with nothing to catch it (the Abandon state failing), and its SSE stream ends with it', async () => {
     await createFlowIn(s, 'u/admin/stranded_fail', [ask]);
     const id = await (await s.post(`${ws()}/jobs/run/f/u/admin/stranded_fail`, {})).text();
     await untilStatus(id, 'suspended');
+    const stream = s.fetch(`${ws()}/jobs_u/getupdate_sse/${id}`).then((res) => readSse(res));
     await endExecution(await executionOf(id), { status: 'FAILED', error: 'Lambda.ServiceException', cause: 'the flow runner could not be invoked' });
+
+    expect((await stream).at(-1)).toMatchObject({ completed: true, status: 'failed', success: false });
 
     const job = await waitForJob(s, id);
     expect(job.status).toBe('failed');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../functions/adapters/aws/dynamo-keys.js';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -290,5 +290,51 @@ describe('DynamoStore: jobs stored before flow_version existed', () => {
     await storeAsBefore(step, '17:ask');
     expect(await h.store.getJob(ws, flow.id)).toEqual(flow);
     expect(await h.store.getJob(ws, step.id)).toEqual(step);
+  });
+});
+
+// Issue 34: a chatty job's live log must not rewrite its job item at every flush.
+describe('DynamoStore: live logs as chunk items', () => {
+  let h: Awaited<ReturnType<typeof makeStore>>;
+  beforeAll(async () => {
+    h = await makeStore(false);
+  });
+  afterAll(async () => h?.cleanup());
+
+  const rawJobItem = async (id: string) => (await client.send(new GetItemCommand({ TableName: h.tableName, Key: { pk: { S: `JOB#${id}` }, sk: { S: 'JOB' } }, ConsistentRead: true }))).Item;
+  const chunkItems = async (id: string) =>
+    (await client.send(new QueryCommand({ TableName: h.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :log)', ExpressionAttributeValues: { ':pk': { S: `JOB#${id}` }, ':log': { S: 'LOG#' } }, Select: 'COUNT', ConsistentRead: true }))).Count;
+
+  it("stores each chunk as an item of its own, read back in order across pages, and never rewrites the job item", async () => {
+    const inserted = aJob(uid('ws'));
+    await h.store.insertJob(inserted);
+    const job = (await h.store.claimJob(inserted.id, nextTimestamp(), FAR_FUTURE))!;
+    const before = await rawJobItem(job.id);
+
+    // 400 flushes of a chatty job, then three of nearly an item each: more than one 1 MB query page.
+    let expected = '';
+    for (let i = 0; i < 400; i++) {
+      const chunk = `line ${i} ✓\n`;
+      await h.store.appendJobLogs(job.id, chunk);
+      expected += chunk;
+    }
+    for (let i = 0; i < 3; i++) {
+      const chunk = text(`big${i}`, 380 * KB);
+      await h.store.appendJobLogs(job.id, chunk);
+      expected += chunk;
+    }
+
+    expect(await rawJobItem(job.id)).toEqual(before);
+    expect(await chunkItems(job.id)).toBe(403);
+    const read = await h.store.getJob(job.workspace_id, job.id);
+    expect(read?.logs.length).toBe(expected.length);
+    expect(read?.logs === expected).toBe(true);
+
+    // Completion stores the full text on the job; the chunks are then ignored, and expire.
+    await h.store.completeJob(job.id, { status: 'success', result: null, logs: 'the full text\n' }, nextTimestamp());
+    expect((await h.store.getJob(job.workspace_id, job.id))?.logs).toBe('the full text\n');
+    // Deleting the job's data (retention) deletes them at once.
+    await h.store.scrubJob(job.id);
+    expect(await chunkItems(job.id)).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { keys } from './dynamo-keys.js';
 import { jobItem, type Item, type JobPayload } from './dynamo-items.js';
 import { blobKeys, INLINE_BUDGET, jobRefs, LIST_ELEMENT_OVERHEAD, utf8Bytes, type Offload, type Part } from './dynamo-offload.js';
 import { conditionalUpdate, translateSizeError } from './dynamo-ops.js';
+import { appendLogChunk, deleteLogChunks } from './dynamo-log-chunks.js';
 import { AGAIN, RACE, retry } from '../../core/retry.js';
 
 /** Every JobStatus not in FINISHED_STATUSES: the states completeJob may leave. */
@@ -98,26 +99,24 @@ export class DynamoJobWrites {
   }
 
   /**
+   * Live logs are items of their own beside the job (dynamo-log-chunks.ts): the job item is not
+   * rewritten per chunk. Completion stores the full text (offloaded when large), so a chunk too
+   * large for an item is dropped.
+   */
+  async appendLogs(id: string, chunk: string): Promise<void> {
+    try {
+      await appendLogChunk(this.doc, this.table, id, chunk);
+    } catch (e) {
+      if ((e as Error).name !== 'ValidationException') throw e;
+    }
+  }
+
+  /**
    * Appends to the inline chunk list while `stream_bytes` (the inline list's size) stays within
    * its budget; past it, the chunks move to the BlobStore (spillStream) and appending starts over
    * on an empty list. Without a BlobStore the list grows until DynamoDB refuses the item, which
    * surfaces as ItemTooLargeError.
    */
-  /**
-   * Live logs go inline only: completion rewrites log_chunks with the full text (offloaded when
-   * large), so a chunk that would not fit the item is dropped rather than spilled.
-   */
-  async appendLogs(id: string, chunk: string): Promise<void> {
-    try {
-      await this.update(id, 'SET log_chunks = list_append(if_not_exists(log_chunks, :empty), :chunk)', '#status = :running', {
-        ':chunk': [chunk],
-        ':empty': [],
-        ':running': 'running',
-      });
-    } catch (e) {
-      if ((e as Error).name !== 'ValidationException') throw e;
-    }
-  }
 
   async appendStream(id: string, chunk: string): Promise<void> {
     const size = utf8Bytes(chunk) + LIST_ELEMENT_OVERHEAD;
@@ -198,6 +197,7 @@ export class DynamoJobWrites {
       'UPDATED_OLD',
     );
     if (old && this.offload.enabled) await this.offload.blank(jobRefs(old).filter((k) => !before.includes(k)));
+    await deleteLogChunks(this.doc, this.table, id);
   }
 
   /** A conditional update of an existing job: null when the condition (or the job) failed. */

@@ -11,6 +11,7 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                          |                                       |
  * | script head    | `WS#<ws>`        | `SCRIPT#<path>`         |                                          |                                       |
  * | job            | `JOB#<id>`       | `JOB`                   | `WS#<ws>#JOBS` / `<created_at>#<id>`     | `JOBS#<status>` / `<created_at>#<id>` |
+ * | live log chunk | `JOB#<id>`       | `LOG#<ms>#<seq>`        |                                          |                                       |
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
@@ -36,7 +37,9 @@ export const TTL_ATTRIBUTE = 'ttl';
  * Which shape an item has. Not needed for reads (keys say it) but DynamoDB Streams consumers
  * (workspace webhooks) see bare items and dispatch on it.
  */
-export type ItemType = 'workspace' | 'script_version' | 'script_head' | 'job' | 'user' | 'token' | 'delivery' | EntityKind;
+export type ItemType = 'workspace' | 'script_version' | 'script_head' | 'job' | 'log_chunk' | 'user' | 'token' | 'delivery' | EntityKind;
+
+export const LOG_CHUNK_PREFIX = 'LOG#';
 
 export const keys = {
   workspace: (id: string) => ({ [PK]: `WS#${id}`, [SK]: 'WORKSPACE' }),
@@ -49,6 +52,8 @@ export const keys = {
   // Jobs are addressed by id alone (claim, complete and append know no workspace); getJob checks
   // the workspace after reading.
   job: (id: string) => ({ [PK]: `JOB#${id}`, [SK]: 'JOB' }),
+  // A running job's live log, a chunk per item beside it (dynamo-log-chunks.ts), in sequence order.
+  logChunk: (jobId: string, seq: string) => ({ [PK]: `JOB#${jobId}`, [SK]: `${LOG_CHUNK_PREFIX}${seq}` }),
   user: (username: string) => ({ [PK]: `USER#${username}`, [SK]: 'USER' }),
   token: (tokenHash: string) => ({ [PK]: `TOKEN#${tokenHash}`, [SK]: 'TOKEN' }),
   // One partition per kind and workspace, sorted by key: listing is one strongly consistent Query

@@ -12,6 +12,7 @@ import {
 import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { DynamoOutbox, TRANSACTION_MAX_ITEMS } from './dynamo-outbox.js';
 import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
+import { readLogChunks } from './dynamo-log-chunks.js';
 import {
   scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
@@ -169,7 +170,11 @@ export class DynamoStore implements Store {
 
   async getJob(workspaceId: string, id: string) {
     const item = await this.get(keys.job(id));
-    return item && item.workspace_id === workspaceId ? this.toJob(item) : null;
+    if (!item || item.workspace_id !== workspaceId) return null;
+    const job = await this.toJob(item);
+    // A running job's live log is in chunk items beside it; a finished job's item has the full text.
+    if (job.status === 'running') job.logs += await readLogChunks(this.doc, this.table, id);
+    return job;
   }
 
   async listJobs(f: JobListFilter) {

@@ -145,7 +145,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
     if (current.kind === 'while') {
       const ended = await collect(deps, job, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
       if (!ended) return;
-      const settled = await settleIteration(deps, job.workspace_id, run, module, current, ended);
+      const settled = await settleIteration(deps, job, run, module, current, ended);
       if (settled === 'next') {
         const next = await iterationJob(run, module, current.iteration + 1, (jobs) => inlineFlow(deps, job, run, module, module.value.type === 'whileloopflow' ? module.value.modules : [], jobs));
         run.step = { ...current, job: next, iteration: current.iteration + 1, results: [...current.results, ended.value] };
@@ -188,7 +188,7 @@ function nextModule(run: FlowRun): FlowModule | null {
 /** `skip_if` true: the module does not run (an expression that fails fails the flow). */
 async function skipping(deps: WorkerDeps, job: Job, run: FlowRun, module: FlowModule): Promise<boolean> {
   try {
-    return await skipsModule(deps, job.workspace_id, run, module);
+    return await skipsModule(deps, job, run, module);
   } catch (e) {
     if (!(e instanceof ExpressionError)) throw e;
     failFlow(run, module.id, { error: { name: e.name, message: e.message, step_id: module.id } });
@@ -203,7 +203,7 @@ async function moduleEnded(deps: WorkerDeps, job: Job, run: FlowRun, module: Flo
     const result = outcome.ok ? outcome.value : { error: { ...((run.failure.result as { error?: object })?.error ?? {}), failure_module_error: outcome.value } };
     return finish(run, { status: run.failure.status ?? 'failed', result });
   }
-  await settleModule(deps, job.workspace_id, run, module, outcome);
+  await settleModule(deps, job, run, module, outcome);
 }
 
 /** Starts a module; returns its outcome when it completed at once (no job needed). */
@@ -221,26 +221,26 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         if (v.timeout !== undefined && run.step?.kind === 'gate' && run.step.deadline) effects.wakeAt = new Date(run.step.deadline);
         return true;
       case 'rawscript': {
-        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
+        const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
+        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob, run, module.timeout, `step ${module.id}: timeout`);
         const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args, module.priority);
         return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
       case 'script': {
         const target: RunTarget = v.hash ? { by: 'hash', hash: v.hash } : { by: 'path', path: v.path, only: 'script' };
         const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
-        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
-        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob.workspace_id, run, module.timeout, `step ${module.id}: timeout`);
+        const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
+        const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob, run, module.timeout, `step ${module.id}: timeout`);
         const job = stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority);
         return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
       case 'flow': {
         const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
-        const args = await applyTransforms(deps, flowJob.workspace_id, v.input_transforms, scope);
+        const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
         return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority));
       }
       case 'branchone': {
-        const taken = await evaluate(deps, flowJob.workspace_id, v.branches.map((b) => b.expr), scope);
+        const taken = await evaluate(deps, flowJob, v.branches.map((b) => b.expr), scope);
         const index = taken.findIndex(Boolean);
         const modules = index === -1 ? v.default : v.branches[index].modules;
         if (modules.length === 0) return { ok: true, value: run.previous_result, stepJob: null };
@@ -251,7 +251,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return children(run, module, effects, jobs, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
       }
       case 'forloopflow': {
-        const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob.workspace_id, [v.iterator.expr], scope);
+        const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob, [v.iterator.expr], scope);
         if (!Array.isArray(items)) throw new StepError('InvalidIterator', `step ${module.id}: the iterator is not an array`);
         // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
         const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } })));

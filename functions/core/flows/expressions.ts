@@ -2,13 +2,19 @@ import { sha256Hex } from '../crypto.js';
 import { newUuid } from '../crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 import { readPlainPath } from './plain-path.js';
 import { withinDepthLimit } from '../json-limits.js';
 
 /**
  * JavaScript expressions of a flow (input transforms, branch conditions, loop iterators) run in the
- * sandbox like user code, never in the API or worker process: they are user code.
+ * sandbox like user code, never in the API or worker process: they are user code. They run as the
+ * flow's run-as user, like its steps: the sandbox (a warm process locally, a Lambda tenant on AWS)
+ * that evaluates one user's expressions over that user's flow data never evaluates another's.
  */
+
+/** Whose expressions they are: the flow job's workspace and the user it runs as. */
+export type ExpressionOwner = Pick<Job, 'workspace_id' | 'created_by'>;
 
 export class ExpressionError extends Error {
   constructor(message: string) {
@@ -17,7 +23,7 @@ export class ExpressionError extends Error {
   }
 }
 
-// One fixed evaluator, so every workspace keeps one warm process for all of its expressions.
+// One fixed evaluator, so each run-as identity keeps one warm evaluator for all of its expressions.
 const EVALUATOR = `export function main(exprs: string[], scope: Record<string, unknown>) {
   const names = Object.keys(scope);
   const values = names.map((n) => scope[n]);
@@ -34,27 +40,28 @@ const EVALUATOR_HASH = `expr-${sha256Hex(EVALUATOR).slice(0, 16)}`;
 const SCHEMA = { type: 'object' as const, properties: { exprs: {}, scope: {} }, required: ['exprs', 'scope'] };
 
 /** Evaluates the expressions against the scope; throws ExpressionError naming the first failing one. */
-export async function evaluate(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
+export async function evaluate(deps: WorkerDeps, owner: ExpressionOwner, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
   const plain = exprs.map((expr) => readPlainPath(expr, scope));
   const rest = exprs.filter((_, i) => !plain[i]);
-  const computed = await evaluateInSandbox(deps, workspaceId, rest, scope);
+  const computed = await evaluateInSandbox(deps, owner, rest, scope);
   let next = 0;
   return plain.map((read) => (read ? read.value : computed[next++]));
 }
 
-async function evaluateInSandbox(deps: WorkerDeps, workspaceId: string, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
+async function evaluateInSandbox(deps: WorkerDeps, owner: ExpressionOwner, exprs: string[], scope: Record<string, unknown>): Promise<unknown[]> {
   if (exprs.length === 0) return [];
   const run = deps.runner.run(
     {
       jobId: newUuid(),
-      workspaceId,
+      workspaceId: owner.workspace_id,
       language: 'nativets',
       scriptHash: EVALUATOR_HASH,
       content: EVALUATOR,
       args: { exprs, scope },
       schema: SCHEMA,
-      // Expressions get no token: they compute values, they do not call the API.
-      env: {},
+      // Expressions get no token: they compute values, they do not call the API. The run-as user
+      // picks the sandbox (runners key warm processes and Lambda tenants by OV_USERNAME).
+      env: { OV_USERNAME: owner.created_by },
       timeoutMs: Math.min(deps.config.jobTimeoutMs, 30_000),
       maxOutputBytes: deps.config.maxOutputBytes,
     },
@@ -72,10 +79,10 @@ async function evaluateInSandbox(deps: WorkerDeps, workspaceId: string, exprs: s
 }
 
 /** Input transforms to argument values: static ones as they are, javascript ones in one sandbox call. */
-export async function applyTransforms(deps: WorkerDeps, workspaceId: string, transforms: Record<string, Transform>, scope: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function applyTransforms(deps: WorkerDeps, owner: ExpressionOwner, transforms: Record<string, Transform>, scope: Record<string, unknown>): Promise<Record<string, unknown>> {
   const entries = Object.entries(transforms);
   const dynamic = entries.filter(([, t]) => t.type === 'javascript') as [string, { type: 'javascript'; expr: string }][];
-  const values = await evaluate(deps, workspaceId, dynamic.map(([, t]) => t.expr), scope);
+  const values = await evaluate(deps, owner, dynamic.map(([, t]) => t.expr), scope);
   const computed = new Map(dynamic.map(([name], i) => [name, values[i]]));
   return Object.fromEntries(entries.map(([name, t]) => [name, t.type === 'static' ? t.value : computed.get(name)]));
 }

@@ -1,4 +1,4 @@
-import { evaluate, ExpressionError } from './expressions.js';
+import { evaluate, ExpressionError, type ExpressionOwner } from './expressions.js';
 import { retryDelaySeconds } from './retry-policy.js';
 import { expressionScope, finish, type FlowRun, type StepAttempt } from './run-state.js';
 import type { FlowModule, SecondsSetting, StopAfterIf } from './definition.js';
@@ -17,7 +17,7 @@ export type Outcome = { ok: boolean; value: unknown; stepJob: string | null };
 /** The longest a flow sleeps after one step. */
 const MAX_SLEEP_SECONDS = 30 * 24 * 3600;
 
-export async function settleModule(deps: WorkerDeps, workspaceId: string, run: FlowRun, module: FlowModule, outcome: Outcome): Promise<void> {
+export async function settleModule(deps: WorkerDeps, owner: ExpressionOwner, run: FlowRun, module: FlowModule, outcome: Outcome): Promise<void> {
   run.step = null;
   const now = deps.clock.now();
   if (module.retry) {
@@ -37,7 +37,7 @@ export async function settleModule(deps: WorkerDeps, workspaceId: string, run: F
   run.previous_result = outcome.value;
   if (module.id === run.early_return && outcome.ok && !run.early_result) run.early_result = { value: outcome.value };
   const stopRule = isLoop(module) ? module.stop_after_all_iters_if : module.stop_after_if;
-  if (stopRule && (await stopsHere(deps, workspaceId, run, module, stopRule, outcome.value))) return;
+  if (stopRule && (await stopsHere(deps, owner, run, module, stopRule, outcome.value))) return;
   // A trigger step watches for new events: with none (an empty list), the flow has nothing to do.
   if (module.is_trigger && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
     run.stopped_early = module.id;
@@ -50,16 +50,16 @@ export async function settleModule(deps: WorkerDeps, workspaceId: string, run: F
   }
   run.index += 1;
   if (module.sleep === undefined) return;
-  const seconds = await secondsOf(deps, workspaceId, run, module.sleep, `step ${module.id}: sleep`).catch((e: unknown) => failOnExpression(run, module.id, e));
+  const seconds = await secondsOf(deps, owner, run, module.sleep, `step ${module.id}: sleep`).catch((e: unknown) => failOnExpression(run, module.id, e));
   if (seconds === undefined || seconds <= 0) return;
   run.step = { kind: 'wait', module: module.id, until: new Date(now.getTime() + Math.min(seconds, MAX_SLEEP_SECONDS) * 1000).toISOString(), reason: 'sleep' };
 }
 
 /** `stop_after_if`: evaluated with the step's `result`; when true the flow ends here, as the rule says. */
-async function stopsHere(deps: WorkerDeps, workspaceId: string, run: FlowRun, module: FlowModule, rule: StopAfterIf, result: unknown): Promise<boolean> {
+async function stopsHere(deps: WorkerDeps, owner: ExpressionOwner, run: FlowRun, module: FlowModule, rule: StopAfterIf, result: unknown): Promise<boolean> {
   let stop: unknown;
   try {
-    [stop] = await evaluate(deps, workspaceId, [rule.expr], { ...expressionScope(run), result });
+    [stop] = await evaluate(deps, owner, [rule.expr], { ...expressionScope(run), result });
   } catch (e) {
     failOnExpression(run, module.id, e);
     return true;
@@ -76,9 +76,9 @@ async function stopsHere(deps: WorkerDeps, workspaceId: string, run: FlowRun, mo
 }
 
 /** `skip_if`: true when the module is not to run at all. */
-export async function skipsModule(deps: WorkerDeps, workspaceId: string, run: FlowRun, module: FlowModule): Promise<boolean> {
+export async function skipsModule(deps: WorkerDeps, owner: ExpressionOwner, run: FlowRun, module: FlowModule): Promise<boolean> {
   if (!module.skip_if) return false;
-  const [skip] = await evaluate(deps, workspaceId, [module.skip_if.expr], expressionScope(run));
+  const [skip] = await evaluate(deps, owner, [module.skip_if.expr], expressionScope(run));
   if (!skip) return false;
   run.skipped = [...(run.skipped ?? []), module.id];
   run.index += 1;
@@ -86,8 +86,8 @@ export async function skipsModule(deps: WorkerDeps, workspaceId: string, run: Fl
 }
 
 /** A number of seconds given as a number, a static value or an expression. */
-export async function secondsOf(deps: WorkerDeps, workspaceId: string, run: FlowRun, setting: SecondsSetting, what: string): Promise<number> {
-  const value = typeof setting === 'number' ? setting : setting.type === 'static' ? setting.value : (await evaluate(deps, workspaceId, [setting.expr], expressionScope(run)))[0];
+export async function secondsOf(deps: WorkerDeps, owner: ExpressionOwner, run: FlowRun, setting: SecondsSetting, what: string): Promise<number> {
+  const value = typeof setting === 'number' ? setting : setting.type === 'static' ? setting.value : (await evaluate(deps, owner, [setting.expr], expressionScope(run)))[0];
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new ExpressionError(`${what} is not a number of seconds (${JSON.stringify(value)})`);
   return value;
 }

@@ -16,7 +16,7 @@ export async function settleSuspendStep(deps: WorkerDeps, job: Job, run: FlowRun
   const settings = module.suspend ?? suspendSettings.parse({});
   const rule = settings.user_groups_required;
   if (rule?.type === 'javascript' && current.groups === undefined) {
-    const [value] = await evaluate(deps, job.workspace_id, [rule.expr], expressionScope(run)).catch((e: Error) => [e]);
+    const [value] = await evaluate(deps, job, [rule.expr], expressionScope(run)).catch((e: Error) => [e]);
     const groups: unknown = typeof value === 'string' ? [value] : value;
     if (!Array.isArray(groups) || !groups.every((g) => typeof g === 'string')) {
       const message = value instanceof Error ? value.message : 'user_groups_required did not evaluate to a group name or a list of them';

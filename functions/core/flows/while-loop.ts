@@ -1,4 +1,4 @@
-import { evaluate, ExpressionError } from './expressions.js';
+import { evaluate, ExpressionError, type ExpressionOwner } from './expressions.js';
 import { expressionScope, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import type { Outcome } from './module-outcome.js';
@@ -25,7 +25,7 @@ export async function iterationJob(run: FlowRun, module: FlowModule, index: numb
 /** After an iteration: another one (`next`), or the loop's outcome (every iteration's result, or its error). */
 export async function settleIteration(
   deps: WorkerDeps,
-  workspaceId: string,
+  owner: ExpressionOwner,
   run: FlowRun,
   module: FlowModule,
   current: Extract<FlowStep, { kind: 'while' }>,
@@ -37,7 +37,7 @@ export async function settleIteration(
   const rule = module.stop_after_if;
   if (rule) {
     try {
-      const [stop] = await evaluate(deps, workspaceId, [rule.expr], { ...expressionScope(run), result: ended.value, iter: { index: current.iteration } });
+      const [stop] = await evaluate(deps, owner, [rule.expr], { ...expressionScope(run), result: ended.value, iter: { index: current.iteration } });
       if (stop) return { ok: true, value: results, stepJob: null };
     } catch (e) {
       if (!(e instanceof ExpressionError)) throw e;
