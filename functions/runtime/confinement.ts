@@ -166,9 +166,14 @@ export class Confiner {
    */
   forRunner(workRoot: string): JailSource {
     const network = this.status.network === 'namespace' ? new JobNetwork(workRoot, this.networkSetting.allow) : undefined;
+    const releasing = new Set<Promise<void>>();
     return {
-      open: (limits) => this.open(workRoot, network, limits),
-      close: async () => network?.close(),
+      open: (limits) => this.open(workRoot, network, limits, releasing),
+      close: async () => {
+        // A one-shot job is answered before its jail is back (one-shot.ts): its slot and cgroup first.
+        await Promise.all(releasing);
+        await network?.close();
+      },
     };
   }
 
@@ -183,7 +188,7 @@ export class Confiner {
   }
 
   /** A jail with its own uid, cgroup and slot; `limits` may lower the instance's (a workspace setting). */
-  private async open(workRoot: string, network: JobNetwork | undefined, limits: Partial<ResourceLimits> = {}): Promise<Jail> {
+  private async open(workRoot: string, network: JobNetwork | undefined, limits: Partial<ResourceLimits> = {}, releasing?: Set<Promise<void>>): Promise<Jail> {
     const effective = lowerOf(this.status.limits, limits);
     const uid = this.freeUids.shift();
     if (this.status.isolation !== 'none' && uid === undefined) {
@@ -207,7 +212,7 @@ export class Confiner {
       if (uid !== undefined) this.freeUids.push(uid);
       throw error;
     }
-    return new ProcessJail(this, uid, cgroup, effective, this.options.hiddenPaths ?? [], workRoot, network && slot ? { network, slot } : undefined);
+    return new ProcessJail(this, uid, cgroup, effective, this.options.hiddenPaths ?? [], workRoot, network && slot ? { network, slot } : undefined, releasing);
   }
 
   /** @internal */
@@ -235,6 +240,8 @@ class ProcessJail implements Jail {
     private readonly hiddenPaths: string[],
     workRoot: string,
     private readonly boundary: { network: JobNetwork; slot: JobSlot } | undefined,
+    /** Where releases in flight are kept until done, for the runner's close to wait on. */
+    private readonly releasing?: Set<Promise<void>>,
   ) {
     this.refusedBefore = cgroup?.forksRefused() ?? 0;
     this.workDir = boundary?.slot.dir ?? workRoot;
@@ -310,7 +317,12 @@ class ProcessJail implements Jail {
       // Nothing of the process is left to hold a socket or a file: the slot may serve another.
       if (this.boundary) await this.boundary.network.slots.give(this.boundary.slot);
     })();
-    return this.released;
+    const released = this.released;
+    if (this.releasing && !this.releasing.has(released)) {
+      this.releasing.add(released);
+      void released.finally(() => this.releasing?.delete(released));
+    }
+    return released;
   }
 }
 

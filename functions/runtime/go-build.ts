@@ -9,6 +9,7 @@ import { GO_SCRIPT_FILE, goSignature } from '../core/schema/go.js';
 import { SchemaInferenceError } from '../core/schema/errors.js';
 import { goClientDir } from './client-libraries.js';
 import { externalImports, goBuildFiles } from './go-source.js';
+import { forgetServesWarm, servesWarm } from './go-warm.js';
 import { resolveExecutable } from './sandbox-process.js';
 
 /** A build that takes longer than this is stopped and the script refused. */
@@ -76,7 +77,8 @@ export class GoCompiler implements ScriptCompiler {
       };
     }
     const binary = goBinaryPath(this.options.cacheDir, content);
-    const turn = this.queue.then(() => (existsSync(binary) ? ({ ok: true } as const) : this.build(content, binary)));
+    // A binary an older svc built has no serve loop (it would run one process per job): built again.
+    const turn = this.queue.then(async () => (existsSync(binary) && (await servesWarm(binary)) ? ({ ok: true } as const) : this.build(content, binary)));
     this.queue = turn.catch(() => undefined);
     return turn;
   }
@@ -119,6 +121,7 @@ export async function buildGoBinary(content: string, binary: string, build: GoBi
     await chmod(join(dir, 'main'), 0o755);
     // A rename is atomic: a concurrent create of the same content finds a whole binary or none.
     await rename(join(dir, 'main'), binary);
+    forgetServesWarm(binary);
     return null;
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -20,22 +20,20 @@ export const GO_NOT_ON_THIS_RUNNER = 'Go scripts do not run on this runner: it h
 
 type Reply = { ok: true; result: unknown } | { ok: false; error: JobError };
 
-/**
- * Runs a Go script's binary, built at create (go-build.ts), in a fresh confined process per job:
- * a copy of it in the job's directory, the arguments as JSON on stdin, the result as one JSON
- * line on fd 3, stdout and stderr as the log.
- */
-export async function runGo(
-  req: RunRequest,
-  hooks: RunHooks,
-  signal: AbortSignal,
-  track: TrackProcess,
-  jails: JailSource,
-  cacheDir: string | undefined,
-): Promise<RunOutcome> {
+/** The binary of the job's version, built at create (go-build.ts), or why the job cannot run. */
+export function goBinary(req: RunRequest, cacheDir: string | undefined): { ok: true; binary: string } | { ok: false; error: JobError } {
   if (cacheDir === undefined) return { ok: false, error: { name: 'ExecutionErr', message: GO_NOT_ON_THIS_RUNNER } };
-  const built = goBinaryPath(cacheDir, req.content);
-  if (!existsSync(built)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
+  const binary = goBinaryPath(cacheDir, req.content);
+  if (!existsSync(binary)) return { ok: false, error: { name: 'ExecutionErr', message: GO_BINARY_MISSING } };
+  return { ok: true, binary };
+}
+
+/**
+ * Runs a Go script's binary in a fresh confined process for one job, for a binary built before
+ * the serve loop (go-warm.ts runs the others): a copy of it in the job's directory, the arguments
+ * as JSON on stdin, the result as one JSON line on fd 3, stdout and stderr as the log.
+ */
+export async function runGo(req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: TrackProcess, jails: JailSource, built: string): Promise<RunOutcome> {
   return inOneShotJobDir(req, jails, 'go', async (jobDir, jail) => {
     const binary = join(jobDir, 'main');
     await copyFile(built, binary);

@@ -3,7 +3,8 @@ import type { CodeRunner, Ecosystem, JobError, RunHooks, RunOutcome, RunRequest 
 import { runBash } from './bash-runner.js';
 import { Confiner } from './confinement.js';
 import { startDenoSpare } from './deno-runner.js';
-import { runGo } from './go-runner.js';
+import { goBinary, runGo } from './go-runner.js';
+import { goCall, servesWarm, startGoProcess } from './go-warm.js';
 import { canceledError } from './job-guard.js';
 import { pythonCall, startPythonSpare } from './python-runner.js';
 import { prepareWorkRoot, type SandboxProcess } from './sandbox-process.js';
@@ -54,7 +55,7 @@ export interface LocalRunner extends CodeRunner {
 }
 
 /**
- * Runs user code in sandboxed child processes on this machine. TypeScript, Deno and Python jobs go to
+ * Runs user code in sandboxed child processes on this machine. TypeScript, Deno, Python and Go jobs go to
  * warm processes that already hold the script version, so a run costs a message, not a start. A
  * version without one takes a pre-started spare of its language and identity and gives it its
  * code (README: Job confinement, warm processes).
@@ -117,15 +118,33 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       return worker;
     };
     const key = JSON.stringify([...identity, req.language, req.scriptHash]);
+    return runLeased(key, start, req, python ? pythonCall(req) : typeScriptCall(req), hooks, signal);
+  }
+
+  /** One job in a warm process of `key` (started with `start` when none is idle). */
+  async function runLeased(key: string, start: () => Promise<WarmWorker>, req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
     const lease: Lease<WarmWorker> = await pool.acquire(key, start, signal);
     let reusable = false;
     try {
-      const run = await lease.worker.run(req, python ? pythonCall(req) : typeScriptCall(req), hooks, signal);
+      const run = await lease.worker.run(req, call, hooks, signal);
       reusable = run.reusable;
       return run.outcome;
     } finally {
       pool.release(lease, reusable);
     }
+  }
+
+  /**
+   * A Go job goes to a warm process of its version's binary, in the same trust domain as the other
+   * languages' (there is no spare: the binary is the code). A binary without the serve loop (built
+   * by an older svc) runs one process per job.
+   */
+  async function runGoJob(req: RunRequest, hooks: RunHooks, signal: AbortSignal): Promise<RunOutcome> {
+    const built = goBinary(req, options.goCacheDir);
+    if (!built.ok) return built;
+    if (!(await servesWarm(built.binary))) return runGo(req, hooks, signal, trackBash, jails, built.binary);
+    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null, 'go', built.binary]);
+    return runLeased(key, () => startGoProcess(built.binary, req, signal, jails), req, goCall(req), hooks, signal);
   }
 
   /**
@@ -158,7 +177,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
         if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, jails);
-        if (req.language === 'go') return await runGo(req, hooks, signal, trackBash, jails, options.goCacheDir);
+        if (req.language === 'go') return await runGoJob(req, hooks, signal);
         return await runWarm(req, hooks, signal);
       } catch (error) {
         return { ok: false, error: asJobError(error) };

@@ -17,9 +17,12 @@ import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 export type TrackProcess = (proc: SandboxProcess) => () => void;
 
 /**
- * The life of a one-shot job (Bash, Deno, Go) around its process: a fresh jail and job directory,
- * the shared folder written in and, after `run`, collected back; then the jail released and the
- * directory removed, whatever happened.
+ * The life of a one-shot job (Bash, a Go binary without the serve loop) around its process: a
+ * fresh jail and job directory, the shared folder written in and, after `run`, collected back;
+ * then the jail released and the directory removed, whatever happened. The outcome does not wait
+ * for that: bwrap's PID-namespace init, a zombie once bwrap has exited, keeps the jail's cgroup
+ * populated until the machine's PID 1 reaps it (over half a second on a container whose init reaps
+ * late); the runner's `JailSource.close` waits for releases still in flight.
  */
 export async function inOneShotJobDir(
   req: RunRequest,
@@ -35,8 +38,10 @@ export async function inOneShotJobDir(
     const outcome = await run(jobDir, jail);
     return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
   } finally {
-    await jail.release();
-    await removeDir(jobDir);
+    void jail
+      .release()
+      .then(() => removeDir(jobDir))
+      .catch(() => undefined);
   }
 }
 

@@ -61,7 +61,7 @@ export async function startPythonSpare(limits: JobResourceLimits | undefined, ja
 }
 
 /** JSON lines: requests on the child's fd 3, replies on its fd 4. */
-function pipeChannel(child: ChildProcess): ShimChannel {
+export function pipeChannel(child: ChildProcess): ShimChannel {
   const requests = child.stdio[3] as Writable;
   const replies = child.stdio[4] as Readable;
   // Writes to a dead child fail with EPIPE; its exit is reported to the job separately.

@@ -52,7 +52,8 @@ interface CurrentJob {
 
 /**
  * One warm child process running a shim that imports one script version on its first job. It
- * starts as a spare without code; `loadCode` gives it its one version for good. It serves one job
+ * starts as a spare without code; `loadCode` gives it its one version for good (a Go process is its
+ * version's binary, so it starts with its code). It serves one job
  * at a time: the job's arguments, environment and cwd go in, logs, stream chunks and the result
  * come out.
  */
@@ -63,7 +64,7 @@ export class WarmWorker {
   private disposed: Promise<void> | undefined;
   /** The previous job's directory, kept when that job left it empty: saves a mkdir/chown/rm per run. */
   private spareJobDir: string | undefined;
-  private codeLoaded = false;
+  private codeLoaded: boolean;
 
   constructor(
     private readonly proc: SandboxProcess,
@@ -74,7 +75,10 @@ export class WarmWorker {
     private readonly jail: Jail,
     /** Where the shim imports the script from on the first job; empty until `loadCode`. */
     private readonly codePath: string,
+    /** True for a process that is its code (a Go binary): it never takes `loadCode`. */
+    codeInPlace = false,
   ) {
+    this.codeLoaded = codeInPlace;
     proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
     proc.child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
