@@ -1,6 +1,6 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { log } from '../core/logger.js';
-import { reapStuckJobs } from '../core/stuck-jobs.js';
+import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
 import { awsShell } from '../shells/aws.js';
 

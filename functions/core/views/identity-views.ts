@@ -3,8 +3,8 @@ import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
 import { ENTITY_VALUES } from '../documents/entity-values.js';
 import type { Member } from '../permissions.js';
-import type { Invite, listMyInvites } from '../invites.js';
-import type { TokenView as CoreTokenView } from '../tokens.js';
+import type { Invite, listMyInvites } from '../identity/invites.js';
+import type { TokenView as CoreTokenView } from '../identity/tokens.js';
 import type { UserView as CoreUserView } from '../users.js';
 
 /**

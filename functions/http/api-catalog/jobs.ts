@@ -1,5 +1,5 @@
 import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
-import { createBody as createUploadBody, completeBody, abortBody } from '../../core/upload-sessions.js';
+import { createBody as createUploadBody, completeBody, abortBody } from '../../core/uploads/upload-sessions.js';
 import { consentBody } from '../../core/flows/consent.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { requestBody as slackApprovalBody } from '../../core/chat/chat-approval-request.js';
