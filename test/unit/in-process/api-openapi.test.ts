@@ -104,11 +104,7 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'post /api/w/:workspace/chat/teams/messages',
   ],
   'not described yet': [
-    'post /api/auth/login',
-    'get /api/audit/list',
-    'get /api/users/notifications',
     'post /api/w/:workspace/scripts/generate_metadata',
-    'get /api/w/:workspace/jobs_u/getupdate/:id',
   ],
 };
 
