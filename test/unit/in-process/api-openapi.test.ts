@@ -103,14 +103,17 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'post /api/w/:workspace/chat/teams/send_message/:job',
     'post /api/w/:workspace/chat/teams/messages',
   ],
-  'not described yet': [
-    'post /api/w/:workspace/scripts/generate_metadata',
-  ],
+  // infer_schema and flows/validate: added on main by the editor and flows branches.
+  'not described yet': ['post /api/w/:workspace/scripts/generate_metadata', 'post /api/w/:workspace/scripts/infer_schema', 'post /api/w/:workspace/flows/validate'],
 };
 
 describe('the API document describes answers by schema', () => {
   it('gives every JSON answer a schema, except those it describes in words for a reason', () => {
-    const inWords = API_OPERATIONS.filter((op) => (op.response.type ?? 'json') === 'json' && !op.response.schema).map((op) => `${op.method} ${op.path}`);
-    expect(inWords.sort(), 'a new JSON answer needs a schema in core/views (or a reason here)').toEqual(Object.values(DESCRIBED_IN_WORDS).flat().sort());
+    const listed = new Set(Object.values(DESCRIBED_IN_WORDS).flat());
+    const json = API_OPERATIONS.filter((op) => (op.response.type ?? 'json') === 'json');
+    const unexplained = json.filter((op) => !op.response.schema && !listed.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
+    expect(unexplained, 'a new JSON answer needs a schema in core/views (or a reason here)').toEqual([]);
+    const describedAfterAll = json.filter((op) => op.response.schema && listed.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
+    expect(describedAfterAll, 'answers that have a schema now: take them off the list').toEqual([]);
   });
 });
