@@ -2,6 +2,9 @@ import { EXIT, type ExitCode } from './errors.js';
 import { connect, type ConnectionFlags } from './connection.js';
 import type { JsonFlag } from './account-commands.js';
 import type { Io } from './io.js';
+import type { FlowListItem, ResourceListItem, ScriptListItem, VariableView } from '../core/views/item-views.js';
+import type { ScheduleView } from '../core/views/trigger-views.js';
+import type { JobWithFlowStatus } from '../core/views/job-view.js';
 
 /**
  * `svc <kind> list`: what the console's lists show, as a table (or the server's JSON with
@@ -11,18 +14,23 @@ import type { Io } from './io.js';
 
 type Row = Record<string, unknown>;
 
-interface Listing {
+/** A list endpoint and its columns, typed by the answer the API document describes (core/views), so a renamed field fails `npm run check`. */
+interface Listing<T> {
   /** The endpoint under /api/w/<ws>. */
   path: string;
-  columns: { title: string; value: (row: Row) => unknown }[];
+  columns: { title: string; value: (row: T) => unknown }[];
   /** What to say when the list is empty. */
   none: string;
 }
 
-const at = (key: string) => (row: Row) => row[key];
+const listing = <T>(l: Listing<T>): Listing<T> => l;
+const at =
+  <T>(key: keyof T & string) =>
+  (row: T) =>
+    row[key];
 
 export const LISTINGS = {
-  script: {
+  script: listing<ScriptListItem>({
     path: '/scripts/list',
     columns: [
       { title: 'PATH', value: at('path') },
@@ -32,16 +40,16 @@ export const LISTINGS = {
       { title: 'SUMMARY', value: at('summary') },
     ],
     none: 'no scripts',
-  },
-  flow: {
+  }),
+  flow: listing<FlowListItem>({
     path: '/flows/list',
     columns: [
       { title: 'PATH', value: at('path') },
       { title: 'VERSION', value: at('version') },
     ],
     none: 'no flows',
-  },
-  schedule: {
+  }),
+  schedule: listing<ScheduleView>({
     path: '/schedules/list',
     columns: [
       { title: 'PATH', value: at('path') },
@@ -51,8 +59,8 @@ export const LISTINGS = {
       { title: 'LAST JOB', value: (r) => r.last_job ?? '' },
     ],
     none: 'no schedules',
-  },
-  resource: {
+  }),
+  resource: listing<ResourceListItem>({
     path: '/resources/list',
     columns: [
       { title: 'PATH', value: at('path') },
@@ -60,8 +68,8 @@ export const LISTINGS = {
       { title: 'DESCRIPTION', value: at('description') },
     ],
     none: 'no resources',
-  },
-  variable: {
+  }),
+  variable: listing<VariableView>({
     path: '/variables/list',
     // A secret's value is never listed by the server; a plain one is left out too, lists are for finding.
     columns: [
@@ -70,8 +78,8 @@ export const LISTINGS = {
       { title: 'DESCRIPTION', value: at('description') },
     ],
     none: 'no variables',
-  },
-  job: {
+  }),
+  job: listing<JobWithFlowStatus>({
     path: '/jobs/list',
     columns: [
       { title: 'ID', value: at('id') },
@@ -82,8 +90,8 @@ export const LISTINGS = {
       { title: 'CREATED', value: at('created_at') },
     ],
     none: 'no runs',
-  },
-} satisfies Record<string, Listing>;
+  }),
+};
 
 export type ListKind = keyof typeof LISTINGS;
 
@@ -96,7 +104,8 @@ export interface JobListFlags {
 }
 
 export async function listCommand(kind: ListKind, flags: ConnectionFlags & JsonFlag & JobListFlags, io: Io): Promise<ExitCode> {
-  const listing: Listing = LISTINGS[kind];
+  // Each listing reads its own answer's type; here the rows are only passed to its columns.
+  const listing = LISTINGS[kind] as unknown as Listing<Row>;
   const remote = connect(flags, io);
   let rows = await remote.get<Row[]>(kind === 'job' ? `${listing.path}?${jobQuery(flags)}` : listing.path);
   // Runs a user started, not the steps and sub-flows a flow ran for them.

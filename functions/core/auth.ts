@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 import { hmacSha256Hex, newSecret, newShortId, sha256Hex } from './crypto.js';
-import { looksLikeJobToken, verifyJobToken } from './job-tokens.js';
-import { parseScopes, type Scope } from './scopes.js';
+import { looksLikeJobToken, verifyJobToken } from './runs/job-tokens.js';
+import { parseScopes, type Scope } from './identity/scopes.js';
 import type { CoreDeps } from './deps.js';
 import type { Clock, Store, TokenRecord } from '../ports.js';
 

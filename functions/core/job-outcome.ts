@@ -1,5 +1,5 @@
 import { onScheduledJobFailed, onScheduledJobSucceeded } from './triggers/schedule-handlers.js';
-import { onWorkspaceJobFailed } from './workspace-error-handler.js';
+import { onWorkspaceJobFailed } from './workspace/workspace-error-handler.js';
 import type { CoreDeps } from './deps.js';
 import type { Job } from '../ports.js';
 

@@ -1,5 +1,5 @@
 import { ApiError } from './errors.js';
-import { scopesAllow, type Domain, type Verb } from './scopes.js';
+import { scopesAllow, type Domain, type Verb } from './identity/scopes.js';
 import { getEntityValue, listEntityValues } from './entities.js';
 import type { Principal } from './auth.js';
 import type { CoreDeps } from './deps.js';

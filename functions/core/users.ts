@@ -1,10 +1,10 @@
 import { instanceAnnouncer } from './events/announce.js';
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from './errors.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './identity/passwords.js';
 import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
 import { parseBody } from './validation.js';
-import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
+import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './identity/login-throttle.js';
 import type { CoreDeps } from './deps.js';
 import type { User } from '../ports.js';
 
@@ -78,7 +78,7 @@ export interface Session {
 
 /**
  * Checks the password and opens a session; the same 401 for an unknown user and a wrong password.
- * `address` is the client's, for the per-address limit (core/login-throttle.ts).
+ * `address` is the client's, for the per-address limit (core/identity/login-throttle.ts).
  */
 export async function login(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, body: unknown, address: string | null = null): Promise<Session> {
   if (typeof body === 'object' && body !== null && 'token' in body) return loginWithToken(deps, body);

@@ -3,7 +3,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { errorText, log } from '../core/logger.js';
-import { failUndeliverable } from '../core/stuck-jobs.js';
+import { failUndeliverable } from '../core/runs/stuck-jobs.js';
 import { awsShell } from '../shells/aws.js';
 
 /**

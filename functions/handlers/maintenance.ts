@@ -1,5 +1,5 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { sweepTokens } from '../core/token-expiry.js';
+import { sweepTokens } from '../core/identity/token-expiry.js';
 import { runsWithPendingNotices } from '../core/flows/timers.js';
 import { awsShell } from '../shells/aws.js';
 import { log } from '../core/logger.js';

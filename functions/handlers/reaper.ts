@@ -2,7 +2,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import type { ScheduledEvent } from 'aws-lambda';
 import { log } from '../core/logger.js';
 import { isFinished } from '../core/jobs.js';
-import { reapStuckJobs } from '../core/stuck-jobs.js';
+import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/concurrency.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';

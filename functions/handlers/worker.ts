@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkerDeps } from '../core/deps.js';
-import { executeJob } from '../core/worker.js';
+import { executeJob } from '../core/runs/worker.js';
 import { isFinished } from '../core/jobs.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';

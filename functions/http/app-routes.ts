@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { appHistory, createApp, deleteApp, getApp, getAppVersion, listApps, updateApp } from '../core/apps.js';
+import { appHistory, createApp, deleteApp, getApp, getAppVersion, listApps, updateApp } from '../core/workspace/apps.js';
 import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -8,7 +8,7 @@ import { readJsonBody } from './json-body.js';
 
 const versionId = z.object({ id: z.coerce.number().int().positive() });
 
-/** Apps, stored and versioned (core/apps.ts), in the shapes of Windmill's app API. */
+/** Apps, stored and versioned (core/workspace/apps.ts), in the shapes of Windmill's app API. */
 export function appRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
   r.post('/apps/create', async (c) => c.text((await createApp(deps, c.get('rights'), await readJsonBody(c))).path, 201));

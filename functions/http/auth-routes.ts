@@ -1,14 +1,15 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/users.js';
-import { createToken, deleteToken, listTokens } from '../core/tokens.js';
+import { createToken, deleteToken, listTokens } from '../core/identity/tokens.js';
 import { listOutbox } from '../core/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 import { clientAddress } from './client-address.js';
-import { listAudit } from '../core/login-throttle.js';
+import { listAudit } from '../core/identity/login-throttle.js';
 import { authenticate, requireInstanceAdmin } from '../core/auth.js';
+import type { LoginView } from '../core/views/identity-views.js';
 
 /** Users, password login (session cookie) and the caller's own API tokens. */
 export function authRoutes(deps: CoreDeps) {
@@ -28,7 +29,7 @@ export function authRoutes(deps: CoreDeps) {
       path: '/',
       expires: new Date(session.expires_at),
     });
-    return c.json({ username: session.username, expires_at: session.expires_at });
+    return c.json({ username: session.username, expires_at: session.expires_at } satisfies LoginView);
   });
 
   r.post('/auth/logout', async (c) => {

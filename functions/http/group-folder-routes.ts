@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember } from '../core/groups.js';
-import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from '../core/folders.js';
+import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember } from '../core/identity/groups.js';
+import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from '../core/identity/folders.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

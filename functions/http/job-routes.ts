@@ -8,7 +8,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
-import { downloadUpload } from '../core/uploads.js';
+import { downloadUpload } from '../core/uploads/uploads.js';
 import { getJobLogUpdate, parseLogOffset } from '../core/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { ApiError } from '../core/errors.js';
 import { JsonSyntaxError, parseJsonWithLimits } from '../core/json-limits.js';
 
-/** Management endpoints take JSON only; webhooks accept anything (see core/payload.ts). */
+/** Management endpoints take JSON only; webhooks accept anything (see core/runs/payload.ts). */
 export async function readJsonBody(c: Context): Promise<unknown> {
   const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (!/^application\/([\w.-]+\+)?json$/.test(type)) {

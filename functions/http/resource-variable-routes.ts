@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { createResource, deleteResource, getResource, listResources, updateResource } from '../core/resources.js';
-import { createResourceType, deleteResourceType, getResourceType, listResourceTypes, updateResourceType } from '../core/resource-types.js';
-import { createVariable, deleteVariable, getVariable, getVariableSealed, listVariables, updateVariable } from '../core/variables.js';
-import { BindingError, interpolate } from '../core/bindings.js';
+import { createResource, deleteResource, getResource, listResources, updateResource } from '../core/workspace/resources.js';
+import { createResourceType, deleteResourceType, getResourceType, listResourceTypes, updateResourceType } from '../core/workspace/resource-types.js';
+import { createVariable, deleteVariable, getVariable, getVariableSealed, listVariables, updateVariable } from '../core/workspace/variables.js';
+import { BindingError, interpolate } from '../core/workspace/bindings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

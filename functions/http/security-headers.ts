@@ -7,7 +7,7 @@ import { ApiError } from '../core/errors.js';
  * than per-page code: a page added later gets the same protection without remembering it.
  *
  * A response that already has a Content-Security-Policy keeps it: that is user content, which the
- * core serves sandboxed (core/sync-response.ts) and which may be embedded where its owner wants.
+ * core serves sandboxed (core/runs/sync-response.ts) and which may be embedded where its owner wants.
  */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();

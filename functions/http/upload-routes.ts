@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
-import { abortUpload, completeUpload, createUpload, putUploadPart } from '../core/upload-sessions.js';
+import { abortUpload, completeUpload, createUpload, putUploadPart } from '../core/uploads/upload-sessions.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
 
-/** Large uploads (core/upload-sessions.ts): create, the local shell's part PUTs, complete, abort. */
+/** Large uploads (core/uploads/upload-sessions.ts): create, the local shell's part PUTs, complete, abort. */
 export function uploadRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 

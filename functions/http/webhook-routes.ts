@@ -3,7 +3,7 @@ import { editWorkspaceWebhook } from '../core/events/webhook-settings.js';
 import { deliveryListQuery, listWorkspaceDeliveries, redeliverWorkspaceEvent } from '../core/events/deliveries.js';
 import { editInstanceWebhook, getInstanceWebhook, listInstanceDeliveries, redeliverInstanceEvent } from '../core/events/instance-webhook.js';
 import { parseBody } from '../core/validation.js';
-import { acceptInvite, cancelInvite, declineInvite, inviteUser, listMyInvites, listWorkspaceInvites } from '../core/invites.js';
+import { acceptInvite, cancelInvite, declineInvite, inviteUser, listMyInvites, listWorkspaceInvites } from '../core/identity/invites.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

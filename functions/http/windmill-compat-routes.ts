@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { getVariable } from '../core/variables.js';
-import { updateResource } from '../core/resources.js';
+import { getVariable } from '../core/workspace/variables.js';
+import { updateResource } from '../core/workspace/resources.js';
 import { jobResultMaybe, resourceExists, rootJobId, variableExists } from '../core/windmill-compat.js';
 import { parseBody } from '../core/validation.js';
 import type { CoreDeps } from '../core/deps.js';

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspaces.js';
-import { getJobLimits, setJobLimits } from '../core/job-limits-setting.js';
-import { addMember, listMembers, removeMember, updateMember } from '../core/members.js';
-import { getSyncKey, setSyncKey } from '../core/sync-key.js';
-import { getErrorHandler, setErrorHandler } from '../core/workspace-error-handler.js';
+import { getJobLimits, setJobLimits } from '../core/workspace/job-limits-setting.js';
+import { addMember, listMembers, removeMember, updateMember } from '../core/identity/members.js';
+import { getSyncKey, setSyncKey } from '../core/workspace/sync-key.js';
+import { getErrorHandler, setErrorHandler } from '../core/workspace/workspace-error-handler.js';
 import { webhookView } from '../core/events/webhook-settings.js';
 import { getRoutePrefix, setRoutePrefix } from '../core/triggers/route-prefix.js';
 import type { CoreDeps } from '../core/deps.js';

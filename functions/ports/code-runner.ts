@@ -93,7 +93,7 @@ export interface RunRequest {
   /** Arguments by parameter name; the runner passes those named in `schema` to `main`. */
   args: Record<string, unknown>;
   schema: InputSchema;
-  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3), OV_JOB_ATTEMPT, and their WM_* twins for Windmill's clients (core/windmill-env.ts). */
+  /** The only environment the user code sees: OV_TOKEN, OV_WORKSPACE, BASE_INTERNAL_URL, OV_JOB_ID, OV_JOB_PATH, OV_USERNAME (spec 2.3), OV_JOB_ATTEMPT, and their WM_* twins for Windmill's clients (core/runs/windmill-env.ts). */
   env: Record<string, string>;
   timeoutMs: number;
   maxOutputBytes: number;

@@ -22,7 +22,7 @@ import { FileBlobStore } from '../adapters/local/file-blob-store.js';
 import { AesSecretCipher } from '../adapters/local/aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from '../adapters/local/key-file.js';
 import { SmtpEmailSender } from '../adapters/local/smtp-email-sender.js';
-import { sweepTokens } from '../core/token-expiry.js';
+import { sweepTokens } from '../core/identity/token-expiry.js';
 import { pruneFinishedJobs } from '../core/console/retention.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
 import { startEventDispatcher } from '../adapters/local/event-dispatcher.js';

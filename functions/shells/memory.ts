@@ -1,5 +1,5 @@
 import { DEFAULT_RETRY_SCHEDULE } from '../core/events/retry-schedule.js';
-import { DEFAULT_UPLOAD_SETTINGS } from '../core/upload-sessions.js';
+import { DEFAULT_UPLOAD_SETTINGS } from '../core/uploads/upload-sessions.js';
 import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { createApp } from '../http/app.js';

@@ -9,7 +9,7 @@ import { DynamoStore } from '../../functions/adapters/aws/dynamo-store.js';
 import { JobDispatcher, TableStreamJobQueue } from '../../functions/adapters/aws/job-outbox.js';
 import { SqsJobQueue } from '../../functions/adapters/aws/sqs-job-queue.js';
 import { executionName } from '../../functions/adapters/aws/step-functions-flow-runner.js';
-import { STUCK_JOB_ERRORS } from '../../functions/core/stuck-jobs.js';
+import { STUCK_JOB_ERRORS } from '../../functions/core/runs/stuck-jobs.js';
 import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.js';
 import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatcher.js';
 import { handler as reaperHandler } from '../../functions/handlers/reaper.js';

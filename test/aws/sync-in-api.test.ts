@@ -13,7 +13,7 @@ import { JobDispatcher } from '../../functions/adapters/aws/job-outbox.js';
 import { inProcessInvoke } from '../../functions/adapters/aws/sandbox-in-process.js';
 import type { SandboxEvent, SandboxInvoke } from '../../functions/adapters/aws/sandbox-protocol.js';
 import { SqsJobQueue, decodeJobMessage } from '../../functions/adapters/aws/sqs-job-queue.js';
-import { STUCK_JOB_ERRORS } from '../../functions/core/stuck-jobs.js';
+import { STUCK_JOB_ERRORS } from '../../functions/core/runs/stuck-jobs.js';
 import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatcher.js';
 import { closeSandbox, setSandboxWorkDir } from '../../functions/handlers/sandbox.js';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';

@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { uploadSettingsFromEnv } from '../../functions/core/upload-sessions.js';
+import { uploadSettingsFromEnv } from '../../functions/core/uploads/upload-sessions.js';
 import type { SvcStack, SvcStackProps } from '../../lib/svc-stack.js';
 import { buildSvcApp, logicalId } from './svc-app.js';
 

@@ -15,7 +15,7 @@ import {
   variableSchema,
   variableWithValueSchema,
 } from '../../functions/core/views/item-views.js';
-import { inviteSchema, memberSchema, myInviteSchema } from '../../functions/core/views/identity-views.js';
+import { auditEntrySchema, inviteSchema, loginSchema, memberSchema, myInviteSchema, noticeSchema } from '../../functions/core/views/identity-views.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema, runtimeSchema } from '../../functions/core/views/approval-views.js';
 import { httpTriggerSchema, scheduleSchema } from '../../functions/core/views/trigger-views.js';
 import {
@@ -30,7 +30,7 @@ import {
   workspaceSettingsSchema,
   workspaceWebhookSchema,
 } from '../../functions/core/views/settings-views.js';
-import { abortedUploadSchema, bulkCancelSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../functions/core/views/run-views.js';
+import { abortedUploadSchema, bulkCancelSchema, jobLogUpdateSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../functions/core/views/run-views.js';
 
 /**
  * The answers of variables, apps, schedules, routes, workspace settings, events, the console's runs,
@@ -187,6 +187,19 @@ describe('the API document describes the answers', () => {
     const decided = await s.fetch(`/api/v1/runs/${waiting.id}/consent`, { method: 'POST', token: approver, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approved', reason: 'fine' }) });
     await expectDescribed(decided, consentOutcomeSchema, 'post /api/v1/runs/{run_id}/consent');
     await expectDescribed(await s.post(`${W()}/flows/archive/u/admin/gated`, { archived: true }), archivedFlowSchema, `post ${wsPath('/flows/archive/{path}')}`);
+  });
+
+  it('of a login, notices, the audit log and a job\'s log update', async () => {
+    expect((await s.post('/api/users/create', { username: 'reader', email: 'reader@example.com', password: 'a long password' })).status).toBe(201);
+    const login = await s.fetch('/api/auth/login', { method: 'POST', token: null, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'reader@example.com', password: 'a long password' }) });
+    expect((await expectDescribed(login, loginSchema, 'post /api/auth/login')).username).toBe('reader');
+    await expectDescribed(await s.fetch('/api/users/notifications'), z.array(noticeSchema), 'get /api/users/notifications');
+    await expectDescribed(await s.fetch('/api/audit/list'), z.array(auditEntrySchema), 'get /api/audit/list');
+    await createScript(s, 'u/admin/talk', 'bun', 'export function main() { console.log("hello"); return 1 }');
+    const id = await (await s.post(`${W()}/jobs/run/p/u/admin/talk`, {})).text();
+    await waitForJob(s, id);
+    const update = await expectDescribed(await s.fetch(`${W()}/jobs_u/getupdate/${id}?log_offset=0`), jobLogUpdateSchema, `get ${wsPath('/jobs_u/getupdate/{id}')}`);
+    expect(update).toMatchObject({ running: false, completed: true });
   });
 
   it('of the console runs and of large uploads', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
-import { signJobToken, verifyJobToken, looksLikeJobToken } from '../../functions/core/job-tokens.js';
+import { signJobToken, verifyJobToken, looksLikeJobToken } from '../../functions/core/runs/job-tokens.js';
 
 const key = new Uint8Array(32).fill(7);
 const claims = { username: 'ada', workspaceId: 'main', jobId: 'j1' };

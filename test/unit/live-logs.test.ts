@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FLUSH_MS, throttledLogWriter } from '../../functions/core/live-logs.js';
+import { FLUSH_MS, throttledLogWriter } from '../../functions/core/runs/live-logs.js';
 
 describe('throttled live log writer', () => {
   beforeEach(() => vi.useFakeTimers());

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { argsFromRequest, type IncomingRequest } from '../../functions/core/payload.js';
+import { argsFromRequest, type IncomingRequest } from '../../functions/core/runs/payload.js';
 import { ApiError } from '../../functions/core/errors.js';
-import type { MultipartPart } from '../../functions/core/payload.js';
+import type { MultipartPart } from '../../functions/core/runs/payload.js';
 import { MemoryBlobStore } from '../../functions/adapters/memory/memory-blob-store.js';
 
 /** The memory adapter, with a view of its objects by key. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape } from '../../functions/core/sync-response.js';
+import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape } from '../../functions/core/runs/sync-response.js';
 
 describe('shapeSyncResponse (spec 4.4)', () => {
   it('answers plain results as JSON with 200', () => {

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
-import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
+import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
-import { uploadSettingsFromEnv } from '../../core/upload-sessions.js';
+import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 import { networkFromEnv, type NetworkSetting } from '../../runtime/job-network.js';
 

@@ -1,4 +1,4 @@
-import { executeJob, leaseUntil } from '../../core/worker.js';
+import { executeJob, leaseUntil } from '../../core/runs/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';

@@ -1,4 +1,4 @@
-import { executeJob } from '../../core/worker.js';
+import { executeJob } from '../../core/runs/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue } from '../../ports.js';
 import type { PendingWork } from './pending-work.js';

@@ -11,7 +11,7 @@ import { reportWindmillAppParts, takeWindmillFields } from '../wmill-fields.js';
 /**
  * Apps: a folder `<path>.app/` (`<path>__app/` with nonDottedPaths) holding `app.yaml` with the
  * app's summary, its definition (`value`, the app builder's JSON) and its `policy`, as the API
- * stores them (core/apps.ts). Skipped with `skipApps`.
+ * stores them (core/workspace/apps.ts). Skipped with `skipApps`.
  */
 
 const APP_FILE = 'app.yaml';

@@ -3,7 +3,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { parseBody } from '../validation.js';
 import { deleteEntity, getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../entities.js';
 import { assertPerson } from '../flows/approval-rules.js';
-import { audit } from '../login-throttle.js';
+import { audit } from '../identity/login-throttle.js';
 import type { ChatConnectionSetting } from '../documents/entity-values.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';

@@ -3,15 +3,15 @@ import { flowModule, flowValue } from '../flows/definition.js';
 import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js';
 import type { EntityKind, ScriptVersion } from '../../ports.js';
 import type { Folder, Group, Member } from '../permissions.js';
-import type { Resource } from '../resources.js';
-import type { ResourceType } from '../resource-types.js';
-import type { Variable } from '../variables.js';
+import type { Resource } from '../workspace/resources.js';
+import type { ResourceType } from '../workspace/resource-types.js';
+import type { Variable } from '../workspace/variables.js';
 import type { FlowVersion } from '../flows/flows.js';
 import type { FlowRun } from '../flows/run-state.js';
 import type { OutboxEntry } from '../notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
-import type { AppHead, AppVersion } from '../apps.js';
-import type { Invite } from '../invites.js';
+import type { AppHead, AppVersion } from '../workspace/apps.js';
+import type { Invite } from '../identity/invites.js';
 import { scheduleValue, type Schedule } from '../triggers/schedule-document.js';
 import { httpRouteIndexValue, httpTriggerValue, routePrefixValue, type HttpRouteIndex, type HttpTrigger, type RoutePrefix } from '../triggers/http-trigger-document.js';
 
@@ -31,7 +31,7 @@ export interface FlowHead {
   archived?: boolean;
 }
 
-/** A workspace's sync key, sealed by the instance's SecretCipher (core/sync-key.ts). */
+/** A workspace's sync key, sealed by the instance's SecretCipher (core/workspace/sync-key.ts). */
 export interface SealedSyncKey {
   sealed: string;
 }
@@ -50,7 +50,7 @@ export interface FlowWait {
   token: string | null;
 }
 
-/** Wrong passwords counted against an account or a client address (core/login-throttle.ts). */
+/** Wrong passwords counted against an account or a client address (core/identity/login-throttle.ts). */
 export interface LoginCounter {
   failures: number;
   window_start: string;
@@ -106,7 +106,7 @@ const jobPosition = z.object({ created_at: z.string(), id: z.string() });
 export const retentionSetting = retentionFields.extend({ resume: z.partialRecord(z.enum(['success', 'failed', 'canceled']), jobPosition).optional() });
 export type RetentionSetting = z.infer<typeof retentionSetting>;
 
-/** The workspace error handler (core/workspace-error-handler.ts), run as the admin who set it. */
+/** The workspace error handler (core/workspace/workspace-error-handler.ts), run as the admin who set it. */
 export const errorHandlerSetting = z.object({
   path: z.string().min(1),
   extra_args: z.record(z.string(), z.unknown()),

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { parseScopes } from '../scopes.js';
+import { parseScopes } from '../identity/scopes.js';
 import { Rights } from '../permissions.js';
 import type { Principal } from '../auth.js';
 import type { CoreDeps } from '../deps.js';

@@ -3,9 +3,9 @@ import { ApiError } from '../errors.js';
 import { authenticate } from '../auth.js';
 import { authorRights } from './author.js';
 import { Rights } from '../permissions.js';
-import { getVariable } from '../variables.js';
-import { getResource } from '../resources.js';
-import { BindingError, interpolate } from '../bindings.js';
+import { getVariable } from '../workspace/variables.js';
+import { getResource } from '../workspace/resources.js';
+import { BindingError, interpolate } from '../workspace/bindings.js';
 import type { HttpTrigger } from './http-trigger-document.js';
 import type { CoreDeps } from '../deps.js';
 

@@ -4,7 +4,7 @@ import { assertWorkspaceId } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { listEntityValues, readEntity, tryCreateEntity } from '../entities.js';
 import { requireInstanceAdmin, type Principal } from '../auth.js';
-import { audit } from '../login-throttle.js';
+import { audit } from '../identity/login-throttle.js';
 import type { Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Store } from '../../ports.js';

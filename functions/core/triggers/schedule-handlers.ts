@@ -1,6 +1,6 @@
 import { readEntity, tryReplaceEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
-import { startRun } from '../start-run.js';
+import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../logger.js';
 import { authorRights } from './author.js';
 import type { Schedule } from './schedule-document.js';

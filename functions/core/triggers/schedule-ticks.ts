@@ -1,7 +1,7 @@
 import { newUuid } from '../crypto.js';
 import { readEntity, listEntityValues, tryReplaceEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
-import { startRun } from '../start-run.js';
+import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../logger.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';

@@ -4,7 +4,7 @@ import { assertItemPath } from '../paths.js';
 import { parseBody } from '../validation.js';
 import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../entities.js';
 import { resolveRunTarget } from '../run-target.js';
-import { audit } from '../login-throttle.js';
+import { audit } from '../identity/login-throttle.js';
 import { workspaceAnnouncer, type ItemRef } from '../events/announce.js';
 import { assertCron, assertTimezone } from './cron.js';
 import { authorOf } from './author.js';

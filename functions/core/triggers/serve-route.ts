@@ -1,15 +1,15 @@
 import { notFound } from '../errors.js';
 import { listEntityValues } from '../entities.js';
 import { newUuid } from '../crypto.js';
-import { argsFromRequest, type IncomingRequest } from '../payload.js';
-import { resolveForCaller, startRun } from '../start-run.js';
-import { syncResponse } from '../sync-run.js';
+import { argsFromRequest, type IncomingRequest } from '../runs/payload.js';
+import { resolveForCaller, startRun } from '../runs/start-run.js';
+import { syncResponse } from '../runs/sync-run.js';
 import { requireWorkspace } from '../workspaces.js';
 import { bySpecificity, matchRoute, HTTP_METHODS } from './route-paths.js';
 import { workspaceOfRouteSegment } from './route-prefix.js';
 import { authorizeRouteCall } from './route-auth.js';
 import type { HttpTrigger } from './http-trigger-document.js';
-import type { ShapedResponse } from '../sync-response.js';
+import type { ShapedResponse } from '../runs/sync-response.js';
 import type { CoreDeps } from '../deps.js';
 import type { JobOrigin } from '../jobs.js';
 

@@ -3,8 +3,10 @@ import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
 import { ENTITY_VALUES } from '../documents/entity-values.js';
 import type { Member } from '../permissions.js';
-import type { Invite, listMyInvites } from '../invites.js';
-import type { TokenView as CoreTokenView } from '../tokens.js';
+import type { Invite, listMyInvites } from '../identity/invites.js';
+import type { listAudit } from '../identity/login-throttle.js';
+import type { OutboxEntry } from '../notifications.js';
+import type { TokenView as CoreTokenView } from '../identity/tokens.js';
 import type { UserView as CoreUserView } from '../users.js';
 
 /**
@@ -38,11 +40,21 @@ export const inviteSchema = ENTITY_VALUES.invite;
 /** `users/list_invites` (each): an invitation waiting for the caller, with its workspace. */
 export const myInviteSchema = z.intersection(inviteSchema, z.object({ workspace_id: z.string() }));
 
+/** `POST /api/auth/login`: who signed in and when the session ends (the session itself is the cookie). */
+export const loginSchema = z.object({ username: z.string(), expires_at: z.string() });
+export type LoginView = z.output<typeof loginSchema>;
+/** `users/notifications` (each): a notice that could not be mailed. */
+export const noticeSchema = ENTITY_VALUES.notification;
+/** `audit/list` (each): an event and when, with its own fields. */
+export const auditEntrySchema = ENTITY_VALUES.audit;
+
 const agree: [
   Same<UserView, CoreUserView>,
   Same<TokenView, CoreTokenView>,
   Same<MemberView, Member>,
   Same<z.output<typeof inviteSchema>, Invite>,
   Same<z.output<typeof myInviteSchema>, Awaited<ReturnType<typeof listMyInvites>>[number]>,
-] = [true, true, true, true, true];
+  Same<z.output<typeof noticeSchema>, OutboxEntry>,
+  Same<z.output<typeof auditEntrySchema>, Awaited<ReturnType<typeof listAudit>>[number]>,
+] = [true, true, true, true, true, true, true];
 void agree;

@@ -5,12 +5,12 @@ import { scriptVersionFields } from '../documents/records.js';
 import { appVersionValue, ENTITY_VALUES, resourceValue, variableValue } from '../documents/entity-values.js';
 import type { scriptSummary } from '../scripts.js';
 import type { archiveFlow, flowHistory, getFlow, listFlows } from '../flows/flows.js';
-import type { getFolder, updateFolder } from '../folders.js';
-import type { addGroupMember, getGroup } from '../groups.js';
-import type { listResourceTypes, updateResourceType } from '../resource-types.js';
-import type { getResource, listResources, updateResource } from '../resources.js';
-import type { getVariable, listVariables, VariableView as CoreVariableView } from '../variables.js';
-import type { appHistory, AppHead, AppVersion } from '../apps.js';
+import type { getFolder, updateFolder } from '../identity/folders.js';
+import type { addGroupMember, getGroup } from '../identity/groups.js';
+import type { listResourceTypes, updateResourceType } from '../workspace/resource-types.js';
+import type { getResource, listResources, updateResource } from '../workspace/resources.js';
+import type { getVariable, listVariables, VariableView as CoreVariableView } from '../workspace/variables.js';
+import type { appHistory, AppHead, AppVersion } from '../workspace/apps.js';
 
 /**
  * Scripts, flows, variables and apps as the API answers them: the schemas of what the store keeps (records.ts,

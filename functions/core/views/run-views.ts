@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, type JobKind, type JobTrigger } from '../../ports.js';
 import type { BulkCancelOutcome, RunPage } from '../console/runs.js';
-import type { CreatedUpload, StoredObject } from '../upload-sessions.js';
+import type { JobLogUpdate } from '../job-log-update.js';
+import type { CreatedUpload, StoredObject } from '../uploads/upload-sessions.js';
 
 /**
  * The console's runs and large uploads as the API answers them: the OpenAPI document describes the
@@ -40,6 +41,9 @@ export const runPageSchema = z.object({
   next_cursor: z.string().nullable(),
 });
 
+/** `jobs_u/getupdate/{id}`: whether the job runs or ended, and its logs from `log_offset`. */
+export const jobLogUpdateSchema = z.object({ running: z.boolean(), completed: z.boolean(), new_logs: z.string(), log_offset: z.number().int() });
+
 /** `jobs/queue/cancel_selection`. */
 export const bulkCancelSchema = z.object({
   canceled: z.array(z.string()),
@@ -68,5 +72,6 @@ const agree: [
   Same<z.output<typeof bulkCancelSchema>, BulkCancelOutcome>,
   Same<CreatedUploadView, CreatedUpload>,
   Same<StoredObjectView, StoredObject>,
-] = [true, true, true, true];
+  Same<z.output<typeof jobLogUpdateSchema>, JobLogUpdate>,
+] = [true, true, true, true, true];
 void agree;

@@ -4,9 +4,9 @@ import type { Workspace } from '../../ports.js';
 import type { DeliveryView as CoreDeliveryView } from '../events/deliveries.js';
 import type { editWorkspaceWebhook } from '../events/webhook-settings.js';
 import type { getInstanceWebhook } from '../events/instance-webhook.js';
-import type { setErrorHandler } from '../workspace-error-handler.js';
+import type { setErrorHandler } from '../workspace/workspace-error-handler.js';
 import type { RoutePrefixView } from '../triggers/route-prefix.js';
-import type { getSyncKey } from '../sync-key.js';
+import type { getSyncKey } from '../workspace/sync-key.js';
 import type { RetentionView } from '../console/retention.js';
 import type { ChatConnectionView } from '../chat/chat-settings.js';
 

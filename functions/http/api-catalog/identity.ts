@@ -1,21 +1,21 @@
 import { z } from 'zod';
 import type { ApiOperation } from '../../core/openapi/api-document.js';
 import { createUserBody, loginBody, setPasswordBody } from '../../core/users.js';
-import { createTokenBody } from '../../core/tokens.js';
+import { createTokenBody } from '../../core/identity/tokens.js';
 import { createWorkspaceBody, objectStorageBody } from '../../core/workspaces.js';
-import { addMemberBody, removeMemberBody, updateMemberBody } from '../../core/members.js';
-import { inviteBody, usernameBody, workspaceBody } from '../../core/invites.js';
-import { createGroupBody, memberBody } from '../../core/groups.js';
-import { createFolderBody, updateFolderBody } from '../../core/folders.js';
-import { editErrorHandlerBody } from '../../core/workspace-error-handler.js';
+import { addMemberBody, removeMemberBody, updateMemberBody } from '../../core/identity/members.js';
+import { inviteBody, usernameBody, workspaceBody } from '../../core/identity/invites.js';
+import { createGroupBody, memberBody } from '../../core/identity/groups.js';
+import { createFolderBody, updateFolderBody } from '../../core/identity/folders.js';
+import { editErrorHandlerBody } from '../../core/workspace/workspace-error-handler.js';
 import { jobLimitsSetting, retentionInput } from '../../core/documents/entity-values.js';
 import { prefixBody } from '../../core/triggers/route-prefix.js';
-import { setKeyBody } from '../../core/sync-key.js';
+import { setKeyBody } from '../../core/workspace/sync-key.js';
 import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/events/webhook-settings.js';
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
 import { folderSchema, groupSchema } from '../../core/views/item-views.js';
-import { inviteSchema, memberSchema, myInviteSchema, tokenSchema, userSchema } from '../../core/views/identity-views.js';
+import { auditEntrySchema, inviteSchema, loginSchema, memberSchema, myInviteSchema, noticeSchema, tokenSchema, userSchema } from '../../core/views/identity-views.js';
 import { runtimeSchema } from '../../core/views/approval-views.js';
 import { chatConnectionSchema, deliverySchema, errorHandlerSchema, instanceWebhookSchema, retentionSchema, routePrefixSchema, syncKeySchema, workspaceSchema, workspaceSettingsSchema, workspaceWebhookSchema } from '../../core/views/settings-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
@@ -26,9 +26,9 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: '/api/runtime', tag: 'service', summary: 'How this shell confines jobs, and the platform Go binaries are built for', auth: 'public', response: json('How jobs are confined here, and the platform Go binaries are built for (null where the server builds them)', runtimeSchema) },
   { method: 'get', path: '/api/openapi.json', tag: 'service', summary: 'This document', auth: 'public', response: json('The OpenAPI 3.1 document of the API') },
 
-  { method: 'post', path: '/api/auth/login', tag: 'users', summary: 'Sign in with a password: sets the session cookie', auth: 'public', body: loginBody, response: json('`{username, expires_at}`; the session cookie is set') },
+  { method: 'post', path: '/api/auth/login', tag: 'users', summary: 'Sign in with a password: sets the session cookie', auth: 'public', body: loginBody, response: json('Who signed in and when the session ends; the session cookie is set', loginSchema) },
   { method: 'post', path: '/api/auth/logout', tag: 'users', summary: 'End the session', response: text('Signed out') },
-  { method: 'get', path: '/api/audit/list', tag: 'users', summary: 'The audit log (instance admins)', response: json('Audit entries, newest first') },
+  { method: 'get', path: '/api/audit/list', tag: 'users', summary: 'The audit log (instance admins)', response: json('Audit entries, newest first', z.array(auditEntrySchema)) },
   { method: 'get', path: '/api/users/whoami', tag: 'users', summary: 'Who the caller is', response: json('The caller', userSchema) },
   { method: 'post', path: '/api/users/create', tag: 'users', summary: 'Create a user (instance admins)', body: createUserBody, response: createdText('The new user\'s name') },
   { method: 'get', path: '/api/users/list', tag: 'users', summary: 'The instance\'s users (instance admins)', response: json('Users', z.array(userSchema)) },
@@ -36,7 +36,7 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: '/api/users/tokens/create', tag: 'tokens', summary: 'Create an API token (shown once)', body: createTokenBody, response: createdText('The token') },
   { method: 'get', path: '/api/users/tokens/list', tag: 'tokens', summary: 'The caller\'s tokens (prefixes, never the secrets)', response: json('Tokens', z.array(tokenSchema)) },
   { method: 'delete', path: '/api/users/tokens/delete/:prefix', tag: 'tokens', summary: 'Revoke a token by its prefix', response: text('Deleted') },
-  { method: 'get', path: '/api/users/notifications', tag: 'users', summary: 'Notices sent to the caller (the outbox)', response: json('Notices') },
+  { method: 'get', path: '/api/users/notifications', tag: 'users', summary: 'Notices sent to the caller (the outbox)', response: json('Notices', z.array(noticeSchema)) },
   { method: 'get', path: '/api/users/list_invites', tag: 'workspaces', summary: 'Invitations waiting for the caller', response: json('Invitations', z.array(myInviteSchema)) },
   { method: 'post', path: '/api/users/accept_invite', tag: 'workspaces', summary: 'Accept an invitation to a workspace', body: workspaceBody, response: json('The membership', memberSchema) },
   { method: 'post', path: '/api/users/decline_invite', tag: 'workspaces', summary: 'Decline an invitation', body: workspaceBody, response: text('Declined') },

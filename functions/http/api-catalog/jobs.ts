@@ -1,6 +1,6 @@
 import { previewFlowBody } from '../../core/flows/flow-preview.js';
 import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
-import { createBody as createUploadBody, completeBody, abortBody } from '../../core/upload-sessions.js';
+import { createBody as createUploadBody, completeBody, abortBody } from '../../core/uploads/upload-sessions.js';
 import { consentBody } from '../../core/flows/consent.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { requestBody as slackApprovalBody } from '../../core/chat/chat-approval-request.js';
@@ -12,7 +12,7 @@ import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
 import { previewBody } from '../../core/script-preview.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
-import { abortedUploadSchema, bulkCancelSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
+import { abortedUploadSchema, bulkCancelSchema, jobLogUpdateSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
 const RUN_TARGETS = [
@@ -40,7 +40,7 @@ export const jobOperations: ApiOperation[] = [
   { method: 'post', path: ws('/jobs/run/preview'), tag: 'webhooks', summary: 'Test-run code that is not saved (the script editor): needs the rights to write a script at `path` and to run it', body: previewBody, response: createdText('The job id (poll GET jobs_u/get/{id})') },
   { method: 'post', path: ws('/jobs/run/preview_flow'), tag: 'webhooks', summary: 'Test-run a flow that is not saved (the flow editor): checked as a save is; needs the rights to write a flow at `path` and to run it', body: previewFlowBody, response: createdText('The flow job id (poll GET jobs_u/get/{id})') },
   { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job', jobWithFlowStatusSchema) },
-  { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('`{running, completed, new_logs, log_offset}`') },
+  { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('Whether it runs or ended, and its logs from `log_offset`', jobLogUpdateSchema) },
   { method: 'get', path: ws('/jobs_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events', response: sse('Updates until the job completes') },
   { method: 'get', path: ws('/job_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events (Windmill\'s spelling)', response: sse('Updates until the job completes') },
   { method: 'get', path: ws('/jobs_u/completed/get_result/:id'), tag: 'jobs', summary: 'A completed job\'s result', response: json('The result') },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkNamedUploads } from '../../../functions/core/named-uploads.js';
+import { checkNamedUploads } from '../../../functions/core/uploads/named-uploads.js';
 import { MemoryBlobStore } from '../../../functions/adapters/memory/memory-blob-store.js';
 
 /** Which parts of a webhook payload name stored uploads (and are checked), and which are the caller's data. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../functions/core/deps.js';
-import { failUndeliverable, reapStuckJobs, STUCK_JOB_ERRORS } from '../../../functions/core/stuck-jobs.js';
+import { failUndeliverable, reapStuckJobs, STUCK_JOB_ERRORS } from '../../../functions/core/runs/stuck-jobs.js';
 import { InProcessJobSignals } from '../../../functions/adapters/in-process-job-signals.js';
 import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
 import type { Job } from '../../../functions/ports.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { userStack } from '../../../functions/core/user-stack.js';
+import { userStack } from '../../../functions/core/runs/user-stack.js';
 
 /** What `svc script run`, the console and the job API show of a failed job's stack. */
 describe('userStack', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../../functions/core/passwords.js';
+import { hashPassword, verifyPassword } from '../../../functions/core/identity/passwords.js';
 
 describe('password hashes', () => {
   it('verifies the right password only, with a fresh salt each time', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../functions/core/errors.js';
-import { parseScope, parseScopes, scopesAllow } from '../../../functions/core/scopes.js';
+import { parseScope, parseScopes, scopesAllow } from '../../../functions/core/identity/scopes.js';
 
 describe('token scopes', () => {
   it('limits actions and paths by glob', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failUndeliverable, reapStuckJobs, STUCK_JOB_ERRORS } from '../../../functions/core/stuck-jobs.js';
+import { failUndeliverable, reapStuckJobs, STUCK_JOB_ERRORS } from '../../../functions/core/runs/stuck-jobs.js';
 import { aJob } from '../../contract/store-fixtures.js';
 import { createScript, inProcessService } from './harness.js';
 

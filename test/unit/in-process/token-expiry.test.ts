@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sweepTokens } from '../../../functions/core/token-expiry.js';
+import { sweepTokens } from '../../../functions/core/identity/token-expiry.js';
 import type { EmailMessage, EmailSender } from '../../../functions/ports.js';
 import { inProcessService, json, type InProcessService } from './harness.js';
 

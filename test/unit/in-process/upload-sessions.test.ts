@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_UPLOAD_SETTINGS, uploadSettingsFromEnv } from '../../../functions/core/upload-sessions.js';
+import { DEFAULT_UPLOAD_SETTINGS, uploadSettingsFromEnv } from '../../../functions/core/uploads/upload-sessions.js';
 import { createScript, inProcessService, type InProcessService } from './harness.js';
 
 /**
- * The upload rules of core/upload-sessions.ts that need a clock the test moves: part URLs and the
+ * The upload rules of core/uploads/upload-sessions.ts that need a clock the test moves: part URLs and the
  * upload expire together. test/http/large-uploads.test.ts covers the flow in both shells.
  */
 let s: InProcessService;

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { executeJob } from '../../../functions/core/worker.js';
+import { executeJob } from '../../../functions/core/runs/worker.js';
 import { queuedJob } from '../../../functions/core/jobs.js';
 import { createScript, inProcessService, json, type InProcessService } from './harness.js';
 
 /**
- * The worker's rules (core/worker.ts) in-process: at-least-once delivery never runs a job twice,
+ * The worker's rules (core/runs/worker.ts) in-process: at-least-once delivery never runs a job twice,
  * a job a dead worker left behind is run again once its lease is over (by the service's clock),
  * and what user code is given. Redeliveries call the worker as a queue would.
  * test/http/durability.test.ts shows the same across a real kill -9 and restart.

@@ -1,10 +1,10 @@
-import { ApiError } from './errors.js';
-import { getJob, isFinished, syncTimeout, type CallerWait } from './jobs.js';
-import { getFlowRun } from './flows/run-state.js';
+import { ApiError } from '../errors.js';
+import { getJob, isFinished, syncTimeout, type CallerWait } from '../jobs.js';
+import { getFlowRun } from '../flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse, type ShapeOptions } from './sync-response.js';
-import type { CoreDeps } from './deps.js';
-import { newUuid } from './crypto.js';
-import type { FinishedJob, Job } from '../ports.js';
+import type { CoreDeps } from '../deps.js';
+import { newUuid } from '../crypto.js';
+import type { FinishedJob, Job } from '../../ports.js';
 
 /**
  * The sync endpoints' answer: start the job with `start` (given the id to use, and that the

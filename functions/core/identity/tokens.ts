@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { badRequest, notFound } from './errors.js';
-import { issueToken, requireFullIdentity, type Principal } from './auth.js';
+import { badRequest, notFound } from '../errors.js';
+import { issueToken, requireFullIdentity, type Principal } from '../auth.js';
 import { EXPIRY_NOTICE_DAYS } from './token-expiry.js';
 import { parseScopes } from './scopes.js';
-import { parseBody } from './validation.js';
-import type { CoreDeps } from './deps.js';
-import type { TokenRecord } from '../ports.js';
+import { parseBody } from '../validation.js';
+import type { CoreDeps } from '../deps.js';
+import type { TokenRecord } from '../../ports.js';
 
 /** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
 

@@ -1,10 +1,10 @@
-import { badRequest, notFound } from './errors.js';
-import { pushJob, type CallerWait, type JobOrigin } from './jobs.js';
-import { pushFlowJob } from './flows/run-flow.js';
-import { resolveRunTarget, type RunTarget, type Runnable } from './run-target.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import type { Job, JobTrigger } from '../ports.js';
+import { badRequest, notFound } from '../errors.js';
+import { pushJob, type CallerWait, type JobOrigin } from '../jobs.js';
+import { pushFlowJob } from '../flows/run-flow.js';
+import { resolveRunTarget, type RunTarget, type Runnable } from '../run-target.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job, JobTrigger } from '../../ports.js';
 
 /** Starting a run for an API caller (spec 4.1 webhooks), the same in both shells. */
 

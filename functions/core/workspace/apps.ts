@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from './errors.js';
-import { assertItemPath } from './paths.js';
-import { parseBody } from './validation.js';
-import { workspaceAnnouncer } from './events/announce.js';
-import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from './entities.js';
-import { nextSequence } from './sequences.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { assertItemPath } from '../paths.js';
+import { parseBody } from '../validation.js';
+import { workspaceAnnouncer } from '../events/announce.js';
+import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
+import { nextSequence } from '../sequences.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * Apps (spec 6.1's app lifecycle): versioned app definitions, the JSON an app builder produces,

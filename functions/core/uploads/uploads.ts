@@ -1,6 +1,6 @@
-import { ApiError, badRequest, notFound } from './errors.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * Files a multipart webhook stored (spec 4.2 rule 5), downloaded again through the API. The key

@@ -1,9 +1,9 @@
-import { ApiError } from './errors.js';
-import { newUuid } from './crypto.js';
-import { log } from './logger.js';
-import { getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from './entities.js';
-import type { LoginCounter as Counter } from './documents/entity-values.js';
-import type { CoreDeps } from './deps.js';
+import { ApiError } from '../errors.js';
+import { newUuid } from '../crypto.js';
+import { log } from '../logger.js';
+import { getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../entities.js';
+import type { AuditEntry, LoginCounter as Counter } from '../documents/entity-values.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * Password guessing is slowed per account and per client address: after too many wrong passwords
@@ -81,6 +81,6 @@ export async function audit(deps: Deps, event: string, detail: Record<string, un
   log.warn('audit', { event, ...detail });
 }
 
-export async function listAudit(deps: Pick<CoreDeps, 'store'>): Promise<unknown[]> {
+export async function listAudit(deps: Pick<CoreDeps, 'store'>): Promise<AuditEntry[]> {
   return (await listEntityValues(deps.store, 'audit', INSTANCE_SCOPE)).map((e) => e.value);
 }

@@ -1,9 +1,9 @@
-import { getEntityValue, tryCreateEntity, updateEntity } from './entities.js';
-import { jobLimitsSetting, type JobLimitsSetting } from './documents/entity-values.js';
-import { parseBody } from './validation.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import type { JobResourceLimits, Store } from '../ports.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { jobLimitsSetting, type JobLimitsSetting } from '../documents/entity-values.js';
+import { parseBody } from '../validation.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { JobResourceLimits, Store } from '../../ports.js';
 
 const KEY = 'limits';
 const WHAT = 'the workspace job limits';

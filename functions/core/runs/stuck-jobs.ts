@@ -1,9 +1,9 @@
-import { isFinished } from './jobs.js';
-import { log } from './logger.js';
-import { onJobFailed } from './job-outcome.js';
-import { leaveSlot } from './concurrency.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import { isFinished } from '../jobs.js';
+import { log } from '../logger.js';
+import { onJobFailed } from '../job-outcome.js';
+import { leaveSlot } from '../concurrency.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /**
  * Jobs no worker will ever finish, failed with the reason so their users stop waiting: a job whose

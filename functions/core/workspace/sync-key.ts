@@ -1,10 +1,10 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest } from './errors.js';
-import { getEntityValue, tryCreateEntity, updateEntity } from './entities.js';
-import { parseBody } from './validation.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
+import { badRequest } from '../errors.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { parseBody } from '../validation.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * The workspace sync key: what secret variables are encrypted with when the CLI pulls them

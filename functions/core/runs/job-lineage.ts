@@ -1,4 +1,4 @@
-import type { Job, Store } from '../ports.js';
+import type { Job, Store } from '../../ports.js';
 
 /** Nesting deeper than this is not something a flow builds; the walk stops rather than loop. */
 const MAX_FLOW_DEPTH = 20;

@@ -1,4 +1,4 @@
-import type { Job } from '../ports.js';
+import type { Job } from '../../ports.js';
 
 /**
  * The `WM_*` variables Windmill's client libraries read (`windmill-client` for TypeScript, `wmill`

@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, badRequest } from './errors.js';
-import { newUuid, sameSignature } from './crypto.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { resolveForCaller } from './start-run.js';
+import { ApiError, badRequest } from '../errors.js';
+import { newUuid, sameSignature } from '../crypto.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { resolveForCaller } from '../runs/start-run.js';
 import { safeFileName, uploadKey, uploadKeyOwner } from './uploads.js';
-import { parseBody } from './validation.js';
-import { UploadRejected, type UploadedPart } from '../ports.js';
+import { parseBody } from '../validation.js';
+import { UploadRejected, type UploadedPart } from '../../ports.js';
 
 /**
  * Large uploads (README: Large uploads). A client declares a file (size, type, the script or flow

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from './errors.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from './entities.js';
-import { parseBody } from './validation.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { workspaceAnnouncer } from './events/announce.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../entities.js';
+import { parseBody } from '../validation.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { workspaceAnnouncer } from '../events/announce.js';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 

@@ -1,8 +1,8 @@
-import { notifyUser } from './notifications.js';
-import type { CoreDeps } from './deps.js';
-import type { OutboxEvent, TokenRecord } from '../ports.js';
-import { workspaceAnnouncer } from './events/announce.js';
-import type { WorkspaceEventType } from './events/event-types.js';
+import { notifyUser } from '../notifications.js';
+import type { CoreDeps } from '../deps.js';
+import type { OutboxEvent, TokenRecord } from '../../ports.js';
+import { workspaceAnnouncer } from '../events/announce.js';
+import type { WorkspaceEventType } from '../events/event-types.js';
 
 /**
  * The token lifecycle of spec 3 and 5.8: a token's owner hears 7 days before it expires, and again

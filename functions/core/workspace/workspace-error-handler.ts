@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
-import { deleteEntity, getEntityValue, tryCreateEntity, updateEntity } from './entities.js';
-import { assertItemPath } from './paths.js';
-import { parseBody } from './validation.js';
-import { resolveRunTarget } from './run-target.js';
-import { startRun } from './start-run.js';
-import { authorOf, authorRights } from './triggers/author.js';
-import { errorText, log } from './logger.js';
-import type { ErrorHandlerSetting } from './documents/entity-values.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import { badRequest } from '../errors.js';
+import { deleteEntity, getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { assertItemPath } from '../paths.js';
+import { parseBody } from '../validation.js';
+import { resolveRunTarget } from '../run-target.js';
+import { startRun } from '../runs/start-run.js';
+import { authorOf, authorRights } from '../triggers/author.js';
+import { errorText, log } from '../logger.js';
+import type { ErrorHandlerSetting } from '../documents/entity-values.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /**
  * The workspace error handler (the modelled service's `edit_error_handler`): a script or flow that

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
-import { assertItemPath } from './paths.js';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
+import { badRequest } from '../errors.js';
+import { assertItemPath } from '../paths.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
 import { findResourceType, validateResourceValue } from './resource-types.js';
-import { parseBody } from './validation.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { workspaceAnnouncer } from './events/announce.js';
+import { parseBody } from '../validation.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { workspaceAnnouncer } from '../events/announce.js';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
-import type { Entity } from '../ports.js';
+import type { Entity } from '../../ports.js';
 
 /** Connections (resources): typed values at workspace paths (spec 1.3, 2.1-2.2, 4.6). */
 

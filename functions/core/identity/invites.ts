@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from './errors.js';
-import { requireFullIdentity, type Principal } from './auth.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from './entities.js';
-import { instanceAnnouncer } from './events/announce.js';
-import { parseBody } from './validation.js';
-import { ROLES, type Member, type Rights, type Role } from './permissions.js';
-import type { CoreDeps } from './deps.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { requireFullIdentity, type Principal } from '../auth.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from '../entities.js';
+import { instanceAnnouncer } from '../events/announce.js';
+import { parseBody } from '../validation.js';
+import { ROLES, type Member, type Rights, type Role } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * Workspace invitations (spec 6.2's "user invited to a workspace" and "user joined a workspace"):

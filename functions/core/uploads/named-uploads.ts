@@ -1,6 +1,6 @@
-import { ApiError, badRequest } from './errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import { uploadKeyOwner } from './uploads.js';
-import type { BlobStore } from '../ports.js';
+import type { BlobStore } from '../../ports.js';
 
 /**
  * A webhook payload may name stored objects the way a job receives them (`{"s3": "webhook_uploads/..."}`,

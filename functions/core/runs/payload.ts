@@ -1,8 +1,8 @@
-import { badRequest } from './errors.js';
-import { JsonSyntaxError, parseJsonWithLimits } from './json-limits.js';
-import { checkNamedUploads } from './named-uploads.js';
-import { safeFileName, uploadKey } from './uploads.js';
-import type { BlobStore } from '../ports.js';
+import { badRequest } from '../errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from '../json-limits.js';
+import { checkNamedUploads } from '../uploads/named-uploads.js';
+import { safeFileName, uploadKey } from '../uploads/uploads.js';
+import type { BlobStore } from '../../ports.js';
 
 /**
  * Turns a webhook request into the job's arguments: every rule of spec 4.2 and the query

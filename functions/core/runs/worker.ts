@@ -1,31 +1,31 @@
 import { signJobToken } from './job-tokens.js';
-import { getJobLimits, runLimitsOf } from './job-limits-setting.js';
-import { cancelSignal, isFinished, runTimeoutMs } from './jobs.js';
-import { jobPrincipal } from './auth.js';
-import { Rights } from './permissions.js';
-import { BindingError, resolveArgs } from './bindings.js';
-import type { WorkerDeps } from './deps.js';
-import { advanceFlow } from './flows/advance.js';
-import { legacyScriptHash } from './run-target.js';
-import { findFlowVersion } from './flows/flows.js';
-import { findModule, flowModules } from './flows/definition.js';
-import { stepTimeoutSeconds } from './flows/step-timeout.js';
-import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from './flows/shared-folder.js';
-import { inferSchema } from './schema/index.js';
-import { derivedOnce, scriptByHash } from './version-cache.js';
-import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../ports.js';
+import { getJobLimits, runLimitsOf } from '../workspace/job-limits-setting.js';
+import { cancelSignal, isFinished, runTimeoutMs } from '../jobs.js';
+import { jobPrincipal } from '../auth.js';
+import { Rights } from '../permissions.js';
+import { BindingError, resolveArgs } from '../workspace/bindings.js';
+import type { WorkerDeps } from '../deps.js';
+import { advanceFlow } from '../flows/advance.js';
+import { legacyScriptHash } from '../run-target.js';
+import { findFlowVersion } from '../flows/flows.js';
+import { findModule, flowModules } from '../flows/definition.js';
+import { stepTimeoutSeconds } from '../flows/step-timeout.js';
+import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from '../flows/shared-folder.js';
+import { inferSchema } from '../schema/index.js';
+import { derivedOnce, scriptByHash } from '../version-cache.js';
+import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.js';
 import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
-import type { JobError } from '../ports/code-runner.js';
-import { errorOf } from './triggers/schedule-ticks.js';
-import { onJobFailed, onJobSucceeded } from './job-outcome.js';
+import type { JobError } from '../../ports/code-runner.js';
+import { errorOf } from '../triggers/schedule-ticks.js';
+import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
-import { withinDepthLimit } from './json-limits.js';
-import { storeCachedResult } from './result-cache.js';
-import { leaveSlot } from './concurrency.js';
-import { pinnedJobCode } from './dependencies/workspace-resolution.js';
-import { forgetPreview, isPreviewHash, previewCode } from './script-preview.js';
+import { withinDepthLimit } from '../json-limits.js';
+import { storeCachedResult } from '../result-cache.js';
+import { leaveSlot } from '../concurrency.js';
+import { pinnedJobCode } from '../dependencies/workspace-resolution.js';
+import { forgetPreview, isPreviewHash, previewCode } from '../script-preview.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -159,7 +159,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
 /** The runner's own failures are svc's: their stack is of the service, not of the user's code. */
 const SERVICE_ERRORS = new Set(['RuntimeError', 'InternalError']);
 
-/** A job's error as its author reads it (core/user-stack.ts): their frames only, or none of svc's. */
+/** A job's error as its author reads it (core/runs/user-stack.ts): their frames only, or none of svc's. */
 function shownError(error: JobError): JobError {
   if (typeof error.stack !== 'string') return error;
   if (SERVICE_ERRORS.has(error.name)) {

@@ -1,8 +1,8 @@
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { getResource } from './resources.js';
 import { getVariable } from './variables.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * `$var:<path>` and `$res:<path>` references (spec 2.1, 2.2): a job argument holding one receives

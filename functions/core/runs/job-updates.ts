@@ -1,7 +1,7 @@
-import { getJob, isFinished } from './jobs.js';
-import { getFlowRun, waitingStatus } from './flows/run-state.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import { getJob, isFinished } from '../jobs.js';
+import { getFlowRun, waitingStatus } from '../flows/run-state.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /** Spec 4.5: the SSE events of a job, as an async sequence the HTTP layer writes out. */
 

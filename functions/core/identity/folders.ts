@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
 import { NAME } from './groups.js';
-import { parseBody } from './validation.js';
-import type { Folder, Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { workspaceAnnouncer } from './events/announce.js';
+import { parseBody } from '../validation.js';
+import type { Folder, Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { workspaceAnnouncer } from '../events/announce.js';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { assertItemPath } from './paths.js';
-import { workspaceAnnouncer } from './events/announce.js';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from './entities.js';
-import { parseBody } from './validation.js';
+import { assertItemPath } from '../paths.js';
+import { workspaceAnnouncer } from '../events/announce.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
+import { parseBody } from '../validation.js';
 import { MAX_VALUE_BYTES } from './resources.js';
 import { openFromSync, sealForSync } from './sync-key.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import type { Entity, SecretCipher } from '../ports.js';
+import type { Rights } from '../permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { Entity, SecretCipher } from '../../ports.js';
 
 /**
  * Variables, plain or secret (spec 1.3, 2.1, 4.6). A secret's value is stored only encrypted, bound
