@@ -40,11 +40,16 @@ afterAll(async () => {
   await s?.stop();
 });
 
+/** Who the browser's shared cookie jar is signed in as: another person signs in afresh. */
+let signedInAs: string | null = null;
+
 async function pageAs(username: string, path: string): Promise<Page> {
   const watched = await browser.newPage();
   watched.page.setDefaultTimeout(30_000);
   opened.push(watched);
   const { page } = watched;
+  if (signedInAs !== username) await page.context().clearCookies();
+  signedInAs = username;
   await page.goto(s.url + path);
   if (new URL(page.url()).pathname === '/login') {
     await page.fill('#email', `${username}@example.com`);
