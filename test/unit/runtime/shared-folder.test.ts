@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 const run = (language: 'bun' | 'python3' | 'bash', content: string, shared: Record<string, string>): Promise<RunOutcome> =>
-  runner.run(request(language, content, { shared }), { onLog: () => {}, onStream: () => {} }, new AbortController().signal);
+  // A generous timeout: on a loaded 2-core machine a cold Python start may take seconds, and these tests are about files.
+  runner.run(request(language, content, { shared, timeoutMs: 60_000 }), { onLog: () => {}, onStream: () => {} }, new AbortController().signal);
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const text = (outcome: RunOutcome, path: string) => Buffer.from(outcome.shared?.[path] ?? '', 'base64').toString('utf8');
@@ -43,6 +44,7 @@ describe('the shared folder of a same_worker flow step', () => {
     expect(text(ts, 'in/start.txt')).toBe('start');
 
     const py = await run('python3', 'def main():\n    with open("shared/ts.txt") as f:\n        data = f.read()\n    with open("shared/py.txt", "w") as f:\n        f.write(data + " py")\n    return "ok"\n', ts.shared!);
+    expect(py).toMatchObject({ ok: true, result: 'ok' });
     expect(text(py, 'py.txt')).toBe('start ts py');
 
     const sh = await run('bash', 'cat shared/py.txt > shared/sh.txt\nprintf " sh" >> shared/sh.txt\necho ok', py.shared!);
