@@ -110,3 +110,7 @@ export async function batchDelete(doc: DynamoDBDocumentClient, table: string, ke
   }
 }
 
+/** Code-unit order, as DynamoDB and SQLite sort the ASCII timestamps and hashes compared here. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

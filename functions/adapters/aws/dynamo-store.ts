@@ -17,13 +17,14 @@ import {
   scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
 } from './dynamo-items.js';
 import { DynamoEntities } from './dynamo-entities.js';
+import { DynamoIdentity } from './dynamo-identity.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { queryJobItems } from './dynamo-job-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { RACE, retry } from '../../core/retry.js';
-import { batchDelete, batchGet, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
+import { batchDelete, batchGet, compare, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
 
 /**
  * The AWS shell's state in one DynamoDB table (layout in dynamo-keys.ts). Every state change the
@@ -40,6 +41,7 @@ export class DynamoStore implements Store {
   private readonly jobs: DynamoJobWrites;
   private readonly entities: DynamoEntities;
   private readonly outbox: DynamoOutbox;
+  private readonly identity: DynamoIdentity;
 
   constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
@@ -48,6 +50,7 @@ export class DynamoStore implements Store {
     this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
     this.outbox = new DynamoOutbox(this.doc, this.table);
     this.entities = new DynamoEntities(this.doc, this.table, this.outbox, this.offload);
+    this.identity = new DynamoIdentity(this.doc, this.table, this.outbox);
   }
 
   async createWorkspace(record: Workspace) {
@@ -293,79 +296,40 @@ export class DynamoStore implements Store {
     return requeued;
   }
 
-  async createUser(record: User, events: OutboxEvent[] = []) {
-    const u = parseStored(userRecord, record, `user ${record.username}`);
-    if (events.length > 0) return this.outbox.withEvents({ Put: { TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_not_exists(pk)' } }, events);
-    return this.putIfAbsent(userItem(u));
+  createUser(record: User, events: OutboxEvent[] = []) {
+    return this.identity.createUser(record, events);
   }
 
-  async getUser(username: string) {
-    const item = await this.get(keys.user(username));
-    return item ? toUser(item) : null;
+  getUser(username: string) {
+    return this.identity.getUser(username);
   }
 
-  async listUsers() {
-    // The index gives the usernames in order; the users are then read from the table, so an
-    // update is seen at once (a user created a moment ago may still be missing from the index).
-    const refs = await this.queryAll({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1.users() } });
-    return (await batchGet(this.doc, this.table, refs)).map(toUser);
+  listUsers() {
+    return this.identity.listUsers();
   }
 
-  async updateUser(record: User) {
-    const u = parseStored(userRecord, record, `user ${record.username}`);
-    try {
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: userItem(u), ConditionExpression: 'attribute_exists(pk)' }));
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw e;
-    }
+  updateUser(record: User) {
+    return this.identity.updateUser(record);
   }
 
-  async putToken(record: TokenRecord) {
-    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: tokenItem(t) }));
+  putToken(record: TokenRecord) {
+    return this.identity.putToken(record);
   }
 
-  async getToken(tokenHash: string) {
-    const item = await this.get(keys.token(tokenHash));
-    return item ? toToken(item) : null;
+  getToken(tokenHash: string) {
+    return this.identity.getToken(tokenHash);
   }
 
-  async listTokens(owner: string) {
-    // Why an index and not a second item per token: see gsi1.tokensOf. The index may lag behind:
-    // reading the tokens from the table drops deleted ones, and checking the owner and order again
-    // drops a token that was replaced with another owner or creation time.
-    const refs = await this.queryAll({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1.tokensOf(owner) } });
-    const tokens = (await batchGet(this.doc, this.table, refs)).map(toToken).filter((t) => t.owner === owner);
-    return tokens.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.token_hash, b.token_hash));
+  listTokens(owner: string) {
+    return this.identity.listTokens(owner);
   }
 
-  async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
-    if (events.length > 0) {
-      // Announced only by the write that deleted it.
-      await this.outbox.withEvents({ Delete: { TableName: this.table, Key: keys.token(tokenHash), ConditionExpression: 'attribute_exists(pk)' } }, events);
-      return;
-    }
-    await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.token(tokenHash) }));
+  deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
+    return this.identity.deleteToken(tokenHash, events);
   }
 
-  async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
-    if (events.length > 0) {
-      return this.outbox.withEvents(
-        { Update: { TableName: this.table, Key: keys.token(tokenHash), UpdateExpression: 'SET expiry_notice_at = :at', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': at } } },
-        events,
-      );
-    }
-    try {
-      await this.doc.send(
-        new UpdateCommand({ TableName: this.table, Key: keys.token(tokenHash), UpdateExpression: 'SET expiry_notice_at = :at', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': at } }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw e;
-    }
+  markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
+    return this.identity.markTokenExpiryNotice(tokenHash, at, events);
   }
 
   async createEntity(e: Entity, events?: OutboxEvent[]) {
@@ -443,11 +407,6 @@ export class DynamoStore implements Store {
   private queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
     return queryAll(this.doc, this.table, input);
   }
-}
-
-/** Code-unit order, as DynamoDB and SQLite sort the ASCII timestamps and hashes compared here. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export { tableDefinition } from './dynamo-keys.js';
