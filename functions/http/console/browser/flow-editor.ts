@@ -7,14 +7,13 @@
  * (flow-editor-client.ts) does the rest through the API.
  */
 import { EditorState, Transaction } from '@codemirror/state';
-import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from '@codemirror/view';
-import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
-import { bracketMatching, defaultHighlightStyle, syntaxHighlighting, StreamLanguage } from '@codemirror/language';
+import { EditorView } from '@codemirror/view';
+import { StreamLanguage } from '@codemirror/language';
 import { yaml as yamlMode } from '@codemirror/legacy-modes/mode/yaml';
 import { isCollection, isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { FlowModule } from '../../../core/flows/definition.js';
 import { flowGraphSvg } from '../flow-graph.js';
-import { replaceSelectionOnInput } from './replace-selection.js';
+import { editorBasics } from './editor-basics.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -139,18 +138,7 @@ function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
     state: EditorState.create({
       doc: options.doc,
       extensions: [
-        EditorView.cspNonce.of(options.nonce),
-        lineNumbers(),
-        highlightActiveLineGutter(),
-        highlightActiveLine(),
-        drawSelection(),
-        history(),
-        bracketMatching(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        EditorView.contentAttributes.of({ 'aria-label': options.label, ...(options.describedBy ? { 'aria-describedby': options.describedBy } : {}) }),
-        EditorView.lineWrapping,
-        replaceSelectionOnInput,
+        ...editorBasics(options),
         StreamLanguage.define(yamlMode),
         EditorView.updateListener.of((update) => {
           // Only edits made in the editor: a text set from the graph or panel is already known.

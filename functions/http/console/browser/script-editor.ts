@@ -8,15 +8,14 @@
  * for each response (EditorView.cspNonce), and nothing else inline.
  */
 import { EditorState, Compartment, type Extension } from '@codemirror/state';
-import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from '@codemirror/view';
-import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting, StreamLanguage } from '@codemirror/language';
+import { EditorView } from '@codemirror/view';
+import { indentOnInput, StreamLanguage } from '@codemirror/language';
 import { javascript } from '@codemirror/lang-javascript';
 import { python } from '@codemirror/lang-python';
 import { go } from '@codemirror/lang-go';
 import { shell } from '@codemirror/legacy-modes/mode/shell';
 import { renderDiff } from './diff-view.js';
-import { replaceSelectionOnInput } from './replace-selection.js';
+import { editorBasics } from './editor-basics.js';
 
 /** The grammar for a stored language name (`python3`, `bun`, ...). */
 function grammar(language: string): Extension {
@@ -57,20 +56,8 @@ function create(parent: HTMLElement, options: EditorOptions): ScriptEditor {
     state: EditorState.create({
       doc: options.doc,
       extensions: [
-        EditorView.cspNonce.of(options.nonce),
-        lineNumbers(),
-        highlightActiveLineGutter(),
-        highlightActiveLine(),
-        drawSelection(),
-        history(),
+        ...editorBasics(options),
         indentOnInput(),
-        bracketMatching(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-        // Tab indents; Escape then Tab (or Ctrl-M / Shift-Alt-M) leaves the editor with the keyboard.
-        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        EditorView.contentAttributes.of({ 'aria-label': options.label, ...(options.describedBy ? { 'aria-describedby': options.describedBy } : {}) }),
-        EditorView.lineWrapping,
-        replaceSelectionOnInput,
         language.of(grammar(options.language)),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) options.onChange(update.state.doc.toString());
