@@ -161,11 +161,11 @@ export class Confiner {
   }
 
   /**
-   * The jails of one runner, whose directories live under `workRoot`: with the network boundary,
-   * its namespaces and tmpfs slots are made there and closed with `close`.
+   * The jails of one runner, whose directories live under `workRoot`; with the network boundary,
+   * its namespaces and tmpfs slots (job-slots.ts) are closed with `close`.
    */
   forRunner(workRoot: string): JailSource {
-    const network = this.status.network === 'namespace' ? new JobNetwork(workRoot, this.networkSetting.allow) : undefined;
+    const network = this.status.network === 'namespace' ? new JobNetwork(this.networkSetting.allow) : undefined;
     const releasing = new Set<Promise<void>>();
     return {
       open: (limits) => this.open(workRoot, network, limits, releasing),

@@ -28,12 +28,12 @@ export class JobNetwork {
   /** The API as the service reaches it; learnt from the jobs' BASE_INTERNAL_URL. */
   private apiTarget: URL | undefined;
 
-  constructor(workRoot: string, allow: AddressAllowList) {
+  constructor(allow: AddressAllowList) {
     this.proxy = new EgressProxy(allow, (host, port) => {
       const api = this.apiTarget;
       return api !== undefined && api.hostname.replace(/^\[|\]$/g, '') === host && (Number(api.port) || (api.protocol === 'https:' ? 443 : 80)) === port;
     });
-    this.slots = new JobSlots(workRoot, {
+    this.slots = new JobSlots({
       api: (socket: Socket) => bridgeToApi(socket, this.apiTarget),
       proxy: (socket: Socket) => this.proxy.accept(socket),
     });

@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +14,22 @@ export const NAMESPACE_PROXY_PORT = 3128;
 
 /** A tool path for the helpers, whatever PATH the service was started with. */
 const TOOL_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * Where the slot sets of every service on this machine live: one place, outside any service's own
+ * work directory (removed whole when it stops), so that a start can sweep what dead ones left.
+ */
+export const SLOT_HOME = join(tmpdir(), 'svc-job-slots');
+
+/**
+ * How long an unmounted slot's mount points stay before they are removed. A sandbox starting
+ * copies the whole mount tree, then remounts its copy of each mount read-only; removing a mount
+ * point detaches its mount in every namespace, the copies too, and a sandbox between the copy and
+ * that remount failed to start ("Unable to apply mount flags: remount ...: No such file or
+ * directory"). Unmounting alone reaches no copy (the mounts are private). A start takes
+ * milliseconds; this is far beyond it.
+ */
+const REMOVAL_GRACE_MS = 30_000;
 
 /**
  * What one confined process gets besides its uid and cgroup: a network namespace of its own and a
@@ -65,14 +82,15 @@ export class JobSlots {
   private closed = false;
 
   constructor(
-    workRoot: string,
     private readonly handlers: JobSlotHandlers,
     /** Free slots kept ready per size; more are made in the background when one is taken. */
     private readonly spares = 2,
     private readonly idleMs = 60_000,
+    home = SLOT_HOME,
   ) {
-    sweepLeftovers(workRoot);
-    this.root = mkdtempSync(join(workRoot, `slots-${process.pid}-`));
+    ensureHome(home);
+    sweepLeftovers(home);
+    this.root = mkdtempSync(join(home, `slots-${process.pid}-`));
     // Job uids walk through to their own slot (bwrap binds it as them); none may list the others.
     chmodSync(this.root, 0o711);
     openSlotSets.add(this);
@@ -113,14 +131,16 @@ export class JobSlots {
     openSlotSets.delete(this);
     await Promise.allSettled([...this.seeding]);
     await Promise.all([...this.all].map((slot) => this.destroy(slot)));
-    await rm(this.root, { recursive: true, force: true });
+    removeLater(this.root);
   }
 
-  /** At process exit, whether or not `close` ran or finished: nothing stays mounted after us. */
+  /**
+   * At process exit, whether or not `close` ran or finished: nothing stays mounted after us. The
+   * directories stay (see REMOVAL_GRACE_MS): the next start on this machine sweeps them.
+   */
   unmountNow(): void {
     const paths = [...this.all].flatMap((slot) => [slot.dir, slot.netns]);
     if (paths.length > 0) spawnSync('umount', ['-l', ...paths], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
-    spawnSync('rm', ['-rf', '--one-file-system', this.root], { stdio: 'ignore' });
   }
 
   private topUp(sizeBytes: number): void {
@@ -168,8 +188,22 @@ export class JobSlots {
     clearTimeout(slot.idleTimer);
     for (const server of slot.servers) server.close();
     await unmount([slot.dir, slot.netns]);
-    await rm(slot.root, { recursive: true, force: true });
+    removeLater(slot.root);
   }
+}
+
+/** Removed once no sandbox can be starting with a copy of its (now unmounted) mounts. */
+function removeLater(path: string): void {
+  setTimeout(() => void rm(path, { recursive: true, force: true }).catch(() => undefined), REMOVAL_GRACE_MS).unref();
+}
+
+/** The home is shared by every service here and sits in /tmp: it must be ours, and not a link. */
+function ensureHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o711 });
+  const stats = lstatSync(home);
+  if (!stats.isDirectory() || stats.uid !== process.getuid?.()) throw new Error(`${home} is not a directory of this user: job slots cannot be made there`);
+  // Job uids walk through to their own slot; none may list the others.
+  chmodSync(home, 0o711);
 }
 
 /** The slot sets not closed yet; one exit hook for all of them (a test process opens many). */
@@ -232,21 +266,24 @@ function isFull(dir: string): boolean {
 }
 
 /**
- * Slots of a service that died (kill -9) stay mounted: their mounts are let go and their
- * directories removed at the next start on the same work directory, unless their process lives.
+ * Slots of a service that died (kill -9) stay mounted: their mounts are let go at the next start
+ * on this machine, and their directories removed after the grace, unless their process lives.
  */
-function sweepLeftovers(workRoot: string): void {
-  if (!existsSync(workRoot)) return;
-  const dead = readdirSync(workRoot).filter((name) => {
+const sweeping = new Set<string>();
+function sweepLeftovers(home: string): void {
+  const dead = readdirSync(home).filter((name) => {
     const pid = /^slots-(\d+)-/.exec(name)?.[1];
-    return pid !== undefined && !existsSync(`/proc/${pid}`);
+    return pid !== undefined && !existsSync(`/proc/${pid}`) && !sweeping.has(join(home, name));
   });
   if (dead.length === 0) return;
-  const roots = dead.map((name) => join(workRoot, name) + '/');
+  const roots = dead.map((name) => join(home, name));
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
-    .filter((point) => roots.some((root) => point.startsWith(root)));
+    .filter((point) => roots.some((root) => point.startsWith(root + '/')));
   if (mounts.length > 0) spawnSync('umount', ['-l', ...mounts], { env: { PATH: TOOL_PATH }, stdio: 'ignore' });
-  for (const root of roots) spawnSync('rm', ['-rf', '--one-file-system', root], { stdio: 'ignore' });
+  for (const root of roots) {
+    sweeping.add(root);
+    removeLater(root);
+  }
 }

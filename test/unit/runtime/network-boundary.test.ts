@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -123,42 +124,71 @@ def main():
 });
 
 boundary('slots coming and going', () => {
-  it('jobs start while the slots of others are made and unmounted beside them', async () => {
-    // Another service's slots (its own work directory) churn: made, then closed and unmounted.
-    const churnRoot = mkdtempSync(join(tmpdir(), 'svc-churn-'));
+  const workRoot = mkdtempSync(join(tmpdir(), 'svc-jails-'));
+  chmodSync(workRoot, 0o711);
+  const source = allowing.forRunner(workRoot);
+  afterAll(() => source.close());
+
+  it('a sandbox that copied the mount tree before a slot set closed still finds each slot mount in its copy', async () => {
+    // What a starting sandbox does first: copy the mount tree (here a held copy), then remount it.
+    const slots = new JobSlots({ api: (s) => s.destroy(), proxy: (s) => s.destroy() }, 0);
+    const taken = await Promise.all([slots.take(1 << 20), slots.take(1 << 20)]);
+    const points = taken.flatMap((slot) => [slot.dir, slot.netns]);
+    const copy = spawn('unshare', ['--mount', '--propagation', 'unchanged', 'sh', '-c', 'echo copied; exec sleep 120'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await new Promise((copied) => copy.stdout.once('data', copied));
+      const mountsInCopy = () => readFileSync(`/proc/${copy.pid}/mountinfo`, 'utf8').split('\n').map((line) => line.split(' ')[4]);
+      expect(points.filter((point) => mountsInCopy().includes(point))).toEqual(points);
+      await slots.close();
+      // Gone from the service's own tree at once; the copy keeps them (removing their mount points
+      // would have detached them there, mid-start).
+      for (const point of points) expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(` ${point} `);
+      expect(points.filter((point) => mountsInCopy().includes(point))).toEqual(points);
+    } finally {
+      copy.kill('SIGKILL');
+    }
+  });
+
+  it('sandboxes start while the slots of others are made, unmounted and removed beside them', async () => {
+    // A sandbox copies every mount under / when it starts and remounts each read-only; a mount
+    // point removed meanwhile (unlinking one detaches its mount in every namespace) failed the
+    // start with "Unable to apply mount flags". Here another slot set closes, again and again,
+    // while four jails start their sandbox over and over.
+    const jails = await Promise.all(Array.from({ length: 4 }, () => source.open({})));
+    const failures: string[] = [];
     let churning = true;
-    const churn = (async () => {
+    let started = 0;
+    const starters = jails.map(async (jail) => {
       while (churning) {
-        const slots = new JobSlots(churnRoot, { api: (s) => s.destroy(), proxy: (s) => s.destroy() }, 0);
-        await Promise.all(Array.from({ length: 6 }, () => slots.take(1 << 20))).catch(() => undefined);
+        const { command, args, uid } = jail.wrap('/bin/true', [], []);
+        const run = spawn(command, args, { uid, gid: uid, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        run.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+        const code = await new Promise((done) => run.once('close', done));
+        started++;
+        if (code !== 0) failures.push(`exit ${code}: ${stderr.trim()}`);
+      }
+    });
+    try {
+      for (let round = 0; round < 6; round++) {
+        const slots = new JobSlots({ api: (s) => s.destroy(), proxy: (s) => s.destroy() }, 0);
+        await Promise.all(Array.from({ length: 24 }, () => slots.take(1 << 20)));
         await slots.close();
       }
-    })();
-    try {
-      const failures: string[] = [];
-      for (let round = 0; round < 10; round++) {
-        await Promise.all(
-          Array.from({ length: 4 }, async () => {
-            const { outcome } = await runOnce(runner, request('bash', 'echo started', { env: env(), scriptHash: 'churn' }));
-            if (!outcome.ok) failures.push(JSON.stringify(outcome));
-          }),
-        );
-      }
-      expect(failures).toEqual([]);
-      // Why they cannot fail: every slot mount is private, so its unmount reaches no sandbox's
-      // copy of the tree while the sandbox remounts that copy read-only.
-      const ownRoot = (runner as LocalRunner).workRoot + '/';
-      const slotMounts = readFileSync('/proc/self/mountinfo', 'utf8')
-        .split('\n')
-        .map((line) => line.split(' '))
-        .filter((fields) => (fields[4] ?? '').startsWith(ownRoot));
-      expect(slotMounts.length).toBeGreaterThan(0);
-      for (const fields of slotMounts) expect(fields.slice(6, fields.indexOf('-')).join(' '), fields[4]).not.toMatch(/shared:/);
     } finally {
       churning = false;
-      await churn;
-      rmSync(churnRoot, { recursive: true, force: true });
+      await Promise.all(starters);
+      await Promise.all(jails.map((jail) => jail.release()));
     }
+    expect(started).toBeGreaterThan(0);
+    expect(failures).toEqual([]);
+    // Slot mounts are private too: an unmount of one reaches no other namespace.
+    const own = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' '))
+      .filter((fields) => (fields[4] ?? '').includes(`/slots-${process.pid}-`));
+    expect(own.length).toBeGreaterThan(0);
+    for (const fields of own) expect(fields.slice(6, fields.indexOf('-')).join(' '), fields[4]).not.toMatch(/shared:/);
   }, 120_000);
 });
 
