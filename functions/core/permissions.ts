@@ -136,7 +136,11 @@ export class Rights {
     }
     switch (domain) {
       case 'folders': {
-        if (verb === 'read') return true;
+        if (verb === 'read') {
+          // Anyone may list; a folder itself is seen by its owners and those its rights name (as in Windmill).
+          const folder = path === null ? undefined : this.folders.get(path);
+          return folder === undefined || this.folderRight(folder) !== null;
+        }
         if (this.role === 'operator') return false;
         const folder = path === null ? undefined : this.folders.get(path);
         // Any developer may create a folder (becoming its owner); changing one needs ownership.

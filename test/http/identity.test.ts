@@ -113,6 +113,15 @@ describe('roles, folders and groups', () => {
     // A member with no rights on the folder: nothing.
     await aMember('dev2', 'developer').then(async (dev2) => {
       expect((await s.fetch(`${ws()}/jobs/run_wait_result/p/f/ops/status`, { method: 'POST', token: dev2 })).status).toBe(403);
+      // Nor the folder itself: not listed, and asked for by name, the answer of a folder that does not exist.
+      const names = async (token: string) => ((await (await s.fetch(`${ws()}/folders/list`, { token })).json()) as { name: string }[]).map((f) => f.name);
+      expect(await names(dev2)).not.toContain('ops');
+      expect(await names(operator)).toContain('ops');
+      const hidden = await s.fetch(`${ws()}/folders/get/ops`, { token: dev2 });
+      const missing = await s.fetch(`${ws()}/folders/get/nowhere`, { token: dev2 });
+      expect([hidden.status, (await hidden.json()).error.message]).toEqual([404, 'folder ops not found']);
+      expect(missing.status).toBe(404);
+      expect((await s.fetch(`${ws()}/folders/update/ops`, { ...json({ extra_perms: { 'u/dev2': true } }), token: dev2 })).status).toBe(403);
       // Through a group the folder's owner grants write access.
       expect((await s.post(`${ws()}/groups/create`, { name: 'oncall', summary: 'people on call' })).status).toBe(201);
       expect((await s.post(`${ws()}/groups/adduser/oncall`, { username: 'dev2' })).status).toBe(200);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
 import { NAME } from './groups.js';
 import { parseBody } from '../validation.js';
+import { notFound } from '../errors.js';
 import type { Folder, Rights } from '../permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -59,7 +60,8 @@ export async function updateFolder(deps: Deps, rights: Rights, name: string, bod
 }
 
 export async function getFolder(deps: Pick<CoreDeps, 'store'>, rights: Rights, name: string): Promise<Folder> {
-  rights.check('folders', 'read', name);
+  // One with no right on it is told what one is told of a folder that does not exist.
+  if (!rights.can('folders', 'read', name)) throw notFound(what(name));
   return (await requireEntity(deps.store, 'folder', rights.workspaceId, name, what(name))).value;
 }
 

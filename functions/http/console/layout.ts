@@ -31,6 +31,8 @@ export const CONSOLE_STYLE = [
   '.status{display:inline-block;padding:.05rem .45rem;border-radius:.6rem;font-size:.85em;border:1px solid currentColor}',
   '.s-success{color:var(--ok)}.s-failed{color:var(--bad)}.s-canceled{color:var(--muted)}.s-running{color:var(--run)}.s-queued{color:var(--muted)}.s-suspended,.s-awaiting_approval{color:var(--wait)}.s-pending{color:#999}',
   '.toolbar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}',
+  'form.inline{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.2rem 0}form.inline input,form.inline select{width:auto}',
+  'nav.tabs{background:none;color:inherit;padding:.2rem 0;border-bottom:1px solid #ddd}nav.tabs a{color:#0b57d0}',
   'pre{background:#f6f8fa;padding:.6rem;overflow:auto;max-height:30rem;white-space:pre-wrap;word-break:break-word}',
   'pre.logs{background:#111;color:#eee}',
   // ansi_up's classes (use_classes): the 16 terminal colours, readable on the dark log background.
@@ -85,7 +87,7 @@ export function renderPage(p: PageFrame): string {
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">
 <title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style>${p.libraryStyle ? html`<style>${raw(p.libraryStyle)}</style>` : ''}</head>
 <body data-workspace="${p.workspace}"${data}>
-<nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
+<nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/w/${ws}/schedules">Schedules</a><a href="/w/${ws}/variables">Variables</a><a href="/w/${ws}/resources">Connections</a><a href="/w/${ws}/folders">Folders</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
 <main>${p.body}</main>
 ${libraries.map((l) => html`<script src="${l.url}" integrity="sha256-${l.hash}"></script>`)}<script>${raw(p.script.text)}</script></body></html>`.toString();
 }

@@ -18,6 +18,8 @@ import { frontDoorRoutes } from './home-page.js';
 import { editorScript, uplotScript } from './static-assets.js';
 import { scriptEditorRoutes } from './script-editor-page.js';
 import { flowEditorRoutes } from './flow-editor-page.js';
+import { holdingsPageRoutes } from './holdings-pages.js';
+import { peoplePageRoutes } from './people-pages.js';
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -92,6 +94,8 @@ export function consolePageRoutes(deps: CoreDeps) {
   r.route('/', workspacePageRoutes(deps));
   r.route('/', scriptEditorRoutes(deps));
   r.route('/', flowEditorRoutes(deps));
+  r.route('/', holdingsPageRoutes(deps));
+  r.route('/', peoplePageRoutes(deps));
   return r;
 }
 
