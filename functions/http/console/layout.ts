@@ -46,6 +46,9 @@ export const CONSOLE_STYLE = [
   '.graph .node.s-timed_out rect{stroke:var(--bad);fill:#fde7e9}.graph .node.s-retrying rect{stroke:var(--wait);fill:#fff8e1}.graph .node.s-skipped rect,.graph .node.s-not_needed rect,.graph .node.s-not_run rect{stroke-dasharray:4 3;fill:#f6f6f6}.graph .node.failure rect{stroke-dasharray:2 2}.graph text.set{font-size:10px;fill:#555}.graph text.notes{font-size:10px;font-weight:bold}',
   '.s-timed_out{color:var(--bad)}.s-retrying{color:var(--wait)}.s-skipped,.s-not_needed,.s-not_run{color:var(--muted)}.s-cache_hit{color:var(--run)}',
   HIGHLIGHT_STYLE,
+  // A run's step inspector beside its graph on a wide screen, under it on a narrow one.
+  '.split{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem;align-items:start}',
+  '@media (min-width:1000px){.split:has(> #step:not([hidden])){grid-template-columns:minmax(0,3fr) minmax(0,2fr)}.split > #step{position:sticky;top:0;max-height:100vh;overflow:auto}}',
   '@media (max-width:600px){th.wide,td.wide{display:none}main{padding:.5rem}}',
 ].join('');
 const STYLE_HASH = hashOf(CONSOLE_STYLE);

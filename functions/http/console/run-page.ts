@@ -329,8 +329,8 @@ function cacheFact(ws: string, source: string | null): Markup {
 export function renderRunPage(p: RunPageInput): string {
   const j = p.job;
   const ws = encodeURIComponent(p.workspace);
-  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2>${flowGraphSvg(p.modules, () => 'pending', { failureModule: p.failureModule, forRun: true })}
-<div id="step" hidden><h3 id="step-title"></h3><label for="step-pick">Iteration or branch</label><select id="step-pick" hidden></select><div id="step-detail"></div></div></section>` : html`<select id="step-pick" hidden></select>`;
+  const graph: Markup | string = p.modules ? html`<section class="graph" aria-label="Flow graph"><h2>Steps</h2><div class="split"><div>${flowGraphSvg(p.modules, () => 'pending', { failureModule: p.failureModule, forRun: true })}</div>
+<div id="step" hidden><h3 id="step-title"></h3><label for="step-pick">Iteration or branch</label><select id="step-pick" hidden></select><div id="step-detail"></div></div></div></section>` : html`<select id="step-pick" hidden></select>`;
   const body = html`<h1><span class="muted">${j.kind}</span> ${j.script_path}</h1>
 <p><span id="status" class="status s-${j.status}">${j.status}</span>${j.cache_hit ? html` <span id="cache-hit" class="status s-cache_hit">cache hit</span>` : ''} <code>${j.id}</code>${j.parent_job ? html` · step of <a href="/w/${ws}/run/${encodeURIComponent(j.parent_job)}">${j.parent_job}</a>` : ''}</p>
 <div class="toolbar">${p.canCancel ? html`<button type="button" id="cancel" class="danger">Cancel</button>` : ''}
