@@ -72,13 +72,15 @@ describe('the workspace pages', () => {
     for (const slug of ['schedules', 'variables', 'resources', 'routes', 'folders', 'groups', 'members']) {
       const { status, text } = await page('opal', slug);
       expect(status, slug).toBe(200);
-      expect(text, slug).not.toContain('hidden');
+      expect(text, slug).not.toContain('f/hidden');
+      expect(text, slug).not.toContain('<td>hidden');
       expect(text, slug).not.toMatch(/data-api=/);
       expect(text, slug).not.toContain(SECRET);
     }
     expect((await page('opal', 'schedules')).text).toContain('f/pub/nightly');
     expect((await page('opal', 'variables')).text).toContain('eu-west-1');
-    expect((await page('opal', 'folders')).text).toContain('pub');
+    expect((await page('opal', 'folders')).text).toContain('<td>pub');
+    expect((await page('ada', 'folders')).text).toContain('<td>hidden');
   });
 
   it('send a visitor without a session to the login page', async () => {

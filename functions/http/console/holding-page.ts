@@ -53,8 +53,12 @@ function holdingTabs(ws: string, current: HoldingSlug): Markup {
   return html`<nav class="toolbar tabs" aria-label="Workspace">${HOLDING_PAGES.map(([slug, name]) => (slug === current ? html`<strong aria-current="page">${name}</strong>` : html`<a href="/w/${w}/${slug}">${name}</a>`))}</nav>`;
 }
 
-/** A table with a header row; `rows` empty shows `empty` instead. */
+/**
+ * A table with a header row; `rows` empty shows `empty` instead. A header written `~Name` is of a
+ * column whose cells are `wide` (left out on a narrow screen, as the header then is).
+ */
 export function table(label: string, headers: string[], rows: Markup[], empty: string): Markup {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<div class="table-wrap"><table aria-label="${label}"><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  const cells = headers.map((h) => (h.startsWith('~') ? html`<th scope="col" class="wide">${h.slice(1)}</th>` : html`<th scope="col">${h}</th>`));
+  return html`<div class="table-wrap"><table aria-label="${label}"><thead><tr>${cells}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }

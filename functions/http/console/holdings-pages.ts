@@ -50,7 +50,7 @@ async function schedulesBody({ deps, rights, ws }: HoldingContext): Promise<Mark
       ])}`
     : '';
   return html`<p>Scripts and flows run on a cron clock (six fields, seconds first), as the person who last saved the schedule.</p>
-${table('Schedules', ['Schedule', 'Runs', 'When', 'Next runs', 'Last failure', 'State', ''], rows, 'No schedules you may see yet.')}${create}`;
+${table('Schedules', ['Schedule', 'Runs', 'When', '~Next runs', 'Last failure', 'State', ''], rows, 'No schedules you may see yet.')}${create}`;
 }
 
 function nextRuns(s: ScheduleView, now: Date): string[] {
@@ -89,7 +89,7 @@ async function variablesBody({ deps, rights }: HoldingContext): Promise<Markup> 
       ])}`
     : '';
   return html`<p>Scripts read variables by path (<code>$var:path</code> arguments or the client). A secret is stored encrypted; once saved it can be replaced, never read back here.</p>
-${table('Variables', ['Path', 'Kind', 'Value', 'Description', 'Updated', ''], rows, 'No variables you may see yet.')}${create}`;
+${table('Variables', ['Path', 'Kind', 'Value', '~Description', '~Updated', ''], rows, 'No variables you may see yet.')}${create}`;
 }
 
 async function resourcesBody({ deps, rights }: HoldingContext): Promise<Markup> {
@@ -118,8 +118,8 @@ async function resourcesBody({ deps, rights }: HoldingContext): Promise<Markup> 
       ])}`
     : '';
   return html`<p>Connections (resources) hold what scripts need to reach other systems; a script receives one as a <code>$res:path</code> argument. Their values are not shown in this list.</p>
-${table('Connections', ['Path', 'Type', 'Description', ''], rows, 'No connections you may see yet.')}${create}
-<h2>Connection types</h2>${table('Connection types', ['Name', 'Description', 'Schema'], typeRows, 'No connection types yet.')}${createType}`;
+${table('Connections', ['Path', 'Type', '~Description', ''], rows, 'No connections you may see yet.')}${create}
+<h2>Connection types</h2>${table('Connection types', ['Name', 'Description', '~Schema'], typeRows, 'No connection types yet.')}${createType}`;
 }
 
 async function routesBody({ deps, rights, ws }: HoldingContext): Promise<Markup> {

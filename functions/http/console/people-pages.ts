@@ -87,5 +87,5 @@ async function membersBody({ deps, rights }: HoldingContext): Promise<Markup> {
       ])}`
     : '';
   return html`<p>Admins do everything in the workspace; developers write what they own or may write; operators read and run what they have rights on and change nothing.</p>
-${table('Members', ['User', 'Role', 'Added by', ''], rows, 'No members.')}${add}`;
+${table('Members', ['User', 'Role', '~Added by', ''], rows, 'No members.')}${add}`;
 }
