@@ -114,6 +114,14 @@ export interface RunRequest {
    * script's `content` already points its imports at them.
    */
   modules?: Record<string, string>;
+  /**
+   * AWS: set instead of the request's own content when the request would pass Lambda's 6 MB
+   * invocation payload: a short-lived URL of the whole request in the bucket, which the sandbox
+   * fetches (docs/aws.md, Large payloads). The fields beside it only name the job and its tenant.
+   */
+  requestUrl?: string;
+  /** AWS: where the sandbox PUTs an answer past 6 MB (a presigned URL of one object of this job), answering `stored` instead. */
+  resultUrl?: string;
 }
 
 /** Per-process limits of a job (README: Job confinement); bytes, counts and seconds. */

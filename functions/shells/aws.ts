@@ -12,6 +12,7 @@ import type { CodeRunner } from '../ports.js';
 import { goTargetFromEnv, UploadedGoBinaries, withGoBinaryUrls } from '../adapters/aws/go-binaries.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
+import { withPayloadOffload } from '../adapters/aws/sandbox-payload-offload.js';
 import { awsConfigFromEnv, loadSecrets, requireSandboxFunctions, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { CachedStore } from '../core/cached-store.js';
@@ -43,7 +44,7 @@ export interface AwsShell {
   secrets: AwsSecrets;
   /** `deps.flows`, with what the flow-runner and worker functions also need of it. */
   flowRunner: StepFunctionsFlowRunner;
-  /** Runs jobs in the sandbox functions `invoke` reaches; Go jobs carry a presigned URL of their binary. */
+  /** Runs jobs in the sandbox functions `invoke` reaches; Go jobs carry a presigned URL of their binary; payloads past 6 MB go through the bucket. */
   sandboxRunner(invoke: SandboxInvoke): CodeRunner;
 }
 
@@ -92,7 +93,7 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     dependencies: dependencyBuilder(config),
   };
   const sandboxRunner = (invoke: SandboxInvoke) =>
-    withDependencyUrls(withGoBinaryUrls(createLambdaSandboxRunner(invoke), s3, config.bucketName), blobs, { maxWaitMs: config.dependencies.buildWaitMs });
+    withDependencyUrls(withGoBinaryUrls(createLambdaSandboxRunner(withPayloadOffload(invoke, s3, config.bucketName)), s3, config.bucketName), blobs, { maxWaitMs: config.dependencies.buildWaitMs });
   return { config, deps, secrets, flowRunner, sandboxRunner };
 });
 

@@ -58,6 +58,9 @@ export class Data extends Construct {
         // prefix could not match anyway).
         // A crashed upload leaves parts that are billed but invisible in listings.
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // A sandbox request or answer past Lambda's 6 MB (sandbox-payload-offload.ts) lives for one
+        // run and is deleted after it; a worker that died mid-run leaves it to this rule.
+        { id: 'expire-sandbox-payloads', prefix: '_sandbox/', expiration: Duration.days(1) },
       ],
       // Upload parts are PUT by clients straight to presigned URLs (README: Large uploads); a
       // browser page needs CORS for that, and must read each part's ETag to complete the upload.

@@ -88,10 +88,13 @@ describe('S3 bucket', () => {
     expect(bucket.LoggingConfiguration.DestinationBucketName).toEqual({ Ref: expect.stringMatching(/AccessLogs/) });
   });
 
-  it('aborts incomplete multipart uploads, and expires no stored object (uploads are kept, as locally)', () => {
+  it('aborts incomplete multipart uploads, and expires only the sandbox payloads of a run (uploads are kept, as locally)', () => {
     const rules = propsOf(stack.data.bucket).LifecycleConfiguration.Rules;
-    expect(rules).toEqual([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]);
-    expect(rules.some((r: { ExpirationInDays?: number }) => r.ExpirationInDays !== undefined)).toBe(false);
+    expect(rules).toEqual([
+      expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      { Id: 'expire-sandbox-payloads', Prefix: '_sandbox/', ExpirationInDays: 1, Status: 'Enabled' },
+    ]);
+    expect(rules.filter((r: { ExpirationInDays?: number }) => r.ExpirationInDays !== undefined).map((r: { Prefix?: string }) => r.Prefix)).toEqual(['_sandbox/']);
   });
 
   it('refuses requests without TLS', () => {

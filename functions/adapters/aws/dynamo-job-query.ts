@@ -1,19 +1,22 @@
-import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { matchesJobQuery } from '../../core/json-subset.js';
 import type { Job, JobQuery } from '../../ports.js';
 import { GSI1, gsi1 } from './dynamo-keys.js';
 import { batchGet } from './dynamo-ops.js';
+import { mergedQuery } from './dynamo-sharded-query.js';
 import type { Item } from './dynamo-items.js';
 
 /**
- * The run list on DynamoDB. GSI1 holds a workspace's jobs sorted by `<created_at>#<id>`, newest
- * first when read descending, so the time range and the cursor are its key condition; status and
+ * The run list on DynamoDB. GSI1 holds a workspace's jobs sorted by `<created_at>#<id>` in
+ * WORKSPACE_JOB_SHARDS partitions, each newest first when read descending, merged into one order
+ * (dynamo-sharded-query.ts); the time range and the cursor are every shard's key condition (the
+ * cursor, a position in that total order, is each shard's position at once); status and
  * path prefix are filtered in the index (both are projected into it). The jobs are then read from
  * the table (consistent, and the index may lag) and the remaining filters — kind, user, args,
  * result — are applied to them, page after page until the limit is reached.
  */
 export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, q: JobQuery, toJob: (item: Item) => Promise<Job>): Promise<Job[]> {
-  const values: Item = { ':pk': gsi1.jobsOf(q.workspace_id) };
+  const values: Item = {};
   const names: Record<string, string> = {};
   const filters: string[] = [];
   let key = 'gsi1pk = :pk';
@@ -36,11 +39,12 @@ export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, 
     filters.push('begins_with(script_path, :prefix)');
     values[':prefix'] = q.path_prefix;
   }
-  const pages = paginateQuery(
-    { client: doc },
+  const pages = mergedQuery(
+    doc,
+    table,
     {
-      TableName: table,
       IndexName: GSI1,
+      sortKey: 'gsi1sk',
       KeyConditionExpression: key,
       ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
       ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
@@ -49,10 +53,12 @@ export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, 
       // Limit counts items read before the filter: read at least a page's worth each time.
       Limit: Math.max(q.limit, 100),
     },
+    gsi1.jobPartitionsOf(q.workspace_id),
+    Math.max(q.limit, 100),
   );
   const found: Job[] = [];
   for await (const page of pages) {
-    const items = await batchGet(doc, table, page.Items ?? []);
+    const items = await batchGet(doc, table, page);
     // batchGet keeps the order of the index entries, which is the list's order.
     for (const item of items) {
       const job = await toJob(item);

@@ -10,12 +10,18 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | workspace      | `WS#<id>`        | `WORKSPACE`             | `WORKSPACES` / `<id>`                    |                                       |
  * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                          |                                       |
  * | script head    | `WS#<ws>`        | `SCRIPT#<path>`         |                                          |                                       |
- * | job            | `JOB#<id>`       | `JOB`                   | `WS#<ws>#JOBS` / `<created_at>#<id>`     | `JOBS#<status>` / `<created_at>#<id>` |
+ * | job            | `JOB#<id>`       | `JOB`                   | `WS#<ws>#JOBS#<w>` / `<created_at>#<id>` | `JOBS#<status>#<s>` / `<created_at>#<id>` |
  * | live log chunk | `JOB#<id>`       | `LOG#<ms>#<seq>`        |                                          |                                       |
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
  * | delivery       | `OUTBOX#<scope>` | `<event id>`            |                                          | `OUTBOX#pending` / `<event id>`       |
+ *
+ * A job's index partitions are sharded (`<w>` of WORKSPACE_JOB_SHARDS, `<s>` of JOB_STATUS_SHARDS,
+ * both from a hash of the job id) so that no partition key takes more writes than DynamoDB gives
+ * one partition; readers query every shard and merge (dynamo-sharded-query.ts). docs/aws.md has
+ * the arithmetic. Items written before the sharding carry the unsharded `WS#<ws>#JOBS` and
+ * `JOBS#<status>`, which the readers still query (last in the `...Partitions` lists below), so none becomes invisible.
  *
  * Workspace ids are `[a-z0-9_-]` (core/paths.ts), so `WS#<ws>#<KIND>` never meets another
  * workspace's `WS#<id>`. Entity keys are never empty (paths, names, usernames): DynamoDB refuses
@@ -66,13 +72,41 @@ export const keys = {
 
 export const SCRIPT_HEAD_PREFIX = 'SCRIPT#';
 
+/**
+ * Shards of a workspace's job list (GSI1): 1,000 job starts/s in one workspace write ~3,000 index
+ * units/s (insert, claim, completion each rewrite the entry, which projects `status`), 375 a shard.
+ * Never lowered or renumbered without readers over the old count: a job keeps its shard forever.
+ */
+export const WORKSPACE_JOB_SHARDS = 8;
+
+/**
+ * Shards of each unfinished status (GSI2): 10,000 job starts/s in an instance write ~20,000 index
+ * units/s into each of `queued` and `running` (every job enters and leaves both), 312 a shard.
+ */
+export const JOB_STATUS_SHARDS = 64;
+
+/** A job's shard among `shards`: FNV-1a of its id, so a job's keys are found from its id alone. */
+export function jobShard(id: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+const shardNumbers = (count: number) => Array.from({ length: count }, (_, shard) => shard);
+
 export const gsi1 = {
   // A few items per instance in one partition; an index avoids scanning the table to list them.
   workspaces: () => 'WORKSPACES',
   workspace: (id: string) => ({ gsi1pk: gsi1.workspaces(), gsi1sk: id }),
-  jobsOf: (workspaceId: string) => `WS#${workspaceId}#JOBS`,
-  // ISO timestamps sort as text, so a descending Query is newest first.
-  job: (workspaceId: string, createdAt: string, id: string) => ({ gsi1pk: gsi1.jobsOf(workspaceId), gsi1sk: `${createdAt}#${id}` }),
+  // A workspace's jobs, in WORKSPACE_JOB_SHARDS partitions; ISO timestamps sort as text, so a
+  // descending Query of each is newest first, and merging them keeps that order.
+  jobsOf: (workspaceId: string, id: string) => `WS#${workspaceId}#JOBS#${jobShard(id, WORKSPACE_JOB_SHARDS)}`,
+  /** Every partition a workspace's jobs may be in, the unsharded one of older items last. */
+  jobPartitionsOf: (workspaceId: string) => [...shardNumbers(WORKSPACE_JOB_SHARDS).map((n) => `WS#${workspaceId}#JOBS#${n}`), `WS#${workspaceId}#JOBS`],
+  job: (workspaceId: string, createdAt: string, id: string) => ({ gsi1pk: gsi1.jobsOf(workspaceId, id), gsi1sk: `${createdAt}#${id}` }),
   // Users keep a partition each (getUser is on the request path and stays spread out); the
   // listing, an admin's page, reads the index and then the users themselves.
   users: () => 'USERS',
@@ -87,11 +121,13 @@ export const gsi1 = {
 };
 
 export const gsi2 = {
-  // Sparse: only unfinished jobs carry gsi2 keys, so the index stays as small as the backlog and a
-  // crash sweep (requeueInterrupted) reads only running jobs. One partition per status: fine for
-  // a sweep that runs at start-up, to be sharded if running jobs ever need more than ~1000 writes/s.
-  status: (status: JobStatus) => `JOBS#${status}`,
-  job: (status: JobStatus, createdAt: string, id: string) => ({ gsi2pk: gsi2.status(status), gsi2sk: `${createdAt}#${id}` }),
+  // Sparse: only unfinished jobs carry gsi2 keys, so the index stays as small as the backlog and
+  // the reaper and a crash sweep read only queued or running jobs. JOB_STATUS_SHARDS partitions
+  // per status; a status change moves the entry within the job's shard number.
+  status: (status: JobStatus, id: string) => `JOBS#${status}#${jobShard(id, JOB_STATUS_SHARDS)}`,
+  /** Every partition a status's jobs may be in, the unsharded one of older items last. */
+  statusPartitions: (status: JobStatus) => [...shardNumbers(JOB_STATUS_SHARDS).map((n) => `JOBS#${status}#${n}`), `JOBS#${status}`],
+  job: (status: JobStatus, createdAt: string, id: string) => ({ gsi2pk: gsi2.status(status, id), gsi2sk: `${createdAt}#${id}` }),
   // Sparse too: only undelivered events, oldest first, for the dispatcher.
   pendingDeliveries: () => 'OUTBOX#pending',
   delivery: (id: string) => ({ gsi2pk: gsi2.pendingDeliveries(), gsi2sk: id }),

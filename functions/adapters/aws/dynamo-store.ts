@@ -6,7 +6,6 @@ import {
   PutCommand,
   TransactWriteCommand,
   UpdateCommand,
-  paginateQuery,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
@@ -22,6 +21,7 @@ import { parseStored } from '../../core/documents/parse.js';
 import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { queryJobItems } from './dynamo-job-query.js';
+import { mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { RACE, retry } from '../../core/retry.js';
 import { batchDelete, batchGet, compare, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
@@ -182,28 +182,32 @@ export class DynamoStore implements Store {
 
   async listJobs(f: JobListFilter) {
     const filters: string[] = [];
-    const values: Item = { ':pk': gsi1.jobsOf(f.workspace_id) };
+    const values: Item = {};
     if (f.status) (filters.push('#status = :status'), (values[':status'] = f.status));
     if (f.script_path) (filters.push('script_path = :path'), (values[':path'] = f.script_path));
-    const pages = paginateQuery(
-      { client: this.doc },
+    // The workspace's job shards, merged newest first (dynamo-sharded-query.ts).
+    const pages = mergedQuery(
+      this.doc,
+      this.table,
       {
-        TableName: this.table,
         IndexName: GSI1,
+        sortKey: 'gsi1sk',
         KeyConditionExpression: 'gsi1pk = :pk',
         ...(filters.length ? { FilterExpression: filters.join(' AND '), ExpressionAttributeNames: f.status ? { '#status': 'status' } : undefined } : {}),
-        ExpressionAttributeValues: values,
+        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         ScanIndexForward: false,
         // Limit counts items read before the filter, so read at least a page's worth each time.
         Limit: Math.max(f.limit, 100),
       },
+      gsi1.jobPartitionsOf(f.workspace_id),
+      Math.min(Math.max(f.limit, 100), 1000),
     );
     // The index is eventually consistent and does not hold `schedule_path`: read the jobs
     // themselves, page by page, and apply the whole filter to them (before fetching any offloaded payloads).
     const matches = (i: Item) => (!f.status || i.status === f.status) && (!f.script_path || i.script_path === f.script_path) && (!f.schedule_path || i.schedule_path === f.schedule_path);
     const matching: Item[] = [];
     for await (const page of pages) {
-      const items = await batchGet(this.doc, this.table, page.Items ?? []);
+      const items = await batchGet(this.doc, this.table, page);
       matching.push(...items.filter(matches));
       if (matching.length >= f.limit) break;
     }
@@ -217,11 +221,12 @@ export class DynamoStore implements Store {
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {
     // The sparse status index is sorted by creation: a job started before `before` was created
     // before it too, so the key condition bounds both; the start time is checked on the items.
-    const refs = await this.queryAll({
-      IndexName: GSI2,
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-      ExpressionAttributeValues: { ':pk': gsi2.status(status), ':before': before },
-    });
+    const refs = await queryPartitions(
+      this.doc,
+      this.table,
+      { IndexName: GSI2, KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before', ExpressionAttributeValues: { ':before': before } },
+      gsi2.statusPartitions(status),
+    );
     // The index may lag: read the jobs themselves and check again.
     const items = await batchGet(this.doc, this.table, refs);
     const since = (i: Item) => String(status === 'queued' ? i.created_at : (i.started_at ?? i.created_at));
@@ -247,7 +252,7 @@ export class DynamoStore implements Store {
             ':startedAt': startedAt,
             ':leaseUntil': leaseUntil,
             ':one': 1,
-            ':gsi2pk': gsi2.status('running'),
+            ':gsi2pk': gsi2.status('running', id),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -282,14 +287,14 @@ export class DynamoStore implements Store {
   async requeueInterrupted() {
     // The sparse index holds only unfinished jobs; a job claimed a moment ago may not be in it yet,
     // which a start-up sweep can afford (its worker is alive and will finish it).
-    const running = await this.queryAll({ IndexName: GSI2, KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': gsi2.status('running') } });
+    const running = await queryPartitions(this.doc, this.table, { IndexName: GSI2, KeyConditionExpression: 'gsi2pk = :pk' }, gsi2.statusPartitions('running'));
     const requeued: string[] = [];
     for (const ref of running) {
       const id = (ref.pk as string).slice('JOB#'.length);
       const won = await this.updateJob(id, 'SET #status = :queued, gsi2pk = :gsi2pk', '#status = :running', {
         ':queued': 'queued',
         ':running': 'running',
-        ':gsi2pk': gsi2.status('queued'),
+        ':gsi2pk': gsi2.status('queued', id),
       });
       if (won) requeued.push(id);
     }

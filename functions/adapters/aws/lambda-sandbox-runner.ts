@@ -36,6 +36,8 @@ export function createLambdaSandboxRunner(invoke: SandboxInvoke): CodeRunner {
           if (step.done) return sandboxFailure('the sandbox ended without reporting an outcome');
           const event = step.value;
           if (event.type === 'outcome') return event.outcome;
+          // Read back by withPayloadOffload (sandbox-payload-offload.ts) before it gets here.
+          if (event.type === 'stored') return sandboxFailure('the sandbox stored its answer in the bucket, and nothing read it back');
           if (event.type === 'log') hooks.onLog(event.text);
           else hooks.onStream(event.chunk);
         }

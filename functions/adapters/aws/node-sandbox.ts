@@ -4,8 +4,9 @@
  * worker; sandbox-in-process.ts runs them on this machine for tests and local bridges.
  */
 import { sandboxFor, type SandboxEvent } from './sandbox-protocol.js';
-import { parseRunRequest, sandboxFailure } from './sandbox-wire.js';
-import type { RunOutcome } from '../../ports.js';
+import { sandboxFailure } from './sandbox-wire.js';
+import { outcomeEvent, resolveRequest } from './sandbox-payload-fetch.js';
+import type { RunOutcome, RunRequest } from '../../ports.js';
 import { describeDeno } from '../../runtime/deno-binary.js';
 import { createLocalRunner, type LocalRunner } from '../../runtime/index.js';
 import { sweepEnvironment } from '../../runtime/environment-sweep.js';
@@ -95,13 +96,14 @@ export async function runSandboxed(
   /** Time the host gives this run; the job's own timeout is cut to fit inside it. */
   remainingMs = Number.POSITIVE_INFINITY,
 ): Promise<void> {
-  write({ type: 'outcome', outcome: await runChecked(payload, write, signal, remainingMs) });
+  // A request past Lambda's 6 MB comes as a stub pointing into the bucket, and an answer past it goes there (sandbox-payload-fetch.ts).
+  const parsed = await resolveRequest(payload, signal);
+  if (!parsed.ok) return write({ type: 'outcome', outcome: sandboxFailure(parsed.message) });
+  const outcome = await runChecked(parsed.request, write, signal, remainingMs);
+  write(await outcomeEvent({ type: 'outcome', outcome }, parsed.request.resultUrl, signal));
 }
 
-async function runChecked(payload: unknown, write: (event: SandboxEvent) => void, signal: AbortSignal, remainingMs: number): Promise<RunOutcome> {
-  const parsed = parseRunRequest(payload);
-  if (!parsed.ok) return sandboxFailure(parsed.message);
-  const { request } = parsed;
+async function runChecked(request: RunRequest, write: (event: SandboxEvent) => void, signal: AbortSignal, remainingMs: number): Promise<RunOutcome> {
   if (sandboxFor(request.language) !== 'node') {
     return sandboxFailure(`the Node sandbox does not run ${request.language} jobs`);
   }

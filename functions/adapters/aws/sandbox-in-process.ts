@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runSandboxed } from './node-sandbox.js';
 import type { RunRequest } from '../../ports.js';
-import { sandboxFor, type SandboxEvent, type SandboxInvoke } from './sandbox-protocol.js';
+import { LAMBDA_PAYLOAD_BYTES, sandboxFor, type SandboxEvent, type SandboxInvoke } from './sandbox-protocol.js';
 import { parseBufferedEvents } from './sandbox-wire.js';
 
 /**
@@ -20,8 +20,20 @@ export interface InProcessSandboxOptions {
 
 export function inProcessInvoke(options: InProcessSandboxOptions = {}): SandboxInvoke {
   const python = options.python ?? 'python3';
-  return (request, signal) =>
-    sandboxFor(request.language) === 'python' ? runPythonHandler(python, request, signal) : runNodeHandler(request, signal);
+  return (request, signal) => {
+    // As Lambda does: a payload past 6 MB is refused before anything runs.
+    const bytes = Buffer.byteLength(JSON.stringify(request));
+    if (bytes > LAMBDA_PAYLOAD_BYTES) return refused(bytes);
+    return sandboxFor(request.language) === 'python' ? runPythonHandler(python, request, signal) : runNodeHandler(request, signal);
+  };
+}
+
+/** Lambda's answer to an invocation payload past its limit (what the SDK throws). */
+// eslint-disable-next-line require-yield -- fails before its first event, as the SDK's send does
+async function* refused(bytes: number): AsyncGenerator<SandboxEvent> {
+  const error = new Error(`${bytes} byte payload is too large for the RequestResponse invocation type (limit ${LAMBDA_PAYLOAD_BYTES} bytes)`);
+  error.name = 'RequestEntityTooLargeException';
+  throw error;
 }
 
 /** The Node handler's work, with its pushed events turned into an async iterable. */
@@ -71,7 +83,10 @@ async function* runPythonHandler(python: string, request: RunRequest, signal: Ab
     if (code !== 0) {
       throw new Error(`the Python handler exited with code ${code}: ${Buffer.concat(stderr).toString('utf8').trim()}`);
     }
-    yield* parseBufferedEvents(Buffer.concat(stdout).toString('utf8'));
+    const answer = Buffer.concat(stdout);
+    // Lambda refuses a buffered answer past 6 MB; the handler keeps below it (handler.py).
+    if (answer.length > LAMBDA_PAYLOAD_BYTES) throw new Error(`the Python sandbox answered ${answer.length} bytes, past Lambda's ${LAMBDA_PAYLOAD_BYTES}`);
+    yield* parseBufferedEvents(answer.toString('utf8'));
   } finally {
     // SIGTERM, not SIGKILL: the handler then kills the job's process group on its way out.
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -9,7 +9,15 @@ import type { RunOutcome, RunRequest } from '../../ports.js';
 export type SandboxEvent =
   | { type: 'log'; text: string }
   | { type: 'stream'; chunk: string }
-  | { type: 'outcome'; outcome: RunOutcome };
+  | { type: 'outcome'; outcome: RunOutcome }
+  // The rest of the answer, outcome included, is the object at the request's `resultUrl`
+  // (`{"events": [...]}`): it was too large for Lambda's response (sandbox-payload-offload.ts).
+  | { type: 'stored' };
+
+/** Lambda refuses a synchronous invoke's payload and a buffered answer above 6 MB (6,291,456 bytes). */
+export const LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** Above this a request or an answer goes through the bucket: room left for what Lambda wraps around it. */
+export const INLINE_PAYLOAD_BYTES = 6_000_000;
 
 /**
  * Invokes the sandbox function that runs `language` and yields its events in order. The real one

@@ -38,6 +38,8 @@ const runRequestSchema = z.object({
   lock: z.string().optional(),
   dependencies: z.object({ key: z.string().regex(/^[0-9a-f]{32}$/), url: z.string().url() }).optional(),
   modules: z.record(z.string(), z.string()).optional(),
+  requestUrl: z.string().url().optional(),
+  resultUrl: z.string().url().optional(),
 }) satisfies z.ZodType<RunRequest>;
 
 const jobErrorSchema = z.object({ name: z.string(), message: z.string(), stack: z.string().optional() });
@@ -51,6 +53,7 @@ const sandboxEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('log'), text: z.string() }),
   z.object({ type: z.literal('stream'), chunk: z.string() }),
   z.object({ type: z.literal('outcome'), outcome: outcomeSchema }),
+  z.object({ type: z.literal('stored') }),
 ]) satisfies z.ZodType<SandboxEvent>;
 
 const bufferedResponseSchema = z.object({ events: z.array(sandboxEventSchema) });

@@ -11,6 +11,7 @@ import sys
 
 from environment_sweep import sweep_environment
 from one_shot_job import run_job
+from payload_reference import fetch_request, store_answer
 from sandbox_request import validate_request
 
 # Kept back from the function's deadline, so a job that runs long still gets its outcome out.
@@ -21,6 +22,9 @@ MAX_RESPONSE_BYTES = 6_000_000
 
 def handler(event, context):
     request, problem = validate_request(event)
+    if not problem and request.get("requestUrl"):
+        # Past 6 MB the worker sends a stub pointing to the request in the bucket.
+        request, problem = fetch_request(request)
     if problem:
         return respond([], sandbox_error(problem))
     timeout_ms = request["timeoutMs"]
@@ -33,15 +37,20 @@ def handler(event, context):
     finally:
         if context is not None:  # on Lambda only: elsewhere this process shares its uid with others
             sweep_environment()
-    return respond(events, outcome)
+    return respond(events, outcome, request.get("resultUrl"))
 
 
-def respond(events, outcome):
+def respond(events, outcome, result_url=None):
     response = {"events": [*events, {"type": "outcome", "outcome": outcome}]}
     # Measured as the runtime will encode it (ensure_ascii expands non-ASCII text).
-    if len(json.dumps(response)) <= MAX_RESPONSE_BYTES:
+    text = json.dumps(response)
+    if len(text) <= MAX_RESPONSE_BYTES:
         return response
-    error = {"name": "OutputLimitExceeded", "message": "the job's output does not fit in the Python sandbox's 6 MB response"}
+    # Past Lambda's 6 MB the whole answer goes to the bucket, where the worker reads it back.
+    why = store_answer(result_url, text) if result_url else "no place to store it was given"
+    if why is None:
+        return {"events": [{"type": "stored"}]}
+    error = {"name": "OutputLimitExceeded", "message": f"the job's output does not fit in the Python sandbox's 6 MB response, and could not be stored in the bucket: {why}"}
     return {"events": [{"type": "outcome", "outcome": {"ok": False, "error": error}}]}
 
 

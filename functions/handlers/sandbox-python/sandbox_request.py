@@ -15,9 +15,16 @@ def validate_request(event):
     modules = event.get("modules")
     if modules is not None and module_files(modules) is not None:
         return None, "the sandbox request is invalid: modules: " + module_files(modules)
+    bad_urls = [name for name in ("requestUrl", "resultUrl") if event.get(name) is not None and not is_url(event[name])]
+    if bad_urls:
+        return None, "the sandbox request is invalid: " + "; ".join(f"{name}: expected a URL" for name in bad_urls)
     if event["language"] != "python3":
         return None, f"the Python sandbox does not run {event['language']} jobs"
     return event, None
+
+
+def is_url(value):
+    return isinstance(value, str) and re.match(r"^https?://", value) is not None
 
 
 MODULE_FILE = re.compile(r"^[fu](/[A-Za-z0-9_.-]+){2,}\.py$")
