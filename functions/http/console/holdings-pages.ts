@@ -50,7 +50,7 @@ async function schedulesBody({ deps, rights, ws }: HoldingContext): Promise<Mark
       ])}`
     : '';
   return html`<p>Scripts and flows run on a cron clock (six fields, seconds first), as the person who last saved the schedule.</p>
-${table('Schedules', ['Schedule', 'Runs', 'When', '~Next runs', 'Last failure', 'State', ''], rows, 'No schedules you may see yet.')}${create}`;
+${table('Schedules', ['Schedule', 'Runs', 'When', '~Next runs (UTC)', 'Last failure', 'State', ''], rows, 'No schedules you may see yet.')}${create}`;
 }
 
 function nextRuns(s: ScheduleView, now: Date): string[] {
@@ -58,7 +58,7 @@ function nextRuns(s: ScheduleView, now: Date): string[] {
   let at: Date | null = now;
   while (out.length < 3 && at) {
     at = nextTick(s.schedule, s.timezone, at);
-    if (at) out.push(`${formatTime(at.toISOString())} UTC`);
+    if (at) out.push(formatTime(at.toISOString()));
   }
   return out;
 }
