@@ -14,7 +14,7 @@ import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { awsConfigFromEnv, loadSecrets, requireSandboxFunctions, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
-import { CachedStore } from '../core/cached-store.js';
+import { CachedStore } from '../core/store/cached-store.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
@@ -22,7 +22,7 @@ import { TableStreamJobQueue } from '../adapters/aws/job-outbox.js';
 import { SesEmailSender } from '../adapters/aws/ses-email-sender.js';
 import { SnsTopicPublisher } from '../adapters/aws/sns-topic-publisher.js';
 import { StepFunctionsFlowRunner } from '../adapters/aws/step-functions-flow-runner.js';
-import { useLogger } from '../core/logger.js';
+import { useLogger } from '../core/common/logger.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
 import { MeteredJobSignals } from '../adapters/aws/metered-job-signals.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';

@@ -17,7 +17,7 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
  * | delivery       | `OUTBOX#<scope>` | `<event id>`            |                                          | `OUTBOX#pending` / `<event id>`       |
  *
- * Workspace ids are `[a-z0-9_-]` (core/paths.ts), so `WS#<ws>#<KIND>` never meets another
+ * Workspace ids are `[a-z0-9_-]` (core/common/paths.ts), so `WS#<ws>#<KIND>` never meets another
  * workspace's `WS#<id>`. Entity keys are never empty (paths, names, usernames): DynamoDB refuses
  * an empty sort key.
  */

@@ -1,4 +1,4 @@
-import { ApiError, conflict, notFound } from '../errors.js';
+import { ApiError, conflict, notFound } from '../common/errors.js';
 import { approveStep, checkStepDecider, rejectStep, who, type ChatOutcome, type ChatUser } from './step-decision.js';
 import { settleMessage } from './outcomes.js';
 import { consentDecider, decideConsent } from '../flows/consent.js';

@@ -1,4 +1,4 @@
-import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
 import { findMessage } from './chat-messages.js';
 import { parseButtonValue } from './slack-blocks.js';

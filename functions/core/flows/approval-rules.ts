@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.js';
-import { getEntityValue, listEntityValues } from '../entities.js';
-import type { Principal } from '../auth.js';
+import { ApiError } from '../common/errors.js';
+import { getEntityValue, listEntityValues } from '../store/entities.js';
+import type { Principal } from '../identity/auth.js';
 import type { SuspendSettings } from './definition.js';
 import type { Approval } from './run-state.js';
 import type { Job } from '../../ports.js';

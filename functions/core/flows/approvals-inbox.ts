@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { getEntityValue } from '../entities.js';
-import { Rights } from '../permissions.js';
+import { getEntityValue } from '../store/entities.js';
+import { Rights } from '../identity/permissions.js';
 import { isNamedApprover, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
 import { findModule, suspendSettings } from './definition.js';
 import { approvalView, resumeUrls, type ApprovalView } from './resume.js';
 import { approvalAudit, FLOW_LEVEL, getFlowRun, type ApprovalAuditEntry, type FlowRun } from './run-state.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

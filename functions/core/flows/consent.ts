@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ApiError, badRequest, conflict, notFound } from '../errors.js';
-import { getEntityValue, updateEntity } from '../entities.js';
-import { parseBody } from '../validation.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { getEntityValue, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
 import { assertPerson, isNamedApprover, selfApprovalBlocker, tokenKindBlocker } from './approval-rules.js';
 import { findModule } from './definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from './run-state.js';
 import { awaitedJobs } from './advance.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

@@ -1,5 +1,5 @@
 import { standardWebhookSignature } from '../events/signing.js';
-import { notifyUser } from '../notifications.js';
+import { notifyUser } from '../identity/notifications.js';
 import { postGateMessage, type GateChatNotice } from '../chat/gate-chat.js';
 import type { CoreDeps } from '../deps.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { updateEntity } from '../entities.js';
-import { retry } from '../retry.js';
+import { updateEntity } from '../store/entities.js';
+import { retry } from '../common/retry.js';
 import { approverUsernames } from './approval-rules.js';
 import { findModule } from './definition.js';
 import { gateNoticeSender, type GateNotice } from './gate-notice-sender.js';

@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { sameSignature } from '../crypto.js';
-import { ApiError, badRequest, conflict, notFound } from '../errors.js';
-import { updateEntity } from '../entities.js';
+import { sameSignature } from '../common/crypto.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { updateEntity } from '../store/entities.js';
 import { assertPerson, isInAnyGroup, loginNeeded, personBlocker, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from './definition.js';
 import { findFlowVersion } from './flows.js';
 import { FLOW_LEVEL, getFlowRun, type FlowRun } from './run-state.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

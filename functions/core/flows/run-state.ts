@@ -1,6 +1,6 @@
 import type { FlowModule } from './definition.js';
 import type { Job } from '../../ports.js';
-import { getEntityValue } from '../entities.js';
+import { getEntityValue } from '../store/entities.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,4 +1,4 @@
-import { typed } from '../entities.js';
+import { typed } from '../store/entities.js';
 import { StoredDocumentError } from '../documents/parse.js';
 import { gateWithPendingNotices } from './gate-notices.js';
 import type { FlowRun } from './run-state.js';

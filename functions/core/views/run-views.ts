@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, type JobKind, type JobTrigger } from '../../ports.js';
 import type { BulkCancelOutcome, RunPage } from '../console/runs.js';
-import type { JobLogUpdate } from '../job-log-update.js';
+import type { JobLogUpdate } from '../jobs/job-log-update.js';
 import type { CreatedUpload, StoredObject } from '../uploads/upload-sessions.js';
 
 /**

@@ -10,7 +10,7 @@ import { cancelBody, listQuery } from '../job-routes.js';
 import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
-import { previewBody } from '../../core/script-preview.js';
+import { previewBody } from '../../core/scripts/script-preview.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
 import { abortedUploadSchema, bulkCancelSchema, jobLogUpdateSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate, type Principal } from '../../core/auth.js';
-import { ApiError } from '../../core/errors.js';
-import { Rights } from '../../core/permissions.js';
-import { SESSION_COOKIE } from '../../core/users.js';
-import { requireWorkspace } from '../../core/workspaces.js';
+import { authenticate, type Principal } from '../../core/identity/auth.js';
+import { ApiError } from '../../core/common/errors.js';
+import { Rights } from '../../core/identity/permissions.js';
+import { SESSION_COOKIE } from '../../core/identity/users.js';
+import { requireWorkspace } from '../../core/workspace/workspaces.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, raw, type Markup } from '../html.js';
 import { HIGHLIGHT_STYLE } from './highlight.js';

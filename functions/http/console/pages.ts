@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { AnsiUp } from 'ansi_up';
-import { ApiError } from '../../core/errors.js';
-import { getVisibleJob, isFinished } from '../../core/jobs.js';
+import { ApiError } from '../../core/common/errors.js';
+import { getVisibleJob, isFinished } from '../../core/jobs/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { findFlowVersion } from '../../core/flows/flows.js';
-import { isPreviewHash } from '../../core/script-preview.js';
+import { isPreviewHash } from '../../core/scripts/script-preview.js';
 import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
-import { getJobLogUpdate, parseLogOffset } from '../../core/job-log-update.js';
+import { getJobLogUpdate, parseLogOffset } from '../../core/jobs/job-log-update.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html } from '../html.js';
 import { approvalFragment } from './approval-fragment.js';

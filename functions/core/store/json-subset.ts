@@ -1,4 +1,4 @@
-import type { Job, JobPosition, JobQuery } from '../ports.js';
+import type { Job, JobPosition, JobQuery } from '../../ports.js';
 
 /**
  * Whether `pattern` is a subset of `value`: every key of an object pattern is in the value with a

@@ -1,18 +1,18 @@
 import { forgetScriptPath } from './version-cache.js';
 import { z } from 'zod';
-import { conflict, notFound, badRequest } from './errors.js';
-import { assertItemPath } from './paths.js';
-import { sha256Hex } from './crypto.js';
-import { parseBody } from './validation.js';
-import { SchemaInferenceError } from './schema/index.js';
-import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../ports.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { workspaceAnnouncer } from './events/announce.js';
-import { definedRunSettings, runSettingsFields } from './run-settings.js';
-import { lockEcosystem, lockScript } from './dependencies/lock-script.js';
-import { splitLock } from './dependencies/lock-header.js';
-import { inferScriptSchema } from './dependencies/workspace-imports.js';
+import { conflict, notFound, badRequest } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { sha256Hex } from '../common/crypto.js';
+import { parseBody } from '../common/validation.js';
+import { SchemaInferenceError } from '../schema/index.js';
+import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../../ports.js';
+import type { Rights } from '../identity/permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { workspaceAnnouncer } from '../events/announce.js';
+import { definedRunSettings, runSettingsFields } from '../jobs/run-settings.js';
+import { lockEcosystem, lockScript } from '../dependencies/lock-script.js';
+import { splitLock } from '../dependencies/lock-header.js';
+import { inferScriptSchema } from '../dependencies/workspace-imports.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
 
@@ -50,7 +50,7 @@ export const createScriptBody = z.strictObject({
   lock: z.string().max(64 * 1024).nullish(),
   /** A Go script's binary built off the server, for shells that build nothing (README: Go scripts on AWS). */
   go_binary: goBinaryBody.nullish(),
-  /** Result cache, concurrency limit and priority (core/run-settings.ts, docs/flows.md). */
+  /** Result cache, concurrency limit and priority (core/jobs/run-settings.ts, docs/flows.md). */
   ...runSettingsFields,
 });
 

@@ -1,8 +1,8 @@
-import { getEntityValue } from './entities.js';
-import { getVisibleJob, isFinished } from './jobs.js';
-import type { Rights } from './permissions.js';
-import type { CoreDeps } from './deps.js';
-import { rootJob } from './runs/job-lineage.js';
+import { getEntityValue } from '../store/entities.js';
+import { getVisibleJob, isFinished } from '../jobs/jobs.js';
+import type { Rights } from '../identity/permissions.js';
+import type { CoreDeps } from '../deps.js';
+import { rootJob } from './job-lineage.js';
 
 /**
  * The answers Windmill's client libraries expect where svc's own API has none of the same shape.

@@ -1,7 +1,7 @@
-import { newUuid } from './crypto.js';
-import { listEntityValues, tryCreateEntity } from './entities.js';
+import { newUuid } from '../common/crypto.js';
+import { listEntityValues, tryCreateEntity } from '../store/entities.js';
 import { requireFullIdentity, type Principal } from './auth.js';
-import type { CoreDeps } from './deps.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * Notices to users (spec 3, 5.8): by email when the instance can send it (SMTP locally, SES on

@@ -1,12 +1,12 @@
-import { instanceAnnouncer } from './events/announce.js';
+import { instanceAnnouncer } from '../events/announce.js';
 import { z } from 'zod';
-import { ApiError, badRequest, conflict, notFound } from './errors.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './identity/passwords.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
-import { parseBody } from './validation.js';
-import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './identity/login-throttle.js';
-import type { CoreDeps } from './deps.js';
-import type { User } from '../ports.js';
+import { parseBody } from '../common/validation.js';
+import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
+import type { CoreDeps } from '../deps.js';
+import type { User } from '../../ports.js';
 
 /** Users of the instance, password login and browser sessions. */
 

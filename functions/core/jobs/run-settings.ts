@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ScriptVersion } from '../ports.js';
+import type { ScriptVersion } from '../../ports.js';
 
 /**
  * How runs of a script or flow are scheduled: the modelled service's `cache_ttl`,

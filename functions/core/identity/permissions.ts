@@ -1,9 +1,9 @@
-import { ApiError } from './errors.js';
-import { scopesAllow, type Domain, type Verb } from './identity/scopes.js';
-import { getEntityValue, listEntityValues } from './entities.js';
+import { ApiError } from '../common/errors.js';
+import { scopesAllow, type Domain, type Verb } from './scopes.js';
+import { getEntityValue, listEntityValues } from '../store/entities.js';
 import type { Principal } from './auth.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /**
  * Who may do what inside a workspace: the one place the service decides access (spec 5; Windmill's

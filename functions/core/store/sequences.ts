@@ -1,7 +1,7 @@
-import type { Clock, Store } from '../ports.js';
-import { conflict } from './errors.js';
+import type { Clock, Store } from '../../ports.js';
+import { conflict } from '../common/errors.js';
 import { readEntity, tryCreateEntity, tryReplaceEntity } from './entities.js';
-import { AGAIN, RACE, retry } from './retry.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 
 /** Instance-wide counters (flow version ids) on top of the Store's versioned entities. */
 

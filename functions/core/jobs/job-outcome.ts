@@ -1,7 +1,7 @@
-import { onScheduledJobFailed, onScheduledJobSucceeded } from './triggers/schedule-handlers.js';
-import { onWorkspaceJobFailed } from './workspace/workspace-error-handler.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
+import { onScheduledJobFailed, onScheduledJobSucceeded } from '../triggers/schedule-handlers.js';
+import { onWorkspaceJobFailed } from '../workspace/workspace-error-handler.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 
 /**
  * A job or flow ended failed (its completion was stored once, by the worker, the flow

@@ -1,9 +1,9 @@
-import { ApiError } from './errors.js';
-import { hmacSha256Hex, newSecret, newShortId, sha256Hex } from './crypto.js';
-import { looksLikeJobToken, verifyJobToken } from './runs/job-tokens.js';
-import { parseScopes, type Scope } from './identity/scopes.js';
-import type { CoreDeps } from './deps.js';
-import type { Clock, Store, TokenRecord } from '../ports.js';
+import { ApiError } from '../common/errors.js';
+import { hmacSha256Hex, newSecret, newShortId, sha256Hex } from '../common/crypto.js';
+import { looksLikeJobToken, verifyJobToken } from '../runs/job-tokens.js';
+import { parseScopes, type Scope } from './scopes.js';
+import type { CoreDeps } from '../deps.js';
+import type { Clock, Store, TokenRecord } from '../../ports.js';
 
 /**
  * Who is calling. Every request is authenticated here (an API token, a session cookie, or a job's

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { conflict, notFound } from './errors.js';
-import { assertWorkspaceId } from './paths.js';
-import { parseBody } from './validation.js';
-import { tryCreateEntity } from './entities.js';
-import { isRoutePrefix } from './triggers/route-prefix.js';
-import { requireInstanceAdmin, type Principal } from './auth.js';
-import type { Member, Rights } from './permissions.js';
-import type { Clock, Store, Workspace } from '../ports.js';
+import { conflict, notFound } from '../common/errors.js';
+import { assertWorkspaceId } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { tryCreateEntity } from '../store/entities.js';
+import { isRoutePrefix } from '../triggers/route-prefix.js';
+import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
+import type { Member, Rights } from '../identity/permissions.js';
+import type { Clock, Store, Workspace } from '../../ports.js';
 
 export const createWorkspaceBody = z.object({
   id: z.string(),

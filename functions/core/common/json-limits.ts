@@ -1,5 +1,5 @@
 import { badRequest } from './errors.js';
-import type { RunOutcome } from '../ports.js';
+import type { RunOutcome } from '../../ports.js';
 
 /**
  * JSON from a caller is parsed only after its nesting depth is known to be reasonable: a value

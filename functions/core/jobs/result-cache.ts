@@ -1,8 +1,8 @@
-import { sha256Hex } from './crypto.js';
-import { readEntity, tryCreateEntity, tryReplaceEntity } from './entities.js';
-import type { CoreDeps } from './deps.js';
-import type { Job } from '../ports.js';
-import type { CachedResultValue as CachedResult } from './documents/entity-values.js';
+import { sha256Hex } from '../common/crypto.js';
+import { readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
+import type { CachedResultValue as CachedResult } from '../documents/entity-values.js';
 
 /**
  * The result cache of `cache_ttl` (docs/flows.md): a successful run of a script version or flow

@@ -1,6 +1,6 @@
 import { issueToken } from './auth.js';
-import { addCreatorAsAdmin } from './workspaces.js';
-import type { Clock, Store } from '../ports.js';
+import { addCreatorAsAdmin } from '../workspace/workspaces.js';
+import type { Clock, Store } from '../../ports.js';
 
 export const ADMIN_USERNAME = 'admin';
 

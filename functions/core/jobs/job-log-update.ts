@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ApiError } from './errors.js';
+import { ApiError } from '../common/errors.js';
 import { getVisibleJob, isFinished } from './jobs.js';
-import type { CoreDeps } from './deps.js';
-import type { Rights } from './permissions.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../identity/permissions.js';
 
 /** What `jobs_u/getupdate/{id}` answers: the logs since `log_offset` (in characters) and the new offset. */
 export interface JobLogUpdate {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { conflict, notFound } from './errors.js';
-import { parseStored } from './documents/parse.js';
-import { ENTITY_VALUES, type EntityValues } from './documents/entity-values.js';
-import { AGAIN, RACE, retry } from './retry.js';
-import type { Clock, Entity, EntityKind, OutboxEvent, Store } from '../ports.js';
+import { conflict, notFound } from '../common/errors.js';
+import { parseStored } from '../documents/parse.js';
+import { ENTITY_VALUES, type EntityValues } from '../documents/entity-values.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
+import type { Clock, Entity, EntityKind, OutboxEvent, Store } from '../../ports.js';
 
 /**
  * Typed access to the workspace documents of the Store (members, groups, folders, resources,

@@ -1,14 +1,14 @@
-import { ApiError, notFound, conflict } from './errors.js';
+import { ApiError, notFound, conflict } from '../common/errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
-import { newUuid } from './crypto.js';
+import { newUuid } from '../common/crypto.js';
 import { answerFromCache } from './result-cache.js';
 import { takeSlotOrWait } from './concurrency.js';
 import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
-import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../ports.js';
-import type { CoreDeps } from './deps.js';
-import type { Principal } from './auth.js';
-import type { Rights } from './permissions.js';
-import type { JobView } from './views/job-view.js';
+import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../../ports.js';
+import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../identity/auth.js';
+import type { Rights } from '../identity/permissions.js';
+import type { JobView } from '../views/job-view.js';
 
 /** Creating, finding and waiting for jobs. Cancelling on request is cancel-job.ts; running them is the worker's part. */
 
@@ -95,7 +95,7 @@ export async function pushJob(
 
 /**
  * A run of a script or flow with `concurrent_limit` is stored held, then takes its concurrency
- * slot or waits for one (core/concurrency.ts). False when the runnable has no limit.
+ * slot or waits for one (core/jobs/concurrency.ts). False when the runnable has no limit.
  */
 export async function startLimited(deps: Pick<CoreDeps, 'store' | 'clock' | 'queue'>, job: Job, settings: RunSettings, kind: 'script' | 'flow'): Promise<boolean> {
   const key = concurrencyKeyOf(settings, job.workspace_id, kind, job.script_path, job.args ?? {});

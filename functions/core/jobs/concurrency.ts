@@ -1,10 +1,10 @@
-import { readEntity, tryCreateEntity, tryReplaceEntity } from './entities.js';
-import { AGAIN, RACE, retry } from './retry.js';
-import { conflict } from './errors.js';
-import { log, errorText } from './logger.js';
-import { FINISHED_STATUSES, type Job } from '../ports.js';
-import type { ConcurrencySlots } from './documents/entity-values.js';
-import type { CoreDeps } from './deps.js';
+import { readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
+import { conflict } from '../common/errors.js';
+import { log, errorText } from '../common/logger.js';
+import { FINISHED_STATUSES, type Job } from '../../ports.js';
+import type { ConcurrencySlots } from '../documents/entity-values.js';
+import type { CoreDeps } from '../deps.js';
 
 /**
  * `concurrent_limit` (docs/flows.md): at most `limit` runs per concurrency key at once; a run that

@@ -12,7 +12,7 @@ import type {
   TokenRecord,
   User,
   Workspace,
-} from '../ports.js';
+} from '../../ports.js';
 
 /**
  * The store as the service reads it on every request. A webhook call reads the same few rows each

@@ -1,4 +1,4 @@
-import type { ScriptVersion, Store } from '../ports.js';
+import type { ScriptVersion, Store } from '../../ports.js';
 
 /**
  * Script and flow versions are immutable once stored (a hash or version id names one content for

@@ -1,10 +1,10 @@
-import { conflict } from './errors.js';
+import { conflict } from '../common/errors.js';
 import { cancelSignal, getJob, getVisibleJob, isFinished } from './jobs.js';
-import { cancelFlowSteps } from './flows/advance.js';
+import { cancelFlowSteps } from '../flows/advance.js';
 import { leaveSlot } from './concurrency.js';
-import type { Job } from '../ports.js';
-import type { CoreDeps } from './deps.js';
-import type { Rights } from './permissions.js';
+import type { Job } from '../../ports.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../identity/permissions.js';
 
 /**
  * Cancelling a job on a user's request. Apart from jobs.ts because it reaches into flows (a

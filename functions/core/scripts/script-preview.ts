@@ -1,18 +1,18 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
-import { assertItemPath } from './paths.js';
-import { newUuid } from './crypto.js';
-import { parseBody } from './validation.js';
-import { SchemaInferenceError } from './schema/index.js';
-import { inferScriptSchema } from './dependencies/workspace-imports.js';
-import { lockEcosystem, lockScript } from './dependencies/lock-script.js';
-import { splitLock } from './dependencies/lock-header.js';
+import { badRequest } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { newUuid } from '../common/crypto.js';
+import { parseBody } from '../common/validation.js';
+import { SchemaInferenceError } from '../schema/index.js';
+import { inferScriptSchema } from '../dependencies/workspace-imports.js';
+import { lockEcosystem, lockScript } from '../dependencies/lock-script.js';
+import { splitLock } from '../dependencies/lock-header.js';
 import { compileIfNeeded } from './scripts.js';
-import { getEntityValue, tryCreateEntity } from './entities.js';
-import { pushJob, type CallerWait, type JobOrigin } from './jobs.js';
-import { LANGUAGES, type InputSchema, type Job, type Language, type ScriptVersion, type Store } from '../ports.js';
-import type { CoreDeps } from './deps.js';
-import type { Rights } from './permissions.js';
+import { getEntityValue, tryCreateEntity } from '../store/entities.js';
+import { pushJob, type CallerWait, type JobOrigin } from '../jobs/jobs.js';
+import { LANGUAGES, type InputSchema, type Job, type Language, type ScriptVersion, type Store } from '../../ports.js';
+import type { CoreDeps } from '../deps.js';
+import type { Rights } from '../identity/permissions.js';
 
 /**
  * Test runs of code that is not saved (Windmill's `jobs/run/preview`): the script editor runs what

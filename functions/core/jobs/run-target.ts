@@ -1,6 +1,6 @@
-import { rememberScript } from './version-cache.js';
-import { findFlowVersion, findLatestFlow, type FlowVersion } from './flows/flows.js';
-import type { Job, Language, ScriptVersion, Store } from '../ports.js';
+import { rememberScript } from '../scripts/version-cache.js';
+import { findFlowVersion, findLatestFlow, type FlowVersion } from '../flows/flows.js';
+import type { Job, Language, ScriptVersion, Store } from '../../ports.js';
 
 /**
  * What a run names (a webhook URL or a flow step) and what it resolves to. The rules live here
