@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../core/identity/auth.js';
 import { ApiError } from '../core/common/errors.js';
-import { approvalView, resumeUrls } from '../core/flows/resume.js';
+import { approvalView, resumeUrls } from '../core/approvals/resume.js';
 import { requireWorkspace } from '../core/workspace/workspaces.js';
 import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/identity/auth.js';
-import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/flows/approvals-inbox.js';
+import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/approvals/approvals-inbox.js';
 import type { ApprovalAuditEntry } from '../core/flows/run-state.js';
 import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';

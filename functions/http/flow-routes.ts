@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { archiveFlow, createFlow, deleteFlow, flowHistory, flowWarnings, getFlow, listFlows, updateFlow } from '../core/flows/flows.js';
 import { validateFlow } from '../core/flows/flow-validate.js';
-import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/flows/resume.js';
+import { getResumeUrls, resumeStep, type ResumeRequest } from '../core/approvals/resume.js';
 import { parseBody } from '../core/common/validation.js';
 import { ApiError } from '../core/common/errors.js';
 import type { CoreDeps } from '../core/deps.js';

@@ -9,7 +9,7 @@ import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../store/sequences.js';
 import { compileIfNeeded } from '../scripts/scripts.js';
 import { allModules, flowModules, flowValue, type ConsentGateValue, type FlowModule, type FlowValue } from './definition.js';
-import { unknownMessageKeys } from './gate-message.js';
+import { unknownMessageKeys } from '../approvals/gate-message.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { InputSchema, Store } from '../../ports.js';

@@ -1,7 +1,7 @@
 import { previewFlowBody } from '../../core/flows/flow-preview.js';
 import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
 import { createBody as createUploadBody, completeBody, abortBody } from '../../core/uploads/upload-sessions.js';
-import { consentBody } from '../../core/flows/consent.js';
+import { consentBody } from '../../core/approvals/consent.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { requestBody as slackApprovalBody } from '../../core/chat/chat-approval-request.js';
 import { requestBody as teamsApprovalBody } from '../../core/chat/teams-request.js';

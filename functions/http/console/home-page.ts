@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../../core/identity/auth.js';
 import { ApiError } from '../../core/common/errors.js';
-import { inboxFor } from '../../core/flows/approvals-inbox.js';
+import { inboxFor } from '../../core/approvals/approvals-inbox.js';
 import { listRuns, type RunSummary } from '../../core/console/runs.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { listSchedules } from '../../core/triggers/schedules.js';

@@ -5,7 +5,7 @@ import { getVisibleJob, isFinished } from '../../core/jobs/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { findFlowVersion } from '../../core/flows/flows.js';
 import { isPreviewHash } from '../../core/scripts/script-preview.js';
-import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
+import { waitingOnPerson } from '../../core/approvals/approvals-inbox.js';
 import { getJobLogUpdate, parseLogOffset } from '../../core/jobs/job-log-update.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html } from '../html.js';

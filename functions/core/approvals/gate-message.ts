@@ -1,4 +1,4 @@
-import { allModules, type FlowModule } from './definition.js';
+import { allModules, type FlowModule } from '../flows/definition.js';
 
 /**
  * A ConsentGate's message template (spec 2.7): `{{ workflow.name }}` (the flow's summary, else

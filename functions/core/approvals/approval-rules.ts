@@ -1,8 +1,8 @@
 import { ApiError } from '../common/errors.js';
 import { getEntityValue, listEntityValues } from '../store/entities.js';
 import type { Principal } from '../identity/auth.js';
-import type { SuspendSettings } from './definition.js';
-import type { Approval } from './run-state.js';
+import type { SuspendSettings } from '../flows/definition.js';
+import type { Approval } from '../flows/run-state.js';
 import type { Job } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 

@@ -1,8 +1,8 @@
-import { findFlowVersion } from './flows.js';
+import { findFlowVersion } from '../flows/flows.js';
 import { renderGateMessage } from './gate-message.js';
-import { failFlow } from './module-outcome.js';
-import { type FlowRun, type FlowStep, type GateDecision } from './run-state.js';
-import type { ConsentGateValue, FlowModule } from './definition.js';
+import { failFlow } from '../flows/module-outcome.js';
+import { type FlowRun, type FlowStep, type GateDecision } from '../flows/run-state.js';
+import type { ConsentGateValue, FlowModule } from '../flows/definition.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

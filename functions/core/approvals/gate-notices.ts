@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { updateEntity } from '../store/entities.js';
 import { retry } from '../common/retry.js';
 import { approverUsernames } from './approval-rules.js';
-import { findModule } from './definition.js';
+import { findModule } from '../flows/definition.js';
 import { gateNoticeSender, type GateNotice } from './gate-notice-sender.js';
-import { getFlowRun, type FlowRun, type GateDelivery } from './run-state.js';
+import { getFlowRun, type FlowRun, type GateDelivery } from '../flows/run-state.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

@@ -1,8 +1,8 @@
-import { evaluate } from './expressions.js';
+import { evaluate } from '../flows/expressions.js';
 import { eligiblePreApprovals, loginNeeded, ruleGroups } from './approval-rules.js';
-import { suspendSettings, type FlowModule } from './definition.js';
-import { failFlow } from './module-outcome.js';
-import { expressionScope, finish, FLOW_LEVEL, type Approval, type FlowRun, type FlowStep } from './run-state.js';
+import { suspendSettings, type FlowModule } from '../flows/definition.js';
+import { failFlow } from '../flows/module-outcome.js';
+import { expressionScope, finish, FLOW_LEVEL, type Approval, type FlowRun, type FlowStep } from '../flows/run-state.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
