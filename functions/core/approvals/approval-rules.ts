@@ -1,15 +1,15 @@
 import { ApiError } from '../common/errors.js';
 import { getEntityValue, listEntityValues } from '../store/entities.js';
+import { isInAnyGroup } from './approval-count.js';
 import type { Principal } from '../identity/auth.js';
 import type { SuspendSettings } from '../flows/definition.js';
-import type { Approval } from '../flows/run-state.js';
-import type { Job } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
  * The rules every approval obeys, whether it comes through a suspend step's resume URL, the
  * ConsentGate endpoint or a page (docs/approvals.md, "Who decides"): who triggered the run may
- * not decide unless allowed, and a group rule means membership of one of the groups.
+ * not decide unless allowed, and a group rule means membership of one of the groups. Which of a
+ * suspend step's approvals count is decided in approval-count.ts.
  */
 
 /**
@@ -66,34 +66,6 @@ export function ruleGroups(settings: SuspendSettings, evaluated: string[] | unde
 function staticGroups(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   return Array.isArray(value) ? value.map(String) : [String(value)];
-}
-
-/** Whether only logged-in people may approve the step. */
-export function loginNeeded(settings: SuspendSettings, groups: readonly string[]): boolean {
-  return settings.user_auth_required || settings.self_approval_disabled || groups.length > 0;
-}
-
-/**
- * The pre-approvals a suspend step may count: those its own rules would have let through had
- * they come through its own URLs (a login, not the triggering user, a member of its groups).
- */
-export async function eligiblePreApprovals(deps: Pick<CoreDeps, 'store'>, flowJob: Job, settings: SuspendSettings, groups: readonly string[], approvals: Approval[]): Promise<Approval[]> {
-  if (!loginNeeded(settings, groups)) return approvals;
-  const eligible: Approval[] = [];
-  for (const a of approvals) {
-    if (!a.logged_in) continue;
-    // A member removed since keeps no standing approval.
-    if (!(await getEntityValue(deps.store, 'member', flowJob.workspace_id, a.approver)) && !(await deps.store.getUser(a.approver))?.is_admin) continue;
-    if (settings.self_approval_disabled && a.approver === flowJob.created_by) continue;
-    if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, a.approver))) continue;
-    eligible.push(a);
-  }
-  return eligible;
-}
-
-export async function isInAnyGroup(deps: Pick<CoreDeps, 'store'>, workspaceId: string, groups: readonly string[], username: string): Promise<boolean> {
-  const members = await Promise.all(groups.map(async (g) => (await getEntityValue(deps.store, 'group', workspaceId, g))?.members ?? []));
-  return members.some((m) => m.includes(username));
 }
 
 /**

@@ -4,7 +4,8 @@ import { Rights } from '../identity/permissions.js';
 import { isNamedApprover, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
 import { findModule, suspendSettings } from '../flows/definition.js';
 import { approvalView, resumeUrls, type ApprovalView } from './resume.js';
-import { approvalAudit, FLOW_LEVEL, getFlowRun, type ApprovalAuditEntry, type FlowRun } from '../flows/run-state.js';
+import { approvalAudit, getFlowRun, type ApprovalAuditEntry, type FlowRun } from '../flows/run-state.js';
+import { approvalsSoFar } from './approval-count.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -118,8 +119,7 @@ async function waitingStep(deps: Pick<CoreDeps, 'store' | 'config'>, principal: 
   const settings = findModule(run.modules, run.step.module)?.suspend ?? suspendSettings.parse({});
   if (!canReadRun && ruleGroups(settings, run.step.groups).length === 0) return null;
   // Someone who approved it already (through any of its URLs, under their name) is not waited on.
-  const approvedBy = [...(run.events[run.step.resume_job]?.approvals ?? []), ...(run.events[FLOW_LEVEL]?.approvals ?? [])].map((a) => a.approver);
-  if (approvedBy.includes(principal.username)) return null;
+  if (approvalsSoFar(run, run.step.resume_job).some((a) => a.approver === principal.username)) return null;
   const key = { workspaceId: job.workspace_id, stepJobId: run.step.resume_job, resumeId: personalResumeId(deps.config.signingKey, run.step.resume_job, principal.username), approver: principal.username, flowLevel: false };
   const urls = resumeUrls({ config: { ...deps.config, baseInternalUrl: '' } }, key);
   const signature = urls.resume.split('/').at(-1)!.split('?')[0];

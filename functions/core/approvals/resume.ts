@@ -2,11 +2,12 @@ import { createHmac } from 'node:crypto';
 import { sameSignature } from '../common/crypto.js';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { updateEntity } from '../store/entities.js';
-import { assertPerson, isInAnyGroup, loginNeeded, personBlocker, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
+import { assertPerson, personBlocker, ruleGroups } from './approval-rules.js';
+import { approvalRefusal, approvalsReceived, approvedAlready, FLOW_LEVEL, resumeIdUsed, isInAnyGroup, refusalError, stepRules, type StepRules } from './approval-count.js';
 import type { Rights } from '../identity/permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from '../flows/definition.js';
 import { findFlowVersion } from '../flows/flows.js';
-import { FLOW_LEVEL, getFlowRun, type FlowRun } from '../flows/run-state.js';
+import { getFlowRun, type FlowRun } from '../flows/run-state.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -98,10 +99,14 @@ export async function suspendContext(deps: Pick<CoreDeps, 'store' | 'config'>, r
   return { flowJob, stepJob, run, moduleId, settings: rules ?? suspendSettings.parse({}), rulesJob: waitingAt?.resume_job ?? stepJob.id };
 }
 
-/** The groups the applicable step requires; an expression's are known once the flow reached it (until then nobody may approve). */
-function contextGroups(ctx: SuspendContext): string[] {
+/**
+ * The rules of the applicable step; the groups of an expression are known once the flow reached
+ * the step (until then nobody may approve).
+ */
+function contextRules(ctx: SuspendContext): StepRules {
   const step = ctx.run.step;
-  return ruleGroups(ctx.settings, step?.kind === 'suspend' && step.resume_job === ctx.rulesJob ? step.groups : undefined);
+  const groups = ruleGroups(ctx.settings, step?.kind === 'suspend' && step.resume_job === ctx.rulesJob ? step.groups : undefined);
+  return stepRules(ctx.settings, groups, ctx.flowJob.created_by);
 }
 
 /** Spec 2.6: the form's required fields, enforced here as the page enforces them. */
@@ -118,20 +123,17 @@ function assertRequiredFields(settings: SuspendSettings, payload: unknown): void
  * user who triggered the flow, only members of the given groups.
  */
 export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: SuspendContext, principal: Principal | null): Promise<ApiError | null> {
-  const { settings, flowJob } = ctx;
+  const workspaceId = ctx.flowJob.workspace_id;
   if (principal) {
-    const notPerson = await personBlocker(deps, principal, flowJob.workspace_id);
+    const notPerson = await personBlocker(deps, principal, workspaceId);
     if (notPerson) return notPerson;
   }
-  const groups = contextGroups(ctx);
-  if (!loginNeeded(settings, groups)) return null;
-  if (!principal) return new ApiError(401, 'login_required', 'log in to approve this step');
-  const self = selfApprovalBlocker(principal, flowJob.created_by, !settings.self_approval_disabled);
-  if (self) return self;
-  if (groups.length > 0 && !(await isInAnyGroup(deps, flowJob.workspace_id, groups, principal.username))) {
-    return new ApiError(403, 'not_in_group', `only members of ${groups.join(', ')} may approve this step`);
-  }
-  return null;
+  const rules = contextRules(ctx);
+  const username = principal?.username ?? '';
+  // personBlocker found the caller a member; their groups are read only where they matter.
+  const inGroup = principal !== null && rules.loginRequired && rules.groups.length > 0 && (await isInAnyGroup(deps, workspaceId, rules.groups, username));
+  const refusal = approvalRefusal(rules, username, { loggedIn: principal !== null, member: true, inGroup });
+  return refusal && refusalError(refusal, rules, username, workspaceId);
 }
 
 export interface ResumeOutcome {
@@ -153,7 +155,7 @@ export async function resumeStep(
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
   if (action.kind === 'approve') assertRequiredFields(ctx.settings, action.payload);
   // With a login required, approvals are people: one person counts once whichever URLs they use.
-  const person = req.principal && loginNeeded(ctx.settings, contextGroups(ctx)) ? req.principal.username : null;
+  const person = req.principal && contextRules(ctx).loginRequired ? req.principal.username : null;
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';
   const at = deps.clock.now().toISOString();
   const key = eventsKey(req);
@@ -166,20 +168,16 @@ export async function resumeStep(
     if (action.kind === 'cancel') {
       events.cancel = { by: approver, reason: action.reason, at };
     } else {
-      const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
+      const used = resumeIdUsed(run, req.resumeId);
       if (used) throw conflict('this resume URL was already used: it counts once');
-      const counted = [...events.approvals, ...(key === FLOW_LEVEL ? [] : (run.events[FLOW_LEVEL]?.approvals ?? []))];
-      if (person && counted.some((a) => a.logged_in && a.approver === person)) throw conflict(`${person} already approved this step: a person counts once`);
+      if (person && approvedAlready(run, key, person)) throw conflict(`${person} already approved this step: a person counts once`);
       events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at, logged_in: req.principal !== null });
     }
     return { ...run, events: { ...run.events, [key]: events } };
   });
   await deps.flows.wake(req.workspaceId, ctx.flowJob.id);
-  const step = stored.value.step;
-  // A step's count includes the pre-approvals its rules accepted (as its last settling counted them).
-  const pre = key !== FLOW_LEVEL && step?.kind === 'suspend' && step.resume_job === key ? (step.pre_approvals ?? 0) : 0;
   return {
-    approvals_received: stored.value.events[key].approvals.length + pre,
+    approvals_received: approvalsReceived(stored.value, key),
     approvals_required: ctx.settings.required_events,
   };
 }
@@ -195,10 +193,8 @@ function confirmOnPage(deps: Pick<CoreDeps, 'config'>, req: ResumeRequest): ApiE
 /** With a login required, whether the viewer approved the step already through another of its URLs. */
 function alreadyApprovedBy(ctx: SuspendContext, req: ResumeRequest): boolean {
   const person = req.principal?.username;
-  if (!person || !loginNeeded(ctx.settings, contextGroups(ctx))) return false;
-  const key = eventsKey(req);
-  const counted = [...(ctx.run.events[key]?.approvals ?? []), ...(key === FLOW_LEVEL ? [] : (ctx.run.events[FLOW_LEVEL]?.approvals ?? []))];
-  return counted.some((a) => a.logged_in && a.approver === person);
+  if (!person || !contextRules(ctx).loginRequired) return false;
+  return approvedAlready(ctx.run, eventsKey(req), person);
 }
 
 /** A step's own approvals are kept under its job id; pre-approvals under the flow's. */
@@ -238,9 +234,8 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
   const version = await findFlowVersion(deps.store, req.workspaceId, run.version);
   // Spec 2.6: the step's own result may carry the page's description, prefills and choices.
   const prompt = isRecord(stepJob.result) ? stepJob.result : {};
-  const events = run.events[eventsKey(req)] ?? { approvals: [] };
   const blocker = await approvalBlocker(deps, ctx, req.principal);
-  const used = Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === req.resumeId)) || (run.consumed ?? []).includes(req.resumeId);
+  const used = resumeIdUsed(run, req.resumeId);
   const approvedBefore = !used && blocker === null && alreadyApprovedBy(ctx, req);
   return {
     flowPath: flowJob.script_path,
@@ -248,7 +243,7 @@ export async function approvalView(deps: Pick<CoreDeps, 'store' | 'config'>, req
     stepId: moduleId,
     stepSummary: module?.summary ?? '',
     triggeredBy: flowJob.created_by,
-    approvalsReceived: events.approvals.length + (run.step?.kind === 'suspend' && run.step.resume_job === req.stepJobId && !req.flowLevel ? (run.step.pre_approvals ?? 0) : 0),
+    approvalsReceived: approvalsReceived(run, eventsKey(req)),
     approvalsRequired: settings.required_events,
     description: prompt.description ?? null,
     formSchema: settings.resume_form?.schema ?? null,
@@ -272,7 +267,7 @@ export function approvalState(run: FlowRun, stepJobId: string, required: number)
   // Approvals may come in while the step itself still runs, before the flow suspends.
   const here = (step?.kind === 'suspend' && step.resume_job === stepJobId) || (step?.kind === 'child' && step.job.id === stepJobId);
   if (here && run.status !== 'finished') return 'waiting';
-  if (events?.resumed || (events?.approvals.length ?? 0) >= required) return 'resumed';
+  if (events?.resumed || approvalsReceived(run, stepJobId) >= required) return 'resumed';
   if (events?.timed_out) return 'timed_out';
   return 'finished';
 }

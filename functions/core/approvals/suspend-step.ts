@@ -1,8 +1,9 @@
 import { evaluate } from '../flows/expressions.js';
-import { eligiblePreApprovals, loginNeeded, ruleGroups } from './approval-rules.js';
+import { ruleGroups } from './approval-rules.js';
+import { approverStandings, FLOW_LEVEL, stepRules, tallyApprovals, type Tally } from './approval-count.js';
 import { suspendSettings, type FlowModule } from '../flows/definition.js';
 import { failFlow } from '../flows/module-outcome.js';
-import { expressionScope, finish, FLOW_LEVEL, type Approval, type FlowRun, type FlowStep } from '../flows/run-state.js';
+import { expressionScope, finish, type FlowRun, type FlowStep } from '../flows/run-state.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -25,31 +26,27 @@ export async function settleSuspendStep(deps: WorkerDeps, job: Job, run: FlowRun
     }
     current.groups = groups;
   }
-  const groups = ruleGroups(settings, current.groups);
-  const eligible = await eligiblePreApprovals(deps, job, settings, groups, run.events[FLOW_LEVEL]?.approvals ?? []);
-  current.pre_approvals = eligible.length;
-  return settleSuspend(deps.clock.now(), run, current, module, eligible, loginNeeded(settings, groups));
-}
-
-/** With a login required, a person counts once however many URLs they used. */
-function countOnce(approvals: Approval[], loginRequired: boolean): Approval[] {
-  if (!loginRequired) return approvals;
-  const seen = new Set<string>();
-  return approvals.filter((a) => !seen.has(a.approver) && seen.add(a.approver));
-}
-
-/** Applies approvals, a cancel or a timeout to a suspended step; false while it keeps waiting. */
-function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kind: 'suspend' }>, module: FlowModule, eligible: Approval[], loginRequired: boolean): boolean {
-  const timeout = module.suspend?.timeout;
-  if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
+  // The step's required count was fixed when the flow reached it.
+  const rules = { ...stepRules(settings, ruleGroups(settings, current.groups), job.created_by), required: current.required };
   const own = run.events[current.resume_job] ?? { approvals: [] };
   // Pre-approvals received earlier in the flow count here, and are then used up (spec 3).
   const pre = run.events[FLOW_LEVEL] ?? { approvals: [] };
-  const approvals = countOnce([...eligible, ...own.approvals], loginRequired);
-  const cancel = own.cancel ?? pre.cancel;
+  const standings = await approverStandings(deps, job.workspace_id, rules, pre.approvals.map((a) => a.approver));
+  const tally = tallyApprovals(rules, own, pre, standings);
+  current.pre_approvals = tally.eligiblePre.length;
+  return settleSuspend(deps.clock.now(), run, current, module, tally);
+}
+
+/** Applies approvals, a cancel or a timeout to a suspended step; false while it keeps waiting. */
+function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kind: 'suspend' }>, module: FlowModule, tally: Tally): boolean {
+  const timeout = module.suspend?.timeout;
+  if (current.deadline === null && timeout !== undefined) current.deadline = new Date(now.getTime() + timeout * 1000).toISOString();
+  const own = run.events[current.resume_job] ?? { approvals: [] };
+  const pre = run.events[FLOW_LEVEL] ?? { approvals: [] };
+  const { cancel, eligiblePre: eligible, counted: approvals } = tally;
   let error: { name: string; message: string } | null = null;
-  if (cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${cancel.by}${cancel.reason ? `: ${cancel.reason}` : ''}` };
-  else if (approvals.length >= current.required) {
+  if (tally.outcome === 'canceled' && cancel) error = { name: 'Canceled', message: `approval step ${module.id} was canceled by ${cancel.by}${cancel.reason ? `: ${cancel.reason}` : ''}` };
+  else if (tally.outcome === 'approved') {
     run.resumes = approvals.map((a) => a.payload);
     run.resume = run.resumes[run.resumes.length - 1] ?? {};
     run.approvers = [...new Set(approvals.map((a) => a.approver))];
