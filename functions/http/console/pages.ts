@@ -15,7 +15,7 @@ import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
 import { frontDoorRoutes } from './home-page.js';
-import { editorScript, uplotScript } from './static-assets.js';
+import { CONSOLE_BUNDLES, consoleBundle, uplotScript } from './static-assets.js';
 import { scriptEditorRoutes } from './script-editor-page.js';
 import { flowEditorRoutes } from './flow-editor-page.js';
 
@@ -29,7 +29,8 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const asset = name.startsWith('script-editor-') ? editorScript('script-editor') : name.startsWith('flow-editor-') ? editorScript('flow-editor') : uplotScript();
+    const bundle = CONSOLE_BUNDLES.find((b) => name.startsWith(`${b}-`));
+    const asset = bundle ? consoleBundle(bundle) : uplotScript();
     if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
