@@ -32,6 +32,13 @@ module.exports = {
       from: { pathNot: '^(functions/(shells|handlers)|bin|test|bench)/' },
       to: { path: '^functions/shells/' },
     },
+    {
+      name: 'core-common-is-a-leaf',
+      severity: 'error',
+      comment: 'functions/core/common/ (errors, validation, logger, JSON limits, ...) is used by every concern of the core, so it imports none of them: only the ports and libraries.',
+      from: { path: '^functions/core/common/' },
+      to: { path: '^functions/(core/(?!common/)|adapters|shells|handlers|http|cli|runtime)' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

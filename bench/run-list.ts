@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { SqliteStore } from '../functions/adapters/local/sqlite-store.js';
 import { listRuns } from '../functions/core/console/runs.js';
 import { runFilterSchema } from '../functions/core/console/run-filter.js';
-import { Rights } from '../functions/core/permissions.js';
-import type { Principal } from '../functions/core/auth.js';
+import { Rights } from '../functions/core/identity/permissions.js';
+import type { Principal } from '../functions/core/identity/auth.js';
 
 const JOBS = Number(process.env.BENCH_RUN_LIST_JOBS ?? 1_000_000);
 const SAMPLES = Number(process.env.BENCH_RUN_LIST_SAMPLES ?? 60);

@@ -104,16 +104,20 @@ export async function buildService() {
 }
 
 /**
- * The console's browser code that needs packages (the script editor: CodeMirror and the diff of
- * two versions; the flow editor: CodeMirror, the yaml package and the flow graph with dagre),
- * bundled for the browser, one file per editor, which the service serves itself under a URL
+ * The console's browser code that needs packages or types (the script editor: CodeMirror and the
+ * diff of two versions; the flow editor: CodeMirror, the yaml package and the flow graph with
+ * dagre; the runs page, typed by the API's views), bundled for the browser, one file each, which the service serves itself under a URL
  * versioned by its content (functions/http/console/static-assets.ts); the API Lambda carries the
  * same file (lib/constructs/api.ts).
  */
 export async function buildConsoleAssets(outdir) {
   await build({
     absWorkingDir: ROOT,
-    entryPoints: { 'script-editor': 'functions/http/console/browser/script-editor.ts', 'flow-editor': 'functions/http/console/browser/flow-editor.ts' },
+    entryPoints: {
+      'script-editor': 'functions/http/console/browser/script-editor.ts',
+      'flow-editor': 'functions/http/console/browser/flow-editor.ts',
+      'runs-page': 'functions/http/console/browser/runs-page.ts',
+    },
     outdir,
     bundle: true,
     format: 'iife',

@@ -41,7 +41,7 @@ export interface ScriptVersion {
   deployment_message?: string;
   /** The script's dependency lock as the CLI syncs it (`<path>.script.lock`); absent when it has none. */
   lock?: string;
-  /** How its runs are scheduled and cached (core/run-settings.ts); each absent when not set. */
+  /** How its runs are scheduled and cached (core/jobs/run-settings.ts); each absent when not set. */
   cache_ttl?: number;
   concurrent_limit?: number;
   concurrency_time_window_s?: number;
@@ -111,7 +111,7 @@ export interface Job {
   priority?: number | null;
   /** The concurrency slot key the job counts against (`concurrent_limit`); absent: none. */
   concurrency_key?: string | null;
-  /** Queued but held back until a concurrency slot frees (core/concurrency.ts); no worker takes it. */
+  /** Queued but held back until a concurrency slot frees (core/jobs/concurrency.ts); no worker takes it. */
   held?: boolean;
 }
 

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, isBlockedAddress } from '../core/address-rules.js';
+import { guardedLookup, isBlockedAddress } from '../core/common/address-rules.js';
 import type { WebhookRequest, WebhookResponse, WebhookSender } from '../ports.js';
 
 /**
@@ -10,7 +10,7 @@ import type { WebhookRequest, WebhookResponse, WebhookSender } from '../ports.js
  * a connection is actually made to (the resolver's answer, inside the socket's own lookup, so a
  * name cannot resolve to a public address for a check and a private one for the connection), on
  * every redirect hop too: loopback, private, link-local (cloud metadata at 169.254.169.254 and
- * fd00:ec2::254), carrier-grade NAT, multicast and reserved ranges (core/address-rules.ts, the
+ * fd00:ec2::254), carrier-grade NAT, multicast and reserved ranges (core/common/address-rules.ts, the
  * same classification jobs' outbound connections get) are refused unless the instance allows them
  * (SVC_WEBHOOK_ALLOW_PRIVATE=1).
  */

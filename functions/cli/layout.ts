@@ -65,7 +65,7 @@ export function languageOfFile(file: string, defaultTs: TsRuntime): { language: 
   return null;
 }
 
-/** `u/<user>/<name>` or `f/<folder>/<name>`, as the server requires (core/paths.ts). */
+/** `u/<user>/<name>` or `f/<folder>/<name>`, as the server requires (core/common/paths.ts). */
 export function isItemPath(path: string): boolean {
   const parts = path.split('/');
   return parts.length >= 3 && (parts[0] === 'u' || parts[0] === 'f') && parts.slice(1).every((s) => /^(?!\.{1,2}$)[A-Za-z0-9_.-]+$/.test(s));

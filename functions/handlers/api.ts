@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { Hono } from 'hono';
 import { streamHandle } from 'hono/aws-lambda';
 import type { Writable } from 'node:stream';
-import { bootstrapInstance } from '../core/bootstrap.js';
+import { bootstrapInstance } from '../core/identity/bootstrap.js';
 import { createApp } from '../http/app.js';
 import { errorResponse } from '../http/errors.js';
 import { VERSION } from '../version.js';

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
-import { errorText, log } from '../core/logger.js';
+import { errorText, log } from '../core/common/logger.js';
 import { failUndeliverable } from '../core/runs/stuck-jobs.js';
 import { awsShell } from '../shells/aws.js';
 

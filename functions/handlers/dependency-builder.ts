@@ -10,7 +10,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { secretSource, secretsManagerReader } from '../adapters/aws/aws-config.js';
 import { builderRequestSchema, treeObjects, type BuilderRequest, type ResolveAnswer } from '../adapters/aws/dependency-builds.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
-import { errorText, log } from '../core/logger.js';
+import { errorText, log } from '../core/common/logger.js';
 import type { BlobStore, Ecosystem } from '../ports.js';
 import { Confiner } from '../runtime/confinement.js';
 import { localDependencies, type LocalDependencies } from '../runtime/dependencies/local-installers.js';

@@ -1,7 +1,7 @@
 import type { Context, DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
 import { dispatchDue, type DispatchDeps } from '../core/events/dispatcher.js';
 import { awsShell, once } from '../shells/aws.js';
-import { log } from '../core/logger.js';
+import { log } from '../core/common/logger.js';
 
 /**
  * The events Lambda (lib/constructs/events.ts): delivers workspace and instance webhook events.

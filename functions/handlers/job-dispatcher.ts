@@ -3,7 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { dispatchableJob, JobDispatcher } from '../adapters/aws/job-outbox.js';
 import { SqsJobQueue } from '../adapters/aws/sqs-job-queue.js';
-import { errorText, log, useLogger } from '../core/logger.js';
+import { errorText, log, useLogger } from '../core/common/logger.js';
 import { powertoolsCoreLogger, tracer } from '../adapters/aws/powertools.js';
 
 // The functions' one log format (Powertools JSON); this one needs none of shells/aws.ts besides.

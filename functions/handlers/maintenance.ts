@@ -2,9 +2,9 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { sweepTokens } from '../core/identity/token-expiry.js';
 import { runsWithPendingNotices } from '../core/flows/timers.js';
 import { awsShell } from '../shells/aws.js';
-import { log } from '../core/logger.js';
+import { log } from '../core/common/logger.js';
 import { pruneFinishedJobs } from '../core/console/retention.js';
-import { pruneExpiredResults } from '../core/result-cache.js';
+import { pruneExpiredResults } from '../core/jobs/result-cache.js';
 
 /**
  * The maintenance Lambda, on an EventBridge schedule (lib/constructs/maintenance.ts): deletes

@@ -1,9 +1,9 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { ScheduledEvent } from 'aws-lambda';
-import { log } from '../core/logger.js';
-import { isFinished } from '../core/jobs.js';
+import { log } from '../core/common/logger.js';
+import { isFinished } from '../core/jobs/jobs.js';
 import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
-import { sweepConcurrencySlots } from '../core/concurrency.js';
+import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
 import { countReaped, METRIC } from '../adapters/aws/powertools.js';
@@ -25,7 +25,7 @@ export type ReaperReport = { neverStarted: number; workerLost: number; released:
  * queued longer than REAP_QUEUED_AFTER_SECONDS and script jobs running longer than
  * REAP_RUNNING_AFTER_SECONDS (the job timeout plus every redelivery the queue would still make),
  * and ends flow jobs whose execution ended without them (core/flows/stranded.ts).
- * First it lets go of runs waiting for a concurrency slot that a time window freed (core/concurrency.ts);
+ * First it lets go of runs waiting for a concurrency slot that a time window freed (core/jobs/concurrency.ts);
  * runs still waiting for one are never reaped.
  *
  * The same function is the target of the stack's rule on "Step Functions Execution Status

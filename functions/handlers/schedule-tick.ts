@@ -1,5 +1,5 @@
 import { runTicksUntil } from '../core/triggers/schedule-ticks.js';
-import { log } from '../core/logger.js';
+import { log } from '../core/common/logger.js';
 import type { TickEvent } from '../adapters/aws/scheduler-timers.js';
 import type { CoreDeps } from '../core/deps.js';
 import { awsShell } from '../shells/aws.js';

@@ -3,11 +3,11 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkerDeps } from '../core/deps.js';
 import { executeJob } from '../core/runs/worker.js';
-import { isFinished } from '../core/jobs.js';
+import { isFinished } from '../core/jobs/jobs.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { decodeJobMessage } from '../adapters/aws/sqs-job-queue.js';
 import { awsShell, lambdaSandboxes, once, type AwsShell } from '../shells/aws.js';
-import { errorText, log, type LogFields } from '../core/logger.js';
+import { errorText, log, type LogFields } from '../core/common/logger.js';
 
 /**
  * The worker Lambda: each SQS record names a job, which the core runs through a sandbox Lambda

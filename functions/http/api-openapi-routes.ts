@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { buildApiDocument } from '../core/openapi/api-document.js';
-import { SESSION_COOKIE } from '../core/users.js';
+import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { API_OPERATIONS } from './api-catalog/index.js';

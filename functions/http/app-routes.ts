@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { appHistory, createApp, deleteApp, getApp, getAppVersion, listApps, updateApp } from '../core/workspace/apps.js';
-import { parseBody } from '../core/validation.js';
+import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

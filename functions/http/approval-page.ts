@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalView } from '../core/flows/resume.js';
+import type { ApprovalView } from '../core/approvals/resume.js';
 import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { html, jsonForScript, originOf, raw, safeHref, type Markup } from './html.js';
 import { descriptionMarkup } from './render-all.js';

@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate, type Principal } from '../core/auth.js';
-import { ApiError } from '../core/errors.js';
-import { approvalView, resumeUrls } from '../core/flows/resume.js';
-import { requireWorkspace } from '../core/workspaces.js';
-import { SESSION_COOKIE } from '../core/users.js';
+import { authenticate, type Principal } from '../core/identity/auth.js';
+import { ApiError } from '../core/common/errors.js';
+import { approvalView, resumeUrls } from '../core/approvals/resume.js';
+import { requireWorkspace } from '../core/workspace/workspaces.js';
+import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';
 import { renderApprovalPage } from './approval-page.js';
 import { resumeIdOf } from './flow-routes.js';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate } from '../core/auth.js';
-import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/flows/approvals-inbox.js';
+import { authenticate } from '../core/identity/auth.js';
+import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/approvals/approvals-inbox.js';
 import type { ApprovalAuditEntry } from '../core/flows/run-state.js';
-import { SESSION_COOKIE } from '../core/users.js';
+import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';
 import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { APPROVAL_STYLE } from './approval-page.js';

@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/users.js';
+import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/identity/users.js';
 import { createToken, deleteToken, listTokens } from '../core/identity/tokens.js';
-import { listOutbox } from '../core/notifications.js';
+import { listOutbox } from '../core/identity/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 import { clientAddress } from './client-address.js';
 import { listAudit } from '../core/identity/login-throttle.js';
-import { authenticate, requireInstanceAdmin } from '../core/auth.js';
+import { authenticate, requireInstanceAdmin } from '../core/identity/auth.js';
 import type { LoginView } from '../core/views/identity-views.js';
 
 /** Users, password login (session cookie) and the caller's own API tokens. */

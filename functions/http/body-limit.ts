@@ -1,6 +1,6 @@
 import { bodyLimit } from 'hono/body-limit';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ApiError } from '../core/errors.js';
+import { ApiError } from '../core/common/errors.js';
 import { errorResponse } from './errors.js';
 
 /**

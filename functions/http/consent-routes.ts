@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { decideConsent } from '../core/flows/consent.js';
-import { ApiError } from '../core/errors.js';
+import { decideConsent } from '../core/approvals/consent.js';
+import { ApiError } from '../core/common/errors.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { BULK_CANCEL_MAX, cancelRuns, listRuns } from '../core/console/runs.js';
 import { runFilterSchema } from '../core/console/run-filter.js';
 import { getRetention, setRetention } from '../core/console/retention.js';
-import { parseBody } from '../core/validation.js';
+import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';

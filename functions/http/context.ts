@@ -1,5 +1,5 @@
-import type { Principal } from '../core/auth.js';
-import type { Rights } from '../core/permissions.js';
+import type { Principal } from '../core/identity/auth.js';
+import type { Rights } from '../core/identity/permissions.js';
 import type { Workspace } from '../ports.js';
 
 /** What middleware puts on the Hono context for the routes. */

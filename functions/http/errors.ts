@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ApiError } from '../core/errors.js';
-import { errorText, log } from '../core/logger.js';
+import { ApiError } from '../core/common/errors.js';
+import { errorText, log } from '../core/common/logger.js';
 
 /** Every error leaves as `{"error": {"code", "message"}}`; internals never reach the caller. */
 export function errorResponse(c: Context, err: unknown): Response {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Context } from 'hono';
-import { ApiError } from '../core/errors.js';
+import { ApiError } from '../core/common/errors.js';
 import type { IncomingRequest, MultipartPart } from '../core/runs/payload.js';
 
 /** A form field is an argument's text, held in memory: bounded so a streamed body cannot fill it. */

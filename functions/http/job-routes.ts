@@ -1,15 +1,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
-import { getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs.js';
-import { cancelJob } from '../core/cancel-job.js';
-import { parseBody } from '../core/validation.js';
+import { ApiError } from '../core/common/errors.js';
+import { getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs/jobs.js';
+import { cancelJob } from '../core/jobs/cancel-job.js';
+import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { JobStatus } from '../ports.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
 import { downloadUpload } from '../core/uploads/uploads.js';
-import { getJobLogUpdate, parseLogOffset } from '../core/job-log-update.js';
+import { getJobLogUpdate, parseLogOffset } from '../core/jobs/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 
 export const listQuery = z.object({

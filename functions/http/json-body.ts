@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { ApiError } from '../core/errors.js';
-import { JsonSyntaxError, parseJsonWithLimits } from '../core/json-limits.js';
+import { ApiError } from '../core/common/errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from '../core/common/json-limits.js';
 
 /** Management endpoints take JSON only; webhooks accept anything (see core/runs/payload.ts). */
 export async function readJsonBody(c: Context): Promise<unknown> {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate, type Principal } from '../core/auth.js';
-import { Rights } from '../core/permissions.js';
+import { authenticate, type Principal } from '../core/identity/auth.js';
+import { Rights } from '../core/identity/permissions.js';
 import type { CoreDeps } from '../core/deps.js';
-import { ApiError } from '../core/errors.js';
-import { SESSION_COOKIE } from '../core/users.js';
-import { requireWorkspace } from '../core/workspaces.js';
+import { ApiError } from '../core/common/errors.js';
+import { SESSION_COOKIE } from '../core/identity/users.js';
+import { requireWorkspace } from '../core/workspace/workspaces.js';
 import { html, raw, type Markup } from './html.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { createScript, deleteScript, getScriptByHash, getScriptByPath, listScripts } from '../core/scripts.js';
+import { createScript, deleteScript, getScriptByHash, getScriptByPath, listScripts } from '../core/scripts/scripts.js';
 import type { CoreDeps } from '../core/deps.js';
 import { scriptMetadata } from '../core/dependencies/lock-script.js';
-import { inferSchemaForEditor } from '../core/script-preview.js';
+import { inferSchemaForEditor } from '../core/scripts/script-preview.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../core/errors.js';
+import { ApiError } from '../core/common/errors.js';
 
 /**
  * Headers every answer of the service carries, so no page can be framed (clickjacking), sniffed

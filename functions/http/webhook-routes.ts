@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { editWorkspaceWebhook } from '../core/events/webhook-settings.js';
 import { deliveryListQuery, listWorkspaceDeliveries, redeliverWorkspaceEvent } from '../core/events/deliveries.js';
 import { editInstanceWebhook, getInstanceWebhook, listInstanceDeliveries, redeliverInstanceEvent } from '../core/events/instance-webhook.js';
-import { parseBody } from '../core/validation.js';
+import { parseBody } from '../core/common/validation.js';
 import { acceptInvite, cancelInvite, declineInvite, inviteUser, listMyInvites, listWorkspaceInvites } from '../core/identity/invites.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspaces.js';
+import { createWorkspace, listWorkspacesOf, setObjectStorage } from '../core/workspace/workspaces.js';
 import { getJobLimits, setJobLimits } from '../core/workspace/job-limits-setting.js';
 import { addMember, listMembers, removeMember, updateMember } from '../core/identity/members.js';
 import { getSyncKey, setSyncKey } from '../core/workspace/sync-key.js';

@@ -3,7 +3,7 @@ import { accessSync, chownSync, constants as fsConstants, existsSync, mkdirSync,
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
-import { AddressAllowList } from '../core/address-rules.js';
+import { AddressAllowList } from '../core/common/address-rules.js';
 import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
 import { JobNetwork, type NetworkSetting } from './job-network.js';

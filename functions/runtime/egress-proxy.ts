@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { AddressAllowList, guardedLookup } from '../core/address-rules.js';
+import { AddressAllowList, guardedLookup } from '../core/common/address-rules.js';
 
 /** The setting that lets jobs reach listed addresses of the refused ranges. */
 export const ALLOW_SETTING = 'SVC_JOB_NETWORK_ALLOW';
@@ -17,7 +17,7 @@ class RefusedAddress extends Error {
  * The only way out of a job's network namespace (job-slots.ts): an HTTP proxy the job's
  * HTTP_PROXY / HTTPS_PROXY point at, answering CONNECT (any TCP protocol, TLS included) and plain
  * `http://` requests. Each connection is made by the service to the address the name resolves to,
- * checked on that very answer with the classification webhooks use (core/address-rules.ts):
+ * checked on that very answer with the classification webhooks use (core/common/address-rules.ts):
  * loopback, private, CGNAT, unique-local, link-local and metadata addresses are refused unless the
  * instance lists them in SVC_JOB_NETWORK_ALLOW.
  */

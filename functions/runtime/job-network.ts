@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { AddressAllowList } from '../core/address-rules.js';
+import { AddressAllowList } from '../core/common/address-rules.js';
 import { ALLOW_SETTING, bridgeToApi, EgressProxy } from './egress-proxy.js';
 import { JobSlots, NAMESPACE_API_PORT, NAMESPACE_PROXY_PORT } from './job-slots.js';
 

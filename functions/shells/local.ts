@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../http/app.js';
 import { VERSION } from '../version.js';
-import { bootstrapInstance } from '../core/bootstrap.js';
-import { CachedStore } from '../core/cached-store.js';
+import { bootstrapInstance } from '../core/identity/bootstrap.js';
+import { CachedStore } from '../core/store/cached-store.js';
 import type { WorkerDeps } from '../core/deps.js';
 import { createLocalRunner } from '../runtime/index.js';
 import { describeDeno } from '../runtime/deno-binary.js';
@@ -28,10 +28,10 @@ import { OutboundHttp } from '../adapters/outbound-http.js';
 import { startEventDispatcher } from '../adapters/local/event-dispatcher.js';
 import { startScheduleTicker } from '../adapters/local/schedule-ticker.js';
 import { startPeriodic } from '../adapters/local/periodic-task.js';
-import { sweepConcurrencySlots } from '../core/concurrency.js';
-import { pruneExpiredResults } from '../core/result-cache.js';
+import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
+import { pruneExpiredResults } from '../core/jobs/result-cache.js';
 import type { LocalConfig } from '../adapters/local/config.js';
-import { log } from '../core/logger.js';
+import { log } from '../core/common/logger.js';
 
 
 export interface RunningService {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/context.js';
-import { bootstrapInstance } from '../core/bootstrap.js';
+import { bootstrapInstance } from '../core/identity/bootstrap.js';
 import type { CoreConfig, WorkerDeps } from '../core/deps.js';
 import type { Clock, CodeRunner, EmailSender, TopicPublisher } from '../ports.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';

@@ -3,7 +3,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { REFUSED_IPV4 } from '../../functions/core/address-rules.js';
+import { REFUSED_IPV4 } from '../../functions/core/common/address-rules.js';
 import type { SvcConfig } from '../config.js';
 import { functionLogGroup } from './lambda-defaults.js';
 
@@ -16,7 +16,7 @@ const ALLOW_RULE = 1000;
  * (README "Job confinement"): their functions run in private subnets of a VPC of their own, out to
  * the internet through a NAT gateway (to the API at BASE_INTERNAL_URL, its public endpoint, and the
  * sites jobs call), and the subnets' network ACL denies every destination the local egress proxy
- * refuses (core/address-rules.ts: loopback, RFC 1918, CGNAT, link-local, reserved): nothing else of
+ * refuses (core/common/address-rules.ts: loopback, RFC 1918, CGNAT, link-local, reserved): nothing else of
  * the VPC, no peered or on-premises network. Lambda offers no instance metadata service, and the
  * Amazon DNS server is not filtered by network ACLs, so names resolve.
  *

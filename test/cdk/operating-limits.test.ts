@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { awsConfigFromEnv } from '../../functions/adapters/aws/aws-config.js';
-import { resumeUrls } from '../../functions/core/flows/resume.js';
+import { resumeUrls } from '../../functions/core/approvals/resume.js';
 import type { SvcStack, SvcStackProps } from '../../lib/svc-stack.js';
 import { evaluate } from './intrinsics.js';
 import { buildSvcApp, logicalId } from './svc-app.js';

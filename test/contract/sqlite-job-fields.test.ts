@@ -7,7 +7,7 @@ import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { MIGRATIONS } from '../../functions/adapters/local/sqlite-schema.js';
 import { planJobQuery } from '../../functions/adapters/local/sqlite-job-query.js';
 import { MAX_FIELDS, MAX_TEXT_BYTES, RARE_VALUE_ROWS } from '../../functions/adapters/local/sqlite-job-fields.js';
-import { jsonSubset } from '../../functions/core/json-subset.js';
+import { jsonSubset } from '../../functions/core/store/json-subset.js';
 import type { Job, JobQuery } from '../../functions/ports.js';
 import { aJob, aWorkspace, FAR_FUTURE } from './store-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
-import { isBlockedAddress } from '../../functions/core/address-rules.js';
+import { isBlockedAddress } from '../../functions/core/common/address-rules.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

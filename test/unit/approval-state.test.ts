@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalState } from '../../functions/core/flows/resume.js';
+import { approvalState } from '../../functions/core/approvals/resume.js';
 import { newRun } from '../../functions/core/flows/advance.js';
 import type { FlowRun } from '../../functions/core/flows/run-state.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { StoredDocumentError } from '../../functions/core/documents/parse.js';
-import { createEntity, tryReplaceEntity } from '../../functions/core/entities.js';
+import { createEntity, tryReplaceEntity } from '../../functions/core/store/entities.js';
 import { newRun } from '../../functions/core/flows/advance.js';
 import { readFlowRun, rememberFlowRun } from '../../functions/core/flows/run-cache.js';
 import { aWorkspace } from '../contract/store-fixtures.js';

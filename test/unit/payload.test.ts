@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { argsFromRequest, type IncomingRequest } from '../../functions/core/runs/payload.js';
-import { ApiError } from '../../functions/core/errors.js';
+import { ApiError } from '../../functions/core/common/errors.js';
 import type { MultipartPart } from '../../functions/core/runs/payload.js';
 import { MemoryBlobStore } from '../../functions/adapters/memory/memory-blob-store.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
-import { createEntity } from '../../functions/core/entities.js';
-import { flowJobTarget, flowStepJobTarget, legacyScriptHash, resolveRunTarget, scriptJobTarget, type RunTarget } from '../../functions/core/run-target.js';
+import { createEntity } from '../../functions/core/store/entities.js';
+import { flowJobTarget, flowStepJobTarget, legacyScriptHash, resolveRunTarget, scriptJobTarget, type RunTarget } from '../../functions/core/jobs/run-target.js';
 import type { FlowVersion } from '../../functions/core/flows/flows.js';
 import { aScriptVersion } from '../contract/store-fixtures.js';
 

@@ -3,7 +3,7 @@ import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { StoredDocumentError, parseStored } from '../../functions/core/documents/parse.js';
 import { jobRecord, scriptVersionRecord } from '../../functions/core/documents/records.js';
 import { ENTITY_VALUES } from '../../functions/core/documents/entity-values.js';
-import { createEntity, getEntityValue, listEntityValues } from '../../functions/core/entities.js';
+import { createEntity, getEntityValue, listEntityValues } from '../../functions/core/store/entities.js';
 import { ENTITY_KINDS } from '../../functions/ports.js';
 import { newRun } from '../../functions/core/flows/advance.js';
 import { dueSuspendedFlows } from '../../functions/core/flows/timers.js';

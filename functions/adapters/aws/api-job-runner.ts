@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { WorkerDeps } from '../../core/deps.js';
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 import { executeJob } from '../../core/runs/worker.js';
 import type { Job, JobSlot, RunIntent } from '../../ports.js';
 import { TableStreamJobQueue } from './job-outbox.js';

@@ -1,7 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
 import { lockEcosystem } from '../../core/dependencies/lock-script.js';
-import { log, errorText } from '../../core/logger.js';
+import { log, errorText } from '../../core/common/logger.js';
 import type { BlobStore, CodeRunner, DependencyInstaller, Ecosystem, RunRequest } from '../../ports.js';
 import { treeKey } from '../../runtime/dependencies/tree-keys.js';
 

@@ -1,4 +1,4 @@
-import { parseStoredRunSettings, storedRunSettings } from '../../core/run-settings.js';
+import { parseStoredRunSettings, storedRunSettings } from '../../core/jobs/run-settings.js';
 import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
 import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';

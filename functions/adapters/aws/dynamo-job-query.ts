@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { matchesJobQuery } from '../../core/json-subset.js';
+import { matchesJobQuery } from '../../core/store/json-subset.js';
 import type { Job, JobQuery } from '../../ports.js';
 import { GSI1, gsi1 } from './dynamo-keys.js';
 import { batchGet } from './dynamo-ops.js';

@@ -7,7 +7,7 @@ import { jobItem, type Item, type JobPayload } from './dynamo-items.js';
 import { blobKeys, INLINE_BUDGET, jobRefs, LIST_ELEMENT_OVERHEAD, utf8Bytes, type Offload, type Part } from './dynamo-offload.js';
 import { conditionalUpdate, translateSizeError } from './dynamo-ops.js';
 import { appendLogChunk, deleteLogChunks } from './dynamo-log-chunks.js';
-import { AGAIN, RACE, retry } from '../../core/retry.js';
+import { AGAIN, RACE, retry } from '../../core/common/retry.js';
 
 /** Every JobStatus not in FINISHED_STATUSES: the states completeJob may leave. */
 const UNFINISHED = ['queued', 'running', 'suspended', 'awaiting_approval'] as const satisfies readonly JobStatus[];

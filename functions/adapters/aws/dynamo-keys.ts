@@ -23,7 +23,7 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * the arithmetic. Items written before the sharding carry the unsharded `WS#<ws>#JOBS` and
  * `JOBS#<status>`, which the readers still query (last in the `...Partitions` lists below), so none becomes invisible.
  *
- * Workspace ids are `[a-z0-9_-]` (core/paths.ts), so `WS#<ws>#<KIND>` never meets another
+ * Workspace ids are `[a-z0-9_-]` (core/common/paths.ts), so `WS#<ws>#<KIND>` never meets another
  * workspace's `WS#<id>`. Entity keys are never empty (paths, names, usernames): DynamoDB refuses
  * an empty sort key.
  */

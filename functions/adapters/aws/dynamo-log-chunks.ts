@@ -3,7 +3,7 @@ import { keys, LOG_CHUNK_PREFIX, TTL_ATTRIBUTE } from './dynamo-keys.js';
 import { batchDelete, queryAll } from './dynamo-ops.js';
 
 /**
- * A running job's live log on DynamoDB: each flushed chunk (core/live-logs.ts, every 300 ms at
+ * A running job's live log on DynamoDB: each flushed chunk (core/runs/live-logs.ts, every 300 ms at
  * most) is an item of its own in the job's partition, `JOB#<id>` / `LOG#<seq>`, so a chunk costs
  * the write units of its own bytes, never a rewrite of the job item (whose args, result and
  * earlier logs would be paid for again at every flush). Readers of a running job query the chunks
@@ -18,7 +18,7 @@ let counter = 0;
 
 /**
  * The next chunk's sequence: the time, then a counter of this process. One writer appends a job's
- * chunks one after another (core/live-logs.ts chains them), so its keys only grow; a later
+ * chunks one after another (core/runs/live-logs.ts chains them), so its keys only grow; a later
  * attempt (another worker after a redelivery) writes later in time, so it sorts after.
  */
 function nextSeq(now: number): string {

@@ -1,6 +1,6 @@
 import { BatchGetCommand, BatchWriteCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ItemTooLargeError, type Item } from './dynamo-items.js';
-import { AGAIN, retry, THROTTLE } from '../../core/retry.js';
+import { AGAIN, retry, THROTTLE } from '../../core/common/retry.js';
 
 /** Unprocessed batch entries mean throttling: wait a little longer each round, until all are done. */
 const UNTIL_PROCESSED = { attempts: Infinity, ...THROTTLE, exhausted: () => new Error('unreachable: unbounded attempts') };

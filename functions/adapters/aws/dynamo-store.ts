@@ -23,7 +23,7 @@ import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { queryJobItems } from './dynamo-job-query.js';
 import { mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
-import { RACE, retry } from '../../core/retry.js';
+import { RACE, retry } from '../../core/common/retry.js';
 import { batchDelete, batchGet, compare, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
 
 /**

@@ -31,7 +31,7 @@ export const DISPATCH_FILTER = {
 } as const;
 
 /**
- * A run held for a concurrency slot (core/concurrency.ts) is stored held, which is not sent; the
+ * A run held for a concurrency slot (core/jobs/concurrency.ts) is stored held, which is not sent; the
  * write that lets it go (held true -> false, still queued) is its enqueue, by the same stream.
  */
 export const RELEASE_FILTER = {

@@ -13,7 +13,7 @@ import { sweepEnvironment } from '../../runtime/environment-sweep.js';
 import { Confiner } from '../../runtime/confinement.js';
 import { limitsFromEnv, uidRangeFromEnv } from '../../runtime/job-limits.js';
 import { networkFromEnv } from '../../runtime/job-network.js';
-import { log } from '../../core/logger.js';
+import { log } from '../../core/common/logger.js';
 import { fetchGoBinary } from './sandbox-go-binary.js';
 import { TreeCache } from '../../runtime/dependencies/tree-cache.js';
 import { fetchDependencyTree, fetchedTrees } from './sandbox-dependencies.js';

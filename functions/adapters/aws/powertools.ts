@@ -1,7 +1,7 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import { redact, type LogFields, type Logger, type LogLevel } from '../../core/logger.js';
+import { redact, type LogFields, type Logger, type LogLevel } from '../../core/common/logger.js';
 
 /**
  * Powertools for AWS Lambda in the AWS shell: the core's log lines written by the Powertools

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LANGUAGES, type RunOutcome, type RunRequest } from '../../ports.js';
 import type { SandboxEvent } from './sandbox-protocol.js';
-import { withinDepthLimit } from '../../core/json-limits.js';
+import { withinDepthLimit } from '../../core/common/json-limits.js';
 
 /**
  * Both ends of the sandbox wire check what they receive: the sandbox must not trust its payload

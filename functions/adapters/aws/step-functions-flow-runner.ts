@@ -1,8 +1,8 @@
 import { SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { readEntity, tryCreateEntity, tryReplaceEntity } from '../../core/entities.js';
+import { readEntity, tryCreateEntity, tryReplaceEntity } from '../../core/store/entities.js';
 import type { FlowWait } from '../../core/documents/entity-values.js';
 import type { Clock, FlowDriver, Job, Store } from '../../ports.js';
-import { AGAIN, RACE, retry } from '../../core/retry.js';
+import { AGAIN, RACE, retry } from '../../core/common/retry.js';
 import { continuationSuffix } from './flow-execution-budget.js';
 
 /**

@@ -1,5 +1,5 @@
 import { dispatchDue, type DispatchDeps } from '../../core/events/dispatcher.js';
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 
 /**
  * The local shell's webhook dispatcher: a loop beside the API that delivers what the outbox table

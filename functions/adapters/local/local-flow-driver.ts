@@ -2,7 +2,7 @@ import { advanceFlow } from '../../core/flows/advance.js';
 import { dueSuspendedFlows, runsWithPendingNotices } from '../../core/flows/timers.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { FinishedStep, FlowDriver, Job } from '../../ports.js';
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 
 /** setTimeout's limit (about 24.8 days); a later time is reached in hops. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

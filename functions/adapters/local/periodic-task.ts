@@ -1,4 +1,4 @@
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 
 /**
  * Runs `task` now and then every `everyMs` for the local shell's housekeeping (schedule ticks,

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 
 /**
  * WAL checkpoints on a thread of their own. SQLite's automatic checkpoint runs inside the commit

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { jsonSubset } from '../../core/json-subset.js';
+import { jsonSubset } from '../../core/store/json-subset.js';
 import type { JobQuery } from '../../ports.js';
 import { chooseLookup, lookupSql, type FieldLookup } from './sqlite-job-fields.js';
 
@@ -7,7 +7,7 @@ import { chooseLookup, lookupSql, type FieldLookup } from './sqlite-job-fields.j
  * The run list's query on the jobs table (migration `console`): the equality filters and the
  * cursor use the jobs_list* indexes; a rare top-level args or result value is looked up in
  * job_fields instead (migration `argsidx`, sqlite-job-fields.ts). Either way the args and result
- * subsets are checked on the job row, so every store matches JSON the same way (core/json-subset.ts).
+ * subsets are checked on the job row, so every store matches JSON the same way (core/store/json-subset.ts).
  */
 export function registerJobQueryFunctions(db: Database.Database): void {
   db.function('svc_json_subset', { deterministic: true }, (doc: unknown, pattern: unknown) => {

@@ -1,6 +1,6 @@
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { deliveryRecord, entityRecord, jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
-import { parseStoredRunSettings } from '../../core/run-settings.js';
+import { parseStoredRunSettings } from '../../core/jobs/run-settings.js';
 import type { Delivery, Entity, Job, ScriptVersion, TokenRecord, User, Workspace } from '../../ports.js';
 
 /** SQLite rows of the local store (sqlite-store.ts) to records and back. */

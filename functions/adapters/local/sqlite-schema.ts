@@ -154,7 +154,7 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX jobs_by_workspace ON jobs(workspace_id, created_at);
   `,
   // Every token stored so far kept its first 12 characters in clear, 8 of them secret; 8 are
-  // enough to tell tokens apart. Each is moved under its keyed digest when next used (core/auth.ts).
+  // enough to tell tokens apart. Each is moved under its keyed digest when next used (core/identity/auth.ts).
   `
   -- httpsurf: stored tokens keep no more than 4 characters of their secret in clear
   UPDATE tokens SET prefix = substr(prefix, 1, 8);
@@ -193,7 +193,7 @@ export const MIGRATIONS: string[] = [
   -- caller that waited for a busy worker (worker-pool.ts) is stored after younger jobs yet keeps its turn.
   CREATE INDEX jobs_queue_by_age ON jobs(status, created_at);
   DROP INDEX jobs_queue;`,
-  `-- limits: a script's result cache, concurrency limit and priority (core/run-settings.ts) as one
+  `-- limits: a script's result cache, concurrency limit and priority (core/jobs/run-settings.ts) as one
   -- JSON document; a job's priority (the pool takes higher first), concurrency key, whether it is
   -- held back for a concurrency slot (never taken while held) and whether the cache answered it.
   ALTER TABLE script_versions ADD COLUMN run_settings TEXT;

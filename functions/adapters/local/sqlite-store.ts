@@ -3,7 +3,7 @@ import { MIGRATIONS } from './sqlite-schema.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { deliveryRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
-import { storedRunSettings } from '../../core/run-settings.js';
+import { storedRunSettings } from '../../core/jobs/run-settings.js';
 import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 

@@ -2,7 +2,7 @@ import { executeJob, leaseUntil } from '../../core/runs/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
-import { errorText, log } from '../../core/logger.js';
+import { errorText, log } from '../../core/common/logger.js';
 
 export interface PoolOptions {
   /** How long a caller that waits for the result may wait in memory for a worker (see `reserve`). */

@@ -1,6 +1,6 @@
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { newDelivery } from '../../core/documents/records.js';
-import { compareJobPositions, matchesJobQuery } from '../../core/json-subset.js';
+import { compareJobPositions, matchesJobQuery } from '../../core/store/json-subset.js';
 
 /**
  * The Store port in plain maps: the fast tier's store and the reference of the contract

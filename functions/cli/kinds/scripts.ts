@@ -8,7 +8,7 @@ import { fileIssue, parseYamlFile } from './yaml-kind.js';
 import { takeWindmillFields, windmillLock } from '../wmill-fields.js';
 import { schemaDifferences } from '../wmill-schema.js';
 import { inferSchema, SchemaInferenceError } from '../../core/schema/index.js';
-import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/run-settings.js';
+import { definedRunSettings, runSettingsFields, type RunSettingsInput } from '../../core/jobs/run-settings.js';
 import { inferScriptSchema } from '../../core/dependencies/workspace-imports.js';
 import type { GoTarget, Language } from '../../ports.js';
 import type { RuntimeView } from '../../core/views/approval-views.js';

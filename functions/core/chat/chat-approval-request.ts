@@ -1,14 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors.js';
-import { newShortId } from '../crypto.js';
-import { parseBody } from '../validation.js';
+import { badRequest, conflict, notFound } from '../common/errors.js';
+import { newShortId } from '../common/crypto.js';
+import { parseBody } from '../common/validation.js';
 import { findModule, type SuspendSettings } from '../flows/definition.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
-import { approvalState, resumeUrls, type ResumeUrls } from '../flows/resume.js';
+import { approvalState, resumeUrls, type ResumeUrls } from '../approvals/resume.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
 import { requireChatConnection } from './chat-settings.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

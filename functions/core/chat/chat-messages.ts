@@ -1,4 +1,4 @@
-import { updateEntity } from '../entities.js';
+import { updateEntity } from '../store/entities.js';
 import { callSlack, SlackApiError } from './slack-api.js';
 import { approvalMessage, buttonValue, decidedMessage } from './slack-blocks.js';
 import type { ChatDelivery, ChatMessage, FlowRun } from '../flows/run-state.js';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ApiError, badRequest } from '../errors.js';
-import { parseBody } from '../validation.js';
-import { deleteEntity, getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../entities.js';
-import { assertPerson } from '../flows/approval-rules.js';
+import { ApiError, badRequest } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
+import { deleteEntity, getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../store/entities.js';
+import { assertPerson } from '../approvals/approval-rules.js';
 import { audit } from '../identity/login-throttle.js';
 import type { ChatConnectionSetting } from '../documents/entity-values.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

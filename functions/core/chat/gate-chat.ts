@@ -1,4 +1,4 @@
-import { newShortId } from '../crypto.js';
+import { newShortId } from '../common/crypto.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
 import { findChatConnection } from './chat-settings.js';

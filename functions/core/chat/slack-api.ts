@@ -1,4 +1,4 @@
-import { retry } from '../retry.js';
+import { retry } from '../common/retry.js';
 import type { CoreDeps } from '../deps.js';
 import type { SlackConnection } from './chat-settings.js';
 
@@ -23,7 +23,7 @@ export class SlackApiError extends Error {
 }
 
 const TIMEOUT_MS = 10_000;
-/** Three attempts in all; the waits between them are jittered (core/retry.ts). */
+/** Three attempts in all; the waits between them are jittered (core/common/retry.ts). */
 const SLACK_RETRY = { attempts: 3, baseDelayMs: 250, maxDelayMs: 2000 };
 
 export type SlackAnswer = Record<string, unknown> & { ok: true };

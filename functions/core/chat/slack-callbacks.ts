@@ -1,7 +1,7 @@
-import { ApiError, conflict, notFound } from '../errors.js';
+import { ApiError, conflict, notFound } from '../common/errors.js';
 import { approveStep, checkStepDecider, rejectStep, who, type ChatOutcome, type ChatUser } from './step-decision.js';
 import { settleMessage } from './outcomes.js';
-import { consentDecider, decideConsent } from '../flows/consent.js';
+import { consentDecider, decideConsent } from '../approvals/consent.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
 import { callSlack } from './slack-api.js';
 import { buttonValue, formModal, reasonModal, submittedValues } from './slack-blocks.js';

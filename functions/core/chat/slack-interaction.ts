@@ -1,4 +1,4 @@
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../common/errors.js';
 import { APPROVE, FORM_CALLBACK, parseButtonValue, REASON_CALLBACK, REASON_FIELD, REJECT } from './slack-blocks.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { sameSignature } from '../crypto.js';
-import { ApiError } from '../errors.js';
+import { sameSignature } from '../common/crypto.js';
+import { ApiError } from '../common/errors.js';
 
 /**
  * Slack's request signing, version 0: `X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:<timestamp>:<raw

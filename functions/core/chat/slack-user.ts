@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.js';
-import { getEntityValue } from '../entities.js';
+import { ApiError } from '../common/errors.js';
+import { getEntityValue } from '../store/entities.js';
 import { callSlack } from './slack-api.js';
 import type { SlackConnection } from './chat-settings.js';
 import type { ChatUser } from './step-decision.js';

@@ -1,7 +1,7 @@
-import { ApiError, conflict } from '../errors.js';
-import { approvalBlocker, approvalState, resumeSignature, resumeStep, suspendContext, type ResumeRequest } from '../flows/resume.js';
+import { ApiError, conflict } from '../common/errors.js';
+import { approvalBlocker, approvalState, resumeSignature, resumeStep, suspendContext, type ResumeRequest } from '../approvals/resume.js';
 import type { ChatMessage } from '../flows/run-state.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { FormSchema } from './slack-blocks.js';
 

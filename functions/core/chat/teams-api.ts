@@ -1,4 +1,4 @@
-import { retry } from '../retry.js';
+import { retry } from '../common/retry.js';
 import type { CoreDeps } from '../deps.js';
 import type { TeamsConnection } from './chat-settings.js';
 

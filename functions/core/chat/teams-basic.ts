@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { parseBody } from '../validation.js';
-import { resumeUrls, type ResumeUrls } from '../flows/resume.js';
+import { badRequest } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
+import { resumeUrls, type ResumeUrls } from '../approvals/resume.js';
 import { waitingApprovalStep } from './chat-approval-request.js';
 import { callConnector, TeamsApiError } from './teams-api.js';
 import { chatConnectionsOf, type TeamsConnection } from './chat-settings.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

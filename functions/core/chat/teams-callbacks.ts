@@ -1,9 +1,9 @@
-import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { getFlowRun, type ChatMessage } from '../flows/run-state.js';
 import { findMessage } from './chat-messages.js';
 import { parseButtonValue } from './slack-blocks.js';
 import { approveStep, checkStepDecider, rejectStep, who, type ChatOutcome, type ChatUser } from './step-decision.js';
-import { decideConsent } from '../flows/consent.js';
+import { decideConsent } from '../approvals/consent.js';
 import { settleMessage } from './outcomes.js';
 import { svcUserByEmail } from './slack-user.js';
 import { APPROVE_VERB, cardValues, decidedCard, REASON_INPUT, REF, REJECT_VERB } from './teams-cards.js';

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { fetchJson } from './teams-api.js';
 import type { TeamsConnection } from './chat-settings.js';
 import type { CoreDeps } from '../deps.js';

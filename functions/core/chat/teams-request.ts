@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { parseBody } from '../validation.js';
+import { badRequest } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
 import { changeMessage, recordMessage } from './chat-messages.js';
 import { approvalMessageFields, approvalRequested, stepApprovalMessage, waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
 import { buttonValue } from './slack-blocks.js';
@@ -9,7 +9,7 @@ import { approvalCard, cardActivity } from './teams-cards.js';
 import { callConnector, channelIdByName, TeamsApiError } from './teams-api.js';
 import { chatConnectionsOf, type TeamsConnection } from './chat-settings.js';
 import type { ChatMessage } from '../flows/run-state.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,9 +1,9 @@
-import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
 import { retentionInput, type RetentionSetting } from '../documents/entity-values.js';
-import { isFinished } from '../jobs.js';
-import { parseBody } from '../validation.js';
+import { isFinished } from '../jobs/jobs.js';
+import { parseBody } from '../common/validation.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { JobPosition, JobQuery } from '../../ports.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 import { JOB_KINDS, JOB_TRIGGERS, type JobKind, type JobTrigger, type JobPosition, type JobQuery } from '../../ports.js';
 
 /**

@@ -1,11 +1,11 @@
-import { isFinished } from '../jobs.js';
-import { cancelJob } from '../cancel-job.js';
-import { ApiError } from '../errors.js';
+import { isFinished } from '../jobs/jobs.js';
+import { cancelJob } from '../jobs/cancel-job.js';
+import { ApiError } from '../common/errors.js';
 import { getFlowRun, waitingStatus } from '../flows/run-state.js';
-import { legacyScriptHash } from '../run-target.js';
+import { legacyScriptHash } from '../jobs/run-target.js';
 import { decodeCursor, encodeCursor, storeQuery, type RunFilter } from './run-filter.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { Job, JobPosition, JobTrigger } from '../../ports.js';
 
 /**

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 import { LANGUAGES, type DependencyInstaller, type Ecosystem, type InputSchema, type Language } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
+import type { Rights } from '../identity/permissions.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { denoNpmImports, npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, readNpmLock } from './npm-lock.js';

@@ -1,7 +1,7 @@
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 import type { JobError, Language, ScriptVersion, Store } from '../../ports.js';
-import type { Rights } from '../permissions.js';
-import { derivedOnce, scriptByHash } from '../version-cache.js';
+import type { Rights } from '../identity/permissions.js';
+import { derivedOnce, scriptByHash } from '../scripts/version-cache.js';
 import { splitLock, type PinnedImport } from './lock-header.js';
 import { importFamily, jobFiles, workspaceImports, WorkspaceImportError, type JobModules } from './workspace-imports.js';
 

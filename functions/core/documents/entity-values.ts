@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { flowModule, flowValue } from '../flows/definition.js';
 import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js';
 import type { EntityKind, ScriptVersion } from '../../ports.js';
-import type { Folder, Group, Member } from '../permissions.js';
+import type { Folder, Group, Member } from '../identity/permissions.js';
 import type { Resource } from '../workspace/resources.js';
 import type { ResourceType } from '../workspace/resource-types.js';
 import type { Variable } from '../workspace/variables.js';
 import type { FlowVersion } from '../flows/flows.js';
 import type { FlowRun } from '../flows/run-state.js';
-import type { OutboxEntry } from '../notifications.js';
+import type { OutboxEntry } from '../identity/notifications.js';
 import type { WebhookSetting } from '../events/webhook-settings.js';
 import type { AppHead, AppVersion } from '../workspace/apps.js';
 import type { Invite } from '../identity/invites.js';
@@ -17,7 +17,7 @@ import { httpRouteIndexValue, httpTriggerValue, routePrefixValue, type HttpRoute
 
 /**
  * One schema per kind of workspace document (the Store's entities). The core reads and writes
- * entities only through core/entities.ts, which parses every value with its kind's schema, so both
+ * entities only through core/store/entities.ts, which parses every value with its kind's schema, so both
  * shells (and any Store) hold the same documents and the core never casts stored JSON.
  */
 
@@ -36,7 +36,7 @@ export interface SealedSyncKey {
   sealed: string;
 }
 
-/** An instance counter (core/sequences.ts). */
+/** An instance counter (core/store/sequences.ts). */
 export interface Sequence {
   last: number;
 }
@@ -115,7 +115,7 @@ export const errorHandlerSetting = z.object({
 });
 export type ErrorHandlerSetting = z.infer<typeof errorHandlerSetting>;
 
-/** A run answered from the result cache (core/result-cache.ts). */
+/** A run answered from the result cache (core/jobs/result-cache.ts). */
 export interface CachedResultValue {
   result: unknown;
   job: string;
@@ -123,7 +123,7 @@ export interface CachedResultValue {
 }
 
 /**
- * The runs counted under one concurrency key (core/concurrency.ts): those holding a slot (ended
+ * The runs counted under one concurrency key (core/jobs/concurrency.ts): those holding a slot (ended
  * ones still count until their time window is over) and those waiting for one, oldest first.
  */
 export const concurrencySlots = z.object({
@@ -164,7 +164,7 @@ export interface EntityValues {
   http_route: HttpRouteIndex;
   route_prefix: RoutePrefix;
   schedule: Schedule;
-  /** The code of a test run from the script editor, kept until its job ends (core/script-preview.ts). */
+  /** The code of a test run from the script editor, kept until its job ends (core/scripts/script-preview.ts). */
   script_preview: ScriptVersion;
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 
 /**
  * Stored data is parsed with its schema on every read and write, so a record that does not match

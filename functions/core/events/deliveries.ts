@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound } from '../common/errors.js';
 import { parseStoredJson } from '../documents/parse.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from '../../ports.js';
 
 /** The delivery log of a scope's webhook (GET .../workspaces/webhook_deliveries) and redelivery. */

@@ -1,4 +1,4 @@
-import { errorText, log } from '../logger.js';
+import { errorText, log } from '../common/logger.js';
 import { signedHeaders } from './signing.js';
 import { nextAttemptAt, type RetrySchedule } from './retry-schedule.js';
 import { webhookTarget, type WebhookTarget } from './webhook-settings.js';

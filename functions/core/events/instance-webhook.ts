@@ -1,5 +1,5 @@
-import { requireInstanceAdmin, type Principal } from '../auth.js';
-import { parseBody } from '../validation.js';
+import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
+import { parseBody } from '../common/validation.js';
 import { INSTANCE_SCOPE } from './event-types.js';
 import { editInstanceWebhookBody, setWebhook, webhookView } from './webhook-settings.js';
 import { listScopeDeliveries, redeliver, type DeliveryView } from './deliveries.js';

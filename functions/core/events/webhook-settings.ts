@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { parseBody } from '../validation.js';
-import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { badRequest } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 
 /**
  * Where a scope's events go: a workspace's webhook (spec 6.1) or the instance events webhook

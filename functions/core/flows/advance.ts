@@ -1,26 +1,27 @@
-import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs.js';
-import { getEntityValue, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../entities.js';
+import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
+import { getEntityValue, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../store/entities.js';
 import { readFlowRun, rememberFlowRun } from './run-cache.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
-import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../run-target.js';
+import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../jobs/run-target.js';
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
-import { expressionScope, finish, FLOW_LEVEL, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
-import { settleGate, startGate } from './consent-gate.js';
-import { settleSuspendStep } from './suspend-step.js';
+import { expressionScope, finish, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { FLOW_LEVEL } from '../approvals/approval-count.js';
+import { settleGate, startGate } from '../approvals/consent-gate.js';
+import { settleSuspendStep } from '../approvals/suspend-step.js';
 import type { FlowModule } from './definition.js';
 import { failFlow, secondsOf, settleModule, skipsModule, type Outcome } from './module-outcome.js';
 import { iterationJob, settleIteration } from './while-loop.js';
-import { gateWithPendingNotices, notifyApprovers } from './gate-notices.js';
+import { gateWithPendingNotices, notifyApprovers } from '../approvals/gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
-import { AGAIN, RACE, retry } from '../retry.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
-import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
-import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../result-cache.js';
+import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
+import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';
-import { leaveSlot } from '../concurrency.js';
+import { leaveSlot } from '../jobs/concurrency.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without

@@ -1,4 +1,4 @@
-import { runSettingsFields, type RunSettingsInput } from '../run-settings.js';
+import { runSettingsFields, type RunSettingsInput } from '../jobs/run-settings.js';
 import { z } from 'zod';
 import { LANGUAGES } from '../../ports.js';
 
@@ -224,7 +224,7 @@ export const flowValue = z.strictObject({
   early_return: z.string().optional(),
   /** Every step runs as if on one worker: they share a `./shared` folder (Windmill's same_worker). */
   same_worker: z.boolean().optional(),
-  /** Result cache, concurrency limit and priority of the flow's runs (core/run-settings.ts). */
+  /** Result cache, concurrency limit and priority of the flow's runs (core/jobs/run-settings.ts). */
   ...runSettingsFields,
 });
 export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean } & RunSettingsInput;

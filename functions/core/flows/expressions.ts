@@ -1,10 +1,10 @@
-import { sha256Hex } from '../crypto.js';
-import { newUuid } from '../crypto.js';
+import { sha256Hex } from '../common/crypto.js';
+import { newUuid } from '../common/crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 import { readPlainPath } from './plain-path.js';
-import { withinDepthLimit } from '../json-limits.js';
+import { withinDepthLimit } from '../common/json-limits.js';
 
 /**
  * JavaScript expressions of a flow (input transforms, branch conditions, loop iterators) run in the

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { parseBody } from '../validation.js';
-import { assertItemPath } from '../paths.js';
+import { parseBody } from '../common/validation.js';
+import { assertItemPath } from '../common/paths.js';
 import { flowValue } from './definition.js';
 import { flowBody, storeVersion } from './flows.js';
 import { pushFlowJob } from './run-flow.js';
-import type { JobOrigin } from '../jobs.js';
+import type { JobOrigin } from '../jobs/jobs.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { Job } from '../../ports.js';
 
 /**

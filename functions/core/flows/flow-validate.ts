@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
-import { parseBody } from '../validation.js';
-import { assertItemPath } from '../paths.js';
+import { ApiError } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
+import { assertItemPath } from '../common/paths.js';
 import { moduleFields } from './definition.js';
 import { checkChatChannels, checkDefinition, flowBody } from './flows.js';
 import type { CoreDeps } from '../deps.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 
 /**
  * A flow checked by the rules a create or update applies, without storing anything (the flow

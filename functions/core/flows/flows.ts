@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { chatConnectionPlatform } from '../chat/chat-settings.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
 import { workspaceAnnouncer } from '../events/announce.js';
-import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
+import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
-import { nextSequence } from '../sequences.js';
-import { compileIfNeeded } from '../scripts.js';
+import { nextSequence } from '../store/sequences.js';
+import { compileIfNeeded } from '../scripts/scripts.js';
 import { allModules, flowModules, flowValue, type ConsentGateValue, type FlowModule, type FlowValue } from './definition.js';
-import { unknownMessageKeys } from './gate-message.js';
-import type { Rights } from '../permissions.js';
+import { unknownMessageKeys } from '../approvals/gate-message.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { InputSchema, Store } from '../../ports.js';
 

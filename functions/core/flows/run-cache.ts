@@ -1,4 +1,4 @@
-import { typed, type StoredEntity } from '../entities.js';
+import { typed, type StoredEntity } from '../store/entities.js';
 import type { Store } from '../../ports.js';
 
 /**

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs.js';
-import { definedRunSettings } from '../run-settings.js';
-import { newUuid } from '../crypto.js';
-import { answerFromCache } from '../result-cache.js';
-import { flowJobTarget } from '../run-target.js';
+import { badRequest } from '../common/errors.js';
+import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs/jobs.js';
+import { definedRunSettings } from '../jobs/run-settings.js';
+import { newUuid } from '../common/crypto.js';
+import { answerFromCache } from '../jobs/result-cache.js';
+import { flowJobTarget } from '../jobs/run-target.js';
 import type { FlowVersion } from './flows.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

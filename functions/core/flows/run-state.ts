@@ -1,7 +1,8 @@
 import type { FlowModule } from './definition.js';
 import type { Job } from '../../ports.js';
-import { getEntityValue } from '../entities.js';
+import { getEntityValue } from '../store/entities.js';
 import type { CoreDeps } from '../deps.js';
+import { approvalsReceived, FLOW_LEVEL } from '../approvals/approval-count.js';
 
 /**
  * What a flow job has done so far, kept as the `flow_run` entity under the flow job's id and
@@ -19,8 +20,6 @@ export interface Approval {
   logged_in?: boolean;
 }
 
-/** Where a flow's pre-approvals wait (spec 3), beside the events of each step job. */
-export const FLOW_LEVEL = '*flow';
 
 /** Resume and cancel requests for one step job; they may arrive before the flow reaches them. */
 export interface StepEvents {
@@ -248,7 +247,7 @@ export function flowStatusView(run: FlowRun) {
           suspend: {
             module: step.module,
             step_job: step.resume_job,
-            approvals_received: (run.events[step.resume_job]?.approvals ?? []).length + (step.pre_approvals ?? 0),
+            approvals_received: approvalsReceived(run, step.resume_job),
             approvals_required: step.required,
             deadline: step.deadline,
             ...promptOf(step.step_result),

@@ -1,4 +1,4 @@
-import { isFinished } from '../jobs.js';
+import { isFinished } from '../jobs/jobs.js';
 import { advanceFlow, awaitedJobs, cancelFlowSteps } from './advance.js';
 import { getFlowRun } from './run-state.js';
 import type { CoreDeps, WorkerDeps } from '../deps.js';

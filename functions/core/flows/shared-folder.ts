@@ -3,7 +3,7 @@ import { allModules, findModule } from './definition.js';
 import { parseStored, parseStoredJson } from '../documents/parse.js';
 import { getFlowRun, type FlowRun } from './run-state.js';
 import type { CoreDeps } from '../deps.js';
-import { derivedOnce } from '../version-cache.js';
+import { derivedOnce } from '../scripts/version-cache.js';
 import type { Job, SharedFiles } from '../../ports.js';
 
 /**

@@ -1,6 +1,6 @@
-import { jobPrincipal } from '../auth.js';
-import { Rights } from '../permissions.js';
-import { flowJobTarget, resolveRunTarget, scriptJobTarget, type JobTarget, type Runnable, type RunTarget } from '../run-target.js';
+import { jobPrincipal } from '../identity/auth.js';
+import { Rights } from '../identity/permissions.js';
+import { flowJobTarget, resolveRunTarget, scriptJobTarget, type JobTarget, type Runnable, type RunTarget } from '../jobs/run-target.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

@@ -1,4 +1,4 @@
-import { derivedOnce } from '../version-cache.js';
+import { derivedOnce } from '../scripts/version-cache.js';
 import { flowModules } from './definition.js';
 import { findFlowVersion } from './flows.js';
 import { readFlowRun } from './run-cache.js';

@@ -1,6 +1,6 @@
-import { typed } from '../entities.js';
+import { typed } from '../store/entities.js';
 import { StoredDocumentError } from '../documents/parse.js';
-import { gateWithPendingNotices } from './gate-notices.js';
+import { gateWithPendingNotices } from '../approvals/gate-notices.js';
 import type { FlowRun } from './run-state.js';
 import type { Entity } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';

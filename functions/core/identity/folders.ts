@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { NAME } from './groups.js';
-import { parseBody } from '../validation.js';
-import { notFound } from '../errors.js';
-import type { Folder, Rights } from '../permissions.js';
+import { parseBody } from '../common/validation.js';
+import { notFound } from '../common/errors.js';
+import type { Folder, Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { badRequest, conflict } from '../errors.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, requireEntity, updateEntity } from '../entities.js';
-import { parseBody } from '../validation.js';
-import { ALL_GROUP, type Group, type Member, type Rights } from '../permissions.js';
+import { badRequest, conflict } from '../common/errors.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
+import { ALL_GROUP, type Group, type Member, type Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /** Groups of workspace members; folder rights may name a group as `g/<name>`. */

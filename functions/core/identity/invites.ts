@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors.js';
-import { requireFullIdentity, type Principal } from '../auth.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from '../entities.js';
+import { badRequest, conflict, notFound } from '../common/errors.js';
+import { requireFullIdentity, type Principal } from './auth.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from '../store/entities.js';
 import { instanceAnnouncer } from '../events/announce.js';
-import { parseBody } from '../validation.js';
-import { ROLES, type Member, type Rights, type Role } from '../permissions.js';
+import { parseBody } from '../common/validation.js';
+import { ROLES, type Member, type Rights, type Role } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.js';
-import { newUuid } from '../crypto.js';
-import { log } from '../logger.js';
-import { getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../entities.js';
+import { ApiError } from '../common/errors.js';
+import { newUuid } from '../common/crypto.js';
+import { log } from '../common/logger.js';
+import { getEntityValue, listEntityValues, tryCreateEntity, updateEntity } from '../store/entities.js';
 import type { AuditEntry, LoginCounter as Counter } from '../documents/entity-values.js';
 import type { CoreDeps } from '../deps.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
-import { requireUser } from '../users.js';
-import { parseBody } from '../validation.js';
-import { ROLES, type Member, type Rights, type Role } from '../permissions.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
+import { requireUser } from './users.js';
+import { parseBody } from '../common/validation.js';
+import { ROLES, type Member, type Rights, type Role } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /** Workspace membership and roles. */

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 
 /**
  * Token scopes (spec 2.8, 5.2). A scope is `<domain>:<action>[:<pattern>]`:

@@ -1,4 +1,4 @@
-import { notifyUser } from '../notifications.js';
+import { notifyUser } from './notifications.js';
 import type { CoreDeps } from '../deps.js';
 import type { OutboxEvent, TokenRecord } from '../../ports.js';
 import { workspaceAnnouncer } from '../events/announce.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { badRequest, notFound } from '../errors.js';
-import { issueToken, requireFullIdentity, type Principal } from '../auth.js';
+import { badRequest, notFound } from '../common/errors.js';
+import { issueToken, requireFullIdentity, type Principal } from './auth.js';
 import { EXPIRY_NOTICE_DAYS } from './token-expiry.js';
 import { parseScopes } from './scopes.js';
-import { parseBody } from '../validation.js';
+import { parseBody } from '../common/validation.js';
 import type { CoreDeps } from '../deps.js';
 import type { TokenRecord } from '../../ports.js';
 

@@ -1,12 +1,12 @@
 import { stringify } from 'yaml';
-import { notFound } from '../errors.js';
-import { listEntityValues } from '../entities.js';
+import { notFound } from '../common/errors.js';
+import { listEntityValues } from '../store/entities.js';
 import { findLatestFlow } from '../flows/flows.js';
 import { buildOpenApiDocument, type RouteInfo, type RunnableInfo } from './document.js';
 import { parseSelection, type OpenApiFormat, type RunnableKind } from './selection.js';
 import type { HttpTrigger } from '../triggers/http-trigger-document.js';
 import { routeBase } from '../triggers/route-prefix.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RE2JS, RE2JSException } from 're2js';
-import { badRequest } from '../errors.js';
-import { parseBody } from '../validation.js';
+import { badRequest } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
 
 /**
  * What `POST /api/w/<ws>/openapi/generate` takes (issue 21, spec 4.10), and the filters that pick

@@ -1,4 +1,4 @@
-import { getJob, isFinished } from '../jobs.js';
+import { getJob, isFinished } from '../jobs/jobs.js';
 import { getFlowRun, waitingStatus } from '../flows/run-state.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';

@@ -1,5 +1,5 @@
-import { badRequest } from '../errors.js';
-import { JsonSyntaxError, parseJsonWithLimits } from '../json-limits.js';
+import { badRequest } from '../common/errors.js';
+import { JsonSyntaxError, parseJsonWithLimits } from '../common/json-limits.js';
 import { checkNamedUploads } from '../uploads/named-uploads.js';
 import { safeFileName, uploadKey } from '../uploads/uploads.js';
 import type { BlobStore } from '../../ports.js';

@@ -1,8 +1,8 @@
-import { badRequest, notFound } from '../errors.js';
-import { pushJob, type CallerWait, type JobOrigin } from '../jobs.js';
+import { badRequest, notFound } from '../common/errors.js';
+import { pushJob, type CallerWait, type JobOrigin } from '../jobs/jobs.js';
 import { pushFlowJob } from '../flows/run-flow.js';
-import { resolveRunTarget, type RunTarget, type Runnable } from '../run-target.js';
-import type { Rights } from '../permissions.js';
+import { resolveRunTarget, type RunTarget, type Runnable } from '../jobs/run-target.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job, JobTrigger } from '../../ports.js';
 

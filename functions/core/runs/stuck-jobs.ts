@@ -1,7 +1,7 @@
-import { isFinished } from '../jobs.js';
-import { log } from '../logger.js';
-import { onJobFailed } from '../job-outcome.js';
-import { leaveSlot } from '../concurrency.js';
+import { isFinished } from '../jobs/jobs.js';
+import { log } from '../common/logger.js';
+import { onJobFailed } from '../jobs/job-outcome.js';
+import { leaveSlot } from '../jobs/concurrency.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

@@ -1,9 +1,9 @@
-import { ApiError } from '../errors.js';
-import { getJob, isFinished, syncTimeout, type CallerWait } from '../jobs.js';
+import { ApiError } from '../common/errors.js';
+import { getJob, isFinished, syncTimeout, type CallerWait } from '../jobs/jobs.js';
 import { getFlowRun } from '../flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse, type ShapeOptions } from './sync-response.js';
 import type { CoreDeps } from '../deps.js';
-import { newUuid } from '../crypto.js';
+import { newUuid } from '../common/crypto.js';
 import type { FinishedJob, Job } from '../../ports.js';
 
 /**

@@ -37,7 +37,7 @@ export function windmillJobEnv(
     WM_SCHEDULE_PATH: job.schedule_path ?? '',
     WM_STATE_PATH: statePath,
     WM_STATE_PATH_NEW: statePath,
-    // svc resume and approval URLs are built on this same address (core/flows/resume.ts).
+    // svc resume and approval URLs are built on this same address (core/approvals/resume.ts).
     WM_BASE_URL: baseUrl,
     BASE_URL: baseUrl,
   };

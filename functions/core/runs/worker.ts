@@ -1,31 +1,31 @@
 import { signJobToken } from './job-tokens.js';
 import { getJobLimits, runLimitsOf } from '../workspace/job-limits-setting.js';
-import { cancelSignal, isFinished, runTimeoutMs } from '../jobs.js';
-import { jobPrincipal } from '../auth.js';
-import { Rights } from '../permissions.js';
+import { cancelSignal, isFinished, runTimeoutMs } from '../jobs/jobs.js';
+import { jobPrincipal } from '../identity/auth.js';
+import { Rights } from '../identity/permissions.js';
 import { BindingError, resolveArgs } from '../workspace/bindings.js';
 import type { WorkerDeps } from '../deps.js';
 import { advanceFlow } from '../flows/advance.js';
-import { legacyScriptHash } from '../run-target.js';
+import { legacyScriptHash } from '../jobs/run-target.js';
 import { findFlowVersion } from '../flows/flows.js';
 import { findModule, flowModules } from '../flows/definition.js';
 import { stepTimeoutSeconds } from '../flows/step-timeout.js';
 import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from '../flows/shared-folder.js';
 import { inferSchema } from '../schema/index.js';
-import { derivedOnce, scriptByHash } from '../version-cache.js';
+import { derivedOnce, scriptByHash } from '../scripts/version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.js';
 import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
 import { errorOf } from '../triggers/schedule-ticks.js';
-import { onJobFailed, onJobSucceeded } from '../job-outcome.js';
+import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';
-import { withinDepthLimit } from '../json-limits.js';
-import { storeCachedResult } from '../result-cache.js';
-import { leaveSlot } from '../concurrency.js';
+import { withinDepthLimit } from '../common/json-limits.js';
+import { storeCachedResult } from '../jobs/result-cache.js';
+import { leaveSlot } from '../jobs/concurrency.js';
 import { pinnedJobCode } from '../dependencies/workspace-resolution.js';
-import { forgetPreview, isPreviewHash, previewCode } from '../script-preview.js';
+import { forgetPreview, isPreviewHash, previewCode } from '../scripts/script-preview.js';
 
 /** Time to store the outcome after the run's own timeout, before another worker may take over. */
 const LEASE_MARGIN_MS = 60_000;
@@ -212,7 +212,7 @@ async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: 
 async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null> {
   if (job.kind === 'script') {
     if (job.script_hash === null) return null;
-    // A test run of unsaved code (core/script-preview.ts): its code is kept under the job's id.
+    // A test run of unsaved code (core/scripts/script-preview.ts): its code is kept under the job's id.
     if (isPreviewHash(job.script_hash)) return previewCode(deps.store, job.workspace_id, job.script_hash);
     return scriptByHash(deps.store, job.workspace_id, job.script_hash);
   }

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 
 /**
  * The script's source does not say what its inputs are (no `main`, a parameter we cannot read).

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { parseScopes } from '../identity/scopes.js';
-import { Rights } from '../permissions.js';
-import type { Principal } from '../auth.js';
+import { Rights } from '../identity/permissions.js';
+import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

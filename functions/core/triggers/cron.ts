@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 
 /**
  * Cron expressions of schedules: six fields, seconds first (`*\/2 * * * * *`), in an IANA time

@@ -1,17 +1,17 @@
 import { z } from 'zod';
-import { badRequest, conflict } from '../errors.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
-import { deleteEntity, entityView, type EntityView, listEntityValues, readEntity, requireEntity, tryCreateEntity, tryReplaceEntity } from '../entities.js';
-import { resolveRunTarget } from '../run-target.js';
+import { badRequest, conflict } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { deleteEntity, entityView, type EntityView, listEntityValues, readEntity, requireEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
 import { getVariable } from '../workspace/variables.js';
 import { getResource } from '../workspace/resources.js';
 import { audit } from '../identity/login-throttle.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { HTTP_METHODS, parseRoutePath, routeKey } from './route-paths.js';
 import { AUTHENTICATION_METHODS, type HttpRouteIndex, type HttpTrigger } from './http-trigger-document.js';
 import { authorOf } from './author.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

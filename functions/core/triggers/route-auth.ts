@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors.js';
-import { authenticate } from '../auth.js';
+import { ApiError } from '../common/errors.js';
+import { authenticate } from '../identity/auth.js';
 import { authorRights } from './author.js';
-import { Rights } from '../permissions.js';
+import { Rights } from '../identity/permissions.js';
 import { getVariable } from '../workspace/variables.js';
 import { getResource } from '../workspace/resources.js';
 import { BindingError, interpolate } from '../workspace/bindings.js';

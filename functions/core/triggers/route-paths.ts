@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { badRequest } from '../common/errors.js';
 
 /**
  * The URL syntax of custom HTTP routes (served at `/api/r/<workspace>/<route_path>`): segments of letters,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { conflict } from '../errors.js';
-import { assertWorkspaceId } from '../paths.js';
-import { parseBody } from '../validation.js';
-import { listEntityValues, readEntity, tryCreateEntity } from '../entities.js';
-import { requireInstanceAdmin, type Principal } from '../auth.js';
+import { conflict } from '../common/errors.js';
+import { assertWorkspaceId } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { listEntityValues, readEntity, tryCreateEntity } from '../store/entities.js';
+import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
 import { audit } from '../identity/login-throttle.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Store } from '../../ports.js';
 

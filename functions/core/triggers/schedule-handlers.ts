@@ -1,7 +1,7 @@
-import { readEntity, tryReplaceEntity } from '../entities.js';
-import { resolveRunTarget } from '../run-target.js';
+import { readEntity, tryReplaceEntity } from '../store/entities.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
-import { errorText, log } from '../logger.js';
+import { errorText, log } from '../common/logger.js';
 import { authorRights } from './author.js';
 import type { Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';

@@ -1,8 +1,8 @@
-import { newUuid } from '../crypto.js';
-import { readEntity, listEntityValues, tryReplaceEntity } from '../entities.js';
-import { resolveRunTarget } from '../run-target.js';
+import { newUuid } from '../common/crypto.js';
+import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entities.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
-import { errorText, log } from '../logger.js';
+import { errorText, log } from '../common/logger.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
 import { scheduledRunFailed } from './schedule-handlers.js';

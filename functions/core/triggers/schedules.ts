@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { badRequest, conflict } from '../errors.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
-import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../entities.js';
-import { resolveRunTarget } from '../run-target.js';
+import { badRequest, conflict } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../store/entities.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
 import { audit } from '../identity/login-throttle.js';
 import { workspaceAnnouncer, type ItemRef } from '../events/announce.js';
 import { assertCron, assertTimezone } from './cron.js';
 import { authorOf } from './author.js';
 import type { Schedule } from './schedule-document.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,17 +1,17 @@
-import { notFound } from '../errors.js';
-import { listEntityValues } from '../entities.js';
-import { newUuid } from '../crypto.js';
+import { notFound } from '../common/errors.js';
+import { listEntityValues } from '../store/entities.js';
+import { newUuid } from '../common/crypto.js';
 import { argsFromRequest, type IncomingRequest } from '../runs/payload.js';
 import { resolveForCaller, startRun } from '../runs/start-run.js';
 import { syncResponse } from '../runs/sync-run.js';
-import { requireWorkspace } from '../workspaces.js';
+import { requireWorkspace } from '../workspace/workspaces.js';
 import { bySpecificity, matchRoute, HTTP_METHODS } from './route-paths.js';
 import { workspaceOfRouteSegment } from './route-prefix.js';
 import { authorizeRouteCall } from './route-auth.js';
 import type { HttpTrigger } from './http-trigger-document.js';
 import type { ShapedResponse } from '../runs/sync-response.js';
 import type { CoreDeps } from '../deps.js';
-import type { JobOrigin } from '../jobs.js';
+import type { JobOrigin } from '../jobs/jobs.js';
 
 /**
  * Answers `/api/r/<workspace>/<url path>`: finds the route among the routes of the workspace the

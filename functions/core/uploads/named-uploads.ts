@@ -1,4 +1,4 @@
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../common/errors.js';
 import { uploadKeyOwner } from './uploads.js';
 import type { BlobStore } from '../../ports.js';
 

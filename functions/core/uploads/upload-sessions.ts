@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, badRequest } from '../errors.js';
-import { newUuid, sameSignature } from '../crypto.js';
-import type { Rights } from '../permissions.js';
+import { ApiError, badRequest } from '../common/errors.js';
+import { newUuid, sameSignature } from '../common/crypto.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { resolveForCaller } from '../runs/start-run.js';
 import { safeFileName, uploadKey, uploadKeyOwner } from './uploads.js';
-import { parseBody } from '../validation.js';
+import { parseBody } from '../common/validation.js';
 import { UploadRejected, type UploadedPart } from '../../ports.js';
 
 /**

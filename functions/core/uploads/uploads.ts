@@ -1,5 +1,5 @@
-import { ApiError, badRequest, notFound } from '../errors.js';
-import type { Rights } from '../permissions.js';
+import { ApiError, badRequest, notFound } from '../common/errors.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

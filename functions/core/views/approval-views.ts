@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Same } from './same.js';
 import type { GoTarget } from '../../ports.js';
-import type { ResumeOutcome, ResumeUrls } from '../flows/resume.js';
-import type { ConsentOutcome } from '../flows/consent.js';
+import type { ResumeOutcome, ResumeUrls } from '../approvals/resume.js';
+import type { ConsentOutcome } from '../approvals/consent.js';
 
 /**
  * Approvals and the runtime as the API answers them: the OpenAPI document describes the answers

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
 import { ENTITY_VALUES } from '../documents/entity-values.js';
-import type { Member } from '../permissions.js';
+import type { Member } from '../identity/permissions.js';
 import type { Invite, listMyInvites } from '../identity/invites.js';
 import type { listAudit } from '../identity/login-throttle.js';
-import type { OutboxEntry } from '../notifications.js';
+import type { OutboxEntry } from '../identity/notifications.js';
 import type { TokenView as CoreTokenView } from '../identity/tokens.js';
-import type { UserView as CoreUserView } from '../users.js';
+import type { UserView as CoreUserView } from '../identity/users.js';
 
 /**
  * Users and tokens as the API answers them, for the OpenAPI document and the CLI; the checks

@@ -3,7 +3,7 @@ import type { Same } from './same.js';
 import type { ScriptVersion } from '../../ports.js';
 import { scriptVersionFields } from '../documents/records.js';
 import { appVersionValue, ENTITY_VALUES, resourceValue, variableValue } from '../documents/entity-values.js';
-import type { scriptSummary } from '../scripts.js';
+import type { scriptSummary } from '../scripts/scripts.js';
 import type { archiveFlow, flowHistory, getFlow, listFlows } from '../flows/flows.js';
 import type { getFolder, updateFolder } from '../identity/folders.js';
 import type { addGroupMember, getGroup } from '../identity/groups.js';

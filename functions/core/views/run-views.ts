@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, type JobKind, type JobTrigger } from '../../ports.js';
 import type { BulkCancelOutcome, RunPage } from '../console/runs.js';
-import type { JobLogUpdate } from '../job-log-update.js';
+import type { JobLogUpdate } from '../jobs/job-log-update.js';
 import type { CreatedUpload, StoredObject } from '../uploads/upload-sessions.js';
 
 /**
@@ -40,6 +40,7 @@ export const runPageSchema = z.object({
   ),
   next_cursor: z.string().nullable(),
 });
+export type RunPageView = z.output<typeof runPageSchema>;
 
 /** `jobs_u/getupdate/{id}`: whether the job runs or ended, and its logs from `log_offset`. */
 export const jobLogUpdateSchema = z.object({ running: z.boolean(), completed: z.boolean(), new_logs: z.string(), log_offset: z.number().int() });
@@ -49,6 +50,7 @@ export const bulkCancelSchema = z.object({
   canceled: z.array(z.string()),
   not_canceled: z.array(z.object({ id: z.string(), status: z.number().int(), message: z.string() })),
 });
+export type BulkCancelView = z.output<typeof bulkCancelSchema>;
 
 /** `job_helpers/uploads/create`: where to PUT each part. */
 export const createdUploadSchema = z.object({

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
+import { badRequest, conflict, notFound } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
 import { workspaceAnnouncer } from '../events/announce.js';
-import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../entities.js';
-import { nextSequence } from '../sequences.js';
-import type { Rights } from '../permissions.js';
+import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
+import { nextSequence } from '../store/sequences.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { getResource } from './resources.js';
 import { getVariable } from './variables.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,7 +1,7 @@
-import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
 import { jobLimitsSetting, type JobLimitsSetting } from '../documents/entity-values.js';
-import { parseBody } from '../validation.js';
-import type { Rights } from '../permissions.js';
+import { parseBody } from '../common/validation.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { JobResourceLimits, Store } from '../../ports.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../entities.js';
-import { parseBody } from '../validation.js';
-import type { Rights } from '../permissions.js';
+import { badRequest, conflict, notFound } from '../common/errors.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { assertItemPath } from '../paths.js';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
+import { badRequest } from '../common/errors.js';
+import { assertItemPath } from '../common/paths.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { findResourceType, validateResourceValue } from './resource-types.js';
-import { parseBody } from '../validation.js';
-import type { Rights } from '../permissions.js';
+import { parseBody } from '../common/validation.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 

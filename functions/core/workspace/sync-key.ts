@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
-import { parseBody } from '../validation.js';
-import type { Rights } from '../permissions.js';
+import { badRequest } from '../common/errors.js';
+import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { assertItemPath } from '../paths.js';
+import { assertItemPath } from '../common/paths.js';
 import { workspaceAnnouncer } from '../events/announce.js';
-import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../entities.js';
-import { parseBody } from '../validation.js';
+import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
 import { MAX_VALUE_BYTES } from './resources.js';
 import { openFromSync, sealForSync } from './sync-key.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Entity, SecretCipher } from '../../ports.js';
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { deleteEntity, getEntityValue, tryCreateEntity, updateEntity } from '../entities.js';
-import { assertItemPath } from '../paths.js';
-import { parseBody } from '../validation.js';
-import { resolveRunTarget } from '../run-target.js';
+import { badRequest } from '../common/errors.js';
+import { deleteEntity, getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
+import { assertItemPath } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { authorOf, authorRights } from '../triggers/author.js';
-import { errorText, log } from '../logger.js';
+import { errorText, log } from '../common/logger.js';
 import type { ErrorHandlerSetting } from '../documents/entity-values.js';
-import type { Rights } from '../permissions.js';
+import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

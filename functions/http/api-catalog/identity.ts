@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ApiOperation } from '../../core/openapi/api-document.js';
-import { createUserBody, loginBody, setPasswordBody } from '../../core/users.js';
+import { createUserBody, loginBody, setPasswordBody } from '../../core/identity/users.js';
 import { createTokenBody } from '../../core/identity/tokens.js';
-import { createWorkspaceBody, objectStorageBody } from '../../core/workspaces.js';
+import { createWorkspaceBody, objectStorageBody } from '../../core/workspace/workspaces.js';
 import { addMemberBody, removeMemberBody, updateMemberBody } from '../../core/identity/members.js';
 import { inviteBody, usernameBody, workspaceBody } from '../../core/identity/invites.js';
 import { createGroupBody, memberBody } from '../../core/identity/groups.js';

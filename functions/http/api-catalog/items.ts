@@ -1,7 +1,7 @@
 import type { ApiOperation } from '../../core/openapi/api-document.js';
-import { createScriptBody } from '../../core/scripts.js';
+import { createScriptBody } from '../../core/scripts/scripts.js';
 import { metadataBody } from '../../core/dependencies/lock-script.js';
-import { inferSchemaBody } from '../../core/script-preview.js';
+import { inferSchemaBody } from '../../core/scripts/script-preview.js';
 import { archiveBody, flowBody } from '../../core/flows/flows.js';
 import { validateFlowBody } from '../../core/flows/flow-validate.js';
 import { appBody } from '../../core/workspace/apps.js';

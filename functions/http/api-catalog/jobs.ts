@@ -1,7 +1,7 @@
 import { previewFlowBody } from '../../core/flows/flow-preview.js';
 import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
 import { createBody as createUploadBody, completeBody, abortBody } from '../../core/uploads/upload-sessions.js';
-import { consentBody } from '../../core/flows/consent.js';
+import { consentBody } from '../../core/approvals/consent.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { requestBody as slackApprovalBody } from '../../core/chat/chat-approval-request.js';
 import { requestBody as teamsApprovalBody } from '../../core/chat/teams-request.js';
@@ -10,7 +10,7 @@ import { cancelBody, listQuery } from '../job-routes.js';
 import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
-import { previewBody } from '../../core/script-preview.js';
+import { previewBody } from '../../core/scripts/script-preview.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
 import { abortedUploadSchema, bulkCancelSchema, jobLogUpdateSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';

@@ -1,10 +1,10 @@
 import { html, type Markup } from '../html.js';
 import { renderFormFields, type ResumeFormSchema } from '../approval-form.js';
-import type { WaitingGate, WaitingStep } from '../../core/flows/approvals-inbox.js';
+import type { WaitingGate, WaitingStep } from '../../core/approvals/approvals-inbox.js';
 
 /**
  * The approve / reject form of a run page: what the approvals inbox would offer this person for
- * this run (core/flows/approvals-inbox.ts decides), or nothing. Markup only; the run page's script
+ * this run (core/approvals/approvals-inbox.ts decides), or nothing. Markup only; the run page's script
  * posts it to the consent endpoint or to the resume / cancel URL signed for this person.
  */
 export function approvalFragment(waiting: { gate: WaitingGate | null; step: WaitingStep | null }): string {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { stringify } from 'yaml';
-import { ApiError } from '../../core/errors.js';
+import { ApiError } from '../../core/common/errors.js';
 import { flowHistory, getFlow } from '../../core/flows/flows.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, type Markup } from '../html.js';

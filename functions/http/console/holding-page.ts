@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
-import type { Principal } from '../../core/auth.js';
+import type { Principal } from '../../core/identity/auth.js';
 import type { CoreDeps } from '../../core/deps.js';
-import { ApiError } from '../../core/errors.js';
-import type { Rights } from '../../core/permissions.js';
+import { ApiError } from '../../core/common/errors.js';
+import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { HOLDING_SCRIPT, MESSAGE_LINE } from './holding-forms.js';
 import { pageAccess, pageResponse, renderPage } from './layout.js';

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { authenticate, type Principal } from '../../core/auth.js';
-import { ApiError } from '../../core/errors.js';
-import { Rights } from '../../core/permissions.js';
-import { SESSION_COOKIE } from '../../core/users.js';
-import { requireWorkspace } from '../../core/workspaces.js';
+import { authenticate, type Principal } from '../../core/identity/auth.js';
+import { ApiError } from '../../core/common/errors.js';
+import { Rights } from '../../core/identity/permissions.js';
+import { SESSION_COOKIE } from '../../core/identity/users.js';
+import { requireWorkspace } from '../../core/workspace/workspaces.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, raw, type Markup } from '../html.js';
 import { HIGHLIGHT_STYLE } from './highlight.js';
@@ -61,8 +61,8 @@ export interface PageFrame {
   title: string;
   workspace: string;
   username: string;
-  /** The page's static script and its hash (computed once, at module load). */
-  script: { text: string; hash: string };
+  /** The page's static script and its hash (computed once, at module load); none when a bundle (libraries) is its script. */
+  script: { text: string; hash: string } | null;
   /** data-* attributes of <body>: what the script needs to know (escaped like any value). */
   data: Record<string, string>;
   body: Markup;
@@ -81,7 +81,7 @@ export function renderPage(p: PageFrame): string {
   const ws = encodeURIComponent(p.workspace);
   const libraries = p.libraries ?? [];
   // A hash source allows an external script whose integrity attribute carries that hash (CSP 3).
-  const scriptSources = [p.script.hash, ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ');
+  const scriptSources = [...(p.script ? [p.script.hash] : []), ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ');
   const styleSources = [...[STYLE_HASH, ...(p.libraryStyle ? [hashOf(p.libraryStyle)] : [])].map((h) => `'sha256-${h}'`), ...(p.styleNonce ? [`'nonce-${p.styleNonce}'`] : [])].join(' ');
   const data = Object.entries({ ...p.data, ...(p.styleNonce ? { 'style-nonce': p.styleNonce } : {}) }).map(([k, v]) => html` data-${raw(k)}="${v}"`);
   return html`<!doctype html>
@@ -92,7 +92,7 @@ export function renderPage(p: PageFrame): string {
 <body data-workspace="${p.workspace}"${data}>
 <nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/w/${ws}/schedules">Schedules</a><a href="/w/${ws}/variables">Variables</a><a href="/w/${ws}/resources">Connections</a><a href="/w/${ws}/folders">Folders</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
 <main>${p.body}</main>
-${libraries.map((l) => html`<script src="${l.url}" integrity="sha256-${l.hash}"></script>`)}<script>${raw(p.script.text)}</script></body></html>`.toString();
+${libraries.map((l) => html`<script src="${l.url}" integrity="sha256-${l.hash}"></script>`)}${p.script ? html`<script>${raw(p.script.text)}</script>` : ''}</body></html>`.toString();
 }
 
 export type PageAccess = { ok: true; principal: Principal; rights: Rights } | { ok: false; response: Response };

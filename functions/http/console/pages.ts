@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { AnsiUp } from 'ansi_up';
-import { ApiError } from '../../core/errors.js';
-import { getVisibleJob, isFinished } from '../../core/jobs.js';
+import { ApiError } from '../../core/common/errors.js';
+import { getVisibleJob, isFinished } from '../../core/jobs/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { findFlowVersion } from '../../core/flows/flows.js';
-import { isPreviewHash } from '../../core/script-preview.js';
-import { waitingOnPerson } from '../../core/flows/approvals-inbox.js';
-import { getJobLogUpdate, parseLogOffset } from '../../core/job-log-update.js';
+import { isPreviewHash } from '../../core/scripts/script-preview.js';
+import { waitingOnPerson } from '../../core/approvals/approvals-inbox.js';
+import { getJobLogUpdate, parseLogOffset } from '../../core/jobs/job-log-update.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html } from '../html.js';
 import { approvalFragment } from './approval-fragment.js';
@@ -15,7 +15,7 @@ import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
 import { frontDoorRoutes } from './home-page.js';
-import { editorScript, uplotScript } from './static-assets.js';
+import { CONSOLE_BUNDLES, consoleBundle, uplotScript } from './static-assets.js';
 import { scriptEditorRoutes } from './script-editor-page.js';
 import { flowEditorRoutes } from './flow-editor-page.js';
 import { holdingsPageRoutes } from './holdings-pages.js';
@@ -31,7 +31,8 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const asset = name.startsWith('script-editor-') ? editorScript('script-editor') : name.startsWith('flow-editor-') ? editorScript('flow-editor') : uplotScript();
+    const bundle = CONSOLE_BUNDLES.find((b) => name.startsWith(`${b}-`));
+    const asset = bundle ? consoleBundle(bundle) : uplotScript();
     if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });

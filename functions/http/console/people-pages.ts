@@ -3,7 +3,7 @@ import type { CoreDeps } from '../../core/deps.js';
 import { listFolders } from '../../core/identity/folders.js';
 import { listGroups } from '../../core/identity/groups.js';
 import { listMembers } from '../../core/identity/members.js';
-import { ROLES, type Folder } from '../../core/permissions.js';
+import { ROLES, type Folder } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { apiButton, apiForm, apiPath } from './holding-forms.js';
 import { holdingRoute, table, type HoldingContext } from './holding-page.js';

@@ -309,12 +309,12 @@ export interface RunPageInput {
   failureModule?: FlowModule | null;
 }
 
-/** A cache hit's log line names the run whose result it is (core/result-cache.ts cacheHitLog). */
+/** A cache hit's log line names the run whose result it is (core/jobs/result-cache.ts cacheHitLog). */
 function cacheSource(j: Job): string | null {
   return /the result of job ([0-9a-f-]{36})/.exec(j.logs ?? '')?.[1] ?? null;
 }
 
-/** A workspace error handler's run names the run whose failure it handles (core/workspace-error-handler.ts). */
+/** A workspace error handler's run names the run whose failure it handles (core/workspace/workspace-error-handler.ts). */
 function handledFact(ws: string, j: Job): Markup | string {
   const failed = j.trigger === 'error_handler' && !j.deleted ? j.args?.job_id : undefined;
   if (typeof failed !== 'string' || !/^[0-9a-f-]{36}$/.test(failed)) return '';

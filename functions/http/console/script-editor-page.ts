@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { ApiError } from '../../core/errors.js';
-import { getScriptByPath, scriptHistory } from '../../core/scripts.js';
+import { ApiError } from '../../core/common/errors.js';
+import { getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { LANGUAGES, type ScriptVersion } from '../../ports.js';
 import { html, type Markup } from '../html.js';

@@ -56,13 +56,22 @@ export function uplotScript(): StaticAsset {
 
 const bundles = new Map<string, StaticAsset>();
 
-/**
- * An editor's bundle (`script-editor`: CodeMirror and the version diff; `flow-editor`: CodeMirror,
- * yaml and the flow graph), built by bin/build.js into dist/console-assets/: beside the running
- * bundle (dist/svc.js, the API Lambda), or in dist/ when the service runs from its sources (the
- * AWS shell under test).
- */
+/** The console's bundles bin/build.js writes: the two editors, and the runs page's typed script. */
+export const CONSOLE_BUNDLES = ['script-editor', 'flow-editor', 'runs-page'] as const;
+export type ConsoleBundle = (typeof CONSOLE_BUNDLES)[number];
+
+/** An editor's bundle. */
 export function editorScript(name: 'script-editor' | 'flow-editor' = 'script-editor'): StaticAsset {
+  return consoleBundle(name);
+}
+
+/**
+ * A bundle of the console's browser code (`script-editor`: CodeMirror and the version diff;
+ * `flow-editor`: CodeMirror, yaml and the flow graph; `runs-page`: the run list), built by
+ * bin/build.js into dist/console-assets/: beside the running bundle (dist/svc.js, the API Lambda),
+ * or in dist/ when the service runs from its sources (the AWS shell under test). Read once.
+ */
+export function consoleBundle(name: ConsoleBundle): StaticAsset {
   let bundle = bundles.get(name);
   if (!bundle) {
     const candidates = [`./console-assets/${name}.js`, `../../../dist/console-assets/${name}.js`].map((p) => fileURLToPath(new URL(p, import.meta.url)));

@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
-import { ApiError } from '../../core/errors.js';
-import { listScripts, getScriptByPath, scriptHistory } from '../../core/scripts.js';
+import { ApiError } from '../../core/common/errors.js';
+import { listScripts, getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import { findLatestFlow, flowHistory, getFlow, listFlows } from '../../core/flows/flows.js';
 import { listRuns } from '../../core/console/runs.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import type { CoreDeps } from '../../core/deps.js';
-import type { Rights } from '../../core/permissions.js';
+import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { CLIENT_HELPERS } from './client-helpers.js';
 import { flowGraphSvg } from './flow-graph.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
 import { pruneFinishedJobs, getRetention, setRetention } from '../../../functions/core/console/retention.js';
-import { Rights } from '../../../functions/core/permissions.js';
-import type { Principal } from '../../../functions/core/auth.js';
+import { Rights } from '../../../functions/core/identity/permissions.js';
+import type { Principal } from '../../../functions/core/identity/auth.js';
 import type { Job } from '../../../functions/ports.js';
 import { aJob } from '../../contract/store-fixtures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CachedStore } from '../../../functions/core/cached-store.js';
+import { CachedStore } from '../../../functions/core/store/cached-store.js';
 import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
 import { aScriptVersion, aToken, aUser, aWorkspace, anEntity } from '../../contract/store-fixtures.js';
 import type { Store } from '../../../functions/ports.js';

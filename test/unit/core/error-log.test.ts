@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { errorResponse } from '../../../functions/http/errors.js';
-import { useLogFormat } from '../../../functions/core/logger.js';
+import { useLogFormat } from '../../../functions/core/common/logger.js';
 
 /** The HTTP layer's one log line for an unexpected error: which request, never a credential. */
 function app() {

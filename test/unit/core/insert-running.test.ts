@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
-import { insertRunningHere, queuedJob } from '../../../functions/core/jobs.js';
-import { scriptJobTarget } from '../../../functions/core/run-target.js';
+import { insertRunningHere, queuedJob } from '../../../functions/core/jobs/jobs.js';
+import { scriptJobTarget } from '../../../functions/core/jobs/run-target.js';
 import type { Job, JobSlot } from '../../../functions/ports.js';
 import { ManualClock } from '../in-process/harness.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, nestsDeeperThan, withinDepthLimit } from '../../../functions/core/json-limits.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, withinDepthLimit } from '../../../functions/core/common/json-limits.js';
 
 describe('nestsDeeperThan', () => {
   const nested = (depth: number, wrap: (v: unknown) => unknown = (v) => [v]) => {

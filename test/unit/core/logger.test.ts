@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, redact, REDACTED, type LogFormat, type LogLevel } from '../../../functions/core/logger.js';
+import { createLogger, redact, REDACTED, type LogFormat, type LogLevel } from '../../../functions/core/common/logger.js';
 
 function capture(format: LogFormat) {
   const lines: { level: LogLevel; line: string }[] = [];

@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../functions/core/errors.js';
+import { ApiError } from '../../../functions/core/common/errors.js';
 import { buildOpenApiDocument, type RouteInfo, type RunnableInfo } from '../../../functions/core/openapi/document.js';
 import { parseSelection } from '../../../functions/core/openapi/selection.js';
 import type { HttpTrigger } from '../../../functions/core/triggers/http-trigger-document.js';

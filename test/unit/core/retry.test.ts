@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGAIN, delayCap, retry, type RetryOptions } from '../../../functions/core/retry.js';
+import { AGAIN, delayCap, retry, type RetryOptions } from '../../../functions/core/common/retry.js';
 
 /** Records the waits instead of sleeping, so nothing here depends on time. */
 function recorder(random = () => 1) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isBlockedAddress } from '../../../functions/adapters/outbound-http.js';
-import { AddressAllowList } from '../../../functions/core/address-rules.js';
+import { AddressAllowList } from '../../../functions/core/common/address-rules.js';
 
 describe('the SSRF guard of outbound webhooks', () => {
   it('refuses loopback, private, link-local, metadata, CGNAT, multicast and mapped addresses', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Rights, type Folder, type Group, type Member } from '../../../functions/core/permissions.js';
+import { Rights, type Folder, type Group, type Member } from '../../../functions/core/identity/permissions.js';
 import { parseScopes } from '../../../functions/core/identity/scopes.js';
-import type { Principal } from '../../../functions/core/auth.js';
+import type { Principal } from '../../../functions/core/identity/auth.js';
 import type { Entity, EntityKind, Job, Store } from '../../../functions/ports.js';
 
 /** The entities Rights reads, in memory. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../functions/core/errors.js';
+import { ApiError } from '../../../functions/core/common/errors.js';
 import { parseScope, parseScopes, scopesAllow } from '../../../functions/core/identity/scopes.js';
 
 describe('token scopes', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../functions/adapters/local/sqlite-store.js';
-import { authenticate, issueToken, legacyTokenHash } from '../../../functions/core/auth.js';
+import { authenticate, issueToken, legacyTokenHash } from '../../../functions/core/identity/auth.js';
 import type { CoreDeps } from '../../../functions/core/deps.js';
 
 /**

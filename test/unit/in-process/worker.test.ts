@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { executeJob } from '../../../functions/core/runs/worker.js';
-import { queuedJob } from '../../../functions/core/jobs.js';
+import { queuedJob } from '../../../functions/core/jobs/jobs.js';
 import { createScript, inProcessService, json, type InProcessService } from './harness.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalWorkerPool } from '../../../functions/adapters/local/worker-pool.js';
 import { SqliteStore } from '../../../functions/adapters/local/sqlite-store.js';
-import { queuedJob } from '../../../functions/core/jobs.js';
-import { scriptJobTarget } from '../../../functions/core/run-target.js';
+import { queuedJob } from '../../../functions/core/jobs/jobs.js';
+import { scriptJobTarget } from '../../../functions/core/jobs/run-target.js';
 import type { WorkerDeps } from '../../../functions/core/deps.js';
 import type { Job, JobSlot, RunIntent } from '../../../functions/ports.js';
 

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressAllowList } from '../../../functions/core/address-rules.js';
+import { AddressAllowList } from '../../../functions/core/common/address-rules.js';
 import { Confiner } from '../../../functions/runtime/confinement.js';
 import { JobSlots } from '../../../functions/runtime/job-slots.js';
 import type { LocalRunner } from '../../../functions/runtime/index.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LANGUAGES } from '../../../functions/ports.js';
 import { inferSchema, JSON_SCHEMA_DRAFT, SchemaInferenceError } from '../../../functions/core/schema/index.js';
-import { ApiError } from '../../../functions/core/errors.js';
+import { ApiError } from '../../../functions/core/common/errors.js';
 
 const SOURCES = {
   bun: 'export async function main(x: string) {}',

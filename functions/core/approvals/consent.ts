@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { getEntityValue, updateEntity } from '../store/entities.js';
+import { parseBody } from '../common/validation.js';
+import { assertPerson, isNamedApprover, selfApprovalBlocker, tokenKindBlocker } from './approval-rules.js';
+import { findModule } from '../flows/definition.js';
+import { getFlowRun, type FlowRun, type GateDecision } from '../flows/run-state.js';
+import { awaitedJobs } from '../flows/advance.js';
+import type { Principal } from '../identity/auth.js';
+import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * The consent endpoint's rules (spec 4.7, 6.3): `POST /api/v1/runs/{run_id}/consent`. Only the
+ * gate's approvers decide, the triggering user only when the gate allows it, and exactly one
+ * decision wins: it is stored with a conditional write that fails once another decision (or the
+ * timeout) is in, and the loser gets 409.
+ */
+
+export const consentBody = z.object({
+  decision: z.enum(['approved', 'rejected']),
+  reason: z.string().max(2000).optional(),
+});
+
+export interface ConsentOutcome {
+  run_id: string;
+  /** The run's status once the decision takes effect. */
+  status: 'running' | 'failed';
+  decision: GateDecision;
+}
+
+export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'flows'>, principal: Principal, runId: string, body: unknown): Promise<ConsentOutcome> {
+  const input = parseBody(consentBody, body);
+  const reason = input.reason?.trim() ?? '';
+  if (input.decision === 'rejected' && !reason) throw badRequest('invalid_request', 'reason: a rejection needs a reason', { field: 'reason' });
+  const { flowJob, moduleId } = await consentDecider(deps, principal, runId);
+  const decision: GateDecision = { decision: input.decision, approver: principal.username, reason, at: deps.clock.now().toISOString() };
+  await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `run ${runId}`, (current) => {
+    const state = current.gates?.[moduleId];
+    const waiting = current.status === 'awaiting_approval' && current.step?.kind === 'gate' && current.step.module === moduleId;
+    if (!waiting || !state || state.decision) throw conflict(`run ${runId} is not awaiting approval: ${state?.decision ? `already ${state.decision.decision}` : 'it is no longer waiting'}`);
+    return { ...current, gates: { ...current.gates, [moduleId]: { ...state, decision } } };
+  });
+  await deps.flows.wake(flowJob.workspace_id, flowJob.id);
+  return { run_id: flowJob.id, status: decision.decision === 'approved' ? 'running' : 'failed', decision };
+}
+
+/**
+ * The gate `principal` may decide on run `runId`: 404 for a run they cannot see, 409 when it waits
+ * at no gate, 403 when they are not its approver or triggered the run and may not decide it.
+ */
+export async function consentDecider(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<{ flowJob: Job; moduleId: string }> {
+  // A decision is a person's (approval-rules.ts): the kind of credential first, then for the run's workspace.
+  const kind = tokenKindBlocker(principal);
+  if (kind) throw kind;
+  const top = await findRun(deps, principal, runId);
+  await assertPerson(deps, principal, top.workspace_id);
+  const { job: flowJob, run } = await gateHolder(deps, top);
+  const moduleId = run ? gateOf(run) : null;
+  const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
+  if (!run || !moduleId || module?.value.type !== 'consentgate') throw conflict(`run ${runId} is not awaiting approval`);
+  const gate = module.value;
+  if (!(await isNamedApprover(deps, flowJob.workspace_id, gate.approvers, principal.username))) {
+    throw new ApiError(403, 'not_an_approver', `${principal.username} is not an approver of consent gate ${moduleId}`);
+  }
+  const self = selfApprovalBlocker(principal, flowJob.created_by, gate.self_approval);
+  if (self) throw self;
+  return { flowJob, moduleId };
+}
+
+/**
+ * The flow job whose gate decides: the run itself, or the branch, iteration or sub-flow it waits
+ * on that is at a gate (so a gate inside a branch is decided through the top run's id too).
+ */
+async function gateHolder(deps: Pick<CoreDeps, 'store'>, top: Job): Promise<{ job: Job; run: FlowRun | null }> {
+  const run = await getFlowRun(deps, top.workspace_id, top.id);
+  return (run && (await findGate(deps, top, run, 0))) ?? { job: top, run };
+}
+
+async function findGate(deps: Pick<CoreDeps, 'store'>, job: Job, run: FlowRun, depth: number): Promise<{ job: Job; run: FlowRun } | null> {
+  if (run.step?.kind === 'gate') return { job, run };
+  if (depth >= MAX_NESTING) return null;
+  for (const inner of awaitedJobs(run).filter((j) => j.kind === 'flow')) {
+    const innerRun = await getFlowRun(deps, inner.workspace_id, inner.id);
+    const found = innerRun && (await findGate(deps, inner, innerRun, depth + 1));
+    if (found) return found;
+  }
+  return null;
+}
+
+const MAX_NESTING = 20;
+
+/** The gate a run waits at, else the last one it reached (so a late decision gets 409, not 404). */
+function gateOf(run: FlowRun): string | null {
+  if (run.step?.kind === 'gate') return run.step.module;
+  const reached = Object.keys(run.gates ?? {});
+  return reached[reached.length - 1] ?? null;
+}
+
+/**
+ * A run id names a flow job in one of the caller's workspaces; a job elsewhere is as unknown as
+ * one that does not exist.
+ */
+async function findRun(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<Job> {
+  if (!/^[0-9a-f-]{36}$/i.test(runId)) throw notFound(`run ${runId}`);
+  // Every workspace the person belongs to, whatever the token is limited to: a token limited to
+  // another workspace is then refused by name (403), not told the run does not exist.
+  const workspaces = (await deps.store.listWorkspaces()).map((w) => w.id);
+  for (const ws of workspaces) {
+    const job = await deps.store.getJob(ws, runId);
+    if (!job || job.kind !== 'flow') continue;
+    const member = principal.isSuperadmin || (await getEntityValue(deps.store, 'member', ws, principal.username));
+    if (member) return job;
+  }
+  throw notFound(`run ${runId}`);
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { conflict, notFound } from '../common/errors.js';
+import { assertWorkspaceId } from '../common/paths.js';
+import { parseBody } from '../common/validation.js';
+import { tryCreateEntity } from '../store/entities.js';
+import { isRoutePrefix } from '../triggers/route-prefix.js';
+import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
+import type { Member, Rights } from '../identity/permissions.js';
+import type { Clock, Store, Workspace } from '../../ports.js';
+
+export const createWorkspaceBody = z.object({
+  id: z.string(),
+  name: z.string().min(1).max(200),
+});
+
+export async function createWorkspace(store: Store, clock: Clock, principal: Principal, body: unknown): Promise<Workspace> {
+  requireInstanceAdmin(principal, 'create workspaces');
+  const input = parseBody(createWorkspaceBody, body);
+  assertWorkspaceId(input.id);
+  // The id becomes the first segment of the workspace's route URLs, which a prefix may already name.
+  if (await isRoutePrefix(store, input.id)) throw conflict(`${input.id} is taken as the route prefix of another workspace`);
+  const ws: Workspace = { id: input.id, name: input.name, created_at: clock.now().toISOString(), object_storage_enabled: false };
+  if ((await store.createWorkspace(ws)) === 'exists') throw conflict(`workspace ${input.id} already exists`);
+  await addCreatorAsAdmin(store, clock, ws.id, principal.username);
+  return ws;
+}
+
+/** Whoever creates a workspace administers it. */
+export async function addCreatorAsAdmin(store: Store, clock: Clock, workspaceId: string, username: string): Promise<void> {
+  const member: Member = { username, role: 'admin', added_by: username };
+  await tryCreateEntity(store, clock, 'member', workspaceId, username, member);
+}
+
+/** Workspaces the caller belongs to (instance admins: all). */
+export async function listWorkspacesOf(store: Store, principal: Principal): Promise<Workspace[]> {
+  const all = await store.listWorkspaces();
+  if (principal.isSuperadmin && principal.workspaceId === null) return all;
+  const visible = await Promise.all(all.map(async (w) => (principal.workspaceId === null || principal.workspaceId === w.id) && (principal.isSuperadmin || (await store.getEntity('member', w.id, principal.username)) !== null)));
+  return all.filter((_, i) => visible[i]);
+}
+
+export async function requireWorkspace(store: Store, id: string): Promise<Workspace> {
+  const ws = await store.getWorkspace(id);
+  if (!ws) throw notFound(`workspace ${id}`);
+  return ws;
+}
+
+export const objectStorageBody = z.object({ enabled: z.boolean() });
+
+export async function setObjectStorage(store: Store, rights: Rights, body: unknown): Promise<Workspace> {
+  rights.check('workspaces', 'write');
+  const input = parseBody(objectStorageBody, body);
+  const id = rights.workspaceId;
+  await requireWorkspace(store, id);
+  await store.setObjectStorage(id, input.enabled);
+  return requireWorkspace(store, id);
+}
