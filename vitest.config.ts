@@ -18,6 +18,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * no emulator, no child process: test/unit/runtime (real sandboxed runners) and test/unit/clients
  * (the client libraries against a loopback server, the Python one in python3) run in `node`.
  */
+/**
+ * The projects that run the AWS shell or its adapters on emulators share one DynamoDB Local and one
+ * moto server per run (test/aws/shared-emulators.ts), each started when a test first asks for it;
+ * each file keeps its own table, queue, bucket and key. (A project's globalSetup is added to the
+ * root's, which builds the service.)
+ */
+const SHARED_AWS_EMULATORS = ['test/aws/shared-emulators.ts'];
+
 const UNIT = {
   include: ['test/unit/**/*.test.ts', 'test/contract/memory-*.test.ts', 'test/contract/in-process-job-signals.test.ts'],
   exclude: ['test/unit/runtime/**', 'test/unit/clients/**'],
@@ -42,18 +50,32 @@ export default defineConfig({
           name: 'node',
           include: ['test/unit/runtime/**/*.test.ts', 'test/unit/clients/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/aws/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT.include.filter((glob) => glob.startsWith('test/contract/'))],
+          globalSetup: SHARED_AWS_EMULATORS,
         },
       },
       { extends: true, test: { name: 'http-local', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' } } },
-      // Each file's server starts DynamoDB Local (a JVM) before it answers.
-      { extends: true, test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000 } },
+      // The first server of the run waits for the shared DynamoDB Local (a JVM) to start.
+      {
+        extends: true,
+        test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000, globalSetup: SHARED_AWS_EMULATORS },
+      },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
       // The README's and docs/' shell examples, run as written against a fresh local service per page.
       { extends: true, test: { name: 'docs', include: ['test/docs/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' }, maxConcurrency: 3 } },
       // The svc CLI as a child process against the real local server (test/cli/cli-harness.ts).
       { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'], testTimeout: 120_000, env: { SVC_TEST_SHELL: 'local' } } },
       // A Windmill folder (its packages built by the dependency builder) and every flow setting pushed to the AWS shell too.
-      { extends: true, test: { name: 'cli-aws', include: ['test/cli/windmill-folder.test.ts', 'test/cli/sync-flow-settings.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, env: { SVC_TEST_SHELL: 'aws' } } },
+      {
+        extends: true,
+        test: {
+          name: 'cli-aws',
+          include: ['test/cli/windmill-folder.test.ts', 'test/cli/sync-flow-settings.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          env: { SVC_TEST_SHELL: 'aws' },
+          globalSetup: SHARED_AWS_EMULATORS,
+        },
+      },
     ],
   },
 });

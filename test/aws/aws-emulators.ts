@@ -2,13 +2,15 @@ import { createTestTable, dynamoClient, externalEndpoint, startDynamoDb } from '
 import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
 import { createTestKey, kmsClient, startKms } from './kms-local.js';
 import { createTestBucket, s3Client, startS3 } from './s3-local.js';
+import type { SharedEndpoints } from './shared-endpoints.js';
 import { createTestQueue, sqsClient, startSqs } from './sqs-local.js';
 
 /**
  * Everything the AWS shell's handlers talk to, on loopback: DynamoDB Local, local-aws-sqs, s3rver
  * and moto's KMS, with the table, the jobs queue (and its DLQ), the bucket and the secrets key
  * created the way the stack makes them. With SVC_TEST_AWS_ENDPOINT set, the resources are made
- * there instead.
+ * there instead. `shared` names a DynamoDB Local and a moto server that outlive this (the test
+ * run's, shared-emulators.ts): then only the resources are made there, and removed at stop().
  */
 export interface AwsEmulators {
   /** The environment that points the handlers' SDK clients and config at these resources. */
@@ -23,8 +25,16 @@ const MAX_RECEIVE_COUNT = 3;
 /** Short next to the stack's (worker timeout + 1 min), so a failed job is retried within a test run. */
 const VISIBILITY_TIMEOUT_SECONDS = 30;
 
-export async function startAwsEmulators(opts: { dataDir?: string } = {}): Promise<AwsEmulators> {
-  const [dynamo, sqs, s3, kms] = await Promise.all([startDynamoDb(), startSqs(), startS3(opts.dataDir), startKms()]);
+export async function startAwsEmulators(opts: { dataDir?: string; shared?: SharedEndpoints } = {}): Promise<AwsEmulators> {
+  const shared = opts.shared ?? {};
+  // The in-process SQS and S3 emulators start in a blink: only the JVM and the python are shared.
+  const borrow = (endpoint: string) => ({ endpoint, stop: async () => {} });
+  const [dynamo, sqs, s3, kms] = await Promise.all([
+    shared.dynamodb ? borrow(shared.dynamodb) : startDynamoDb(),
+    startSqs(),
+    startS3(opts.dataDir),
+    shared.kms ? borrow(shared.kms) : startKms(),
+  ]);
   const clients = { dynamo: dynamoClient(dynamo.endpoint), sqs: sqsClient(sqs.endpoint), s3: s3Client(s3.endpoint), kms: kmsClient(kms.endpoint) };
   const [table, queue, bucket, key] = await Promise.all([
     createTestTable(clients.dynamo),
@@ -50,10 +60,13 @@ export async function startAwsEmulators(opts: { dataDir?: string } = {}): Promis
     queueUrl: queue.queueUrl,
     deadLetterQueueUrl: queue.deadLetterQueueUrl,
     async stop() {
-      // Only a real endpoint keeps anything; the emulators forget it all when they stop.
-      if (!emulated) {
-        await Promise.allSettled([table.drop(), queue.drop(), bucket.drop(), key.drop()]);
-      }
+      // Only what outlives this keeps anything (a real endpoint, the shared emulators); the
+      // emulators started here forget it all when they stop.
+      await Promise.allSettled([
+        ...(!emulated || shared.dynamodb ? [table.drop()] : []),
+        ...(!emulated ? [queue.drop(), bucket.drop()] : []),
+        ...(!emulated || shared.kms ? [key.drop()] : []),
+      ]);
       for (const client of Object.values(clients)) client.destroy();
       await Promise.allSettled([dynamo.stop(), sqs.stop(), s3.stop(), kms.stop()]);
     },

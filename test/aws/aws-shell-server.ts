@@ -1,7 +1,8 @@
 /**
  * The AWS shell on one machine: `node --import tsx test/aws/aws-shell-server.ts`. Starts the
- * emulators (aws-emulators.ts), then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port)
- * the way API Gateway would: each request becomes a REST proxy event for the real api handler,
+ * emulators (aws-emulators.ts; under vitest it uses the run's shared DynamoDB Local and moto,
+ * which the harness names in SVC_TEST_SHARED_DYNAMODB_ENDPOINT and SVC_TEST_SHARED_KMS_ENDPOINT),
+ * then serves HTTP on HOST:PORT (127.0.0.1, PORT=0: any free port) the way API Gateway would: each request becomes a REST proxy event for the real api handler,
  * whose response stream is read as API Gateway reads it (and which runs sync webhooks' and SSE
  * streams' jobs itself, through the sandbox handlers in this process). A second process plays the worker
  * Lambda's SQS event source (sqs-event-source.ts); the table's stream feeds the job dispatcher handler here
@@ -13,7 +14,8 @@
  * `svc serve`, and takes the local shell's settings (SVC_*), so the http-tier tests run against it.
  *
  * Stops everything it started (emulators, Java, moto, the worker process and its sandboxes) on SIGTERM
- * or SIGINT, and when the process that started it goes away.
+ * or SIGINT, and when the process that started it goes away; on shared emulators it drops its
+ * table and key instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { sharedEndpointsFromEnv } from './shared-endpoints.js';
 import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
   const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
   if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  const emulators = await startAwsEmulators({ dataDir });
+  const emulators = await startAwsEmulators({ dataDir, shared: sharedEndpointsFromEnv(process.env) });
   cleanups.push(() => emulators.stop());
 
   const server = createServer();

@@ -16,6 +16,7 @@ import { handler as reaperHandler } from '../../functions/handlers/reaper.js';
 import type { Job } from '../../functions/ports.js';
 import { aJob, FAR_FUTURE, uid } from '../contract/store-fixtures.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { sharedEndpoints } from './shared-emulator-endpoints.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient, type StreamEventSource } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal, type FlowRunnerLocal } from './flow-runner-local.js';
@@ -42,7 +43,7 @@ let failNext = 0;
 const dispatchAttempts: string[] = [];
 
 beforeAll(async () => {
-  emulators = await startAwsEmulators();
+  emulators = await startAwsEmulators({ shared: await sharedEndpoints() });
   dynamo = dynamoClient(emulators.env.AWS_ENDPOINT_URL_DYNAMODB);
   sqs = sqsClient(emulators.env.AWS_ENDPOINT_URL_SQS);
   // Flows end at once: this file is about getting them started.

@@ -12,7 +12,8 @@ import { createSchedule, deleteSchedule, setScheduleEnabled, updateSchedule } fr
 import { createScheduleTickHandler } from '../../functions/handlers/schedule-tick.js';
 import type { CoreDeps } from '../../functions/core/deps.js';
 import { aScriptVersion } from '../contract/store-fixtures.js';
-import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from './dynamodb-local.js';
+import { createTestTable, dynamoClient, type DynamoEndpoint } from './dynamodb-local.js';
+import { testDynamoDb } from './shared-emulator-endpoints.js';
 import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-endpoints.js';
 import { startLocalScheduler, type LocalScheduler } from './scheduler-local.js';
 
@@ -29,6 +30,7 @@ const TARGET = 'arn:aws:lambda:us-east-1:000000000000:function:svc-schedule-tick
 const ROLE = 'arn:aws:iam::000000000000:role/svc-scheduler';
 
 let dynamo: DynamoEndpoint;
+let table: Awaited<ReturnType<typeof createTestTable>> | undefined;
 let client: DynamoDBClient;
 let scheduler: LocalScheduler;
 let schedulerClient: SchedulerClient;
@@ -36,9 +38,10 @@ let deps: CoreDeps;
 let rights: Rights;
 
 beforeAll(async () => {
-  [dynamo, scheduler] = await Promise.all([startDynamoDb(), startLocalScheduler()]);
+  [dynamo, scheduler] = await Promise.all([testDynamoDb(), startLocalScheduler()]);
   client = dynamoClient(dynamo.endpoint);
-  const { tableName } = await createTestTable(client);
+  table = await createTestTable(client);
+  const { tableName } = table;
   schedulerClient = new SchedulerClient({ endpoint: scheduler.endpoint, region: EMULATOR_REGION, credentials: EMULATOR_CREDENTIALS });
   const store = new DynamoStore({ client, tableName });
   const clock = { now: () => new Date() };
@@ -69,6 +72,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // The run's DynamoDB Local outlives this file.
+  await table?.drop();
   client?.destroy();
   schedulerClient?.destroy();
   await Promise.all([dynamo?.stop(), scheduler?.stop()]);

@@ -18,6 +18,7 @@ import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatc
 import { closeSandbox, setSandboxWorkDir } from '../../functions/handlers/sandbox.js';
 import { BINARY_MEDIA_TYPES, proxyEvent, sendStreamedResponse } from './api-gateway-proxy.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { sharedEndpoints } from './shared-emulator-endpoints.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient, type StreamEventSource } from './dynamodb-stream-event-source.js';
 import { lambdaContext } from './lambda-context.js';
@@ -50,7 +51,7 @@ const invocations = new Map<string, Promise<unknown>>();
 const hanging = new Set<() => void>();
 
 beforeAll(async () => {
-  emulators = await startAwsEmulators();
+  emulators = await startAwsEmulators({ shared: await sharedEndpoints() });
   dynamo = dynamoClient(emulators.env.AWS_ENDPOINT_URL_DYNAMODB);
   sqs = sqsClient(emulators.env.AWS_ENDPOINT_URL_SQS);
   Object.assign(process.env, emulators.env, {

@@ -11,6 +11,7 @@ import { createWorkerHandler } from '../../functions/handlers/worker.js';
 import type { Job } from '../../functions/ports.js';
 import { aJob, aScriptVersion, uid } from '../contract/store-fixtures.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
+import { sharedEndpoints } from './shared-emulator-endpoints.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { lambdaContext } from './lambda-context.js';
 import { sqsEvent } from './sqs-events.js';
@@ -45,7 +46,7 @@ const sandbox: SandboxInvoke = async function* (request, signal) {
 const handler = createWorkerHandler(() => sandbox);
 
 beforeAll(async () => {
-  emulators = await startAwsEmulators();
+  emulators = await startAwsEmulators({ shared: await sharedEndpoints() });
   // The worker Lambda's environment, as the stack sets it (the signing key given directly).
   Object.assign(process.env, emulators.env, { SIGNING_KEY_HEX: randomBytes(32).toString('hex') });
   dynamo = dynamoClient(emulators.env.AWS_ENDPOINT_URL_DYNAMODB);

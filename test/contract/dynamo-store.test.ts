@@ -6,19 +6,20 @@ import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../../functions/adapters/aws/s3-blob-store.js';
 import type { Job } from '../../functions/ports.js';
-import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from '../aws/dynamodb-local.js';
+import { createTestTable, dynamoClient, type DynamoEndpoint } from '../aws/dynamodb-local.js';
+import { testDynamoDb } from '../aws/shared-emulator-endpoints.js';
 import { createTestBucket, s3Client, startS3, type S3Endpoint } from '../aws/s3-local.js';
 import { describeStoreContract } from './store.contract.js';
 import { aJob, anEntity, aScriptVersion, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
-// DynamoDB Local and s3rver by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
+// DynamoDB Local (the run's shared one) and s3rver by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let dynamo: DynamoEndpoint | undefined;
 let s3: S3Endpoint | undefined;
 let client: DynamoDBClient;
 let s3client: S3Client;
 
 beforeAll(async () => {
-  [dynamo, s3] = await Promise.all([startDynamoDb(), startS3()]);
+  [dynamo, s3] = await Promise.all([testDynamoDb(), startS3()]);
   client = dynamoClient(dynamo.endpoint);
   s3client = s3Client(s3.endpoint);
 }, 120_000);

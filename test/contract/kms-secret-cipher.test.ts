@@ -2,14 +2,15 @@ import type { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KmsSecretCipher } from '../../functions/adapters/aws/kms-secret-cipher.js';
 import { createTestKey, kmsClient, startKms, type KmsEndpoint } from '../aws/kms-local.js';
+import { testKms } from '../aws/shared-emulator-endpoints.js';
 import { describeSecretCipherContract } from './secret-cipher.contract.js';
 
-// moto's KMS by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
+// moto's KMS (the run's shared one) by default; LocalStack or a real account when SVC_TEST_AWS_ENDPOINT is set.
 let kms: KmsEndpoint | undefined;
 let client: KMSClient;
 
 beforeAll(async () => {
-  kms = await startKms();
+  kms = await testKms();
   client = kmsClient(kms.endpoint);
 });
 

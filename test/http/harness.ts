@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { isBlockedAddress } from '../../functions/core/common/address-rules.js';
+import { sharedEndpoints } from '../aws/shared-emulator-endpoints.js';
+import { sharedEndpointsToEnv } from '../aws/shared-endpoints.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,7 +39,7 @@ const SERVER_ARGS = {
   aws: ['--import', 'tsx', join(ROOT, 'test/aws/aws-shell-server.ts')],
 };
 
-/** The AWS shell starts DynamoDB Local (a JVM) first, which takes a few seconds on a busy machine. */
+/** The AWS shell starts DynamoDB Local (a JVM) first unless the run shares one, which takes a few seconds on a busy machine. */
 const START_TIMEOUT_MS: Record<Shell, number> = { aws: 90_000, local: 30_000 };
 
 /** `shell` overrides SVC_TEST_SHELL, for the aws tier's own tests of the AWS shell. */
@@ -67,6 +69,8 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
       PORT: '0',
       SVC_DATA_DIR: dataDir,
       SVC_ADMIN_TOKEN: token,
+      // The test run's DynamoDB Local and moto (test/aws/shared-emulators.ts), when it shares them.
+      ...(shell === 'aws' ? sharedEndpointsToEnv(await sharedEndpoints()) : {}),
       ...opts.env,
       SVC_JOB_NETWORK_ALLOW: [opts.env?.SVC_JOB_NETWORK_ALLOW, ...(await registryAllowance())].filter(Boolean).join(','),
     },
