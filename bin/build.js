@@ -117,6 +117,7 @@ export async function buildConsoleAssets(outdir) {
       'script-editor': 'functions/http/console/browser/script-editor.ts',
       'flow-editor': 'functions/http/console/browser/flow-editor.ts',
       'runs-page': 'functions/http/console/browser/runs-page.ts',
+      'item-page': 'functions/http/console/browser/item-page.ts',
     },
     outdir,
     bundle: true,

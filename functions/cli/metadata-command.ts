@@ -6,6 +6,7 @@ import { CliError, EXIT, type ExitCode } from './errors.js';
 import type { Io } from './io.js';
 import { isItemPath, languageOfFile } from './layout.js';
 import type { JsonFlag } from './account-commands.js';
+import type { ScriptMetadataView } from '../core/views/item-views.js';
 
 /**
  * `svc script generate-metadata <file...>`: asks the server for the lock a push of each script
@@ -27,7 +28,7 @@ export async function generateMetadata(files: string[], flags: ConnectionFlags &
     const existing = existsSync(resolve(io.cwd, lockFile)) ? readFileSync(resolve(io.cwd, lockFile), 'utf8') : null;
     const content = readFileSync(resolve(io.cwd, rel), 'utf8');
     // A fresh lock: the current one is not sent, so the imports are resolved again.
-    const { lock, schema } = await remote.post<{ lock: string | null; schema: unknown }>('/scripts/generate_metadata', { path: found.base, language: found.language, content });
+    const { lock, schema } = await remote.post<ScriptMetadataView>('/scripts/generate_metadata', { path: found.base, language: found.language, content });
     if (lock !== null && lock !== existing) writeFileSync(resolve(io.cwd, lockFile), lock);
     report.push({ path: found.base, lock_file: lock === null ? null : lockFile, schema });
     if (!flags.jsonOutput) io.err(lock === null ? `${found.base}: imports nothing to install, no lock` : `${found.base}: ${lock === existing ? 'lock unchanged' : 'wrote'} ${lockFile}`);

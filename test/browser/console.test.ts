@@ -216,6 +216,10 @@ describe('the console', { timeout: 90_000 }, () => {
     await expect.poll(() => list.locator(`#rows tr[data-id="${second}"] td.duration`).textContent()).toBe('cache hit');
     await expect.poll(() => list.locator(`#rows tr[data-id="${first}"] td.duration`).textContent()).not.toBe('cache hit');
     await expect.poll(() => list.locator('#chart').getAttribute('data-points')).toBe('2');
+    // The script's own page lists both runs, newest first, each linking to its run page.
+    const itemPage = await pageAs('ada', `/w/${s.workspace}/item/f/pub/quote`);
+    await expect.poll(() => itemPage.locator('#recent li a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual([`/w/${s.workspace}/run/${second}`, `/w/${s.workspace}/run/${first}`]);
+    await expect(itemPage.locator('#recent li .status').first().textContent()).resolves.toBe('success');
 
     const created = await s.post(`${ws()}/flows/create`, {
       path: 'f/pub/cached_step',

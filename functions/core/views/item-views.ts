@@ -4,6 +4,8 @@ import type { ScriptVersion } from '../../ports.js';
 import { scriptVersionFields } from '../documents/records.js';
 import { appVersionValue, ENTITY_VALUES, resourceValue, variableValue } from '../documents/entity-values.js';
 import type { scriptSummary } from '../scripts/scripts.js';
+import type { inferSchemaForEditor } from '../scripts/script-preview.js';
+import type { scriptMetadata } from '../dependencies/lock-script.js';
 import type { archiveFlow, flowHistory, getFlow, listFlows } from '../flows/flows.js';
 import type { getFolder, updateFolder } from '../identity/folders.js';
 import type { addGroupMember, getGroup } from '../identity/groups.js';
@@ -25,6 +27,12 @@ export type ScriptView = z.output<typeof scriptSchema>;
 /** `scripts/list`: the latest version of each script, without its content. */
 export const scriptListSchema = z.array(scriptVersionFields.omit({ content: true }));
 export type ScriptListItem = z.output<typeof scriptListSchema>[number];
+/** `scripts/generate_metadata`: the lock and input schema a create would store. */
+export const scriptMetadataSchema = z.object({ lock: z.string().nullable(), schema: scriptVersionFields.shape.schema });
+export type ScriptMetadataView = z.output<typeof scriptMetadataSchema>;
+/** `scripts/infer_schema`: the input schema read from a script's code. */
+export const inferredSchemaSchema = scriptVersionFields.shape.schema;
+export type InferredSchemaView = z.output<typeof inferredSchemaSchema>;
 
 /** `flows/get/{path}`: the latest version. */
 export const flowSchema = ENTITY_VALUES.flow_version;
@@ -74,6 +82,8 @@ export const appHistorySchema = z.array(appVersionValue.pick({ id: true, created
 const agree: [
   Same<ScriptView, ScriptVersion>,
   Same<ScriptListItem, ReturnType<typeof scriptSummary>>,
+  Same<ScriptMetadataView, Awaited<ReturnType<typeof scriptMetadata>>>,
+  Same<InferredSchemaView, ReturnType<typeof inferSchemaForEditor>>,
   Same<FlowView, Awaited<ReturnType<typeof getFlow>>>,
   Same<FlowListItem, Awaited<ReturnType<typeof listFlows>>[number]>,
   Same<FolderView, Awaited<ReturnType<typeof getFolder>>>,
@@ -93,5 +103,5 @@ const agree: [
   Same<GroupView, Awaited<ReturnType<typeof addGroupMember>>>,
   Same<z.output<typeof flowHistorySchema>, Awaited<ReturnType<typeof flowHistory>>>,
   Same<z.output<typeof archivedFlowSchema>, Awaited<ReturnType<typeof archiveFlow>>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void agree;

@@ -13,7 +13,7 @@ import { createBody as createScheduleBody, enabledBody, updateBody as updateSche
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
 import { z } from 'zod';
-import { archivedFlowSchema, flowHistorySchema, flowListSchema, flowSchema, resourceListItemSchema, resourceSchema, resourceTypeSchema, scriptListSchema, scriptSchema, updatedResourceSchema } from '../../core/views/item-views.js';
+import { archivedFlowSchema, flowHistorySchema, flowListSchema, flowSchema, resourceListItemSchema, resourceSchema, resourceTypeSchema, inferredSchemaSchema, scriptListSchema, scriptMetadataSchema, scriptSchema, updatedResourceSchema } from '../../core/views/item-views.js';
 import { appHistorySchema, appListSchema, appSchema, variableSchema, variableWithValueSchema } from '../../core/views/item-views.js';
 import { httpTriggerSchema, scheduleSchema } from '../../core/views/trigger-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
@@ -21,8 +21,8 @@ import { created, createdText, json, text, ws } from './helpers.js';
 /** What a workspace holds: scripts, flows, apps, resources and variables, routes and schedules. */
 export const itemOperations: ApiOperation[] = [
   { method: 'post', path: ws('/scripts/create'), tag: 'scripts', summary: 'Create a script, or a new version of one (give parent_hash)', body: createScriptBody, response: createdText('The new version\'s hash') },
-  { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('`{lock, schema}`') },
-  { method: 'post', path: ws('/scripts/infer_schema'), tag: 'scripts', summary: 'The input schema inferred from a script\'s code (the editor\'s live form); stores nothing', body: inferSchemaBody, response: json('The input schema') },
+  { method: 'post', path: ws('/scripts/generate_metadata'), tag: 'scripts', summary: 'The lock and input schema a create would store, without creating anything', body: metadataBody, response: json('The lock (null when the script imports nothing to lock) and the input schema', scriptMetadataSchema) },
+  { method: 'post', path: ws('/scripts/infer_schema'), tag: 'scripts', summary: 'The input schema inferred from a script\'s code (the editor\'s live form); stores nothing', body: inferSchemaBody, response: json('The input schema', inferredSchemaSchema) },
   { method: 'get', path: ws('/scripts/list'), tag: 'scripts', summary: 'The latest version of every script the caller may read', response: json('Scripts', scriptListSchema) },
   { method: 'get', path: ws('/scripts/get/p/:path{.+}'), tag: 'scripts', summary: 'A script\'s latest version', response: json('The script version', scriptSchema) },
   { method: 'get', path: ws('/scripts/get/h/:hash'), tag: 'scripts', summary: 'A script version by its hash', response: json('The script version', scriptSchema) },

@@ -15,6 +15,7 @@ import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
 import { COPY_BUTTONS_SCRIPT, webhookSection } from './webhook-urls.js';
+import { consoleBundle } from './static-assets.js';
 
 /**
  * `/w/<ws>`: the workspace at a glance — scripts and flows the person may read, by folder, with
@@ -53,7 +54,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
       const body = itemBody(ws, origin, item, rights.can(isFlow ? 'flows' : 'scripts', 'write', path));
-      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body }));
+      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body, libraries: [consoleBundle('item-page')] }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
       return pageResponse(c, renderPage({ title: 'Not available', workspace: ws, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${error.message}</p>` }), error.status);
@@ -151,11 +152,5 @@ document.getElementById('run-form').addEventListener('submit', async (event) => 
     location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
   } catch (e) { message.textContent = e.message; }
 });
-${COPY_BUTTONS_SCRIPT}apiCall('/jobs/runs?per_page=10&path=' + encodeURIComponent(data.path)).then((page) => {
-  const mine = page.runs.filter((r) => r.path === data.path);
-  document.getElementById('recent').replaceChildren(...(mine.length ? mine : [null]).map((r) => r
-    ? el('li', {}, el('span', { class: 'status s-' + r.status, text: r.status }), ' ', el('a', { href: '/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(r.id), text: r.created_at.replace('T', ' ').slice(0, 19) }), ' by ' + r.created_by)
-    : el('li', { class: 'muted', text: 'no runs yet' })));
-}).catch(() => {});
-`;
+${COPY_BUTTONS_SCRIPT}`;
 const ITEM_SCRIPT = { text: ITEM_TEXT, hash: hashOf(ITEM_TEXT) };

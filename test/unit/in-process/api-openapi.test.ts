@@ -103,8 +103,8 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'post /api/w/:workspace/chat/teams/send_message/:job',
     'post /api/w/:workspace/chat/teams/messages',
   ],
-  // infer_schema and flows/validate: added on main by the editor and flows branches.
-  'not described yet': ['post /api/w/:workspace/scripts/generate_metadata', 'post /api/w/:workspace/scripts/infer_schema', 'post /api/w/:workspace/flows/validate'],
+  // flows/validate: added on main by the flows branch.
+  'not described yet': ['post /api/w/:workspace/flows/validate'],
 };
 
 describe('the API document describes answers by schema', () => {

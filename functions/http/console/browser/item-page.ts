@@ -1,0 +1,39 @@
+import { listRuns } from './console-api.js';
+import type { RunPageView } from '../../../core/views/run-views.js';
+
+/**
+ * The recent runs of a script or flow on its page (`/w/<ws>/item/<path>`, workspace-pages.ts
+ * renders the page and its run form): its last runs from `GET jobs/runs`, read through the typed
+ * API client. Bundled for the browser by bin/build.js (console-assets/item-page.js).
+ */
+
+const data = document.body.dataset;
+const path = data.path ?? '';
+const runHref = (id: string) => '/w/' + encodeURIComponent(data.workspace ?? '') + '/run/' + encodeURIComponent(id);
+
+function entry(run: RunPageView['runs'][number]): HTMLLIElement {
+  const li = document.createElement('li');
+  const status = document.createElement('span');
+  status.className = 'status s-' + run.status;
+  status.textContent = run.status;
+  const link = document.createElement('a');
+  link.href = runHref(run.id);
+  link.textContent = run.created_at.replace('T', ' ').slice(0, 19);
+  li.append(status, ' ', link, ' by ' + run.created_by);
+  return li;
+}
+
+function none(): HTMLLIElement {
+  const li = document.createElement('li');
+  li.className = 'muted';
+  li.textContent = 'no runs yet';
+  return li;
+}
+
+// `path` is a prefix filter: only this item's own runs are listed.
+listRuns(new URLSearchParams({ per_page: '10', path }))
+  .then((page) => {
+    const mine = page.runs.filter((r) => r.path === path);
+    document.getElementById('recent')?.replaceChildren(...(mine.length ? mine.map(entry) : [none()]));
+  })
+  .catch(() => {});
