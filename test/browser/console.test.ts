@@ -113,6 +113,13 @@ describe('the console', { timeout: 90_000 }, () => {
     await page.locator('#step-detail').getByText('array [3]').first().waitFor();
     await expect(page.locator('#step-pick option').count()).resolves.toBe(3);
     await expect(page.locator('#step-detail').textContent()).resolves.toMatch(/0: 2\s*1: 4\s*2: 6/);
+    // The step inside the loop too: coloured from its three iterations' runs, and opened like any step.
+    await node(page, 'double').and(page.locator('.s-success')).waitFor();
+    await node(page, 'double').click();
+    await page.locator('#step-title').filter({ hasText: 'Step double' }).waitFor();
+    await page.locator('#step-pick option').nth(2).waitFor({ state: 'attached' });
+    await expect(page.locator('#step-pick option').count()).resolves.toBe(3);
+    await expect(page.locator('#step-detail').textContent()).resolves.toContain('success');
     await screenshots(page, 'run-flow-suspended');
 
     await page.locator('#approval').getByRole('button', { name: 'Approve' }).click();

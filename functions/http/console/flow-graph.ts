@@ -7,7 +7,8 @@ import { languageName } from './language-names.js';
  * A flow's modules as an SVG graph, laid out on the server by dagre (no layout code in the
  * browser): input, each module in order, branches fanning out and joining again, a loop's body
  * under its loop node, and the result; the flow's failure module stands apart, marked "on
- * failure". Each module node carries `data-module` and a status class the run page's script
+ * failure". Each module node, nested ones too (which also carry `data-within`, the top-level step they
+ * run within), carries `data-module` and a status class the run page's script
  * updates as the run goes on; on a run's page a line under it for what happened to the step (its
  * attempts, a cache hit, the stop it made); and a line naming the step's failure settings (retry,
  * timeout, sleep, skip_if, stop_after_if, cache_ttl, priority, continue_on_error) so a reader sees
@@ -24,6 +25,8 @@ interface NodeInfo {
   settings?: string;
   /** The flow's failure module. */
   failure?: boolean;
+  /** A step inside a loop or branch: the top-level step it runs within. */
+  within?: string;
   /** The field holding the module (editor only). */
   field: string | null;
 }
@@ -55,12 +58,12 @@ export function flowGraphSvg(
   const link = (from: string[], to: string) => from.forEach((f) => g.setEdge(f, to));
 
   let serial = 0;
-  const chain = (list: FlowModule[], from: string[], path: string, fieldAt: string): string[] => {
+  const chain = (list: FlowModule[], from: string[], path: string, fieldAt: string, within?: string): string[] => {
     let ends = from;
     for (const [index, m] of list.entries()) {
       const id = `${path}${m.id}`;
       const field = `${fieldAt}.${index}`;
-      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: path === '' ? m.id : null, settings: settingsOf(m), field });
+      add({ id, label: `${m.id}${m.summary ? `: ${m.summary}` : ''}`, kind: kindOf(m), module: m.id, settings: settingsOf(m), field, within });
       link(ends, id);
       ends = [id];
       const v = m.value;
@@ -68,11 +71,11 @@ export function flowGraphSvg(
         const arms = v.type === 'branchone' ? [...v.branches.map((b) => b.modules), v.default ?? []] : v.branches.map((b) => b.modules);
         const armField = (i: number) => (v.type === 'branchone' && i === v.branches.length ? `${field}.value.default` : `${field}.value.branches.${i}.modules`);
         const join = add({ id: `${id}/join${++serial}`, label: 'join', kind: 'join', module: null, field: null });
-        arms.forEach((arm, i) => link(arm.length ? chain(arm, [id], `${id}/${i}/`, armField(i)) : [id], join));
+        arms.forEach((arm, i) => link(arm.length ? chain(arm, [id], `${id}/${i}/`, armField(i), within ?? m.id) : [id], join));
         ends = [join];
       } else if ((v.type === 'forloopflow' || v.type === 'whileloopflow') && v.modules?.length) {
         // The body hangs under the loop node; the flow goes on from the body's end.
-        ends = chain(v.modules, [id], `${id}/body/`, `${field}.value.modules`);
+        ends = chain(v.modules, [id], `${id}/body/`, `${field}.value.modules`, within ?? m.id);
       }
     }
     return ends;
@@ -100,7 +103,7 @@ export function flowGraphSvg(
     const status = n.module ? statusOf(n.module) : 'none';
     const height = heightOf(n);
     const settingsY = 46 + (notesLine(n) ? LINE_H : 0);
-    return html`<g class="node k-${n.kind}${n.failure ? ' failure' : ''} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - height / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${height}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${notesLine(n) ? html`<text x="8" y="46" class="notes"></text>` : ''}${n.settings ? html`<text x="8" y="${settingsY}" class="set">${n.settings.length > 32 ? `${n.settings.slice(0, 31)}…` : n.settings}</text>` : ''}</g>`;
+    return html`<g class="node k-${n.kind}${n.failure ? ' failure' : ''} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''}${n.within ? html` data-within="${n.within}"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - height / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${height}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${notesLine(n) ? html`<text x="8" y="46" class="notes"></text>` : ''}${n.settings ? html`<text x="8" y="${settingsY}" class="set">${n.settings.length > 32 ? `${n.settings.slice(0, 31)}…` : n.settings}</text>` : ''}</g>`;
   });
   return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${Math.ceil(size.width ?? 0)} ${Math.ceil(size.height ?? 0)}" width="${Math.ceil(size.width ?? 0)}" role="img" aria-label="flow graph"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>${edges}${boxes}</svg>`;
 }

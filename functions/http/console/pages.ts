@@ -3,6 +3,7 @@ import { AnsiUp } from 'ansi_up';
 import { ApiError } from '../../core/common/errors.js';
 import { getVisibleJob, isFinished } from '../../core/jobs/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
+import { subflowRuns } from '../../core/flows/subflow-runs.js';
 import { findFlowVersion } from '../../core/flows/flows.js';
 import { isPreviewHash } from '../../core/scripts/script-preview.js';
 import { waitingOnPerson } from '../../core/approvals/approvals-inbox.js';
@@ -82,6 +83,13 @@ export function consolePageRoutes(deps: CoreDeps) {
     const ansi = new AnsiUp();
     ansi.use_classes = true;
     return c.json({ ...update, html: ansi.ansi_to_html(update.new_logs) }, 200, { 'cache-control': 'no-store' });
+  });
+
+  // The runs of the flow's loops and branches, for the steps inside them on the run page's graph.
+  r.get('/w/:workspace/run/:id/subflows', async (c) => {
+    const access = await pageAccess(deps, c);
+    if (!access.ok) return c.json({ error: { code: 'unauthorized', message: 'log in first' } }, 401);
+    return c.json(await subflowRuns(deps, access.rights, c.req.param('id')), 200, { 'cache-control': 'no-store' });
   });
 
   r.get('/w/:workspace/run/:id/approval', async (c) => {

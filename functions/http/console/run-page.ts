@@ -87,6 +87,48 @@ function moduleNotes(fs) {
   return notes;
 }
 
+function paint(node, s, said) {
+  node.setAttribute('class', node.getAttribute('class').replace(/ s-[a-z_]+/, '') + ' s-' + s);
+  node.querySelector('.st').textContent = s.replace('_', ' ');
+  const line = node.querySelector('.notes');
+  if (line) line.textContent = said || '';
+  node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + s.replace('_', ' ') + (said ? ' · ' + said : ''));
+}
+
+// Steps inside loops and branches: their statuses come from the runs of the iterations and
+// branches (each a flow run of its own, listed by /subflows), worst first across them.
+const WORST_FIRST = ['failed', 'timed_out', 'canceled', 'running', 'retrying', 'suspended', 'awaiting_approval', 'pending', 'success', 'skipped', 'not_run'];
+const worse = (a, b) => (a === undefined ? b : WORST_FIRST.indexOf(b) < WORST_FIRST.indexOf(a) ? b : a);
+let nestedJobs = {};
+let nestedBusy = false;
+
+async function paintNested(j, top) {
+  const nodes = document.querySelectorAll('.graph [data-within]');
+  if (nodes.length === 0 || nestedBusy) return;
+  nestedBusy = true;
+  try {
+    const res = await fetch(location.pathname + '/subflows', { credentials: 'same-origin' });
+    if (!res.ok) return;
+    const statuses = {};
+    const jobs = {};
+    for (const child of await res.json()) {
+      const inner = child.flow_status;
+      if (!inner) continue;
+      const own = moduleStatuses(child);
+      for (const step of inner.modules) {
+        statuses[step] = worse(statuses[step], own[step] || 'pending');
+        jobs[step] = (jobs[step] || []).concat((inner.module_jobs || {})[step] || []);
+      }
+    }
+    nestedJobs = jobs;
+    for (const node of nodes) {
+      // Never started: as its loop or branch step when that was skipped or not reached.
+      const outer = top[node.dataset.within];
+      paint(node, statuses[node.dataset.module] || (outer === 'skipped' || outer === 'not_run' ? outer : 'pending'), '');
+    }
+  } finally { nestedBusy = false; }
+}
+
 function render(j) {
   job = j;
   const badge = document.getElementById('status');
@@ -106,15 +148,10 @@ function render(j) {
   if (cancel) cancel.hidden = finished;
   const statuses = moduleStatuses(j);
   const notes = moduleNotes(j.flow_status);
-  for (const node of document.querySelectorAll('.graph [data-module]')) {
-    const s = statuses[node.dataset.module] || 'pending';
-    const said = (notes[node.dataset.module] || []).join(' · ');
-    node.setAttribute('class', node.getAttribute('class').replace(/ s-[a-z_]+/, '') + ' s-' + s);
-    node.querySelector('.st').textContent = s.replace('_', ' ');
-    const line = node.querySelector('.notes');
-    if (line) line.textContent = said;
-    node.setAttribute('aria-label', 'step ' + node.dataset.module + ': ' + s.replace('_', ' ') + (said ? ' · ' + said : ''));
+  for (const node of document.querySelectorAll('.graph [data-module]:not([data-within])')) {
+    paint(node, statuses[node.dataset.module] || 'pending', (notes[node.dataset.module] || []).join(' · '));
   }
+  paintNested(j, statuses);
   const waiting = j.status === 'suspended' || j.status === 'awaiting_approval';
   const approval = document.getElementById('approval');
   if (waiting && approval.dataset.loaded !== j.status) loadApproval(j.status);
@@ -197,7 +234,7 @@ async function showStep(moduleId) {
   const box = document.getElementById('step');
   box.hidden = false;
   document.getElementById('step-title').textContent = 'Step ' + moduleId;
-  const ids = (job && job.flow_status && job.flow_status.module_jobs[moduleId]) || [];
+  const ids = (job && job.flow_status && job.flow_status.module_jobs[moduleId]) || nestedJobs[moduleId] || [];
   const picker = document.getElementById('step-pick');
   const current = picker.value;
   picker.replaceChildren(...ids.map((s, i) => el('option', { value: s, text: (ids.length > 1 ? 'attempt / iteration / branch ' + i + ': ' : '') + s, selected: s === current })));
