@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startServer, type TestServer } from '../http/harness.js';
+import { startFakeNpmRegistry, type FakeNpmRegistry } from '../http/fake-npm-registry.js';
 import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
@@ -15,6 +16,7 @@ import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.
  */
 
 let s: TestServer;
+let registry: FakeNpmRegistry;
 let browser: BrowserSession;
 const opened: WatchedPage[] = [];
 const SHOTS = join(import.meta.dirname, 'screenshots');
@@ -25,13 +27,15 @@ const SECOND = FIRST.replace('times: int = 2', 'times: int = 3');
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  [s, browser] = await Promise.all([startServer(), launchBrowser()]);
+  registry = await startFakeNpmRegistry([{ name: 'svc-test-punct', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const bang = "!";\n' } }]);
+  [s, browser] = await Promise.all([startServer({ env: { NPM_CONFIG_REGISTRY: registry.url } }), launchBrowser()]);
   expect((await s.post('/api/users/create', { username: 'ada', email: 'ada@example.com', password: 'ada-password' })).status).toBe(201);
   expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'ada', role: 'developer' })).status).toBe(201);
 });
 
 afterEach(async () => {
-  const problems = opened.flatMap((w) => w.problems.map((p) => `${w.page.url()}: ${p}`));
+  // The lock test asks for a package the registry does not have: Chromium logs the API's 400.
+  const problems = opened.flatMap((w) => w.problems.filter((p) => !p.includes('status of 400 (Bad Request)')).map((p) => `${w.page.url()}: ${p}`));
   await Promise.all(opened.splice(0).map((w) => w.page.close().catch(() => undefined)));
   expect(problems, 'console errors, CSP violations or external requests').toEqual([]);
 });
@@ -39,6 +43,7 @@ afterEach(async () => {
 afterAll(async () => {
   await browser?.close();
   await s?.stop();
+  await registry?.close();
 });
 
 async function pageAs(username: string, path: string): Promise<Page> {
@@ -161,6 +166,26 @@ describe('the script editor', { timeout: 120_000 }, () => {
     const stored = await (await s.fetch(`${ws()}/scripts/get/p/u/ada/greet`)).json();
     expect(stored.hash).toBe(theirHash);
     expect(stored.content).toContain('hello ');
+  });
+
+  it("shows the lock the code would get and the one the saved version runs with", async () => {
+    const page = await pageAs('ada', `/w/${s.workspace}/scripts/new?language=bun`);
+    await page.fill('#path', 'u/ada/punct');
+    await setCode(page, 'import { bang } from "svc-test-punct";\nexport function main() { return bang; }\n');
+    await page.getByRole('button', { name: 'Lock the code as it is now' }).click();
+    await page.locator('#lock-status').filter({ hasText: 'A save would store this lock' }).waitFor();
+    await expect(page.locator('#lock').textContent()).resolves.toMatch(/svc-test-punct[\s\S]*1\.0\.0/);
+    // A package the registry does not know: said, and nothing locked.
+    await setCode(page, 'import { x } from "svc-test-nowhere";\nexport function main() { return x; }\n');
+    await page.getByRole('button', { name: 'Lock the code as it is now' }).click();
+    await page.locator('#lock-status').filter({ hasText: 'The imports cannot be locked' }).waitFor();
+    await expect(page.locator('#lock-status').textContent()).resolves.toContain('svc-test-nowhere');
+    expect(await page.locator('#lock').isHidden()).toBe(true);
+    await setCode(page, 'import { bang } from "svc-test-punct";\nexport function main() { return bang; }\n');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.waitForURL(/\/scripts\/edit\/u\/ada\/punct\?saved=/);
+    await page.locator('#lock-status').filter({ hasText: 'The saved version runs with this lock' }).waitFor();
+    await expect(page.locator('#lock').textContent()).resolves.toContain('svc-test-punct');
   });
 
   it('can be reached from the workspace and the script page, and is refused to an operator', async () => {

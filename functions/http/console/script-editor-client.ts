@@ -79,6 +79,22 @@ async function inferSchema() {
 }
 inferSchema();
 
+// What a save would store as the lock, resolved now from the code as it is (nothing is saved).
+byId('lock-check').addEventListener('click', async () => {
+  const status = byId('lock-status');
+  const lock = byId('lock');
+  status.textContent = 'Resolving the imports…';
+  try {
+    const meta = await postJson('/scripts/generate_metadata', { path: byId('path').value, language: languageSelect.value, content: editor.text() });
+    lock.textContent = meta.lock || '';
+    lock.hidden = !meta.lock;
+    status.textContent = meta.lock ? 'A save would store this lock (every package pinned):' : 'This code imports no package.';
+  } catch (e) {
+    lock.hidden = true;
+    status.textContent = 'The imports cannot be locked: ' + e.message;
+  }
+});
+
 languageSelect.addEventListener('change', () => {
   const before = languageSelect.dataset.current;
   const text = editor.text();

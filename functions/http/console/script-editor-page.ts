@@ -35,6 +35,8 @@ interface EditorView {
   versions: { hash: string; created_at: string; created_by: string; message: string }[];
   /** The hash just saved (`?saved=`), shown as such. */
   saved: string | null;
+  /** The lock the saved version runs with (its packages, pinned), or null when it imports none. */
+  lock: string | null;
 }
 
 export function scriptEditorRoutes(deps: CoreDeps) {
@@ -47,7 +49,7 @@ export function scriptEditorRoutes(deps: CoreDeps) {
     if (!rights.can('scripts', 'write')) return notAvailable(c, access, 'You may not create scripts in this workspace.', 403);
     const language = LANGUAGES.find((l) => l === c.req.query('language')) ?? 'python3';
     const path = c.req.query('path') ?? `u/${principal.username}/`;
-    return editorResponse(c, access, { mode: 'new', path, language, content: TEMPLATES[language], summary: '', description: '', parentHash: null, versions: [], saved: null });
+    return editorResponse(c, access, { mode: 'new', path, language, content: TEMPLATES[language], summary: '', description: '', parentHash: null, versions: [], saved: null, lock: null });
   });
 
   r.get('/w/:workspace/scripts/edit/:path{.+}', async (c) => {
@@ -76,6 +78,7 @@ export function scriptEditorRoutes(deps: CoreDeps) {
       parentHash: script.hash,
       versions: history.map((v) => ({ hash: v.hash, created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary })),
       saved: saved && history.some((v) => v.hash === saved) ? saved : null,
+      lock: script.lock ?? null,
     });
   });
 
@@ -129,6 +132,12 @@ ${v.mode === 'edit' ? html`<p><a href="${wsUrl}/item/${v.path}">Script page</a>$
 <div class="toolbar"><button type="submit" id="save">Save as a new version</button></div>
 </form>
 <div id="save-message" role="alert"></div><div id="conflict-diff"></div>
+</section>
+<section aria-labelledby="deps-heading">
+<h2 id="deps-heading">Dependencies</h2>
+<p id="lock-status" role="status">${v.mode === 'new' ? 'Not saved yet: a save resolves the packages the code imports and pins them in a lock.' : v.lock ? 'The saved version runs with this lock (every package pinned):' : 'The saved version imports no package.'}</p>
+<pre id="lock"${v.lock ? '' : ' hidden'}>${v.lock ?? ''}</pre>
+<div class="toolbar"><button type="button" id="lock-check">Lock the code as it is now</button></div>
 </section>
 <section aria-labelledby="test-heading">
 <h2 id="test-heading">Test run</h2>
