@@ -282,7 +282,9 @@ async function startEventsFunction(env: Record<string, string>): Promise<void> {
     onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'events stream', error: String(error) })),
   });
   cleanups.push(async () => {
-    await source.stop();
+    // Lambda's environment going away cuts an invocation short: one waiting out a webhook's
+    // near retries (up to a minute) is not waited for.
+    await source.stop({ abandon: true });
     dynamo.destroy();
     streams.destroy();
   });

@@ -62,4 +62,34 @@ describe('the DynamoDB stream event source', () => {
     await source.drain();
     expect(seen.map((r) => r.dynamodb?.Keys?.pk)).toEqual([{ S: 'first' }, { S: 'second' }, { S: 'third' }]);
   });
+
+  it('stops with abandon while a batch is being handled, leaving that invocation to run on and handing over nothing more', async () => {
+    const watched = await table();
+    const handled: string[] = [];
+    let started!: () => void;
+    const handling = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const source = await startStreamEventSource({
+      dynamo: client,
+      streams,
+      tableName: watched,
+      handler: async (event) => {
+        handled.push(...event.Records.map((r) => r.dynamodb!.Keys!.pk.S!));
+        started();
+        // Like an events invocation waiting out a webhook's near retries.
+        await released;
+      },
+    });
+    sources.push(source);
+    await put(watched, 'held');
+    await handling;
+
+    await source.stop({ abandon: true });
+    await put(watched, 'after-stop');
+    release();
+    // The source is stopped: whatever it was doing is over once a stop that waits returns.
+    await source.stop();
+    expect(handled).toEqual(['held']);
+  });
 });

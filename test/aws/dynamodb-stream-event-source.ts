@@ -17,7 +17,12 @@ export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatc
 export interface StreamEventSource {
   /** Resolves once every record written so far has been handed to the handler (and retried). */
   drain(): Promise<void>;
-  stop(): Promise<void>;
+  /**
+   * Stops reading; no batch is handed over after this. It waits for a batch being handled, unless
+   * `abandon`: then that invocation runs on by itself, as when Lambda's environment goes away
+   * (the AWS shell server's shutdown, which must not wait out an events invocation's retries).
+   */
+  stop(opts?: { abandon?: boolean }): Promise<void>;
 }
 
 export interface StreamSourceOptions {
@@ -43,6 +48,8 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
   /** The last record read from each shard, where a fresh iterator picks up. */
   const lastRead = new Map<string, string>();
   let stopped = false;
+  /** A handler invocation is under way. */
+  let handling = false;
   let idleWaiters: Array<() => void> = [];
 
   const iteratorAt = async (shardId: string): Promise<string | null> => {
@@ -58,6 +65,7 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
     }
     let sawRecords = false;
     for (const [shardId, iterator] of iterators) {
+      if (stopped) break;
       if (!iterator) continue;
       const page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator })).catch((error: unknown) => {
         // DynamoDB Local numbers stream records across all its tables: an iterator taken on an
@@ -85,11 +93,14 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
 
   const deliver = async (records: DynamoDBRecord[]): Promise<void> => {
     let pending = records;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const response = await opts.handler({ Records: pending }).catch((error: unknown) => {
-        opts.onError?.(error);
-        return { batchItemFailures: [{ itemIdentifier: pending[0].dynamodb!.SequenceNumber! }] };
-      });
+    for (let attempt = 0; pending.length > 0 && !stopped; attempt++) {
+      handling = true;
+      const response = await opts.handler({ Records: pending })
+        .catch((error: unknown) => {
+          opts.onError?.(error);
+          return { batchItemFailures: [{ itemIdentifier: pending[0].dynamodb!.SequenceNumber! }] };
+        })
+        .finally(() => (handling = false));
       const failed = response?.batchItemFailures?.[0]?.itemIdentifier;
       if (failed === undefined) return;
       if (attempt >= retryAttempts) {
@@ -122,9 +133,10 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
     drain: async () => {
       for (let i = 0; i < 2 && !stopped; i++) await new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
-    async stop() {
+    async stop({ abandon = false } = {}) {
       stopped = true;
-      await loop;
+      // Without a handler under way, the loop ends with the poll in flight.
+      if (!(abandon && handling)) await loop;
       for (const wake of idleWaiters) wake();
     },
   };
