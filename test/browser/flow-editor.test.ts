@@ -134,6 +134,14 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await expect(page.locator('#step-heading').innerText()).resolves.toBe('Step hello');
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('step-heading');
     await noProblem(page);
+    // The selected step alone: a flow of that one step, with the form's inputs; the approval after it never comes.
+    const before = await page.locator('#run-link a').getAttribute('href');
+    await page.getByRole('button', { name: 'Test the selected step' }).click();
+    await expect.poll(() => page.locator('#run-link a').getAttribute('href')).not.toBe(before);
+    await page.locator('#run-status.s-success').waitFor();
+    await expect(page.locator('#run-result').innerText()).resolves.toContain('"hello Ada"');
+    const stepRun = await (await s.fetch(`${ws()}/jobs_u/get/${(await page.locator('#run-link a').getAttribute('href'))!.split('/').pop()}`)).json();
+    expect(stepRun.flow_status.modules).toEqual(['hello']);
     await screenshots(page, 'flow-editor-new');
 
     expect((await s.fetch(`${ws()}/flows/get/u/ada/two_step`)).status).toBe(404);

@@ -282,10 +282,13 @@ function followSchema() {
 byId('run-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const saved = event.submitter && event.submitter.value === 'saved';
+  const oneStep = event.submitter && event.submitter.value === 'step';
   const message = byId('run-message');
   message.textContent = '';
   let args;
   try { args = readSchemaForm(byId('run-fields')); } catch (e) { message.textContent = e.message; return; }
+  const step = oneStep && selected ? getAt(selected) : null;
+  if (oneStep && (!step || typeof step !== 'object')) { message.textContent = 'Select a step in the graph first.'; return; }
   const buttons = [...byId('run-form').querySelectorAll('button')];
   buttons.forEach((b) => { b.disabled = true; });
   byId('run-result').replaceChildren();
@@ -296,7 +299,9 @@ byId('run-form').addEventListener('submit', async (event) => {
     if (saved) id = await postJson('/jobs/run/f/' + encodePath(path), args, 'console');
     else {
       if (F) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
-      id = await postJson('/jobs/run/preview_flow', { path, value: current.value, ...(current.schema ? { schema: current.schema } : {}), args }, 'console');
+      // One step: a flow of that step alone (its settings kept), run like the whole flow's test.
+      const value = oneStep ? { modules: [step] } : current.value;
+      id = await postJson('/jobs/run/preview_flow', { path, value, ...(current.schema ? { schema: current.schema } : {}), args }, 'console');
     }
     byId('run-link').replaceChildren(el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id), text: 'run page' }));
     setStatus('queued');

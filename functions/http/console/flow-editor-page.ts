@@ -126,8 +126,8 @@ ${v.mode === 'edit' ? webhookSection(origin, ws, 'flow', v.path, v.versions[0] ?
 
 function runSection(mode: 'new' | 'edit'): Markup {
   return html`<h2 id="run-heading">Run</h2>
-<p class="muted">"Test run" runs the flow as it is in the editor, without saving it${mode === 'edit' ? '; "Run the saved version" runs the latest saved version' : ''}. The form follows the flow's schema.</p>
-<form id="run-form" aria-labelledby="run-heading"><div id="run-fields"></div><div class="toolbar"><button type="submit" id="test-run" value="preview">Test run</button>${mode === 'edit' ? html`<button type="submit" id="run" value="saved">Run the saved version</button>` : ''}</div></form>
+<p class="muted">"Test run" runs the flow as it is in the editor, without saving it; "Test the selected step" runs only the step selected in the graph, as a flow of that one step with these inputs (what it reads of earlier steps' results is not there)${mode === 'edit' ? '; "Run the saved version" runs the latest saved version' : ''}. The form follows the flow's schema.</p>
+<form id="run-form" aria-labelledby="run-heading"><div id="run-fields"></div><div class="toolbar"><button type="submit" id="test-run" value="preview">Test run</button><button type="submit" id="test-step" value="step">Test the selected step</button>${mode === 'edit' ? html`<button type="submit" id="run" value="saved">Run the saved version</button>` : ''}</div></form>
 <p id="run-message" role="alert"></p>
 <p>Status: <span id="run-status" class="status s-pending">not run</span> <span id="run-link"></span></p>
 <div id="run-result" aria-live="polite"></div>`;
