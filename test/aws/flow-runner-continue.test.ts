@@ -30,7 +30,7 @@ async function executionsOf(jobId: string): Promise<ExecutionListItem[]> {
 
 async function statesEntered(executionArn: string): Promise<string[]> {
   const { events } = await sfn.send(new GetExecutionHistoryCommand({ executionArn }));
-  return (events ?? []).map((e) => e.stateEnteredEventDetails?.name ?? '');
+  return (events ?? []).flatMap((e) => (e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name ?? ''] : []));
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
