@@ -63,6 +63,15 @@ export interface SvcConfig {
   readonly apiMemoryMb: number;
   readonly workerMemoryMb: number;
   /**
+   * Plain script steps of a flow run inside the flow runner's Advance when their timeout fits in
+   * its invocation, instead of a worker reached through SQS and a task token (docs/aws.md "Costs"):
+   * a 10-step flow then takes about 3 state transitions instead of 33. `false` sends every step
+   * to the worker.
+   */
+  readonly flowInlineSteps: boolean;
+  /** Memory of the flow-runner function, in MB: it mostly waits on the sandbox while a step runs. */
+  readonly flowRunnerMemoryMb: number;
+  /**
    * A script job still queued this long after it was created is failed by the reaper (it was
    * lost: its message expired or was dropped). Longer than the jobs queue can keep retrying one.
    */
@@ -101,6 +110,8 @@ export const DEFAULT_CONFIG: SvcConfig = {
   // Measured in README "Cost per million runs": both bundles load in under 100 MB.
   apiMemoryMb: 512,
   workerMemoryMb: 256,
+  flowInlineSteps: true,
+  flowRunnerMemoryMb: 256,
   queuedDeadlineSeconds: 6 * 3600,
   maxUploadBytes: 5 * 1024 ** 3,
   uploadAllowedOrigins: ['*'],
@@ -154,6 +165,8 @@ export function configFromContext(node: Node): SvcConfig {
     apiTimeoutSeconds: int(read('apiTimeoutSeconds'), DEFAULT_CONFIG.apiTimeoutSeconds),
     apiMemoryMb: int(read('apiMemoryMb'), DEFAULT_CONFIG.apiMemoryMb),
     workerMemoryMb: int(read('workerMemoryMb'), DEFAULT_CONFIG.workerMemoryMb),
+    flowInlineSteps: read('flowInlineSteps') === undefined ? DEFAULT_CONFIG.flowInlineSteps : String(read('flowInlineSteps')) !== 'false',
+    flowRunnerMemoryMb: int(read('flowRunnerMemoryMb'), DEFAULT_CONFIG.flowRunnerMemoryMb),
     queuedDeadlineSeconds: int(read('queuedDeadlineSeconds'), DEFAULT_CONFIG.queuedDeadlineSeconds),
     maxUploadBytes: int(read('maxUploadBytes'), DEFAULT_CONFIG.maxUploadBytes),
     uploadAllowedOrigins: optionalString(read('uploadAllowedOrigins'))?.split(',').map((o) => o.trim()) ?? DEFAULT_CONFIG.uploadAllowedOrigins,
@@ -221,7 +234,7 @@ export function validateConfig(config: SvcConfig): SvcConfig {
   if (config.uploadAllowedOrigins.length === 0 || config.uploadAllowedOrigins.some((o) => o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o))) {
     throw new Error(`uploadAllowedOrigins must be * or origins such as https://app.example.com, got ${JSON.stringify(config.uploadAllowedOrigins)}`);
   }
-  for (const key of ['apiMemoryMb', 'workerMemoryMb'] as const) {
+  for (const key of ['apiMemoryMb', 'workerMemoryMb', 'flowRunnerMemoryMb'] as const) {
     const value = config[key];
     if (!Number.isInteger(value) || value < LAMBDA_MIN_MEMORY_MB || value > LAMBDA_MAX_MEMORY_MB) {
       throw new Error(`${key} must be between ${LAMBDA_MIN_MEMORY_MB} and ${LAMBDA_MAX_MEMORY_MB} MB (Lambda's range), got ${value}`);

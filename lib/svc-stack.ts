@@ -155,6 +155,8 @@ const CONFIG_KEYS: Record<keyof SvcConfig, true> = {
   apiTimeoutSeconds: true,
   apiMemoryMb: true,
   workerMemoryMb: true,
+  flowInlineSteps: true,
+  flowRunnerMemoryMb: true,
   queuedDeadlineSeconds: true,
   maxUploadBytes: true,
   uploadAllowedOrigins: true,

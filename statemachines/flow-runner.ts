@@ -3,9 +3,12 @@
  * the interpreter pattern. `Advance` asks the core (through the flow-runner function) for the next
  * action; the execution then only waits:
  *
- * - `run_step`: the common case, one script step: it is sent to the jobs queue with a task token
- *   (`sqs:sendMessage.waitForTaskToken`), which the worker completes when the job has finished. Three
- *   states per step (Advance, Route, RunScriptStep), so three billed transitions;
+ * - plain script steps in a row are run by Advance itself (functions/adapters/aws/inline-flow-steps.ts),
+ *   no state per step: a flow of them is Advance, Route, Succeeded, three billed transitions;
+ * - `run_step`: one script step too long for the time Advance has left (or with inline steps
+ *   off): it is sent to the jobs queue with a task token (`sqs:sendMessage.waitForTaskToken`),
+ *   which the worker completes when the job has finished. Three more transitions (Advance, Route,
+ *   RunScriptStep);
  * - `run`: several steps at once, or a step that is itself a flow (sub-flow, branch, loop
  *   iteration), in a Map: script steps as above, flow steps as child executions of this same state
  *   machine. Advance hands over at most MAP_BATCH steps at a time, so the state stays far below
@@ -62,8 +65,8 @@ export const STATES = {
 export const WAKE_CHECK_SECONDS = 86_400;
 /** The most steps one `run` action hands to the Map (about 10 history events and 300 bytes each). */
 export const MAP_BATCH = 200;
-/** The flow-runner function's timeout (lib/constructs/flow-runner.ts). */
-export const FLOW_RUNNER_TIMEOUT_SECONDS = 300;
+/** The flow-runner function's timeout (lib/constructs/flow-runner.ts): Lambda's maximum, as Advance runs plain steps itself. */
+export const FLOW_RUNNER_TIMEOUT_SECONDS = 900;
 
 /** Lambda's transient errors, retried as AWS recommends for the lambda:invoke integration. */
 const LAMBDA_RETRY = {

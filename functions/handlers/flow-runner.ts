@@ -1,4 +1,5 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import type { WorkerDeps } from '../core/deps.js';
 import { abandonFlow, advanceForRunner } from '../core/flows/runner-action.js';
@@ -7,12 +8,15 @@ import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
+import { leaseEndsInSeconds, runningScriptSteps, runStepInline, type InlineStep } from '../adapters/aws/inline-flow-steps.js';
+import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import { countApprovalWait } from '../adapters/aws/powertools.js';
 import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
 
 /**
  * The flow-runner Lambda, called by the flow-runner state machine (statemachines/flow-runner.ts):
- * `advance` runs one turn of the core's interpreter and answers what the execution does next
+ * `advance` runs turns of the core's interpreter, running plain script steps itself while they fit
+ * in the invocation (inline-flow-steps.ts), and answers what the execution does next
  * (or, when the execution's history or age budget is spent, starts the flow's next execution);
  * `park` keeps the token of the state that waits to be woken; `abandon` fails a flow that Advance
  * could not take further even after its retries. Expressions of the flow run in the
@@ -38,11 +42,21 @@ export type FlowRunnerEvent = z.input<typeof event>;
  * What Advance answers: the execution's state from here on (the state machine routes on `action`,
  * flow-turn-action.ts), with the history events counted so far.
  */
-export type AdvanceOutput = { workspaceId: string; flowJobId: string; wakes: number; events: number } & (TurnAction | { action: 'continue' });
+export type AdvanceOutput = { workspaceId: string; flowJobId: string; wakes: number; events: number; ran?: InlineStep[]; ranCount?: number } & (TurnAction | { action: 'continue' });
+
+/** The most inline steps Advance's output names (the rest are counted): the state stays small. */
+const RAN_LISTED = 50;
+
+/** The steps this Advance ran itself, for the console: the last RAN_LISTED named, all counted. */
+function ranOutput(ran: InlineStep[]): { ran?: InlineStep[]; ranCount?: number } {
+  return ran.length === 0 ? {} : { ran: ran.slice(-RAN_LISTED), ranCount: ran.length };
+}
 
 export interface FlowRunnerHandlerOptions {
   /** When an execution hands over to a new one (flow-execution-budget.ts defaults; tests shorten them). */
   budget?: ExecutionBudget;
+  /** Run plain script steps inside Advance (inline-flow-steps.ts); FLOW_INLINE_STEPS=true when not given. */
+  inlineSteps?: boolean;
 }
 
 export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke, opts: FlowRunnerHandlerOptions = {}) {
@@ -51,7 +65,8 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
     return { shell, deps: { ...shell.deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) } };
   });
 
-  return async (input: unknown): Promise<AdvanceOutput | Record<string, never>> => {
+  const inline = opts.inlineSteps ?? process.env.FLOW_INLINE_STEPS === 'true';
+  return async (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<AdvanceOutput | Record<string, never>> => {
     const parsed = event.safeParse(input);
     // A malformed event is a bug in the state machine: fail the task loudly, change nothing.
     if (!parsed.success) throw new Error(`flow-runner: malformed event: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -74,11 +89,35 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
       await shell.flowRunner.continueAsNew(job, continuationOf(e.execution) + 1);
       return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes: 0, events: e.events, action: 'continue' };
     }
-    const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
-    const next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
-    if (next.action === 'done') await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
-    if (next.action === 'wait' && (await waitsForPeople(deps, e.workspaceId, e.flowJobId))) countApprovalWait();
-    return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes, events: e.events + eventsOfTurn(next), ...next } as AdvanceOutput;
+    const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? FLOW_RUNNER_TIMEOUT_SECONDS * 1000);
+    const remainingMs = () => deadline - Date.now();
+    const ran: InlineStep[] = [];
+    for (;;) {
+      const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
+      let next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
+      if (inline && next.action === 'run_step') {
+        const step = await runStepInline(deps, e.workspaceId, next.step.jobId, remainingMs);
+        if (step) {
+          ran.push(step);
+          continue;
+        }
+      }
+      if (inline && next.action === 'wait') {
+        // A step an earlier invocation died running: claimed again once its lease has lapsed, else waited for.
+        const lost = await runningScriptSteps(deps, e.workspaceId, e.flowJobId);
+        const rerun = lost.find((j) => leaseEndsInSeconds(deps, j) === 0);
+        const step = rerun ? await runStepInline(deps, e.workspaceId, rerun.id, remainingMs) : null;
+        if (step) {
+          ran.push(step);
+          continue;
+        }
+        if (rerun) next = { action: 'run_step', step: { jobId: rerun.id } };
+        else if (lost.length > 0) next = { action: 'wait', timeoutSeconds: Math.min(next.timeoutSeconds ?? e.wakeCheckSeconds, 1 + Math.min(...lost.map((j) => leaseEndsInSeconds(deps, j)))) };
+      }
+      if (next.action === 'done') await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
+      if (next.action === 'wait' && (await waitsForPeople(deps, e.workspaceId, e.flowJobId))) countApprovalWait();
+      return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes, events: e.events + eventsOfTurn(next), ...next, ...ranOutput(ran) } as AdvanceOutput;
+    }
   };
 }
 

@@ -67,10 +67,14 @@ export class FlowRunner extends Construct {
       description: 'svc flow runner: one turn of a flow interpreter per call, for the flow-runner state machine',
       role,
       logGroup,
+      // Lambda's maximum: an Advance runs consecutive plain steps itself, each only if its timeout
+      // fits in the time left. It mostly waits on the sandbox meanwhile: the worker's memory.
       timeout: Duration.seconds(FLOW_RUNNER_TIMEOUT_SECONDS),
+      memorySize: config.flowRunnerMemoryMb,
       environment: {
-        // It sends nothing to the queue itself and decrypts nothing: no grants on either.
+        // It sends nothing to the queue itself: no grant on it.
         ...serviceEnvironment(data, secrets, props.jobsQueue),
+        FLOW_INLINE_STEPS: String(config.flowInlineSteps),
         // A flow whose execution nears its history or age limit continues in a new one.
         STATE_MACHINE_ARN: this.stateMachineArn,
         SANDBOX_NODE_FUNCTION: sandboxes.nodeSandbox.functionArn,
@@ -91,8 +95,11 @@ export class FlowRunner extends Construct {
     grantSendNotices(this, role, config);
     // The stack's approvals topic only: a gate naming another topic needs that topic's own policy.
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PublishApprovals', actions: ['sns:Publish'], resources: [this.approvalsTopic.topicArn] }));
-    // Flow expressions are user code: they run in the Node sandbox, like TypeScript jobs.
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'InvokeNodeSandbox', actions: ['lambda:InvokeFunction'], resources: [sandboxes.nodeSandbox.functionArn] }));
+    // Flow expressions are user code: they run in the Node sandbox; plain steps run inline go to
+    // either sandbox, exactly as the worker's jobs do.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'InvokeSandboxes', actions: ['lambda:InvokeFunction'], resources: [sandboxes.nodeSandbox.functionArn, sandboxes.pythonSandbox.functionArn] }),
+    );
     // A wait that finds the flow already woken lets its execution go on at once; a flow whose
     // execution nears 25,000 history events or a year goes on in a new one (continue-as-new).
     role.addToPrincipalPolicy(

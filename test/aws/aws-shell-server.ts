@@ -32,6 +32,7 @@ import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
+import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
 import { matchesExecutionStatusPattern } from '../../lib/constructs/execution-status-rule.js';
 import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
@@ -41,6 +42,7 @@ import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streami
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
 import { startLocalScheduler, startWakeUps } from './scheduler-local.js';
 import type { ResolveAnswer } from '../../functions/adapters/aws/dependency-builds.js';
+import type { SandboxEvent, SandboxInvoke } from '../../functions/adapters/aws/sandbox-protocol.js';
 
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
@@ -64,6 +66,38 @@ const RENAMED_SETTINGS: Record<string, string> = {
 
 const cleanups: Array<() => Promise<void> | void> = [];
 let stopping = false;
+
+/**
+ * Lambda ends an invocation at its timeout and the task fails (Step Functions then retries it).
+ * Here the handler's promise is left behind instead: what it does later is what a frozen, then
+ * discarded, execution environment would never do, so a test that uses this makes it never settle.
+ */
+async function withinLambdaTimeout<T>(timeoutMs: number, invoke: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs)));
+  try {
+    return await Promise.race([invoke(), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The flow runner's sandbox, which (when SVC_TEST_FLOW_RUNNER_LOSE_ONCE names a text) answers
+ * nothing, ever, to the first request whose code holds that text: the flow runner dies there
+ * as if its invocation were killed mid-step.
+ */
+function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
+  const marker = process.env.SVC_TEST_FLOW_RUNNER_LOSE_ONCE;
+  let lost = false;
+  return (request, signal) => {
+    if (!marker || lost || !request.content.includes(marker)) return invoke(request, signal);
+    lost = true;
+    return {
+      [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<SandboxEvent>>(() => undefined) }),
+    };
+  };
+}
 
 async function main(): Promise<void> {
   const ownDataDir = !process.env.SVC_DATA_DIR;
@@ -91,13 +125,17 @@ async function main(): Promise<void> {
     const { inProcessInvoke } = await import('../../functions/adapters/aws/sandbox-in-process.js');
     const { setSandboxWorkDir } = await import('../../functions/handlers/sandbox.js');
     setSandboxWorkDir(sandboxDir);
-    return createFlowRunnerHandler(() => inProcessInvoke(), { budget: flowExecutionBudget() });
+    // Plain steps run inside Advance as the stack deploys it, unless a test turns it off (SVC_FLOW_INLINE_STEPS=false).
+    return createFlowRunnerHandler(() => lostOnce(inProcessInvoke()), { budget: flowExecutionBudget(), inlineSteps: process.env.SVC_FLOW_INLINE_STEPS !== 'false' });
   });
   const jobTimeoutSeconds = Number(process.env.SVC_JOB_TIMEOUT_SECONDS || 600);
+  // A test of a flow runner dying mid-step shortens the function's timeout (SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS).
+  const flowRunnerTimeoutMs = Number(process.env.SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS || FLOW_RUNNER_TIMEOUT_SECONDS) * 1000;
   const flowRunner = await startFlowRunnerLocal({
     sqs,
     queueUrl: emulators.queueUrl,
-    flowRunner: async (payload) => (await flowRunnerHandler)(payload),
+    // Each call as one invocation of the deployed function, whose time left decides which steps it runs itself.
+    flowRunner: async (payload) => withinLambdaTimeout(flowRunnerTimeoutMs, async () => (await flowRunnerHandler)(payload, lambdaContext('svc-local-flow-runner', flowRunnerTimeoutMs))),
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
     // A test of waits past a year or of full histories shortens the day and the budgets.
     ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),

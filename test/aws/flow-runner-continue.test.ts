@@ -15,7 +15,9 @@ let s: TestServer;
 let sfn: SFNClient;
 let stateMachineArn: string;
 
-useFlowRunnerServer({ SVC_TEST_FLOW_EVENT_BUDGET: '40', SVC_TEST_FLOW_AGE_BUDGET_SECONDS: '4', SVC_TEST_FLOW_WAKE_CHECK_SECONDS: '1' }, (started) => ({ s, sfn, stateMachineArn } = started));
+// Every step through the worker (RunScriptStep, 13 events each), so a sequential flow's history grows:
+// plain steps run inside Advance add none (flow-runner.test.ts).
+useFlowRunnerServer({ SVC_FLOW_INLINE_STEPS: 'false', SVC_TEST_FLOW_EVENT_BUDGET: '40', SVC_TEST_FLOW_AGE_BUDGET_SECONDS: '4', SVC_TEST_FLOW_WAKE_CHECK_SECONDS: '1' }, (started) => ({ s, sfn, stateMachineArn } = started));
 
 const ws = () => `/api/w/${s.workspace}`;
 
@@ -30,7 +32,7 @@ async function executionsOf(jobId: string): Promise<ExecutionListItem[]> {
 
 async function statesEntered(executionArn: string): Promise<string[]> {
   const { events } = await sfn.send(new GetExecutionHistoryCommand({ executionArn }));
-  return (events ?? []).map((e) => e.stateEnteredEventDetails?.name ?? '');
+  return (events ?? []).flatMap((e) => (e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name ?? ''] : []));
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {

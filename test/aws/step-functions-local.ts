@@ -88,7 +88,7 @@ export interface ExecutionRecord {
   startDate: Date;
   stopDate?: Date;
   /** The states entered, in order (Map iterations included), as GetExecutionHistory reports them. */
-  history: Array<{ type: string; name: string; timestamp: Date }>;
+  history: Array<{ type: string; name: string; timestamp: Date; output?: string }>;
   done: Promise<void>;
   /** Ends the run now, as StopExecution or the execution's time limit does. */
   end?: (how: { status: 'ABORTED' | 'TIMED_OUT' | 'FAILED'; error?: string; cause?: string; quiet?: boolean }) => void;
@@ -197,6 +197,11 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
         if (entered.type === 'StateEntered' && entered.state) {
           record.history.push({ type: `${entered.state.type}StateEntered`, name: entered.state.name, timestamp: new Date(entered.timestamp) });
         }
+        // A task's exit, with its output as the console shows it (what Advance ran, say).
+        if (entered.type === 'StateExited' && entered.state?.type === 'Task') {
+          const { output } = entered.state as { output?: unknown };
+          record.history.push({ type: 'TaskStateExited', name: entered.state.name, timestamp: new Date(entered.timestamp), output: JSON.stringify(output ?? null) });
+        }
       }
     })().catch(() => undefined);
     record.done = run.result.then(
@@ -264,7 +269,12 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
       const record = executions.get(String(body.executionArn));
       if (!record) throw new SfnError('ExecutionDoesNotExist', `no execution ${String(body.executionArn)}`);
       return {
-        events: record.history.map((e, i) => ({ id: i + 1, timestamp: e.timestamp.getTime() / 1000, type: e.type, stateEnteredEventDetails: { name: e.name } })),
+        events: record.history.map((e, i) => ({
+          id: i + 1,
+          timestamp: e.timestamp.getTime() / 1000,
+          type: e.type,
+          ...(e.type.endsWith('StateExited') ? { stateExitedEventDetails: { name: e.name, output: e.output } } : { stateEnteredEventDetails: { name: e.name } }),
+        })),
       };
     },
     ListExecutions: (body) => ({

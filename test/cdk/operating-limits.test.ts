@@ -170,3 +170,27 @@ describe('memory of the waiting functions (billed once)', () => {
     expect(env.SANDBOX_PYTHON_FUNCTION).toEqual({ 'Fn::GetAtt': [logicalId(stack.sandboxes.pythonSandbox), 'Arn'] });
   });
 });
+
+describe('flow runner', () => {
+  const props = (template: Template, fn: Parameters<typeof logicalId>[0]) => (template.toJSON().Resources[logicalId(fn)] as Resource).Properties;
+
+  it('runs plain steps inside Advance: Lambda\'s 900 s, the worker\'s 256 MB, both sandboxes, the worker\'s job timeout', () => {
+    const { stack, template } = synth();
+    const fn = props(template, stack.flowRunner.handler);
+    expect(fn).toMatchObject({ Timeout: 900, MemorySize: 256 });
+    expect(fn.Environment.Variables).toMatchObject({ FLOW_INLINE_STEPS: 'true', JOB_TIMEOUT_SECONDS: '840' });
+    // The state machine waits for Advance as long as the function may run.
+    expect(JSON.stringify(props(template, stack.flowRunner.stateMachine).DefinitionString)).toContain('\\"TimeoutSeconds\\":900');
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('FlowRunnerHandlerRole') }],
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Sid: 'InvokeSandboxes', Resource: [{ 'Fn::GetAtt': [logicalId(stack.sandboxes.nodeSandbox), 'Arn'] }, { 'Fn::GetAtt': [logicalId(stack.sandboxes.pythonSandbox), 'Arn'] }] })]) },
+    });
+  });
+
+  it('sends every step to the worker when flowInlineSteps is false, at the configured memory', () => {
+    const { stack, template } = synth({ flowInlineSteps: false, flowRunnerMemoryMb: 512 });
+    const fn = props(template, stack.flowRunner.handler);
+    expect(fn.MemorySize).toBe(512);
+    expect(fn.Environment.Variables.FLOW_INLINE_STEPS).toBe('false');
+  });
+});

@@ -562,7 +562,7 @@ describe('IAM boundaries', () => {
     expect(propsOf(stack.sandboxes.pythonSandbox).Environment).toBeUndefined();
   });
 
-  it('lets only the api, the worker and the flow runner invoke Lambda: api and worker both sandboxes, the flow runner the Node one, the api the dependency builder', () => {
+  it('lets only the api, the worker and the flow runner invoke Lambda: each both sandboxes, the api the dependency builder', () => {
     const invokes = [stack.api.handler.role!, stack.worker.handler.role!, stack.flowRunner.handler.role!].flatMap((role) =>
       statementsOf(role)
         .filter((s) => [s.Action].flat().some((a: string) => a.startsWith('lambda:')))
@@ -584,8 +584,13 @@ describe('IAM boundaries', () => {
         Action: 'lambda:InvokeFunction',
         Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
       }),
-      // Flow expressions are user code too.
-      expect.objectContaining({ role: logicalId(stack.flowRunner.handler.role!), Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(stack.sandboxes.nodeSandbox) }),
+      // Flow expressions are user code too, and plain steps run inside Advance go to either sandbox.
+      expect.objectContaining({
+        role: logicalId(stack.flowRunner.handler.role!),
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [arnOf(stack.sandboxes.nodeSandbox), arnOf(stack.sandboxes.pythonSandbox)],
+      }),
     ]);
   });
 

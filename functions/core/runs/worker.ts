@@ -36,6 +36,17 @@ export function leaseUntil(now: Date, config: Pick<WorkerDeps['config'], 'jobTim
 }
 
 /**
+ * The longest the job may run once started (what executeJob gives it): its script's timeout or a
+ * flow step's `timeout`, never more than the instance allows. A runner that holds the job itself
+ * (the AWS flow runner's inline steps) checks it fits the time it has left before claiming it.
+ */
+export async function jobRunTimeoutMs(deps: WorkerDeps, job: Job): Promise<number> {
+  const script = await jobCode(deps, job);
+  const stepTimeout = await stepTimeoutSeconds(deps, job);
+  return Math.min(script ? runTimeoutMs(script, deps.config) : deps.config.jobTimeoutMs, stepTimeout === null ? Infinity : stepTimeout * 1000);
+}
+
+/**
  * Runs one queued job: claim it, give it an ephemeral token, run its code in the sandbox, store
  * the outcome. Safe to call twice for the same job (queues deliver at least once): only the
  * caller that claims the job runs it, and a finished job is never written again. `claimed`: a job

@@ -1,0 +1,64 @@
+import type { WorkerDeps } from '../../core/deps.js';
+import { awaitedJobs } from '../../core/flows/advance.js';
+import { getFlowRun } from '../../core/flows/run-state.js';
+import { executeJob, jobRunTimeoutMs, leaseUntil } from '../../core/runs/worker.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Plain script steps run inside the flow runner's Advance (docs/aws.md "Costs"): a turn whose next
+ * action is one script step claims the step job and runs it here, through the same sandbox
+ * functions and tenant as the worker, then takes the next turn. No SQS message, task token or
+ * state transition is spent on the step; the execution's transitions go to where the flow waits.
+ *
+ * A step runs here only if it can run to its end and be stored within the invocation: its timeout
+ * plus INLINE_MARGIN_MS must fit in the time left; a longer one goes to the worker as before. The
+ * claim is the worker's (claimJob, same lease), so a step is run by one runner at a time. If the
+ * invocation dies mid-step, Step Functions retries Advance: the step is `running` under the dead
+ * invocation's lease, so the flow waits until that lease ends (`leaseEndsInSeconds`) and the next
+ * Advance claims it again (attempt 2, as a redelivered worker message would).
+ */
+
+/** Time kept after a step's own timeout to store its outcome and answer Step Functions. */
+export const INLINE_MARGIN_MS = 30_000;
+
+/** A step run inline, as Advance's output names it (the console shows it in the Advance state). */
+export interface InlineStep {
+  jobId: string;
+  step: string;
+}
+
+/** Whether a step allowed `timeoutMs` can run and be stored in the `remainingMs` left. */
+export function fitsInline(timeoutMs: number, remainingMs: number): boolean {
+  return timeoutMs + INLINE_MARGIN_MS <= remainingMs;
+}
+
+/**
+ * Runs the script step `jobId` here when it fits and this caller claims it (a queued job, or a
+ * running one whose lease ran out). Null: the step goes the worker's way (too long for the time
+ * left, a sub-flow, held for a concurrency slot, or held by someone else).
+ */
+export async function runStepInline(deps: WorkerDeps, workspaceId: string, jobId: string, remainingMs: () => number): Promise<InlineStep | null> {
+  const job = await deps.store.getJob(workspaceId, jobId);
+  if (!job || job.kind === 'flow') return null;
+  if (!fitsInline(await jobRunTimeoutMs(deps, job), remainingMs())) return null;
+  const now = deps.clock.now();
+  const claimed = await deps.store.claimJob(jobId, now.toISOString(), leaseUntil(now, deps.config));
+  if (!claimed) return null;
+  await executeJob(deps, jobId, claimed);
+  return { jobId, step: job.flow_module ?? job.script_path };
+}
+
+/** The flow's script steps still `running` (not sub-flows): when its runner waits, ones an earlier Advance may have left. */
+export async function runningScriptSteps(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<Job[]> {
+  const run = await getFlowRun(deps, workspaceId, flowJobId);
+  if (!run) return [];
+  const jobs = await Promise.all(awaitedJobs(run).map((j) => deps.store.getJob(workspaceId, j.id)));
+  return jobs.filter((j): j is Job => j !== null && j.kind !== 'flow' && j.status === 'running');
+}
+
+/** Seconds until the claim of a running step lapses (it was claimed at `started_at` with the worker's lease); 0 once it has. */
+export function leaseEndsInSeconds(deps: WorkerDeps, job: Job): number {
+  if (!job.started_at) return 0;
+  const end = Date.parse(leaseUntil(new Date(job.started_at), deps.config));
+  return Math.max(0, Math.ceil((end - deps.clock.now().getTime()) / 1000));
+}
