@@ -33,13 +33,18 @@ function cell(text) {
   return td;
 }
 
-function showWebhook(settings) {
-  form.webhook.value = settings.webhook;
+// What the person typed is theirs: the settings arriving after it (a slow first load) do not overwrite it.
+let typed = false;
+form.webhook.addEventListener('input', () => { typed = true; });
+
+function showWebhook(settings, keepTyped) {
+  if (!(keepTyped && typed)) form.webhook.value = settings.webhook;
+  if (!keepTyped) typed = false;
   document.getElementById('signed').textContent = settings.has_secret ? 'Requests are signed (Standard Webhooks).' : 'Requests are not signed.';
 }
 
 async function loadSettings() {
-  showWebhook(await api('get_settings'));
+  showWebhook(await api('get_settings'), true);
 }
 
 async function loadDeliveries() {

@@ -78,8 +78,20 @@ describe('the workspace settings page, Webhooks tab', () => {
     const watched = await browser.newPage();
     opened.push(watched);
     const { page } = watched;
+    // The settings arrive only after the person has typed (a slow first load): what they typed stays.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/workspaces/get_settings', async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.goto(`${s.url}/w/${s.workspace}/settings`);
     await page.getByLabel('URL to send requests to').fill('ftp://example.com/x');
+    const loaded = page.waitForResponse((res) => res.url().endsWith('/workspaces/get_settings'));
+    release();
+    await loaded;
+    await page.locator('#signed', { hasText: 'signed' }).waitFor();
+    await expect(page.getByLabel('URL to send requests to').inputValue()).resolves.toBe('ftp://example.com/x');
     // type=url accepts ftp: the API is what refuses it.
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('#message', { hasText: /http/ }).waitFor();
