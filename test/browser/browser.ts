@@ -69,3 +69,24 @@ async function watch(context: BrowserContext): Promise<WatchedPage> {
   });
   return { page, problems };
 }
+
+/**
+ * A new tab (kept in `opened` for the after-each check) at `url`; when the page sends it to the
+ * login page, signed in there as `username` with the tests' password `<username>-password`.
+ * `prepare` runs on the tab before it goes (a test switching people clears the cookies there).
+ */
+export async function openAs(session: BrowserSession, opened: WatchedPage[], username: string, url: string, prepare?: (page: Page) => Promise<void>): Promise<Page> {
+  const watched = await session.newPage();
+  watched.page.setDefaultTimeout(30_000);
+  opened.push(watched);
+  const { page } = watched;
+  await prepare?.(page);
+  await page.goto(url);
+  if (new URL(page.url()).pathname === '/login') {
+    await page.fill('#email', `${username}@example.com`);
+    await page.fill('#password', `${username}-password`);
+    await page.click('button[type=submit]');
+    await page.waitForURL((at) => at.pathname !== '/login');
+  }
+  return page;
+}

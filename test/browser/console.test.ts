@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createScript, startServer, waitForJob, type TestServer } from '../http/harness.js';
-import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+import { launchBrowser, openAs, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
  * Issue 22's "done when", in Chromium against the real local service: a flow with a loop and an
@@ -65,19 +65,8 @@ afterAll(async () => {
   await s?.stop();
 });
 
-async function pageAs(username: string, path: string, session: BrowserSession = browser): Promise<Page> {
-  const watched = await session.newPage();
-  watched.page.setDefaultTimeout(30_000);
-  opened.push(watched);
-  const { page } = watched;
-  await page.goto(s.url + path);
-  if (new URL(page.url()).pathname === '/login') {
-    await page.fill('#email', `${username}@example.com`);
-    await page.fill('#password', `${username}-password`);
-    await page.click('button[type=submit]');
-    await page.waitForURL((url) => url.pathname !== '/login');
-  }
-  return page;
+function pageAs(username: string, path: string, session: BrowserSession = browser): Promise<Page> {
+  return openAs(session, opened, username, s.url + path);
 }
 
 async function screenshots(page: Page, name: string) {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Page } from 'playwright-core';
 import { startServer, waitForJob, type TestServer } from '../http/harness.js';
-import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+import { launchBrowser, openAs, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
  * Issue 36's flow editor, in Chromium against the real local service: a two-step flow built from
@@ -43,21 +43,11 @@ afterAll(async () => {
 /** Who the browser's shared cookie jar is signed in as: another person signs in afresh. */
 let signedInAs: string | null = null;
 
-async function pageAs(username: string, path: string): Promise<Page> {
-  const watched = await browser.newPage();
-  watched.page.setDefaultTimeout(30_000);
-  opened.push(watched);
-  const { page } = watched;
-  if (signedInAs !== username) await page.context().clearCookies();
-  signedInAs = username;
-  await page.goto(s.url + path);
-  if (new URL(page.url()).pathname === '/login') {
-    await page.fill('#email', `${username}@example.com`);
-    await page.fill('#password', `${username}-password`);
-    await page.click('button[type=submit]');
-    await page.waitForURL((url) => url.pathname !== '/login');
-  }
-  return page;
+function pageAs(username: string, path: string): Promise<Page> {
+  return openAs(browser, opened, username, s.url + path, async (page) => {
+    if (signedInAs !== username) await page.context().clearCookies();
+    signedInAs = username;
+  });
 }
 
 async function screenshots(page: Page, name: string) {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startServer, type TestServer } from '../http/harness.js';
 import { startFakeNpmRegistry, type FakeNpmRegistry } from '../http/fake-npm-registry.js';
-import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+import { launchBrowser, openAs, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
  * Issue 36's script editor, in Chromium against the real local service: a Python script written
@@ -46,19 +46,8 @@ afterAll(async () => {
   await registry?.close();
 });
 
-async function pageAs(username: string, path: string): Promise<Page> {
-  const watched = await browser.newPage();
-  watched.page.setDefaultTimeout(30_000);
-  opened.push(watched);
-  const { page } = watched;
-  await page.goto(s.url + path);
-  if (new URL(page.url()).pathname === '/login') {
-    await page.fill('#email', `${username}@example.com`);
-    await page.fill('#password', `${username}-password`);
-    await page.click('button[type=submit]');
-    await page.waitForURL((url) => url.pathname !== '/login');
-  }
-  return page;
+function pageAs(username: string, path: string): Promise<Page> {
+  return openAs(browser, opened, username, s.url + path);
 }
 
 /** Replaces the editor's code the way a paste does (typing would auto-indent each new line). */

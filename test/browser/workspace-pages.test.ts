@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createScript, startServer, type TestServer } from '../http/harness.js';
-import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
+import { launchBrowser, openAs, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
  * The pages for what a workspace holds, in Chromium against the real local service: an admin
@@ -49,19 +49,8 @@ afterAll(async () => {
   await s?.stop();
 });
 
-async function pageAs(session: BrowserSession, username: string, path: string): Promise<Page> {
-  const watched = await session.newPage();
-  watched.page.setDefaultTimeout(30_000);
-  opened.push(watched);
-  const { page } = watched;
-  await page.goto(s.url + path);
-  if (new URL(page.url()).pathname === '/login') {
-    await page.fill('#email', `${username}@example.com`);
-    await page.fill('#password', `${username}-password`);
-    await page.click('button[type=submit]');
-    await page.waitForURL((url) => url.pathname !== '/login');
-  }
-  return page;
+function pageAs(session: BrowserSession, username: string, path: string): Promise<Page> {
+  return openAs(session, opened, username, s.url + path);
 }
 
 const SHOTS = join(import.meta.dirname, 'screenshots');
