@@ -59,7 +59,9 @@ export default defineConfig({
         extends: true,
         test: { name: 'http-aws', include: ['test/http/**/*.test.ts'], env: { SVC_TEST_SHELL: 'aws' }, hookTimeout: 120_000, globalSetup: SHARED_AWS_EMULATORS },
       },
-      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
+      // A page refreshes a run once a second: a poll of what it shows waits for a few refreshes
+      // (the default second is about one, and a loaded machine missed it).
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], expect: { poll: { timeout: 15_000 } } } },
       // The README's and docs/' shell examples, run as written against a fresh local service per page.
       { extends: true, test: { name: 'docs', include: ['test/docs/**/*.test.ts'], env: { SVC_TEST_SHELL: 'local' }, maxConcurrency: 3 } },
       // The svc CLI as a child process against the real local server (test/cli/cli-harness.ts).

@@ -87,6 +87,26 @@ describe('SQLite run list, args and result through job_fields', () => {
     expect(ids(await q({ tag: 'x', deep: { a: [2] } }))).toEqual([]);
   });
 
+  it("writes on insert exactly the rows the update trigger computes for the same args", async () => {
+    const many = Object.fromEntries(Array.from({ length: MAX_FIELDS + 1 }, (_, k) => [`k${k}`, k]));
+    const docs = [
+      { s: 'plain', quote: 'a "quoted"\\ line\nand\u0001control', n: 42, neg: -0, r: 1.5, big: 1e21, t: true, f: false, z: null },
+      { long: 'é'.repeat(MAX_TEXT_BYTES), ok: 'é'.repeat(MAX_TEXT_BYTES / 2), '': 'blank', ['k'.repeat(65)]: 1, ['é'.repeat(32)]: 'key of 64 bytes' },
+      { nested: { a: 1 }, list: [1, 2], emoji: '🙂', __proto__: 'own key' },
+      many,
+      {},
+    ];
+    const { jobs } = await history(docs.length, (i) => JSON.parse(JSON.stringify(docs[i])));
+    const rows = (id: string) => store.db.prepare('SELECT field, key, value, typeof(value) AS t, workspace_id, created_at FROM job_fields WHERE job_id = ? ORDER BY field, key').all(id);
+    for (const job of jobs) {
+      const inserted = rows(job.id);
+      // The update trigger recomputes the args rows from the stored document.
+      store.db.prepare('UPDATE jobs SET args = json(args) WHERE id = ?').run(job.id);
+      expect(rows(job.id).map((r) => ({ ...(r as object), t: undefined }))).toEqual(inserted.map((r) => ({ ...(r as object), t: undefined })));
+    }
+    expect(rows(jobs[3].id)).toMatchObject([{ key: '', value: null }]);
+  });
+
   it('follows completion for results, and a scrubbed job is no longer findable by its args or result', async () => {
     const { ws, jobs } = await history(3, (i) => ({ order: `o-${i}` }));
     const [job] = jobs;

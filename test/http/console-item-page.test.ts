@@ -63,4 +63,25 @@ describe('the item page', () => {
     expect(rows.map((r) => r.message)).toEqual(['two', 'one']);
     expect(Number(rows[0].id)).toBeGreaterThan(Number(rows[1].id));
   });
+
+  it("shows a flow's steps on the page of a run that has not started yet", async () => {
+    // One run at a time: the second waits for the first (which sleeps), so nothing has started it.
+    const value = {
+      concurrent_limit: 1,
+      modules: [
+        { id: 'nap', value: { type: 'rawscript', language: 'bash', content: 'sleep 30', input_transforms: {} } },
+        { id: 'after', value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} } },
+      ],
+    };
+    expect((await s.post(`/api/w/${s.workspace}/flows/create`, { path: 'u/admin/one_at_a_time', value })).status).toBe(201);
+    const start = async () => (await s.fetch(`/api/w/${s.workspace}/jobs/run/f/u/admin/one_at_a_time`, { method: 'POST', body: '{}' })).text();
+    const first = await start();
+    const waiting = await start();
+    const res = await s.fetch(`/w/${s.workspace}/run/${waiting}`, { token: null, headers: { cookie } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('data-module="nap"');
+    expect(text).toContain('data-module="after"');
+    for (const id of [waiting, first]) expect((await s.post(`/api/w/${s.workspace}/jobs_u/queue/cancel/${id}`, {})).status).toBe(200);
+  });
 });

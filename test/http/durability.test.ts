@@ -83,6 +83,48 @@ describe('nothing accepted is lost (issue point 8)', () => {
     }
   });
 
+  it.skipIf(localProcessOnly)('loses no acknowledged run when killed -9 in the middle of sixteen clients', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    await createScript(first, 'u/admin/echo', 'bun', 'export function main(n: number) { return n; }');
+    // What the clients were told: a sync run's result, an async run's id.
+    const answered = new Map<number, unknown>();
+    const accepted = new Map<number, string>();
+    let next = 0;
+    let killed = false;
+    const client = async () => {
+      while (!killed) {
+        const n = next++;
+        const sync = n % 2 === 0;
+        try {
+          const res = await first.fetch(`/api/w/main/jobs/${sync ? 'run_wait_result' : 'run'}/p/u/admin/echo`, { method: 'POST', body: JSON.stringify({ n }) });
+          const text = await res.text();
+          if (sync && res.status === 200) answered.set(n, JSON.parse(text));
+          if (!sync && res.status === 201) accepted.set(n, text);
+        } catch {
+          // A request the kill cut off was never acknowledged.
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    while (answered.size + accepted.size < 300) await new Promise((r) => setTimeout(r, 5));
+    killed = true;
+    await first.kill9();
+    servers.splice(servers.indexOf(first), 1);
+    await Promise.all(clients);
+    const acknowledged = { answered: new Map(answered), accepted: new Map(accepted) };
+
+    const second = await start(dataDir);
+    const stored = await (await second.fetch('/api/w/main/jobs/list?script_path_exact=u/admin/echo&status=success&per_page=1000')).json();
+    const succeeded = new Map<number, unknown>(stored.map((j: { args: { n: number }; result: unknown }) => [j.args.n, j.result]));
+    for (const [n, result] of acknowledged.answered) {
+      expect(result).toBe(n);
+      expect(succeeded.get(n), `sync run ${n}, answered before the kill`).toBe(n);
+    }
+    for (const [n, id] of acknowledged.accepted) expect(await waitForJob(second, id), `async run ${n}, accepted before the kill`).toMatchObject({ status: 'success', result: n });
+  });
+
   it.skipIf(localProcessOnly)('prints a new admin token once on the first start, none later', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
     dirs.push(dataDir);

@@ -89,6 +89,54 @@ export function jobFieldsMigration(): string {
   END;`;
 }
 
+/**
+ * The migration `jsfields`: a job's insert writes its job_fields rows itself (insertJobFields)
+ * instead of the AFTER INSERT trigger, whose json_each passes over args and result cost more than
+ * the rest of the insert; updates keep their triggers.
+ */
+export const DROP_INSERT_TRIGGER = `-- jsfields: a job's insert writes its job_fields rows itself (sqlite-job-fields.ts insertJobFields).
+  DROP TRIGGER job_fields_insert;`;
+
+/** One top-level entry of a document as json_each types it, or null when it is not indexed. */
+function indexedEntry(key: string, value: unknown): { type: string; value: string | number | null } | null {
+  const keyBytes = Buffer.byteLength(key);
+  if (keyBytes < 1 || keyBytes > MAX_KEY_BYTES) return null;
+  if (typeof value === 'string') return Buffer.byteLength(value) <= MAX_TEXT_BYTES ? { type: 'text', value } : null;
+  // JSON has no NaN or Infinity: stored documents spell them null.
+  if (typeof value === 'number') return Number.isFinite(value) ? { type: 'real', value } : { type: 'null', value: null };
+  if (typeof value === 'boolean') return { type: String(value), value: null };
+  if (value === null) return { type: 'null', value: null };
+  return null;
+}
+
+const fieldInserts = new WeakMap<Database.Database, Database.Statement>();
+
+function prepareFieldInsert(db: Database.Database): Database.Statement {
+  const insert = db.prepare(
+    `INSERT OR IGNORE INTO job_fields (job_id, field, key, value, workspace_id, created_at)
+     VALUES (@job_id, @field, @key, ${encodedValue('@type', '@value')}, @workspace_id, @created_at)`,
+  );
+  fieldInserts.set(db, insert);
+  return insert;
+}
+
+/**
+ * Writes a new job's job_fields rows for `field`, the rows the update triggers would compute for
+ * the same document (the bounds and the value encoding are the same SQL): each indexed top-level
+ * entry, or one overflow row when there are more than MAX_FIELDS. Inside the insert's transaction.
+ */
+export function insertJobFields(db: Database.Database, job: { id: string; workspace_id: string; created_at: string }, field: 'args' | 'result', doc: unknown): void {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return;
+  const rows = Object.entries(doc).flatMap(([key, value]) => {
+    const entry = indexedEntry(key, value);
+    return entry ? [{ key, ...entry }] : [];
+  });
+  const insert = fieldInserts.get(db) ?? prepareFieldInsert(db);
+  const base = { job_id: job.id, field, workspace_id: job.workspace_id, created_at: job.created_at };
+  if (rows.length > MAX_FIELDS) insert.run({ ...base, key: '', type: 'overflow', value: null });
+  else for (const row of rows) insert.run({ ...base, ...row });
+}
+
 /** A filter value matches fewer indexed jobs than this: the list reads it through job_fields. */
 export const RARE_VALUE_ROWS = 5000;
 

@@ -1,4 +1,4 @@
-import { jobFieldsMigration } from './sqlite-job-fields.js';
+import { DROP_INSERT_TRIGGER, jobFieldsMigration } from './sqlite-job-fields.js';
 
 /** The local store's tables. Versioned by `user_version` so later issues can migrate forward. */
 export const MIGRATIONS: string[] = [
@@ -202,4 +202,5 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE jobs ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX jobs_queue_by_priority ON jobs(status, held, priority DESC, created_at);`,
+  DROP_INSERT_TRIGGER,
 ];

@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-schema.js';
+import { GroupCommit } from './sqlite-group-commit.js';
+import { insertJobFields } from './sqlite-job-fields.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { deliveryRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
@@ -8,8 +10,9 @@ import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWo
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
 /**
- * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous, so each method
- * is one short transaction and the async signatures of the port resolve immediately.
+ * The local shell's state in one SQLite file (WAL). better-sqlite3 is synchronous: reads answer at
+ * once, and every write is queued for the group commit of the current event-loop round
+ * (sqlite-group-commit.ts), resolving only once that round's transaction has committed.
  *
  * Every multi-statement transaction begins IMMEDIATE, taking the write lock first. A deferred one
  * that reads before it writes gets SQLITE_BUSY at once, without waiting out busy_timeout, when
@@ -19,8 +22,11 @@ import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, J
 export class SqliteStore implements Store {
   readonly db: Database.Database;
 
+  private readonly commits: GroupCommit;
+
   constructor(file: string) {
     this.db = new Database(file);
+    this.commits = new GroupCommit(this.db);
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode survives a process crash (kill -9); only an OS crash may lose the last commits.
     this.db.pragma('synchronous = NORMAL');
@@ -41,15 +47,18 @@ export class SqliteStore implements Store {
   }
 
   close() {
+    this.commits.commit();
     this.db.close();
   }
 
   async createWorkspace(record: Workspace) {
-    const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
-    const r = this.db
-      .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
-      .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
-    return r.changes === 1 ? ('created' as const) : ('exists' as const);
+    return this.write(() => {
+      const ws = parseStored(workspaceRecord, record, `workspace ${record.id}`);
+      const r = this.db
+        .prepare('INSERT OR IGNORE INTO workspaces (id, name, created_at, object_storage_enabled) VALUES (?, ?, ?, ?)')
+        .run(ws.id, ws.name, ws.created_at, ws.object_storage_enabled ? 1 : 0);
+      return r.changes === 1 ? ('created' as const) : ('exists' as const);
+    });
   }
 
   async getWorkspace(id: string) {
@@ -62,26 +71,30 @@ export class SqliteStore implements Store {
   }
 
   async setObjectStorage(id: string, enabled: boolean) {
-    this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
+    return this.write(() => {
+      this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
+    });
   }
 
   async insertScriptVersion(version: ScriptVersion, expectedLatest: string | null, events: OutboxEvent[] = []) {
-    const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
-    return this.db.transaction(() => {
-      const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
-      if ((head?.hash ?? null) !== expectedLatest) return false;
-      this.stmt(
-        `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock, run_settings)
-         VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock, @run_settings)`,
-      ).run({
-        workspace_id: v.workspace_id, hash: v.hash, path: v.path, parent_hash: v.parent_hash, content: v.content, language: v.language, summary: v.summary, description: v.description,
-        timeout: v.timeout, created_by: v.created_by, created_at: v.created_at,
-        schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null, run_settings: storedRunSettings(v),
-      });
-      this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
-      this.record(events);
-      return true;
-    }).immediate();
+    return this.write(() => {
+      const v = parseStored(scriptVersionRecord, version, `script version ${version.hash}`);
+      return this.db.transaction(() => {
+        const head = this.stmt('SELECT hash FROM script_heads WHERE workspace_id = ? AND path = ?').get(v.workspace_id, v.path) as { hash: string } | undefined;
+        if ((head?.hash ?? null) !== expectedLatest) return false;
+        this.stmt(
+          `INSERT INTO script_versions (workspace_id, hash, path, parent_hash, content, language, summary, description, schema, delete_after_use, timeout, created_by, created_at, deployment_message, lock, run_settings)
+           VALUES (@workspace_id, @hash, @path, @parent_hash, @content, @language, @summary, @description, @schema, @delete_after_use, @timeout, @created_by, @created_at, @deployment_message, @lock, @run_settings)`,
+        ).run({
+          workspace_id: v.workspace_id, hash: v.hash, path: v.path, parent_hash: v.parent_hash, content: v.content, language: v.language, summary: v.summary, description: v.description,
+          timeout: v.timeout, created_by: v.created_by, created_at: v.created_at,
+          schema: JSON.stringify(v.schema), delete_after_use: v.delete_after_use ? 1 : 0, deployment_message: v.deployment_message ?? null, lock: v.lock ?? null, run_settings: storedRunSettings(v),
+        });
+        this.stmt('INSERT OR REPLACE INTO script_heads (workspace_id, path, hash) VALUES (?, ?, ?)').run(v.workspace_id, v.path, v.hash);
+        this.record(events);
+        return true;
+      }).immediate();
+    });
   }
 
   async getLatestScript(workspaceId: string, path: string) {
@@ -106,24 +119,29 @@ export class SqliteStore implements Store {
   }
 
   async deleteScriptPath(workspaceId: string, path: string, events: OutboxEvent[] = []) {
-    return this.db.transaction(() => {
-      this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
-      const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
-      if (removed > 0) this.record(events);
-      return removed;
-    }).immediate();
+    return this.write(() => {
+      return this.db.transaction(() => {
+        this.stmt('DELETE FROM script_heads WHERE workspace_id = ? AND path = ?').run(workspaceId, path);
+        const removed = this.stmt('DELETE FROM script_versions WHERE workspace_id = ? AND path = ?').run(workspaceId, path).changes;
+        if (removed > 0) this.record(events);
+        return removed;
+      }).immediate();
+    });
   }
 
   async insertJob(record: Job) {
-    const job = parseStored(jobRecord, record, `job ${record.id}`);
-    this.stmt(
-      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts, priority, concurrency_key, held, cache_hit)
-       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts, @priority, @concurrency_key, @held, @cache_hit)`,
-    ).run({
-      id: job.id, workspace_id: job.workspace_id, kind: job.kind, script_path: job.script_path, script_hash: job.script_hash, flow_version: job.flow_version, flow_module: job.flow_module,
-      language: job.language, status: job.status, created_by: job.created_by, created_at: job.created_at, parent_job: job.parent_job, started_at: job.started_at, attempts: job.attempts,
-      priority: job.priority ?? 0, concurrency_key: job.concurrency_key ?? null, held: job.held ? 1 : 0, cache_hit: job.cache_hit ? 1 : 0,
-      schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+    return this.write(() => {
+      const job = parseStored(jobRecord, record, `job ${record.id}`);
+      this.stmt(
+        `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts, priority, concurrency_key, held, cache_hit)
+         VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts, @priority, @concurrency_key, @held, @cache_hit)`,
+      ).run({
+        id: job.id, workspace_id: job.workspace_id, kind: job.kind, script_path: job.script_path, script_hash: job.script_hash, flow_version: job.flow_version, flow_module: job.flow_module,
+        language: job.language, status: job.status, created_by: job.created_by, created_at: job.created_at, parent_job: job.parent_job, started_at: job.started_at, attempts: job.attempts,
+        priority: job.priority ?? 0, concurrency_key: job.concurrency_key ?? null, held: job.held ? 1 : 0, cache_hit: job.cache_hit ? 1 : 0,
+        schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+      insertJobFields(this.db, job, 'args', job.args);
+    });
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -154,11 +172,13 @@ export class SqliteStore implements Store {
   }
 
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
-    const row = this.stmt(
-      `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-       WHERE id = @id AND ((status = 'queued' AND held = 0) OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
-    ).get({ id, startedAt, leaseUntil }) as Row | undefined;
-    return row ? toJob(row) : null;
+    return this.write(() => {
+      const row = this.stmt(
+        `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
+         WHERE id = @id AND ((status = 'queued' AND held = 0) OR (status = 'running' AND lease_until < @startedAt)) RETURNING *`,
+      ).get({ id, startedAt, leaseUntil }) as Row | undefined;
+      return row ? toJob(row) : null;
+    });
   }
 
   /**
@@ -175,41 +195,55 @@ export class SqliteStore implements Store {
   }
 
   async appendJobStream(id: string, chunk: string) {
-    this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
+    return this.write(() => {
+      this.stmt(`UPDATE jobs SET result_stream = result_stream || ?, streaming = 1 WHERE id = ? AND status = 'running'`).run(chunk, id);
+    });
   }
 
   async appendJobLogs(id: string, chunk: string) {
-    this.stmt(`UPDATE jobs SET logs = logs || ? WHERE id = ? AND status = 'running'`).run(chunk, id);
+    return this.write(() => {
+      this.stmt(`UPDATE jobs SET logs = logs || ? WHERE id = ? AND status = 'running'`).run(chunk, id);
+    });
   }
 
   async completeJob(id: string, c: JobCompletion, completedAt: string) {
-    const r = this.stmt(
-      `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?
-       WHERE id = ? AND status IN ('queued', 'running', 'suspended', 'awaiting_approval')`,
-    ).run(c.status, c.status === 'success' ? 1 : 0, JSON.stringify(c.result ?? null), c.logs, completedAt, id);
-    return r.changes === 1;
+    return this.write(() => {
+      const r = this.stmt(
+        `UPDATE jobs SET status = ?, success = ?, result = ?, logs = ?, completed_at = ?
+         WHERE id = ? AND status IN ('queued', 'running', 'suspended', 'awaiting_approval')`,
+      ).run(c.status, c.status === 'success' ? 1 : 0, JSON.stringify(c.result ?? null), c.logs, completedAt, id);
+      return r.changes === 1;
+    });
   }
 
   async scrubJob(id: string) {
-    this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
+    return this.write(() => {
+      this.stmt(`UPDATE jobs SET args = NULL, result = NULL, logs = '', result_stream = '', deleted = 1 WHERE id = ?`).run(id);
+    });
   }
 
   async releaseHeldJob(id: string) {
-    return this.stmt(`UPDATE jobs SET held = 0 WHERE id = ? AND held = 1 AND status = 'queued'`).run(id).changes === 1;
+    return this.write(() => {
+      return this.stmt(`UPDATE jobs SET held = 0 WHERE id = ? AND held = 1 AND status = 'queued'`).run(id).changes === 1;
+    });
   }
 
   async requeueInterrupted() {
-    const rows = this.stmt(`UPDATE jobs SET status = 'queued' WHERE status = 'running' RETURNING id`).all() as { id: string }[];
-    return rows.map((r) => r.id);
+    return this.write(() => {
+      const rows = this.stmt(`UPDATE jobs SET status = 'queued' WHERE status = 'running' RETURNING id`).all() as { id: string }[];
+      return rows.map((r) => r.id);
+    });
   }
 
   async createUser(u: User, events: OutboxEvent[] = []) {
-    return this.withEvents(events, () =>
-      this.stmt(
-        `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
-         VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
-      ).run(userRow(u)).changes === 1,
-    );
+    return this.write(() => {
+      return this.withEvents(events, () =>
+        this.stmt(
+          `INSERT OR IGNORE INTO users (username, email, is_admin, password_hash, created_at)
+           VALUES (@username, @email, @is_admin, @password_hash, @created_at)`,
+        ).run(userRow(u)).changes === 1,
+      );
+    });
   }
 
   async getUser(username: string) {
@@ -222,17 +256,21 @@ export class SqliteStore implements Store {
   }
 
   async updateUser(u: User) {
-    return this.stmt(
-      'UPDATE users SET email = @email, is_admin = @is_admin, password_hash = @password_hash, created_at = @created_at WHERE username = @username',
-    ).run(userRow(u)).changes === 1;
+    return this.write(() => {
+      return this.stmt(
+        'UPDATE users SET email = @email, is_admin = @is_admin, password_hash = @password_hash, created_at = @created_at WHERE username = @username',
+      ).run(userRow(u)).changes === 1;
+    });
   }
 
   async putToken(record: TokenRecord) {
-    const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
-    this.stmt(
-      `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
-       VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
-    ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes), expiry_notice_at: t.expiry_notice_at ?? null });
+    return this.write(() => {
+      const t = parseStored(tokenRecord, record, `token ${record.prefix}`);
+      this.stmt(
+        `INSERT OR REPLACE INTO tokens (token_hash, prefix, label, owner, kind, workspace_id, scopes, expires_at, created_at, expiry_notice_at)
+         VALUES (@token_hash, @prefix, @label, @owner, @kind, @workspace_id, @scopes, @expires_at, @created_at, @expiry_notice_at)`,
+      ).run({ ...t, scopes: t.scopes === null ? null : JSON.stringify(t.scopes), expiry_notice_at: t.expiry_notice_at ?? null });
+    });
   }
 
   async getToken(tokenHash: string) {
@@ -246,31 +284,39 @@ export class SqliteStore implements Store {
   }
 
   async deleteToken(tokenHash: string, events: OutboxEvent[] = []) {
-    this.withEvents(events, () => this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash).changes === 1);
+    return this.write(() => {
+      this.withEvents(events, () => this.stmt('DELETE FROM tokens WHERE token_hash = ?').run(tokenHash).changes === 1);
+    });
   }
 
   async markTokenExpiryNotice(tokenHash: string, at: string, events: OutboxEvent[] = []) {
-    return this.withEvents(events, () => this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1);
+    return this.write(() => {
+      return this.withEvents(events, () => this.stmt('UPDATE tokens SET expiry_notice_at = ? WHERE token_hash = ?').run(at, tokenHash).changes === 1);
+    });
   }
 
   async createEntity(e: Entity, events: OutboxEvent[] = []) {
-    return this.withEvents(events, () =>
-      this.stmt(
-        `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
-         VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
-      ).run(entityRow(e)).changes === 1,
-    );
+    return this.write(() => {
+      return this.withEvents(events, () =>
+        this.stmt(
+          `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
+           VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
+        ).run(entityRow(e)).changes === 1,
+      );
+    });
   }
 
   async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
-    // The version check and the write are one statement: of two replaces that read the same
-    // version, the second finds the version moved on and changes nothing.
-    return this.withEvents(events, () =>
-      this.stmt(
-        `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
-         WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
-      ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
-    );
+    return this.write(() => {
+      // The version check and the write are one statement: of two replaces that read the same
+      // version, the second finds the version moved on and changes nothing.
+      return this.withEvents(events, () =>
+        this.stmt(
+          `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
+           WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
+        ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
+      );
+    });
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {
@@ -283,11 +329,15 @@ export class SqliteStore implements Store {
   }
 
   async deleteEntity(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []) {
-    return this.withEvents(events, () => this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1);
+    return this.write(() => {
+      return this.withEvents(events, () => this.stmt('DELETE FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').run(kind, workspaceId, key).changes === 1);
+    });
   }
 
   async insertDeliveries(events: OutboxEvent[]) {
-    this.db.transaction(() => this.record(events)).immediate();
+    return this.write(() => {
+      this.db.transaction(() => this.record(events)).immediate();
+    });
   }
 
   async listPendingDeliveries(limit: number) {
@@ -304,8 +354,10 @@ export class SqliteStore implements Store {
   }
 
   async replaceDelivery(record: Delivery, expectedVersion: number) {
-    const d = parseStored(deliveryRecord, record, `delivery ${record.id}`);
-    return this.stmt('UPDATE deliveries SET status = ?, record = ?, version = ? WHERE scope = ? AND id = ? AND version = ?').run(d.status, JSON.stringify(d), d.version, d.scope, d.id, expectedVersion).changes === 1;
+    return this.write(() => {
+      const d = parseStored(deliveryRecord, record, `delivery ${record.id}`);
+      return this.stmt('UPDATE deliveries SET status = ?, record = ?, version = ? WHERE scope = ? AND id = ? AND version = ?').run(d.status, JSON.stringify(d), d.version, d.scope, d.id, expectedVersion).changes === 1;
+    });
   }
 
   /** Runs `change` and, when it changed something, records its events, all in one transaction. */
@@ -324,6 +376,11 @@ export class SqliteStore implements Store {
       const d = parseStored(deliveryRecord, newDelivery(e), `event ${e.id}`);
       this.stmt('INSERT INTO deliveries (scope, id, status, record, version) VALUES (?, ?, ?, ?, ?)').run(d.scope, d.id, d.status, JSON.stringify(d), d.version);
     }
+  }
+
+  /** Every write: run in this round's group commit, resolved once committed. */
+  private write<T>(work: () => T): Promise<T> {
+    return this.commits.write(work);
   }
 
   // Prepared statements are cached: the webhook hot path runs the same few queries.

@@ -56,9 +56,10 @@ export function consolePageRoutes(deps: CoreDeps) {
       return pageResponse(c, errorPage(rights.workspaceId, principal.username, error.message), error.status);
     }
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+    const version = job.kind === 'flow' && job.flow_version !== null ? await findFlowVersion(deps.store, job.workspace_id, job.flow_version) : null;
     const domain = job.kind === 'flow' ? 'flows' : 'scripts';
     // An editor's test run ran code or a flow that was not saved: nothing runs it again.
-    const testRun = job.kind === 'flow' ? job.flow_version !== null && (await findFlowVersion(deps.store, job.workspace_id, job.flow_version))?.preview === true : job.script_hash !== null && isPreviewHash(job.script_hash);
+    const testRun = job.kind === 'flow' ? version?.preview === true : job.script_hash !== null && isPreviewHash(job.script_hash);
     return pageResponse(
       c,
       renderRunPage({
@@ -67,8 +68,9 @@ export function consolePageRoutes(deps: CoreDeps) {
         job,
         canCancel: !isFinished(job.status) && rights.canJob(job, 'cancel'),
         canRerun: !testRun && job.kind !== 'flowstep' && job.parent_job === null && rights.can(domain, 'run', job.script_path),
-        modules: run ? run.modules : null,
-        failureModule: run?.failure_module ?? null,
+        // A flow the runner has not started yet has no run state: its graph is its version's.
+        modules: run ? run.modules : (version?.value.modules ?? null),
+        failureModule: run ? (run.failure_module ?? null) : (version?.value.failure_module ?? null),
       }),
     );
   });

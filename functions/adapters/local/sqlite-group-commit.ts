@@ -1,0 +1,82 @@
+import type Database from 'better-sqlite3';
+
+interface Pending {
+  work: () => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: the writes asked for while the event loop handles one round of I/O are run
+ * together, in one transaction, when that round ends (setImmediate), and each writer's promise
+ * settles only after that transaction has committed. A commit writes every page it changed to
+ * the WAL, and a job's insert changes the jobs table, its indexes and job_fields: concurrent runs
+ * share most of those pages (the newest end of each index), so sixteen webhook calls write them
+ * once per round instead of once per statement.
+ *
+ * Writes are queued, not run at once inside an open transaction: until the round's commit no
+ * statement of it has run, so no read on this connection (an SSE stream, a console page, a sync
+ * caller polling) can see a change that is not yet committed, and nothing can be reported before
+ * it is durable. Writes run in the order they were asked for.
+ *
+ * Each write runs in a savepoint of its own: one that throws is undone alone and its writer gets
+ * the error; the others of the round are committed. When SQLite gives up the whole transaction (a
+ * full disk, an I/O error) or the commit fails, every writer of the round gets the error and
+ * nothing of it is stored.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** Queues `work` for this round's transaction; resolves with its result once committed. */
+  write<T>(work: () => T): Promise<T> {
+    // Inside a transaction of the caller's own (a bulk load): its commit is the caller's.
+    if (this.db.inTransaction) {
+      try {
+        return Promise.resolve(work());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.commit());
+      }
+    });
+  }
+
+  /** Runs and commits what is queued now (also before the connection closes). */
+  commit(): void {
+    this.scheduled = false;
+    const round = this.queue;
+    if (round.length === 0) return;
+    this.queue = [];
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const { work } of round) {
+        try {
+          outcomes.push({ ok: true, value: this.db.transaction(work)() });
+        } catch (error) {
+          // SQLite ended the whole transaction: nothing of the round is stored.
+          if (!this.db.inTransaction) throw error;
+          outcomes.push({ ok: false, error });
+        }
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      for (const p of round) p.reject(error);
+      return;
+    }
+    round.forEach((p, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) p.resolve(outcome.value);
+      else p.reject(outcome.error);
+    });
+  }
+}
