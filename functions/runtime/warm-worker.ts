@@ -1,5 +1,5 @@
 import { writeWorkspaceModules } from './workspace-modules.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
@@ -145,7 +145,8 @@ export class WarmWorker {
     const tail = new OutputTail();
     const chunks: string[] = [];
     const id = randomUUID();
-    const marker = `\u0000svc-end-${randomBytes(16).toString('hex')}\u0000`;
+    // 122 random bits from node's buffered CSPRNG: randomBytes() per job cost a syscall each.
+    const marker = `\u0000svc-end-${randomUUID()}\u0000`;
     try {
       const markerSeen = this.output.begin(marker, (text) => {
         tail.push(text);
