@@ -96,6 +96,18 @@ describe('SQLite group commit', () => {
     expect(committed()).toEqual(['b']);
   });
 
+  it('refuses a lone write that fails, at its statement or at its commit, and stores nothing of it', async () => {
+    const { db, group, insert, committed } = table();
+    expect(await insert('a')).toBe(1);
+    await expect(insert('a')).rejects.toThrow(/UNIQUE/);
+    db.exec('CREATE TABLE child (k TEXT REFERENCES t(k) DEFERRABLE INITIALLY DEFERRED)');
+    db.pragma('foreign_keys = ON');
+    await expect(group.write(() => db.prepare('INSERT INTO child VALUES (?)').run('nobody').changes)).rejects.toThrow(/FOREIGN KEY/);
+    expect(db.inTransaction).toBe(false);
+    expect(await insert('b')).toBe(1);
+    expect(committed()).toEqual(['a', 'b']);
+  });
+
   it("leaves a caller's own transaction to the caller", async () => {
     const { db, insert, committed } = table();
     db.transaction(() => {

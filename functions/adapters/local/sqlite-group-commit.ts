@@ -55,6 +55,8 @@ export class GroupCommit {
     const round = this.queue;
     if (round.length === 0) return;
     this.queue = [];
+    // A round of one write needs no savepoint: its failure undoes its transaction, nothing else.
+    if (round.length === 1) return this.commitOne(round[0]);
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
@@ -78,5 +80,16 @@ export class GroupCommit {
       if (outcome.ok) p.resolve(outcome.value);
       else p.reject(outcome.error);
     });
+  }
+
+  private commitOne({ work, resolve, reject }: Pending): void {
+    let value: unknown;
+    try {
+      value = this.db.transaction(work).immediate();
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    resolve(value);
   }
 }
