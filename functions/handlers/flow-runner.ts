@@ -92,8 +92,11 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
     const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? FLOW_RUNNER_TIMEOUT_SECONDS * 1000);
     const remainingMs = () => deadline - Date.now();
     const ran: InlineStep[] = [];
+    // The wake counter once per invocation, before its first turn reads the run: a wake during a
+    // later inline turn makes `park` refuse and the execution take one more turn (never a lost
+    // wake), and an inline step costs no read or write of the wait record.
+    const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
     for (;;) {
-      const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
       let next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
       if (inline && next.action === 'run_step') {
         const step = await runStepInline(deps, e.workspaceId, next.step.jobId, remainingMs);

@@ -37,6 +37,7 @@ import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
 import { matchesExecutionStatusPattern } from '../../lib/constructs/execution-status-rule.js';
 import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
 import { sqsClient } from './sqs-local.js';
+import { countingDynamoRequests, emptyRequests, installDynamoRequestCounter } from './dynamodb-request-counter.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
@@ -99,7 +100,25 @@ function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
   };
 }
 
+/**
+ * With SVC_TEST_COUNT_DYNAMODB=true, each flow-runner invocation prints the DynamoDB requests it
+ * made (`dynamodb requests of flow-runner <op> <flow job id>: <json>`), for the cost test.
+ */
+const countDynamo = process.env.SVC_TEST_COUNT_DYNAMODB === 'true';
+
+async function counted<T>(payload: unknown, invoke: () => Promise<T>): Promise<T> {
+  if (!countDynamo) return invoke();
+  const counts = emptyRequests();
+  try {
+    return await countingDynamoRequests(counts, invoke);
+  } finally {
+    const { op, flowJobId } = payload as { op?: string; flowJobId?: string };
+    console.log(`dynamodb requests of flow-runner ${op} ${flowJobId}: ${JSON.stringify(counts)}`);
+  }
+}
+
 async function main(): Promise<void> {
+  if (countDynamo) installDynamoRequestCounter();
   const ownDataDir = !process.env.SVC_DATA_DIR;
   const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
   if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -135,7 +154,7 @@ async function main(): Promise<void> {
     sqs,
     queueUrl: emulators.queueUrl,
     // Each call as one invocation of the deployed function, whose time left decides which steps it runs itself.
-    flowRunner: async (payload) => withinLambdaTimeout(flowRunnerTimeoutMs, async () => (await flowRunnerHandler)(payload, lambdaContext('svc-local-flow-runner', flowRunnerTimeoutMs))),
+    flowRunner: async (payload) => withinLambdaTimeout(flowRunnerTimeoutMs, () => counted(payload, async () => (await flowRunnerHandler)(payload, lambdaContext('svc-local-flow-runner', flowRunnerTimeoutMs)))),
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
     // A test of waits past a year or of full histories shortens the day and the budgets.
     ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),

@@ -44,8 +44,25 @@ export async function runStepInline(deps: WorkerDeps, workspaceId: string, jobId
   const now = deps.clock.now();
   const claimed = await deps.store.claimJob(jobId, now.toISOString(), leaseUntil(now, deps.config));
   if (!claimed) return null;
-  await executeJob(deps, jobId, claimed);
+  await executeJob(withoutWakeOf(deps, job.parent_job), jobId, claimed);
   return { jobId, step: job.flow_module ?? job.script_path };
+}
+
+/**
+ * A step finished inside Advance needs no wake of its flow: the same invocation takes the flow's
+ * next turn (and, if it dies first, Step Functions retries Advance, which finds the step done).
+ * The wake would be a read and a write of the flow's wait record per step, for no one.
+ */
+function withoutWakeOf(deps: WorkerDeps, flowJobId: string | null): WorkerDeps {
+  const flows = deps.flows;
+  return {
+    ...deps,
+    flows: {
+      dispatch: (jobs) => flows.dispatch(jobs),
+      wakeAt: (ws, id, at) => flows.wakeAt(ws, id, at),
+      wake: (ws, id, step) => (id === flowJobId ? Promise.resolve() : flows.wake(ws, id, step)),
+    },
+  };
 }
 
 /** The flow's script steps still `running` (not sub-flows): when its runner waits, ones an earlier Advance may have left. */
