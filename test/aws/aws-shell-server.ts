@@ -102,9 +102,15 @@ function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
 
 /**
  * With SVC_TEST_COUNT_DYNAMODB=true, each flow-runner invocation prints the DynamoDB requests it
- * made (`dynamodb requests of flow-runner <op> <flow job id>: <json>`), for the cost test.
+ * made (`dynamodb requests of flow-runner <op> <flow job id>: <json>`), and so does each api
+ * request (`... of api <method> <path>: <json>`), for the cost test.
  */
 const countDynamo = process.env.SVC_TEST_COUNT_DYNAMODB === 'true';
+
+const what = (payload: unknown): string => {
+  const { op, flowJobId, httpMethod, path } = payload as { op?: string; flowJobId?: string; httpMethod?: string; path?: string };
+  return op ? `flow-runner ${op} ${flowJobId}` : `api ${httpMethod} ${path}`;
+};
 
 async function counted<T>(payload: unknown, invoke: () => Promise<T>): Promise<T> {
   if (!countDynamo) return invoke();
@@ -112,8 +118,7 @@ async function counted<T>(payload: unknown, invoke: () => Promise<T>): Promise<T
   try {
     return await countingDynamoRequests(counts, invoke);
   } finally {
-    const { op, flowJobId } = payload as { op?: string; flowJobId?: string };
-    console.log(`dynamodb requests of flow-runner ${op} ${flowJobId}: ${JSON.stringify(counts)}`);
+    console.log(`dynamodb requests of ${what(payload)}: ${JSON.stringify(counts)}`);
   }
 }
 
@@ -224,7 +229,7 @@ async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerR
   try {
     const body = await readBody(req);
     const event = proxyEvent(req, body, { stage: STAGE, binaryMediaTypes: BINARY_MEDIA_TYPES });
-    await sendStreamedResponse(invokeStreaming(handler, event, lambdaContext('svc-api', API_TIMEOUT_MS)), res);
+    await counted(event, () => sendStreamedResponse(invokeStreaming(handler, event, lambdaContext('svc-api', API_TIMEOUT_MS)), res));
   } catch (error) {
     console.error(JSON.stringify({ level: 'error', msg: 'request failed', error: String(error) }));
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end('{"message":"Internal server error"}');

@@ -24,6 +24,7 @@ export class DynamoJobWrites {
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly offload: Offload,
+    private readonly runningLeaseMs?: number,
   ) {}
 
   async insert(record: Job): Promise<void> {
@@ -47,7 +48,8 @@ export class DynamoJobWrites {
       stream_seq: 0,
     };
     try {
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: jobItem(job, payload), ConditionExpression: 'attribute_not_exists(pk)' }));
+      const lease = job.status === 'running' && job.started_at && this.runningLeaseMs !== undefined ? { lease_until: new Date(Date.parse(job.started_at) + this.runningLeaseMs).toISOString() } : {};
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...jobItem(job, payload), ...lease }, ConditionExpression: 'attribute_not_exists(pk)' }));
     } catch (e) {
       await this.blankQuietly(written);
       throw translateSizeError(e, `job ${job.id}`);

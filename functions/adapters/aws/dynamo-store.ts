@@ -43,11 +43,17 @@ export class DynamoStore implements Store {
   private readonly outbox: DynamoOutbox;
   private readonly identity: DynamoIdentity;
 
-  constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
+  /**
+   * `runningLeaseMs`: a job stored already `running` (JobQueue.reserve) gets the lease a claim
+   * at its `started_at` would have (the worker's: the job timeout plus a margin), so that once
+   * its runner is gone it can be claimed again like any lapsed claim (the flow runner's inline
+   * steps, inline-flow-steps.ts). Without it such a job is never reclaimed.
+   */
+  constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore; runningLeaseMs?: number }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
     this.offload = new Offload(opts.blobs);
-    this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
+    this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload, opts.runningLeaseMs);
     this.outbox = new DynamoOutbox(this.doc, this.table);
     this.entities = new DynamoEntities(this.doc, this.table, this.outbox, this.offload);
     this.identity = new DynamoIdentity(this.doc, this.table, this.outbox);
@@ -176,7 +182,8 @@ export class DynamoStore implements Store {
     if (!item || item.workspace_id !== workspaceId) return null;
     const job = await this.toJob(item);
     // A running job's live log is in chunk items beside it; a finished job's item has the full text.
-    if (job.status === 'running') job.logs += await readLogChunks(this.doc, this.table, id);
+    // A flow job has none (only script jobs' runs append logs): no Query for it, read every turn.
+    if (job.status === 'running' && job.kind !== 'flow') job.logs += await readLogChunks(this.doc, this.table, id);
     return job;
   }
 
