@@ -210,6 +210,8 @@ export interface JobListFilter {
   script_path?: string;
   /** Only the runs this schedule started. */
   schedule_path?: string;
+  /** Only jobs of this kind (a store may serve running flows from an index of their own). */
+  kind?: JobKind;
   limit: number;
 }
 

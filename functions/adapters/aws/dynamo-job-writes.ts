@@ -70,8 +70,8 @@ export class DynamoJobWrites {
     const resultRef = refs.get('result');
     const logsRef = refs.get('logs');
     const set = ['#status = :status', 'success = :success', 'completed_at = :completedAt', 'log_chunks = :logs'];
-    // Leaving the unfinished states also takes the job out of the sparse status index.
-    const remove = ['gsi2pk', 'gsi2sk'];
+    // Leaving the unfinished states also takes the job out of the sparse status and running-flows indexes.
+    const remove = ['gsi2pk', 'gsi2sk', 'gsi3sk'];
     const values: Item = {
       ':status': c.status,
       ':success': c.status === 'success',
