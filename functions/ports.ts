@@ -210,6 +210,8 @@ export interface JobListFilter {
   script_path?: string;
   /** Only the runs this schedule started. */
   schedule_path?: string;
+  /** Only jobs of this kind (a store may serve running flows from an index of their own). */
+  kind?: JobKind;
   limit: number;
 }
 
@@ -385,6 +387,11 @@ export interface RunIntent {
   callerWaits: boolean;
   /** The longest the run may take: the script's timeout within the instance's job timeout. */
   timeoutMs: number;
+  /**
+   * The job about to be stored, when the caller is a flow starting its step: a runner that holds
+   * steps itself (the AWS flow runner, adapters/aws/inline-flow-steps.ts) decides on its code.
+   */
+  job?: Job;
 }
 
 /** A worker held for one job; exactly one of `run` (once the job is stored) or `cancel` follows. */

@@ -18,6 +18,12 @@ export interface CoreConfig {
   signingKey: Uint8Array;
   /** How often waiters re-read a job when the shell's signals cannot wake them (AWS). */
   pollIntervalMs: number;
+  /**
+   * How often a running job's worker re-reads it to see a cancel, where signals cannot wake it
+   * (AWS); pollIntervalMs when unset. The cancel itself is stored at once; this only bounds how
+   * long the worker listens on, and every look is a read billed per running second.
+   */
+  cancelPollIntervalMs?: number;
   /** When failed webhook deliveries are tried again, and each attempt's time limit. */
   webhookRetry: RetrySchedule;
   /** Large uploads: size limit, part size, how long part URLs stay valid (README: Large uploads). */

@@ -8,7 +8,7 @@ import { lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
 import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } from '../adapters/aws/flow-execution-budget.js';
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
-import { leaseEndsInSeconds, runningScriptSteps, runStepInline, type InlineStep } from '../adapters/aws/inline-flow-steps.js';
+import { InlineSteps, leaseEndsInSeconds, runHeldStep, runningScriptSteps, runStepInline, type InlineStep } from '../adapters/aws/inline-flow-steps.js';
 import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import { countApprovalWait } from '../adapters/aws/powertools.js';
 import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
@@ -92,9 +92,20 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
     const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? FLOW_RUNNER_TIMEOUT_SECONDS * 1000);
     const remainingMs = () => deadline - Date.now();
     const ran: InlineStep[] = [];
+    // The wake counter once per invocation, before its first turn reads the run: a wake during a
+    // later inline turn makes `park` refuse and the execution take one more turn (never a lost
+    // wake), and an inline step costs no read or write of the wait record.
+    const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
+    // The turn stores the step it starts already running for this invocation when it fits.
+    const steps = inline ? new InlineSteps(deps.queue, deps, remainingMs) : null;
+    const turnDeps = steps ? { ...deps, queue: steps } : deps;
     for (;;) {
-      const wakes = await shell.flowRunner.beginTurn(e.workspaceId, e.flowJobId);
-      let next = turnAction(await advanceForRunner(deps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
+      let next = turnAction(await advanceForRunner(turnDeps, e.workspaceId, e.flowJobId), e.wakeCheckSeconds);
+      const held = steps?.take();
+      if (held) {
+        ran.push(await runHeldStep(deps, held));
+        continue;
+      }
       if (inline && next.action === 'run_step') {
         const step = await runStepInline(deps, e.workspaceId, next.step.jobId, remainingMs);
         if (step) {

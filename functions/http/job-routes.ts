@@ -71,6 +71,8 @@ export function jobRoutes(deps: CoreDeps) {
     const waiting = q.status === 'suspended' || q.status === 'awaiting_approval';
     const jobs = await listJobs(deps, c.get('rights'), {
       status: waiting ? 'running' : (q.status as JobStatus | undefined),
+      // Only flows wait so: the store may serve running flows from an index of their own.
+      ...(waiting ? { kind: 'flow' as const } : {}),
       script_path: q.script_path_exact,
       schedule_path: q.schedule_path,
       limit: waiting ? 1000 : q.per_page,

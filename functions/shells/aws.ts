@@ -16,6 +16,7 @@ import { withPayloadOffload } from '../adapters/aws/sandbox-payload-offload.js';
 import { awsConfigFromEnv, loadSecrets, requireSandboxFunctions, secretsManagerReader, type AwsConfig, type AwsSecrets } from '../adapters/aws/aws-config.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { CachedStore } from '../core/store/cached-store.js';
+import { leaseUntil } from '../core/runs/worker.js';
 import { KmsSecretCipher } from '../adapters/aws/kms-secret-cipher.js';
 import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { S3BlobStore, s3ClientConfig } from '../adapters/aws/s3-blob-store.js';
@@ -67,7 +68,8 @@ export const awsShell = once(async (): Promise<AwsShell> => {
   const s3 = traced(new S3Client(s3ClientConfig()));
   const blobs = new S3BlobStore({ client: s3, bucketName: config.bucketName });
   // Payloads too large for a DynamoDB item go to the bucket, under `_store/`.
-  const store = new DynamoStore({ client: traced(new DynamoDBClient({})), tableName: config.tableName, blobs });
+  // A job stored already running carries the lease a worker's claim would (inline flow steps).
+  const store = new DynamoStore({ client: traced(new DynamoDBClient({})), tableName: config.tableName, blobs, runningLeaseMs: Date.parse(leaseUntil(new Date(0), config.core)) });
   const clock = { now: () => new Date() };
   const flowRunner = new StepFunctionsFlowRunner({ client: traced(new SFNClient({})), stateMachineArn: config.stateMachineArn, store, clock });
   const deps: CoreDeps = {

@@ -55,6 +55,7 @@ describe('AWS shell config', () => {
       syncMaxWaitMs: 3_000,
       includeHeaders: ['X-Tag', 'X-Other'],
       pollIntervalMs: 100,
+      cancelPollIntervalMs: 1000,
       webhookRetry: { firstMs: 100, maxMs: 400, giveUpAfterMs: 7_200_000, timeoutMs: 300 },
       uploads: { maxBytes: 10 * 1024 ** 3, partBytes: 128 * 1024 ** 2, urlSeconds: 3600 },
     });

@@ -37,6 +37,7 @@ import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
 import { matchesExecutionStatusPattern } from '../../lib/constructs/execution-status-rule.js';
 import { DEFAULT_AGE_BUDGET_SECONDS, DEFAULT_EVENT_BUDGET } from '../../functions/adapters/aws/flow-execution-budget.js';
 import { sqsClient } from './sqs-local.js';
+import { countingDynamoRequests, emptyRequests, installDynamoRequestCounter } from './dynamodb-request-counter.js';
 import { lambdaContext } from './lambda-context.js';
 import { installLambdaStreamingGlobals, invokeStreaming } from './lambda-streaming-runtime.js';
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
@@ -99,7 +100,30 @@ function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
   };
 }
 
+/**
+ * With SVC_TEST_COUNT_DYNAMODB=true, each flow-runner invocation prints the DynamoDB requests it
+ * made (`dynamodb requests of flow-runner <op> <flow job id>: <json>`), and so does each api
+ * request (`... of api <method> <path>: <json>`), for the cost test.
+ */
+const countDynamo = process.env.SVC_TEST_COUNT_DYNAMODB === 'true';
+
+const what = (payload: unknown): string => {
+  const { op, flowJobId, httpMethod, path } = payload as { op?: string; flowJobId?: string; httpMethod?: string; path?: string };
+  return op ? `flow-runner ${op} ${flowJobId}` : `api ${httpMethod} ${path}`;
+};
+
+async function counted<T>(payload: unknown, invoke: () => Promise<T>): Promise<T> {
+  if (!countDynamo) return invoke();
+  const counts = emptyRequests();
+  try {
+    return await countingDynamoRequests(counts, invoke);
+  } finally {
+    console.log(`dynamodb requests of ${what(payload)}: ${JSON.stringify(counts)}`);
+  }
+}
+
 async function main(): Promise<void> {
+  if (countDynamo) installDynamoRequestCounter();
   const ownDataDir = !process.env.SVC_DATA_DIR;
   const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
   if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -135,7 +159,7 @@ async function main(): Promise<void> {
     sqs,
     queueUrl: emulators.queueUrl,
     // Each call as one invocation of the deployed function, whose time left decides which steps it runs itself.
-    flowRunner: async (payload) => withinLambdaTimeout(flowRunnerTimeoutMs, async () => (await flowRunnerHandler)(payload, lambdaContext('svc-local-flow-runner', flowRunnerTimeoutMs))),
+    flowRunner: async (payload) => withinLambdaTimeout(flowRunnerTimeoutMs, () => counted(payload, async () => (await flowRunnerHandler)(payload, lambdaContext('svc-local-flow-runner', flowRunnerTimeoutMs)))),
     stepTimeoutSeconds: jobTimeoutSeconds + 60,
     // A test of waits past a year or of full histories shortens the day and the budgets.
     ...(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS ? { wakeCheckSeconds: Number(process.env.SVC_TEST_FLOW_WAKE_CHECK_SECONDS) } : {}),
@@ -205,7 +229,7 @@ async function serveRequest(handler: unknown, req: IncomingMessage, res: ServerR
   try {
     const body = await readBody(req);
     const event = proxyEvent(req, body, { stage: STAGE, binaryMediaTypes: BINARY_MEDIA_TYPES });
-    await sendStreamedResponse(invokeStreaming(handler, event, lambdaContext('svc-api', API_TIMEOUT_MS)), res);
+    await counted(event, () => sendStreamedResponse(invokeStreaming(handler, event, lambdaContext('svc-api', API_TIMEOUT_MS)), res));
   } catch (error) {
     console.error(JSON.stringify({ level: 'error', msg: 'request failed', error: String(error) }));
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end('{"message":"Internal server error"}');

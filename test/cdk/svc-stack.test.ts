@@ -60,6 +60,19 @@ describe('DynamoDB table', () => {
     expect(table.BillingMode).toBe('PAY_PER_REQUEST');
   });
 
+  it("has the sparse index of a workspace's running flows, beside the job list and status indexes", () => {
+    const indexes = propsOf(stack.data.table).GlobalSecondaryIndexes as Array<{ IndexName: string; KeySchema: unknown; Projection: unknown }>;
+    expect(indexes.map((i) => i.IndexName)).toEqual(['gsi1', 'gsi2', 'gsi3']);
+    expect(indexes[2]).toEqual({
+      IndexName: 'gsi3',
+      KeySchema: [
+        { AttributeName: 'gsi3pk', KeyType: 'HASH' },
+        { AttributeName: 'gsi3sk', KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['script_path'] },
+    });
+  });
+
   it('keeps point-in-time recovery, TTL, a stream with both images, and encryption', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoStore } from '../../functions/adapters/aws/dynamo-store.js';
-import { GSI1, gsi1, gsi2, keys } from '../../functions/adapters/aws/dynamo-keys.js';
+import { GSI1, GSI3, gsi1, gsi2, gsi3, keys } from '../../functions/adapters/aws/dynamo-keys.js';
 import { jobItem } from '../../functions/adapters/aws/dynamo-items.js';
 import type { Job, JobQuery } from '../../functions/ports.js';
 import { createTestTable, dynamoClient, startDynamoDb, type DynamoEndpoint } from '../aws/dynamodb-local.js';
@@ -116,5 +116,40 @@ describe('DynamoStore: sharded job keys', () => {
     expect(ids(await store.listStaleJobs('running', FAR_FUTURE, 1_000))).not.toContain(first!.id);
     // Its list entry stays where it was written: still listed, now finished.
     expect((await store.listJobs({ workspace_id: ws, status: 'success', limit: 10 })).map((j) => j.id)).toEqual([first!.id]);
+  });
+
+  it("serves a workspace's running flows from their own index: only running flows in it, paged newest first", async () => {
+    const ws = uid('ws');
+    const flow = (status: Job['status']) => aJob(ws, { kind: 'flow', status, script_path: 'f/ops/deploy', script_hash: null, flow_version: 1, language: 'nativets', created_at: nextTimestamp() });
+    // Many finished runs and running scripts, which the list must not read past, and a few running flows.
+    const finished = Array.from({ length: 30 }, () => flow('queued'));
+    const scripts = Array.from({ length: 10 }, () => aJob(ws, { created_at: nextTimestamp() }));
+    const running = Array.from({ length: 9 }, () => flow('queued'));
+    const direct = flow('running'); // stored already running (JobQueue.reserve)
+    for (const job of [...finished, ...scripts, ...running]) await store.insertJob(job);
+    await store.insertJob({ ...direct, started_at: nextTimestamp() });
+    for (const job of [...finished, ...scripts, ...running]) await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE);
+    for (const job of finished) await store.completeJob(job.id, { status: 'success', result: 1, logs: '' }, nextTimestamp());
+    const expected = [direct, ...running.toReversed()];
+
+    // The index holds the running flows and nothing else, in every shard.
+    const entries = await Promise.all(
+      gsi3.runningFlowPartitionsOf(ws).map(async (pk) => (await doc.send(new QueryCommand({ TableName: table.tableName, IndexName: GSI3, KeyConditionExpression: 'gsi3pk = :pk', ExpressionAttributeValues: { ':pk': pk } }))).Items ?? []),
+    );
+    await eventually(async () => entries.flat().length, (n) => n === expected.length);
+    expect(new Set(entries.flat().map((i) => i.pk))).toEqual(new Set(expected.map((j) => `JOB#${j.id}`)));
+
+    // Pages of 4 follow the cursor through the shards; the path filter is in the index too.
+    expect(ids(await allPages({ workspace_id: ws, status: 'running', kind: 'flow' }, 4))).toEqual(ids(expected));
+    expect(ids(await allPages({ workspace_id: ws, status: 'running', kind: 'flow', path_prefix: 'f/other/' }, 4))).toEqual([]);
+    expect(ids(await store.listJobs({ workspace_id: ws, status: 'running', kind: 'flow', limit: 100 }))).toEqual(ids(expected));
+    expect(ids(await store.listJobs({ workspace_id: ws, status: 'running', kind: 'flow', limit: 3 }))).toEqual(ids(expected.slice(0, 3)));
+
+    // A flow that ends leaves the index; one requeued after a crash too, until claimed again.
+    await store.completeJob(expected[0]!.id, { status: 'failed', result: null, logs: '' }, nextTimestamp());
+    expect(ids(await store.listJobs({ workspace_id: ws, status: 'running', kind: 'flow', limit: 100 }))).toEqual(ids(expected.slice(1)));
+    const raw = async (id: string) => (await doc.send(new GetCommand({ TableName: table.tableName, Key: keys.job(id), ConsistentRead: true }))).Item!;
+    expect(await raw(expected[0]!.id)).not.toHaveProperty('gsi3sk');
+    expect(await raw(scripts[0]!.id)).not.toHaveProperty('gsi3pk');
   });
 });

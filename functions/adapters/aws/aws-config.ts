@@ -60,6 +60,12 @@ const DEFAULT_SYNC_MAX_WAIT_SECONDS = 60;
 const DEFAULT_SSE_MAX_SECONDS = 880;
 /** Waiters re-read the job from DynamoDB this often: the only way to see another Lambda's writes. */
 const POLL_INTERVAL_MS = 100;
+/**
+ * A running job's worker (or flow runner, or api) looks for a cancel once a second, not every
+ * POLL_INTERVAL_MS: each look is a read of the job, ten a second of a script's run at 100 ms
+ * (docs/aws.md "Costs"); the cancel is stored at once, only the worker lets go up to a second later.
+ */
+const CANCEL_POLL_INTERVAL_MS = 1000;
 
 export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfig {
   return {
@@ -98,6 +104,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       syncMaxWaitMs: int(env, 'SYNC_MAX_WAIT_SECONDS', DEFAULT_SYNC_MAX_WAIT_SECONDS) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: POLL_INTERVAL_MS,
+      cancelPollIntervalMs: CANCEL_POLL_INTERVAL_MS,
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, ''),
       flowMaxWhileIterations: int(env, 'FLOW_MAX_WHILE_ITERATIONS', 1000),

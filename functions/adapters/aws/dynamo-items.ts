@@ -2,7 +2,7 @@ import { parseStoredRunSettings, storedRunSettings } from '../../core/jobs/run-s
 import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
 import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
-import { gsi1, gsi2, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
+import { gsi1, gsi2, gsi3, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
 
 /**
  * Translation between the port's records and table items. Free-form JSON (job args and results,
@@ -168,6 +168,9 @@ export function jobItem(job: Job, payload: JobPayload): Item {
     ...keys.job(job.id),
     ...gsi1.job(job.workspace_id, job.created_at, job.id),
     ...(FINISHED_STATUSES.includes(job.status) ? {} : gsi2.job(job.status, job.created_at, job.id)),
+    // A flow's running-flows entry (gsi3): the partition always, the sort key while it runs.
+    ...(job.kind === 'flow' ? { gsi3pk: gsi3.runningFlowsOf(job.workspace_id, job.id) } : {}),
+    ...(job.kind === 'flow' && job.status === 'running' ? { gsi3sk: gsi3.sortKey(job.created_at, job.id) } : {}),
     ...entity('job'),
     id: job.id,
     workspace_id: job.workspace_id,

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { matchesJobQuery } from '../../core/store/json-subset.js';
 import type { Job, JobQuery } from '../../ports.js';
-import { GSI1, gsi1 } from './dynamo-keys.js';
+import { GSI1, GSI3, gsi1, gsi3 } from './dynamo-keys.js';
 import { batchGet } from './dynamo-ops.js';
 import { mergedQuery } from './dynamo-sharded-query.js';
 import type { Item } from './dynamo-items.js';
@@ -14,23 +14,33 @@ import type { Item } from './dynamo-items.js';
  * path prefix are filtered in the index (both are projected into it). The jobs are then read from
  * the table (consistent, and the index may lag) and the remaining filters — kind, user, args,
  * result — are applied to them, page after page until the limit is reached.
+ *
+ * A workspace's running flows (status `running`, kind `flow`: the approvals and "waiting" views)
+ * come from GSI3 instead, which holds only running flows, sorted and sharded the same way: one
+ * Query per shard per page, and no finished run read past.
  */
+export function jobIndexOf(q: { workspace_id: string; status?: string; kind?: string }): { index: string; pk: string; sk: string; partitions: string[]; statusInIndex: boolean } {
+  if (q.status === 'running' && q.kind === 'flow') return { index: GSI3, pk: 'gsi3pk', sk: 'gsi3sk', partitions: gsi3.runningFlowPartitionsOf(q.workspace_id), statusInIndex: false };
+  return { index: GSI1, pk: 'gsi1pk', sk: 'gsi1sk', partitions: gsi1.jobPartitionsOf(q.workspace_id), statusInIndex: true };
+}
+
 export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, q: JobQuery, toJob: (item: Item) => Promise<Job>): Promise<Job[]> {
   const values: Item = {};
   const names: Record<string, string> = {};
   const filters: string[] = [];
-  let key = 'gsi1pk = :pk';
+  const index = jobIndexOf(q);
+  let key = `${index.pk} = :pk`;
   const upper = upperBound(q);
   if (q.created_after) {
     // BETWEEN is inclusive: a job exactly at the cursor is dropped again by matchesJobQuery.
-    key += ' AND gsi1sk BETWEEN :lo AND :hi';
+    key += ` AND ${index.sk} BETWEEN :lo AND :hi`;
     values[':lo'] = q.created_after;
     values[':hi'] = upper ?? '\uffff';
   } else if (upper) {
-    key += ' AND gsi1sk < :hi';
+    key += ` AND ${index.sk} < :hi`;
     values[':hi'] = upper;
   }
-  if (q.status) {
+  if (q.status && index.statusInIndex) {
     filters.push('#status = :status');
     names['#status'] = 'status';
     values[':status'] = q.status;
@@ -43,8 +53,8 @@ export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, 
     doc,
     table,
     {
-      IndexName: GSI1,
-      sortKey: 'gsi1sk',
+      IndexName: index.index,
+      sortKey: index.sk,
       KeyConditionExpression: key,
       ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
       ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
@@ -53,7 +63,7 @@ export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, 
       // Limit counts items read before the filter: read at least a page's worth each time.
       Limit: Math.max(q.limit, 100),
     },
-    gsi1.jobPartitionsOf(q.workspace_id),
+    index.partitions,
     Math.max(q.limit, 100),
   );
   const found: Job[] = [];

@@ -24,6 +24,7 @@ export class DynamoJobWrites {
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly offload: Offload,
+    private readonly runningLeaseMs?: number,
   ) {}
 
   async insert(record: Job): Promise<void> {
@@ -47,7 +48,8 @@ export class DynamoJobWrites {
       stream_seq: 0,
     };
     try {
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: jobItem(job, payload), ConditionExpression: 'attribute_not_exists(pk)' }));
+      const lease = job.status === 'running' && job.started_at && this.runningLeaseMs !== undefined ? { lease_until: new Date(Date.parse(job.started_at) + this.runningLeaseMs).toISOString() } : {};
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...jobItem(job, payload), ...lease }, ConditionExpression: 'attribute_not_exists(pk)' }));
     } catch (e) {
       await this.blankQuietly(written);
       throw translateSizeError(e, `job ${job.id}`);
@@ -68,8 +70,8 @@ export class DynamoJobWrites {
     const resultRef = refs.get('result');
     const logsRef = refs.get('logs');
     const set = ['#status = :status', 'success = :success', 'completed_at = :completedAt', 'log_chunks = :logs'];
-    // Leaving the unfinished states also takes the job out of the sparse status index.
-    const remove = ['gsi2pk', 'gsi2sk'];
+    // Leaving the unfinished states also takes the job out of the sparse status and running-flows indexes.
+    const remove = ['gsi2pk', 'gsi2sk', 'gsi3sk'];
     const values: Item = {
       ':status': c.status,
       ':success': c.status === 'success',

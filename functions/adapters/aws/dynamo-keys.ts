@@ -11,6 +11,9 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | script version | `WS#<ws>`        | `SCRIPT_VERSION#<hash>` |                                          |                                       |
  * | script head    | `WS#<ws>`        | `SCRIPT#<path>`         |                                          |                                       |
  * | job            | `JOB#<id>`       | `JOB`                   | `WS#<ws>#JOBS#<w>` / `<created_at>#<id>` | `JOBS#<status>#<s>` / `<created_at>#<id>` |
+ *
+ * A flow job also carries gsi3 keys (a workspace's running flows): `WS#<ws>#FLOWS#<w>` /
+ * `<created_at>#<id>`, the sort key only while it runs, so the index holds only running flows.
  * | live log chunk | `JOB#<id>`       | `LOG#<ms>#<seq>`        |                                          |                                       |
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
@@ -32,6 +35,7 @@ export const PK = 'pk';
 export const SK = 'sk';
 export const GSI1 = 'gsi1';
 export const GSI2 = 'gsi2';
+export const GSI3 = 'gsi3';
 
 /**
  * Epoch seconds after which DynamoDB may delete the item (tokens with an expiry). Deletion is lazy
@@ -133,12 +137,25 @@ export const gsi2 = {
   delivery: (id: string) => ({ gsi2pk: gsi2.pendingDeliveries(), gsi2sk: id }),
 };
 
+export const gsi3 = {
+  // Sparse: a flow job carries its partition from its insert (a constant of the item) and the
+  // sort key only while `running` (a flow waiting for an approval, a ConsentGate or a sleep is
+  // stored running), so an entry is put when the flow starts and removed when it ends, and the
+  // list of a workspace's running flows reads nothing else. Script jobs never carry the
+  // partition: the sort key a claim sets on every job indexes nothing for them, and costs no
+  // index write. WORKSPACE_JOB_SHARDS partitions, by the same hash as GSI1's.
+  runningFlowsOf: (workspaceId: string, id: string) => `WS#${workspaceId}#FLOWS#${jobShard(id, WORKSPACE_JOB_SHARDS)}`,
+  /** Every partition a workspace's running flows may be in. */
+  runningFlowPartitionsOf: (workspaceId: string) => shardNumbers(WORKSPACE_JOB_SHARDS).map((n) => `WS#${workspaceId}#FLOWS#${n}`),
+  sortKey: (createdAt: string, id: string) => `${createdAt}#${id}`,
+};
+
 /** The CreateTable input: keys, indexes, on-demand billing. */
 export function tableDefinition(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
     KeySchema: [
       { AttributeName: PK, KeyType: 'HASH' },
       { AttributeName: SK, KeyType: 'RANGE' },
@@ -161,6 +178,15 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
           { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: GSI3,
+        KeySchema: [
+          { AttributeName: 'gsi3pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi3sk', KeyType: 'RANGE' },
+        ],
+        // The path, for the console's path filter; the flows are then read from the table.
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['script_path'] },
       },
     ],
     // Change events for workspace webhooks are read from the stream (see docs/architecture.md).

@@ -20,7 +20,7 @@ import { DynamoIdentity } from './dynamo-identity.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
-import { queryJobItems } from './dynamo-job-query.js';
+import { jobIndexOf, queryJobItems } from './dynamo-job-query.js';
 import { mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { RACE, retry } from '../../core/common/retry.js';
@@ -43,11 +43,17 @@ export class DynamoStore implements Store {
   private readonly outbox: DynamoOutbox;
   private readonly identity: DynamoIdentity;
 
-  constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore }) {
+  /**
+   * `runningLeaseMs`: a job stored already `running` (JobQueue.reserve) gets the lease a claim
+   * at its `started_at` would have (the worker's: the job timeout plus a margin), so that once
+   * its runner is gone it can be claimed again like any lapsed claim (the flow runner's inline
+   * steps, inline-flow-steps.ts). Without it such a job is never reclaimed.
+   */
+  constructor(opts: { client: DynamoDBClient; tableName: string; blobs?: BlobStore; runningLeaseMs?: number }) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
     this.offload = new Offload(opts.blobs);
-    this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload);
+    this.jobs = new DynamoJobWrites(this.doc, this.table, this.offload, opts.runningLeaseMs);
     this.outbox = new DynamoOutbox(this.doc, this.table);
     this.entities = new DynamoEntities(this.doc, this.table, this.outbox, this.offload);
     this.identity = new DynamoIdentity(this.doc, this.table, this.outbox);
@@ -176,35 +182,38 @@ export class DynamoStore implements Store {
     if (!item || item.workspace_id !== workspaceId) return null;
     const job = await this.toJob(item);
     // A running job's live log is in chunk items beside it; a finished job's item has the full text.
-    if (job.status === 'running') job.logs += await readLogChunks(this.doc, this.table, id);
+    // A flow job has none (only script jobs' runs append logs): no Query for it, read every turn.
+    if (job.status === 'running' && job.kind !== 'flow') job.logs += await readLogChunks(this.doc, this.table, id);
     return job;
   }
 
   async listJobs(f: JobListFilter) {
     const filters: string[] = [];
     const values: Item = {};
-    if (f.status) (filters.push('#status = :status'), (values[':status'] = f.status));
+    // Running flows have an index of their own (jobIndexOf); elsewhere the status is filtered in GSI1.
+    const index = jobIndexOf(f);
+    if (f.status && index.statusInIndex) (filters.push('#status = :status'), (values[':status'] = f.status));
     if (f.script_path) (filters.push('script_path = :path'), (values[':path'] = f.script_path));
     // The workspace's job shards, merged newest first (dynamo-sharded-query.ts).
     const pages = mergedQuery(
       this.doc,
       this.table,
       {
-        IndexName: GSI1,
-        sortKey: 'gsi1sk',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ...(filters.length ? { FilterExpression: filters.join(' AND '), ExpressionAttributeNames: f.status ? { '#status': 'status' } : undefined } : {}),
+        IndexName: index.index,
+        sortKey: index.sk,
+        KeyConditionExpression: `${index.pk} = :pk`,
+        ...(filters.length ? { FilterExpression: filters.join(' AND '), ExpressionAttributeNames: f.status && index.statusInIndex ? { '#status': 'status' } : undefined } : {}),
         ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         ScanIndexForward: false,
         // Limit counts items read before the filter, so read at least a page's worth each time.
         Limit: Math.max(f.limit, 100),
       },
-      gsi1.jobPartitionsOf(f.workspace_id),
+      index.partitions,
       Math.min(Math.max(f.limit, 100), 1000),
     );
     // The index is eventually consistent and does not hold `schedule_path`: read the jobs
     // themselves, page by page, and apply the whole filter to them (before fetching any offloaded payloads).
-    const matches = (i: Item) => (!f.status || i.status === f.status) && (!f.script_path || i.script_path === f.script_path) && (!f.schedule_path || i.schedule_path === f.schedule_path);
+    const matches = (i: Item) => (!f.status || i.status === f.status) && (!f.kind || i.kind === f.kind) && (!f.script_path || i.script_path === f.script_path) && (!f.schedule_path || i.schedule_path === f.schedule_path);
     const matching: Item[] = [];
     for await (const page of pages) {
       const items = await batchGet(this.doc, this.table, page);
@@ -240,7 +249,8 @@ export class DynamoStore implements Store {
         new UpdateCommand({
           TableName: this.table,
           Key: keys.job(id),
-          UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk',
+          // gsi3sk: a flow enters the running-flows index (a script job has no gsi3pk: no entry).
+          UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk, gsi3sk = gsi1sk',
           // ISO timestamps compare as strings; an item without a lease is never reclaimed.
           // A job held for a concurrency slot is never taken, whatever message names it.
           ConditionExpression: '(#status = :queued AND (attribute_not_exists(held) OR held = :notHeld)) OR (#status = :running AND lease_until < :startedAt)',
@@ -291,7 +301,7 @@ export class DynamoStore implements Store {
     const requeued: string[] = [];
     for (const ref of running) {
       const id = (ref.pk as string).slice('JOB#'.length);
-      const won = await this.updateJob(id, 'SET #status = :queued, gsi2pk = :gsi2pk', '#status = :running', {
+      const won = await this.updateJob(id, 'SET #status = :queued, gsi2pk = :gsi2pk REMOVE gsi3sk', '#status = :running', {
         ':queued': 'queued',
         ':running': 'running',
         ':gsi2pk': gsi2.status('queued', id),

@@ -2,7 +2,7 @@ import type { WorkerDeps } from '../../core/deps.js';
 import { awaitedJobs } from '../../core/flows/advance.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { executeJob, jobRunTimeoutMs, leaseUntil } from '../../core/runs/worker.js';
-import type { Job } from '../../ports.js';
+import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
 
 /**
  * Plain script steps run inside the flow runner's Advance (docs/aws.md "Costs"): a turn whose next
@@ -12,7 +12,11 @@ import type { Job } from '../../ports.js';
  *
  * A step runs here only if it can run to its end and be stored within the invocation: its timeout
  * plus INLINE_MARGIN_MS must fit in the time left; a longer one goes to the worker as before. The
- * claim is the worker's (claimJob, same lease), so a step is run by one runner at a time. If the
+ * turn that starts the step stores its job already `running` for this invocation (InlineSteps,
+ * a JobQueue.reserve) with the lease a worker's claim would have, so the step costs one write and
+ * its index entries fewer than stored queued and claimed. A step found queued (one an earlier
+ * turn stored before a crash) is claimed as a worker would (claimJob, same lease). Either way a
+ * step is run by one runner at a time. If the
  * invocation dies mid-step, Step Functions retries Advance: the step is `running` under the dead
  * invocation's lease, so the flow waits until that lease ends (`leaseEndsInSeconds`) and the next
  * Advance claims it again (attempt 2, as a redelivered worker message would).
@@ -44,8 +48,74 @@ export async function runStepInline(deps: WorkerDeps, workspaceId: string, jobId
   const now = deps.clock.now();
   const claimed = await deps.store.claimJob(jobId, now.toISOString(), leaseUntil(now, deps.config));
   if (!claimed) return null;
-  await executeJob(deps, jobId, claimed);
+  await executeJob(withoutWakeOf(deps, job.parent_job), jobId, claimed);
   return { jobId, step: job.flow_module ?? job.script_path };
+}
+
+/**
+ * A step finished inside Advance needs no wake of its flow: the same invocation takes the flow's
+ * next turn (and, if it dies first, Step Functions retries Advance, which finds the step done).
+ * The wake would be a read and a write of the flow's wait record per step, for no one.
+ */
+function withoutWakeOf(deps: WorkerDeps, flowJobId: string | null): WorkerDeps {
+  const flows = deps.flows;
+  return {
+    ...deps,
+    flows: {
+      dispatch: (jobs) => flows.dispatch(jobs),
+      wakeAt: (ws, id, at) => flows.wakeAt(ws, id, at),
+      wake: (ws, id, step) => (id === flowJobId ? Promise.resolve() : flows.wake(ws, id, step)),
+    },
+  };
+}
+
+/**
+ * The flow runner's JobQueue for one Advance: the first script step a turn starts that fits in the
+ * time left is stored running and kept for this invocation to run (`take`); anything else goes
+ * the way of `base` (the table's stream: Step Functions sends it to the worker or a child flow).
+ */
+export class InlineSteps implements JobQueue {
+  private held: Job | null = null;
+  private reserved = false;
+
+  constructor(
+    private readonly base: JobQueue,
+    private readonly deps: WorkerDeps,
+    private readonly remainingMs: () => number,
+  ) {}
+
+  enqueue(job: Job): Promise<void> {
+    return this.base.enqueue(job);
+  }
+
+  async reserve(_jobId: string, intent: RunIntent): Promise<JobSlot | null> {
+    const job = intent.job;
+    if (this.reserved || !job || job.kind === 'flow' || !job.parent_job) return null;
+    if (!fitsInline(await jobRunTimeoutMs(this.deps, job), this.remainingMs())) return null;
+    this.reserved = true;
+    return {
+      run: (running) => {
+        this.held = running;
+      },
+      cancel: () => {
+        this.reserved = false;
+      },
+    };
+  }
+
+  /** The step this turn stored for this invocation, once: run it with runHeldStep. */
+  take(): Job | null {
+    const job = this.held;
+    this.held = null;
+    this.reserved = false;
+    return job;
+  }
+}
+
+/** Runs the step InlineSteps held for this invocation (stored running, so no claim). */
+export async function runHeldStep(deps: WorkerDeps, job: Job): Promise<InlineStep> {
+  await executeJob(withoutWakeOf(deps, job.parent_job), job.id, job);
+  return { jobId: job.id, step: job.flow_module ?? job.script_path };
 }
 
 /** The flow's script steps still `running` (not sub-flows): when its runner waits, ones an earlier Advance may have left. */

@@ -141,7 +141,8 @@ export class StepFunctionsFlowRunner implements FlowDriver {
       const next = change(current?.value ?? null);
       if (!next) return null;
       const before = current?.value ?? next;
-      if (current && current.value.wakes === next.wakes && current.value.token === next.token) return { before, after: next };
+      // Unchanged (a stored null token may read back absent): no write.
+      if (current && current.value.wakes === next.wakes && (current.value.token ?? null) === (next.token ?? null)) return { before, after: next };
       const stored = current
         ? await tryReplaceEntity(this.store, this.clock, current, next)
         : await tryCreateEntity(this.store, this.clock, KIND, workspaceId, flowJobId, next);

@@ -97,7 +97,7 @@ export class MemoryStore implements Store {
   async listJobs(f: JobListFilter) {
     const matching = [...this.jobs.values()]
       .map((s) => s.job)
-      .filter((j) => j.workspace_id === f.workspace_id && (!f.status || j.status === f.status) && (!f.script_path || j.script_path === f.script_path) && (!f.schedule_path || j.schedule_path === f.schedule_path));
+      .filter((j) => j.workspace_id === f.workspace_id && (!f.status || j.status === f.status) && (!f.script_path || j.script_path === f.script_path) && (!f.schedule_path || j.schedule_path === f.schedule_path) && (!f.kind || j.kind === f.kind));
     // Newest first; of two created in the same instant, the later inserted (a stable sort keeps
     // insertion order, reversed afterwards).
     return sortedBy(matching, (j) => j.created_at).reverse().slice(0, f.limit).map(copy);

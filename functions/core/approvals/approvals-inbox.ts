@@ -57,7 +57,7 @@ export async function inboxFor(deps: Pick<CoreDeps, 'store' | 'config'>, princip
   for (const ws of workspaces) {
     if (!principal.isSuperadmin && !(await getEntityValue(deps.store, 'member', ws, principal.username))) continue;
     const rights = await Rights.load(deps, principal, ws);
-    for (const job of await deps.store.listJobs({ workspace_id: ws, status: 'running', limit: SCAN_LIMIT })) {
+    for (const job of await deps.store.listJobs({ workspace_id: ws, status: 'running', kind: 'flow', limit: SCAN_LIMIT })) {
       if (job.kind !== 'flow') continue;
       const run = await getFlowRun(deps, ws, job.id);
       if (!run) continue;

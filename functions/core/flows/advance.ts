@@ -369,7 +369,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
     // this call, stored in the run just now) cannot have been, so that read is saved per step.
     if (mayExist && (await deps.store.getJob(job.workspace_id, job.id))) continue;
     // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
-    if (await insertRunningHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs })) continue;
+    if (await insertRunningHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs, job })) continue;
     await deps.store.insertJob(job);
     started.push(job);
   }

@@ -30,7 +30,7 @@ export async function dueSuspendedFlows(deps: Pick<CoreDeps, 'store' | 'clock'>,
 export async function runsWithPendingNotices(deps: Pick<CoreDeps, 'store'>): Promise<{ workspaceId: string; flowJobId: string }[]> {
   const found: { workspaceId: string; flowJobId: string }[] = [];
   for (const ws of await deps.store.listWorkspaces()) {
-    for (const job of await deps.store.listJobs({ workspace_id: ws.id, status: 'running', limit: RUNNING_SCAN_LIMIT })) {
+    for (const job of await deps.store.listJobs({ workspace_id: ws.id, status: 'running', kind: 'flow', limit: RUNNING_SCAN_LIMIT })) {
       if (job.kind !== 'flow') continue;
       const entity = await deps.store.getEntity('flow_run', ws.id, job.id);
       const run = entity && readableRun(entity);

@@ -261,7 +261,7 @@ function watchForCancel(deps: WorkerDeps, workspaceId: string, jobId: string, ab
   let watching = true;
   void (async () => {
     while (watching) {
-      await deps.signals.wait(cancelSignal(jobId), deps.config.pollIntervalMs);
+      await deps.signals.wait(cancelSignal(jobId), deps.config.cancelPollIntervalMs ?? deps.config.pollIntervalMs);
       if (!watching) return;
       const job = await deps.store.getJob(workspaceId, jobId);
       if (!job || (isFinished(job.status) && job.status === 'canceled')) {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { gsi1, gsi2, JOB_STATUS_SHARDS, jobShard, keys, WORKSPACE_JOB_SHARDS } from '../../../functions/adapters/aws/dynamo-keys.js';
+import { gsi1, gsi2, gsi3, JOB_STATUS_SHARDS, jobShard, keys, tableDefinition, WORKSPACE_JOB_SHARDS } from '../../../functions/adapters/aws/dynamo-keys.js';
+import { jobItem, type JobPayload } from '../../../functions/adapters/aws/dynamo-items.js';
+import type { Job } from '../../../functions/ports.js';
 
 /** Job-id-shaped ids (UUIDs), the same every run. */
 const ids = Array.from({ length: 10_000 }, (_, i) => {
@@ -49,4 +51,50 @@ describe('DynamoDB job keys', () => {
       expect(Math.min(...counts)).toBeGreaterThan((0.75 * ids.length) / shards);
     }
   });
+
+  it("key a workspace's running flows in their own sparse index, sharded like its job list", () => {
+    const id = '0d9c6f52-1b1e-4c2a-9a57-5f0f3c1f7a11';
+    const w = jobShard(id, WORKSPACE_JOB_SHARDS);
+    expect(gsi3.runningFlowsOf('main', id)).toBe(`WS#main#FLOWS#${w}`);
+    expect(gsi3.runningFlowPartitionsOf('main')).toEqual(Array.from({ length: WORKSPACE_JOB_SHARDS }, (_, n) => `WS#main#FLOWS#${n}`));
+    expect(new Set(ids.map((i) => gsi3.runningFlowsOf('main', i)))).toEqual(new Set(gsi3.runningFlowPartitionsOf('main')));
+    const index = tableDefinition('t').GlobalSecondaryIndexes?.find((i) => i.IndexName === 'gsi3');
+    expect(index).toMatchObject({ KeySchema: [{ AttributeName: 'gsi3pk', KeyType: 'HASH' }, { AttributeName: 'gsi3sk', KeyType: 'RANGE' }], Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['script_path'] } });
+
+    // The partition on every flow job, the sort key only while it runs; script jobs carry neither.
+    const at = '2030-01-01T00:00:00.000Z';
+    const item = (kind: Job['kind'], status: Job['status']) => jobItem({ ...aJob, id, kind, status }, payload);
+    expect(item('flow', 'running')).toMatchObject({ gsi3pk: `WS#main#FLOWS#${w}`, gsi3sk: `${at}#${id}` });
+    expect(item('flow', 'queued')).toMatchObject({ gsi3pk: `WS#main#FLOWS#${w}` });
+    expect(item('flow', 'queued')).not.toHaveProperty('gsi3sk');
+    expect(item('flow', 'success')).not.toHaveProperty('gsi3sk');
+    expect(item('script', 'running')).not.toHaveProperty('gsi3pk');
+  });
 });
+
+const payload: JobPayload = { args_json: '{}', result_json: 'null', log_chunks: [], stream_chunks: [], stream_refs: [], stream_bytes: 0, stream_seq: 0 };
+const aJob: Job = {
+  id: '',
+  workspace_id: 'main',
+  kind: 'flow',
+  parent_job: null,
+  script_path: 'f/ops/deploy',
+  script_hash: null,
+  flow_version: 1,
+  flow_module: null,
+  language: 'nativets',
+  status: 'queued',
+  created_by: 'alice',
+  created_at: '2030-01-01T00:00:00.000Z',
+  started_at: null,
+  completed_at: null,
+  success: null,
+  args: {},
+  result: null,
+  logs: '',
+  result_stream: '',
+  streaming: false,
+  attempts: 0,
+  delete_after_use: false,
+  deleted: false,
+} as unknown as Job;
