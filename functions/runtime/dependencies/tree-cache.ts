@@ -14,7 +14,8 @@ export class DependencyInstallError extends Error {}
  * can change nothing in it.
  *
  * With a bound (SVC_DEPS_CACHE_MB), each install that takes the cache over it removes the least
- * recently used trees first, never one a running job holds (`hold`). A removed tree is moved out
+ * recently used trees first, never one a running job holds (`hold`); what a hold kept over the
+ * bound goes when the hold is released. A removed tree is moved out
  * of place in one step, so a reader again finds a complete tree or none; a later run installs it
  * again.
  */
@@ -22,6 +23,7 @@ export class TreeCache {
   private readonly inFlight = new Map<string, Promise<string>>();
   private readonly failures = new Map<string, Error>();
   private readonly budget: TreeBudget;
+  private evictions: Promise<void> = Promise.resolve();
 
   constructor(
     readonly root: string,
@@ -36,7 +38,18 @@ export class TreeCache {
    * before the tree is looked up, and released when the job that runs with it ends.
    */
   hold(key: string): () => void {
-    return this.budget.pin(key);
+    const release = this.budget.pin(key);
+    return () => {
+      release();
+      // An install while this tree was held may have left the cache over its bound: the room
+      // it could not free then is freed now.
+      if (!this.budget.isPinned(key)) this.evictions = this.evictions.then(() => this.evict('')).catch(() => undefined);
+    };
+  }
+
+  /** Resolves once the removals started so far (by a released hold) are done. */
+  settled(): Promise<void> {
+    return this.evictions;
   }
 
   /** Where the tree of `key` is (or will be). */

@@ -51,6 +51,18 @@ describe('the dependency tree cache', () => {
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
   });
 
+  it('removes a tree kept over the bound by a job as soon as the job lets it go', async () => {
+    const cache = new TreeCache(root, 1_500);
+    await cache.ensure('npm', 'a', installer(cache, 1_000));
+    const release = cache.hold('a');
+    // b's install (say, prepared at create) ends while a job runs with a: both stay for now.
+    await cache.ensure('npm', 'b', installer(cache, 1_000));
+    expect(trees()).toEqual(['a', 'b']);
+    release();
+    await cache.settled();
+    expect(trees()).toEqual(['b']);
+  });
+
   it('keeps a tree larger than the bound that was just installed, for the run that asked for it', async () => {
     const cache = new TreeCache(root, 500);
     await cache.ensure('npm', 'a', installer(cache, 100));
