@@ -119,6 +119,7 @@ export async function buildConsoleAssets(outdir) {
       'runs-page': 'functions/http/console/browser/runs-page.ts',
       'item-page': 'functions/http/console/browser/item-page.ts',
       'run-page': 'functions/http/console/browser/run-page.ts',
+      'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
     },
     outdir,
     bundle: true,

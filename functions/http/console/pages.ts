@@ -32,9 +32,9 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const bundle = CONSOLE_BUNDLES.find((b) => name.startsWith(`${b}-`));
-    const asset = bundle ? consoleBundle(bundle) : uplotScript();
-    if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
+    // By its whole URL: one bundle's name may begin another's (script-editor, script-editor-page).
+    const asset = [...CONSOLE_BUNDLES.map(consoleBundle), uplotScript()].find((a) => a.url === c.req.path);
+    if (!asset) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
 

@@ -8,9 +8,10 @@ import { html, type Markup } from '../html.js';
 import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess } from './layout.js';
 import { languageName } from './language-names.js';
 import { formatTime } from './time-format.js';
-import { editorScript } from './static-assets.js';
+import { consoleBundle, editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
-import { EDITOR_STYLE, SCRIPT_EDITOR_TEXT, TEMPLATES } from './script-editor-client.js';
+import { EDITOR_STYLE, TEMPLATES } from './script-editor-client.js';
+import { COPY_BUTTONS_SCRIPT } from './webhook-urls.js';
 
 /**
  * `/w/<ws>/scripts/new` and `/w/<ws>/scripts/edit/<path>`: the script editor. The code is edited in
@@ -21,7 +22,8 @@ import { EDITOR_STYLE, SCRIPT_EDITOR_TEXT, TEMPLATES } from './script-editor-cli
  * An existing script's page also has its versions with a diff of any two, and its webhook URLs.
  */
 
-const PAGE_SCRIPT = { text: SCRIPT_EDITOR_TEXT, hash: hashOf(SCRIPT_EDITOR_TEXT) };
+/** The page's own script is its bundle (browser/script-editor-page.ts); inline, only the webhook section's copy buttons. */
+const PAGE_SCRIPT = { text: COPY_BUTTONS_SCRIPT, hash: hashOf(COPY_BUTTONS_SCRIPT) };
 
 interface EditorView {
   mode: 'new' | 'edit';
@@ -96,7 +98,8 @@ function editorResponse(c: Context, access: PageAccess & { ok: true }, view: Edi
       workspace: ws,
       username: access.principal.username,
       script: PAGE_SCRIPT,
-      libraries: [{ url: bundle.url, hash: bundle.hash }],
+      // The editor first (the page's script mounts it when it loaded), then the page's script.
+      libraries: [bundle, consoleBundle('script-editor-page')],
       libraryStyle: EDITOR_STYLE,
       // CodeMirror writes its theme into <style> elements: allowed by a nonce new for this response.
       styleNonce: randomBytes(18).toString('base64'),
