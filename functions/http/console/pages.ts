@@ -11,7 +11,7 @@ import { getJobLogUpdate, parseLogOffset } from '../../core/jobs/job-log-update.
 import type { CoreDeps } from '../../core/deps.js';
 import { html } from '../html.js';
 import { approvalFragment } from './approval-fragment.js';
-import { pageAccess, pageResponse, renderPage, hashOf } from './layout.js';
+import { notAvailable, pageAccess, pageResponse } from './layout.js';
 import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
@@ -53,7 +53,7 @@ export function consolePageRoutes(deps: CoreDeps) {
       job = await getVisibleJob(deps, rights, c.req.param('id'));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return pageResponse(c, errorPage(rights.workspaceId, principal.username, error.message), error.status);
+      return notAvailable(c, { workspace: rights.workspaceId, username: principal.username }, error.message, error.status);
     }
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     const domain = job.kind === 'flow' ? 'flows' : 'scripts';
@@ -106,10 +106,4 @@ export function consolePageRoutes(deps: CoreDeps) {
   r.route('/', holdingsPageRoutes(deps));
   r.route('/', peoplePageRoutes(deps));
   return r;
-}
-
-const NO_SCRIPT = { text: '', hash: hashOf('') };
-
-function errorPage(workspace: string, username: string, message: string): string {
-  return renderPage({ title: 'Not available', workspace, username, script: NO_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` });
 }

@@ -5,7 +5,7 @@ import { getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { LANGUAGES, type ScriptVersion } from '../../ports.js';
 import { html, type Markup } from '../html.js';
-import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
 import { languageName } from './language-names.js';
 import { formatTime } from './time-format.js';
 import { consoleBundle, editorScript } from './static-assets.js';
@@ -48,7 +48,7 @@ export function scriptEditorRoutes(deps: CoreDeps) {
     const access = await pageAccess(deps, c);
     if (!access.ok) return access.response;
     const { rights, principal } = access;
-    if (!rights.can('scripts', 'write')) return notAvailable(c, access, 'You may not create scripts in this workspace.', 403);
+    if (!rights.can('scripts', 'write')) return notAvailable(c, who(access), 'You may not create scripts in this workspace.', 403);
     const language = LANGUAGES.find((l) => l === c.req.query('language')) ?? 'python3';
     const path = c.req.query('path') ?? `u/${principal.username}/`;
     return editorResponse(c, access, { mode: 'new', path, language, content: TEMPLATES[language], summary: '', description: '', parentHash: null, versions: [], saved: null, lock: null });
@@ -66,9 +66,9 @@ export function scriptEditorRoutes(deps: CoreDeps) {
       history = await scriptHistory(deps.store, rights, path);
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return notAvailable(c, access, error.message, error.status);
+      return notAvailable(c, who(access), error.message, error.status);
     }
-    if (!rights.can('scripts', 'write', path)) return notAvailable(c, access, `You may read ${path} but not change it.`, 403);
+    if (!rights.can('scripts', 'write', path)) return notAvailable(c, who(access), `You may read ${path} but not change it.`, 403);
     const saved = c.req.query('saved');
     return editorResponse(c, access, {
       mode: 'edit',
@@ -170,11 +170,4 @@ ${v.versions.map((x) => html`<tr><td><code>${x.hash}</code></td><td>${formatTime
 <p id="diff-message" role="alert"></p><div id="diff" aria-live="polite"></div>`;
 }
 
-function notAvailable(c: Context, access: PageAccess & { ok: true }, message: string, status: 403 | 404): Response {
-  const text = '';
-  return pageResponse(
-    c,
-    renderPage({ title: 'Not available', workspace: access.rights.workspaceId, username: access.principal.username, script: { text, hash: hashOf(text) }, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` }),
-    status,
-  );
-}
+const who = (access: PageAccess & { ok: true }) => ({ workspace: access.rights.workspaceId, username: access.principal.username });

@@ -9,7 +9,7 @@ import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { highlightSource } from './highlight.js';
-import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
@@ -56,7 +56,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
       return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, kind: isFlow ? 'flow' : 'script', schema: JSON.stringify(item.schema ?? {}) }, body, libraries: [consoleBundle('item-page')] }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return pageResponse(c, renderPage({ title: 'Not available', workspace: ws, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${error.message}</p>` }), error.status);
+      return notAvailable(c, { workspace: ws, username: principal.username }, error.message, error.status);
     }
   });
   return r;
