@@ -128,10 +128,11 @@ function drawGraph() {
   const box = byId('graph');
   // The console's html template built this markup with every label escaped.
   box.innerHTML = F.graph(current.value && current.value.modules);
+  const invalid = F.stepsWithProblems(problems);
   for (const node of box.querySelectorAll('[data-step]')) {
     const field = node.getAttribute('data-step');
     if (field === selected) node.classList.add('selected');
-    if (problems.some((p) => p.step && p.step.field === field)) node.classList.add('invalid');
+    if (invalid.includes(field)) node.classList.add('invalid');
     node.addEventListener('click', () => select(field, false));
     node.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(field, true); }
@@ -209,25 +210,7 @@ async function check() {
 }
 
 function showProblems(list) {
-  const box = byId('problems');
-  if (list.length === 0) { box.replaceChildren(el('p', { class: 'muted', text: 'The API\\'s check finds no problem.' })); return; }
-  const items = list.map((p) => {
-    const line = p.line || (p.field ? F.lineOf(yamlEditor.text(), p.field) : null);
-    const where = p.step ? 'Step ' + (p.step.id || '?') + ' (' + p.step.field + ')' : p.field ? p.field : '';
-    const item = el('li', { class: 'bad' }, el('span', { text: (where ? where + ': ' : '') + p.message + (line ? ' (line ' + line + ')' : '') }));
-    if (p.step) {
-      const step = el('button', { type: 'button', text: 'Select the step' });
-      step.addEventListener('click', () => select(p.step.field, true));
-      item.append(' ', step);
-    }
-    if (line) {
-      const go = el('button', { type: 'button', text: 'Show in the YAML' });
-      go.addEventListener('click', () => yamlEditor.gotoLine(line));
-      item.append(' ', go);
-    }
-    return item;
-  });
-  box.replaceChildren(el('p', { text: list.length + (list.length === 1 ? ' problem' : ' problems') + ' (a save would be refused):' }), el('ul', {}, ...items));
+  F.showProblems(byId('problems'), list, { lineOf: (field) => F.lineOf(yamlEditor.text(), field), select: (field) => select(field, true), gotoLine: (line) => yamlEditor.gotoLine(line) });
 }
 
 ${FLOW_PANEL_SCRIPT}
