@@ -1,7 +1,8 @@
 /**
  * dependency-cruiser: no import cycles anywhere in the project (`npm run cycles`). A cycle means two
- * modules each need the other, so one of them holds code that belongs elsewhere. Type-only imports
- * count too: they couple modules just the same. Adapters never reach back into a shell, and only
+ * modules each need the other, so one of them holds code that belongs elsewhere. A cycle closed only
+ * by `import type` edges is not reported (no-circular below): the compiler erases them, and the
+ * views and schemas name the core's types to check them. Adapters never reach back into a shell, and only
  * entry points (bin, the Lambda handlers, tests, benchmarks) start one; no file is exempt. The
  * core's import boundary is an ESLint rule (eslint.config.js), so editors show it where it is broken.
  */

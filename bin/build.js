@@ -106,7 +106,7 @@ export async function buildService() {
 /**
  * The console's browser code that needs packages or types (the script editor: CodeMirror and the
  * diff of two versions; the flow editor: CodeMirror, the yaml package and the flow graph with
- * dagre; the runs page, typed by the API's views), bundled for the browser, one file each, which the service serves itself under a URL
+ * dagre; the runs, item and run pages, typed by the API's views), bundled for the browser, one file each, which the service serves itself under a URL
  * versioned by its content (functions/http/console/static-assets.ts); the API Lambda carries the
  * same file (lib/constructs/api.ts).
  */
@@ -118,6 +118,8 @@ export async function buildConsoleAssets(outdir) {
       'flow-editor': 'functions/http/console/browser/flow-editor.ts',
       'runs-page': 'functions/http/console/browser/runs-page.ts',
       'item-page': 'functions/http/console/browser/item-page.ts',
+      'run-page': 'functions/http/console/browser/run-page.ts',
+      'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
     },
     outdir,
     bundle: true,

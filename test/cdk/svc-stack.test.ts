@@ -17,6 +17,7 @@ import { flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
 import { prebuiltGoBinary } from '../../functions/runtime/go-prebuilt.js';
+import { CONSOLE_BUNDLES } from '../../functions/http/console/static-assets.js';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
 
@@ -214,8 +215,8 @@ describe('functions', () => {
     for (const [bundled, installed] of [['uplot.iife.min.js', 'uPlot.iife.min.js'], ['uplot.min.css', 'uPlot.min.css']]) {
       expect(readFileSync(join(assetDir, 'console-assets', bundled), 'utf8')).toBe(readFileSync(`node_modules/uplot/dist/${installed}`, 'utf8'));
     }
-    // The script and flow editors' bundles, as the local build makes them.
-    for (const bundle of ['script-editor.js', 'flow-editor.js']) {
+    // Every bundle the console serves (the editors, the runs, item, run and script editor pages' scripts), as the local build makes them.
+    for (const bundle of CONSOLE_BUNDLES.map((name) => `${name}.js`)) {
       expect(readFileSync(join(assetDir, 'console-assets', bundle), 'utf8')).toBe(readFileSync(`dist/console-assets/${bundle}`, 'utf8'));
     }
   });

@@ -230,4 +230,22 @@ describe('console pages', () => {
     // A folder closed to them is not found or refused, never shown.
     expect((await s.fetch(`/w/${s.workspace}/item/f/hidden/echo`, { token: null, headers: { cookie } })).status).toBe(403);
   });
+
+  it('answer what the person may not see or change, or what is not there, with one Not available page and the API\'s status', async () => {
+    const cookie = await login('opal');
+    const pages: [string, number, string][] = [
+      [`/w/${s.workspace}/item/f/hidden/echo`, 403, 'f/hidden/echo'],
+      [`/w/${s.workspace}/run/00000000-0000-4000-8000-000000000000`, 404, '00000000-0000-4000-8000-000000000000'],
+      [`/w/${s.workspace}/scripts/new`, 403, 'You may not create scripts in this workspace.'],
+      [`/w/${s.workspace}/flows/new`, 403, 'You may not create flows in this workspace.'],
+    ];
+    for (const [path, status, says] of pages) {
+      const res = await s.fetch(path, { token: null, headers: { cookie } });
+      expect(res.status, path).toBe(status);
+      const page = await res.text();
+      expect(page, path).toContain('<title>Not available — svc</title>');
+      expect(page, path).toMatch(/<h1>Not available<\/h1><p>[^<]*<\/p>/);
+      expect(page, path).toContain(says);
+    }
+  });
 });

@@ -1,15 +1,14 @@
 import { ApiError } from '../common/errors.js';
 import { getEntityValue, listEntityValues } from '../store/entities.js';
-import { isInAnyGroup } from './approval-count.js';
 import type { Principal } from '../identity/auth.js';
 import type { SuspendSettings } from '../flows/definition.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
- * The rules every approval obeys, whether it comes through a suspend step's resume URL, the
- * ConsentGate endpoint or a page (docs/approvals.md, "Who decides"): who triggered the run may
- * not decide unless allowed, and a group rule means membership of one of the groups. Which of a
- * suspend step's approvals count is decided in approval-count.ts.
+ * Who counts as a person deciding, whether through a suspend step's resume URL, the ConsentGate
+ * endpoint, chat or a page (docs/approvals.md, "Who decides"); the groups a step requires; whom a
+ * gate's notices go to. Whose approval or decision counts under a step's or a gate's rules is
+ * decided in approval-count.ts.
  */
 
 /**
@@ -49,11 +48,6 @@ export async function assertPerson(deps: Pick<CoreDeps, 'store'>, principal: Pri
   if (blocker) throw blocker;
 }
 
-export function selfApprovalBlocker(principal: Principal, triggeredBy: string, selfApprovalAllowed: boolean): ApiError | null {
-  if (selfApprovalAllowed || principal.username !== triggeredBy) return null;
-  return new ApiError(403, 'self_approval_disabled', 'the user who triggered the flow may not approve it');
-}
-
 /** The groups a suspend step requires: its static value, or what its expression gave (unknown until evaluated). */
 export function ruleGroups(settings: SuspendSettings, evaluated: string[] | undefined): string[] {
   const required = settings.user_groups_required;
@@ -66,21 +60,6 @@ export function ruleGroups(settings: SuspendSettings, evaluated: string[] | unde
 function staticGroups(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   return Array.isArray(value) ? value.map(String) : [String(value)];
-}
-
-/**
- * Whether the caller is one of a ConsentGate's approvers: named, holding the role in the
- * workspace, or in the group.
- */
-export async function isNamedApprover(deps: Pick<CoreDeps, 'store'>, workspaceId: string, approvers: readonly string[], username: string): Promise<boolean> {
-  if (approvers.includes(username)) return true;
-  const roles = approvers.filter((a) => a.startsWith('role:')).map((a) => a.slice('role:'.length));
-  if (roles.length > 0) {
-    const member = await getEntityValue(deps.store, 'member', workspaceId, username);
-    if (member && roles.includes(member.role)) return true;
-  }
-  const groups = approvers.filter((a) => a.startsWith('group:')).map((a) => a.slice('group:'.length));
-  return groups.length > 0 && isInAnyGroup(deps, workspaceId, groups, username);
 }
 
 /** The usernames a ConsentGate's approvers stand for, to notify them. */

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { getEntityValue } from '../store/entities.js';
 import { Rights } from '../identity/permissions.js';
-import { isNamedApprover, ruleGroups, selfApprovalBlocker } from './approval-rules.js';
+import { ruleGroups } from './approval-rules.js';
 import { findModule, suspendSettings } from '../flows/definition.js';
 import { approvalView, resumeUrls, type ApprovalView } from './resume.js';
 import { approvalAudit, getFlowRun, type ApprovalAuditEntry, type FlowRun } from '../flows/run-state.js';
-import { approvalsSoFar } from './approval-count.js';
+import { approvalsSoFar, gateRules, memberRefusal } from './approval-count.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -82,8 +82,7 @@ async function waitingGate(deps: Pick<CoreDeps, 'store'>, principal: Principal, 
   const module = findModule(run.modules, run.step.module);
   const state = run.gates?.[run.step.module];
   if (module?.value.type !== 'consentgate' || !state || state.decision) return null;
-  if (!(await isNamedApprover(deps, job.workspace_id, module.value.approvers, principal.username))) return null;
-  if (selfApprovalBlocker(principal, job.created_by, module.value.self_approval)) return null;
+  if (await memberRefusal(deps, job.workspace_id, gateRules(module.id, module.value, job.created_by), principal.username)) return null;
   return {
     workspace: job.workspace_id,
     run_id: job.id,

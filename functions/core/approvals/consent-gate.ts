@@ -1,6 +1,7 @@
 import { findFlowVersion } from '../flows/flows.js';
 import { renderGateMessage } from './gate-message.js';
 import { failFlow } from '../flows/module-outcome.js';
+import { gateRules, tallyGate } from './approval-count.js';
 import { type FlowRun, type FlowStep, type GateDecision } from '../flows/run-state.js';
 import type { ConsentGateValue, FlowModule } from '../flows/definition.js';
 import type { CoreDeps } from '../deps.js';
@@ -29,14 +30,15 @@ export async function startGate(deps: Pick<CoreDeps, 'store' | 'clock'>, flowJob
 }
 
 /** Applies a decision or the deadline to the gate the run waits at; false while it keeps waiting. */
-export function settleGate(run: FlowRun, current: Extract<FlowStep, { kind: 'gate' }>, module: FlowModule, now: Date): boolean {
+export function settleGate(run: FlowRun, current: Extract<FlowStep, { kind: 'gate' }>, module: FlowModule, gateValue: ConsentGateValue, triggeredBy: string, now: Date): boolean {
   const gate = run.gates?.[module.id];
   if (!gate) throw new Error(`flow ${run.flow_job}: gate ${module.id} has no state`);
   if (!gate.decision && current.deadline !== null && Date.parse(current.deadline) <= now.getTime()) {
     gate.decision = { decision: 'rejected', approver: null, reason: 'timeout', at: now.toISOString() };
   }
+  // Counted as every approval is (approval-count.ts): the gate's one approval, or its rejection.
   const decision = gate.decision;
-  if (!decision) return false;
+  if (!decision || tallyGate(gateRules(module.id, gateValue, triggeredBy), decision).outcome === 'waiting') return false;
   run.results[module.id] = decision;
   run.step = null;
   run.status = 'running';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { getEntityValue, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
-import { assertPerson, isNamedApprover, selfApprovalBlocker, tokenKindBlocker } from './approval-rules.js';
+import { assertPerson, tokenKindBlocker } from './approval-rules.js';
+import { gateRules, memberRefusal, refusalError } from './approval-count.js';
 import { findModule } from '../flows/definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from '../flows/run-state.js';
 import { awaitedJobs } from '../flows/advance.js';
@@ -59,12 +60,10 @@ export async function consentDecider(deps: Pick<CoreDeps, 'store'>, principal: P
   const moduleId = run ? gateOf(run) : null;
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   if (!run || !moduleId || module?.value.type !== 'consentgate') throw conflict(`run ${runId} is not awaiting approval`);
-  const gate = module.value;
-  if (!(await isNamedApprover(deps, flowJob.workspace_id, gate.approvers, principal.username))) {
-    throw new ApiError(403, 'not_an_approver', `${principal.username} is not an approver of consent gate ${moduleId}`);
-  }
-  const self = selfApprovalBlocker(principal, flowJob.created_by, gate.self_approval);
-  if (self) throw self;
+  // Who may decide is who may approve under the gate's rules (approval-count.ts), as for a suspend step.
+  const rules = gateRules(moduleId, module.value, flowJob.created_by);
+  const refusal = await memberRefusal(deps, flowJob.workspace_id, rules, principal.username);
+  if (refusal) throw refusalError(refusal, rules, principal.username, flowJob.workspace_id);
   return { flowJob, moduleId };
 }
 

@@ -3,7 +3,7 @@ import { sameSignature } from '../common/crypto.js';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { updateEntity } from '../store/entities.js';
 import { assertPerson, personBlocker, ruleGroups } from './approval-rules.js';
-import { approvalRefusal, approvalsReceived, approvedAlready, FLOW_LEVEL, resumeIdUsed, isInAnyGroup, refusalError, stepRules, type StepRules } from './approval-count.js';
+import { approvalRefusal, approvalsReceived, approvedAlready, FLOW_LEVEL, resumeIdUsed, isListed, refusalError, stepRules, type StepRules } from './approval-count.js';
 import type { Rights } from '../identity/permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from '../flows/definition.js';
 import { findFlowVersion } from '../flows/flows.js';
@@ -131,8 +131,8 @@ export async function approvalBlocker(deps: Pick<CoreDeps, 'store'>, ctx: Suspen
   const rules = contextRules(ctx);
   const username = principal?.username ?? '';
   // personBlocker found the caller a member; their groups are read only where they matter.
-  const inGroup = principal !== null && rules.loginRequired && rules.groups.length > 0 && (await isInAnyGroup(deps, workspaceId, rules.groups, username));
-  const refusal = approvalRefusal(rules, username, { loggedIn: principal !== null, member: true, inGroup });
+  const listed = principal !== null && rules.loginRequired && (await isListed(deps, workspaceId, rules, username));
+  const refusal = approvalRefusal(rules, username, { loggedIn: principal !== null, member: true, listed });
   return refusal && refusalError(refusal, rules, username, workspaceId);
 }
 

@@ -164,7 +164,8 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       return;
     }
     if (current.kind === 'gate') {
-      if (settleGate(run, current, module, deps.clock.now())) continue;
+      if (module.value.type !== 'consentgate') throw new Error(`flow ${job.id}: gate ${module.id} is not a consentgate`);
+      if (settleGate(run, current, module, module.value, job.created_by, deps.clock.now())) continue;
       // Notices a dead process stored as pending but never sent (gate-notices.ts).
       const unsent = gateWithPendingNotices(run);
       if (unsent) effects.notify.push(unsent);

@@ -7,6 +7,7 @@ import type { scriptSummary } from '../scripts/scripts.js';
 import type { inferSchemaForEditor } from '../scripts/script-preview.js';
 import type { scriptMetadata } from '../dependencies/lock-script.js';
 import type { archiveFlow, flowHistory, getFlow, listFlows } from '../flows/flows.js';
+import type { validateFlow } from '../flows/flow-validate.js';
 import type { getFolder, updateFolder } from '../identity/folders.js';
 import type { addGroupMember, getGroup } from '../identity/groups.js';
 import type { listResourceTypes, updateResourceType } from '../workspace/resource-types.js';
@@ -61,6 +62,20 @@ export type ResourceListItem = z.output<typeof resourceListItemSchema>;
 export const updatedResourceSchema = resourceValue;
 /** `flows/history/p/{path}` (each): a version without its definition. */
 export const flowHistorySchema = z.array(z.object({ id: z.number().int(), created_at: z.string(), created_by: z.string(), summary: z.string(), deployment_message: z.string().optional() }));
+export type FlowHistoryView = z.output<typeof flowHistorySchema>;
+/** `flows/validate`: the errors a save would answer, each with the field and the step it is in. */
+export const flowValidationSchema = z.object({
+  errors: z.array(
+    z.object({
+      message: z.string(),
+      /** As a create's 400 names it: `value.modules.0.value.content`. */
+      field: z.string(),
+      /** The step that holds it (its id and its field, `value.modules.1`), when it is inside one. */
+      step: z.object({ id: z.string().nullable(), field: z.string() }).nullable(),
+    }),
+  ),
+});
+export type FlowValidationView = z.output<typeof flowValidationSchema>;
 /** `flows/archive/{path}`. */
 export const archivedFlowSchema = z.object({ path: z.string(), archived: z.boolean() });
 /** `variables/list` (each), `variables/update/{path}`: a secret's value is left out. */
@@ -103,5 +118,6 @@ const agree: [
   Same<GroupView, Awaited<ReturnType<typeof addGroupMember>>>,
   Same<z.output<typeof flowHistorySchema>, Awaited<ReturnType<typeof flowHistory>>>,
   Same<z.output<typeof archivedFlowSchema>, Awaited<ReturnType<typeof archiveFlow>>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<FlowValidationView, Awaited<ReturnType<typeof validateFlow>>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void agree;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Assignable } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, LANGUAGES, type JobKind, type JobStatus, type JobTrigger } from '../../ports.js';
 import type { flowStatusView } from '../flows/run-state.js';
+import type { SubflowRun } from '../flows/subflow-runs.js';
 
 /**
  * A job as the API answers it (`jobs_u/get`, `jobs/list`): the schema `jobView` (jobs.ts) is typed
@@ -48,6 +49,29 @@ export const jobViewSchema = z.object({
 });
 export type JobView = z.output<typeof jobViewSchema>;
 
+/** One attempt of a step with `retry` (run-state.ts StepAttempt). */
+const stepAttemptSchema = z.object({
+  attempt: z.number().int(),
+  job: z.string().nullable(),
+  status: z.enum(['success', 'failed']),
+  at: stamp,
+  error: z.unknown().optional(),
+  /** When the next attempt starts; absent after the last one. */
+  retry_at: stamp.optional(),
+});
+
+/** One thing that happened at an approval step or a ConsentGate (run-state.ts ApprovalAuditEntry). */
+const auditEntrySchema = z.object({
+  step: z.string(),
+  event: z.enum(['approved', 'rejected', 'canceled', 'timed_out', 'notified', 'notice_failed']),
+  at: stamp.nullable(),
+  who: z.string().nullable(),
+  via: z.string(),
+  reason: z.string().optional(),
+  values: z.unknown().optional(),
+  logged_in: z.boolean().optional(),
+});
+
 /** A flow job's run: the fields clients read are named; the rest of `flowStatusView` passes as it is. */
 const flowStatusSchema = z.looseObject({
   status: z.string(),
@@ -55,6 +79,27 @@ const flowStatusSchema = z.looseObject({
   modules: z.array(z.string()),
   step_jobs: z.record(z.string(), z.string()),
   results: z.record(z.string(), z.unknown()),
+  /** The jobs each step ran so far (attempts, a loop's iterations, branches), by module id. */
+  module_jobs: z.record(z.string(), z.array(z.string())),
+  /** The approval steps' and gates' audit trail, oldest first. */
+  audit: z.array(auditEntrySchema),
+  /** The trigger step that found no new events and so ended the flow. */
+  stopped_early: z.string().optional(),
+  /** A `stop_after_if` that ended the flow. */
+  stop: z.object({ module: z.string(), skipped: z.boolean(), error_message: z.string().optional() }).optional(),
+  attempts: z.record(z.string(), z.array(stepAttemptSchema)).optional(),
+  /** Steps whose `skip_if` was true. */
+  skipped: z.array(z.string()).optional(),
+  /** Steps answered from their `cache_ttl` cache: the job whose result they took. */
+  cache_hits: z.record(z.string(), z.string()).optional(),
+  /** The failure module that runs (or ran) for the step that failed, with that step's error. */
+  failure_module: z.object({ module: z.string(), step_id: z.string(), error: z.unknown() }).optional(),
+  /** The flow holds no worker until `until`: before a step's next attempt, or after a step's sleep. */
+  wait: z.object({ module: z.string(), until: stamp, reason: z.enum(['retry', 'sleep']) }).optional(),
+  /** A while loop's current iteration and its flow job. */
+  iteration: z.object({ module: z.string(), index: z.number().int(), job: z.string() }).optional(),
+  /** The ConsentGate the flow waits at. */
+  gate: z.looseObject({ module: z.string() }).optional(),
   suspend: z
     .looseObject({
       module: z.string(),
@@ -72,7 +117,12 @@ export type JobWithFlowStatus = z.output<typeof jobWithFlowStatusSchema>;
 
 /** `jobs/list`: jobs, a flow waiting for people with its run. */
 export const jobListSchema = z.array(jobWithFlowStatusSchema);
+export type FlowStatusView = NonNullable<JobWithFlowStatus['flow_status']>;
 
 // What flowStatusView builds must be what flowStatusSchema promises (checked by the compiler).
 const flowStatusAgrees: Assignable<ReturnType<typeof flowStatusView>, z.output<typeof flowStatusSchema>> = true;
 void flowStatusAgrees;
+
+// The console's run page reads a flow's loop and branch runs (subflow-runs.ts) as it reads a job.
+const subflowRunAgrees: Assignable<SubflowRun, JobWithFlowStatus> = true;
+void subflowRunAgrees;

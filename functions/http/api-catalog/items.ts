@@ -13,7 +13,7 @@ import { createBody as createScheduleBody, enabledBody, updateBody as updateSche
 import { generateBody } from '../../core/openapi/selection.js';
 import { updateValueBody } from '../windmill-compat-routes.js';
 import { z } from 'zod';
-import { archivedFlowSchema, flowHistorySchema, flowListSchema, flowSchema, resourceListItemSchema, resourceSchema, resourceTypeSchema, inferredSchemaSchema, scriptListSchema, scriptMetadataSchema, scriptSchema, updatedResourceSchema } from '../../core/views/item-views.js';
+import { archivedFlowSchema, flowHistorySchema, flowListSchema, flowSchema, flowValidationSchema, resourceListItemSchema, resourceSchema, resourceTypeSchema, inferredSchemaSchema, scriptListSchema, scriptMetadataSchema, scriptSchema, updatedResourceSchema } from '../../core/views/item-views.js';
 import { appHistorySchema, appListSchema, appSchema, variableSchema, variableWithValueSchema } from '../../core/views/item-views.js';
 import { httpTriggerSchema, scheduleSchema } from '../../core/views/trigger-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
@@ -30,7 +30,7 @@ export const itemOperations: ApiOperation[] = [
 
   { method: 'post', path: ws('/flows/create'), tag: 'flows', summary: 'Create a flow', body: flowBody, response: createdText('The flow\'s path') },
   { method: 'post', path: ws('/flows/update/:path{.+}'), tag: 'flows', summary: 'Store a new version of a flow', body: flowBody, response: json('The new version', flowSchema) },
-  { method: 'post', path: ws('/flows/validate'), tag: 'flows', summary: 'Check a flow by the rules of a create without storing it: the errors, each with the step it is in', body: validateFlowBody, response: json('{errors: [{message, field, step: {id, field} | null}]}') },
+  { method: 'post', path: ws('/flows/validate'), tag: 'flows', summary: 'Check a flow by the rules of a create without storing it: the errors, each with the step it is in', body: validateFlowBody, response: json('The errors, each with the step it is in (none: a save would be accepted)', flowValidationSchema) },
   { method: 'get', path: ws('/flows/get/:path{.+}'), tag: 'flows', summary: 'A flow\'s latest version', response: json('The flow', flowSchema) },
   { method: 'get', path: ws('/flows/history/p/:path{.+}'), tag: 'flows', summary: 'A flow\'s versions, newest first', response: json('Versions', flowHistorySchema) },
   { method: 'get', path: ws('/flows/list'), tag: 'flows', summary: 'The flows the caller may read', response: json('Flows', flowListSchema) },

@@ -87,7 +87,14 @@ function readSchemaForm(container) {
   }
   return args;
 }
+`;
 
+/**
+ * `apiCall(path, init)` and `postJson(path, body, trigger)`: the settings pages' generic forms
+ * (holding-forms.ts), which post what a form holds and read only the error of a refusal. Every
+ * other console page calls the API through its typed bundle (browser/console-api.ts).
+ */
+export const FORM_API_HELPERS = `
 async function apiCall(path, init) {
   const res = await fetch('/api/w/' + encodeURIComponent(document.body.dataset.workspace) + path, { credentials: 'same-origin', ...init });
   if (res.status === 401) { location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search)); throw new Error('not signed in'); }

@@ -128,10 +128,11 @@ function drawGraph() {
   const box = byId('graph');
   // The console's html template built this markup with every label escaped.
   box.innerHTML = F.graph(current.value && current.value.modules);
+  const invalid = F.stepsWithProblems(problems);
   for (const node of box.querySelectorAll('[data-step]')) {
     const field = node.getAttribute('data-step');
     if (field === selected) node.classList.add('selected');
-    if (problems.some((p) => p.step && p.step.field === field)) node.classList.add('invalid');
+    if (invalid.includes(field)) node.classList.add('invalid');
     node.addEventListener('click', () => select(field, false));
     node.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(field, true); }
@@ -198,9 +199,9 @@ async function check() {
   try {
     const body = F ? current : null;
     if (!body) return;
-    const answer = await postJson('/flows/validate', body);
+    const found = await F.api.check(body);
     if (seq !== checkSeq) return;
-    problems = answer.errors;
+    problems = found;
     showProblems(problems);
     drawGraph();
   } catch (e) {
@@ -209,25 +210,7 @@ async function check() {
 }
 
 function showProblems(list) {
-  const box = byId('problems');
-  if (list.length === 0) { box.replaceChildren(el('p', { class: 'muted', text: 'The API\\'s check finds no problem.' })); return; }
-  const items = list.map((p) => {
-    const line = p.line || (p.field ? F.lineOf(yamlEditor.text(), p.field) : null);
-    const where = p.step ? 'Step ' + (p.step.id || '?') + ' (' + p.step.field + ')' : p.field ? p.field : '';
-    const item = el('li', { class: 'bad' }, el('span', { text: (where ? where + ': ' : '') + p.message + (line ? ' (line ' + line + ')' : '') }));
-    if (p.step) {
-      const step = el('button', { type: 'button', text: 'Select the step' });
-      step.addEventListener('click', () => select(p.step.field, true));
-      item.append(' ', step);
-    }
-    if (line) {
-      const go = el('button', { type: 'button', text: 'Show in the YAML' });
-      go.addEventListener('click', () => yamlEditor.gotoLine(line));
-      item.append(' ', go);
-    }
-    return item;
-  });
-  box.replaceChildren(el('p', { text: list.length + (list.length === 1 ? ' problem' : ' problems') + ' (a save would be refused):' }), el('ul', {}, ...items));
+  F.showProblems(byId('problems'), list, { lineOf: (field) => F.lineOf(yamlEditor.text(), field), select: (field) => select(field, true), gotoLine: (line) => yamlEditor.gotoLine(line) });
 }
 
 ${FLOW_PANEL_SCRIPT}
@@ -245,13 +228,8 @@ byId('save-form').addEventListener('submit', async (event) => {
     const body = { ...current, path };
     const note = byId('deployment-message').value.trim();
     if (note) body.deployment_message = note;
-    let version;
-    if (data.mode === 'new') {
-      await postJson('/flows/create', body);
-      version = (await apiCall('/flows/history/p/' + encodePath(path)))[0].id;
-    } else {
-      version = (await postJson('/flows/update/' + encodePath(path), body)).id;
-    }
+    if (!F) throw new Error('the editor could not load');
+    const version = await F.api.save(data.mode === 'new', path, body);
     location.assign('/w/' + encodeURIComponent(ws) + '/flows/edit/' + encodePath(path) + '?saved=' + encodeURIComponent(version));
   } catch (e) {
     message.append(el('p', { text: 'Not saved: ' + e.message }));
@@ -261,7 +239,6 @@ byId('save-form').addEventListener('submit', async (event) => {
   }
 });
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function setStatus(status) {
   const badge = byId('run-status');
   badge.className = 'status s-' + status;
@@ -294,25 +271,17 @@ byId('run-form').addEventListener('submit', async (event) => {
   byId('run-result').replaceChildren();
   byId('run-link').replaceChildren();
   try {
+    if (!F) throw new Error('the editor could not load');
     const path = pathInput.value.trim();
-    let id;
-    if (saved) id = await postJson('/jobs/run/f/' + encodePath(path), args, 'console');
-    else {
-      if (F) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
-      // One step: a flow of that step alone (its settings kept), run like the whole flow's test.
-      const value = oneStep ? { modules: [step] } : current.value;
-      id = await postJson('/jobs/run/preview_flow', { path, value, ...(current.schema ? { schema: current.schema } : {}), args }, 'console');
-    }
+    if (!saved) { const parsed = F.parse(yamlEditor.text()); if (parsed.error) throw new Error('the YAML does not parse: ' + parsed.error.message); }
+    // One step: a flow of that step alone (its settings kept), run like the whole flow's test.
+    const id = await F.api.start({ saved, path, value: oneStep ? { modules: [step] } : current.value, schema: current.schema, args });
     byId('run-link').replaceChildren(el('a', { href: '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id), text: 'run page' }));
     setStatus('queued');
     // Until it ends or waits for a person: the run page follows it from there.
-    for (;;) {
-      const job = await apiCall('/jobs_u/get/' + encodeURIComponent(id));
-      setStatus(job.status);
-      if (job.status === 'suspended' || job.status === 'awaiting_approval') { message.textContent = 'The run waits for an approval: decide on its run page or in the approvals inbox.'; break; }
-      if (!['queued', 'running'].includes(job.status)) { showJson(byId('run-result'), job.result); break; }
-      await sleep(500);
-    }
+    const end = await F.api.follow(id, setStatus);
+    if (end.waiting) message.textContent = 'The run waits for an approval: decide on its run page or in the approvals inbox.';
+    else showJson(byId('run-result'), end.result);
   } catch (e) {
     message.textContent = e.message;
   } finally {

@@ -5,7 +5,7 @@ import { ApiError } from '../../core/common/errors.js';
 import { flowHistory, getFlow } from '../../core/flows/flows.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, type Markup } from '../html.js';
-import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
 import { formatTime } from './time-format.js';
 import { editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
@@ -36,7 +36,7 @@ export function flowEditorRoutes(deps: CoreDeps) {
   r.get('/w/:workspace/flows/new', async (c) => {
     const access = await pageAccess(deps, c);
     if (!access.ok) return access.response;
-    if (!access.rights.can('flows', 'write')) return notAvailable(c, access, 'You may not create flows in this workspace.', 403);
+    if (!access.rights.can('flows', 'write')) return notAvailable(c, who(access), 'You may not create flows in this workspace.', 403);
     const path = c.req.query('path') ?? `u/${access.principal.username}/`;
     return editorResponse(c, access, { mode: 'new', path, yaml: stringify(NEW_FLOW), versions: [], saved: null });
   });
@@ -53,9 +53,9 @@ export function flowEditorRoutes(deps: CoreDeps) {
       history = (await flowHistory(deps, rights, path)).slice(0, 20);
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return notAvailable(c, access, error.message, error.status);
+      return notAvailable(c, who(access), error.message, error.status);
     }
-    if (!rights.can('flows', 'write', path)) return notAvailable(c, access, `You may read ${path} but not change it.`, 403);
+    if (!rights.can('flows', 'write', path)) return notAvailable(c, who(access), `You may read ${path} but not change it.`, 403);
     const saved = Number(c.req.query('saved'));
     const body = { summary: flow.summary, description: flow.description, value: flow.value, ...(flow.schema ? { schema: flow.schema } : {}) };
     return editorResponse(c, access, {
@@ -139,11 +139,4 @@ function versionsSection(v: FlowEditorView): Markup {
 ${v.versions.map((x) => html`<tr><td><code>${x.id}</code></td><td>${formatTime(x.created_at)}</td><td>${x.created_by}</td><td class="wide">${x.message}</td></tr>`)}</tbody></table></div>`;
 }
 
-function notAvailable(c: Context, access: PageAccess & { ok: true }, message: string, status: 403 | 404): Response {
-  const text = '';
-  return pageResponse(
-    c,
-    renderPage({ title: 'Not available', workspace: access.rights.workspaceId, username: access.principal.username, script: { text, hash: hashOf(text) }, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` }),
-    status,
-  );
-}
+const who = (access: PageAccess & { ok: true }) => ({ workspace: access.rights.workspaceId, username: access.principal.username });

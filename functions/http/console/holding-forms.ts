@@ -1,5 +1,5 @@
 import { html, type Markup } from '../html.js';
-import { CLIENT_HELPERS } from './client-helpers.js';
+import { CLIENT_HELPERS, FORM_API_HELPERS } from './client-helpers.js';
 import { hashOf } from './layout.js';
 
 /**
@@ -58,7 +58,7 @@ export function apiButton(text: string, api: string, opts: { method?: 'POST' | '
 /** A page's message line (the API's refusal) and, after a reload, what the last action did. */
 export const MESSAGE_LINE = html`<p id="done" class="muted" role="status"></p><p id="message" role="alert"></p>`;
 
-const HOLDING_TEXT = `${CLIENT_HELPERS}
+const HOLDING_TEXT = `${CLIENT_HELPERS}${FORM_API_HELPERS}
 const message = document.getElementById('message');
 const done = document.getElementById('done');
 done.textContent = sessionStorage.getItem('svc-done') || '';

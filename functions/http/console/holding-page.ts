@@ -5,7 +5,7 @@ import { ApiError } from '../../core/common/errors.js';
 import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { HOLDING_SCRIPT, MESSAGE_LINE } from './holding-forms.js';
-import { pageAccess, pageResponse, renderPage } from './layout.js';
+import { pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
 
 /** The pages for what a workspace holds, in the order the navigation shows them. */
 export const HOLDING_PAGES = [
@@ -43,7 +43,7 @@ export function holdingRoute(r: Hono, deps: CoreDeps, slug: HoldingSlug, title: 
       return pageResponse(c, renderPage({ ...frame, title, body: html`${holdingTabs(ws, slug)}<h1>${title}</h1>${MESSAGE_LINE}${body}` }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return pageResponse(c, renderPage({ ...frame, title: 'Not available', body: html`${holdingTabs(ws, slug)}<h1>Not available</h1><p>${error.message}</p>` }), error.status);
+      return notAvailable(c, frame, error.message, error.status, holdingTabs(ws, slug));
     }
   });
 }

@@ -122,3 +122,14 @@ export async function pageAccess(deps: CoreDeps, c: Context): Promise<PageAccess
 export function pageResponse(c: Context, page: string, status: 200 | 403 | 404 = 200): Response {
   return c.html(page, status, { 'cache-control': 'no-store' });
 }
+
+const NO_SCRIPT = { text: '', hash: hashOf('') };
+
+/**
+ * The answer to a page the core refuses this person (403) or that names nothing there is (404):
+ * why, in the console's frame, with the status the API would give. `before` is what the page keeps
+ * above it (a settings page's tabs).
+ */
+export function notAvailable(c: Context, who: { workspace: string; username: string }, message: string, status: 403 | 404, before: Markup | string = ''): Response {
+  return pageResponse(c, renderPage({ title: 'Not available', workspace: who.workspace, username: who.username, script: NO_SCRIPT, data: {}, body: html`${before}<h1>Not available</h1><p>${message}</p>` }), status);
+}

@@ -11,7 +11,7 @@ import { getJobLogUpdate, parseLogOffset } from '../../core/jobs/job-log-update.
 import type { CoreDeps } from '../../core/deps.js';
 import { html } from '../html.js';
 import { approvalFragment } from './approval-fragment.js';
-import { pageAccess, pageResponse, renderPage, hashOf } from './layout.js';
+import { notAvailable, pageAccess, pageResponse } from './layout.js';
 import { renderRunPage } from './run-page.js';
 import { renderRunsPage } from './runs-page.js';
 import { workspacePageRoutes } from './workspace-pages.js';
@@ -32,9 +32,9 @@ export function consolePageRoutes(deps: CoreDeps) {
   // Versioned by content: a new uPlot is a new URL, so the file can be cached for good.
   r.get('/console/assets/:name', (c) => {
     const name = c.req.param('name');
-    const bundle = CONSOLE_BUNDLES.find((b) => name.startsWith(`${b}-`));
-    const asset = bundle ? consoleBundle(bundle) : uplotScript();
-    if (c.req.path !== asset.url) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
+    // By its whole URL: one bundle's name may begin another's (script-editor, script-editor-page).
+    const asset = [...CONSOLE_BUNDLES.map(consoleBundle), uplotScript()].find((a) => a.url === c.req.path);
+    if (!asset) return c.json({ error: { code: 'not_found', message: 'no such console asset' } }, 404);
     return c.body(asset.text, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
   });
 
@@ -53,7 +53,7 @@ export function consolePageRoutes(deps: CoreDeps) {
       job = await getVisibleJob(deps, rights, c.req.param('id'));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return pageResponse(c, errorPage(rights.workspaceId, principal.username, error.message), error.status);
+      return notAvailable(c, { workspace: rights.workspaceId, username: principal.username }, error.message, error.status);
     }
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     const version = job.kind === 'flow' && job.flow_version !== null ? await findFlowVersion(deps.store, job.workspace_id, job.flow_version) : null;
@@ -108,10 +108,4 @@ export function consolePageRoutes(deps: CoreDeps) {
   r.route('/', holdingsPageRoutes(deps));
   r.route('/', peoplePageRoutes(deps));
   return r;
-}
-
-const NO_SCRIPT = { text: '', hash: hashOf('') };
-
-function errorPage(workspace: string, username: string, message: string): string {
-  return renderPage({ title: 'Not available', workspace, username, script: NO_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` });
 }

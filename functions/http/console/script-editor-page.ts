@@ -5,12 +5,13 @@ import { getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { LANGUAGES, type ScriptVersion } from '../../ports.js';
 import { html, type Markup } from '../html.js';
-import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
 import { languageName } from './language-names.js';
 import { formatTime } from './time-format.js';
-import { editorScript } from './static-assets.js';
+import { consoleBundle, editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
-import { EDITOR_STYLE, SCRIPT_EDITOR_TEXT, TEMPLATES } from './script-editor-client.js';
+import { EDITOR_STYLE, TEMPLATES } from './script-editor-client.js';
+import { COPY_BUTTONS_SCRIPT } from './webhook-urls.js';
 
 /**
  * `/w/<ws>/scripts/new` and `/w/<ws>/scripts/edit/<path>`: the script editor. The code is edited in
@@ -21,7 +22,8 @@ import { EDITOR_STYLE, SCRIPT_EDITOR_TEXT, TEMPLATES } from './script-editor-cli
  * An existing script's page also has its versions with a diff of any two, and its webhook URLs.
  */
 
-const PAGE_SCRIPT = { text: SCRIPT_EDITOR_TEXT, hash: hashOf(SCRIPT_EDITOR_TEXT) };
+/** The page's own script is its bundle (browser/script-editor-page.ts); inline, only the webhook section's copy buttons. */
+const PAGE_SCRIPT = { text: COPY_BUTTONS_SCRIPT, hash: hashOf(COPY_BUTTONS_SCRIPT) };
 
 interface EditorView {
   mode: 'new' | 'edit';
@@ -46,7 +48,7 @@ export function scriptEditorRoutes(deps: CoreDeps) {
     const access = await pageAccess(deps, c);
     if (!access.ok) return access.response;
     const { rights, principal } = access;
-    if (!rights.can('scripts', 'write')) return notAvailable(c, access, 'You may not create scripts in this workspace.', 403);
+    if (!rights.can('scripts', 'write')) return notAvailable(c, who(access), 'You may not create scripts in this workspace.', 403);
     const language = LANGUAGES.find((l) => l === c.req.query('language')) ?? 'python3';
     const path = c.req.query('path') ?? `u/${principal.username}/`;
     return editorResponse(c, access, { mode: 'new', path, language, content: TEMPLATES[language], summary: '', description: '', parentHash: null, versions: [], saved: null, lock: null });
@@ -64,9 +66,9 @@ export function scriptEditorRoutes(deps: CoreDeps) {
       history = await scriptHistory(deps.store, rights, path);
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return notAvailable(c, access, error.message, error.status);
+      return notAvailable(c, who(access), error.message, error.status);
     }
-    if (!rights.can('scripts', 'write', path)) return notAvailable(c, access, `You may read ${path} but not change it.`, 403);
+    if (!rights.can('scripts', 'write', path)) return notAvailable(c, who(access), `You may read ${path} but not change it.`, 403);
     const saved = c.req.query('saved');
     return editorResponse(c, access, {
       mode: 'edit',
@@ -96,7 +98,8 @@ function editorResponse(c: Context, access: PageAccess & { ok: true }, view: Edi
       workspace: ws,
       username: access.principal.username,
       script: PAGE_SCRIPT,
-      libraries: [{ url: bundle.url, hash: bundle.hash }],
+      // The editor first (the page's script mounts it when it loaded), then the page's script.
+      libraries: [bundle, consoleBundle('script-editor-page')],
       libraryStyle: EDITOR_STYLE,
       // CodeMirror writes its theme into <style> elements: allowed by a nonce new for this response.
       styleNonce: randomBytes(18).toString('base64'),
@@ -167,11 +170,4 @@ ${v.versions.map((x) => html`<tr><td><code>${x.hash}</code></td><td>${formatTime
 <p id="diff-message" role="alert"></p><div id="diff" aria-live="polite"></div>`;
 }
 
-function notAvailable(c: Context, access: PageAccess & { ok: true }, message: string, status: 403 | 404): Response {
-  const text = '';
-  return pageResponse(
-    c,
-    renderPage({ title: 'Not available', workspace: access.rights.workspaceId, username: access.principal.username, script: { text, hash: hashOf(text) }, data: {}, body: html`<h1>Not available</h1><p>${message}</p>` }),
-    status,
-  );
-}
+const who = (access: PageAccess & { ok: true }) => ({ workspace: access.rights.workspaceId, username: access.principal.username });

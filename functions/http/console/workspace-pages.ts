@@ -7,10 +7,9 @@ import { runFilterSchema } from '../../core/console/run-filter.js';
 import type { CoreDeps } from '../../core/deps.js';
 import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
-import { CLIENT_HELPERS } from './client-helpers.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { highlightSource } from './highlight.js';
-import { hashOf, pageAccess, pageResponse, renderPage } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
@@ -54,10 +53,10 @@ export function workspacePageRoutes(deps: CoreDeps) {
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
       const body = itemBody(ws, origin, item, rights.can(isFlow ? 'flows' : 'scripts', 'write', path));
-      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, schema: JSON.stringify(item.schema ?? {}), 'run-path': isFlow ? `/jobs/run/f/${path}` : `/jobs/run/p/${path}` }, body, libraries: [consoleBundle('item-page')] }));
+      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, kind: isFlow ? 'flow' : 'script', schema: JSON.stringify(item.schema ?? {}) }, body, libraries: [consoleBundle('item-page')] }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
-      return pageResponse(c, renderPage({ title: 'Not available', workspace: ws, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: html`<h1>Not available</h1><p>${error.message}</p>` }), error.status);
+      return notAvailable(c, { workspace: ws, username: principal.username }, error.message, error.status);
     }
   });
   return r;
@@ -139,18 +138,5 @@ ${webhookSection(origin, ws, item.kind, item.path, pinnedId)}
 const GLANCE_TEXT = '';
 const GLANCE_SCRIPT = { text: GLANCE_TEXT, hash: hashOf(GLANCE_TEXT) };
 
-const ITEM_TEXT = `${CLIENT_HELPERS}
-const data = document.body.dataset;
-const schema = JSON.parse(data.schema);
-schemaForm(document.getElementById('run-fields'), schema, {});
-document.getElementById('run-form').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const message = document.getElementById('message');
-  message.textContent = '';
-  try {
-    const id = await postJson(data.runPath, readSchemaForm(document.getElementById('run-fields')), 'console');
-    location.assign('/w/' + encodeURIComponent(data.workspace) + '/run/' + encodeURIComponent(id));
-  } catch (e) { message.textContent = e.message; }
-});
-${COPY_BUTTONS_SCRIPT}`;
-const ITEM_SCRIPT = { text: ITEM_TEXT, hash: hashOf(ITEM_TEXT) };
+// The run form and the recent runs are the item-page bundle's; inline, only the webhooks' copy buttons.
+const ITEM_SCRIPT = { text: COPY_BUTTONS_SCRIPT, hash: hashOf(COPY_BUTTONS_SCRIPT) };

@@ -4,7 +4,9 @@ import {
   approvalsReceived,
   approvedAlready,
   FLOW_LEVEL,
+  gateRules,
   resumeIdUsed,
+  tallyGate,
   stepRules,
   tallyApprovals,
   type StepRules,
@@ -13,8 +15,8 @@ import { suspendSettings } from '../../../functions/core/flows/definition.js';
 import type { Approval, FlowRun, StepEvents } from '../../../functions/core/flows/run-state.js';
 
 /**
- * The one function that decides which approvals of a suspend step count (approval-count.ts), on
- * its own: every channel (resume URLs, the approval page, chat, the inbox, the interpreter) goes
+ * The one function that decides which approvals of a suspend step or a ConsentGate count
+ * (approval-count.ts), on its own: every channel (resume URLs, the approval page, chat, the inbox, the interpreter) goes
  * through it, so its rules are checked here once, without a service.
  */
 
@@ -22,8 +24,8 @@ let nextId = 1;
 const approval = (approver: string, logged_in = true): Approval => ({ resume_id: nextId++, approver, payload: { by: approver }, at: '2026-01-01T00:00:00Z', logged_in });
 const events = (...approvals: Approval[]): StepEvents => ({ approvals });
 const NONE = events();
-const standing = (member = true, inGroup = false) => ({ member, inGroup });
-const everyone = (names: string[], inGroup = false) => new Map(names.map((n) => [n, standing(true, inGroup)]));
+const standing = (member = true, listed = false) => ({ member, listed });
+const everyone = (names: string[], listed = false) => new Map(names.map((n) => [n, standing(true, listed)]));
 
 const open = (required = 1): StepRules => stepRules(suspendSettings.parse({ required_events: required }), [], 'tess');
 
@@ -128,5 +130,30 @@ describe('what the views count', () => {
     expect(resumeIdUsed(r, anon.resume_id)).toBe(true);
     expect(resumeIdUsed(r, 7)).toBe(true);
     expect(resumeIdUsed(r, 999_999)).toBe(false);
+  });
+});
+
+describe('a ConsentGate under the same rules', () => {
+  const gate = gateRules('pay', { approvers: ['nina', 'role:admin', 'group:finance'], self_approval: false }, 'nina');
+  const at = '2026-01-01T00:00:00Z';
+
+  it('lets only a logged-in member among its approvers decide, and not the triggering user unless allowed', () => {
+    expect(gate.loginRequired).toBe(true);
+    expect(approvalRefusal(gate, 'olga', { loggedIn: true, ...standing(true, false) })).toBe('not_an_approver');
+    expect(approvalRefusal(gate, 'fiona', { loggedIn: true, ...standing(true, true) })).toBeNull();
+    expect(approvalRefusal(gate, 'nina', { loggedIn: true, ...standing(true, true) })).toBe('self_approval_disabled');
+    expect(approvalRefusal(gate, 'fiona', { loggedIn: false, ...standing(true, true) })).toBe('login_required');
+    expect(approvalRefusal(gate, 'gone', { loggedIn: true, ...standing(false, true) })).toBe('unknown_member');
+    const allowed = gateRules('pay', { approvers: ['nina'], self_approval: true }, 'nina');
+    expect(approvalRefusal(allowed, 'nina', { loggedIn: true, ...standing(true, true) })).toBeNull();
+  });
+
+  it('counts its one decision: approved, rejected (by a person or the deadline), or still waiting', () => {
+    expect(tallyGate(gate, undefined).outcome).toBe('waiting');
+    const approved = tallyGate(gate, { decision: 'approved', approver: 'fiona', reason: '', at });
+    expect(approved.outcome).toBe('approved');
+    expect(approved.counted.map((a) => a.approver)).toEqual(['fiona']);
+    expect(tallyGate(gate, { decision: 'rejected', approver: 'fiona', reason: 'duplicate', at }).outcome).toBe('canceled');
+    expect(tallyGate(gate, { decision: 'rejected', approver: null, reason: 'timeout', at }).cancel).toEqual({ by: 'timeout', reason: 'timeout', at });
   });
 });

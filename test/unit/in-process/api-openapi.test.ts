@@ -103,8 +103,6 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'post /api/w/:workspace/chat/teams/send_message/:job',
     'post /api/w/:workspace/chat/teams/messages',
   ],
-  // flows/validate: added on main by the flows branch.
-  'not described yet': ['post /api/w/:workspace/flows/validate'],
 };
 
 describe('the API document describes answers by schema', () => {

@@ -1,4 +1,8 @@
 import type { BulkCancelView, RunPageView } from '../../../core/views/run-views.js';
+import type { JobWithFlowStatus } from '../../../core/views/job-view.js';
+import type { FlowHistoryView, FlowValidationView, FlowView, InferredSchemaView, ScriptMetadataView, ScriptView } from '../../../core/views/item-views.js';
+import type { CanceledStepView, ConsentOutcomeView, ResumeOutcomeView } from '../../../core/views/approval-views.js';
+import type { JobLogUpdate } from '../../../core/jobs/job-log-update.js';
 
 /**
  * The API as the console's bundled pages call it, typed by the same views the OpenAPI document
@@ -6,20 +10,53 @@ import type { BulkCancelView, RunPageView } from '../../../core/views/run-views.
  * reads it. Same-origin requests with the login session; a lost session goes to the login page.
  */
 
+/** A refused call: the API's message, and its status (a save's 409 is told apart). */
+export class ApiCallError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The workspace's API root, from the page's `data-workspace`. */
 export function workspaceApi(): string {
   return '/api/w/' + encodeURIComponent(document.body.dataset.workspace ?? '');
 }
 
-async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(workspaceApi() + path, { credentials: 'same-origin', ...init });
+/** A script or flow path in a URL: each segment encoded, the slashes kept. */
+export const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
+
+/** The answer as text (a job id, a hash) or parsed JSON; a refusal throws its message. */
+async function send(url: string, init?: RequestInit): Promise<unknown> {
+  const res = await fetch(url, { credentials: 'same-origin', ...init });
   if (res.status === 401) {
     location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search));
-    throw new Error('not signed in');
+    throw new ApiCallError('not signed in', 401);
   }
-  const answer = (await res.json().catch(() => null)) as unknown;
-  if (!res.ok) throw new Error((answer as { error?: { message?: string } } | null)?.error?.message || 'request failed (' + res.status + ')');
-  return answer as T;
+  const text = await res.text();
+  let answer: unknown = text;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    // plain text answers (a job id, a hash)
+  }
+  if (!res.ok) throw new ApiCallError((answer as { error?: { message?: string } } | null)?.error?.message || 'request failed (' + res.status + ')', res.status);
+  return answer;
+}
+
+function call<T>(path: string, init?: RequestInit): Promise<T> {
+  return send(workspaceApi() + path, init) as Promise<T>;
+}
+
+/** A JSON body; `trigger` is what the run list shows as having started a run this call starts (X-Svc-Trigger). */
+function post(body: unknown, trigger?: string): RequestInit {
+  return { method: 'POST', headers: { 'content-type': 'application/json', ...(trigger ? { 'x-svc-trigger': trigger } : {}) }, body: JSON.stringify(body) };
+}
+
+async function text(path: string, init?: RequestInit): Promise<string> {
+  return String(await call<unknown>(path, init));
 }
 
 /** `GET jobs/runs`: a page of runs matching the query, and the next page's cursor. */
@@ -36,5 +73,128 @@ export function followRuns(query: URLSearchParams, onPage: (page: RunPageView) =
 
 /** `POST jobs/queue/cancel_selection`: cancels the runs it may, says why not for the others. */
 export function cancelSelection(ids: string[]): Promise<BulkCancelView> {
-  return call<BulkCancelView>('/jobs/queue/cancel_selection', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ids) });
+  return call<BulkCancelView>('/jobs/queue/cancel_selection', post(ids));
+}
+
+/** `GET jobs_u/get/{id}`: a job, and a flow's run. */
+export function getJob(id: string): Promise<JobWithFlowStatus> {
+  return call<JobWithFlowStatus>('/jobs_u/get/' + encodeURIComponent(id));
+}
+
+/** `POST jobs_u/queue/cancel/{id}`. */
+export function cancelJob(id: string): Promise<string> {
+  return text('/jobs_u/queue/cancel/' + encodeURIComponent(id), { method: 'POST' });
+}
+
+/** What can be run: a saved script or flow by path, a script version by hash, a flow version. */
+export type RunTarget = { script: string } | { flow: string } | { hash: string } | { flowVersion: string };
+
+function runPath(target: RunTarget): string {
+  if ('script' in target) return '/jobs/run/p/' + encodePath(target.script);
+  if ('flow' in target) return '/jobs/run/f/' + encodePath(target.flow);
+  if ('hash' in target) return '/jobs/run/h/' + encodeURIComponent(target.hash);
+  return '/jobs/run/fv/' + encodeURIComponent(target.flowVersion);
+}
+
+/** `POST jobs/run/...`: queues a run; answers its job id. */
+export function run(target: RunTarget, args: Record<string, unknown>, trigger: string): Promise<string> {
+  return text(runPath(target), post(args, trigger));
+}
+
+/** `POST jobs/run/preview`: test-runs code that is not saved; answers the job id. */
+export function previewScript(body: { path: string; language: string; content: string; args: Record<string, unknown> }): Promise<string> {
+  return text('/jobs/run/preview', post(body, 'console'));
+}
+
+/** `POST jobs/run/preview_flow`: test-runs a flow that is not saved; answers the flow job's id. */
+export function previewFlow(body: { path: string; value: unknown; schema?: unknown; args: Record<string, unknown> }): Promise<string> {
+  return text('/jobs/run/preview_flow', post(body, 'console'));
+}
+
+/** `GET scripts/get/p/{path}`: the latest version. */
+export function getScript(path: string): Promise<ScriptView> {
+  return call<ScriptView>('/scripts/get/p/' + encodePath(path));
+}
+
+/** `GET scripts/get/h/{hash}`: one version. */
+export function getScriptVersion(hash: string): Promise<ScriptView> {
+  return call<ScriptView>('/scripts/get/h/' + encodeURIComponent(hash));
+}
+
+/** `POST scripts/create`: a new script, or a new version of `parent_hash`; answers the new hash (409: someone saved meanwhile). */
+export function createScript(body: { path: string; language: string; content: string; summary: string; parent_hash: string | null; deployment_message?: string }): Promise<string> {
+  return text('/scripts/create', post(body));
+}
+
+/** `POST scripts/infer_schema`: the input schema read from the code. */
+export function inferSchema(body: { language: string; content: string }): Promise<InferredSchemaView> {
+  return call<InferredSchemaView>('/scripts/infer_schema', post(body));
+}
+
+/** `POST scripts/generate_metadata`: the lock and schema a create would store. */
+export function generateMetadata(body: { path: string; language: string; content: string }): Promise<ScriptMetadataView> {
+  return call<ScriptMetadataView>('/scripts/generate_metadata', post(body));
+}
+
+/** `GET flows/get/{path}`: the latest version. */
+export function getFlow(path: string): Promise<FlowView> {
+  return call<FlowView>('/flows/get/' + encodePath(path));
+}
+
+/** `POST flows/validate`: the errors a save would answer, each with its step. */
+export function validateFlow(body: unknown): Promise<FlowValidationView> {
+  return call<FlowValidationView>('/flows/validate', post(body));
+}
+
+/** `POST flows/create`: answers the flow's path. */
+export function createFlow(body: Record<string, unknown>): Promise<string> {
+  return text('/flows/create', post(body));
+}
+
+/** `POST flows/update/{path}`: the new version. */
+export function updateFlow(path: string, body: Record<string, unknown>): Promise<FlowView> {
+  return call<FlowView>('/flows/update/' + encodePath(path), post(body));
+}
+
+/** `GET flows/history/p/{path}`: the versions, newest first. */
+export function flowHistory(path: string): Promise<FlowHistoryView> {
+  return call<FlowHistoryView>('/flows/history/p/' + encodePath(path));
+}
+
+/** `POST /api/v1/runs/{id}/consent`: a ConsentGate's decision. */
+export function decideConsent(runId: string, decision: 'approved' | 'rejected', reason: string): Promise<ConsentOutcomeView> {
+  return send('/api/v1/runs/' + encodeURIComponent(runId) + '/consent', post({ decision, reason })) as Promise<ConsentOutcomeView>;
+}
+
+/** An approval step's resume URL (signed for this person): approves with the form's values. */
+export function approveStep(resumeUrl: string, values: Record<string, unknown>): Promise<ResumeOutcomeView> {
+  return send(resumeUrl, post(values)) as Promise<ResumeOutcomeView>;
+}
+
+/** An approval step's cancel URL: rejects it. */
+export function rejectStep(cancelUrl: string, reason: string): Promise<CanceledStepView> {
+  return send(cancelUrl, post({ reason })) as Promise<CanceledStepView>;
+}
+
+/*
+ * The console's own routes beside its pages (console/pages.ts), for what the API answers in
+ * another form: a job's new logs as coloured HTML, the runs inside a flow's loops and branches.
+ */
+
+const consoleRun = (id: string) => '/w/' + encodeURIComponent(document.body.dataset.workspace ?? '') + '/run/' + encodeURIComponent(id);
+
+/** `jobs_u/getupdate/{id}` with the new logs as HTML, every character escaped but ANSI colours. */
+export function logUpdate(id: string, offset: number): Promise<JobLogUpdate & { html: string }> {
+  return send(consoleRun(id) + '/logs?log_offset=' + offset) as Promise<JobLogUpdate & { html: string }>;
+}
+
+/** The runs of a flow's loops and branches, nested ones too, each as `getJob` answers it. */
+export function subflowRuns(id: string): Promise<JobWithFlowStatus[]> {
+  return send(consoleRun(id) + '/subflows') as Promise<JobWithFlowStatus[]>;
+}
+
+/** A run's approve / reject form for this person (console/approval-fragment.ts), as HTML, or nothing. */
+export async function approvalForm(id: string): Promise<string> {
+  const res = await fetch(consoleRun(id) + '/approval', { credentials: 'same-origin' });
+  return res.ok ? await res.text() : '';
 }

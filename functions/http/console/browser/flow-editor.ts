@@ -3,8 +3,9 @@
  * svc itself): the flow's YAML in CodeMirror, YAML read and edited with the `yaml` package (an
  * edit from the graph or a step's panel changes only the node it is about, so comments and the
  * rest of the text stay), and the console's own flow graph (flow-graph.ts, laid out by dagre)
- * drawn from the YAML as it is. It sets `window.svcFlowEditor`; the page's script
- * (flow-editor-client.ts) does the rest through the API.
+ * drawn from the YAML as it is, and the page's calls to the API, typed by its views
+ * (flow-editor-calls.ts), and the list of the flow's problems (flow-problems.ts). It sets `window.svcFlowEditor`; the page's script (flow-editor-client.ts)
+ * does the rest.
  */
 import { EditorState, Transaction } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
@@ -14,6 +15,8 @@ import { isCollection, isMap, isSeq, LineCounter, parseDocument, type Document }
 import type { FlowModule } from '../../../core/flows/definition.js';
 import { flowGraphSvg } from '../flow-graph.js';
 import { editorBasics } from './editor-basics.js';
+import { flowEditorCalls } from './flow-editor-calls.js';
+import { showProblems, stepsWithProblems } from './flow-problems.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -162,4 +165,4 @@ function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
   };
 }
 
-(window as unknown as { svcFlowEditor: unknown }).svcFlowEditor = { createYaml, parse, lineOf, edit, graph };
+(window as unknown as { svcFlowEditor: unknown }).svcFlowEditor = { createYaml, parse, lineOf, edit, graph, api: flowEditorCalls, showProblems, stepsWithProblems };

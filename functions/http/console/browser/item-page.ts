@@ -1,14 +1,30 @@
-import { listRuns } from './console-api.js';
+import { listRuns, run } from './console-api.js';
+import { byId, messageOf, readSchemaForm, schemaForm } from './page-helpers.js';
 import type { RunPageView } from '../../../core/views/run-views.js';
 
 /**
- * The recent runs of a script or flow on its page (`/w/<ws>/item/<path>`, workspace-pages.ts
- * renders the page and its run form): its last runs from `GET jobs/runs`, read through the typed
- * API client. Bundled for the browser by bin/build.js (console-assets/item-page.js).
+ * A script's or flow's page (`/w/<ws>/item/<path>`, workspace-pages.ts renders it): its run form,
+ * built from the input schema, that starts a run and opens its page, and its last runs from
+ * `GET jobs/runs`, both through the typed API client. Bundled for the browser by bin/build.js
+ * (console-assets/item-page.js).
  */
 
 const data = document.body.dataset;
 const path = data.path ?? '';
+
+schemaForm(byId('run-fields'), JSON.parse(data.schema ?? '{}') as unknown, {});
+byId('run-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const message = byId('message');
+  message.textContent = '';
+  try {
+    run(data.kind === 'flow' ? { flow: path } : { script: path }, readSchemaForm(byId('run-fields')), 'console')
+      .then((id) => location.assign(runHref(id)))
+      .catch((e: unknown) => (message.textContent = messageOf(e)));
+  } catch (e) {
+    message.textContent = messageOf(e);
+  }
+});
 const runHref = (id: string) => '/w/' + encodeURIComponent(data.workspace ?? '') + '/run/' + encodeURIComponent(id);
 
 function entry(run: RunPageView['runs'][number]): HTMLLIElement {
