@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: sync webhook latency and throughput of the local service against a floor
- * measured in the same run (bench/floor-server.ts), for a trivial TypeScript, Python, Go and Deno
- * script (Go's and Deno's floor is the Node one: a warm process answering), and flows of 1, 10 and
+ * measured in the same run (bench/floor-server.ts), for a trivial TypeScript, Python, Go, Deno and
+ * Bash script (Go's, Deno's and Bash's floor is the Node one: a warm process answering), and flows of 1, 10 and
  * 40 light steps. Every measurement is load-guarded (bench/load-guard.ts). Prints the ratios to the
  * floor first, the absolute figures second, and ends with the targets of issues 35 and 30, met or
  * not (bench/sync-report.ts); nothing here is a pass/fail test. BENCH_SCRIPTS=typescript,go
@@ -27,6 +27,8 @@ const SCRIPTS = {
   // Built at create; runs are served by a warm process of the binary, as for the other languages.
   go: { language: 'go', content: 'package inner\n\nfunc main(name string) (string, error) {\n\tif name == "" {\n\t\tname = "world"\n\t}\n\treturn "hello " + name, nil\n}\n' },
   deno: { language: 'deno', content: 'export function main(name: string = "world") { return "hello " + name; }' },
+  // A process per job, started ahead of it from a confined spare; its last stdout line is the result.
+  bash: { language: 'bash', content: 'name="$1"\necho "\\"hello $name\\""\n' },
 };
 /** Which script rows to measure; when set, the flows are skipped. */
 const ONLY_SCRIPTS = process.env.BENCH_SCRIPTS?.split(',').map((name) => name.trim());
