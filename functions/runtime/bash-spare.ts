@@ -35,13 +35,18 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export class BashSpare implements PoolableWorker {
   private exitedAlready = false;
   private begun = false;
+  private disposed: Promise<void> | undefined;
 
   private constructor(
     readonly proc: SandboxProcess,
     readonly jail: Jail,
     readonly jobDir: string,
   ) {
-    void proc.exited.then(() => (this.exitedAlready = true));
+    void proc.exited.then(() => {
+      this.exitedAlready = true;
+      // A spare that died waiting gives its jail back itself; a job's spare is released by the job.
+      if (!this.begun) void this.dispose();
+    });
   }
 
   /** Where the job's script goes before `begin`; bash sources it from there. */
@@ -103,12 +108,15 @@ export class BashSpare implements PoolableWorker {
     return this.jail.memoryBytes() ?? 0;
   }
 
-  /** Ends an unused spare: its process, its jail and its directory. */
-  async dispose(): Promise<void> {
-    this.proc.kill();
-    await this.proc.exited;
-    await this.jail.release().catch(() => undefined);
-    await removeDir(this.jobDir);
+  /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
+  dispose(): Promise<void> {
+    this.disposed ??= (async () => {
+      this.proc.kill();
+      await this.proc.exited;
+      await this.jail.release().catch(() => undefined);
+      await removeDir(this.jobDir);
+    })();
+    return this.disposed;
   }
 }
 
