@@ -15,6 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { exitOnBenchError, measureQuietly } from './load-guard.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-flows-admin-token';
@@ -54,6 +55,11 @@ export function perStepOverhead(rows: FlowFigures[], language: string, steps: nu
 
 /** A flow of `steps` trivial steps, each passing a counter on; timed end to end through the sync route. */
 export async function measureFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number, servicePid?: number): Promise<FlowFigures> {
+  return timeFlow(base, auth, await createFlow(base, auth, language, steps), language, steps, servicePid);
+}
+
+/** Creates the flow of `steps` trivial steps that timeFlow runs; answers its path. */
+export async function createFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number): Promise<string> {
   // Each step its own code, as in a real flow: no two steps could share a process by content.
   const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
   const modules = Array.from({ length: steps }, (_, i) => ({
@@ -64,6 +70,12 @@ export async function measureFlow(base: string, auth: Record<string, string>, la
   const headers = { ...auth, 'content-type': 'application/json' };
   const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
   if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
+  return path;
+}
+
+/** Sequential runs of the flow at `path` through the sync route: the median of FLOW_RUNS after one warming run. */
+export async function timeFlow(base: string, auth: Record<string, string>, path: string, language: string, steps: number, servicePid?: number): Promise<FlowFigures> {
+  const headers = { ...auth, 'content-type': 'application/json' };
   const url = `${base}/api/w/main/jobs/run_wait_result/p/${path}`;
   const times: number[] = [];
   let cpuAtStart = 0;
@@ -100,7 +112,13 @@ async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Pro
       child.once('exit', (code) => fail(new Error(`the service exited with ${code}: ${out}`)));
     });
     const rows: FlowFigures[] = [];
-    for (const language of FLOW_LANGUAGES) for (const steps of FLOW_STEPS) rows.push(await measureFlow(base, { authorization: `Bearer ${TOKEN}` }, language, steps, child.pid));
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const language of FLOW_LANGUAGES) {
+      for (const steps of FLOW_STEPS) {
+        const path = await createFlow(base, auth, language, steps);
+        rows.push((await measureQuietly(`${steps} ${language} steps`, () => timeFlow(base, auth, path, language, steps, child.pid))).value);
+      }
+    }
     return rows;
   } finally {
     child.kill('SIGTERM');
@@ -149,9 +167,4 @@ async function main() {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((e) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main().catch(exitOnBenchError);

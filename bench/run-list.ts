@@ -12,6 +12,7 @@ import { listRuns } from '../functions/core/console/runs.js';
 import { runFilterSchema } from '../functions/core/console/run-filter.js';
 import { Rights } from '../functions/core/identity/permissions.js';
 import type { Principal } from '../functions/core/identity/auth.js';
+import { measureQuietly, showLoad } from './load-guard.js';
 
 const JOBS = Number(process.env.BENCH_RUN_LIST_JOBS ?? 1_000_000);
 const SAMPLES = Number(process.env.BENCH_RUN_LIST_SAMPLES ?? 60);
@@ -75,22 +76,25 @@ try {
   ];
 
   console.log(`\nRun list (issue 22): ${JOBS.toLocaleString('en')} jobs in SQLite, seeded in ${seedSeconds.toFixed(1)} s; pages of 50, ${SAMPLES} samples each\n`);
-  console.log('filter'.padEnd(46) + 'p50 ms'.padStart(9) + 'p95 ms'.padStart(9) + '  rows');
+  console.log('filter'.padEnd(46) + 'p50 ms'.padStart(9) + 'p95 ms'.padStart(9) + '  rows  load (1-minute, start→end)');
   for (const [name, make] of cases) {
     const times: number[] = [];
     let rows = 0;
-    for (let k = 0; k < SAMPLES; k++) {
-      const filter = runFilterSchema.parse({ per_page: 50, ...make(k) });
-      const t = performance.now();
-      const first = await listRuns(deps, rights, filter);
-      // Every other sample also reads the next page: cursor pages must be as quick as the first.
-      const page = k % 2 && first.next_cursor ? await listRuns(deps, rights, { ...filter, cursor: first.next_cursor }) : first;
-      times.push((performance.now() - t) / (page === first ? 1 : 2));
-      rows = first.runs.length;
-    }
+    const { load } = await measureQuietly(`the run list filter ${name}`, async () => {
+      times.length = 0;
+      for (let k = 0; k < SAMPLES; k++) {
+        const filter = runFilterSchema.parse({ per_page: 50, ...make(k) });
+        const t = performance.now();
+        const first = await listRuns(deps, rights, filter);
+        // Every other sample also reads the next page: cursor pages must be as quick as the first.
+        const page = k % 2 && first.next_cursor ? await listRuns(deps, rights, { ...filter, cursor: first.next_cursor }) : first;
+        times.push((performance.now() - t) / (page === first ? 1 : 2));
+        rows = first.runs.length;
+      }
+    });
     times.sort((a, b) => a - b);
     const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(1);
-    console.log(name.padEnd(46) + at(0.5).padStart(9) + at(0.95).padStart(9) + `  ${rows}`);
+    console.log(name.padEnd(46) + at(0.5).padStart(9) + at(0.95).padStart(9) + `  ${String(rows).padEnd(4)}  ${showLoad(load)}`);
   }
 } finally {
   store.close();

@@ -3,8 +3,6 @@
  * The svc command: `svc serve` (or bare `svc`) runs the local service; every other command is the
  * CLI (functions/cli/), which talks to a server over HTTP like any client.
  */
-import { askOnStdin } from '../functions/cli/ask.js';
-import { main } from '../functions/cli/main.js';
 
 async function serve() {
   // Loaded only here: the sync commands need neither SQLite nor the worker pool.
@@ -35,13 +33,15 @@ async function serve() {
 }
 
 const argv = process.argv.slice(2);
-// Bare `svc` runs the service, as it always has; every other command line goes to the CLI.
-if (argv.length === 0) {
+// Bare `svc` and `svc serve` run the service without loading the CLI (its commands and their
+// packages are no part of serving); every other command line goes to the CLI.
+if (argv.length === 0 || (argv.length === 1 && argv[0] === 'serve')) {
   serve().catch((e) => {
     console.error(`svc: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   });
 } else {
+  const [{ askOnStdin }, { main }] = await Promise.all([import('../functions/cli/ask.js'), import('../functions/cli/main.js')]);
   // `svc ... | head` closes the pipe early: that ends the command quietly, not with a stack trace.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);

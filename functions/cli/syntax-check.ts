@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { parser as pythonParser } from '@lezer/python';
-import ts from 'typescript';
+import { ts } from '../core/common/typescript-compiler.js';
 import type { ScriptLanguage } from './layout.js';
 import { goSyntaxError } from '../core/schema/go.js';
 

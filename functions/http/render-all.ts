@@ -1,5 +1,6 @@
 import { Marked } from 'marked';
-import sanitizeHtml from 'sanitize-html';
+import type SanitizeHtml from 'sanitize-html';
+import { onFirstUse, requireHere } from '../core/common/on-first-use.js';
 import { html, raw, type Markup } from './html.js';
 
 /**
@@ -25,7 +26,10 @@ const markdown = new Marked({ gfm: true, async: false });
 
 const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
 
-const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+/** Loaded with the first description that has HTML or markdown in it (on-first-use.ts). */
+const sanitizeHtml = onFirstUse(() => (typeof require === 'function' ? require('sanitize-html') : requireHere('sanitize-html')) as typeof SanitizeHtml);
+
+const sanitizeOptions = (): SanitizeHtml.IOptions => ({
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 's', 'ins', 'details', 'summary'],
   allowedAttributes: {
     a: ['href', 'title', 'rel', 'target'],
@@ -46,11 +50,12 @@ const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
     // The page's URL is a secret (it carries the signature): never send it as a Referer.
     a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }),
   },
-};
+});
+let SANITIZE_OPTIONS: SanitizeHtml.IOptions | undefined;
 
 /** Sanitized HTML from untrusted HTML: no scripts, event handlers, styles, frames or remote loads. */
 export function sanitizeUserHtml(source: string): string {
-  return sanitizeHtml(source, SANITIZE_OPTIONS);
+  return sanitizeHtml(source, (SANITIZE_OPTIONS ??= sanitizeOptions()));
 }
 
 export function renderMarkdown(source: string): string {

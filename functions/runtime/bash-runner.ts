@@ -1,9 +1,10 @@
-import { join } from 'node:path';
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
-import type { Jail, JailSource } from './confinement.js';
+import { bashSpareEnv, type BashSpare } from './bash-spare.js';
+import type { Jail } from './confinement.js';
 import type { JobGuard } from './job-guard.js';
-import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
-import { resolveExecutable, sandboxEnv, writeCodeFile, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
+import { endedWithoutResult, oneShotLog, settleOneShot, superviseBegun, type TrackProcess } from './one-shot.js';
+import { removeDir, writeCodeFile, type SandboxProcess } from './sandbox-process.js';
+import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 
 /** Positional arguments in schema order: strings raw, everything else JSON, missing ones empty. */
 export function bashArguments(req: RunRequest): string[] {
@@ -15,37 +16,30 @@ export function bashArguments(req: RunRequest): string[] {
 }
 
 /**
- * Reads the positional arguments from stdin (NUL-separated) and runs the script with them, so
- * resolved `$var:` secrets never appear in argv where `ps` would show them.
+ * Runs a bash script in a process of its own, one per job, started ahead of the job when a spare
+ * was ready (bash-spare.ts): `takeSpare` gives a spare nobody used, or one started now. stdout is
+ * both the log and the result: its last non-empty line, parsed as JSON when it is JSON.
  */
-const BASH_LAUNCH = 'mapfile -d "" -t __svc_args; exec </dev/null; set -- "${__svc_args[@]}"; unset __svc_args; . "$0"';
-
-/**
- * Runs a bash script in a fresh process (bash starts fast enough that a warm one buys nothing).
- * stdout is both the log and the result: its last non-empty line, parsed as JSON when it is JSON.
- */
-export async function runBash(
-  req: RunRequest,
-  hooks: RunHooks,
-  signal: AbortSignal,
-  track: TrackProcess,
-  jails: JailSource,
-): Promise<RunOutcome> {
-  return inOneShotJobDir(req, jails, 'sh', async (jobDir, jail) => {
-    const scriptPath = join(jobDir, 'main.sh');
-    await writeCodeFile(scriptPath, req.content);
-    const spawn = {
-      jail,
-      visibleDirs: [jobDir],
-      command: resolveExecutable('bash'),
-      args: ['-c', BASH_LAUNCH, scriptPath],
-      cwd: jobDir,
-      env: sandboxEnv(req.env, jobDir, jail),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    } satisfies SandboxSpawn;
-    const input = bashArguments(req).map((a) => `${a}\0`).join('');
-    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard));
-  });
+export async function runBash(req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: TrackProcess, takeSpare: () => Promise<BashSpare>): Promise<RunOutcome> {
+  const spare = await takeSpare();
+  const { jail, jobDir } = spare;
+  try {
+    await writeCodeFile(spare.scriptPath, req.content);
+    if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
+    const begin = () => {
+      spare.begin(bashSpareEnv(spare, req.env), bashArguments(req));
+      return spare.proc;
+    };
+    const outcome = await superviseBegun(req, signal, jail, track, begin, (proc, guard) => supervise(proc, jail, hooks, guard));
+    return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
+  } finally {
+    // As for every one-shot job (one-shot.ts): answered before its jail is back.
+    spare.proc.kill();
+    void jail
+      .release()
+      .then(() => removeDir(jobDir))
+      .catch(() => undefined);
+  }
 }
 
 async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { accessSync, chownSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
@@ -8,8 +7,8 @@ import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
 import { JobNetwork, type NetworkSetting } from './job-network.js';
 import type { JobSlot } from './job-slots.js';
+import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
 
-const BWRAP = '/usr/bin/bwrap';
 
 /** The directories a jail replaces with an empty tmpfs of its own. */
 const PRIVATE_DIRS = ['/tmp', '/dev/shm'];
@@ -99,6 +98,8 @@ export interface Jail {
   release(): Promise<void>;
 }
 
+const DEFAULT_UID_RANGE = { first: 200000, count: 1000 };
+
 /**
  * Decides once, at start, how jobs are confined here and hands out jails. Never silently
  * unconfined: `status` says what holds, and the service reports it.
@@ -109,16 +110,30 @@ export class Confiner {
   private readonly cgroupLayout: Parameters<typeof JobCgroup.create>[0] | undefined;
   private readonly networkSetting: NetworkSetting;
 
-  constructor(private readonly options: ConfinementOptions = {}) {
+  /**
+   * A Confiner whose probes of the machine ran at once and without blocking (the local service
+   * starts with this); `new Confiner` probes synchronously.
+   */
+  static async probe(options: ConfinementOptions = {}): Promise<Confiner> {
+    if (process.getuid?.() !== 0) return new Confiner(options);
+    const uid = (options.uidRange ?? DEFAULT_UID_RANGE).first;
+    return new Confiner(options, await probeConfinement(uid, options.network?.mode !== 'host'));
+  }
+
+  /** `probes`: the answers of `probeConfinement`, when asked already; else asked here. */
+  constructor(
+    private readonly options: ConfinementOptions = {},
+    probes?: ConfinementProbes,
+  ) {
     const limits = options.limits ?? DEFAULT_LIMITS;
     const notes: string[] = [];
     const root = process.getuid?.() === 0;
-    const range = options.uidRange ?? { first: 200000, count: 1000 };
+    const range = options.uidRange ?? DEFAULT_UID_RANGE;
     if (root) for (let i = 0; i < range.count; i++) this.freeUids.push(range.first + i);
     let isolation: ConfinementStatus['isolation'] = 'none';
     if (!root) notes.push('the service does not run as root: jobs run as its own user, without a uid per job');
     else {
-      const probe = probeNamespaces(range.first);
+      const probe = probes ? probes.namespaces : probeNamespaces(range.first);
       isolation = probe ? 'uid' : 'namespaces';
       if (probe) notes.push(`no namespaces (${probe}): uid per job and limits only`);
     }
@@ -130,7 +145,7 @@ export class Confiner {
     if (setting.mode === 'host') notes.push('SVC_JOB_NETWORK=host: jobs share the host\'s network, and their files go to the work dir without a disk quota');
     else if (isolation !== 'namespaces') notes.push('no network boundary (it needs the namespaces): jobs share the host\'s network');
     else {
-      const probe = probeNetworkNamespace();
+      const probe = probes ? probes.network : probeNetworkNamespace();
       if (probe) notes.push(`no network boundary (${probe}): jobs share the host's network`);
       else network = 'namespace';
     }
@@ -349,42 +364,6 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   for (const dir of readOnlyDirs) out.push('--ro-bind', dir, dir);
   out.push('--', command, ...args);
   return [BWRAP, ...out];
-}
-
-const NSENTER = '/usr/bin/nsenter';
-
-/** Returns why job network namespaces cannot be made here (util-linux, iproute2), or undefined. */
-function probeNetworkNamespace(): string | undefined {
-  const result = spawnSync('unshare', ['--net', 'ip', 'link', 'set', 'lo', 'up'], {
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
-  if (result.status !== 0) return (result.stderr || result.error?.message || `unshare exited with ${result.status}`).trim();
-  try {
-    accessSync(NSENTER, fsConstants.X_OK);
-  } catch {
-    return `${NSENTER} not installed (Debian package util-linux)`;
-  }
-  return undefined;
-}
-
-/** Returns why user+PID namespaces cannot be used here, or undefined when they work. */
-function probeNamespaces(uid: number): string | undefined {
-  try {
-    accessSync(BWRAP, fsConstants.X_OK);
-  } catch {
-    return `${BWRAP} not installed (Debian package bubblewrap)`;
-  }
-  const result = spawnSync(BWRAP, ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--', '/bin/true'], {
-    uid,
-    gid: uid,
-    env: {},
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
-  if (result.status === 0) return undefined;
-  return (result.stderr || result.error?.message || `bwrap exited with ${result.status}`).trim();
 }
 
 function lowerOf(base: ResourceLimits, wanted: Partial<ResourceLimits>): ResourceLimits {

@@ -1,6 +1,7 @@
 import { totalmem } from 'node:os';
 import type { CodeRunner, Ecosystem, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import { runBash } from './bash-runner.js';
+import { BashSpare } from './bash-spare.js';
 import { Confiner } from './confinement.js';
 import { startDenoSpare } from './deno-runner.js';
 import { goBinary, runGo } from './go-runner.js';
@@ -73,6 +74,13 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const spares = new SparePool<WarmWorker>({
     perKey: options.sparesPerKey ?? 2,
     maxTotal: options.maxSpares ?? 8,
+    idleMs: options.idleMs ?? 60_000,
+  });
+  // Bash jobs start from spares too (bash-spare.ts), one process per job; a pool of their own, as
+  // no other language's process is one: at most half as many as the interpreters' spares.
+  const bashSpares = new SparePool<BashSpare>({
+    perKey: options.sparesPerKey ?? 2,
+    maxTotal: Math.max(1, Math.floor((options.maxSpares ?? 8) / 2)),
     idleMs: options.idleMs ?? 60_000,
   });
   const bashJobs = new Set<SandboxProcess>();
@@ -168,15 +176,21 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     }
   }
 
+  /** Never shared across workspaces or run-as identities, like the other languages' spares. */
+  function takeBashSpare(req: RunRequest): Promise<BashSpare> {
+    const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null, 'bash']);
+    return bashSpares.take(key, () => BashSpare.start(req.limits, jails));
+  }
+
   return {
     workRoot,
-    warmProcessGroups: () => [...pool.workers(), ...spares.workers()].flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
+    warmProcessGroups: () => [...pool.workers(), ...spares.workers(), ...bashSpares.workers()].flatMap((w) => (w.pid === undefined ? [] : [w.pid])),
 
     async run(req, hooks, signal) {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
-        if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, jails);
+        if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, () => takeBashSpare(req));
         if (req.language === 'go') return await runGoJob(req, hooks, signal);
         return await runWarm(req, hooks, signal);
       } catch (error) {
@@ -188,7 +202,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       closing = true;
       const bash = [...bashJobs];
       for (const proc of bash) proc.kill();
-      await Promise.all([pool.close(), spares.close(), ...bash.map((proc) => proc.exited)]);
+      await Promise.all([pool.close(), spares.close(), bashSpares.close(), ...bash.map((proc) => proc.exited)]);
       await jails.close();
     },
   };

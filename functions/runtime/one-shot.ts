@@ -58,11 +58,29 @@ export async function superviseOneShot(
   input: string,
   supervise: (proc: SandboxProcess, guard: JobGuard) => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
-  const guard = new JobGuard(req, signal, () => jail.limitError());
-  try {
+  return superviseBegun(req, signal, jail, track, () => {
     const proc = spawnSandboxed(spawn);
     proc.child.stdin?.on('error', () => undefined); // a program that exits at once closes it early
     proc.child.stdin?.end(input);
+    return proc;
+  }, supervise);
+}
+
+/**
+ * The same for a process `begin` starts or wakes (a Bash spare handed its job): the guard's clock
+ * runs from the moment the job is handed over, not from when the process was spawned.
+ */
+export async function superviseBegun(
+  req: RunRequest,
+  signal: AbortSignal,
+  jail: Jail,
+  track: TrackProcess,
+  begin: () => SandboxProcess,
+  supervise: (proc: SandboxProcess, guard: JobGuard) => Promise<RunOutcome>,
+): Promise<RunOutcome> {
+  const guard = new JobGuard(req, signal, () => jail.limitError());
+  try {
+    const proc = begin();
     const untrack = track(proc);
     try {
       return await supervise(proc, guard);

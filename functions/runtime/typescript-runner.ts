@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { symlink, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import { ts } from '../core/common/typescript-compiler.js';
 import type { JobResourceLimits, RunRequest } from '../ports.js';
 import type { Jail, JailSource } from './confinement.js';
 import { installTypeScriptClient } from './client-libraries.js';

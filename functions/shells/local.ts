@@ -21,7 +21,6 @@ import { InProcessJobSignals } from '../adapters/in-process-job-signals.js';
 import { FileBlobStore } from '../adapters/local/file-blob-store.js';
 import { AesSecretCipher } from '../adapters/local/aes-secret-cipher.js';
 import { loadOrCreateKeyFile } from '../adapters/local/key-file.js';
-import { SmtpEmailSender } from '../adapters/local/smtp-email-sender.js';
 import { sweepTokens } from '../core/identity/token-expiry.js';
 import { pruneFinishedJobs } from '../core/console/retention.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
@@ -43,6 +42,10 @@ export interface RunningService {
 
 /** The local shell: one process with the API, the worker pool and the sandboxed runner. */
 export async function startLocalService(config: LocalConfig): Promise<RunningService> {
+  // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
+  // The dependency cache is hidden too: a job sees its own version's tree only, read-only.
+  // What confinement this machine allows is asked of it (child processes) while SQLite opens.
+  const probing = Confiner.probe({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir, config.dependencies.cacheDir], network: config.jobNetwork });
   // Only this process's user may read the database and uploads; jobs run as another user.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
@@ -52,9 +55,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const checkpoints = BackgroundCheckpoints.start(store.db, dbFile);
   const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
   chmodSync(runDir, 0o711);
-  // Jobs never see the data dir (database, key files, uploads) nor anything of this process.
-  // The dependency cache is hidden too: a job sees its own version's tree only, read-only.
-  const confiner = new Confiner({ limits: config.jobLimits, uidRange: config.jobUidRange, hiddenPaths: [config.dataDir, config.dependencies.cacheDir], network: config.jobNetwork });
+  const confiner = await probing;
   const dependencies = localDependencies(confiner, config.dependencies);
   console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}\n  ${dependencies.description}`);
   // Go binaries are built at create into the data dir, which jobs never see; a job gets a copy.
@@ -72,7 +73,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const pool = new LocalWorkerPool(store, config.workers);
   const flows = new LocalFlowDriver();
   const clock = { now: () => new Date() };
-  const email = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
+  // nodemailer is loaded only where email is configured.
+  const email = config.smtpUrl ? new (await import('../adapters/local/smtp-email-sender.js')).SmtpEmailSender(config.smtpUrl, config.smtpFrom) : null;
   const outbound = new OutboundHttp({ allowPrivate: config.webhookAllowPrivate });
 
   const signingKey = loadOrCreateKeyFile(join(config.dataDir, 'signing.key'));

@@ -1,4 +1,4 @@
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import type { createLocalJWKSet, JSONWebKeySet, JWTPayload } from 'jose';
 import { ApiError } from '../common/errors.js';
 import { fetchJson } from './teams-api.js';
 import type { TeamsConnection } from './chat-settings.js';
@@ -17,6 +17,8 @@ const ISSUER = 'https://api.botframework.com';
 const KEYS_KEPT_MS = 24 * 60 * 60 * 1000;
 /** Forged tokens naming made-up keys must not turn every callback into two outbound reads: one a second at most. */
 const MIN_REFETCH_INTERVAL_MS = 1_000;
+/** jose, loaded with the first Teams call rather than at start. */
+const jose = () => import('jose');
 const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
 
 type KeySet = ReturnType<typeof createLocalJWKSet>;
@@ -37,7 +39,7 @@ export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound' | 
   try {
     claims = await verify(token, entry.keys, conn);
   } catch (e) {
-    if (!(e instanceof joseErrors.JWKSNoMatchingKey) || now - entry.readAt < MIN_REFETCH_INTERVAL_MS) throw invalid(e);
+    if (!(e instanceof (await jose()).errors.JWKSNoMatchingKey) || now - entry.readAt < MIN_REFETCH_INTERVAL_MS) throw invalid(e);
     try {
       claims = await verify(token, (await readKeys(deps, conn, now)).keys, conn);
     } catch (again) {
@@ -50,7 +52,7 @@ export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound' | 
 }
 
 async function verify(token: string, keys: KeySet, conn: TeamsConnection): Promise<JWTPayload> {
-  return (await jwtVerify(token, keys, { issuer: ISSUER, audience: conn.appId, clockTolerance: 300 })).payload;
+  return (await (await jose()).jwtVerify(token, keys, { issuer: ISSUER, audience: conn.appId, clockTolerance: 300 })).payload;
 }
 
 const invalid = (e: unknown) => unauthorized(`the Bot Framework token is not valid: ${(e as Error).message}`);
@@ -60,7 +62,7 @@ async function readKeys(deps: Pick<CoreDeps, 'outbound'>, conn: TeamsConnection,
     const metadata = await fetchJson(deps, 'OpenID metadata', { method: 'GET', url: conn.openidMetadataUrl }, 1);
     if (typeof metadata.jwks_uri !== 'string') throw new Error('no jwks_uri');
     const keys = await fetchJson(deps, 'signing keys', { method: 'GET', url: metadata.jwks_uri }, 1);
-    const entry = { keys: createLocalJWKSet(keys as unknown as JSONWebKeySet), readAt: now };
+    const entry = { keys: (await jose()).createLocalJWKSet(keys as unknown as JSONWebKeySet), readAt: now };
     kept.set(conn.openidMetadataUrl, entry);
     return entry;
   } catch (e) {

@@ -1,5 +1,6 @@
 import { builtinModules } from 'node:module';
-import ts from 'typescript';
+import type TS from 'typescript';
+import { ts } from '../common/typescript-compiler.js';
 
 /**
  * The npm packages a TypeScript script imports (README: Dependencies). Bare specifiers only:
@@ -113,10 +114,10 @@ export interface SpecifierLiteral {
 export function moduleSpecifierLiterals(content: string): SpecifierLiteral[] {
   const file = ts.createSourceFile('main.ts', content, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const out: SpecifierLiteral[] = [];
-  const add = (node: ts.Expression | undefined) => {
+  const add = (node: TS.Expression | undefined) => {
     if (node && ts.isStringLiteralLike(node)) out.push({ text: node.text, start: node.getStart(file), end: node.end });
   };
-  const visit = (node: ts.Node) => {
+  const visit = (node: TS.Node) => {
     if (ts.isImportDeclaration(node)) {
       if (!typeOnlyImport(node.importClause)) add(node.moduleSpecifier);
     } else if (ts.isExportDeclaration(node)) {
@@ -130,7 +131,7 @@ export function moduleSpecifierLiterals(content: string): SpecifierLiteral[] {
   return out;
 }
 
-function typeOnlyImport(clause: ts.ImportClause | undefined): boolean {
+function typeOnlyImport(clause: TS.ImportClause | undefined): boolean {
   if (!clause) return false;
   if (clause.isTypeOnly) return true;
   const bindings = clause.namedBindings;

@@ -1,4 +1,5 @@
-import { stringify } from 'yaml';
+import type YAML from 'yaml';
+import { onFirstUse, requireHere } from '../common/on-first-use.js';
 import { notFound } from '../common/errors.js';
 import { listEntityValues } from '../store/entities.js';
 import { findLatestFlow } from '../flows/flows.js';
@@ -8,6 +9,9 @@ import type { HttpTrigger } from '../triggers/http-trigger-document.js';
 import { routeBase } from '../triggers/route-prefix.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
+
+/** Loaded with the first YAML written (on-first-use.ts). */
+const yaml = onFirstUse(() => (typeof require === 'function' ? require('yaml') : requireHere('yaml')) as typeof YAML);
 
 /**
  * `POST /api/w/<ws>/openapi/generate` (issue 21, spec 4.10): the OpenAPI 3.1 document of the
@@ -34,7 +38,7 @@ export async function generateOpenApi(deps: Deps, rights: Rights, body: unknown,
     throw notFound(`any route or webhook you may read in workspace ${rights.workspaceId} that matches these filters`);
   }
   const document = buildOpenApiDocument({ info: selection.info, serverUrl: selection.url ?? (deps.config.baseInternalUrl || requestOrigin), workspaceId: rights.workspaceId, routeBase: await routeBase(deps.store, rights.workspaceId), routes, webhooks });
-  if (selection.format === 'yaml') return { format: 'yaml', contentType: 'application/yaml', text: stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 }) };
+  if (selection.format === 'yaml') return { format: 'yaml', contentType: 'application/yaml', text: yaml.stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 }) };
   return { format: 'json', contentType: 'application/json', text: `${JSON.stringify(document, null, 2)}\n` };
 }
 

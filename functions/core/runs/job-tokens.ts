@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { jwtVerify } from 'jose';
 
 /**
  * A job's OV_TOKEN: an HS256 JWT signed with the instance key, naming the job, its workspace and
@@ -42,6 +41,8 @@ export function signJobToken(key: Uint8Array, claims: JobTokenClaims, expiresAt:
 /** The claims of a valid, unexpired job token, or null. */
 export async function verifyJobToken(key: Uint8Array, token: string, now: Date): Promise<JobTokenClaims | null> {
   try {
+    // jose is loaded with the first token to check, not at start.
+    const { jwtVerify } = await import('jose');
     const { payload } = await jwtVerify(token, key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'], currentDate: now });
     if (typeof payload.sub !== 'string' || typeof payload.ws !== 'string' || typeof payload.job !== 'string') return null;
     const claims: JobTokenClaims = { username: payload.sub, workspaceId: payload.ws, jobId: payload.job };

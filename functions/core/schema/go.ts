@@ -1,7 +1,11 @@
 import type { SyntaxNode } from '@lezer/common';
-import { parser } from '@lezer/go';
+import type * as LezerGo from '@lezer/go';
+import { onFirstUse, requireHere } from '../common/on-first-use.js';
 import { recordOf, type ParamInfo, type PropertySchema } from './build.js';
 import { SchemaInferenceError } from './errors.js';
+
+/** The parser, loaded with the first Go script read (on-first-use.ts). */
+const lezerGo = onFirstUse(() => (typeof require === 'function' ? require('@lezer/go') : requireHere('@lezer/go')) as typeof LezerGo);
 
 /**
  * Go scripts (Windmill's convention): a package with a function `main` taking typed parameters and
@@ -30,7 +34,7 @@ export interface GoSignature {
 
 export function goParams(content: string): ParamInfo[] {
   goSignature(content); // refuses what cannot be built, with the reason
-  const top = parser.parse(content).topNode;
+  const top = lezerGo.parser.parse(content).topNode;
   const types = declaredTypes(top, content);
   // A pointer parameter may be left out: it is then nil.
   return paramsOf(mainFunction(top, content), content).map(({ name, typeNode }) => ({
@@ -42,13 +46,13 @@ export function goParams(content: string): ParamInfo[] {
 
 /** Where the first syntax error of a Go source is, or null when it parses. */
 export function goSyntaxError(content: string): { line: number; column: number } | null {
-  const error = firstError(parser.parse(content).topNode);
+  const error = firstError(lezerGo.parser.parse(content).topNode);
   return error === null ? null : lineAndColumn(content, error);
 }
 
 /** @throws SchemaInferenceError on a syntax error (with its line and column) or a `main` the runner cannot call. */
 export function goSignature(content: string): GoSignature {
-  const top = parser.parse(content).topNode;
+  const top = lezerGo.parser.parse(content).topNode;
   const error = goSyntaxError(content);
   if (error !== null) throw new SchemaInferenceError(`${GO_SCRIPT_FILE}:${error.line}:${error.column}: syntax error`);
   const pkg = top.getChild('PackageClause')?.getChild('DefName');

@@ -1,7 +1,11 @@
 import type { SyntaxNode } from '@lezer/common';
-import { parser } from '@lezer/python';
+import type * as LezerPython from '@lezer/python';
+import { onFirstUse, requireHere } from '../common/on-first-use.js';
 import { NoMainError, SchemaInferenceError } from './errors.js';
 import { OTHER, parseNumber, stringParts, stringValue, type PyExpr } from './python-literals.js';
+
+/** The parser, loaded with the first Python script read (on-first-use.ts). */
+const lezerPython = onFirstUse(() => (typeof require === 'function' ? require('@lezer/python') : requireHere('@lezer/python')) as typeof LezerPython);
 
 /*
  * Reads main's signature off the syntax tree of @lezer/python (a maintained grammar, pure
@@ -39,7 +43,7 @@ export function mainParameters(source: string): RawParam[] {
   if (!main && truncated) {
     // main comes after the window: the error was one construct the grammar does not know
     // (newer syntax), not garbage, so the whole script is worth recovering.
-    ({ script, errorAt, truncated } = { script: parser.parse(source).topNode, errorAt: source.length, truncated: false });
+    ({ script, errorAt, truncated } = { script: lezerPython.parser.parse(source).topNode, errorAt: source.length, truncated: false });
     main = findMain(source, script);
   }
   if (!main) throw new NoMainError('no main function found: define one at the top level, e.g. `def main(name: str):`');
@@ -64,7 +68,8 @@ function untilError(source: string, parts: SyntaxNode[][], errorAt: number, read
   return broken?.[0].name === 'VariableName' ? [...before, { name: textOf(source, broken[0]), annotation: OTHER }] : before;
 }
 
-const strict = parser.configure({ strict: true });
+let strictParser: typeof lezerPython.parser | undefined;
+const strict = () => (strictParser ??= lezerPython.parser.configure({ strict: true }));
 /** How far past a syntax error the error-recovering parse reads: a signature's worth. */
 const RECOVERY_WINDOW = 4096;
 
@@ -76,13 +81,13 @@ const RECOVERY_WINDOW = 4096;
  */
 function parseScript(source: string): { script: SyntaxNode; errorAt: number; truncated: boolean } {
   try {
-    return { script: strict.parse(source).topNode, errorAt: source.length, truncated: false };
+    return { script: strict().parse(source).topNode, errorAt: source.length, truncated: false };
   } catch (err) {
     const at = /No parse at (\d+)/.exec((err as Error).message);
     if (!at) throw err;
     const errorAt = Number(at[1]);
     const end = errorAt + RECOVERY_WINDOW;
-    return { script: parser.parse(source.slice(0, end)).topNode, errorAt, truncated: end < source.length };
+    return { script: lezerPython.parser.parse(source.slice(0, end)).topNode, errorAt, truncated: end < source.length };
   }
 }
 
@@ -168,7 +173,7 @@ function rejectUnterminatedStrings(source: string, script: SyntaxNode, until: nu
 
 /** A quoted annotation (`db: "Postgresql"`) read as the expression it holds. */
 export function parseExpression(text: string): PyExpr {
-  const script = parser.parse(text).topNode;
+  const script = lezerPython.parser.parse(text).topNode;
   const statements = children(script).filter((c) => c.name !== 'Comment');
   const [statement] = statements;
   if (statements.length !== 1 || statement.name !== 'ExpressionStatement' || hasError(statement)) return OTHER;

@@ -1,9 +1,10 @@
-import ts from 'typescript';
+import type TS from 'typescript';
+import { ts } from '../common/typescript-compiler.js';
 import { mergeUnion, recordOf, resourceSchema, resourceTypeOf, type PropertySchema } from './build.js';
 
 export interface TypeContext {
   /** Top-level `type X = …` of the script, so `p: X` can see what X stands for. */
-  aliases: ReadonlyMap<string, ts.TypeNode>;
+  aliases: ReadonlyMap<string, TS.TypeNode>;
   /** Aliases being expanded right now: a recursive alias stops expanding instead of looping. */
   resolving: Set<string>;
 }
@@ -37,7 +38,7 @@ const BUILT_IN: Record<string, PropertySchema> = {
   ),
 };
 
-export function typeToSchema(node: ts.TypeNode, ctx: TypeContext): TypedSchema {
+export function typeToSchema(node: TS.TypeNode, ctx: TypeContext): TypedSchema {
   const plain = (schema: PropertySchema): TypedSchema => ({ schema, optional: false });
   switch (node.kind) {
     case ts.SyntaxKind.StringKeyword:
@@ -68,12 +69,12 @@ export function typeToSchema(node: ts.TypeNode, ctx: TypeContext): TypedSchema {
   return plain({});
 }
 
-function arrayOf(element: ts.TypeNode | undefined, ctx: TypeContext): PropertySchema {
+function arrayOf(element: TS.TypeNode | undefined, ctx: TypeContext): PropertySchema {
   const items = element ? typeToSchema(element, ctx).schema : {};
   return Object.keys(items).length > 0 ? { type: 'array', items } : { type: 'array' };
 }
 
-function literalType(node: ts.LiteralTypeNode): TypedSchema {
+function literalType(node: TS.LiteralTypeNode): TypedSchema {
   const lit = node.literal;
   if (lit.kind === ts.SyntaxKind.NullKeyword) return { schema: {}, optional: true };
   if (lit.kind === ts.SyntaxKind.TrueKeyword || lit.kind === ts.SyntaxKind.FalseKeyword) {
@@ -90,7 +91,7 @@ function literalType(node: ts.LiteralTypeNode): TypedSchema {
 }
 
 /** `T | undefined` and `T | null` are T, left out by the caller. */
-function unionType(node: ts.UnionTypeNode, ctx: TypeContext): TypedSchema {
+function unionType(node: TS.UnionTypeNode, ctx: TypeContext): TypedSchema {
   let optional = false;
   const members: PropertySchema[] = [];
   for (const member of node.types) {
@@ -102,7 +103,7 @@ function unionType(node: ts.UnionTypeNode, ctx: TypeContext): TypedSchema {
   return { schema: mergeUnion(members), optional };
 }
 
-function objectType(members: ts.NodeArray<ts.TypeElement>, ctx: TypeContext): PropertySchema {
+function objectType(members: TS.NodeArray<TS.TypeElement>, ctx: TypeContext): PropertySchema {
   const properties: [string, PropertySchema][] = [];
   const required: string[] = [];
   for (const member of members) {
@@ -118,7 +119,7 @@ function objectType(members: ts.NodeArray<ts.TypeElement>, ctx: TypeContext): Pr
   return schema;
 }
 
-export function propertyName(name: ts.PropertyName): string | undefined {
+export function propertyName(name: TS.PropertyName): string | undefined {
   if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
   return undefined;
 }
@@ -128,7 +129,7 @@ export function propertyName(name: ts.PropertyName): string | undefined {
  * (`type Mode = 'fast' | 'slow'`), or - as in Windmill - a resource type: `db: Postgresql` asks
  * for a resource of type `postgresql`, whatever the alias says its fields are.
  */
-function typeReference(node: ts.TypeReferenceNode, ctx: TypeContext): TypedSchema {
+function typeReference(node: TS.TypeReferenceNode, ctx: TypeContext): TypedSchema {
   const name = ts.isIdentifier(node.typeName) ? node.typeName.text : node.typeName.right.text;
   const args = node.typeArguments ?? [];
   const plain = (schema: PropertySchema): TypedSchema => ({ schema, optional: false });

@@ -1,9 +1,10 @@
-import ts from 'typescript';
+import type TS from 'typescript';
+import { ts } from '../common/typescript-compiler.js';
 import { recordOf, schemaOfValue, type ParamInfo, type PropertySchema } from './build.js';
 import { NoMainError, SchemaInferenceError } from './errors.js';
 import { propertyName, typeToSchema, type TypeContext } from './typescript-types.js';
 
-type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
+type FunctionLike = TS.FunctionDeclaration | TS.ArrowFunction | TS.FunctionExpression;
 
 /** Reads the parameters of the exported `main` of a TypeScript (bun, deno, nativets) script. */
 export function typeScriptParams(content: string): ParamInfo[] {
@@ -20,7 +21,7 @@ export function typeScriptParams(content: string): ParamInfo[] {
   return params;
 }
 
-function readParam(param: ts.ParameterDeclaration, position: number, ctx: TypeContext): ParamInfo {
+function readParam(param: TS.ParameterDeclaration, position: number, ctx: TypeContext): ParamInfo {
   if (!ts.isIdentifier(param.name)) {
     throw new SchemaInferenceError(
       `cannot parse parameter ${position} of main: destructured parameters have no name to take an ` +
@@ -51,7 +52,7 @@ function readParam(param: ts.ParameterDeclaration, position: number, ctx: TypeCo
  * Windmill runs the module's named export `main`: `export [async] function main`, `export const
  * main = [async] (…) => …` / `function (…) {…}`, or a local function exported as `export { main }`.
  */
-function findMain(file: ts.SourceFile): FunctionLike {
+function findMain(file: TS.SourceFile): FunctionLike {
   const locals = new Map<string, FunctionLike | 'not-a-function'>();
   const exported = new Map<string, FunctionLike | 'not-a-function'>();
   const exportedNames = new Map<string, string>(); // exported name -> local name
@@ -86,19 +87,19 @@ function findMain(file: ts.SourceFile): FunctionLike {
   throw new NoMainError('no main function found: export one, e.g. `export async function main(…)`');
 }
 
-function isNamedExport(node: ts.FunctionDeclaration | ts.VariableStatement): boolean {
+function isNamedExport(node: TS.FunctionDeclaration | TS.VariableStatement): boolean {
   const modifiers = ts.getModifiers(node) ?? [];
-  const has = (kind: ts.SyntaxKind) => modifiers.some((m) => m.kind === kind);
+  const has = (kind: TS.SyntaxKind) => modifiers.some((m) => m.kind === kind);
   return has(ts.SyntaxKind.ExportKeyword) && !has(ts.SyntaxKind.DefaultKeyword);
 }
 
-function functionOf(init: ts.Expression | undefined): FunctionLike | 'not-a-function' {
+function functionOf(init: TS.Expression | undefined): FunctionLike | 'not-a-function' {
   const expr = init && unwrap(init);
   return expr && (ts.isArrowFunction(expr) || ts.isFunctionExpression(expr)) ? expr : 'not-a-function';
 }
 
 /** `(x)`, `x as T`, `x satisfies T` and `<T>x` do not change the value. */
-function unwrap(expr: ts.Expression): ts.Expression {
+function unwrap(expr: TS.Expression): TS.Expression {
   while (
     ts.isParenthesizedExpression(expr) ||
     ts.isAsExpression(expr) ||
@@ -110,8 +111,8 @@ function unwrap(expr: ts.Expression): ts.Expression {
   return expr;
 }
 
-function collectAliases(file: ts.SourceFile): Map<string, ts.TypeNode> {
-  const aliases = new Map<string, ts.TypeNode>();
+function collectAliases(file: TS.SourceFile): Map<string, TS.TypeNode> {
+  const aliases = new Map<string, TS.TypeNode>();
   for (const statement of file.statements) {
     if (ts.isTypeAliasDeclaration(statement) && !statement.typeParameters) {
       aliases.set(statement.name.text, statement.type);
@@ -123,7 +124,7 @@ function collectAliases(file: ts.SourceFile): Map<string, ts.TypeNode> {
 const NOT_LITERAL = Symbol('not a literal');
 
 /** The JSON value of a default written as a literal; anything computed is NOT_LITERAL. */
-function literalValue(node: ts.Expression): unknown {
+function literalValue(node: TS.Expression): unknown {
   const expr = unwrap(node);
   if (ts.isStringLiteral(expr) || ts.isNoSubstitutionTemplateLiteral(expr)) return expr.text;
   if (ts.isNumericLiteral(expr)) return finite(Number(expr.text));
@@ -131,7 +132,7 @@ function literalValue(node: ts.Expression): unknown {
   if (expr.kind === ts.SyntaxKind.FalseKeyword) return false;
   if (expr.kind === ts.SyntaxKind.NullKeyword) return null;
   if (ts.isPrefixUnaryExpression(expr) && ts.isNumericLiteral(unwrap(expr.operand))) {
-    const n = Number((unwrap(expr.operand) as ts.NumericLiteral).text);
+    const n = Number((unwrap(expr.operand) as TS.NumericLiteral).text);
     if (expr.operator === ts.SyntaxKind.MinusToken) return finite(-n);
     if (expr.operator === ts.SyntaxKind.PlusToken) return finite(n);
   }
@@ -143,7 +144,7 @@ function literalValue(node: ts.Expression): unknown {
     const entries: [string, unknown][] = [];
     for (const prop of expr.properties) {
       const key = ts.isPropertyAssignment(prop) ? propertyName(prop.name) : undefined;
-      const value = key === undefined ? NOT_LITERAL : literalValue((prop as ts.PropertyAssignment).initializer);
+      const value = key === undefined ? NOT_LITERAL : literalValue((prop as TS.PropertyAssignment).initializer);
       if (value === NOT_LITERAL) return NOT_LITERAL;
       entries.push([key as string, value]);
     }

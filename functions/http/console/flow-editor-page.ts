@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { stringify } from 'yaml';
+import type YAML from 'yaml';
+import { onFirstUse, requireHere } from '../../core/common/on-first-use.js';
 import { ApiError } from '../../core/common/errors.js';
 import { flowHistory, getFlow } from '../../core/flows/flows.js';
 import type { CoreDeps } from '../../core/deps.js';
@@ -10,6 +11,9 @@ import { formatTime } from './time-format.js';
 import { editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
 import { FLOW_EDITOR_STYLE, FLOW_EDITOR_TEXT, NEW_FLOW, STEP_TEMPLATES } from './flow-editor-client.js';
+
+/** Loaded with the first YAML written (on-first-use.ts). */
+const yaml = onFirstUse(() => (typeof require === 'function' ? require('yaml') : requireHere('yaml')) as typeof YAML);
 
 /**
  * `/w/<ws>/flows/new` and `/w/<ws>/flows/edit/<path>`: the flow editor. The flow is its YAML (the
@@ -38,7 +42,7 @@ export function flowEditorRoutes(deps: CoreDeps) {
     if (!access.ok) return access.response;
     if (!access.rights.can('flows', 'write')) return notAvailable(c, who(access), 'You may not create flows in this workspace.', 403);
     const path = c.req.query('path') ?? `u/${access.principal.username}/`;
-    return editorResponse(c, access, { mode: 'new', path, yaml: stringify(NEW_FLOW), versions: [], saved: null });
+    return editorResponse(c, access, { mode: 'new', path, yaml: yaml.stringify(NEW_FLOW), versions: [], saved: null });
   });
 
   r.get('/w/:workspace/flows/edit/:path{.+}', async (c) => {
@@ -61,7 +65,7 @@ export function flowEditorRoutes(deps: CoreDeps) {
     return editorResponse(c, access, {
       mode: 'edit',
       path,
-      yaml: stringify(body),
+      yaml: yaml.stringify(body),
       versions: history.map((v) => ({ id: v.id, created_at: v.created_at, created_by: v.created_by, message: v.deployment_message ?? v.summary })),
       saved: history.some((v) => v.id === saved) ? saved : null,
     });

@@ -123,3 +123,26 @@ describe('spare lifetime', () => {
     }
   });
 });
+
+describe('bash spare processes', () => {
+  const made = makeRunner({ sparesPerKey: 1 });
+  const runner = made.runner as LocalRunner;
+  afterAll(made.dispose);
+  // Its pid, uid and job directory (HOME): which process, which jail, which spare served the job.
+  const WHO = 'echo "[$$, $(id -u), \\"$HOME\\"]"';
+  const run = async () => resultOf((await runOnce(runner, request('bash', WHO, { env: { OV_USERNAME: 'alice' } }))).outcome) as [number, number, string];
+
+  it('serve a bash job with a confined process started before the job, and each spare one job only', async () => {
+    const before = runner.warmProcessGroups();
+    const first = await run();
+    // Taken by the first job, the spare for its identity was started again: wait until it runs as its uid.
+    const ready = await newWarmKeys(runner, before, 1);
+    expect(ready).toHaveLength(1);
+    const second = await run();
+    expect(processKey([second[0], second[1]])).toBe(ready[0]);
+    const third = await run();
+    // A spare is released with its job: the next job gets another jail and another directory.
+    expect(new Set([first[2], second[2], third[2]]).size).toBe(3);
+    expect(processKey([third[0], third[1]])).not.toBe(processKey([second[0], second[1]]));
+  });
+});

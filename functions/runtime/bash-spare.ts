@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { JobResourceLimits } from '../ports.js';
+import type { Jail, JailSource } from './confinement.js';
+import { makeJobDir, randomName, removeDir, resolveExecutable, sandboxEnv, setReferenced, spawnSandboxed, type SandboxProcess } from './sandbox-process.js';
+import type { PoolableWorker } from './warm-pool.js';
+
+/**
+ * What a Bash spare runs while it waits (`$0` is the job's script, not written yet): it reads the
+ * job from its fd 3 — the number of environment entries, the entries, then the positional
+ * arguments, each NUL-terminated, up to the end of the stream — closes fd 3, and sources the
+ * script. Secrets (resolved `$var:` arguments, the job token) never appear in argv, where `ps`
+ * would show them. Names that bash will not export (read-only ones) are dropped as bash would
+ * ignore them in an environment it starts with.
+ */
+const SPARE_LAUNCH = [
+  'IFS= read -r -d "" __svc_n <&3 || exit 70',
+  'for ((__svc_i = 0; __svc_i < __svc_n; __svc_i++)); do IFS= read -r -d "" __svc_kv <&3 || exit 70; export "$__svc_kv" 2>/dev/null; done',
+  'mapfile -d "" -t -u 3 __svc_args',
+  'exec 3<&-',
+  'set -- "${__svc_args[@]}"',
+  'unset __svc_args __svc_n __svc_i __svc_kv',
+  '. "$0"',
+].join('\n');
+
+/** Only such names are sent: anything else could not be exported (and svc sets no other). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A Bash job's process started before its job (README: Job confinement, warm processes): its own
+ * jail (uid, cgroup, network namespace, disk quota) and job directory, and bash already running in
+ * them, blocked on its fd 3 until `begin` hands it a job. Bash still runs one process per job: a
+ * spare serves exactly one job and is then released like any one-shot job's jail.
+ */
+export class BashSpare implements PoolableWorker {
+  private exitedAlready = false;
+  private begun = false;
+  private disposed: Promise<void> | undefined;
+
+  private constructor(
+    readonly proc: SandboxProcess,
+    readonly jail: Jail,
+    readonly jobDir: string,
+  ) {
+    void proc.exited.then(() => {
+      this.exitedAlready = true;
+      // A spare that died waiting gives its jail back itself; a job's spare is released by the job.
+      if (!this.begun) void this.dispose();
+    });
+  }
+
+  /** Where the job's script goes before `begin`; bash sources it from there. */
+  get scriptPath(): string {
+    return join(this.jobDir, 'main.sh');
+  }
+
+  get pid(): number | undefined {
+    return this.proc.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.exitedAlready && !this.begun;
+  }
+
+  static async start(limits: JobResourceLimits | undefined, jails: JailSource): Promise<BashSpare> {
+    const jail = await jails.open(limits);
+    const jobDir = join(jail.workDir, randomName('sh'));
+    try {
+      await makeJobDir(jobDir, jail.uid);
+      const proc = spawnSandboxed({
+        jail,
+        visibleDirs: [jobDir],
+        command: resolveExecutable('bash'),
+        args: ['-c', SPARE_LAUNCH, join(jobDir, 'main.sh')],
+        cwd: jobDir,
+        env: sandboxEnv({}, jobDir, jail),
+        // stdin is /dev/null, as a job's stdin always is; fd 3 carries the job in.
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      });
+      const control = proc.child.stdio[3] as Writable;
+      control.on('error', () => undefined); // a spare that died; its exit is the job's error
+      return new BashSpare(proc, jail, jobDir);
+    } catch (error) {
+      await removeDir(jobDir);
+      await jail.release();
+      throw error;
+    }
+  }
+
+  /** Hands the spare its job: `env` as its whole environment, `args` as $1, $2, ... Once only. */
+  begin(env: Record<string, string>, args: string[]): void {
+    if (this.begun) throw new Error('a Bash spare serves one job only');
+    this.begun = true;
+    const entries = Object.entries(env).filter(([name]) => ENV_NAME.test(name));
+    const fields = [String(entries.length), ...entries.map(([name, value]) => `${name}=${value}`), ...args];
+    (this.proc.child.stdio[3] as Writable).end(fields.map((f) => `${f}\0`).join(''));
+  }
+
+  onExit(listener: () => void): void {
+    void this.proc.exited.then(listener);
+  }
+
+  setIdle(idle: boolean): void {
+    setReferenced([this.proc.child, ...this.proc.child.stdio], !idle);
+  }
+
+  memoryBytes(): number {
+    return this.jail.memoryBytes() ?? 0;
+  }
+
+  /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
+  dispose(): Promise<void> {
+    this.disposed ??= (async () => {
+      this.proc.kill();
+      await this.proc.exited;
+      await this.jail.release().catch(() => undefined);
+      await removeDir(this.jobDir);
+    })();
+    return this.disposed;
+  }
+}
+
+/** The job environment as the spare receives it, the same a freshly started process would get. */
+export function bashSpareEnv(spare: BashSpare, jobEnv: Record<string, string>): Record<string, string> {
+  return sandboxEnv(jobEnv, spare.jobDir, spare.jail);
+}
