@@ -30,7 +30,16 @@ export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
 
-  constructor(private readonly db: Database.Database) {}
+  // Prepared once: exec() parses its SQL at every call.
+  private readonly begin: Database.Statement;
+  private readonly end: Database.Statement;
+  private readonly undo: Database.Statement;
+
+  constructor(private readonly db: Database.Database) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.end = db.prepare('COMMIT');
+    this.undo = db.prepare('ROLLBACK');
+  }
 
   /** Queues `work` for this round's transaction; resolves with its result once committed. */
   write<T>(work: () => T): Promise<T> {
@@ -65,9 +74,9 @@ export class GroupCommit {
       // write). When one fails, nothing of the round is kept and it runs again with a savepoint
       // per write: the writes only read and change the database, so a second run is the first.
       outcomes = this.runRound(round, false) ?? this.runRound(round, true);
-      this.db.exec('COMMIT');
+      this.end.run();
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (this.db.inTransaction) this.undo.run();
       for (const p of round) p.reject(error);
       return;
     }
@@ -83,14 +92,14 @@ export class GroupCommit {
    * failing write rolls the transaction back and the answer is null.
    */
   private runRound(round: Pending[], savepoints: boolean): Outcome[] | null {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin.run();
     const outcomes: Outcome[] = [];
     for (const { work } of round) {
       if (!savepoints) {
         try {
           outcomes.push({ ok: true, value: work() });
         } catch {
-          if (this.db.inTransaction) this.db.exec('ROLLBACK');
+          if (this.db.inTransaction) this.undo.run();
           return null;
         }
         continue;
@@ -109,8 +118,11 @@ export class GroupCommit {
   private commitOne({ work, resolve, reject }: Pending): void {
     let value: unknown;
     try {
-      value = this.db.transaction(work).immediate();
+      this.begin.run();
+      value = work();
+      this.end.run();
     } catch (error) {
+      if (this.db.inTransaction) this.undo.run();
       reject(error);
       return;
     }
