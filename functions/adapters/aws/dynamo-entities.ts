@@ -9,6 +9,7 @@ import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.j
 import type { DynamoOutbox } from './dynamo-outbox.js';
 import { blobKeys, INLINE_BUDGET, type Offload } from './dynamo-offload.js';
 import type { OutboxEvent } from '../../ports.js';
+import { FlowRunModules, MODULES_OF } from './dynamo-flow-run-modules.js';
 
 /**
  * The DynamoStore's workspace documents (members, groups, folders, resources, resource types,
@@ -16,14 +17,19 @@ import type { OutboxEvent } from '../../ports.js';
  * write that the core races on is conditional: create on the key being free, replace on the
  * version read. A value past its inline budget (a flow run holding a large loop's items and
  * results) is kept in the BlobStore behind `value_ref`, as job payloads are (dynamo-offload.ts).
+ * A flow run's modules are kept once, apart from the run (dynamo-flow-run-modules.ts).
  */
 export class DynamoEntities {
+  private readonly modules: FlowRunModules;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly outbox: DynamoOutbox,
     private readonly offload: Offload,
-  ) {}
+  ) {
+    this.modules = new FlowRunModules(doc, table);
+  }
 
   async create(e: Entity, events: OutboxEvent[] = []): Promise<boolean> {
     return this.put(await this.entityItem(e), 'attribute_not_exists(pk)', undefined, events);
@@ -50,7 +56,7 @@ export class DynamoEntities {
       ExpressionAttributeValues: { ':pk': keys.entitiesOf(kind, workspaceId) },
       ConsistentRead: true,
     });
-    return Promise.all(items.map((i) => this.toEntity(i)));
+    return Promise.all(items.filter((i) => i[MODULES_OF] === undefined).map((i) => this.toEntity(i)));
   }
 
   async delete(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []): Promise<boolean> {
@@ -111,7 +117,8 @@ export class DynamoEntities {
 
   private async entityItem(record: Entity): Promise<{ item: Item; written: string[] }> {
     const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
-    const valueJson = JSON.stringify(e.value);
+    const stored = e.kind === 'flow_run' ? await this.modules.stash(e.workspace_id, e.key, e.value) : e.value;
+    const valueJson = JSON.stringify(stored);
     const { refs, written } = await this.offload.stash(`${e.kind} ${e.key} in ${e.workspace_id}`, [
       { budget: INLINE_BUDGET.entity, parts: [{ name: 'value', text: valueJson, key: () => blobKeys.entity(e.workspace_id, e.kind, e.key) }] },
     ]);
@@ -120,15 +127,15 @@ export class DynamoEntities {
   }
 
   private async toEntity(i: Item): Promise<Entity> {
-    return entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_gz instanceof Uint8Array ? gunzipSync(i.value_gz).toString('utf8') : i.value_json);
+    const e = entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_gz instanceof Uint8Array ? gunzipSync(i.value_gz).toString('utf8') : i.value_json);
+    return e.kind === 'flow_run' ? { ...e, value: await this.modules.restore(e.workspace_id, e.key, e.value) } : e;
   }
 }
 
 /**
  * DynamoDB bills a write per started KB of the item. A flow run's value is rewritten at every turn
- * and holds the flow's modules (their code, repeated in shape) and its results: past one KB it is
- * kept gzipped (`value_gz`, binary), which brings a 10-step flow's run from ~4 write units per turn
- * to one (docs/aws.md "Costs"). Smaller values stay JSON text, readable in the console.
+ * and holds its results (its modules are kept apart): past one KB it is kept gzipped (`value_gz`,
+ * binary), which keeps a 10-step flow's run at about one write unit per turn (docs/aws.md "Costs"). Smaller values stay JSON text, readable in the console.
  */
 const COMPRESS_FROM_BYTES = 1024;
 
