@@ -44,6 +44,11 @@ export class DynamoEntities {
   }
 
   async get(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
+    if (kind === 'job_limits' && settingsCacheMs > 0) return cachedSetting(`${workspaceId}\n${key}`, () => this.read(kind, workspaceId, key));
+    return this.read(kind, workspaceId, key);
+  }
+
+  private async read(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
     // Strongly consistent: a read-modify-replace must start from the latest version.
     const r = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConsistentRead: true }));
     return r.Item ? this.toEntity(r.Item) : null;
@@ -116,6 +121,7 @@ export class DynamoEntities {
   }
 
   private async entityItem(record: Entity): Promise<{ item: Item; written: string[] }> {
+    if (record.kind === 'job_limits') settings.delete(`${record.workspace_id}\n${record.key}`);
     const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
     const stored = e.kind === 'flow_run' ? await this.modules.stash(e.workspace_id, e.key, e.value) : e.value;
     const valueJson = JSON.stringify(stored);
@@ -130,6 +136,29 @@ export class DynamoEntities {
     const e = entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_gz instanceof Uint8Array ? gunzipSync(i.value_gz).toString('utf8') : i.value_json);
     return e.kind === 'flow_run' ? { ...e, value: await this.modules.restore(e.workspace_id, e.key, e.value) } : e;
   }
+}
+
+/**
+ * Workspace job limits, read before every job a process runs, may be served from memory for
+ * `settingsCacheMs` (0, off, unless a handler turns it on: the flow runner, whose inline steps
+ * would otherwise read them once per step). A change made elsewhere reaches such a process at most
+ * that long after; one made through this process at once.
+ */
+let settingsCacheMs = 0;
+const settings = new Map<string, { at: number; value: Promise<Entity | null> }>();
+
+export function cacheJobLimitsFor(ms: number): void {
+  settingsCacheMs = ms;
+  settings.clear();
+}
+
+function cachedSetting(id: string, read: () => Promise<Entity | null>): Promise<Entity | null> {
+  const hit = settings.get(id);
+  if (hit && Date.now() - hit.at < settingsCacheMs) return hit.value;
+  const value = read();
+  settings.set(id, { at: Date.now(), value });
+  value.catch(() => settings.delete(id));
+  return value;
 }
 
 /**
