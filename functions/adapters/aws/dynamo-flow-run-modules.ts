@@ -30,6 +30,11 @@ function remember(id: string, parts: Record<string, unknown>): void {
   if (known.size > CACHE_ENTRIES) known.delete(known.keys().next().value!);
 }
 
+/** Forgets what this process knows (tests: a reader in another process, with nothing cached). */
+export function forgetFlowRunModules(): void {
+  known.clear();
+}
+
 export class FlowRunModules {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
