@@ -11,6 +11,7 @@ import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js
 import { InlineSteps, leaseEndsInSeconds, runHeldStep, runningScriptSteps, runStepInline, type InlineStep } from '../adapters/aws/inline-flow-steps.js';
 import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import { countApprovalWait } from '../adapters/aws/powertools.js';
+import { cacheJobLimitsFor } from '../adapters/aws/dynamo-entities.js';
 import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
 
 /**
@@ -59,7 +60,11 @@ export interface FlowRunnerHandlerOptions {
   inlineSteps?: boolean;
 }
 
+/** How stale the workspace's job limits may be in a warm flow runner (docs/aws.md "Costs"): read once per 10 s, not once per step. */
+export const JOB_LIMITS_CACHE_MS = 10_000;
+
 export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => SandboxInvoke, opts: FlowRunnerHandlerOptions = {}) {
+  cacheJobLimitsFor(JOB_LIMITS_CACHE_MS);
   const runner = once(async (): Promise<{ deps: WorkerDeps; shell: AwsShell }> => {
     const shell = await awsShell();
     return { shell, deps: { ...shell.deps, runner: shell.sandboxRunner(sandboxInvoker(shell)) } };

@@ -112,7 +112,36 @@ const what = (payload: unknown): string => {
   return op ? `flow-runner ${op} ${flowJobId}` : `api ${httpMethod} ${path}`;
 };
 
+/**
+ * With SVC_TEST_REPORT_RSS=true, each flow-runner invocation prints the highest resident set size
+ * of this process seen while it ran, sampled every 10 ms (`rss of flow-runner <op> <id>: <MB> ...`),
+ * with the process's size at its start and its JS heap's:
+ * an upper bound of the flow runner's own, as the api and the emulators' clients share the process.
+ */
+const reportRss = process.env.SVC_TEST_REPORT_RSS === 'true';
+
 async function counted<T>(payload: unknown, invoke: () => Promise<T>): Promise<T> {
+  if (reportRss && (payload as { op?: string }).op) {
+    const start = process.memoryUsage();
+    let peak = start.rss;
+    let heap = start.heapUsed;
+    const sample = setInterval(() => {
+      const m = process.memoryUsage();
+      peak = Math.max(peak, m.rss);
+      heap = Math.max(heap, m.heapUsed);
+    }, 10);
+    try {
+      return await countedDynamo(payload, invoke);
+    } finally {
+      clearInterval(sample);
+      const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+      console.log(`rss of ${what(payload)}: ${mb(Math.max(peak, process.memoryUsage().rss))} (at its start ${mb(start.rss)}; heap used ${mb(start.heapUsed)} -> peak ${mb(heap)})`);
+    }
+  }
+  return countedDynamo(payload, invoke);
+}
+
+async function countedDynamo<T>(payload: unknown, invoke: () => Promise<T>): Promise<T> {
   if (!countDynamo) return invoke();
   const counts = emptyRequests();
   try {

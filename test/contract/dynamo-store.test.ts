@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { keys } from '../../functions/adapters/aws/dynamo-keys.js';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
+import { forgetFlowRunModules } from '../../functions/adapters/aws/dynamo-flow-run-modules.js';
 import { S3BlobStore } from '../../functions/adapters/aws/s3-blob-store.js';
 import type { Job } from '../../functions/ports.js';
 import { createTestTable, dynamoClient, type DynamoEndpoint } from '../aws/dynamodb-local.js';
@@ -213,6 +214,26 @@ describe('DynamoStore with S3 offload: large payloads', () => {
 });
 
 // Without a BlobStore, and the limits only the DynamoDB shell has: the 400 KB item and the 100-item transaction.
+describe("DynamoStore: a flow run's modules kept apart from the run", () => {
+  it('stores them once, reads them back in another process, and lists runs without them', async () => {
+    const h = await makeStore(false);
+    const ws = uid('ws');
+    const modules = [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }', input_transforms: {} } }];
+    const run = anEntity('flow_run', ws, 'flow-job-1', { value: { modules, failure_module: { id: 'failure', value: { type: 'identity' } }, results: {}, index: 0 } });
+    expect(await h.store.createEntity(run)).toBe(true);
+    const next = { ...run, value: { ...run.value, results: { a: 1 }, index: 1 }, version: 2 };
+    expect(await h.store.replaceEntity(next, 1)).toBe(true);
+
+    // The run item rewritten each turn holds a reference, not the modules.
+    const item = (await DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: h.tableName, Key: keys.entity('flow_run', ws, 'flow-job-1') }))).Item;
+    expect(JSON.stringify(item)).not.toContain('export function main');
+
+    forgetFlowRunModules();
+    expect(await h.store.getEntity('flow_run', ws, 'flow-job-1')).toEqual(next);
+    expect(await h.store.listEntities('flow_run', ws)).toEqual([next]);
+  });
+});
+
 describe('DynamoStore limits', () => {
   let store: DynamoStore;
   let drop: () => Promise<void>;

@@ -9,6 +9,7 @@ import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.j
 import type { DynamoOutbox } from './dynamo-outbox.js';
 import { blobKeys, INLINE_BUDGET, type Offload } from './dynamo-offload.js';
 import type { OutboxEvent } from '../../ports.js';
+import { FlowRunModules, MODULES_OF } from './dynamo-flow-run-modules.js';
 
 /**
  * The DynamoStore's workspace documents (members, groups, folders, resources, resource types,
@@ -16,14 +17,19 @@ import type { OutboxEvent } from '../../ports.js';
  * write that the core races on is conditional: create on the key being free, replace on the
  * version read. A value past its inline budget (a flow run holding a large loop's items and
  * results) is kept in the BlobStore behind `value_ref`, as job payloads are (dynamo-offload.ts).
+ * A flow run's modules are kept once, apart from the run (dynamo-flow-run-modules.ts).
  */
 export class DynamoEntities {
+  private readonly modules: FlowRunModules;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly outbox: DynamoOutbox,
     private readonly offload: Offload,
-  ) {}
+  ) {
+    this.modules = new FlowRunModules(doc, table);
+  }
 
   async create(e: Entity, events: OutboxEvent[] = []): Promise<boolean> {
     return this.put(await this.entityItem(e), 'attribute_not_exists(pk)', undefined, events);
@@ -38,6 +44,11 @@ export class DynamoEntities {
   }
 
   async get(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
+    if (kind === 'job_limits' && settingsCacheMs > 0) return cachedSetting(`${workspaceId}\n${key}`, () => this.read(kind, workspaceId, key));
+    return this.read(kind, workspaceId, key);
+  }
+
+  private async read(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null> {
     // Strongly consistent: a read-modify-replace must start from the latest version.
     const r = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConsistentRead: true }));
     return r.Item ? this.toEntity(r.Item) : null;
@@ -50,7 +61,7 @@ export class DynamoEntities {
       ExpressionAttributeValues: { ':pk': keys.entitiesOf(kind, workspaceId) },
       ConsistentRead: true,
     });
-    return Promise.all(items.map((i) => this.toEntity(i)));
+    return Promise.all(items.filter((i) => i[MODULES_OF] === undefined).map((i) => this.toEntity(i)));
   }
 
   async delete(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []): Promise<boolean> {
@@ -110,8 +121,10 @@ export class DynamoEntities {
   }
 
   private async entityItem(record: Entity): Promise<{ item: Item; written: string[] }> {
+    if (record.kind === 'job_limits') settings.delete(`${record.workspace_id}\n${record.key}`);
     const e = parseStored(entityRecord, record, `${record.kind} ${record.key}`);
-    const valueJson = JSON.stringify(e.value);
+    const stored = e.kind === 'flow_run' ? await this.modules.stash(e.workspace_id, e.key, e.value) : e.value;
+    const valueJson = JSON.stringify(stored);
     const { refs, written } = await this.offload.stash(`${e.kind} ${e.key} in ${e.workspace_id}`, [
       { budget: INLINE_BUDGET.entity, parts: [{ name: 'value', text: valueJson, key: () => blobKeys.entity(e.workspace_id, e.kind, e.key) }] },
     ]);
@@ -120,15 +133,38 @@ export class DynamoEntities {
   }
 
   private async toEntity(i: Item): Promise<Entity> {
-    return entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_gz instanceof Uint8Array ? gunzipSync(i.value_gz).toString('utf8') : i.value_json);
+    const e = entityFrom(i, typeof i.value_ref === 'string' ? await this.offload.load(i.value_ref) : i.value_gz instanceof Uint8Array ? gunzipSync(i.value_gz).toString('utf8') : i.value_json);
+    return e.kind === 'flow_run' ? { ...e, value: await this.modules.restore(e.workspace_id, e.key, e.value) } : e;
   }
 }
 
 /**
+ * Workspace job limits, read before every job a process runs, may be served from memory for
+ * `settingsCacheMs` (0, off, unless a handler turns it on: the flow runner, whose inline steps
+ * would otherwise read them once per step). A change made elsewhere reaches such a process at most
+ * that long after; one made through this process at once.
+ */
+let settingsCacheMs = 0;
+const settings = new Map<string, { at: number; value: Promise<Entity | null> }>();
+
+export function cacheJobLimitsFor(ms: number): void {
+  settingsCacheMs = ms;
+  settings.clear();
+}
+
+function cachedSetting(id: string, read: () => Promise<Entity | null>): Promise<Entity | null> {
+  const hit = settings.get(id);
+  if (hit && Date.now() - hit.at < settingsCacheMs) return hit.value;
+  const value = read();
+  settings.set(id, { at: Date.now(), value });
+  value.catch(() => settings.delete(id));
+  return value;
+}
+
+/**
  * DynamoDB bills a write per started KB of the item. A flow run's value is rewritten at every turn
- * and holds the flow's modules (their code, repeated in shape) and its results: past one KB it is
- * kept gzipped (`value_gz`, binary), which brings a 10-step flow's run from ~4 write units per turn
- * to one (docs/aws.md "Costs"). Smaller values stay JSON text, readable in the console.
+ * and holds its results (its modules are kept apart): past one KB it is kept gzipped (`value_gz`,
+ * binary), which keeps a 10-step flow's run at about one write unit per turn (docs/aws.md "Costs"). Smaller values stay JSON text, readable in the console.
  */
 const COMPRESS_FROM_BYTES = 1024;
 
