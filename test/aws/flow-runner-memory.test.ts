@@ -10,7 +10,6 @@ import { createFlowIn, useFlowRunnerServer } from './flow-runner-server.js';
  */
 
 let s: TestServer;
-useFlowRunnerServer({ SVC_TEST_REPORT_RSS: 'true' }, (started) => ({ s } = started));
 
 const step = (i: number) => ({
   id: `s${i}`,
@@ -34,7 +33,11 @@ async function peakMbOf(path: string, count: number): Promise<number> {
   return Math.max(...lines.map((m) => Number(m[1])));
 }
 
-describe('the flow runner running plain steps with ~100 KB results', () => {
+// A measurement for the docs, not a check: run it on purpose with
+// SVC_MEASURE_FLOW_RUNNER_MEMORY=1 npx vitest run --project node test/aws/flow-runner-memory.test.ts
+describe.skipIf(!process.env.SVC_MEASURE_FLOW_RUNNER_MEMORY)('the flow runner running plain steps with ~100 KB results', () => {
+  useFlowRunnerServer({ SVC_TEST_REPORT_RSS: 'true' }, (started) => ({ s } = started));
+
   it('reports its peak memory for 10 and 40 steps', async () => {
     const ten = await peakMbOf('u/admin/mem_ten', 10);
     const forty = await peakMbOf('u/admin/mem_forty', 40);
