@@ -120,6 +120,7 @@ export async function buildConsoleAssets(outdir) {
       'item-page': 'functions/http/console/browser/item-page.ts',
       'run-page': 'functions/http/console/browser/run-page.ts',
       'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
+      'approvals-inbox': 'functions/http/console/browser/approvals-inbox.ts',
     },
     outdir,
     bundle: true,
