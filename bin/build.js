@@ -121,6 +121,7 @@ export async function buildConsoleAssets(outdir) {
       'run-page': 'functions/http/console/browser/run-page.ts',
       'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
       'approvals-inbox': 'functions/http/console/browser/approvals-inbox.ts',
+      'approval-page': 'functions/http/console/browser/approval-page.ts',
     },
     outdir,
     bundle: true,
