@@ -122,6 +122,7 @@ export async function buildConsoleAssets(outdir) {
       'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
       'approvals-inbox': 'functions/http/console/browser/approvals-inbox.ts',
       'approval-page': 'functions/http/console/browser/approval-page.ts',
+      'token-page': 'functions/http/console/browser/token-page.ts',
     },
     outdir,
     bundle: true,

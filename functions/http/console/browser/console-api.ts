@@ -3,6 +3,7 @@ import type { JobWithFlowStatus } from '../../../core/views/job-view.js';
 import type { FlowHistoryView, FlowValidationView, FlowView, InferredSchemaView, ScriptMetadataView, ScriptView } from '../../../core/views/item-views.js';
 import type { CanceledStepView, ConsentOutcomeView, ResumeOutcomeView } from '../../../core/views/approval-views.js';
 import type { JobLogUpdate } from '../../../core/jobs/job-log-update.js';
+import type { TokenView } from '../../../core/views/identity-views.js';
 
 /**
  * The API as the console's bundled pages call it, typed by the same views the OpenAPI document
@@ -174,6 +175,21 @@ export function approveStep(resumeUrl: string, values: Record<string, unknown>):
 /** An approval step's cancel URL: rejects it. */
 export function rejectStep(cancelUrl: string, reason: string): Promise<CanceledStepView> {
   return send(cancelUrl, post({ reason })) as Promise<CanceledStepView>;
+}
+
+/** `GET /api/users/tokens/list`: the signed-in person's tokens (prefixes, never the secrets). */
+export function listTokens(): Promise<TokenView[]> {
+  return send('/api/users/tokens/list') as Promise<TokenView[]>;
+}
+
+/** `POST /api/users/tokens/create`: answers the new token, shown once. */
+export async function createToken(body: { label: string; expiration?: string; scopes?: string[] }): Promise<string> {
+  return String(await send('/api/users/tokens/create', post(body)));
+}
+
+/** `DELETE /api/users/tokens/delete/{prefix}`. */
+export async function deleteToken(prefix: string): Promise<void> {
+  await send('/api/users/tokens/delete/' + encodeURIComponent(prefix), { method: 'DELETE' });
 }
 
 /*
