@@ -123,6 +123,7 @@ export async function buildConsoleAssets(outdir) {
       'approvals-inbox': 'functions/http/console/browser/approvals-inbox.ts',
       'approval-page': 'functions/http/console/browser/approval-page.ts',
       'token-page': 'functions/http/console/browser/token-page.ts',
+      'settings-page': 'functions/http/console/browser/settings-page.ts',
     },
     outdir,
     bundle: true,
