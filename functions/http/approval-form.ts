@@ -8,7 +8,7 @@ export interface ResumeFormSchema {
 }
 
 /**
- * How the page's script turns an input back into a typed value (FORM_SCRIPT below):
+ * How the pages' bundled script turns an input back into a typed value (console/browser/form-fields.ts):
  * text/select -> string, number/integer -> number, boolean -> boolean, multiselect/list -> array,
  * json -> parsed JSON, datetime -> ISO string.
  */
@@ -107,44 +107,3 @@ function stringList(value: unknown): string[] | undefined {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-
-/**
- * Browser JavaScript the pages with approval forms include: `fillDatetimes(root)` shows ISO
- * prefills in local time, `collectFields(form)` reads the typed values back (throwing a message
- * naming the field when one is not valid).
- */
-export const FORM_SCRIPT = `function pad2(n) { return String(n).padStart(2, '0'); }
-function fillDatetimes(root) {
-  root.querySelectorAll('[data-kind="datetime"]').forEach(function (el) {
-    var iso = el.getAttribute('data-iso'), d = new Date(iso);
-    if (!iso || isNaN(d.getTime())) return;
-    el.value = d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate()) + 'T' + pad2(d.getHours()) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds());
-  });
-}
-function toNumber(text, integer, name) {
-  var n = Number(text);
-  if (text.trim() === '' || !isFinite(n) || (integer && !Number.isInteger(n))) throw new Error(name + ': expected ' + (integer ? 'an integer' : 'a number'));
-  return n;
-}
-function collectFields(form) {
-  var values = Object.create(null); // a field named __proto__ stays a field
-  form.querySelectorAll('[data-field]').forEach(function (el) {
-    var name = el.getAttribute('data-field'), kind = el.getAttribute('data-kind');
-    if (kind === 'boolean') { values[name] = el.checked; return; }
-    if (kind === 'multiselect') { values[name] = Array.from(el.selectedOptions).map(function (o) { return o.value; }); return; }
-    if (kind === 'list') {
-      var items = el.value.split('\\n').map(function (s) { return s.trim(); }).filter(Boolean), itemKind = el.getAttribute('data-items');
-      values[name] = itemKind === 'string' ? items : items.map(function (s) { return toNumber(s, itemKind === 'integer', name); });
-      return;
-    }
-    var text = el.value;
-    if (text === '' && !el.hasAttribute('data-required')) return;
-    if (kind === 'number' || kind === 'integer') values[name] = toNumber(text, kind === 'integer', name);
-    else if (kind === 'datetime') values[name] = new Date(text).toISOString();
-    else if (kind === 'json') {
-      try { values[name] = JSON.parse(text); } catch (e) { throw new Error(name + ': not valid JSON'); }
-    } else values[name] = text;
-  });
-  return values;
-}
-`;

@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalView } from '../core/approvals/resume.js';
-import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
-import { html, jsonForScript, originOf, raw, safeHref, type Markup } from './html.js';
+import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
+import { html, originOf, raw, safeHref, type Markup } from './html.js';
 import { descriptionMarkup } from './render-all.js';
+import { consoleBundle, type StaticAsset } from './console/static-assets.js';
 
 /**
  * The approval page of a suspended flow step (spec 2.4-2.6), served at
  * `GET /approve/{workspace}/{jobId}/{resumeId}/{signature}`. A pure function of its model: the
  * route decides who may approve and what state the step is in; this file only shows it.
  *
- * The page is self-contained (no external resources) under a strict CSP that admits exactly its
- * own inline style and script by hash. Its URL carries the resume signature, so it never sends a
- * Referer. The Approve button POSTs the typed form values as JSON to `resumeUrl`; a 2xx answer may
- * carry `approvals_received` / `approvals_required` to update the counts shown, and an error answer
- * is expected as `{"error": {"message"}}`.
+ * The page loads nothing but its own script, the console's typed bundle approval-page.js (served
+ * by svc itself), under a strict CSP that admits exactly that bundle and its inline style by hash.
+ * Its URL carries the resume signature, so it never sends a Referer. The Approve button POSTs the
+ * typed form values as JSON to `resumeUrl` (the body's data-resume-url) and shows the counts the
+ * answer carries (ResumeOutcomeView); Cancel POSTs {reason} to data-cancel-url.
  */
 export interface ApprovalPageModel extends Omit<ApprovalView, 'loginWouldHelp'> {
   workspace: string;
@@ -38,9 +39,9 @@ const STATE_MESSAGES: Record<Exclude<ApprovalPageModel['state'], 'waiting'>, str
 export function renderApprovalPage(model: ApprovalPageModel): string {
   const interactive = model.state === 'waiting' && !model.blockedReason;
   const showCancel = interactive && !model.hideCancel && model.cancelUrl !== null;
-  const script = interactive
-    ? `var CONFIG = ${jsonForScript({ resumeUrl: model.resumeUrl, cancelUrl: showCancel ? model.cancelUrl : null, received: model.approvalsReceived, required: model.approvalsRequired })};\n${FORM_SCRIPT}${CLIENT_SCRIPT}`
-    : null;
+  // The typed bundle (console/browser/approval-page.ts), only when there is something to do.
+  const script = interactive ? consoleBundle('approval-page') : null;
+  const cancelUrl = showCancel ? model.cancelUrl : null;
   const title = model.flowSummary || model.flowPath;
   const description = descriptionMarkup(model.description);
 
@@ -56,7 +57,7 @@ export function renderApprovalPage(model: ApprovalPageModel): string {
 <title>Approval: ${model.stepSummary || model.stepId} (${title})</title>
 <style>${raw(APPROVAL_STYLE)}</style>
 </head>
-<body>
+<body${script ? html` data-resume-url="${model.resumeUrl}"${cancelUrl ? html` data-cancel-url="${cancelUrl}"` : ''}` : ''}>
 <main>
 <header>
 <p class="eyebrow">Approval requested</p>
@@ -73,7 +74,7 @@ ${description ? html`<section class="description" id="description" aria-label="D
 <section class="decision" id="decision">
 ${renderDecision(model, interactive, showCancel)}
 </section>
-</main>${script ? html`\n<script>${raw(script)}</script>` : ''}
+</main>${script ? html`\n<script src="${script.url}" integrity="sha256-${script.hash}"></script>` : ''}
 </body>
 </html>
 `.toString();
@@ -106,8 +107,8 @@ function sha256(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
-/** Nothing loads from anywhere; the only script and style are the page's own, by hash. */
-function contentSecurityPolicy(model: ApprovalPageModel, script: string | null): string {
+/** Nothing loads from anywhere else; the only script is the page's bundle and the only style its own, by hash. */
+function contentSecurityPolicy(model: ApprovalPageModel, script: StaticAsset | null): string {
   const targets = new Set(["'self'"]);
   for (const url of [model.resumeUrl, model.cancelUrl]) {
     const origin = originOf(url);
@@ -115,7 +116,7 @@ function contentSecurityPolicy(model: ApprovalPageModel, script: string | null):
   }
   return [
     "default-src 'none'",
-    `script-src ${script ? sha256(script) : "'none'"}`,
+    `script-src ${script ? `'sha256-${script.hash}'` : "'none'"}`,
     `style-src ${STYLE_HASH}`,
     'img-src data:',
     `connect-src ${[...targets].join(' ')}`,
@@ -176,61 +177,3 @@ button:disabled { opacity: .6; cursor: progress; }
 .state { background: #f0f3f8; padding: .6rem .8rem; border-radius: 6px; }
 `;
 const STYLE_HASH = sha256(APPROVAL_STYLE);
-
-/** Plain browser JavaScript, run with `CONFIG` and FORM_SCRIPT's functions defined before it; no model data is spliced in here. */
-const CLIENT_SCRIPT = `(function () {
-  'use strict';
-  var form = document.getElementById('approval-form');
-  var actions = document.getElementById('actions');
-  var cancelArea = document.getElementById('cancel-area');
-  var status = document.getElementById('status');
-  function show(message, kind) { status.textContent = message; status.className = 'status ' + kind; status.hidden = false; }
-  function buttons() { return document.querySelectorAll('#actions button, #cancel-area button'); }
-  function setBusy(busy) { buttons().forEach(function (b) { b.disabled = busy; }); }
-  function finish() {
-    actions.hidden = true;
-    if (cancelArea) cancelArea.hidden = true;
-    form.querySelectorAll('[data-field]').forEach(function (el) { el.disabled = true; });
-  }
-  fillDatetimes(form);
-  function post(url, body) {
-    setBusy(true);
-    return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
-      .then(function (res) {
-        return res.text().then(function (text) {
-          var data = null;
-          try { data = JSON.parse(text); } catch (e) { data = null; }
-          return { ok: res.ok, status: res.status, data: data, text: text };
-        });
-      });
-  }
-  function errorMessage(r) {
-    var d = r.data;
-    if (d && d.error) return typeof d.error === 'string' ? d.error : (d.error.message || JSON.stringify(d.error));
-    return (typeof d === 'string' && d) || r.text || ('HTTP ' + r.status);
-  }
-  function failed(message) { setBusy(false); show('Error: ' + message, 'error'); }
-  function count(data, key, fallback) { return data && typeof data[key] === 'number' ? data[key] : fallback; }
-  form.addEventListener('submit', function (event) {
-    event.preventDefault();
-    var values;
-    try { values = collectFields(form); } catch (e) { show(e.message, 'error'); return; }
-    post(CONFIG.resumeUrl, values).then(function (r) {
-      if (!r.ok) return failed(errorMessage(r));
-      var received = count(r.data, 'approvals_received', CONFIG.received + 1), required = count(r.data, 'approvals_required', CONFIG.required);
-      document.getElementById('approvals-received').textContent = String(received);
-      document.getElementById('approvals-required').textContent = String(required);
-      finish();
-      show('Approved. ' + received + ' of ' + required + ' approvals received' + (received >= required ? '; the flow resumes.' : '.'), 'ok');
-    }).catch(function (e) { failed(e.message); });
-  });
-  var cancel = document.getElementById('cancel');
-  if (cancel && CONFIG.cancelUrl) cancel.addEventListener('click', function () {
-    var reason = document.getElementById('cancel-reason').value.trim();
-    post(CONFIG.cancelUrl, reason ? { reason: reason } : {}).then(function (r) {
-      if (!r.ok) return failed(errorMessage(r));
-      finish();
-      show('Canceled. The flow does not resume from this step.', 'ok');
-    }).catch(function (e) { failed(e.message); });
-  });
-})();`;

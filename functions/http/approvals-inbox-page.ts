@@ -6,10 +6,11 @@ import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../cor
 import type { ApprovalAuditEntry } from '../core/flows/run-state.js';
 import { SESSION_COOKIE } from '../core/identity/users.js';
 import type { CoreDeps } from '../core/deps.js';
-import { FORM_SCRIPT, renderFormFields, type ResumeFormSchema } from './approval-form.js';
+import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { APPROVAL_STYLE } from './approval-page.js';
 import { html, raw, type Markup } from './html.js';
 import { descriptionMarkup } from './render-all.js';
+import { consoleBundle, type StaticAsset } from './console/static-assets.js';
 
 /**
  * `/approvals`: what waits for the logged-in person. Runs at a ConsentGate, with the rendered
@@ -19,48 +20,6 @@ import { descriptionMarkup } from './render-all.js';
  * API keep one set of rules.
  */
 
-// Static: URLs and run ids come from the forms' data attributes, never from the request.
-const SCRIPT = `
-function post(url, body) {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
-    .then(function (res) { return res.json().catch(function () { return null; }).then(function (answer) { return { ok: res.ok, status: res.status, answer: answer }; }); });
-}
-function failure(r) { return (r.answer && r.answer.error && r.answer.error.message) || ('failed: ' + r.status); }
-function done(form, text) {
-  form.querySelector('[role=status]').textContent = text;
-  for (const el of form.querySelectorAll('button, textarea, input, select')) el.disabled = true;
-}
-for (const form of document.querySelectorAll('form[data-run]')) {
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const decision = event.submitter && event.submitter.value;
-    const r = await post('/api/v1/runs/' + encodeURIComponent(form.dataset.run) + '/consent', { decision: decision, reason: form.querySelector('textarea[name=decision_reason]').value });
-    if (!r.ok) { form.querySelector('[role=status]').textContent = failure(r); return; }
-    done(form, decision === 'approved' ? 'Approved: the run goes on.' : 'Rejected: the run failed.');
-  });
-}
-for (const form of document.querySelectorAll('form[data-resume]')) {
-  fillDatetimes(form);
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const status = form.querySelector('[role=status]');
-    if (event.submitter && event.submitter.value === 'rejected') {
-      const reason = form.querySelector('textarea[name=decision_reason]').value.trim();
-      const r = await post(form.dataset.cancel, reason ? { reason: reason } : {});
-      if (!r.ok) { status.textContent = failure(r); return; }
-      done(form, 'Rejected: the flow is canceled.');
-      return;
-    }
-    let values;
-    try { values = collectFields(form); } catch (e) { status.textContent = e.message; return; }
-    const r = await post(form.dataset.resume, values);
-    if (!r.ok) { status.textContent = failure(r); return; }
-    const received = r.answer && r.answer.approvals_received, required = r.answer && r.answer.approvals_required;
-    done(form, 'Approved: ' + received + ' of ' + required + ' approvals received' + (received >= required ? '; the flow goes on.' : '.'));
-  });
-}
-`;
-const PAGE_SCRIPT = `${FORM_SCRIPT}${SCRIPT}`;
 
 const STYLE = `${APPROVAL_STYLE}
 article { border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin: 1rem 0; }
@@ -69,19 +28,21 @@ h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
 .history { font-size: .85rem; color: var(--muted); }`;
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-const CSP = ["default-src 'none'", `script-src ${hash(PAGE_SCRIPT)}`, `style-src ${hash(STYLE)}`, 'img-src data:', "connect-src 'self'", "base-uri 'none'", "form-action 'none'"].join('; ');
+/** The page's script is the typed bundle (console/browser/approvals-inbox.ts), allowed by its hash. */
+const csp = (bundle: StaticAsset) => ["default-src 'none'", `script-src 'sha256-${bundle.hash}'`, `style-src ${hash(STYLE)}`, 'img-src data:', "connect-src 'self'", "base-uri 'none'", "form-action 'none'"].join('; ');
 
 export function renderApprovalsPage(viewer: string, inbox: Inbox, switchAccountUrl: string): string {
   const gates = inbox.gates.map(gateItem);
   const steps = inbox.steps.map(stepItem);
   const nothing = gates.length === 0 && steps.length === 0;
+  const bundle = consoleBundle('approvals-inbox');
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${CSP}"><meta name="referrer" content="no-referrer"><title>Approvals</title><style>${raw(STYLE)}</style></head>
+<meta http-equiv="Content-Security-Policy" content="${csp(bundle)}"><meta name="referrer" content="no-referrer"><title>Approvals</title><style>${raw(STYLE)}</style></head>
 <body><main><h1>Approvals</h1><p class="meta" id="viewer">Logged in as ${viewer}. <a id="switch-account" href="${switchAccountUrl}">Switch account</a></p>
 ${nothing ? html`<p>Nothing waits for your decision.</p>` : ''}
 ${gates.length > 0 ? html`<section aria-label="Consent gates"><h2>Consent gates</h2>\n${gates}</section>` : ''}
 ${steps.length > 0 ? html`<section aria-label="Approval steps"><h2>Approval steps</h2>\n${steps}</section>` : ''}
-</main><script>${raw(PAGE_SCRIPT)}</script></body></html>`.toString();
+</main><script src="${bundle.url}" integrity="sha256-${bundle.hash}"></script></body></html>`.toString();
 }
 
 function gateItem(g: WaitingGate): Markup {

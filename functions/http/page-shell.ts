@@ -8,6 +8,7 @@ import { ApiError } from '../core/common/errors.js';
 import { SESSION_COOKIE } from '../core/identity/users.js';
 import { requireWorkspace } from '../core/workspace/workspaces.js';
 import { html, raw, type Markup } from './html.js';
+import type { StaticAsset } from './console/static-assets.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 
@@ -25,6 +26,22 @@ export function staticPage(script: string, style: string): (title: string, body:
 <title>${title}</title><style>${raw(style)}</style></head>
 ${body}
 <script>${raw(script)}</script></body></html>`.toString();
+}
+
+/**
+ * The same shell for a page whose script is one of the console's typed bundles
+ * (console/static-assets.ts): loaded by its URL with its hash as `integrity`, and that hash the only
+ * script the CSP allows.
+ */
+export function bundledPage(bundle: StaticAsset, style: string): (title: string, body: Markup) => string {
+  const csp = `default-src 'none'; script-src 'sha256-${bundle.hash}'; style-src 'sha256-${sha256(style)}'; connect-src 'self'; form-action 'none'; base-uri 'none'`;
+  return (title, body) => html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${raw(csp)}">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title><style>${raw(style)}</style></head>
+${body}
+<script src="${bundle.url}" integrity="sha256-${bundle.hash}"></script></body></html>`.toString();
 }
 
 /**

@@ -5,50 +5,8 @@ import { html, type Markup } from './html.js';
  * connections, a form that connects a Slack app (its bot token and signing secret are sent once and
  * never shown again) and a Remove button per connection. The API decides who may (workspace
  * admins, as a person); the page shows its refusal. Teams bots are connected through the API.
- * Runs after the settings page's script, whose `api` and `run` it uses.
+ * Its script is part of the settings page's bundle (console/browser/settings-page.ts).
  */
-
-export const CHAT_TAB_SCRIPT = `
-const chatForm = document.getElementById('chat-form');
-const chatRows = document.getElementById('chat-connections');
-
-async function loadChat() {
-  const connections = await api('chat_connections');
-  chatRows.replaceChildren(...connections.map((c) => {
-    const tr = document.createElement('tr');
-    const where = c.platform === 'slack' ? c.api_url : (c.team_name + ' (' + c.app_id + ')');
-    tr.append(cell(c.name), cell(c.platform), cell(where), cell(c.updated_by));
-    const actions = cell('');
-    const remove = document.createElement('button');
-    remove.type = 'button';
-    remove.textContent = 'Remove';
-    remove.addEventListener('click', () => run(async () => {
-      const res = await fetch(base + 'chat_connections/' + encodeURIComponent(c.name), { method: 'DELETE', credentials: 'same-origin' });
-      if (!res.ok) throw new Error((await res.json().catch(() => null))?.error?.message ?? 'request failed (' + res.status + ')');
-      await loadChat();
-    }));
-    actions.append(remove);
-    tr.append(actions);
-    return tr;
-  }));
-  document.getElementById('no-chat').hidden = connections.length > 0;
-}
-
-chatForm.addEventListener('submit', (event) => {
-  event.preventDefault();
-  run(async () => {
-    const body = { platform: 'slack', bot_token: chatForm.bot_token.value, signing_secret: chatForm.signing_secret.value };
-    if (chatForm.api_url.value.trim()) body.api_url = chatForm.api_url.value.trim();
-    await api('chat_connections/' + encodeURIComponent(chatForm.chat_name.value.trim()), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    chatForm.bot_token.value = '';
-    chatForm.signing_secret.value = '';
-    document.getElementById('chat-saved').hidden = false;
-    await loadChat();
-  });
-});
-
-run(loadChat);
-`;
 
 export function chatTabPanel(): Markup {
   return html`<section id="panel-chat" role="tabpanel" aria-labelledby="tab-chat" hidden>

@@ -1,110 +1,17 @@
 import type { CoreDeps } from '../core/deps.js';
 import { html } from './html.js';
-import { staticPage, workspacePageRoute } from './page-shell.js';
-import { CHAT_TAB_SCRIPT, chatTabPanel } from './settings-chat-tab.js';
+import { bundledPage, workspacePageRoute } from './page-shell.js';
+import { chatTabPanel } from './settings-chat-tab.js';
+import { consoleBundle } from './console/static-assets.js';
 
 /**
  * The workspace settings page (`/w/<workspace>/settings`, spec 6.1): tab Webhooks, field "URL to
  * send requests to", an optional signing secret, and the delivery log with a redeliver button per
- * event; tab Chat, the workspace's chat connections (settings-chat-tab.ts). A static shell like the token page: its script reads and changes the settings through the
- * API (`/api/w/<ws>/workspaces/...`, with the session cookie), so the API's rights apply unchanged.
+ * event; tab Chat, the workspace's chat connections (settings-chat-tab.ts). A static shell like the token page: its script, the typed bundle
+ * console/browser/settings-page.ts, reads and changes the settings through the API
+ * (`/api/w/<ws>/workspaces/...`, with the session cookie), so the API's rights apply unchanged.
  */
 
-const SCRIPT = `
-const ws = document.body.dataset.workspace;
-const base = '/api/w/' + encodeURIComponent(ws) + '/workspaces/';
-const form = document.getElementById('webhook-form');
-const message = document.getElementById('message');
-const rows = document.getElementById('deliveries');
-
-async function api(path, init) {
-  const res = await fetch(base + path, { credentials: 'same-origin', ...init });
-  if (res.status === 401) location.assign('/login?next=' + encodeURIComponent(location.pathname));
-  if (!res.ok) {
-    const answer = await res.json().catch(() => null);
-    throw new Error(answer?.error?.message ?? 'request failed (' + res.status + ')');
-  }
-  return res.json();
-}
-
-function cell(text) {
-  const td = document.createElement('td');
-  td.textContent = text;
-  return td;
-}
-
-// What the person typed is theirs: the settings arriving after it (a slow first load) do not overwrite it.
-let typed = false;
-form.webhook.addEventListener('input', () => { typed = true; });
-
-function showWebhook(settings, keepTyped) {
-  if (!(keepTyped && typed)) form.webhook.value = settings.webhook;
-  if (!keepTyped) typed = false;
-  document.getElementById('signed').textContent = settings.has_secret ? 'Requests are signed (Standard Webhooks).' : 'Requests are not signed.';
-}
-
-async function loadSettings() {
-  showWebhook(await api('get_settings'), true);
-}
-
-async function loadDeliveries() {
-  const log = await api('webhook_deliveries');
-  rows.replaceChildren(...log.map((d) => {
-    const tr = document.createElement('tr');
-    tr.dataset.id = d.id;
-    const last = d.last_status_code ?? d.last_error ?? '';
-    tr.append(cell(d.created_at.replace('T', ' ').slice(0, 19)), cell(d.type), cell(d.subject), cell(d.status), cell(String(d.attempt_count)), cell(String(last)), cell(d.next_attempt_at ?? ''));
-    const actions = cell('');
-    const again = document.createElement('button');
-    again.type = 'button';
-    again.textContent = 'Redeliver';
-    again.addEventListener('click', () => run(async () => {
-      await api('webhook_deliveries/' + encodeURIComponent(d.id) + '/redeliver', { method: 'POST' });
-      await loadDeliveries();
-    }));
-    actions.append(again);
-    tr.append(actions);
-    return tr;
-  }));
-  document.getElementById('no-deliveries').hidden = log.length > 0;
-}
-
-async function run(action) {
-  message.textContent = '';
-  try {
-    await action();
-  } catch (error) {
-    message.textContent = error.message;
-  }
-}
-
-form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  run(async () => {
-    const body = { webhook: form.webhook.value.trim() };
-    if (form.secret.value) body.secret = form.secret.value;
-    showWebhook(await api('edit_webhook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
-    form.secret.value = '';
-    document.getElementById('saved').hidden = false;
-  });
-});
-document.getElementById('refresh').addEventListener('click', () => run(loadDeliveries));
-
-for (const tab of document.querySelectorAll('[role=tab]')) {
-  tab.addEventListener('click', () => {
-    for (const other of document.querySelectorAll('[role=tab]')) {
-      const selected = other === tab;
-      other.setAttribute('aria-selected', String(selected));
-      document.getElementById(other.getAttribute('aria-controls')).hidden = !selected;
-    }
-  });
-}
-
-run(async () => {
-  await loadSettings();
-  await loadDeliveries();
-});
-`;
 const STYLE = [
   'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
   '[role=tablist]{display:flex;gap:.25rem;border-bottom:1px solid #ccc;margin-bottom:1rem}',
@@ -113,10 +20,9 @@ const STYLE = [
   'label{display:block;font-size:.9em;margin-top:.5rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{padding:.4rem .9rem;margin-top:.5rem}',
   '#message{color:#b00020}#saved{color:#1b5e20}',
 ].join('');
-const PAGE = staticPage(SCRIPT + CHAT_TAB_SCRIPT, STYLE);
 
 export function renderSettingsPage(workspaceId: string, username: string): string {
-  return PAGE(
+  return bundledPage(consoleBundle('settings-page'), STYLE)(
     `Settings of ${workspaceId} — svc`,
     html`<body data-workspace="${workspaceId}"><h1>Workspace settings: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>.</p>
 <div role="tablist"><button type="button" role="tab" id="tab-general" aria-controls="panel-general" aria-selected="false">General</button><button type="button" role="tab" id="tab-webhooks" aria-controls="panel-webhooks" aria-selected="true">Webhooks</button><button type="button" role="tab" id="tab-chat" aria-controls="panel-chat" aria-selected="false">Chat</button></div>

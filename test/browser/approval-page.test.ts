@@ -2,11 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderApprovalPage, type ApprovalPageModel } from '../../functions/http/approval-page.js';
+import { consoleBundle } from '../../functions/http/console/static-assets.js';
 import { launchBrowser, type BrowserSession, type WatchedPage } from './browser.js';
 
 /**
  * The approval page in Chromium, served by a stand-in for the real route: GET /page/{name} serves a
- * rendered model, POSTs to /resume/{name} and /cancel/{name} are recorded and answered.
+ * rendered model, and its script, the console bundle approval-page.js, at the URL the page names;
+ * POSTs to /resume/{name} and /cancel/{name} are recorded and answered.
  */
 interface RecordedPost {
   path: string;
@@ -33,6 +35,11 @@ beforeAll(async () => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     if (req.method === 'GET' && path.startsWith('/page/') && pages.has(path.slice(6))) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pages.get(path.slice(6)));
+      return;
+    }
+    const bundle = consoleBundle('approval-page');
+    if (req.method === 'GET' && path === bundle.url) {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle.text);
       return;
     }
     const chunks: Buffer[] = [];

@@ -30,7 +30,11 @@ function model(overrides: Partial<ApprovalPageModel> = {}): ApprovalPageModel {
   };
 }
 
-/** The page's inline scripts and the CSP's script hashes. */
+/** The page's bundle tags: [tag, src, integrity]. */
+function bundleTags(html: string): RegExpMatchArray[] {
+  return [...html.matchAll(/<script src="([^"]+)" integrity="([^"]+)"><\/script>/g)];
+}
+/** The page's inline scripts. */
 function scripts(html: string): string[] {
   return [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
 }
@@ -60,7 +64,8 @@ describe('renderApprovalPage: escaping', () => {
     expect(html).not.toContain(XSS);
     expect(html).not.toContain('<script>alert');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
-    expect(scripts(html)).toHaveLength(1);
+    expect(scripts(html)).toHaveLength(0);
+    expect(bundleTags(html)).toHaveLength(1);
   });
 
   it('escapes enum choices, default args and the blocked reason', () => {
@@ -78,26 +83,25 @@ describe('renderApprovalPage: escaping', () => {
     expect(blocked).not.toContain('javascript:');
   });
 
-  it('puts URLs into the script as JSON that cannot close the script element', () => {
-    const html = renderApprovalPage(model({ resumeUrl: '/r?x=</script><script>alert(1)</script>', cancelUrl: '/c?"\u2028' }));
-    const [script] = scripts(html);
-    expect(script).not.toContain('</script');
-    expect(script).toContain('\\u003c/script\\u003e');
-    const config = JSON.parse(/var CONFIG = (.*);\n/.exec(script)![1]);
-    expect(config.resumeUrl).toBe('/r?x=</script><script>alert(1)</script>');
-    expect(config.cancelUrl).toBe('/c?"\u2028');
+  it('puts the URLs into the body data attributes, escaped, for the bundle to read', () => {
+    const html = renderApprovalPage(model({ resumeUrl: '/r?x="><script>alert(1)</script>', cancelUrl: '/c?"\u2028' }));
+    expect(html).not.toContain('<script>alert');
+    const body = /<body([^>]*)>/.exec(html)![1];
+    expect(body).toContain('data-resume-url="/r?x=&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+    expect(body).toContain('data-cancel-url="/c?&quot;\u2028"');
   });
 });
 
 describe('renderApprovalPage: content security policy', () => {
-  it('allows exactly its own inline script and style by hash and nothing external', () => {
+  it('allows exactly its bundle (by the hash its tag carries as integrity) and its style, and nothing external', () => {
     const html = renderApprovalPage(model());
     const policy = csp(html);
-    const [script] = scripts(html);
+    const [[, , integrity]] = bundleTags(html);
     const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1];
     const hash = (text: string) => createHash('sha256').update(text).digest('base64');
     expect(policy).toContain("default-src 'none'");
-    expect(policy).toContain(`script-src 'sha256-${hash(script)}'`);
+    expect(policy).toMatch(/script-src 'sha256-[^']+'; /);
+    expect(policy).toContain(`script-src '${integrity}'`);
     expect(policy).toContain(`style-src 'sha256-${hash(style)}'`);
     expect(policy).toContain("connect-src 'self'");
     expect(policy).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
@@ -109,6 +113,7 @@ describe('renderApprovalPage: content security policy', () => {
     expect(csp(renderApprovalPage(model({ resumeUrl: 'https://api.example.com/r/1' })))).toContain("connect-src 'self' https://api.example.com");
     const done = renderApprovalPage(model({ state: 'resumed' }));
     expect(scripts(done)).toHaveLength(0);
+    expect(bundleTags(done)).toHaveLength(0);
     expect(csp(done)).toContain("script-src 'none'");
   });
 });
@@ -266,7 +271,7 @@ describe('renderApprovalPage: buttons and states', () => {
     for (const page of [renderApprovalPage(model({ hideCancel: true })), renderApprovalPage(model({ cancelUrl: null }))]) {
       expect(page).toContain('id="approve"');
       expect(page).not.toContain('id="cancel"');
-      expect(JSON.parse(/var CONFIG = (.*);\n/.exec(scripts(page)[0])![1]).cancelUrl).toBeNull();
+      expect(page).not.toContain('data-cancel-url');
     }
   });
 

@@ -40,9 +40,11 @@ export type SyncKeyView = z.output<typeof syncKeySchema>;
 export const retentionSchema = z.object({ max_age_days: z.number().int().nullable(), max_count: z.number().int().optional() });
 /** `workspaces/chat_connections` (each), `chat_connections/{name}`: names and flags, never secrets. */
 export const chatConnectionSchema = z.looseObject({ name: z.string(), platform: z.enum(['slack', 'teams']), updated_by: z.string() });
+export type ChatConnectionListView = z.output<typeof chatConnectionSchema>[];
 
 /** `workspaces/edit_webhook`: the URL and whether requests are signed. */
 export const workspaceWebhookSchema = z.object({ webhook: z.string(), has_secret: z.boolean() });
+export type WorkspaceWebhookView = z.output<typeof workspaceWebhookSchema>;
 /** `settings/instance_events_webhook` (GET and POST). */
 export const instanceWebhookSchema = z.object({ url: z.string(), has_secret: z.boolean() });
 
@@ -70,7 +72,7 @@ const agree: [
   Same<SyncKeyView, Awaited<ReturnType<typeof getSyncKey>>>,
   Same<z.output<typeof retentionSchema>, RetentionView>,
   Assignable<ChatConnectionView, z.output<typeof chatConnectionSchema>>,
-  Same<z.output<typeof workspaceWebhookSchema>, Awaited<ReturnType<typeof editWorkspaceWebhook>>>,
+  Same<WorkspaceWebhookView, Awaited<ReturnType<typeof editWorkspaceWebhook>>>,
   Same<z.output<typeof instanceWebhookSchema>, Awaited<ReturnType<typeof getInstanceWebhook>>>,
   Same<DeliveryView, CoreDeliveryView>,
 ] = [true, true, true, true, true, true, true, true, true];

@@ -3,6 +3,8 @@ import type { JobWithFlowStatus } from '../../../core/views/job-view.js';
 import type { FlowHistoryView, FlowValidationView, FlowView, InferredSchemaView, ScriptMetadataView, ScriptView } from '../../../core/views/item-views.js';
 import type { CanceledStepView, ConsentOutcomeView, ResumeOutcomeView } from '../../../core/views/approval-views.js';
 import type { JobLogUpdate } from '../../../core/jobs/job-log-update.js';
+import type { TokenView } from '../../../core/views/identity-views.js';
+import type { ChatConnectionListView, DeliveryView, WorkspaceSettingsView, WorkspaceWebhookView } from '../../../core/views/settings-views.js';
 
 /**
  * The API as the console's bundled pages call it, typed by the same views the OpenAPI document
@@ -174,6 +176,56 @@ export function approveStep(resumeUrl: string, values: Record<string, unknown>):
 /** An approval step's cancel URL: rejects it. */
 export function rejectStep(cancelUrl: string, reason: string): Promise<CanceledStepView> {
   return send(cancelUrl, post({ reason })) as Promise<CanceledStepView>;
+}
+
+/** `GET /api/users/tokens/list`: the signed-in person's tokens (prefixes, never the secrets). */
+export function listTokens(): Promise<TokenView[]> {
+  return send('/api/users/tokens/list') as Promise<TokenView[]>;
+}
+
+/** `POST /api/users/tokens/create`: answers the new token, shown once. */
+export async function createToken(body: { label: string; expiration?: string; scopes?: string[] }): Promise<string> {
+  return String(await send('/api/users/tokens/create', post(body)));
+}
+
+/** `DELETE /api/users/tokens/delete/{prefix}`. */
+export async function deleteToken(prefix: string): Promise<void> {
+  await send('/api/users/tokens/delete/' + encodeURIComponent(prefix), { method: 'DELETE' });
+}
+
+/** `GET workspaces/get_settings`: the workspace, and to its admins its events webhook (never the secret). */
+export function workspaceSettings(): Promise<WorkspaceSettingsView> {
+  return call<WorkspaceSettingsView>('/workspaces/get_settings');
+}
+
+/** `POST workspaces/edit_webhook`: the webhook as saved and whether it signs. */
+export function editWebhook(body: { webhook: string; secret?: string }): Promise<WorkspaceWebhookView> {
+  return call<WorkspaceWebhookView>('/workspaces/edit_webhook', post(body));
+}
+
+/** `GET workspaces/webhook_deliveries`: recent deliveries of workspace events, newest first. */
+export function webhookDeliveries(): Promise<DeliveryView[]> {
+  return call<DeliveryView[]>('/workspaces/webhook_deliveries');
+}
+
+/** `POST workspaces/webhook_deliveries/{id}/redeliver`. */
+export function redeliver(id: string): Promise<DeliveryView> {
+  return call<DeliveryView>('/workspaces/webhook_deliveries/' + encodeURIComponent(id) + '/redeliver', { method: 'POST' });
+}
+
+/** `GET workspaces/chat_connections`: the workspace's Slack and Teams connections (no secrets). */
+export function chatConnections(): Promise<ChatConnectionListView> {
+  return call<ChatConnectionListView>('/workspaces/chat_connections');
+}
+
+/** `POST workspaces/chat_connections/{name}`: creates or replaces a connection. */
+export async function setChatConnection(name: string, body: Record<string, unknown>): Promise<void> {
+  await call<unknown>('/workspaces/chat_connections/' + encodeURIComponent(name), post(body));
+}
+
+/** `DELETE workspaces/chat_connections/{name}`. */
+export async function deleteChatConnection(name: string): Promise<void> {
+  await call<unknown>('/workspaces/chat_connections/' + encodeURIComponent(name), { method: 'DELETE' });
 }
 
 /*

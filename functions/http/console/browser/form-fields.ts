@@ -1,8 +1,8 @@
 /**
  * An approval form's fields in a bundled page (the markup is approval-form.ts renderFormFields):
  * `fillDatetimes(root)` shows ISO prefills in local time, `collectFields(form)` reads the typed
- * values back, throwing a message that names a field that is not valid. The same rules as
- * approval-form.ts FORM_SCRIPT, which the pages without a bundle include.
+ * values back, throwing a message that names a field that is not valid (FieldKind in
+ * approval-form.ts lists the kinds).
  */
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
