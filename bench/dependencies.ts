@@ -1,5 +1,5 @@
 /**
- * Part of `npm run bench` (issue 31 items 3 and 10): the warm sync-webhook p50 of a `bun` script
+ * Part of `npm run bench`: the warm sync-webhook p50 of a `bun` script
  * that imports an npm package next to the same script without the import, the first run of a new
  * version whose lock is already installed next to a warm run, and a warm `deno` script with the
  * same package as an `npm:` import next to the warm `bun` one. Packages come from the fake npm

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (run list part, issue 22 item 5): the console's run list on a local store of
+ * `npm run bench` (run list part): the console's run list on a local store of
  * 1,000,000 jobs. Seeds them with one prepared INSERT ... SELECT in one transaction (indexes built
  * after the load), then times filtered pages through the core's listRuns — the same call GET /jobs/runs makes, rights
  * check included — and prints the p50 and p95 of each filter. Nothing here is a pass/fail test.
@@ -75,7 +75,7 @@ try {
     ['time range (one day), status=success', (k) => ({ after: someTime(k), before: new Date(Math.min(end, Date.parse(someTime(k)) + 86_400_000)).toISOString(), status: 'success' })],
   ];
 
-  console.log(`\nRun list (issue 22): ${JOBS.toLocaleString('en')} jobs in SQLite, seeded in ${seedSeconds.toFixed(1)} s; pages of 50, ${SAMPLES} samples each\n`);
+  console.log(`\nRun list: ${JOBS.toLocaleString('en')} jobs in SQLite, seeded in ${seedSeconds.toFixed(1)} s; pages of 50, ${SAMPLES} samples each\n`);
   console.log('filter'.padEnd(46) + 'p50 ms'.padStart(9) + 'p95 ms'.padStart(9) + '  rows  load (1-minute, start→end)');
   for (const [name, make] of cases) {
     const times: number[] = [];

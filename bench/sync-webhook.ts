@@ -3,7 +3,7 @@
  * measured in the same run (bench/floor-server.ts), for a trivial TypeScript, Python, Go, Deno and
  * Bash script (Go's, Deno's and Bash's floor is the Node one: a warm process answering), and flows of 1, 10 and
  * 40 light steps. Every measurement is load-guarded (bench/load-guard.ts). Prints the ratios to the
- * floor first, the absolute figures second, and ends with the targets of issues 35 and 30, met or
+ * floor first, the absolute figures second, and ends with the targets, met or
  * not (bench/sync-report.ts); nothing here is a pass/fail test. BENCH_SCRIPTS=typescript,go
  * measures only those scripts and no flows (a short run).
  */
