@@ -13,35 +13,32 @@ import type { StaticAsset } from './console/static-assets.js';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 
 /**
- * The shell of a static page (login, tokens, settings, OpenAPI): its one inline script and style,
- * the only ones its Content-Security-Policy allows (by hash), and nothing else the page may load
- * but calls to this site. `body` is the page's `<body …>` element without its closing tag.
+ * The shell of a static page (login, tokens, settings, OpenAPI): its one script and style, the only
+ * ones its Content-Security-Policy allows (by hash), and nothing else the page may load but calls to
+ * this site. `body` is the page's `<body …>` element without its closing tag.
  */
-export function staticPage(script: string, style: string): (title: string, body: Markup) => string {
-  const csp = `default-src 'none'; script-src 'sha256-${sha256(script)}'; style-src 'sha256-${sha256(style)}'; connect-src 'self'; form-action 'none'; base-uri 'none'`;
+function pageShell(script: { hash: string; tag: Markup }, style: string): (title: string, body: Markup) => string {
+  const csp = `default-src 'none'; script-src 'sha256-${script.hash}'; style-src 'sha256-${sha256(style)}'; connect-src 'self'; form-action 'none'; base-uri 'none'`;
   return (title, body) => html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${raw(csp)}">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title><style>${raw(style)}</style></head>
 ${body}
-<script>${raw(script)}</script></body></html>`.toString();
+${script.tag}</body></html>`.toString();
+}
+
+/** A page whose script is inline (small pages that need no bundle). */
+export function staticPage(script: string, style: string): (title: string, body: Markup) => string {
+  return pageShell({ hash: sha256(script), tag: html`<script>${raw(script)}</script>` }, style);
 }
 
 /**
- * The same shell for a page whose script is one of the console's typed bundles
- * (console/static-assets.ts): loaded by its URL with its hash as `integrity`, and that hash the only
- * script the CSP allows.
+ * A page whose script is one of the console's typed bundles (console/static-assets.ts): loaded by
+ * its URL with its hash as `integrity`, and that hash the only script the CSP allows.
  */
 export function bundledPage(bundle: StaticAsset, style: string): (title: string, body: Markup) => string {
-  const csp = `default-src 'none'; script-src 'sha256-${bundle.hash}'; style-src 'sha256-${sha256(style)}'; connect-src 'self'; form-action 'none'; base-uri 'none'`;
-  return (title, body) => html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${raw(csp)}">
-<meta name="referrer" content="no-referrer">
-<title>${title}</title><style>${raw(style)}</style></head>
-${body}
-<script src="${bundle.url}" integrity="sha256-${bundle.hash}"></script></body></html>`.toString();
+  return pageShell({ hash: bundle.hash, tag: html`<script src="${bundle.url}" integrity="sha256-${bundle.hash}"></script>` }, style);
 }
 
 /**
