@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { gsi1, gsi2, gsi3, JOB_STATUS_SHARDS, jobShard, keys, tableDefinition, WORKSPACE_JOB_SHARDS } from '../../../functions/adapters/aws/dynamo-keys.js';
 import { jobItem, type JobPayload } from '../../../functions/adapters/aws/dynamo-items.js';
 import type { Job } from '../../../functions/ports.js';
+import { aJob } from '../../contract/store-fixtures.js';
 
 /** Job-id-shaped ids (UUIDs), the same every run. */
 const ids = Array.from({ length: 10_000 }, (_, i) => {
@@ -63,7 +64,7 @@ describe('DynamoDB job keys', () => {
 
     // The partition on every flow job, the sort key only while it runs; script jobs carry neither.
     const at = '2030-01-01T00:00:00.000Z';
-    const item = (kind: Job['kind'], status: Job['status']) => jobItem({ ...aJob, id, kind, status }, payload);
+    const item = (kind: Job['kind'], status: Job['status']) => jobItem(aJob('main', { id, kind, status, created_at: at }), payload);
     expect(item('flow', 'running')).toMatchObject({ gsi3pk: `WS#main#FLOWS#${w}`, gsi3sk: `${at}#${id}` });
     expect(item('flow', 'queued')).toMatchObject({ gsi3pk: `WS#main#FLOWS#${w}` });
     expect(item('flow', 'queued')).not.toHaveProperty('gsi3sk');
@@ -73,28 +74,3 @@ describe('DynamoDB job keys', () => {
 });
 
 const payload: JobPayload = { args_json: '{}', result_json: 'null', log_chunks: [], stream_chunks: [], stream_refs: [], stream_bytes: 0, stream_seq: 0 };
-const aJob: Job = {
-  id: '',
-  workspace_id: 'main',
-  kind: 'flow',
-  parent_job: null,
-  script_path: 'f/ops/deploy',
-  script_hash: null,
-  flow_version: 1,
-  flow_module: null,
-  language: 'nativets',
-  status: 'queued',
-  created_by: 'alice',
-  created_at: '2030-01-01T00:00:00.000Z',
-  started_at: null,
-  completed_at: null,
-  success: null,
-  args: {},
-  result: null,
-  logs: '',
-  result_stream: '',
-  streaming: false,
-  attempts: 0,
-  delete_after_use: false,
-  deleted: false,
-} as unknown as Job;
