@@ -1,10 +1,13 @@
 /**
  * dependency-cruiser: no import cycles anywhere in the project (`npm run cycles`). A cycle means two
- * modules each need the other, so one of them holds code that belongs elsewhere. A cycle closed only
- * by `import type` edges is not reported (no-circular below): the compiler erases them, and the
- * views and schemas name the core's types to check them. Adapters never reach back into a shell, and only
- * entry points (bin, the Lambda handlers, tests, benchmarks) start one; no file is exempt. The
- * core's import boundary is an ESLint rule (eslint.config.js), so editors show it where it is broken.
+ * modules each need the other, so one of them holds code that belongs elsewhere. A cycle closed by
+ * `import type` edges counts too: the compiler erases them, but each module still depends on the
+ * other's shapes, and a type hub that names the modules using it (the core's deps, the stored
+ * documents' schemas) ties them all into one knot. Shared types live in a leaf both sides import
+ * (e.g. core/identity/identity-documents.ts, core/uploads/upload-settings.ts). Adapters never reach
+ * back into a shell, and only entry points (bin, the Lambda handlers, tests, benchmarks) start one;
+ * no file is exempt. The core's import boundary is an ESLint rule (eslint.config.js), so editors
+ * show it where it is broken.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -12,12 +15,10 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'Import cycle: move the shared code to the module both sides may import.',
+      comment: 'Import cycle (`import type` edges count): move the shared code or types to a module both sides may import.',
       from: {},
-      // A cycle made only of runtime imports breaks module initialisation order; an `import type`
-      // edge is erased by the compiler (documents/entity-values.ts names the types its schemas
-      // check), so a cycle through one is not reported.
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      // Every cycle, whether its edges are runtime or `import type` ones.
+      to: { circular: true },
     },
     {
       name: 'adapters-not-shells',

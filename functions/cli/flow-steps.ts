@@ -1,5 +1,5 @@
 import { LogLines, type LiveOutput } from './live-output.js';
-import type { JobView } from './jobs.js';
+import type { JobWithFlowStatus as JobView } from '../core/views/job-view.js';
 import type { Remote } from './remote.js';
 
 /**

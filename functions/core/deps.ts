@@ -1,5 +1,5 @@
 import type { RetrySchedule } from './events/retry-schedule.js';
-import type { UploadSettings } from './uploads/upload-sessions.js';
+import type { UploadSettings } from './uploads/upload-settings.js';
 import type { BlobStore, Clock, CodeRunner, DependencyInstaller, ScriptCompiler, EmailSender, ScheduleTimers, TopicPublisher, FlowDriver, JobQueue, JobSignals, SecretCipher, Store, WebhookSender } from '../ports.js';
 
 /** Instance settings the core needs; each shell reads them from its own environment. */

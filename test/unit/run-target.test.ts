@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { createEntity } from '../../functions/core/store/entities.js';
 import { flowJobTarget, flowStepJobTarget, legacyScriptHash, resolveRunTarget, scriptJobTarget, type RunTarget } from '../../functions/core/jobs/run-target.js';
-import type { FlowVersion } from '../../functions/core/flows/flows.js';
+import type { FlowVersion } from '../../functions/core/flows/flow-documents.js';
 import { aScriptVersion } from '../contract/store-fixtures.js';
 
 /** The rules that decide what a webhook URL or a flow step runs, and whether the caller may. */

@@ -1,7 +1,7 @@
 import { ApiError } from '../common/errors.js';
 import { getEntityValue } from '../store/entities.js';
 import type { ConsentGateValue, SuspendSettings } from '../flows/definition.js';
-import type { Approval, FlowRun, GateDecision, StepEvents } from '../flows/run-state.js';
+import type { Approval, FlowRun, GateDecision, StepEvents } from '../flows/flow-documents.js';
 import type { CoreDeps } from '../deps.js';
 
 /**

@@ -2,16 +2,9 @@ import { z } from 'zod';
 import { flowModule, flowValue } from '../flows/definition.js';
 import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js';
 import type { EntityKind, ScriptVersion } from '../../ports.js';
-import type { Folder, Group, Member } from '../identity/permissions.js';
-import type { Resource } from '../workspace/resources.js';
-import type { ResourceType } from '../workspace/resource-types.js';
-import type { Variable } from '../workspace/variables.js';
-import type { FlowVersion } from '../flows/flows.js';
-import type { FlowRun } from '../flows/run-state.js';
-import type { OutboxEntry } from '../identity/notifications.js';
-import type { WebhookSetting } from '../events/webhook-settings.js';
-import type { AppHead, AppVersion } from '../workspace/apps.js';
-import type { Invite } from '../identity/invites.js';
+import type { Folder, Group, Invite, Member, OutboxEntry } from '../identity/identity-documents.js';
+import type { AppHead, AppVersion, Resource, ResourceType, Variable } from '../workspace/workspace-documents.js';
+import type { FlowRun, FlowVersion } from '../flows/flow-documents.js';
 import { scheduleValue, type Schedule } from '../triggers/schedule-document.js';
 import { httpRouteIndexValue, httpTriggerValue, routePrefixValue, type HttpRouteIndex, type HttpTrigger, type RoutePrefix } from '../triggers/http-trigger-document.js';
 
@@ -55,6 +48,14 @@ export interface LoginCounter {
   failures: number;
   window_start: string;
   locked_until: string | null;
+}
+
+/** Where a scope's events go (`webhook`, core/events/webhook-settings.ts): a workspace's webhook or the instance events webhook. */
+export interface WebhookSetting {
+  url: string;
+  /** The sealed Standard Webhooks secret; null: requests go unsigned. */
+  secret: string | null;
+  updated_by: string;
 }
 
 /** A workspace's chat connection (core/chat/chat-settings.ts), its secrets sealed. */

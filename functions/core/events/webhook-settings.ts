@@ -4,19 +4,13 @@ import { parseBody } from '../common/validation.js';
 import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
+import type { WebhookSetting } from '../documents/entity-values.js';
 
 /**
  * Where a scope's events go: a workspace's webhook (spec 6.1) or the instance events webhook
  * (6.2, scope `*instance`). One `webhook` document per scope; the secret is sealed with the
  * instance's SecretCipher, bound to the scope, and never shown again.
  */
-
-export interface WebhookSetting {
-  url: string;
-  /** The sealed Standard Webhooks secret; null: requests go unsigned. */
-  secret: string | null;
-  updated_by: string;
-}
 
 export interface WebhookTarget {
   url: string;

@@ -13,30 +13,12 @@ import { unknownMessageKeys } from '../approvals/gate-message.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { InputSchema, Store } from '../../ports.js';
+import type { FlowVersion } from './flow-documents.js';
 
 /**
  * Flows and their versions (spec 2.4, 4.1, 9). Every create or update makes a new version with a
  * numeric id, global and increasing; `fv/<id>` URLs run that version forever, `p/<path>` the latest.
  */
-
-export interface FlowVersion {
-  id: number;
-  path: string;
-  summary: string;
-  description: string;
-  value: FlowValue;
-  schema: InputSchema | null;
-  /** Why this version was made (a CLI push records svc.yaml's `message`). */
-  deployment_message?: string;
-  created_by: string;
-  created_at: string;
-  /**
-   * A test run's flow from the editor (flow-preview.ts), never saved: no path's history lists it and
-   * no `fv/` URL runs it; it is kept only for that run (its steps, its run page).
-   */
-  preview?: true;
-}
-
 
 export const flowBody = z.strictObject({
   path: z.string(),

@@ -5,7 +5,7 @@ import { definedRunSettings } from '../jobs/run-settings.js';
 import { newUuid } from '../common/crypto.js';
 import { answerFromCache } from '../jobs/result-cache.js';
 import { flowJobTarget } from '../jobs/run-target.js';
-import type { FlowVersion } from './flows.js';
+import type { FlowVersion } from './flow-documents.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';

@@ -2,11 +2,18 @@ import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
 import { getVisibleJob, jobView } from '../jobs/jobs.js';
 import { getFlowRun, withFlowStatus } from './run-state.js';
+import type { Assignable } from '../views/same.js';
+import type { JobWithFlowStatus } from '../views/job-view.js';
 
 /** At most this many sub-flow runs are read for one page refresh: a long loop shows its first ones. */
 const MOST = 200;
 
 export type SubflowRun = ReturnType<typeof withFlowStatus<ReturnType<typeof jobView>>>;
+
+// The console's run page reads a flow's loop and branch runs as it reads a job (checked by the
+// compiler here, not in views/job-view.ts, which jobs.ts imports: that would close a cycle).
+const subflowRunAgrees: Assignable<SubflowRun, JobWithFlowStatus> = true;
+void subflowRunAgrees;
 
 /**
  * The runs a flow's loops and branches started (each iteration or branch is a flow run of its

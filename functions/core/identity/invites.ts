@@ -6,19 +6,13 @@ import { instanceAnnouncer } from '../events/announce.js';
 import { parseBody } from '../common/validation.js';
 import { ROLES, type Member, type Rights, type Role } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
+import type { Invite } from './identity-documents.js';
 
 /**
  * Workspace invitations (spec 6.2's "user invited to a workspace" and "user joined a workspace"):
  * a workspace admin invites an existing user, who sees the pending invitation and accepts it (then
  * becomes a member with the invited role) or declines it. Each step is an instance event.
  */
-
-export interface Invite {
-  username: string;
-  role: Role;
-  invited_by: string;
-  invited_at: string;
-}
 
 export const inviteBody = z
   .object({ username: z.string().min(1).optional(), email: z.string().min(1).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })

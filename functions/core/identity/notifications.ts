@@ -2,6 +2,7 @@ import { newUuid } from '../common/crypto.js';
 import { listEntityValues, tryCreateEntity } from '../store/entities.js';
 import { requireFullIdentity, type Principal } from './auth.js';
 import type { CoreDeps } from '../deps.js';
+import type { Notice, OutboxEntry } from './identity-documents.js';
 
 /**
  * Notices to users (spec 3, 5.8): by email when the instance can send it (SMTP locally, SES on
@@ -10,16 +11,6 @@ import type { CoreDeps } from '../deps.js';
 
 /** Notices belong to no workspace: they are kept under this scope, which no workspace id can take. */
 const INSTANCE_SCOPE = '*instance';
-
-export interface Notice {
-  subject: string;
-  text: string;
-}
-
-export interface OutboxEntry extends Notice {
-  id: string;
-  created_at: string;
-}
 
 export async function notifyUser(deps: Pick<CoreDeps, 'store' | 'clock' | 'email'>, username: string, notice: Notice): Promise<'sent' | 'outbox' | 'no_user'> {
   const user = await deps.store.getUser(username);

@@ -4,6 +4,10 @@ import { getEntityValue, listEntityValues } from '../store/entities.js';
 import type { Principal } from './auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
+import type { Folder, Role } from './identity-documents.js';
+
+// The documents live in a leaf (identity-documents.ts); the modules that manage them import them from here.
+export type { Folder, Group, Member, Role } from './identity-documents.js';
 
 /**
  * Who may do what inside a workspace: the one place the service decides access (spec 5; Windmill's
@@ -20,28 +24,7 @@ import type { Job } from '../../ports.js';
  * A token narrowed to a workspace or to scopes can never do more than they allow.
  */
 
-export type Role = 'admin' | 'developer' | 'operator';
 export const ROLES: readonly Role[] = ['admin', 'developer', 'operator'];
-
-export interface Member {
-  username: string;
-  role: Role;
-  added_by: string;
-}
-
-export interface Group {
-  name: string;
-  summary: string;
-  members: string[];
-}
-
-export interface Folder {
-  name: string;
-  summary: string;
-  owners: string[];
-  extra_perms: Record<string, boolean>;
-  created_by: string;
-}
 
 /** Implicit group of every member of a workspace. */
 export const ALL_GROUP = 'all';

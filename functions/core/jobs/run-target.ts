@@ -1,5 +1,6 @@
 import { rememberScript } from '../scripts/version-cache.js';
-import { findFlowVersion, findLatestFlow, type FlowVersion } from '../flows/flows.js';
+import { findFlowVersion, findLatestFlow } from '../flows/flows.js';
+import type { FlowVersion } from '../flows/flow-documents.js';
 import type { Job, Language, ScriptVersion, Store } from '../../ports.js';
 
 /**

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import type { Same } from './same.js';
 import { userFields } from '../documents/records.js';
 import { ENTITY_VALUES } from '../documents/entity-values.js';
-import type { Member } from '../identity/permissions.js';
-import type { Invite, listMyInvites } from '../identity/invites.js';
+import type { listMyInvites } from '../identity/invites.js';
 import type { listAudit } from '../identity/login-throttle.js';
-import type { OutboxEntry } from '../identity/notifications.js';
+import type { Invite, Member, OutboxEntry } from '../identity/identity-documents.js';
 import type { TokenView as CoreTokenView } from '../identity/tokens.js';
 import type { UserView as CoreUserView } from '../identity/users.js';
 

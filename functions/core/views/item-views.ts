@@ -13,7 +13,8 @@ import type { addGroupMember, getGroup } from '../identity/groups.js';
 import type { listResourceTypes, updateResourceType } from '../workspace/resource-types.js';
 import type { getResource, listResources, updateResource } from '../workspace/resources.js';
 import type { getVariable, listVariables, VariableView as CoreVariableView } from '../workspace/variables.js';
-import type { appHistory, AppHead, AppVersion } from '../workspace/apps.js';
+import type { appHistory } from '../workspace/apps.js';
+import type { AppHead, AppVersion } from '../workspace/workspace-documents.js';
 
 /**
  * Scripts, flows, variables and apps as the API answers them: the schemas of what the store keeps (records.ts,

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Assignable } from './same.js';
 import { JOB_KINDS, JOB_TRIGGERS, LANGUAGES, type JobKind, type JobStatus, type JobTrigger } from '../../ports.js';
 import type { flowStatusView } from '../flows/run-state.js';
-import type { SubflowRun } from '../flows/subflow-runs.js';
 
 /**
  * A job as the API answers it (`jobs_u/get`, `jobs/list`): the schema `jobView` (jobs.ts) is typed
@@ -122,7 +121,3 @@ export type FlowStatusView = NonNullable<JobWithFlowStatus['flow_status']>;
 // What flowStatusView builds must be what flowStatusSchema promises (checked by the compiler).
 const flowStatusAgrees: Assignable<ReturnType<typeof flowStatusView>, z.output<typeof flowStatusSchema>> = true;
 void flowStatusAgrees;
-
-// The console's run page reads a flow's loop and branch runs (subflow-runs.ts) as it reads a job.
-const subflowRunAgrees: Assignable<SubflowRun, JobWithFlowStatus> = true;
-void subflowRunAgrees;

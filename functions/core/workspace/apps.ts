@@ -7,6 +7,7 @@ import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEn
 import { nextSequence } from '../store/sequences.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
+import type { AppHead, AppVersion } from './workspace-documents.js';
 
 /**
  * Apps (spec 6.1's app lifecycle): versioned app definitions, the JSON an app builder produces,
@@ -14,24 +15,6 @@ import type { CoreDeps } from '../deps.js';
  * new version with a global increasing id, and the path's head names the latest; rights follow the
  * path (`u/<user>/...`, `f/<folder>/...`) through the `apps` domain.
  */
-
-export interface AppHead {
-  path: string;
-  version: number;
-}
-
-export interface AppVersion {
-  id: number;
-  path: string;
-  summary: string;
-  /** The app builder's definition, kept as given. */
-  value: Record<string, unknown>;
-  /** Who may run the app's inline scripts as whom: kept as given, enforced once apps are rendered. */
-  policy: Record<string, unknown> | null;
-  deployment_message?: string;
-  created_by: string;
-  created_at: string;
-}
 
 /** Kept well under DynamoDB's 400 KB item with the rest of the record. */
 export const MAX_APP_BYTES = 300 * 1024;

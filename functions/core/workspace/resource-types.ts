@@ -5,18 +5,11 @@ import { parseBody } from '../common/validation.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
+import type { ResourceType } from './workspace-documents.js';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
 /** Connection (resource) types: a name and the JSON Schema every resource of that type follows. */
-
-export interface ResourceType {
-  name: string;
-  schema: Record<string, unknown>;
-  description: string;
-  /** Shipped with the service; cannot be changed or deleted. */
-  builtin: boolean;
-}
 
 /** The database example of spec 2.2, shipped in every workspace. */
 export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [

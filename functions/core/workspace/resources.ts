@@ -10,16 +10,9 @@ import { workspaceAnnouncer } from '../events/announce.js';
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 import type { Entity } from '../../ports.js';
+import type { Resource } from './workspace-documents.js';
 
 /** Connections (resources): typed values at workspace paths (spec 1.3, 2.1-2.2, 4.6). */
-
-export interface Resource {
-  path: string;
-  resource_type: string;
-  value: unknown;
-  description: string;
-  created_by: string;
-}
 
 /** Kept well under DynamoDB's 400 KB item limit together with the rest of the record. */
 export const MAX_VALUE_BYTES = 64 * 1024;

@@ -8,21 +8,13 @@ import { openFromSync, sealForSync } from './sync-key.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Entity, SecretCipher } from '../../ports.js';
+import type { Variable } from './workspace-documents.js';
 
 /**
  * Variables, plain or secret (spec 1.3, 2.1, 4.6). A secret's value is stored only encrypted, bound
  * to its workspace and path; it is decrypted for `get` and for jobs that may read it, and never
  * appears in listings or errors.
  */
-
-export interface Variable {
-  path: string;
-  /** The plain value, or the ciphertext of a secret. */
-  value: string;
-  is_secret: boolean;
-  description: string;
-  created_by: string;
-}
 
 const value = z.string().refine((v) => Buffer.byteLength(v) <= MAX_VALUE_BYTES, `at most ${MAX_VALUE_BYTES} bytes`);
 
