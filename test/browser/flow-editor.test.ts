@@ -223,6 +223,20 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("copies a saved flow's webhook as curl, with the token's placeholder", async () => {
+    const flow = { path: 'u/ada/copied', summary: '', description: '', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1; }', input_transforms: {} } }] } };
+    expect((await s.post(`${ws()}/flows/create`, flow)).status).toBe(201);
+    const page = await pageAs('ada', `/w/${s.workspace}/flows/edit/u/ada/copied`);
+    await page.locator('.cm-editor').waitFor();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
+    const copy = page.locator('button.copy').first();
+    await copy.click();
+    await expect.poll(() => copy.innerText()).toBe('Copied');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain(`${s.url}/api/w/${s.workspace}/jobs/run/f/u/ada/copied`);
+    expect(copied).toContain("-H 'Authorization: Bearer $SVC_TOKEN'");
+  });
+
   it('is for those who may write flows: an operator gets no link and a 403 page', async () => {
     expect((await s.post('/api/users/create', { username: 'opal', email: 'opal@example.com', password: 'opal-password' })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'opal', role: 'operator' })).status).toBe(201);
