@@ -125,6 +125,13 @@ function graph(modules: unknown): string {
   return flowGraphSvg(graphable(modules), () => 'none', { editable: true }).toString();
 }
 
+/** The YAML editor the page's script drives (in the bundle: CodeMirror's; without it, the textarea). */
+export interface YamlEditor {
+  text(): string;
+  setText(text: string): void;
+  gotoLine(line: number): void;
+}
+
 export interface YamlEditorOptions {
   doc: string;
   nonce: string;
@@ -133,7 +140,7 @@ export interface YamlEditorOptions {
   onChange(text: string): void;
 }
 
-function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
+function createYaml(parent: HTMLElement, options: YamlEditorOptions): YamlEditor & { focus(): void } {
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -163,14 +170,7 @@ function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
   };
 }
 
-/** The YAML editor the page's script drives (in the bundle: CodeMirror's; without it, the textarea). */
-export interface YamlEditor {
-  text(): string;
-  setText(text: string): void;
-  gotoLine(line: number): void;
-}
-
-const library = { createYaml: createYaml as (parent: HTMLElement, options: YamlEditorOptions) => YamlEditor, parse, lineOf, edit, graph };
+const library = { createYaml, parse, lineOf, edit, graph };
 /** What this bundle gives the page's script, as `window.svcFlowEditor`. */
 export type FlowEditorLibrary = typeof library;
 
