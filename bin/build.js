@@ -127,6 +127,7 @@ export async function buildConsoleAssets(outdir) {
       'item-page': 'functions/http/console/browser/item-page.ts',
       'run-page': 'functions/http/console/browser/run-page.ts',
       'script-editor-page': 'functions/http/console/browser/script-editor-page.ts',
+      'flow-editor-page': 'functions/http/console/browser/flow-editor-page.ts',
       'approvals-inbox': 'functions/http/console/browser/approvals-inbox.ts',
       'approval-page': 'functions/http/console/browser/approval-page.ts',
       'token-page': 'functions/http/console/browser/token-page.ts',

@@ -223,6 +223,41 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("copies a saved flow's webhook as curl, with the token's placeholder", async () => {
+    const flow = { path: 'u/ada/copied', summary: '', description: '', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1; }', input_transforms: {} } }] } };
+    expect((await s.post(`${ws()}/flows/create`, flow)).status).toBe(201);
+    const page = await pageAs('ada', `/w/${s.workspace}/flows/edit/u/ada/copied`);
+    await page.locator('.cm-editor').waitFor();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
+    const copy = page.locator('button.copy').first();
+    await copy.click();
+    await expect.poll(() => copy.innerText()).toBe('Copied');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain(`${s.url}/api/w/${s.workspace}/jobs/run/f/u/ada/copied`);
+    expect(copied).toContain("-H 'Authorization: Bearer $SVC_TOKEN'");
+  });
+
+  it('keeps the YAML in a text box, and says what cannot be done, when the editor bundle does not load', async () => {
+    const page = await openAs(browser, opened, 'ada', `${s.url}/w/${s.workspace}/flows/new`, async (tab) => {
+      if (signedInAs !== 'ada') await tab.context().clearCookies();
+      signedInAs = 'ada';
+      // The editor bundle (CodeMirror, yaml, the graph) only: the page's own bundle still loads.
+      await tab.route(/\/console\/assets\/flow-editor-[A-Za-z0-9_=-]{12}\.js$/, (route) => route.abort());
+    });
+    await page.locator('#graph').getByText('The graph could not load: the YAML can still be edited, checked and saved.').waitFor();
+    await expect(page.locator('#yaml-text').isVisible()).resolves.toBe(true);
+    await expect(page.locator('.cm-editor').count()).resolves.toBe(0);
+    await page.getByLabel('Flow YAML').fill('summary: typed by hand\n');
+    await expect(page.getByLabel('Flow YAML').inputValue()).resolves.toBe('summary: typed by hand\n');
+    await page.getByLabel('Path').fill('u/ada/no_bundle');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await page.locator('#save-message').getByText('Not saved: the editor could not load').waitFor();
+    expect((await s.fetch(`${ws()}/flows/get/u/ada/no_bundle`)).status).toBe(404);
+    const watched = opened.find((w) => w.page === page)!;
+    expect(watched.problems.every((p) => p.includes('flow-editor-') || p.startsWith('console error: Failed to load resource')), watched.problems.join('\n')).toBe(true);
+    watched.problems.length = 0;
+  });
+
   it('is for those who may write flows: an operator gets no link and a 403 page', async () => {
     expect((await s.post('/api/users/create', { username: 'opal', email: 'opal@example.com', password: 'opal-password' })).status).toBe(201);
     expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'opal', role: 'operator' })).status).toBe(201);

@@ -72,3 +72,28 @@ describe('the editors\' bundles', () => {
     expect(body.toString('utf8')).toContain(global);
   });
 });
+
+describe('pages whose script is their bundles', () => {
+  beforeAll(async () => {
+    expect((await s.post(`/api/w/${s.workspace}/scripts/create`, { path: 'u/ada/bundled', language: 'bun', content: 'export function main() { return 1; }', summary: '' })).status).toBe(201);
+  });
+
+  // A page that is markup and bundles: the CSP allows those bundles by their hashes and no inline script.
+  it.each([
+    ['the flow editor', '/w/{ws}/flows/new', ['flow-editor', 'flow-editor-page']],
+    ['the script editor', '/w/{ws}/scripts/new', ['script-editor', 'script-editor-page']],
+    ['an item page', '/w/{ws}/item/u/ada/bundled', ['item-page']],
+  ])('%s has no inline script: its CSP allows exactly its bundles', async (_name, path, bundles) => {
+    const res = await s.fetch(path.replace('{ws}', s.workspace), { token: null, headers: { cookie } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const scripts = [...page.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map((m) => m[2]), 'no inline script').toEqual(bundles.map(() => ''));
+    const tags = scripts.map((m) => m[1].match(/^ src="\/console\/assets\/([a-z-]+)-[A-Za-z0-9_=-]{12}\.js" integrity="sha256-([^"]+)"$/));
+    expect(tags.map((t) => t?.[1])).toEqual(bundles);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    const scriptSrc = csp.split(';').find((d) => d.trim().startsWith('script-src'))!.trim();
+    expect(scriptSrc).toBe(`script-src ${tags.map((t) => `'sha256-${t![2]}'`).join(' ')}`);
+    expect(csp).not.toContain('unsafe');
+  });
+});

@@ -6,11 +6,11 @@ import { ApiError } from '../../core/common/errors.js';
 import { flowHistory, getFlow } from '../../core/flows/flows.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, type Markup } from '../html.js';
-import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
+import { pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
 import { formatTime } from './time-format.js';
-import { editorScript } from './static-assets.js';
+import { consoleBundle, editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
-import { FLOW_EDITOR_STYLE, FLOW_EDITOR_TEXT, NEW_FLOW, STEP_TEMPLATES } from './flow-editor-client.js';
+import { NEW_FLOW, STEP_TEMPLATES } from './flow-templates.js';
 
 /** Loaded with the first YAML written (on-first-use.ts). */
 const yaml = onFirstUse(() => (typeof require === 'function' ? require('yaml') : requireHere('yaml')) as typeof YAML);
@@ -22,9 +22,24 @@ const yaml = onFirstUse(() => (typeof require === 'function' ? require('yaml') :
  * panel, each change written back into the YAML, and the YAML checked by `flows/validate` as it
  * changes, errors pointing at their step. A test run runs the flow in the editor without saving it
  * (`jobs/run/preview_flow`); a save is a new version, and the saved version runs from here too.
+ *
+ * The page is markup only: its script is two bundles, the editor (browser/flow-editor.ts:
+ * CodeMirror, yaml, the graph) and the page's own (browser/flow-editor-page.ts), allowed by their
+ * hashes and nothing inline.
  */
 
-const PAGE_SCRIPT = { text: FLOW_EDITOR_TEXT, hash: hashOf(FLOW_EDITOR_TEXT) };
+/** The page's own style (allowed by its hash); CodeMirror's theme comes with the page's nonce. */
+const FLOW_EDITOR_STYLE = [
+  '.flow-grid{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}',
+  '@media (min-width:64rem){.flow-grid{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}',
+  '.code-editor .cm-editor{border:1px solid #888;min-height:20rem;max-height:75vh;font-size:.85rem}.code-editor .cm-scroller{font-family:ui-monospace,monospace}',
+  '.code-editor .cm-editor.cm-focused{outline:3px solid #f9ab00;outline-offset:1px}#yaml-text{min-height:20rem}',
+  '.editor-graph .node[data-step]{cursor:pointer}.editor-graph .node[data-step]:focus{outline:none}.editor-graph .node[data-step]:focus rect{stroke:#f9ab00;stroke-width:3}',
+  '.editor-graph .node.selected rect{stroke:var(--run);stroke-width:3;fill:#e3f2fd}.editor-graph .node.invalid rect{stroke:var(--bad);stroke-width:2;fill:#fde7e9}',
+  '#step-panel fieldset{border:1px solid #ddd;margin:.5rem 0;min-width:0}.step-fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.5rem;align-items:end}',
+  '.transform-row{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr) minmax(0,2fr) auto;gap:.3rem;align-items:end;margin-bottom:.3rem}',
+  '#problems li{margin:.3rem 0}#problems li.bad{color:var(--bad)}#step-panel textarea{min-height:8rem}',
+].join('');
 
 interface FlowEditorView {
   mode: 'new' | 'edit';
@@ -76,19 +91,19 @@ export function flowEditorRoutes(deps: CoreDeps) {
 
 function editorResponse(c: Context, access: PageAccess & { ok: true }, view: FlowEditorView): Response {
   const ws = access.rights.workspaceId;
-  const bundle = editorScript('flow-editor');
   return pageResponse(
     c,
     renderPage({
       title: view.mode === 'new' ? 'New flow' : `Edit ${view.path}`,
       workspace: ws,
       username: access.principal.username,
-      script: PAGE_SCRIPT,
-      libraries: [{ url: bundle.url, hash: bundle.hash }],
+      script: null,
+      // The editor first (the page's script uses it when it loaded), then the page's script.
+      libraries: [editorScript('flow-editor'), consoleBundle('flow-editor-page')],
       libraryStyle: FLOW_EDITOR_STYLE,
       // CodeMirror writes its theme into <style> elements: allowed by a nonce new for this response.
       styleNonce: randomBytes(18).toString('base64'),
-      data: { mode: view.mode, 'step-templates': JSON.stringify(STEP_TEMPLATES) },
+      data: { mode: view.mode },
       body: editorBody(ws, new URL(c.req.url).origin, view),
     }),
   );

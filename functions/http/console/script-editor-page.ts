@@ -5,13 +5,12 @@ import { getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { LANGUAGES, type ScriptVersion } from '../../ports.js';
 import { html, type Markup } from '../html.js';
-import { hashOf, pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
+import { pageAccess, pageResponse, renderPage, type PageAccess, notAvailable } from './layout.js';
 import { languageName } from './language-names.js';
 import { formatTime } from './time-format.js';
 import { consoleBundle, editorScript } from './static-assets.js';
 import { webhookSection } from './webhook-urls.js';
 import { EDITOR_STYLE, TEMPLATES } from './script-editor-client.js';
-import { COPY_BUTTONS_SCRIPT } from './webhook-urls.js';
 
 /**
  * `/w/<ws>/scripts/new` and `/w/<ws>/scripts/edit/<path>`: the script editor. The code is edited in
@@ -21,9 +20,6 @@ import { COPY_BUTTONS_SCRIPT } from './webhook-urls.js';
  * was edited from (`parent_hash`), so someone else's save meanwhile is reported, not overwritten.
  * An existing script's page also has its versions with a diff of any two, and its webhook URLs.
  */
-
-/** The page's own script is its bundle (browser/script-editor-page.ts); inline, only the webhook section's copy buttons. */
-const PAGE_SCRIPT = { text: COPY_BUTTONS_SCRIPT, hash: hashOf(COPY_BUTTONS_SCRIPT) };
 
 interface EditorView {
   mode: 'new' | 'edit';
@@ -97,7 +93,8 @@ function editorResponse(c: Context, access: PageAccess & { ok: true }, view: Edi
       title: view.mode === 'new' ? 'New script' : `Edit ${view.path}`,
       workspace: ws,
       username: access.principal.username,
-      script: PAGE_SCRIPT,
+      // Nothing inline: the page's script is its bundle (browser/script-editor-page.ts).
+      script: null,
       // The editor first (the page's script mounts it when it loaded), then the page's script.
       libraries: [bundle, consoleBundle('script-editor-page')],
       libraryStyle: EDITOR_STYLE,

@@ -4,7 +4,8 @@ import { html, type Markup } from '../html.js';
  * Every URL form of spec 4.1 for one script or flow — async, sync and stream, for the latest
  * version by path (`p/` or `f/`) and for one version only (`h/<hash>` or `fv/<version>`) — each
  * with a copy-as-curl whose token is the placeholder `$SVC_TOKEN`, never a real one. The item page
- * and the script editor show the same block; the page's script wires its `button.copy`.
+ * and both editors show the same block; the page's bundle wires its `button.copy`
+ * (browser/copy-buttons.ts).
  */
 export function webhookSection(origin: string, ws: string, kind: 'script' | 'flow', path: string, pinnedId: string | null): Markup {
   const base = `${origin}/api/w/${ws}/jobs`;
@@ -20,13 +21,3 @@ export function webhookSection(origin: string, ws: string, kind: 'script' | 'flo
   return html`<h2 id="webhooks">Webhooks</h2><p class="muted">Replace <code>$SVC_TOKEN</code> with a token from <a href="/tokens">your tokens</a>.</p>
 ${urls.map(([label, url]) => html`<h3>${label}</h3><pre class="curl">${curl(url)}</pre><button type="button" class="copy">Copy as curl</button>`)}`;
 }
-
-/** The page-script part that copies a curl line (the `pre` just before each button). */
-export const COPY_BUTTONS_SCRIPT = `
-for (const button of document.querySelectorAll('button.copy')) {
-  button.addEventListener('click', async () => {
-    await navigator.clipboard.writeText(button.previousElementSibling.textContent).catch(() => {});
-    button.textContent = 'Copied';
-  });
-}
-`;

@@ -13,7 +13,7 @@ import { hashOf, pageAccess, pageResponse, renderPage, notAvailable } from './la
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
-import { COPY_BUTTONS_SCRIPT, webhookSection } from './webhook-urls.js';
+import { webhookSection } from './webhook-urls.js';
 import { consoleBundle } from './static-assets.js';
 
 /**
@@ -53,7 +53,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
       const body = itemBody(ws, origin, item, rights.can(isFlow ? 'flows' : 'scripts', 'write', path));
-      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: ITEM_SCRIPT, data: { path, kind: isFlow ? 'flow' : 'script', schema: JSON.stringify(item.schema ?? {}) }, body, libraries: [consoleBundle('item-page')] }));
+      return pageResponse(c, renderPage({ title: path, workspace: ws, username: principal.username, script: null, data: { path, kind: isFlow ? 'flow' : 'script', schema: JSON.stringify(item.schema ?? {}) }, body, libraries: [consoleBundle('item-page')] }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
       return notAvailable(c, { workspace: ws, username: principal.username }, error.message, error.status);
@@ -137,6 +137,3 @@ ${webhookSection(origin, ws, item.kind, item.path, pinnedId)}
 
 const GLANCE_TEXT = '';
 const GLANCE_SCRIPT = { text: GLANCE_TEXT, hash: hashOf(GLANCE_TEXT) };
-
-// The run form and the recent runs are the item-page bundle's; inline, only the webhooks' copy buttons.
-const ITEM_SCRIPT = { text: COPY_BUTTONS_SCRIPT, hash: hashOf(COPY_BUTTONS_SCRIPT) };

@@ -3,9 +3,9 @@ import type { FlowValidationView } from '../../../core/views/item-views.js';
 
 /**
  * The flow editor page's calls to the API, typed by its views (console-api.ts) and reading the
- * answers here, so the page's script (flow-editor-client.ts) gets plain values: the problems of
- * the flow as it is, the version a save made, a run's end. Part of the flow editor's bundle, as
- * `svcFlowEditor.api`.
+ * answers here, so the page's parts (flow-editor-page.ts, flow-editor-run.ts) get plain values:
+ * the problems of the flow as it is, the version a save made, a run's end. Part of the flow
+ * editor page's bundle.
  */
 
 /** One problem of the flow, as the API's check names it. */

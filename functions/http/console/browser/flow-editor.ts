@@ -3,9 +3,9 @@
  * svc itself): the flow's YAML in CodeMirror, YAML read and edited with the `yaml` package (an
  * edit from the graph or a step's panel changes only the node it is about, so comments and the
  * rest of the text stay), and the console's own flow graph (flow-graph.ts, laid out by dagre)
- * drawn from the YAML as it is, and the page's calls to the API, typed by its views
- * (flow-editor-calls.ts), and the list of the flow's problems (flow-problems.ts). It sets `window.svcFlowEditor`; the page's script (flow-editor-client.ts)
- * does the rest.
+ * drawn from the YAML as it is. It sets `window.svcFlowEditor` (typed as FlowEditorLibrary); the
+ * page's own bundle (flow-editor-page.ts) does the rest, and keeps the YAML editable in its
+ * textarea when this one did not load.
  */
 import { EditorState, Transaction } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
@@ -15,8 +15,6 @@ import { isCollection, isMap, isSeq, LineCounter, parseDocument, type Document }
 import type { FlowModule } from '../../../core/flows/definition.js';
 import { flowGraphSvg } from '../flow-graph.js';
 import { editorBasics } from './editor-basics.js';
-import { flowEditorCalls } from './flow-editor-calls.js';
-import { showProblems, stepsWithProblems } from './flow-problems.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -127,6 +125,13 @@ function graph(modules: unknown): string {
   return flowGraphSvg(graphable(modules), () => 'none', { editable: true }).toString();
 }
 
+/** The YAML editor the page's script drives (in the bundle: CodeMirror's; without it, the textarea). */
+export interface YamlEditor {
+  text(): string;
+  setText(text: string): void;
+  gotoLine(line: number): void;
+}
+
 export interface YamlEditorOptions {
   doc: string;
   nonce: string;
@@ -135,7 +140,7 @@ export interface YamlEditorOptions {
   onChange(text: string): void;
 }
 
-function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
+function createYaml(parent: HTMLElement, options: YamlEditorOptions): YamlEditor & { focus(): void } {
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -165,4 +170,8 @@ function createYaml(parent: HTMLElement, options: YamlEditorOptions) {
   };
 }
 
-(window as unknown as { svcFlowEditor: unknown }).svcFlowEditor = { createYaml, parse, lineOf, edit, graph, api: flowEditorCalls, showProblems, stepsWithProblems };
+const library = { createYaml, parse, lineOf, edit, graph };
+/** What this bundle gives the page's script, as `window.svcFlowEditor`. */
+export type FlowEditorLibrary = typeof library;
+
+(window as unknown as { svcFlowEditor: FlowEditorLibrary }).svcFlowEditor = library;

@@ -2,8 +2,8 @@ import { el } from './page-helpers.js';
 import type { FlowProblem } from './flow-editor-calls.js';
 
 /**
- * The flow editor's list of problems (part of its bundle, as `svcFlowEditor.showProblems` and
- * `stepsWithProblems`): the API's check (`flows/validate`, typed by its view) or the YAML's own
+ * The flow editor's list of problems (part of the page's bundle, flow-editor-page.ts; the graph
+ * marks the steps `stepsWithProblems` names): the API's check (`flows/validate`, typed by its view) or the YAML's own
  * syntax error, each with where it is and buttons to select its step and to show its line.
  */
 

@@ -1,11 +1,12 @@
 import { listRuns, run } from './console-api.js';
 import { byId, messageOf, readSchemaForm, schemaForm } from './page-helpers.js';
 import type { RunPageView } from '../../../core/views/run-views.js';
+import { wireCopyButtons } from './copy-buttons.js';
 
 /**
  * A script's or flow's page (`/w/<ws>/item/<path>`, workspace-pages.ts renders it): its run form,
  * built from the input schema, that starts a run and opens its page, and its last runs from
- * `GET jobs/runs`, both through the typed API client. Bundled for the browser by bin/build.js
+ * `GET jobs/runs`, both through the typed API client; the webhook section's copy buttons. Bundled for the browser by bin/build.js
  * (console-assets/item-page.js).
  */
 
@@ -25,6 +26,7 @@ byId('run-form').addEventListener('submit', (event) => {
     message.textContent = messageOf(e);
   }
 });
+wireCopyButtons();
 const runHref = (id: string) => '/w/' + encodeURIComponent(data.workspace ?? '') + '/run/' + encodeURIComponent(id);
 
 function entry(run: RunPageView['runs'][number]): HTMLLIElement {

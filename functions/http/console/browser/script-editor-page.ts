@@ -2,6 +2,7 @@ import { ApiCallError, createScript, encodePath, generateMetadata, getJob, getSc
 import { byId, el, messageOf, readSchemaForm, schemaForm, showJson } from './page-helpers.js';
 import type { EditorOptions, ScriptEditor } from './script-editor.js';
 import type { renderDiff } from './diff-view.js';
+import { wireCopyButtons } from './copy-buttons.js';
 
 /**
  * The script editor page's script (script-editor-page.ts renders the page): mounts the editor
@@ -213,5 +214,6 @@ document.getElementById('diff-form')?.addEventListener('submit', (event) => {
   event.preventDefault();
   void showDiff(byId<HTMLSelectElement>('diff-from').value, byId<HTMLSelectElement>('diff-to').value);
 });
+wireCopyButtons();
 // Just saved on top of an earlier version: what this save changed.
 if (document.getElementById('saved') && versions.length > 1) void showDiff(versions[1].hash, versions[0].hash);
