@@ -41,7 +41,7 @@ export function eventsOfTurn(next: CountedAction): number {
     case 'wait':
       return TURN_EVENTS + TOKEN_TASK;
     default:
-      // The execution's last turn: Advance, and Succeeded, Failed, Canceled or Continued.
+      // The execution's last turn: Advance, and Failed, Canceled or Continued (a success ends with Advance).
       return LAMBDA_TASK + 2;
   }
 }
