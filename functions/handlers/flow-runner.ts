@@ -130,8 +130,9 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
   };
 
   return async (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<AdvanceOutput | Record<string, never>> => {
-    // Lambda stamps its Errors metric with the invocation's start: so is the hand-over count.
-    const invokedAt = new Date();
+    // Lambda stamps its Errors metric with the invocation's start: so is the hand-over count. The
+    // deadline less the function's timeout is that start (init included, when the deadline counts it).
+    const invokedAt = new Date(Math.min(Date.now(), Date.now() + (context?.getRemainingTimeInMillis() ?? Infinity) - FLOW_RUNNER_TIMEOUT_SECONDS * 1000));
     const parsed = event.safeParse(input);
     // A malformed event is a bug in the state machine: fail the task loudly, change nothing.
     if (!parsed.success) throw new Error(`flow-runner: malformed event: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
