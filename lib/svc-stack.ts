@@ -104,6 +104,7 @@ export class SvcStack extends Stack {
       deadLetterQueue: this.jobQueue.deadLetterQueue,
       stateMachine: this.flowRunner.stateMachine,
       worker: this.worker.handler,
+      flowRunner: this.flowRunner.handler,
       sandboxes: [this.sandboxes.nodeSandbox, this.sandboxes.pythonSandbox],
       serviceFunctions,
     });

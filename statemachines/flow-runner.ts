@@ -1,24 +1,35 @@
 /**
  * The flow-runner state machine (docs/architecture.md "Flow runner"): one Standard execution per flow job,
  * the interpreter pattern. `Advance` asks the core (through the flow-runner function) for the next
- * action; the execution then only waits:
+ * action; the execution then only waits. Step Functions bills every state entered, and a Task
+ * state cannot end the execution on some outputs only, so `Advance` ends it when it returns, and
+ * hands every other outcome over by failing with a hand-over error (HAND_OVER) that its Catch
+ * routes on:
  *
- * - plain script steps in a row are run by Advance itself (functions/adapters/aws/inline-flow-steps.ts),
- *   no state per step: a flow of them is Advance, Route, Succeeded, three billed transitions;
+ * - `done` with success: Advance returns and the execution succeeds, its output what Advance
+ *   answered (the steps it ran). Plain script steps in a row are run by Advance itself
+ *   (functions/adapters/aws/inline-flow-steps.ts), no state per step: a flow of them is one billed
+ *   transition;
  * - `run_step`: one script step too long for the time Advance has left (or with inline steps
  *   off): it is sent to the jobs queue with a task token (`sqs:sendMessage.waitForTaskToken`),
- *   which the worker completes when the job has finished. Three more transitions (Advance, Route,
- *   RunScriptStep);
+ *   which the worker completes when the job has finished;
  * - `run`: several steps at once, or a step that is itself a flow (sub-flow, branch, loop
  *   iteration), in a Map: script steps as above, flow steps as child executions of this same state
- *   machine. Advance hands over at most MAP_BATCH steps at a time, so the state stays far below
- *   its 256 KB; the next turn lists the steps still queued;
+ *   machine. Advance hands over at most MAP_BATCH steps at a time (fewer when their names are
+ *   long: a hand-over's Cause stays below 32 KB); the next turn lists the steps still queued;
  * - `wait`: the token of a waiting task is parked (`lambda:invoke.waitForTaskToken`) until a resume,
  *   cancel or step completion wakes the flow, or until the approval deadline (`TimeoutSecondsPath`);
  * - `continue`: the execution's history nears its 25,000 events, or its age the one-year limit of
  *   a Standard execution: the function has started the flow's next execution (continue-as-new,
- *   flow-execution-budget.ts), and this one ends;
- * - `done`: the flow job is finished; the execution ends as it did.
+ *   flow-execution-budget.ts), and this one ends in `Continued`;
+ * - `done` failed or canceled: the execution ends in `Failed` or `Canceled`.
+ *
+ * A hand-over's Cause is the Lambda error `{"errorType","errorMessage","trace"}`, its message what
+ * Advance answered (JSON: the console shows what the flow waits for); two Pass states per route
+ * (`<target>Cause`, `<target>Turn`) parse it back into Advance's answer before the waiting state,
+ * as a path cannot reach into an intrinsic function's result. So a turn that waits is four
+ * transitions (Advance, the two Pass states, the waiting state), and a flow's end after a wait one
+ * (Advance) or two (Advance and `Failed`, `Canceled` or `Continued`).
  *
  * Every wait ends in another `Advance`, whatever happened: the core re-reads the run and decides.
  * A timeout on any wait is therefore safe, and every wait has one of at most `wakeCheckSeconds`
@@ -41,7 +52,6 @@ export interface FlowRunnerDefinitionProps {
 /** State names, for tests and the console. */
 export const STATES = {
   advance: 'Advance',
-  route: 'Route',
   runScriptStep: 'RunScriptStep',
   runSteps: 'RunSteps',
   stepKind: 'StepKind',
@@ -51,7 +61,6 @@ export const STATES = {
   waitUntilDeadline: 'WaitUntilDeadline',
   waitForWake: 'WaitForWake',
   abandon: 'Abandon',
-  succeeded: 'Succeeded',
   failed: 'Failed',
   canceled: 'Canceled',
   runnerFailed: 'RunnerFailed',
@@ -59,8 +68,27 @@ export const STATES = {
 } as const;
 
 /**
+ * The errors by which Advance hands the execution over (the flow-runner function throws them,
+ * functions/adapters/aws/flow-hand-over.ts), by what it answered; a successful flow needs none.
+ */
+export const HAND_OVER = {
+  runStep: 'FlowRunStep',
+  run: 'FlowRunSteps',
+  waitUntilDeadline: 'FlowWaitUntilDeadline',
+  waitForWake: 'FlowWaitForWake',
+  continue: 'FlowContinue',
+  failed: 'FlowFailed',
+  canceled: 'FlowCanceled',
+} as const;
+
+/** The two Pass states that read a hand-over back into Advance's answer before `target`. */
+export function handOverStates(target: string): { cause: string; turn: string } {
+  return { cause: `${target}Cause`, turn: `${target}Turn` };
+}
+
+/**
  * Every wait, with or without a deadline, looks again at least this often: a lost wake costs no
- * more, and each look (about 13 history events) keeps a year of waiting near 4,700 events.
+ * more, and each look (about 15 history events) keeps a year of waiting near 5,500 events.
  */
 export const WAKE_CHECK_SECONDS = 86_400;
 /** The most steps one `run` action hands to the Map (about 10 history events and 300 bytes each). */
@@ -107,6 +135,17 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
     Next: STATES.advance,
   });
 
+  const handOvers = Object.values(HAND_OVER);
+  // The catcher's output is {Error, Cause}; Cause is the Lambda error's JSON, whose errorMessage is
+  // Advance's answer as JSON: parsed once each, in two states (a path cannot follow an intrinsic).
+  const readHandOver = (target: string) => {
+    const names = handOverStates(target);
+    return {
+      [names.cause]: { Type: 'Pass', Parameters: { 'lambdaError.$': 'States.StringToJson($.Cause)' }, Next: names.turn },
+      [names.turn]: { Type: 'Pass', Parameters: { 'turn.$': 'States.StringToJson($.lambdaError.errorMessage)' }, OutputPath: '$.turn', Next: target },
+    };
+  };
+
   return {
     Comment: 'svc flow runner: one execution per flow job; the core decides every step, this waits between them',
     StartAt: STATES.advance,
@@ -129,24 +168,26 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
         },
         OutputPath: '$.Payload',
         TimeoutSeconds: FLOW_RUNNER_TIMEOUT_SECONDS,
-        Retry: [LAMBDA_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 5, BackoffRate: 2, MaxDelaySeconds: 120 }],
-        // Still failing after its retries: the flow job is failed rather than left running.
-        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATES.abandon }],
-        Next: STATES.route,
-      },
-      [STATES.route]: {
-        Type: 'Choice',
-        Choices: [
-          { Variable: '$.action', StringEquals: 'run_step', Next: STATES.runScriptStep },
-          { Variable: '$.action', StringEquals: 'run', Next: STATES.runSteps },
-          { Variable: '$.action', StringEquals: 'continue', Next: STATES.continued },
-          { And: [{ Variable: '$.action', StringEquals: 'wait' }, { Variable: '$.timeoutSeconds', IsPresent: true }], Next: STATES.waitUntilDeadline },
-          { Variable: '$.action', StringEquals: 'wait', Next: STATES.waitForWake },
-          { Variable: '$.status', StringEquals: 'success', Next: STATES.succeeded },
-          { Variable: '$.status', StringEquals: 'canceled', Next: STATES.canceled },
+        // A hand-over is an answer, not a failure: never retried. Its catcher comes before States.ALL's.
+        Retry: [{ ErrorEquals: handOvers, MaxAttempts: 0 }, LAMBDA_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 5, BackoffRate: 2, MaxDelaySeconds: 120 }],
+        Catch: [
+          { ErrorEquals: [HAND_OVER.runStep], Next: handOverStates(STATES.runScriptStep).cause },
+          { ErrorEquals: [HAND_OVER.run], Next: handOverStates(STATES.runSteps).cause },
+          { ErrorEquals: [HAND_OVER.waitUntilDeadline], Next: handOverStates(STATES.waitUntilDeadline).cause },
+          { ErrorEquals: [HAND_OVER.waitForWake], Next: handOverStates(STATES.waitForWake).cause },
+          { ErrorEquals: [HAND_OVER.continue], Next: STATES.continued },
+          { ErrorEquals: [HAND_OVER.failed], Next: STATES.failed },
+          { ErrorEquals: [HAND_OVER.canceled], Next: STATES.canceled },
+          // Still failing after its retries: the flow job is failed rather than left running.
+          { ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATES.abandon },
         ],
-        Default: STATES.failed,
+        // Only a flow that succeeded returns: its execution ends here, one transition.
+        End: true,
       },
+      ...readHandOver(STATES.runScriptStep),
+      ...readHandOver(STATES.runSteps),
+      ...readHandOver(STATES.waitUntilDeadline),
+      ...readHandOver(STATES.waitForWake),
       [STATES.runScriptStep]: {
         ...sendScriptStep('$.step.jobId'),
         // However the step ended, the next Advance finds out from the job itself.
@@ -208,7 +249,6 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
         ResultPath: null,
         Next: STATES.runnerFailed,
       },
-      [STATES.succeeded]: { Type: 'Succeed' },
       // The flow goes on in the execution the function started; its job is still running.
       [STATES.continued]: { Type: 'Succeed', Comment: 'the flow continues in a new execution of the same job' },
       [STATES.failed]: { Type: 'Fail', Error: 'FlowFailed', Cause: 'the flow job failed: its result holds the error' },

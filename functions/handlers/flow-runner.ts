@@ -10,7 +10,8 @@ import { continuationOf, eventsOfTurn, shouldContinue, type ExecutionBudget } fr
 import { turnAction, type TurnAction } from '../adapters/aws/flow-turn-action.js';
 import { InlineSteps, leaseEndsInSeconds, runHeldStep, runningScriptSteps, runStepInline, type InlineStep } from '../adapters/aws/inline-flow-steps.js';
 import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
-import { countApprovalWait } from '../adapters/aws/powertools.js';
+import { countApprovalWait, countHandOver } from '../adapters/aws/powertools.js';
+import { handOver, readableCause } from '../adapters/aws/flow-hand-over.js';
 import { cacheJobLimitsFor } from '../adapters/aws/dynamo-entities.js';
 import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
 
@@ -18,7 +19,9 @@ import { awsShell, once, traced, type AwsShell } from '../shells/aws.js';
  * The flow-runner Lambda, called by the flow-runner state machine (statemachines/flow-runner.ts):
  * `advance` runs turns of the core's interpreter, running plain script steps itself while they fit
  * in the invocation (inline-flow-steps.ts), and answers what the execution does next
- * (or, when the execution's history or age budget is spent, starts the flow's next execution);
+ * (or, when the execution's history or age budget is spent, starts the flow's next execution):
+ * it returns when the flow succeeded, and otherwise throws the hand-over error the state machine
+ * routes on (flow-hand-over.ts), counted (FlowHandOvers) so the stack's errors alarm leaves it out;
  * `park` keeps the token of the state that waits to be woken; `abandon` fails a flow that Advance
  * could not take further even after its retries. Expressions of the flow run in the
  * sandbox function, like the worker's jobs.
@@ -71,21 +74,11 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
   });
 
   const inline = opts.inlineSteps ?? process.env.FLOW_INLINE_STEPS === 'true';
-  return async (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<AdvanceOutput | Record<string, never>> => {
-    const parsed = event.safeParse(input);
-    // A malformed event is a bug in the state machine: fail the task loudly, change nothing.
-    if (!parsed.success) throw new Error(`flow-runner: malformed event: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  type Advance = z.infer<typeof advanceEvent>;
+  type Invocation = Pick<Context, 'getRemainingTimeInMillis'> | undefined;
+
+  const advance = async (e: Advance, context: Invocation): Promise<AdvanceOutput> => {
     const { deps, shell } = await runner();
-    const e = parsed.data;
-    if (e.op === 'park') {
-      await shell.flowRunner.park(e.workspaceId, e.flowJobId, e.taskToken, e.wakes);
-      return {};
-    }
-    if (e.op === 'abandon') {
-      await abandonFlow(deps, e.workspaceId, e.flowJobId, e.cause);
-      await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
-      return {};
-    }
     const ageSeconds = (deps.clock.now().getTime() - Date.parse(e.startedAt)) / 1000;
     if (shouldContinue({ events: e.events, ageSeconds }, opts.budget)) {
       // No turn here: the next execution's first Advance takes it (turns are safe to repeat).
@@ -134,6 +127,31 @@ export function createFlowRunnerHandler(sandboxInvoker: (shell: AwsShell) => San
       if (next.action === 'wait' && (await waitsForPeople(deps, e.workspaceId, e.flowJobId))) countApprovalWait();
       return { workspaceId: e.workspaceId, flowJobId: e.flowJobId, wakes, events: e.events + eventsOfTurn(next), ...next, ...ranOutput(ran) } as AdvanceOutput;
     }
+  };
+
+  return async (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<AdvanceOutput | Record<string, never>> => {
+    // Lambda stamps its Errors metric with the invocation's start: so is the hand-over count. The
+    // deadline less the function's timeout is that start (init included, when the deadline counts it).
+    const invokedAt = new Date(Math.min(Date.now(), Date.now() + (context?.getRemainingTimeInMillis() ?? Infinity) - FLOW_RUNNER_TIMEOUT_SECONDS * 1000));
+    const parsed = event.safeParse(input);
+    // A malformed event is a bug in the state machine: fail the task loudly, change nothing.
+    if (!parsed.success) throw new Error(`flow-runner: malformed event: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const e = parsed.data;
+    if (e.op === 'advance') {
+      const answer = handOver(await advance(e, context));
+      if ('result' in answer) return answer.result;
+      countHandOver(invokedAt);
+      throw answer.error;
+    }
+    const { deps, shell } = await runner();
+    if (e.op === 'park') {
+      await shell.flowRunner.park(e.workspaceId, e.flowJobId, e.taskToken, e.wakes);
+      return {};
+    }
+    // Abandon gets the Cause of Advance's last failure: a Lambda error's JSON, read as `type: message`.
+    await abandonFlow(deps, e.workspaceId, e.flowJobId, readableCause(e.cause));
+    await shell.flowRunner.endRun(e.workspaceId, e.flowJobId);
+    return {};
   };
 }
 

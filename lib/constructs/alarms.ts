@@ -10,7 +10,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { removalPolicyFor, type SvcConfig } from '../config.js';
-import { metricsNamespace } from './dashboard.js';
+import { flowRunnerFailures, metricsNamespace } from './dashboard.js';
 
 export interface AlarmsProps {
   readonly config: SvcConfig;
@@ -31,7 +31,8 @@ export interface AlarmsProps {
  * dead-letter queue (it failed every delivery and its user is waiting on a status that will not
  * come), jobs the dispatcher could not deliver, 5xx answers from the API (bad input gets a 4xx:
  * a 5xx is a defect or an outage), worker or flow-runner invocations that failed (SQS redelivers,
- * Step Functions retries: each is a job or flow delayed), sandbox throttles (jobs waiting for
+ * Step Functions retries: each is a job or flow delayed; the flow runner's hand-overs, errors by
+ * design, left out), sandbox throttles (jobs waiting for
  * concurrency: raise the reservation or the account quota), flow executions that timed out, were
  * stopped or failed under their flow, and jobs the reaper had to fail.
  */
@@ -136,7 +137,8 @@ export class Alarms extends Construct {
     this.flowRunnerErrorsAlarm = anyIn(
       'FlowRunnerErrors',
       'The flow runner failed a turn; Step Functions retries it, and after its retries the flow fails with FlowRunnerError. See its logs and the execution.',
-      props.flowRunner.metricErrors(fiveMinuteSum),
+      // Not its Errors alone: every turn that does not end the flow is thrown as a hand-over.
+      flowRunnerFailures(props.flowRunner, props.config, Duration.minutes(5)),
     );
     this.sandboxThrottlesAlarm = anyIn(
       'SandboxThrottles',

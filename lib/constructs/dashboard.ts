@@ -12,6 +12,25 @@ export function metricsNamespace(config: SvcConfig): string {
   return `svc-${config.stage}`;
 }
 
+/**
+ * The flow runner's real failures: its Errors less its hand-overs. Advance hands its execution
+ * over by throwing (statemachines/flow-runner.ts), each one counted as FlowHandOvers
+ * (functions/adapters/aws/powertools.ts) and stamped, as Lambda stamps Errors, with the
+ * invocation's start, so both land in the same period.
+ */
+export function flowRunnerFailures(flowRunner: lambda.IFunction, config: SvcConfig, period: Duration): cloudwatch.MathExpression {
+  const sum = { statistic: cloudwatch.Stats.SUM, period };
+  return new cloudwatch.MathExpression({
+    expression: 'errors - FILL(handOvers, 0)',
+    usingMetrics: {
+      errors: flowRunner.metricErrors(sum),
+      handOvers: new cloudwatch.Metric({ namespace: metricsNamespace(config), metricName: 'FlowHandOvers', dimensionsMap: { service: 'svc' }, ...sum }),
+    },
+    label: 'flow runner errors (hand-overs left out)',
+    period,
+  });
+}
+
 /** The metrics the functions emit, by the names functions/adapters/aws/powertools.ts gives them. */
 const JOB_STATUSES = ['success', 'failed', 'canceled'] as const;
 
@@ -22,6 +41,8 @@ export interface DashboardProps {
   readonly deadLetterQueue: sqs.IQueue;
   readonly stateMachine: sfn.IStateMachine;
   readonly worker: lambda.IFunction;
+  /** One of the service functions, whose errors are read less its hand-overs (flowRunnerFailures). */
+  readonly flowRunner: lambda.IFunction;
   readonly sandboxes: lambda.IFunction[];
   readonly serviceFunctions: lambda.IFunction[];
 }
@@ -93,7 +114,7 @@ export class Dashboard extends Construct {
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Service functions: errors',
-        left: props.serviceFunctions.map((fn) => fn.metricErrors(sum)),
+        left: props.serviceFunctions.map((fn) => (fn === props.flowRunner ? flowRunnerFailures(fn, props.config, period) : fn.metricErrors(sum))),
         width: 12,
       }),
       new cloudwatch.GraphWidget({

@@ -61,12 +61,12 @@ describe('the flow-runner state machine', () => {
     const { executionArn, name } = await executionOf(id);
     expect(name).toBe(`u_admin_sfn_steps-${id}`);
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
-    expect(await statesEntered(executionArn)).toEqual(['Advance', 'Route', 'Succeeded']);
+    expect(await statesEntered(executionArn)).toEqual(['Advance']);
     // The console names the steps in Advance's output.
     expect(await advanceOutputs(executionArn)).toEqual([expect.objectContaining({ ran: [expect.objectContaining({ step: 'one' }), expect.objectContaining({ step: 'two' })], ranCount: 2 })]);
   });
 
-  it('takes three state transitions for a 10-step flow of plain steps, counted from the execution history', async () => {
+  it('takes one state transition for a 10-step flow of plain steps, counted from the execution history', async () => {
     const steps = Array.from({ length: 10 }, (_, i) =>
       ({ id: `s${i}`, value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x + 1 }', input_transforms: { x: { type: 'javascript', expr: i === 0 ? '0' : 'previous_result' } } } }),
     );
@@ -78,9 +78,9 @@ describe('the flow-runner state machine', () => {
     const { executionArn } = await executionOf(id);
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
     // Step Functions bills every state entered (docs/aws.md "Costs"): one Advance runs the ten
-    // steps, then Route and Succeeded. Sending each step to the worker took 33.
+    // steps and, the flow done, ends the execution.
     const states = await statesEntered(executionArn);
-    expect(states).toEqual(['Advance', 'Route', 'Succeeded']);
+    expect(states).toEqual(['Advance']);
     expect((await advanceOutputs(executionArn))[0]).toMatchObject({ ranCount: 10, ran: steps.map((m) => expect.objectContaining({ step: m.id })) });
   }, 120_000);
 
@@ -125,6 +125,25 @@ describe('the flow-runner state machine', () => {
     expect((await s.fetch(resume.pathname + resume.search, { method: 'POST', token: null })).status).toBe(200);
     expect((await waitForJob(s, id)).result).toBe('approved');
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    // docs/aws.md "Costs": a step, an approval and a step are five transitions. The first Advance
+    // runs `ask` and hands over to the wait; the one the resume wakes runs `after` and ends.
+    expect(await statesEntered(executionArn)).toEqual(['Advance', 'WaitForWakeCause', 'WaitForWakeTurn', 'WaitForWake', 'Advance']);
+  });
+
+  it('runs each iteration of a sequential loop as a child execution: seven transitions an iteration, one of them the child\'s', async () => {
+    await createFlow('u/admin/sfn_seq_loop', [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1, 2] }, parallel: false, modules: [ts('i', 'export function main() { return "it" }')] } }]);
+    const id = await runFlow('u/admin/sfn_seq_loop');
+    expect((await waitForJob(s, id)).result).toEqual(['it', 'it']);
+
+    const parent = await executionOf(id);
+    expect((await finished(parent.executionArn)).status).toBe('SUCCEEDED');
+    const iteration = ['Advance', 'RunStepsCause', 'RunStepsTurn', 'RunSteps', 'StepKind', 'RunSubFlow'];
+    expect(await statesEntered(parent.executionArn)).toEqual([...iteration, ...iteration, 'Advance']);
+    const jobs: { id: string; parent_job: string; job_kind: string }[] = await (await s.fetch(`${ws()}/jobs/list?per_page=100`)).json();
+    const children = jobs.filter((j) => j.parent_job === id && j.job_kind === 'flow');
+    expect(children).toHaveLength(2);
+    // Each iteration's own execution: its Advance runs the step and ends it.
+    for (const child of children) expect(await statesEntered((await executionOf(child.id)).executionArn)).toEqual(['Advance']);
   });
 
   it('cancels an approval step at its deadline through the waiting state\'s own timeout', async () => {
@@ -139,7 +158,7 @@ describe('the flow-runner state machine', () => {
     const execution = await finished(executionArn);
     expect(execution).toMatchObject({ status: 'FAILED', error: 'FlowCanceled' });
     const states = await statesEntered(executionArn);
-    expect(states.slice(states.indexOf('WaitUntilDeadline'))).toEqual(['WaitUntilDeadline', 'Advance', 'Route', 'Canceled']);
+    expect(states.slice(states.indexOf('WaitUntilDeadline'))).toEqual(['WaitUntilDeadline', 'Advance', 'Canceled']);
   });
 
   it('waits at a ConsentGate on the same task as approval steps, with the timeout, until the consent endpoint decides', async () => {

@@ -3,7 +3,7 @@ import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { InProcessJobSignals } from '../../functions/adapters/in-process-job-signals.js';
 import { MeteredJobSignals } from '../../functions/adapters/aws/metered-job-signals.js';
-import { countApprovalWait, countJobFinished, powertoolsCoreLogger } from '../../functions/adapters/aws/powertools.js';
+import { countApprovalWait, countHandOver, countJobFinished, powertoolsCoreLogger } from '../../functions/adapters/aws/powertools.js';
 
 /**
  * What an operator reads in CloudWatch from the AWS shell's functions: the core's log lines as
@@ -59,5 +59,16 @@ describe('approval waits', () => {
     const [emf] = json().filter((l) => l._aws);
     expect(emf).toMatchObject({ ApprovalWaits: 1, service: 'svc' });
     expect(emf._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'svc-test', Dimensions: [['service']], Metrics: [{ Name: 'ApprovalWaits', Unit: 'Count' }] });
+  });
+});
+
+describe('flow-runner hand-overs', () => {
+  it('emits FlowHandOvers stamped with the invocation start, as Lambda stamps Errors, for the errors alarm to subtract', () => {
+    const invokedAt = new Date(Date.now() - 240_000);
+    countHandOver(invokedAt, new Metrics({ namespace: 'svc-test', serviceName: 'svc' }));
+    const [emf] = json().filter((l) => l._aws);
+    expect(emf).toMatchObject({ FlowHandOvers: 1, service: 'svc' });
+    expect(emf._aws.Timestamp).toBe(invokedAt.getTime());
+    expect(emf._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'svc-test', Dimensions: [['service']], Metrics: [{ Name: 'FlowHandOvers', Unit: 'Count' }] });
   });
 });

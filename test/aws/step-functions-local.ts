@@ -11,6 +11,9 @@
  * SendTaskSuccess/Failure names it, `sqs:sendMessage` sends to the real (emulated) queue, and
  * `states:startExecution.sync:2` runs a child execution and waits for it.
  *
+ * A function's error reaches the state machine as AWS reports it (Error: its type; Cause: the
+ * runtime's error JSON), which the flow-runner definition parses back.
+ *
  * Two quirks of the emulator are bridged, not hidden: it evaluates TimeoutSecondsPath against the
  * task's parameters instead of its input (so the parameters get a copy of that field), and
  * it gives a task without TimeoutSeconds 60 s where AWS waits without limit (such tasks get the
@@ -135,7 +138,13 @@ export async function startStepFunctionsLocal(opts: StepFunctionsLocalOptions): 
   const lambda = (arn: unknown): LocalLambda => {
     const fn = typeof arn === 'string' ? opts.lambdas[arn] : undefined;
     if (!fn) throw new SfnError('Lambda.ResourceNotFoundException', `no local function ${String(arn)}`);
-    return fn;
+    return async (payload) => {
+      try {
+        return await fn(payload);
+      } catch (error) {
+        throw functionError(error);
+      }
+    };
   };
 
   /** Each integration the definition uses, carried out as Step Functions does it. */
@@ -359,6 +368,18 @@ function statusChangeEvent(record: ExecutionRecord, stateMachineArn: string): Ex
       cause: record.cause ?? null,
     },
   };
+}
+
+/**
+ * A function error as the lambda:invoke integration reports it: the error's name is the task's
+ * Error, and its Cause the function's error payload as the Node runtime writes it (errorType,
+ * errorMessage, and the stack's lines as trace), JSON, at most 32,768 characters as AWS keeps.
+ */
+function functionError(error: unknown): SfnError {
+  const e = error instanceof Error ? error : new Error(String(error));
+  if (e instanceof SfnError) return e;
+  const cause = JSON.stringify({ errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') });
+  return new SfnError(e.name, cause.slice(0, 32_768));
 }
 
 function newToken(): string {

@@ -38,6 +38,9 @@ describe('the dashboard', () => {
     expect(body).toContain(METRIC.approvalWaits);
     expect(body).toMatch(/ApproximateNumberOfMessagesVisible/);
     expect(body).toMatch(/AWS\/Lambda.*Throttles/);
+    // The flow runner's errors less its hand-overs, as its alarm reads them.
+    expect(body).toContain('errors - FILL(handOvers, 0)');
+    expect(body).toContain(METRIC.flowHandOvers);
   });
 
   it('reads the namespace every service function publishes its metrics to', () => {
@@ -61,7 +64,13 @@ describe('the alarms', () => {
     const alarm = (a: { node: { defaultChild?: unknown } }) => resources[logicalId(a as never)].Properties;
     expect(alarm(stack.alarms.apiServerErrorsAlarm)).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Threshold: 0 });
     expect(alarm(stack.alarms.workerErrorsAlarm)).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(stack.worker.handler) } }] });
-    expect(alarm(stack.alarms.flowRunnerErrorsAlarm)).toMatchObject({ MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(stack.flowRunner.handler) } }] });
+    // The flow runner's errors less its hand-overs (an Advance that does not end its flow throws one by design).
+    const runner = alarm(stack.alarms.flowRunnerErrorsAlarm);
+    expect(runner).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    const terms = runner.Metrics as Array<Record<string, any>>;
+    expect(terms.find((m) => m.ReturnData !== false)).toMatchObject({ Expression: 'errors - FILL(handOvers, 0)' });
+    expect(terms.find((m) => m.Id === 'errors')?.MetricStat).toMatchObject({ Metric: { Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(stack.flowRunner.handler) } }] }, Stat: 'Sum', Period: 300 });
+    expect(terms.find((m) => m.Id === 'handOvers')?.MetricStat).toMatchObject({ Metric: { Namespace: 'svc-prod', MetricName: METRIC.flowHandOvers, Dimensions: [{ Name: 'service', Value: 'svc' }] }, Stat: 'Sum', Period: 300 });
     const throttles = alarm(stack.alarms.sandboxThrottlesAlarm).Metrics as Array<Record<string, any>>;
     expect(throttles.find((m) => m.Expression)).toMatchObject({ Expression: 't0 + t1' });
     expect(throttles.filter((m) => m.MetricStat?.Metric.MetricName === 'Throttles')).toHaveLength(2);

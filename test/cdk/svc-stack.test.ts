@@ -355,7 +355,9 @@ describe('flow-runner state machine', () => {
 
   it('waits at an approval step or ConsentGate on a .waitForTaskToken task timed out by TimeoutSecondsPath, then advances again', () => {
     const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 1 }))).States;
-    expect(states.Route.Choices).toContainEqual({ And: [{ Variable: '$.action', StringEquals: 'wait' }, { Variable: '$.timeoutSeconds', IsPresent: true }], Next: 'WaitUntilDeadline' });
+    // Advance hands a wait with a deadline over by its error; two Pass states read the answer back.
+    expect(states.Advance.Catch).toContainEqual({ ErrorEquals: ['FlowWaitUntilDeadline'], Next: 'WaitUntilDeadlineCause' });
+    expect(states.WaitUntilDeadlineTurn).toMatchObject({ Type: 'Pass', OutputPath: '$.turn', Next: 'WaitUntilDeadline' });
     expect(states.WaitUntilDeadline).toMatchObject({
       Type: 'Task',
       Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
@@ -392,9 +394,26 @@ describe('flow-runner state machine', () => {
     expect(JSON.stringify(propsOf(stack.flowRunner.handler).Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:svc-dev-flow-runner/);
   });
 
-  it('runs a lone script step in three states (Advance, Route, RunScriptStep) and the rest through the Map', () => {
+  it('ends the execution with Advance when the flow succeeded, and hands every other answer over by error, never retried', () => {
     const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 60 }))).States;
-    expect(states.Route.Choices[0]).toEqual({ Variable: '$.action', StringEquals: 'run_step', Next: 'RunScriptStep' });
+    expect(states.Advance).toMatchObject({ Type: 'Task', End: true, OutputPath: '$.Payload' });
+    expect(states.Advance.Next).toBeUndefined();
+    expect(states.Route).toBeUndefined();
+    const handOvers = ['FlowRunStep', 'FlowRunSteps', 'FlowWaitUntilDeadline', 'FlowWaitForWake', 'FlowContinue', 'FlowFailed', 'FlowCanceled'];
+    // Its first retrier takes the hand-overs (no retry) before States.ALL's; States.ALL's catcher (Abandon) comes last.
+    expect(states.Advance.Retry[0]).toEqual({ ErrorEquals: handOvers, MaxAttempts: 0 });
+    expect(states.Advance.Retry.at(-1).ErrorEquals).toEqual(['States.ALL']);
+    expect(states.Advance.Catch.map((c: { ErrorEquals: string[] }) => c.ErrorEquals[0])).toEqual([...handOvers, 'States.ALL']);
+    expect(states.Advance.Catch.at(-1)).toEqual({ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'Abandon' });
+    expect(states.Advance.Catch.slice(4, 7).map((c: { Next: string }) => c.Next)).toEqual(['Continued', 'Failed', 'Canceled']);
+    // The Cause is the Lambda error's JSON; its errorMessage is Advance's answer as JSON.
+    expect(states.RunScriptStepCause).toEqual({ Type: 'Pass', Parameters: { 'lambdaError.$': 'States.StringToJson($.Cause)' }, Next: 'RunScriptStepTurn' });
+    expect(states.RunScriptStepTurn).toEqual({ Type: 'Pass', Parameters: { 'turn.$': 'States.StringToJson($.lambdaError.errorMessage)' }, OutputPath: '$.turn', Next: 'RunScriptStep' });
+  });
+
+  it('runs a lone script step in four states (Advance, the two that read its hand-over, RunScriptStep) and the rest through the Map', () => {
+    const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 60 }))).States;
+    expect(states.Advance.Catch[0]).toEqual({ ErrorEquals: ['FlowRunStep'], Next: 'RunScriptStepCause' });
     expect(states.RunScriptStep).toMatchObject({
       Type: 'Task',
       Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
@@ -408,7 +427,7 @@ describe('flow-runner state machine', () => {
 
   it('continues a flow as a new execution, and waits at most a day before looking again', () => {
     const states = JSON.parse(JSON.stringify(flowRunnerDefinition({ flowRunnerFunctionArn: 'F', jobsQueueUrl: 'Q', stepTimeoutSeconds: 60 }))).States;
-    expect(states.Route.Choices).toContainEqual({ Variable: '$.action', StringEquals: 'continue', Next: 'Continued' });
+    expect(states.Advance.Catch).toContainEqual({ ErrorEquals: ['FlowContinue'], Next: 'Continued' });
     expect(states.Continued.Type).toBe('Succeed');
     expect(states.Advance.Parameters.Payload).toMatchObject({ 'events.$': '$.events', 'execution.$': '$$.Execution.Name', 'startedAt.$': '$$.Execution.StartTime', wakeCheckSeconds: 86_400 });
     expect(states.WaitForWake.TimeoutSeconds).toBe(86_400);

@@ -6,8 +6,8 @@
  * first Advance past either budget, starts the flow job's next execution and lets this one end.
  *
  * Event counts per state, as Step Functions records them: a Lambda task 5 (entered, scheduled,
- * started, succeeded, exited), a `.waitForTaskToken` task 6 (and submitted), a Choice 2, a Map 4
- * plus, per item, 2 for the iteration and those of the states it enters.
+ * started, succeeded or failed, exited), a `.waitForTaskToken` task 6 (and submitted), a Pass or
+ * Choice 2, a Map 4 plus, per item, 2 for the iteration and those of the states it enters.
  */
 
 /** Hard limit of a Standard execution's history. */
@@ -23,12 +23,13 @@ export const DEFAULT_AGE_BUDGET_SECONDS = 350 * 86_400;
 const LAMBDA_TASK = 5;
 const TOKEN_TASK = 6;
 const CHOICE = 2;
-/** Advance and Route: every turn. */
-export const TURN_EVENTS = LAMBDA_TASK + CHOICE;
+const PASS = 2;
+/** Advance and the two Pass states that read its hand-over back: every turn the execution goes on from. */
+export const TURN_EVENTS = LAMBDA_TASK + 2 * PASS;
 
 export type CountedAction = { action: 'run_step' } | { action: 'run'; steps: Array<{ kind: 'script' | 'flow' }> } | { action: 'wait' } | { action: 'continue' } | { action: 'done' };
 
-/** The events a turn adds to the history: Advance, Route and what the action enters. */
+/** The events a turn adds to the history: Advance, the hand-over's Pass states and what the action enters. */
 export function eventsOfTurn(next: CountedAction): number {
   switch (next.action) {
     case 'run_step':
@@ -40,7 +41,8 @@ export function eventsOfTurn(next: CountedAction): number {
     case 'wait':
       return TURN_EVENTS + TOKEN_TASK;
     default:
-      return TURN_EVENTS + 2;
+      // The execution's last turn: Advance, and Failed, Canceled or Continued (a success ends with Advance).
+      return LAMBDA_TASK + 2;
   }
 }
 

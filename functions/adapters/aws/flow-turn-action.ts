@@ -5,8 +5,10 @@ import { executionName } from './step-functions-flow-runner.js';
 /**
  * What the flow-runner state machine (statemachines/flow-runner.ts) does after a turn of the
  * core's interpreter, shaped for its fewest states: a lone script step is `run_step` (run by
- * Advance itself when it fits, inline-flow-steps.ts; else three transitions); anything else to run goes through the Map, at most MAP_BATCH steps at a
- * time so the state stays far below 256 KB whatever the loop's size (the next turn lists the
+ * Advance itself when it fits, inline-flow-steps.ts; else four transitions: Advance, the two
+ * Pass states reading its hand-over, RunScriptStep); anything else to run goes through the Map,
+ * at most MAP_BATCH steps at a time, fewer when the hand-over would pass 32 KB
+ * (flow-hand-over.ts), so the state stays small whatever the loop's size (the next turn lists the
  * steps still queued: the loop's items themselves stay in the store, offloaded to S3 when large).
  */
 export type TurnAction =

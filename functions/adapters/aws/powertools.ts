@@ -44,6 +44,11 @@ export const METRIC = {
   reapedJobs: 'ReapedJobs',
   /** The reaper ended flow jobs whose execution failed, timed out or was stopped under them. */
   strandedFlows: 'StrandedFlows',
+  /**
+   * The flow runner handed its execution over by throwing (statemachines/flow-runner.ts): each is
+   * one of the function's Errors, left out of the errors alarm. Stamped with the invocation's start.
+   */
+  flowHandOvers: 'FlowHandOvers',
 } as const;
 
 /** One job reached `status`: published at once (a single metric), so no flush is needed after. */
@@ -57,6 +62,13 @@ export function countJobFinished(status: string, target: Metrics = metrics): voi
 export function countApprovalWait(target: Metrics = metrics): void {
   const single = target.singleMetric();
   single.addMetric(METRIC.approvalWaits, MetricUnit.Count, 1);
+}
+
+/** Advance handed its execution over (an answer thrown as an error), in the invocation that started at `invokedAt`. */
+export function countHandOver(invokedAt: Date, target: Metrics = metrics): void {
+  const single = target.singleMetric();
+  single.setTimestamp(invokedAt);
+  single.addMetric(METRIC.flowHandOvers, MetricUnit.Count, 1);
 }
 
 /** The reaper ended `count` jobs of one kind (a stuck job, a stranded flow); nothing is published for 0. */
