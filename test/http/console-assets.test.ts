@@ -97,15 +97,4 @@ describe('pages whose script is their bundles', () => {
     expect(scriptSrc).toBe(`script-src ${tags.map((t) => `'sha256-${t![2]}'`).join(' ')}`);
     expect(csp).not.toContain('unsafe');
   });
-
-  it.each([
-    ['the workspace home', '/w/{ws}', 200],
-    ['a page for nothing there', '/w/{ws}/item/u/ada/missing', 404],
-  ])('%s has no script at all: its CSP allows none', async (_name, path, status) => {
-    const res = await s.fetch(path.replace('{ws}', s.workspace), { token: null, headers: { cookie } });
-    expect(res.status).toBe(status);
-    expect(await res.text()).not.toMatch(/<script\b/);
-    const csp = res.headers.get('content-security-policy') ?? '';
-    expect(csp.split(';').find((d) => d.trim().startsWith('script-src'))!.trim()).toBe("script-src 'none'");
-  });
 });

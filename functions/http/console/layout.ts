@@ -81,7 +81,7 @@ export function renderPage(p: PageFrame): string {
   const ws = encodeURIComponent(p.workspace);
   const libraries = p.libraries ?? [];
   // A hash source allows an external script whose integrity attribute carries that hash (CSP 3).
-  const scriptSources = [...(p.script ? [p.script.hash] : []), ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ') || "'none'";
+  const scriptSources = [...(p.script ? [p.script.hash] : []), ...libraries.map((l) => l.hash)].map((h) => `'sha256-${h}'`).join(' ');
   const styleSources = [...[STYLE_HASH, ...(p.libraryStyle ? [hashOf(p.libraryStyle)] : [])].map((h) => `'sha256-${h}'`), ...(p.styleNonce ? [`'nonce-${p.styleNonce}'`] : [])].join(' ');
   const data = Object.entries({ ...p.data, ...(p.styleNonce ? { 'style-nonce': p.styleNonce } : {}) }).map(([k, v]) => html` data-${raw(k)}="${v}"`);
   return html`<!doctype html>
@@ -123,11 +123,13 @@ export function pageResponse(c: Context, page: string, status: 200 | 403 | 404 =
   return c.html(page, status, { 'cache-control': 'no-store' });
 }
 
+const NO_SCRIPT = { text: '', hash: hashOf('') };
+
 /**
  * The answer to a page the core refuses this person (403) or that names nothing there is (404):
  * why, in the console's frame, with the status the API would give. `before` is what the page keeps
  * above it (a settings page's tabs).
  */
 export function notAvailable(c: Context, who: { workspace: string; username: string }, message: string, status: 403 | 404, before: Markup | string = ''): Response {
-  return pageResponse(c, renderPage({ title: 'Not available', workspace: who.workspace, username: who.username, script: null, data: {}, body: html`${before}<h1>Not available</h1><p>${message}</p>` }), status);
+  return pageResponse(c, renderPage({ title: 'Not available', workspace: who.workspace, username: who.username, script: NO_SCRIPT, data: {}, body: html`${before}<h1>Not available</h1><p>${message}</p>` }), status);
 }

@@ -9,7 +9,7 @@ import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
 import { flowGraphSvg } from './flow-graph.js';
 import { highlightSource } from './highlight.js';
-import { pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
+import { hashOf, pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
 import { homeSections } from './home-page.js';
 import { formatTime } from './time-format.js';
 import { languageName } from './language-names.js';
@@ -39,7 +39,7 @@ export function workspacePageRoutes(deps: CoreDeps) {
     if (!access.ok) return access.response;
     const { rights, principal } = access;
     const [home, items] = await Promise.all([homeSections(deps, principal, rights), visibleItems(deps, rights)]);
-    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: null, data: {}, body: glanceBody(rights.workspaceId, home, items, { script: rights.can('scripts', 'write'), flow: rights.can('flows', 'write') }) }));
+    return pageResponse(c, renderPage({ title: rights.workspaceId, workspace: rights.workspaceId, username: principal.username, script: GLANCE_SCRIPT, data: {}, body: glanceBody(rights.workspaceId, home, items, { script: rights.can('scripts', 'write'), flow: rights.can('flows', 'write') }) }));
   });
 
   r.get('/w/:workspace/item/:path{.+}', async (c) => {
@@ -134,3 +134,6 @@ ${item.versions.map((v) => html`<tr><td><code>${v.id}</code></td><td>${formatTim
 ${webhookSection(origin, ws, item.kind, item.path, pinnedId)}
 <h2>Recent runs</h2><ul id="recent"><li class="muted">loading…</li></ul>`;
 }
+
+const GLANCE_TEXT = '';
+const GLANCE_SCRIPT = { text: GLANCE_TEXT, hash: hashOf(GLANCE_TEXT) };
