@@ -132,6 +132,7 @@ export async function buildConsoleAssets(outdir) {
       'approval-page': 'functions/http/console/browser/approval-page.ts',
       'token-page': 'functions/http/console/browser/token-page.ts',
       'settings-page': 'functions/http/console/browser/settings-page.ts',
+      'holdings-page': 'functions/http/console/browser/holdings-page.ts',
     },
     outdir,
     bundle: true,

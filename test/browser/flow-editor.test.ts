@@ -223,6 +223,38 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("shows an approval step's approver groups when the step is opened again, as a list or in the static form", async () => {
+    const page = await pageAs('ada', `/w/${s.workspace}/flows/new`);
+    await page.locator('.cm-editor').waitFor();
+    await noProblem(page);
+    await page.getByLabel('New step', { exact: true }).selectOption({ label: 'Approval step' });
+    await page.getByRole('button', { name: 'Add at the end' }).click();
+    await page.locator('#step-heading').getByText('Step approval_1').waitFor();
+    const groups = page.getByLabel('Approver groups (comma-separated)');
+    await groups.fill('finance, legal');
+    await groups.press('Tab');
+    await expect.poll(async () => (parse(await yamlText(page)) as { value: { modules: { suspend?: unknown }[] } }).value.modules[1]!.suspend).toMatchObject({ user_groups_required: ['finance', 'legal'] });
+    const reopen = async () => {
+      await page.locator('#graph [data-step="value.modules.0"]').click();
+      await page.locator('#step-heading').getByText('Step greet').waitFor();
+      await page.locator('#graph [data-step="value.modules.1"]').click();
+      await page.locator('#step-heading').getByText('Step approval_1').waitFor();
+    };
+    await reopen();
+    await expect(groups.inputValue()).resolves.toBe('finance, legal');
+
+    // The same setting in its static form, typed into the YAML.
+    const yaml = await yamlText(page);
+    const editor = page.getByRole('textbox', { name: 'Flow YAML' });
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(yaml.replace(/user_groups_required:\n(\s+- \w+\n)+/, 'user_groups_required: { type: static, value: [ops] }\n'));
+    // The panel follows the YAML once it is read, and shows the same on opening the step again.
+    await expect.poll(() => groups.inputValue()).toBe('ops');
+    await reopen();
+    await expect(groups.inputValue()).resolves.toBe('ops');
+  });
+
   it("copies a saved flow's webhook as curl, with the token's placeholder", async () => {
     const flow = { path: 'u/ada/copied', summary: '', description: '', value: { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1; }', input_transforms: {} } }] } };
     expect((await s.post(`${ws()}/flows/create`, flow)).status).toBe(201);

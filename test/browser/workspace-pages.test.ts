@@ -9,8 +9,10 @@ import { launchBrowser, openAs, type BrowserSession, type WatchedPage } from './
  * The pages for what a workspace holds, in Chromium against the real local service: an admin
  * creates a schedule, a secret variable, a connection type and a connection, a route, a group from
  * their pages, disables the schedule and replaces the secret; a refusal of the API shows and
- * changes nothing; the secret's value never reaches a page. An operator, in a browser of their
- * own, sees what their folder rights let them read, no form or button, and not the folder closed to them.
+ * changes nothing; the secret's value never reaches a page. The admin changes a folder's rights and
+ * a member's role and removes people, each page saying what the API answered. An operator, in a
+ * browser of their own, sees what their folder rights let them read, no form or button, and not the
+ * folder closed to them.
  */
 
 let s: TestServer;
@@ -155,6 +157,44 @@ describe('the workspace pages', { timeout: 90_000 }, () => {
 
     await page.goto(`${s.url}/w/${s.workspace}/members`);
     await expect(rowOf(page, 'Members', 'opal').textContent()).resolves.toContain('operator');
+  });
+
+  it("lets an admin change a folder's rights, a member's role, and remove people, each saying what the API did", async () => {
+    expect((await s.post('/api/users/create', { username: 'tess', email: 'tess@example.com', password: 'tess-password' })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'tess', role: 'developer' })).status).toBe(201);
+    expect((await s.post(`${ws()}/groups/create`, { name: 'night' })).status).toBe(201);
+    expect((await s.post(`${ws()}/groups/adduser/night`, { username: 'tess' })).status).toBe(200);
+
+    const page = await pageAs(admin, 'ada', `/w/${s.workspace}/folders`);
+    const folder = rowOf(page, 'Folders', 'pub');
+    await folder.getByText('Change rights').click();
+    // JSON that does not parse is refused on the page, before any call.
+    await folder.getByLabel(/Extra rights/).fill('{not json');
+    await folder.getByRole('button', { name: 'Save' }).click();
+    await expect(page.locator('#message').textContent()).resolves.toBe('extra_perms: not valid JSON');
+    await folder.getByLabel(/Owners/).fill('u/ada, u/tess');
+    await folder.getByLabel(/Extra rights/).fill('{"u/opal": false, "u/tess": true}');
+    await Promise.all([page.waitForEvent('load'), folder.getByRole('button', { name: 'Save' }).click()]);
+    await expect(page.locator('#done').textContent()).resolves.toBe('Done: folder pub saved, owned by u/ada, u/tess.');
+    expect(await (await s.fetch(`${ws()}/folders/get/pub`)).json()).toMatchObject({ owners: ['u/ada', 'u/tess'], extra_perms: { 'u/opal': false, 'u/tess': true } });
+
+    await page.goto(`${s.url}/w/${s.workspace}/groups`);
+    const remove = rowOf(page, 'Groups', 'night').getByRole('button', { name: 'Remove tess from group night' });
+    await remove.click();
+    await Promise.all([page.waitForEvent('load'), remove.click()]);
+    await expect(page.locator('#done').textContent()).resolves.toBe('Done: tess removed from group night.');
+    expect((await (await s.fetch(`${ws()}/groups/get/night`)).json()).members).toEqual([]);
+
+    await page.goto(`${s.url}/w/${s.workspace}/members`);
+    await rowOf(page, 'Members', 'tess').getByLabel('Role', { exact: true }).selectOption('operator');
+    await Promise.all([page.waitForEvent('load'), rowOf(page, 'Members', 'tess').getByRole('button', { name: 'Change role' }).click()]);
+    await expect(page.locator('#done').textContent()).resolves.toBe('Done: tess is now operator.');
+    await expect(rowOf(page, 'Members', 'tess').locator('td').nth(1).textContent()).resolves.toBe('operator');
+    const leave = rowOf(page, 'Members', 'tess').getByRole('button', { name: 'Remove tess from the workspace' });
+    await leave.click();
+    await Promise.all([page.waitForEvent('load'), leave.click()]);
+    await expect(page.locator('#done').textContent()).resolves.toBe('Done: tess removed from the workspace.');
+    expect(((await (await s.fetch(`${ws()}/users/list`)).json()) as { username: string }[]).map((m) => m.username)).not.toContain('tess');
   });
 
   it('shows an operator only what their folder rights let them read, and nothing to change', async () => {

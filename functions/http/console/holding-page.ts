@@ -4,8 +4,9 @@ import type { CoreDeps } from '../../core/deps.js';
 import { ApiError } from '../../core/common/errors.js';
 import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
-import { HOLDING_SCRIPT, MESSAGE_LINE } from './holding-forms.js';
+import { MESSAGE_LINE } from './holding-forms.js';
 import { pageAccess, pageResponse, renderPage, notAvailable } from './layout.js';
+import { consoleBundle } from './static-assets.js';
 
 /** The pages for what a workspace holds, in the order the navigation shows them. */
 export const HOLDING_PAGES = [
@@ -28,8 +29,9 @@ export interface HoldingContext {
 }
 
 /**
- * `/w/<ws>/<slug>`: the page's body from `render`, framed, with the forms' script. What the core
- * refuses this person (a 403 for an operator, a missing item) is the page's answer, as in the API.
+ * `/w/<ws>/<slug>`: the page's body from `render`, framed, its forms and buttons wired by the
+ * holdings pages' bundle (browser/holdings-page.ts), the page's one script. What the core refuses
+ * this person (a 403 for an operator, a missing item) is the page's answer, as in the API.
  */
 export function holdingRoute(r: Hono, deps: CoreDeps, slug: HoldingSlug, title: string, render: (ctx: HoldingContext) => Promise<Markup>): void {
   r.get(`/w/:workspace/${slug}`, async (c) => {
@@ -37,10 +39,11 @@ export function holdingRoute(r: Hono, deps: CoreDeps, slug: HoldingSlug, title: 
     if (!access.ok) return access.response;
     const { rights, principal } = access;
     const ws = rights.workspaceId;
-    const frame = { workspace: ws, username: principal.username, script: HOLDING_SCRIPT, data: {} };
+    const frame = { workspace: ws, username: principal.username };
     try {
       const body = await render({ deps, rights, principal, ws });
-      return pageResponse(c, renderPage({ ...frame, title, body: html`${holdingTabs(ws, slug)}<h1>${title}</h1>${MESSAGE_LINE}${body}` }));
+      const page = html`${holdingTabs(ws, slug)}<h1>${title}</h1>${MESSAGE_LINE}${body}`;
+      return pageResponse(c, renderPage({ ...frame, title, script: null, data: {}, body: page, libraries: [consoleBundle('holdings-page')] }));
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 403 && error.status !== 404)) throw error;
       return notAvailable(c, frame, error.message, error.status, holdingTabs(ws, slug));

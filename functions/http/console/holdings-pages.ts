@@ -9,7 +9,7 @@ import { listResourceTypes } from '../../core/workspace/resource-types.js';
 import { listResources } from '../../core/workspace/resources.js';
 import { listVariables } from '../../core/workspace/variables.js';
 import { html, type Markup } from '../html.js';
-import { apiButton, apiForm, apiPath } from './holding-forms.js';
+import { apiButton, apiForm } from './holding-forms.js';
 import { holdingRoute, table, type HoldingContext } from './holding-page.js';
 import { formatTime } from './time-format.js';
 
@@ -36,10 +36,10 @@ async function schedulesBody({ deps, rights, ws }: HoldingContext): Promise<Mark
     return html`<tr><td>${s.path}${s.summary ? html`<div class="muted">${s.summary}</div>` : ''}</td><td><span class="muted">${s.is_flow ? 'flow' : 'script'}</span> ${itemLink(ws, s.script_path)}</td>
 <td><code>${s.schedule}</code> <span class="muted">${s.timezone}</span></td><td class="wide">${s.enabled ? nextRuns(s, now).map((t) => html`<div>${t}</div>`) : html`<span class="muted">disabled</span>`}</td>
 <td>${lastFailure(ws, s)}</td><td><span class="status ${s.enabled ? 's-success' : 's-canceled'}">${s.enabled ? 'enabled' : 'disabled'}</span></td>
-<td>${canWrite ? html`${apiButton(s.enabled ? 'Disable' : 'Enable', apiPath('/schedules/setenabled', s.path), { body: { enabled: !s.enabled }, label: `${s.enabled ? 'Disable' : 'Enable'} schedule ${s.path}` })} ${apiButton('Delete', apiPath('/schedules/delete', s.path), { method: 'DELETE', danger: true, label: `Delete schedule ${s.path}` })}` : ''}</td></tr>`;
+<td>${canWrite ? html`${apiButton(s.enabled ? 'Disable' : 'Enable', { action: 'setScheduleEnabled', target: s.path, value: String(!s.enabled) }, { label: `${s.enabled ? 'Disable' : 'Enable'} schedule ${s.path}` })} ${apiButton('Delete', { action: 'deleteSchedule', target: s.path }, { danger: true, label: `Delete schedule ${s.path}` })}` : ''}</td></tr>`;
   });
   const create = rights.can('schedules', 'write')
-    ? html`<h2>New schedule</h2>${apiForm('new-schedule', '/schedules/create', 'Create schedule', 'Create schedule', [
+    ? html`<h2>New schedule</h2>${apiForm('new-schedule', { action: 'createSchedule' }, 'Create schedule', 'Create schedule', [
         { name: 'path', label: 'Path', required: true, placeholder: 'f/ops/nightly' },
         { name: 'schedule', label: 'Cron (with seconds)', required: true, placeholder: '0 0 6 * * *' },
         { name: 'timezone', label: 'Time zone', value: 'UTC' },
@@ -76,12 +76,12 @@ async function variablesBody({ deps, rights }: HoldingContext): Promise<Markup> 
     // A secret's value never reaches the page: the list does not carry it, and its form only sets one.
     const value = v.is_secret ? html`<span class="muted">secret, write-only</span>` : html`<code>${v.value ?? ''}</code>`;
     const edit = canWrite
-      ? html`${apiForm(`set-variable-${i}`, apiPath('/variables/update', v.path), `Set variable ${v.path}`, 'Set value', [{ name: 'value', label: 'New value', kind: v.is_secret ? 'password' : 'text', required: true }], true)}${apiButton('Delete', apiPath('/variables/delete', v.path), { method: 'DELETE', danger: true, label: `Delete variable ${v.path}` })}`
+      ? html`${apiForm(`set-variable-${i}`, { action: 'updateVariable', target: v.path }, `Set variable ${v.path}`, 'Set value', [{ name: 'value', label: 'New value', kind: v.is_secret ? 'password' : 'text', required: true }], true)}${apiButton('Delete', { action: 'deleteVariable', target: v.path }, { danger: true, label: `Delete variable ${v.path}` })}`
       : '';
     return html`<tr><td>${v.path}</td><td>${v.is_secret ? 'secret' : 'plain'}</td><td>${value}</td><td class="wide">${v.description}</td><td class="wide">${formatTime(v.updated_at)}</td><td>${edit}</td></tr>`;
   });
   const create = rights.can('variables', 'write')
-    ? html`<h2>New variable</h2>${apiForm('new-variable', '/variables/create', 'Create variable', 'Create variable', [
+    ? html`<h2>New variable</h2>${apiForm('new-variable', { action: 'createVariable' }, 'Create variable', 'Create variable', [
         { name: 'path', label: 'Path', required: true, placeholder: 'f/ops/api_key' },
         { name: 'value', label: 'Value', kind: 'password', required: true },
         { name: 'is_secret', label: 'Secret (stored encrypted, never shown again)', kind: 'checkbox', checked: true },
@@ -96,14 +96,14 @@ async function resourcesBody({ deps, rights }: HoldingContext): Promise<Markup> 
   const [resources, types] = await Promise.all([listResources(deps, rights), listResourceTypes(deps, rights)]);
   const rows = resources.map((res) => {
     const canWrite = rights.can('resources', 'write', res.path);
-    return html`<tr><td>${res.path}</td><td>${res.resource_type}</td><td class="wide">${res.description}</td><td>${canWrite ? apiButton('Delete', apiPath('/resources/delete', res.path), { method: 'DELETE', danger: true, label: `Delete connection ${res.path}` }) : ''}</td></tr>`;
+    return html`<tr><td>${res.path}</td><td>${res.resource_type}</td><td class="wide">${res.description}</td><td>${canWrite ? apiButton('Delete', { action: 'deleteResource', target: res.path }, { danger: true, label: `Delete connection ${res.path}` }) : ''}</td></tr>`;
   });
   const typeRows = types.map(
     (t) => html`<tr><td>${t.name}</td><td>${t.description}</td><td class="wide"><details><summary>schema</summary><pre>${JSON.stringify(t.schema, null, 2)}</pre></details></td></tr>`,
   );
   const canWrite = rights.can('resources', 'write');
   const create = canWrite
-    ? html`<h2>New connection</h2>${apiForm('new-resource', '/resources/create', 'Create connection', 'Create connection', [
+    ? html`<h2>New connection</h2>${apiForm('new-resource', { action: 'createResource' }, 'Create connection', 'Create connection', [
         { name: 'path', label: 'Path', required: true, placeholder: 'f/ops/warehouse' },
         { name: 'resource_type', label: 'Type', kind: 'select', required: true, options: types.map((t) => t.name) },
         { name: 'value', label: 'Value (JSON, checked against the type)', kind: 'json', value: '{}', required: true },
@@ -111,7 +111,7 @@ async function resourcesBody({ deps, rights }: HoldingContext): Promise<Markup> 
       ])}`
     : '';
   const createType = canWrite
-    ? html`<h3>New type</h3>${apiForm('new-resource-type', '/resources/type/create', 'Create connection type', 'Create type', [
+    ? html`<h3>New type</h3>${apiForm('new-resource-type', { action: 'createResourceType' }, 'Create connection type', 'Create type', [
         { name: 'name', label: 'Name', required: true, placeholder: 'warehouse' },
         { name: 'schema', label: 'JSON Schema of its values', kind: 'json', value: '{"type": "object", "properties": {}}', required: true },
         { name: 'description', label: 'Description' },
@@ -127,10 +127,10 @@ async function routesBody({ deps, rights, ws }: HoldingContext): Promise<Markup>
   const rows = routes.map((t) => {
     const canWrite = rights.can('http_triggers', 'write', t.path);
     return html`<tr><td>${t.path}</td><td><code>${t.http_method.toUpperCase()} ${t.route_path}</code></td><td><span class="muted">${t.is_flow ? 'flow' : 'script'}</span> ${itemLink(ws, t.script_path)}</td>
-<td>${t.is_async ? 'async' : 'sync'}</td><td>${t.authentication_method}</td><td>${canWrite ? apiButton('Delete', apiPath('/http_triggers/delete', t.path), { method: 'DELETE', danger: true, label: `Delete route ${t.path}` }) : ''}</td></tr>`;
+<td>${t.is_async ? 'async' : 'sync'}</td><td>${t.authentication_method}</td><td>${canWrite ? apiButton('Delete', { action: 'deleteRoute', target: t.path }, { danger: true, label: `Delete route ${t.path}` }) : ''}</td></tr>`;
   });
   const create = rights.can('http_triggers', 'write')
-    ? html`<h2>New route</h2>${apiForm('new-route', '/http_triggers/create', 'Create route', 'Create route', [
+    ? html`<h2>New route</h2>${apiForm('new-route', { action: 'createRoute' }, 'Create route', 'Create route', [
         { name: 'path', label: 'Path', required: true, placeholder: 'f/shop/orders' },
         { name: 'http_method', label: 'Method', kind: 'select', options: HTTP_METHODS, value: 'post' },
         { name: 'route_path', label: 'Route (after /api/r/)', required: true, placeholder: 'orders/:id' },

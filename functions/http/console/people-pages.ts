@@ -5,7 +5,7 @@ import { listGroups } from '../../core/identity/groups.js';
 import { listMembers } from '../../core/identity/members.js';
 import { ROLES, type Folder } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
-import { apiButton, apiForm, apiPath } from './holding-forms.js';
+import { apiButton, apiForm } from './holding-forms.js';
 import { holdingRoute, table, type HoldingContext } from './holding-page.js';
 
 /**
@@ -31,15 +31,15 @@ async function foldersBody({ deps, rights }: HoldingContext): Promise<Markup> {
   const rows = folders.map((f, i) => {
     const canWrite = rights.can('folders', 'write', f.name);
     const edit = canWrite
-      ? html`<details><summary>Change rights</summary>${apiForm(`folder-${i}`, apiPath('/folders/update', f.name), `Change folder ${f.name}`, 'Save', [
+      ? html`<details><summary>Change rights</summary>${apiForm(`folder-${i}`, { action: 'updateFolder', target: f.name }, `Change folder ${f.name}`, 'Save', [
           { name: 'owners', label: 'Owners (u/<user> or g/<group>, comma-separated)', kind: 'list', value: f.owners.join(', ') },
           { name: 'extra_perms', label: 'Extra rights (JSON: true writes, false reads)', kind: 'json', value: JSON.stringify(f.extra_perms) },
-        ])}</details>${apiButton('Delete', apiPath('/folders/delete', f.name), { method: 'DELETE', danger: true, label: `Delete folder ${f.name}` })}`
+        ])}</details>${apiButton('Delete', { action: 'deleteFolder', target: f.name }, { danger: true, label: `Delete folder ${f.name}` })}`
       : '';
     return html`<tr><td>${f.name}${f.summary ? html`<div class="muted">${f.summary}</div>` : ''}</td><td>${f.owners.join(', ')}</td><td>${rightsOf(f) || html`<span class="muted">none</span>`}</td><td>${edit}</td></tr>`;
   });
   const create = rights.can('folders', 'write')
-    ? html`<h2>New folder</h2>${apiForm('new-folder', '/folders/create', 'Create folder', 'Create folder', [
+    ? html`<h2>New folder</h2>${apiForm('new-folder', { action: 'createFolder' }, 'Create folder', 'Create folder', [
         { name: 'name', label: 'Name', required: true, placeholder: 'ops' },
         { name: 'summary', label: 'Summary' },
         { name: 'extra_perms', label: 'Extra rights (JSON: {"u/alice": true, "g/all": false})', kind: 'json', value: '{}' },
@@ -54,15 +54,15 @@ async function groupsBody({ deps, rights }: HoldingContext): Promise<Markup> {
   const rows = groups.map((g, i) => {
     const canWrite = rights.can('groups', 'write', g.name);
     const members = g.members.map(
-      (m) => html`<span>${m}${canWrite ? html` ${apiButton('Remove', apiPath('/groups/removeuser', g.name), { body: { username: m }, danger: true, label: `Remove ${m} from group ${g.name}` })}` : ''}</span> `,
+      (m) => html`<span>${m}${canWrite ? html` ${apiButton('Remove', { action: 'removeGroupMember', target: g.name, value: m }, { danger: true, label: `Remove ${m} from group ${g.name}` })}` : ''}</span> `,
     );
     const edit = canWrite
-      ? html`${apiForm(`group-${i}`, apiPath('/groups/adduser', g.name), `Add to group ${g.name}`, 'Add', [{ name: 'username', label: 'Username', required: true }], true)}${apiButton('Delete group', apiPath('/groups/delete', g.name), { method: 'DELETE', danger: true, label: `Delete group ${g.name}` })}`
+      ? html`${apiForm(`group-${i}`, { action: 'addGroupMember', target: g.name }, `Add to group ${g.name}`, 'Add', [{ name: 'username', label: 'Username', required: true }], true)}${apiButton('Delete group', { action: 'deleteGroup', target: g.name }, { danger: true, label: `Delete group ${g.name}` })}`
       : '';
     return html`<tr><td>${g.name}${g.summary ? html`<div class="muted">${g.summary}</div>` : ''}</td><td>${members.length ? members : html`<span class="muted">no one</span>`}</td><td>${edit}</td></tr>`;
   });
   const create = rights.can('groups', 'write')
-    ? html`<h2>New group</h2>${apiForm('new-group', '/groups/create', 'Create group', 'Create group', [
+    ? html`<h2>New group</h2>${apiForm('new-group', { action: 'createGroup' }, 'Create group', 'Create group', [
         { name: 'name', label: 'Name', required: true, placeholder: 'oncall' },
         { name: 'summary', label: 'Summary' },
       ])}`
@@ -76,12 +76,12 @@ async function membersBody({ deps, rights }: HoldingContext): Promise<Markup> {
   const canManage = rights.can('workspaces', 'write');
   const rows = members.map((m, i) => {
     const manage = canManage
-      ? html`${apiForm(`member-${i}`, apiPath('/users/update', m.username), `Change role of ${m.username}`, 'Change role', [{ name: 'role', label: 'Role', kind: 'select', options: ROLES, value: m.role }], true)}${apiButton('Remove', '/workspaces/remove_user', { body: { username: m.username }, danger: true, label: `Remove ${m.username} from the workspace` })}`
+      ? html`${apiForm(`member-${i}`, { action: 'updateMember', target: m.username }, `Change role of ${m.username}`, 'Change role', [{ name: 'role', label: 'Role', kind: 'select', options: ROLES, value: m.role }], true)}${apiButton('Remove', { action: 'removeMember', target: m.username }, { danger: true, label: `Remove ${m.username} from the workspace` })}`
       : '';
     return html`<tr><td>${m.username}</td><td>${m.role}</td><td class="wide">${m.added_by}</td><td>${manage}</td></tr>`;
   });
   const add = canManage
-    ? html`<h2>Add a member</h2>${apiForm('new-member', '/workspaces/add_user', 'Add member', 'Add member', [
+    ? html`<h2>Add a member</h2>${apiForm('new-member', { action: 'addMember' }, 'Add member', 'Add member', [
         { name: 'username', label: 'Username (an existing user)', required: true },
         { name: 'role', label: 'Role', kind: 'select', options: ROLES, value: 'developer' },
       ])}`

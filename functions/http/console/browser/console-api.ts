@@ -5,6 +5,18 @@ import type { CanceledStepView, ConsentOutcomeView, ResumeOutcomeView } from '..
 import type { JobLogUpdate } from '../../../core/jobs/job-log-update.js';
 import type { TokenView } from '../../../core/views/identity-views.js';
 import type { ChatConnectionListView, DeliveryView, WorkspaceSettingsView, WorkspaceWebhookView } from '../../../core/views/settings-views.js';
+import type { FolderView, GroupView, ResourceTypeView, VariableView } from '../../../core/views/item-views.js';
+import type { HttpTriggerView, ScheduleView } from '../../../core/views/trigger-views.js';
+import type { MemberView } from '../../../core/views/identity-views.js';
+import type { z } from 'zod';
+import type { createBody as newSchedule, enabledBody } from '../../../core/triggers/schedules.js';
+import type { createBody as newVariable, updateBody as variableChange } from '../../../core/workspace/variables.js';
+import type { createBody as newResource } from '../../../core/workspace/resources.js';
+import type { createBody as newResourceType } from '../../../core/workspace/resource-types.js';
+import type { createBody as newRoute } from '../../../core/triggers/http-triggers.js';
+import type { createFolderBody, updateFolderBody } from '../../../core/identity/folders.js';
+import type { createGroupBody, memberBody } from '../../../core/identity/groups.js';
+import type { addMemberBody, removeMemberBody, updateMemberBody } from '../../../core/identity/members.js';
 
 /**
  * The API as the console's bundled pages call it, typed by the same views the OpenAPI document
@@ -227,6 +239,64 @@ export async function setChatConnection(name: string, body: Record<string, unkno
 export async function deleteChatConnection(name: string): Promise<void> {
   await call<unknown>('/workspaces/chat_connections/' + encodeURIComponent(name), { method: 'DELETE' });
 }
+
+/*
+ * What a workspace holds (the holdings pages' forms and buttons): each request typed by the zod
+ * schema the API validates it with (what it accepts before defaults), each answer by its view.
+ */
+
+/** A request body as the API's schema accepts it. */
+type Body<S extends z.ZodType> = z.input<S>;
+const del = { method: 'DELETE' } as const;
+
+/** `POST schedules/create`. */
+export const createSchedule = (body: Body<typeof newSchedule>) => call<ScheduleView>('/schedules/create', post(body));
+/** `POST schedules/setenabled/{path}`. */
+export const setScheduleEnabled = (path: string, body: Body<typeof enabledBody>) => call<ScheduleView>('/schedules/setenabled/' + encodePath(path), post(body));
+/** `DELETE schedules/delete/{path}`: answers what it deleted, as text. */
+export const deleteSchedule = (path: string) => text('/schedules/delete/' + encodePath(path), del);
+
+/** `POST variables/create`: answers the variable's path. */
+export const createVariable = (body: Body<typeof newVariable>) => text('/variables/create', post(body));
+/** `POST variables/update/{path}`: the variable, never a secret's value. */
+export const updateVariable = (path: string, body: Body<typeof variableChange>) => call<VariableView>('/variables/update/' + encodePath(path), post(body));
+/** `DELETE variables/delete/{path}`. */
+export const deleteVariable = (path: string) => text('/variables/delete/' + encodePath(path), del);
+
+/** `POST resources/create`: answers the connection's path. */
+export const createResource = (body: Body<typeof newResource>) => text('/resources/create', post(body));
+/** `DELETE resources/delete/{path}`. */
+export const deleteResource = (path: string) => text('/resources/delete/' + encodePath(path), del);
+/** `POST resources/type/create`. */
+export const createResourceType = (body: Body<typeof newResourceType>) => call<ResourceTypeView>('/resources/type/create', post(body));
+
+/** `POST http_triggers/create`. */
+export const createRoute = (body: Body<typeof newRoute>) => call<HttpTriggerView>('/http_triggers/create', post(body));
+/** `DELETE http_triggers/delete/{path}`. */
+export const deleteRoute = (path: string) => text('/http_triggers/delete/' + encodePath(path), del);
+
+/** `POST folders/create`. */
+export const createFolder = (body: Body<typeof createFolderBody>) => call<FolderView>('/folders/create', post(body));
+/** `POST folders/update/{name}`. */
+export const updateFolder = (name: string, body: Body<typeof updateFolderBody>) => call<FolderView>('/folders/update/' + encodeURIComponent(name), post(body));
+/** `DELETE folders/delete/{name}`. */
+export const deleteFolder = (name: string) => text('/folders/delete/' + encodeURIComponent(name), del);
+
+/** `POST groups/create`. */
+export const createGroup = (body: Body<typeof createGroupBody>) => call<GroupView>('/groups/create', post(body));
+/** `POST groups/adduser/{name}`: the group with its members. */
+export const addGroupMember = (name: string, body: Body<typeof memberBody>) => call<GroupView>('/groups/adduser/' + encodeURIComponent(name), post(body));
+/** `POST groups/removeuser/{name}`. */
+export const removeGroupMember = (name: string, body: Body<typeof memberBody>) => call<GroupView>('/groups/removeuser/' + encodeURIComponent(name), post(body));
+/** `DELETE groups/delete/{name}`. */
+export const deleteGroup = (name: string) => text('/groups/delete/' + encodeURIComponent(name), del);
+
+/** `POST workspaces/add_user`: the membership. */
+export const addMember = (body: Body<typeof addMemberBody>) => call<MemberView>('/workspaces/add_user', post(body));
+/** `POST users/update/{username}`: the membership with its new role. */
+export const updateMember = (username: string, body: Body<typeof updateMemberBody>) => call<MemberView>('/users/update/' + encodeURIComponent(username), post(body));
+/** `POST workspaces/remove_user`. */
+export const removeMember = (body: Body<typeof removeMemberBody>) => text('/workspaces/remove_user', post(body));
 
 /*
  * The console's own routes beside its pages (console/pages.ts), for what the API answers in

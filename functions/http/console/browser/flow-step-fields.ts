@@ -132,8 +132,6 @@ export function approvalSection(page: FlowEditorPage, step: StepDraft, set: SetF
     if (set('suspend', x ? { required_events: 1 } : undefined)) rebuildPanel(page, 'step-approval');
   });
   if (!s) return group('Approval', toggle);
-  const required = isObj(s.user_groups_required) ? s.user_groups_required : null;
-  const groups = required && required.type === 'static' ? required.value : null;
   return group(
     'Approval',
     toggle,
@@ -141,8 +139,19 @@ export function approvalSection(page: FlowEditorPage, step: StepDraft, set: SetF
     textControl('approval-timeout', 'number', 'Cancel after (seconds)', s.timeout, (x) => set('suspend.timeout', num(x))),
     checkboxControl('auth-required', 'Only logged-in users may approve', s.user_auth_required, (x) => set('suspend.user_auth_required', x || undefined)),
     checkboxControl('self-disabled', 'Who started the run may not approve', s.self_approval_disabled, (x) => set('suspend.self_approval_disabled', x || undefined)),
-    textControl('approver-groups', 'text', 'Approver groups (comma-separated)', Array.isArray(groups) ? groups.join(', ') : typeof groups === 'string' ? groups : '', (x) => set('suspend.user_groups_required', csv(x).length ? csv(x) : undefined)),
+    textControl('approver-groups', 'text', 'Approver groups (comma-separated)', approverGroups(s.user_groups_required), (x) => set('suspend.user_groups_required', csv(x).length ? csv(x) : undefined)),
   );
+}
+
+/**
+ * `user_groups_required` as the field shows it, in any form the flow definition accepts: a list or
+ * one name (what the field writes), or either wrapped as `{type: static, value}`. An expression is
+ * edited in the YAML; the field shows nothing for it.
+ */
+function approverGroups(required: unknown): string {
+  const groups = isObj(required) ? (required.type === 'static' ? required.value : null) : required;
+  if (Array.isArray(groups)) return groups.map(String).join(', ');
+  return typeof groups === 'string' ? groups : '';
 }
 
 /** Retries (constant), the step's timeout (script steps), and whether the flow goes on after a failure. */
