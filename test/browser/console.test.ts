@@ -136,7 +136,8 @@ describe('the console', { timeout: 90_000 }, () => {
     const page = await pageAs('ada', `/w/${s.workspace}/run/${id}`);
     const form = page.locator('#approval form');
     await node(page, 'gate').and(page.locator('.s-awaiting_approval')).waitFor();
-    await expect(page.locator('#approval').textContent()).resolves.toContain('Pay Pay?');
+    // The approval form loads after the graph shows the gate waiting: wait for it, then read it.
+    await page.locator('#approval').filter({ hasText: 'Pay Pay?' }).waitFor();
     await form.getByRole('button', { name: 'Reject' }).click();
     await form.locator('[role=status]').filter({ hasText: 'a rejection needs a reason' }).waitFor();
     // Chromium logs the API's 400 for that refusal: expected here, and only that one.
