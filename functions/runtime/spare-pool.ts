@@ -84,12 +84,18 @@ export class SparePool<W extends PoolableWorker> {
     spare.worker = worker;
     spare.readyAt = Date.now();
     worker.setIdle(true);
-    worker.onExit(() => this.forget(key, spare));
-    spare.idleTimer = setTimeout(() => {
-      this.forget(key, spare);
-      void worker.dispose();
-    }, this.limits.idleMs);
+    // A spare that dies while it waits (killed, out of memory) gives back its jail now, not at idleMs.
+    worker.onExit(() => this.retire(key, spare));
+    spare.idleTimer = setTimeout(() => this.retire(key, spare), this.limits.idleMs);
     spare.idleTimer.unref();
+  }
+
+  /** Forgets a waiting spare and disposes of it (its uid, cgroup and folders go back). */
+  private retire(key: string, spare: Spare<W>): void {
+    const queue = this.spares.get(key);
+    if (!queue?.includes(spare)) return; // taken by a job, or retired already: no longer the pool's
+    this.forget(key, spare);
+    void this.discard(spare);
   }
 
   /** Each spare holds a uid of the instance's range: their number stays bounded. */
