@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand as DocQueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../functions/adapters/aws/dynamo-keys.js';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoStore, ItemTooLargeError } from '../../functions/adapters/aws/dynamo-store.js';
@@ -231,6 +231,13 @@ describe("DynamoStore: a flow run's modules kept apart from the run", () => {
     forgetFlowRunModules();
     expect(await h.store.getEntity('flow_run', ws, 'flow-job-1')).toEqual(next);
     expect(await h.store.listEntities('flow_run', ws)).toEqual([next]);
+
+    // Deleting the run (retention, delete_after_use) leaves nothing of it in its partition.
+    expect(await h.store.deleteEntity('flow_run', ws, 'flow-job-1')).toBe(true);
+    const left = await DynamoDBDocumentClient.from(client).send(
+      new DocQueryCommand({ TableName: h.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.entity('flow_run', ws, 'flow-job-1').pk } }),
+    );
+    expect((left.Items ?? []).filter((i) => String(i.sk).startsWith(String(keys.entity('flow_run', ws, 'flow-job-1').sk)))).toEqual([]);
   });
 });
 

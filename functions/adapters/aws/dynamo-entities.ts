@@ -65,6 +65,13 @@ export class DynamoEntities {
   }
 
   async delete(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[] = []): Promise<boolean> {
+    const deleted = await this.deleteItem(kind, workspaceId, key, events);
+    // A run's modules live in items of their own under its key.
+    if (kind === 'flow_run') await this.modules.removeAll(workspaceId, key);
+    return deleted;
+  }
+
+  private async deleteItem(kind: EntityKind, workspaceId: string, key: string, events: OutboxEvent[]): Promise<boolean> {
     if (events.length > 0) {
       return this.outbox.withEvents({ Delete: { TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConditionExpression: 'attribute_exists(pk)' } }, events);
     }

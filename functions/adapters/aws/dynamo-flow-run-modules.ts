@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { parseStoredJson } from '../../core/documents/parse.js';
 import { keys } from './dynamo-keys.js';
 import { isConditionFailure } from './dynamo-ops.js';
@@ -81,6 +81,26 @@ export class FlowRunModules {
       remember(id, parts);
     }
     return { ...rest, ...parts };
+  }
+
+  /** Deletes every modules item of the run (a run deleted with its job's payloads keeps none). */
+  async removeAll(workspaceId: string, key: string): Promise<void> {
+    const k = keys.entity('flow_run', workspaceId, key);
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': k.pk, ':prefix': `${String(k.sk)}#modules#` },
+          ProjectionExpression: 'pk, sk',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: item.pk, sk: item.sk } }));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    for (const id of known.keys()) if (id.startsWith(`${workspaceId}\n${key}\n`)) known.delete(id);
   }
 
   private itemKey(workspaceId: string, key: string, hash: string): Item {

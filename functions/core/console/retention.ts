@@ -1,6 +1,7 @@
 import { getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
 import { retentionInput, type RetentionSetting } from '../documents/entity-values.js';
 import { isFinished } from '../jobs/jobs.js';
+import { scrubJobPayloads } from '../jobs/scrub.js';
 import { parseBody } from '../common/validation.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
@@ -8,7 +9,7 @@ import type { JobPosition, JobQuery } from '../../ports.js';
 
 /**
  * History that stays bounded: a workspace may keep finished jobs' arguments, logs and results for
- * `max_age_days` and/or for its newest `max_count` finished jobs; the others are scrubbed (Store.scrubJob: the job stays listed, its payloads go).
+ * `max_age_days` and/or for its newest `max_count` finished jobs; the others are scrubbed (jobs/scrub.ts: the job stays listed, its payloads and a flow's run go).
  * The pruner works in small chunks, yielding between them, so the API is never held up; the local
  * shell runs it on a timer, the AWS shell in the scheduled maintenance Lambda.
  */
@@ -102,7 +103,7 @@ export async function pruneFinishedJobs(deps: Pick<CoreDeps, 'store' | 'clock'>,
         // A walk resumed goes on below where it stopped, which is below the bound.
         const page = await deps.store.queryJobs({ workspace_id: ws.id, status, ...bound, ...(after ? { after } : {}), limit });
         const fresh = page.filter((j) => !j.deleted);
-        for (const job of fresh) await deps.store.scrubJob(job.id);
+        for (const job of fresh) await scrubJobPayloads(deps.store, job);
         scrubbed += fresh.length;
         budget -= fresh.length;
         if (page.length < limit || (fresh.length === 0 && !resumed)) break;

@@ -1,5 +1,6 @@
 import { ApiError } from '../common/errors.js';
 import { getJob, isFinished, syncTimeout, type CallerWait } from '../jobs/jobs.js';
+import { scrubJobPayloads } from '../jobs/scrub.js';
 import { getFlowRun } from '../flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse, type ShapeOptions } from './sync-response.js';
 import type { CoreDeps } from '../deps.js';
@@ -28,7 +29,7 @@ export async function syncResponse(deps: CoreDeps, start: (id: string, wait: Cal
     if (e instanceof InvalidResponseShape) throw new ApiError(500, e.code, e.message, { job_id: job.id });
     throw e;
   } finally {
-    if (done && job.delete_after_use) await deps.store.scrubJob(job.id);
+    if (done && job.delete_after_use) await scrubJobPayloads(deps.store, job);
   }
 }
 

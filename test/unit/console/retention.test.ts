@@ -72,6 +72,18 @@ describe('retention', () => {
     expect(await setRetention({ store, clock }, rights, { max_count: null })).toEqual({ max_age_days: 30 });
   });
 
+  it("scrubs a flow job's run with it: the run holds the flow's input and every step's result", async () => {
+    const { store, rights } = await setup();
+    const flow = aJob('prune', { kind: 'flow', created_at: daysAgo(40), status: 'success', completed_at: daysAgo(40, 5), args: { card: '4111' }, result: 'paid' });
+    await store.insertJob(flow);
+    const run = { flow_job: flow.id, flow_input: { card: '4111' }, results: { pay: 'paid with 4111' } };
+    await store.createEntity({ kind: 'flow_run', workspace_id: 'prune', key: flow.id, value: run, version: 1, created_at: daysAgo(40), updated_at: daysAgo(40) });
+    await setRetention({ store, clock }, rights, { max_age_days: 30 });
+    await pruneFinishedJobs({ store, clock }, { chunk: 2, maxPerPass: 100 });
+    expect(await store.getJob('prune', flow.id)).toMatchObject({ deleted: true, args: null, result: null });
+    expect(await store.getEntity('flow_run', 'prune', flow.id)).toBeNull();
+  });
+
   it('refuses a bad max_count with a 400 and keeps the setting', async () => {
     const { store, rights } = await setup();
     await setRetention({ store, clock }, rights, { max_count: 10 });
