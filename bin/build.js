@@ -133,6 +133,8 @@ export async function buildConsoleAssets(outdir) {
       'token-page': 'functions/http/console/browser/token-page.ts',
       'settings-page': 'functions/http/console/browser/settings-page.ts',
       'holdings-page': 'functions/http/console/browser/holdings-page.ts',
+      'login-page': 'functions/http/console/browser/login-page.ts',
+      'openapi-page': 'functions/http/console/browser/openapi-page.ts',
     },
     outdir,
     bundle: true,

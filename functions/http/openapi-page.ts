@@ -1,92 +1,16 @@
 import type { CoreDeps } from '../core/deps.js';
 import { html } from './html.js';
-import { staticPage, workspacePageRoute } from './page-shell.js';
+import { bundledPage, workspacePageRoute } from './page-shell.js';
+import { consoleBundle } from './console/static-assets.js';
 
 /**
  * `/w/<workspace>/openapi` (issue 21, spec 4.10): pick the routes and webhooks an OpenAPI 3.1
- * document covers, preview it and download it. A static shell like the settings page: its script
- * asks `POST /api/w/<ws>/openapi/generate` with the session cookie, so the API's filters, checks and
- * read rights are the page's too, and its refusals are shown as they come.
+ * document covers, preview it and download it. A static shell like the settings page: its script,
+ * the typed bundle console/browser/openapi-page.ts, asks `POST /api/w/<ws>/openapi/generate` with
+ * the session cookie, so the API's filters, checks and read rights are the page's too, and its
+ * refusals are shown as they come.
  */
 
-const SCRIPT = `
-const ws = document.body.dataset.workspace;
-const form = document.getElementById('openapi-form');
-const message = document.getElementById('message');
-const preview = document.getElementById('preview');
-const field = (id) => document.getElementById(id).value.trim();
-
-function addRow(listId, templateId, values) {
-  const list = document.getElementById(listId);
-  const row = document.getElementById(templateId).content.firstElementChild.cloneNode(true);
-  for (const [name, value] of Object.entries(values)) row.querySelector('[name=' + name + ']').value = value;
-  row.querySelector('.remove').addEventListener('click', () => { row.remove(); numberRows(list); });
-  list.append(row);
-  numberRows(list);
-}
-
-// Each field's accessible name says which filter it belongs to.
-function numberRows(list) {
-  list.querySelectorAll('.filter').forEach((row, i) => {
-    for (const field of row.querySelectorAll('[data-label]')) field.setAttribute('aria-label', field.dataset.label + ' ' + (i + 1));
-  });
-}
-
-function rows(listId, names) {
-  return [...document.getElementById(listId).querySelectorAll('.filter')].map((row) => Object.fromEntries(names.map((name) => [name, row.querySelector('[name=' + name + ']').value.trim()])));
-}
-
-function request() {
-  const body = {
-    http_route_filters: rows('route-filters', ['folder_regex', 'path_regex', 'route_path_regex']),
-    webhook_filters: rows('webhook-filters', ['runnable_kind', 'user_or_folder_regex', 'user_or_folder_regex_value', 'path']),
-    format: field('format'),
-  };
-  // One of the two given: the other keeps the document's default.
-  if (field('title') || field('version')) body.info = { title: field('title') || 'svc workspace ' + ws, version: field('version') || '1.0.0' };
-  if (field('url')) body.url = field('url');
-  return body;
-}
-
-async function generate() {
-  const res = await fetch('/api/w/' + encodeURIComponent(ws) + '/openapi/generate', {
-    method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request()),
-  });
-  if (res.status === 401) location.assign('/login?next=' + encodeURIComponent(location.pathname));
-  if (!res.ok) {
-    const answer = await res.json().catch(() => null);
-    throw new Error(answer?.error?.message ?? 'request failed (' + res.status + ')');
-  }
-  return { text: await res.text(), type: res.headers.get('content-type') ?? 'application/octet-stream' };
-}
-
-async function run(action) {
-  message.textContent = '';
-  try {
-    await action();
-  } catch (error) {
-    preview.textContent = '';
-    message.textContent = error.message;
-  }
-}
-
-form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  run(async () => { preview.textContent = (await generate()).text; });
-});
-document.getElementById('download').addEventListener('click', () => run(async () => {
-  const document_ = await generate();
-  preview.textContent = document_.text;
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([document_.text], { type: document_.type }));
-  link.download = 'openapi-' + ws + '.' + field('format');
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
-}));
-document.getElementById('add-route-filter').addEventListener('click', () => addRow('route-filters', 'route-filter', { folder_regex: '*', path_regex: '*', route_path_regex: '*' }));
-document.getElementById('add-webhook-filter').addEventListener('click', () => addRow('webhook-filters', 'webhook-filter', { runnable_kind: 'script', user_or_folder_regex: '*', user_or_folder_regex_value: '*', path: '*' }));
-addRow('route-filters', 'route-filter', { folder_regex: '*', path_regex: '*', route_path_regex: '*' });
-`;
 const STYLE = [
   'body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}',
   'fieldset{margin:1rem 0;border:1px solid #ccc}label{display:block;font-size:.9em;margin-top:.5rem}',
@@ -94,10 +18,8 @@ const STYLE = [
   '.filter{display:flex;gap:.5rem;align-items:center;margin:.4rem 0}.filter input{flex:1}',
   'pre{background:#f5f5f5;padding:1rem;overflow:auto;max-height:30rem;font-size:.85em}#message{color:#b00020}',
 ].join('');
-const PAGE = staticPage(SCRIPT, STYLE);
-
 export function renderOpenApiPage(workspaceId: string, username: string): string {
-  return PAGE(
+  return bundledPage(consoleBundle('openapi-page'), STYLE)(
     `OpenAPI document of ${workspaceId} — svc`,
     html`<body data-workspace="${workspaceId}"><h1>OpenAPI document: ${workspaceId}</h1><p>Signed in as <strong>${username}</strong>. The document lists only the routes, scripts and flows you may read.</p>
 <form id="openapi-form">

@@ -83,6 +83,8 @@ describe('pages whose script is their bundles', () => {
     ['the flow editor', '/w/{ws}/flows/new', ['flow-editor', 'flow-editor-page']],
     ['the script editor', '/w/{ws}/scripts/new', ['script-editor', 'script-editor-page']],
     ['an item page', '/w/{ws}/item/u/ada/bundled', ['item-page']],
+    ['the login page', '/login', ['login-page']],
+    ['the OpenAPI page', '/w/{ws}/openapi', ['openapi-page']],
     ...['schedules', 'variables', 'resources', 'routes', 'folders', 'groups', 'members'].map((slug) => [`the ${slug} page`, `/w/{ws}/${slug}`, ['holdings-page']] as [string, string, string[]]),
   ])('%s has no inline script: its CSP allows exactly its bundles', async (_name, path, bundles) => {
     const res = await s.fetch(path.replace('{ws}', s.workspace), { token: null, headers: { cookie } });

@@ -57,7 +57,7 @@ export function uplotScript(): StaticAsset {
 const bundles = new Map<string, StaticAsset>();
 
 /** The console's bundles bin/build.js writes: the two editors, and the typed scripts of the console's pages. */
-export const CONSOLE_BUNDLES = ['script-editor', 'flow-editor', 'runs-page', 'item-page', 'run-page', 'script-editor-page', 'flow-editor-page', 'approvals-inbox', 'approval-page', 'token-page', 'settings-page', 'holdings-page'] as const;
+export const CONSOLE_BUNDLES = ['script-editor', 'flow-editor', 'runs-page', 'item-page', 'run-page', 'script-editor-page', 'flow-editor-page', 'approvals-inbox', 'approval-page', 'token-page', 'settings-page', 'holdings-page', 'login-page', 'openapi-page'] as const;
 export type ConsoleBundle = (typeof CONSOLE_BUNDLES)[number];
 
 /** An editor's bundle. */
@@ -67,7 +67,7 @@ export function editorScript(name: 'script-editor' | 'flow-editor' = 'script-edi
 
 /**
  * A bundle of the console's browser code (`script-editor`: CodeMirror and the version diff;
- * `flow-editor`: CodeMirror, yaml and the flow graph; `runs-page`: the run list; `item-page`: an item's run form and recent runs; `run-page`: one run; `script-editor-page`: the script editor's page; `flow-editor-page`: the flow editor's page; `approvals-inbox`: the approvals inbox; `approval-page`: a step's approval page; `token-page`: the API tokens page; `settings-page`: the workspace settings page; `holdings-page`: the forms and buttons of the pages for what a workspace holds), built by
+ * `flow-editor`: CodeMirror, yaml and the flow graph; `runs-page`: the run list; `item-page`: an item's run form and recent runs; `run-page`: one run; `script-editor-page`: the script editor's page; `flow-editor-page`: the flow editor's page; `approvals-inbox`: the approvals inbox; `approval-page`: a step's approval page; `token-page`: the API tokens page; `settings-page`: the workspace settings page; `holdings-page`: the forms and buttons of the pages for what a workspace holds; `login-page`: the login page; `openapi-page`: the OpenAPI document page), built by
  * bin/build.js into dist/console-assets/: beside the running bundle (dist/svc.js, the API Lambda),
  * or in dist/ when the service runs from its sources (the AWS shell under test). Read once.
  */

@@ -17,6 +17,10 @@ import type { createBody as newRoute } from '../../../core/triggers/http-trigger
 import type { createFolderBody, updateFolderBody } from '../../../core/identity/folders.js';
 import type { createGroupBody, memberBody } from '../../../core/identity/groups.js';
 import type { addMemberBody, removeMemberBody, updateMemberBody } from '../../../core/identity/members.js';
+import type { loginBody, tokenLoginBody } from '../../../core/identity/users.js';
+import type { LoginView } from '../../../core/views/identity-views.js';
+import type { generateBody as openApiSelection } from '../../../core/openapi/selection.js';
+import type { GeneratedDocument } from '../../../core/openapi/generate.js';
 
 /**
  * The API as the console's bundled pages call it, typed by the same views the OpenAPI document
@@ -42,22 +46,32 @@ export function workspaceApi(): string {
 /** A script or flow path in a URL: each segment encoded, the slashes kept. */
 export const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
 
-/** The answer as text (a job id, a hash) or parsed JSON; a refusal throws its message. */
-async function send(url: string, init?: RequestInit): Promise<unknown> {
+/**
+ * The response, once it is an answer: a refusal throws the API's message. A lost session (401) goes
+ * to the login page and back, unless `signInOn401` is false (the login's own call, whose 401 is a
+ * wrong password to show).
+ */
+async function respond(url: string, init?: RequestInit, signInOn401 = true): Promise<Response> {
   const res = await fetch(url, { credentials: 'same-origin', ...init });
-  if (res.status === 401) {
+  if (res.status === 401 && signInOn401) {
     location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search));
     throw new ApiCallError('not signed in', 401);
   }
-  const text = await res.text();
-  let answer: unknown = text;
-  try {
-    answer = JSON.parse(text);
-  } catch {
-    // plain text answers (a job id, a hash)
+  if (!res.ok) {
+    const refusal = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+    throw new ApiCallError(refusal?.error?.message || 'request failed (' + res.status + ')', res.status);
   }
-  if (!res.ok) throw new ApiCallError((answer as { error?: { message?: string } } | null)?.error?.message || 'request failed (' + res.status + ')', res.status);
-  return answer;
+  return res;
+}
+
+/** The answer as text (a job id, a hash) or parsed JSON; a refusal throws its message. */
+async function send(url: string, init?: RequestInit, signInOn401 = true): Promise<unknown> {
+  const text = await (await respond(url, init, signInOn401)).text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // plain text answers (a job id, a hash)
+  }
 }
 
 function call<T>(path: string, init?: RequestInit): Promise<T> {
@@ -190,6 +204,11 @@ export function rejectStep(cancelUrl: string, reason: string): Promise<CanceledS
   return send(cancelUrl, post({ reason })) as Promise<CanceledStepView>;
 }
 
+/** `POST /api/auth/login`: a password, or an unrestricted API token; sets the session cookie. Its 401 (wrong password) is thrown, not sent to the login page. */
+export function signIn(body: Body<typeof loginBody> | Body<typeof tokenLoginBody>): Promise<LoginView> {
+  return send('/api/auth/login', post(body), false) as Promise<LoginView>;
+}
+
 /** `GET /api/users/tokens/list`: the signed-in person's tokens (prefixes, never the secrets). */
 export function listTokens(): Promise<TokenView[]> {
   return send('/api/users/tokens/list') as Promise<TokenView[]>;
@@ -297,6 +316,15 @@ export const addMember = (body: Body<typeof addMemberBody>) => call<MemberView>(
 export const updateMember = (username: string, body: Body<typeof updateMemberBody>) => call<MemberView>('/users/update/' + encodeURIComponent(username), post(body));
 /** `POST workspaces/remove_user`. */
 export const removeMember = (body: Body<typeof removeMemberBody>) => text('/workspaces/remove_user', post(body));
+
+/** A generated OpenAPI document as the page shows and downloads it. */
+export type OpenApiDocument = Pick<GeneratedDocument, 'text' | 'contentType'>;
+
+/** `POST openapi/generate`: the document as text (JSON or YAML, as `format` asks) and its media type. */
+export async function generateOpenApi(body: Body<typeof openApiSelection>): Promise<OpenApiDocument> {
+  const res = await respond(workspaceApi() + '/openapi/generate', post(body));
+  return { text: await res.text(), contentType: res.headers.get('content-type') ?? 'application/octet-stream' };
+}
 
 /*
  * The console's own routes beside its pages (console/pages.ts), for what the API answers in

@@ -1,0 +1,36 @@
+import { signIn } from './console-api.js';
+import { byId, messageOf } from './page-helpers.js';
+
+/**
+ * The login page (`/login`, login-page.ts renders its shell): a password or an API token is posted
+ * through the typed API client (its body typed by the schemas `/api/auth/login` validates with),
+ * the refusal is shown, and on success the browser goes to `next`. Bundled by bin/build.js
+ * (console-assets/login-page.js).
+ */
+
+const message = byId('message');
+const form = byId<HTMLFormElement>('login');
+const tokenForm = byId<HTMLFormElement>('token-login');
+const input = (f: HTMLFormElement, name: string) => f.elements.namedItem(name) as HTMLInputElement;
+
+/** Where to go once signed in: `next` from the query, only a path on this site (never an open redirect). */
+function nextPath(): string {
+  const next = new URLSearchParams(location.search).get('next') ?? '/';
+  return next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+function submit(body: Parameters<typeof signIn>[0]): void {
+  message.textContent = '';
+  signIn(body)
+    .then(() => location.assign(nextPath()))
+    .catch((error: unknown) => (message.textContent = messageOf(error)));
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  submit({ email: input(form, 'email').value, password: input(form, 'password').value });
+});
+tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  submit({ token: input(tokenForm, 'token').value.trim() });
+});
