@@ -13,7 +13,7 @@ import type { StaticAsset } from './console/static-assets.js';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 
 /**
- * The shell of a static page (login, tokens, settings, OpenAPI): its one script and style, the only
+ * The shell of a page outside the console's layout (login, tokens, settings, OpenAPI): its one script and style, the only
  * ones its Content-Security-Policy allows (by hash), and nothing else the page may load but calls to
  * this site. `body` is the page's `<body …>` element without its closing tag.
  */
@@ -28,7 +28,7 @@ ${body}
 ${script.tag}</body></html>`.toString();
 }
 
-/** A page whose script is inline (small pages that need no bundle). */
+/** A page whose script is inline: the pages that run none (their script is empty, its hash still named). */
 export function staticPage(script: string, style: string): (title: string, body: Markup) => string {
   return pageShell({ hash: sha256(script), tag: html`<script>${raw(script)}</script>` }, style);
 }
