@@ -97,6 +97,25 @@ async function signedInPage(path: string) {
   return page;
 }
 
+describe('the login page after signing in', () => {
+  it('goes only to a path on this site, whatever `next` says', { timeout: 60_000 }, async () => {
+    const here = new URL(s.url).origin;
+    // A backslash is a slash to the browser's URL parser: "/\host" is "//host", another site.
+    for (const next of ['//evil.example/x', '/\\evil.example/x', '/\\/evil.example/x', 'https://evil.example/x', '/tokens']) {
+      const watched = await browser.newPage();
+      opened.push(watched);
+      const { page } = watched;
+      await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
+      await page.getByText('Sign in with an API token').click();
+      await page.getByLabel('API token').fill(s.token);
+      await page.getByRole('button', { name: 'Sign in with token' }).click();
+      await page.waitForURL((url) => url.pathname !== '/login');
+      expect(new URL(page.url()).origin, next).toBe(here);
+      expect(new URL(page.url()).pathname, next).toBe(next === '/tokens' ? '/tokens' : `/w/${s.workspace}`);
+    }
+  });
+});
+
 describe('runs that read well', () => {
   it('lists a flow run without its steps until "Show flow steps and sub-flows" is ticked', { timeout: 60_000 }, async () => {
     const flow = await s.post(`${ws()}/flows/create`, {

@@ -13,10 +13,14 @@ const form = byId<HTMLFormElement>('login');
 const tokenForm = byId<HTMLFormElement>('token-login');
 const input = (f: HTMLFormElement, name: string) => f.elements.namedItem(name) as HTMLInputElement;
 
-/** Where to go once signed in: `next` from the query, only a path on this site (never an open redirect). */
+/**
+ * Where to go once signed in: `next` from the query, only a URL of this site (never an open
+ * redirect). Resolved the way the browser will resolve it, since a prefix check is not enough:
+ * "/\evil.example" starts with one slash, yet the URL parser reads the backslash as a slash.
+ */
 function nextPath(): string {
-  const next = new URLSearchParams(location.search).get('next') ?? '/';
-  return next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  const next = new URL(new URLSearchParams(location.search).get('next') ?? '/', location.origin);
+  return next.origin === location.origin ? next.pathname + next.search + next.hash : '/';
 }
 
 function submit(body: Parameters<typeof signIn>[0]): void {
