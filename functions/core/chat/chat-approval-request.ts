@@ -5,6 +5,7 @@ import { newShortId } from '../common/crypto.js';
 import { parseBody } from '../common/validation.js';
 import { findModule, type SuspendSettings } from '../flows/definition.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
+import { isFinished } from '../jobs/jobs.js';
 import { approvalState, resumeUrls, type ResumeUrls } from '../approvals/resume.js';
 import { postApprovalMessage, recordMessage } from './chat-messages.js';
 import { requireChatConnection } from './chat-settings.js';
@@ -102,6 +103,10 @@ export async function waitingApprovalStep(deps: Pick<CoreDeps, 'store'>, rights:
   const moduleId = run?.step_modules[stepJobId];
   const module = run && moduleId ? findModule(run.modules, moduleId) : undefined;
   if (!run || !module?.suspend) throw badRequest('invalid_request', 'a chat approval is requested from an approval step: a flow step with suspend settings');
-  if (approvalState(run, stepJobId, module.suspend.required_events) !== 'waiting') throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
+  // A flow canceled or failed meanwhile is finished at once; its run is settled on the flow's next
+  // turn (on AWS, an execution's), and until then still shows the step waiting.
+  const flowJob = await deps.store.getJob(rights.workspaceId, stepJob.parent_job!);
+  const waiting = flowJob !== null && !isFinished(flowJob.status) && approvalState(run, stepJobId, module.suspend.required_events) === 'waiting';
+  if (!waiting) throw conflict(`approval step ${stepJobId} no longer waits for approvals`);
   return { run, settings: module.suspend };
 }
