@@ -1,6 +1,6 @@
 import { encodePath } from './console-api.js';
 import { flowEditorCalls } from './flow-editor-calls.js';
-import { byId, el, messageOf, readSchemaForm, schemaForm, showJson } from './page-helpers.js';
+import { byId, el, messageOf, readSchemaForm, schemaFollower, showJson } from './page-helpers.js';
 import { getAt, isObj, type FlowEditorPage } from './flow-editor-context.js';
 
 /**
@@ -53,18 +53,9 @@ function setStatus(status: string): void {
 }
 
 // The run form follows the flow's schema, keeping the values typed so far.
-let schemaText = '';
+const followRunSchema = schemaFollower('run-fields');
 export function followSchema(page: FlowEditorPage): void {
-  const text = JSON.stringify(page.current.schema ?? null);
-  if (text === schemaText) return;
-  let values: Record<string, unknown> = {};
-  try {
-    values = readSchemaForm(byId('run-fields'));
-  } catch {
-    // a field not valid JSON yet: start it again
-  }
-  schemaText = text;
-  schemaForm(byId('run-fields'), page.current.schema ?? {}, values);
+  followRunSchema(page.current.schema);
 }
 
 /** What a press of one of the run form's buttons runs. */

@@ -101,6 +101,27 @@ export function schemaForm(container: HTMLElement, schemaValue: unknown, values:
   if (order.length === 0) container.append(el('p', { class: 'muted', text: 'No inputs.' }));
 }
 
+/**
+ * A run form that follows a schema its editor changes as the text does: redrawn only when the schema
+ * changed, keeping the values typed so far (a field not valid JSON yet starts again).
+ */
+export function schemaFollower(containerId: string): (schema: unknown) => void {
+  let drawn: string | undefined;
+  return (schema) => {
+    const text = JSON.stringify(schema ?? null);
+    if (text === drawn) return;
+    const container = byId(containerId);
+    let values: Record<string, unknown> = {};
+    try {
+      values = readSchemaForm(container);
+    } catch {
+      // a field not valid JSON yet: start it again
+    }
+    drawn = text;
+    schemaForm(container, schema ?? {}, values);
+  };
+}
+
 export function readSchemaForm(container: HTMLElement): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   for (const input of container.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea')) {

@@ -1,5 +1,5 @@
 import { ApiCallError, createScript, encodePath, generateMetadata, getJob, getScript, getScriptVersion, inferSchema, logUpdate, previewScript } from './console-api.js';
-import { byId, el, messageOf, readSchemaForm, schemaForm, showJson } from './page-helpers.js';
+import { byId, el, messageOf, readSchemaForm, schemaFollower, showJson } from './page-helpers.js';
 import type { EditorOptions, ScriptEditor } from './script-editor.js';
 import type { renderDiff } from './diff-view.js';
 import { wireCopyButtons } from './copy-buttons.js';
@@ -26,7 +26,7 @@ const versions = JSON.parse(data.versions ?? '[]') as { hash: string }[];
 const fallback = byId<HTMLTextAreaElement>('code-text');
 const languageSelect = byId<HTMLSelectElement>('language');
 const pathInput = byId<HTMLInputElement>('path');
-let schemaText = '';
+const followTestSchema = schemaFollower('test-fields');
 let inferTimer: ReturnType<typeof setTimeout> | undefined;
 let inferSeq = 0;
 const runHref = (id: string) => '/w/' + encodeURIComponent(ws) + '/run/' + encodeURIComponent(id);
@@ -53,16 +53,7 @@ async function followCode(): Promise<void> {
     const schema = await inferSchema({ language: languageSelect.value, content: editor.text() });
     if (seq !== inferSeq) return;
     message.textContent = '';
-    const text = JSON.stringify(schema);
-    if (text === schemaText) return;
-    let values: Record<string, unknown> = {};
-    try {
-      values = readSchemaForm(byId('test-fields'));
-    } catch {
-      // a field not valid JSON yet: start it again
-    }
-    schemaText = text;
-    schemaForm(byId('test-fields'), schema, values);
+    followTestSchema(schema);
   } catch (e) {
     if (seq !== inferSeq) return;
     message.textContent = 'The form follows the last code that could be read. ' + messageOf(e);
