@@ -15,9 +15,10 @@ describe('the flow runs this process wrote last', () => {
     const store = new SqliteStore(':memory:');
     try {
       await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
-      const written = await createEntity(store, clock, 'flow_run', 'ws', 'f1', newRun('f1', 1, 'f/a/flow', [], {}, {}), 'run');
-      rememberFlowRun(written);
-      expect((await readFlowRun(store, 'ws', 'f1'))?.value).toBe(written.value);
+      const run = newRun('f1', 1, 'f/a/flow', [], {}, {});
+      const written = await createEntity(store, clock, 'flow_run', 'ws', 'f1', run, 'run');
+      rememberFlowRun({ ...written, value: run });
+      expect((await readFlowRun(store, 'ws', 'f1'))?.value).toBe(run);
 
       // Another process moves the run on: its version is read and parsed, not the remembered one.
       const theirs = await tryReplaceEntity(store, later, written, { ...written.value, index: 3 });

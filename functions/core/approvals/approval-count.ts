@@ -1,7 +1,7 @@
 import { ApiError } from '../common/errors.js';
 import { getEntityValue } from '../store/entities.js';
 import type { ConsentGateValue, SuspendSettings } from '../flows/definition.js';
-import type { Approval, FlowRun, GateDecision, StepEvents } from '../flows/flow-documents.js';
+import type { Approval, FlowRun, FlowRunDocument, GateDecision, StepEvents } from '../flows/flow-documents.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
@@ -173,24 +173,24 @@ export async function isInAnyGroup(deps: Pick<CoreDeps, 'store'>, workspaceId: s
  * The approvals a step job (or, under FLOW_LEVEL, the flow's pre-approvals) shows as received: its
  * own, plus for the step the flow waits at the pre-approvals its last tally accepted.
  */
-export function approvalsReceived(run: FlowRun, key: string): number {
+export function approvalsReceived(run: FlowRunDocument, key: string): number {
   const step = run.step;
   const pre = key !== FLOW_LEVEL && step?.kind === 'suspend' && step.resume_job === key ? (step.pre_approvals ?? 0) : 0;
   return (run.events[key]?.approvals.length ?? 0) + pre;
 }
 
 /** The approvals given so far that a new one under `key` is weighed against: the step's own and the flow's pre-approvals. */
-export function approvalsSoFar(run: FlowRun, key: string): Approval[] {
+export function approvalsSoFar(run: FlowRunDocument, key: string): Approval[] {
   return [...(run.events[key]?.approvals ?? []), ...(key === FLOW_LEVEL ? [] : (run.events[FLOW_LEVEL]?.approvals ?? []))];
 }
 
 /** Whether an approval with this resume id was given, or used up by a step, already: a resume URL counts once. */
-export function resumeIdUsed(run: FlowRun, resumeId: number): boolean {
+export function resumeIdUsed(run: FlowRunDocument, resumeId: number): boolean {
   return Object.values(run.events).some((e) => e.approvals.some((a) => a.resume_id === resumeId)) || (run.consumed ?? []).includes(resumeId);
 }
 
 /** With a login required, whether `person` approved already under `key` (a person counts once). */
-export function approvedAlready(run: FlowRun, key: string, person: string): boolean {
+export function approvedAlready(run: FlowRunDocument, key: string, person: string): boolean {
   return approvalsSoFar(run, key).some((a) => a.logged_in && a.approver === person);
 }
 

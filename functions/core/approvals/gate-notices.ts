@@ -5,6 +5,7 @@ import { approverUsernames } from './approval-rules.js';
 import { findModule } from '../flows/definition.js';
 import { gateNoticeSender, type GateNotice } from './gate-notice-sender.js';
 import { getFlowRun, type FlowRun, type GateDelivery } from '../flows/run-state.js';
+import type { FlowRunDocument } from '../flows/flow-documents.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -95,7 +96,7 @@ async function noticesOf(deps: NoticeDeps, flowJob: Job, run: FlowRun, moduleId:
 }
 
 /** Whether the run waits at a gate whose notices were not all tried yet. */
-export function gateWithPendingNotices(run: FlowRun): string | null {
+export function gateWithPendingNotices(run: FlowRunDocument): string | null {
   const step = run.step;
   if (run.status !== 'awaiting_approval' || step?.kind !== 'gate') return null;
   const gate = run.gates?.[step.module];

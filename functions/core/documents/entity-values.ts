@@ -4,7 +4,7 @@ import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js'
 import type { EntityKind, ScriptVersion } from '../../ports.js';
 import type { Folder, Group, Invite, Member, OutboxEntry } from '../identity/identity-documents.js';
 import type { AppHead, AppVersion, Resource, ResourceType, Variable } from '../workspace/workspace-documents.js';
-import type { FlowRun, FlowVersion } from '../flows/flow-documents.js';
+import type { FlowRunDocument, FlowVersion } from '../flows/flow-documents.js';
 import { scheduleValue, type Schedule } from '../triggers/schedule-document.js';
 import { httpRouteIndexValue, httpTriggerValue, routePrefixValue, type HttpRouteIndex, type HttpTrigger, type RoutePrefix } from '../triggers/http-trigger-document.js';
 
@@ -144,7 +144,7 @@ export interface EntityValues {
   variable: Variable;
   flow: FlowHead;
   flow_version: FlowVersion;
-  flow_run: FlowRun;
+  flow_run: FlowRunDocument;
   flow_wait: FlowWait;
   sequence: Sequence;
   notification: OutboxEntry;
@@ -234,11 +234,12 @@ const chatMessage = z.object({
   decision: z.object({ decision: z.enum(['approved', 'rejected']), by: z.string(), at: timestamp, reason: z.string().optional() }).optional(),
 });
 
-const flowRun: z.ZodType<FlowRun> = z.object({
+const flowRun: z.ZodType<FlowRunDocument> = z.object({
   flow_job: z.string(),
   version: z.number().int().positive(),
   path: z.string(),
-  modules: z.array(flowModule),
+  modules: z.array(flowModule).optional(),
+  modules_at: z.string().regex(/^value\.(modules|failure_module)(\.[A-Za-z0-9_]+)*$/).optional(),
   flow_input: z.record(z.string(), z.unknown()),
   outer_results: z.record(z.string(), z.unknown()),
   results: z.record(z.string(), z.unknown()),

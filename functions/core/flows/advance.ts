@@ -1,6 +1,7 @@
 import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
-import { getEntityValue, tryCreateEntity, tryReplaceEntity, type StoredEntity } from '../store/entities.js';
-import { readFlowRun, rememberFlowRun } from './run-cache.js';
+import { getEntityValue, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import { readFlowRun, rememberFlowRun, type StoredFlowRun } from './run-cache.js';
+import { childModulesAt, copyRun, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../jobs/run-target.js';
@@ -57,7 +58,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const job = await deps.store.getJob(workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
     const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
-    const run = entity ? structuredClone(entity.value) : await initialRun(deps, job);
+    const run = entity ? copyRun(entity.value) : await initialRun(deps, job);
     if (!run) return;
     const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
     await step(deps, job, run, effects, finishedStep);
@@ -67,10 +68,12 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
   });
 }
 
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredEntity<'flow_run'> | null): Promise<boolean> {
-  if (previous && JSON.stringify(previous.value) === JSON.stringify(run)) return true;
-  const written = previous ? await tryReplaceEntity(deps.store, deps.clock, previous, run) : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, run);
-  if (written) rememberFlowRun(written);
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null): Promise<boolean> {
+  const doc = runDocument(run);
+  const before = previous && runDocument(previous.value);
+  if (before && JSON.stringify(before) === JSON.stringify(doc)) return true;
+  const written = previous ? await tryReplaceEntity(deps.store, deps.clock, { ...previous, value: before! }, doc) : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, doc);
+  if (written) rememberFlowRun({ ...written, value: run });
   return written !== null;
 }
 
@@ -83,6 +86,7 @@ async function initialRun(deps: WorkerDeps, job: Job): Promise<FlowRun | null> {
   }
   return {
     ...newRun(job.id, version.id, version.path, version.value.modules, job.args ?? {}, {}),
+    modules_at: TOP_LEVEL_MODULES,
     early_return: version.value.early_return,
     // A flow (a sub-flow too) has a shared folder of its own; its branches and iterations use it.
     same_worker: version.value.same_worker ?? false,
@@ -303,8 +307,15 @@ async function cachedStep(deps: WorkerDeps, run: FlowRun, module: FlowModule, jo
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
   const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowJobTarget(`${run.path}/${module.id}`, run.version), flowInput);
-  const inner = { ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }), same_worker: run.same_worker, shared_folder: run.shared_folder };
-  await tryCreateEntity(deps.store, deps.clock, 'flow_run', job.workspace_id, job.id, inner);
+  const modulesAt = childModulesAt(run, module, modules);
+  const inner: FlowRun = {
+    ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }),
+    ...(modulesAt === undefined ? {} : { modules_at: modulesAt }),
+    same_worker: run.same_worker,
+    shared_folder: run.shared_folder,
+  };
+  const written = await tryCreateEntity(deps.store, deps.clock, 'flow_run', job.workspace_id, job.id, runDocument(inner));
+  if (written) rememberFlowRun({ ...written, value: inner });
   return job;
 }
 

@@ -271,7 +271,7 @@ export function moduleFields(value: Pick<FlowValue, 'modules' | 'failure_module'
   return value.failure_module ? [...top, { module: value.failure_module, field: 'value.failure_module' }, ...childFields(value.failure_module, 'value.failure_module').flatMap(([c, w]) => visit(c, w))] : top;
 }
 
-function childFields(m: FlowModule, field: string): [FlowModule[], string][] {
+export function childFields(m: FlowModule, field: string): [FlowModule[], string][] {
   const v = m.value;
   switch (v.type) {
     case 'branchone':

@@ -171,12 +171,22 @@ export interface FlowFailure {
   status?: 'failed' | 'canceled';
 }
 
+/**
+ * A flow job's run as the interpreter works on it: its modules and every decision so far. It is
+ * stored as a `FlowRunDocument` (flow-run-document.ts): the modules, which never change during a
+ * run, stay in the flow version and the document names them by `modules_at`.
+ */
 export interface FlowRun {
   flow_job: string;
   /** The flow version the code comes from (for inline scripts). */
   version: number;
   path: string;
   modules: FlowModule[];
+  /**
+   * Where `modules` are in the flow version (`value.modules`, or a branch's or loop's list such as
+   * `value.modules.2.value.branches.0.modules`). Runs stored before it existed carry their modules.
+   */
+  modules_at?: string;
   flow_input: Record<string, unknown>;
   /** Results of the enclosing flow's steps, visible to an inline branch or iteration. */
   outer_results: Record<string, unknown>;
@@ -225,3 +235,6 @@ export interface FlowRun {
   /** Set once the outcome is decided; the flow job is then completed with it. */
   outcome?: { status: 'success' | 'failed' | 'canceled'; result: unknown };
 }
+
+/** A run as stored: without its modules (and failure module) when `modules_at` names them in the version. */
+export type FlowRunDocument = Omit<FlowRun, 'modules'> & { modules?: FlowModule[] };

@@ -1,32 +1,47 @@
 import { typed, type StoredEntity } from '../store/entities.js';
+import { resolveRun } from './flow-run-document.js';
+import type { FlowRun } from './flow-documents.js';
 import type { Store } from '../../ports.js';
+
+/** A stored run with its modules put back (flow-run-document.ts). */
+export type StoredFlowRun = Omit<StoredEntity<'flow_run'>, 'value'> & { value: FlowRun };
 
 /**
  * The flow runs this process stored last, by workspace and flow job. A flow's next turn (its next
  * step) reads its run back first: while the stored version is still the one written here, the
- * document is the one written — checked against its schema when it was written — so it is not
- * parsed again (its modules and results, ~8 KB for a 40-step flow, on every step). Any other
- * version (another process or call wrote it since) is parsed as usual. Callers copy before
- * changing the run, as they must with any read.
+ * run is the one written — its document checked against its schema when it was written, its
+ * modules those of its version — so neither is parsed or read again. Any other version (another
+ * process or call wrote it since) is parsed and resolved as usual. Callers copy before changing
+ * the run (copyRun), as they must with any read; the modules they share are frozen.
  */
 const MAX_RUNS = 1000;
-const runs = new Map<string, StoredEntity<'flow_run'>>();
+const runs = new Map<string, StoredFlowRun>();
 
 const keyOf = (workspaceId: string, flowJobId: string) => `${workspaceId}\u0000${flowJobId}`;
 
-export async function readFlowRun(store: Store, workspaceId: string, flowJobId: string): Promise<StoredEntity<'flow_run'> | null> {
+export async function readFlowRun(store: Store, workspaceId: string, flowJobId: string): Promise<StoredFlowRun | null> {
   const stored = await store.getEntity('flow_run', workspaceId, flowJobId);
   if (!stored) return null;
   const mine = runs.get(keyOf(workspaceId, flowJobId));
   if (mine && mine.version === stored.version && mine.created_at === stored.created_at && mine.updated_at === stored.updated_at) return mine;
-  return typed('flow_run', stored);
+  const doc = typed('flow_run', stored);
+  return { ...doc, value: await resolveRun(store, workspaceId, doc.value) };
 }
 
 /** Called with what a write returned; a finished run will not be read for its next step. */
-export function rememberFlowRun(written: StoredEntity<'flow_run'>): void {
+export function rememberFlowRun(written: StoredFlowRun): void {
   const key = keyOf(written.workspace_id, written.key);
   runs.delete(key);
   if (written.value.status === 'finished') return;
+  freeze(written.value.modules);
+  if (written.value.failure_module) freeze(written.value.failure_module);
   runs.set(key, written);
   if (runs.size > MAX_RUNS) runs.delete(runs.keys().next().value!);
+}
+
+/** Deeply: a turn that changed a shared module would change every later turn's. Once per run, as later turns share the frozen ones. */
+function freeze(value: object): void {
+  if (Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) freeze(child);
 }

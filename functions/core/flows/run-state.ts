@@ -1,4 +1,5 @@
 import { getEntityValue } from '../store/entities.js';
+import { resolveRun } from './flow-run-document.js';
 import type { CoreDeps } from '../deps.js';
 import { approvalsReceived, FLOW_LEVEL } from '../approvals/approval-count.js';
 import type { FlowRun } from './flow-documents.js';
@@ -139,5 +140,6 @@ function promptOf(result: unknown): { prompt?: Record<string, unknown> } {
 
 /** The run of a flow job, for views and resume checks. */
 export async function getFlowRun(deps: Pick<CoreDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
-  return getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
+  const doc = await getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
+  return doc && resolveRun(deps.store, workspaceId, doc);
 }

@@ -1,7 +1,7 @@
 import { typed } from '../store/entities.js';
 import { StoredDocumentError } from '../documents/parse.js';
 import { gateWithPendingNotices } from '../approvals/gate-notices.js';
-import type { FlowRun } from './run-state.js';
+import type { FlowRunDocument } from './flow-documents.js';
 import type { Entity } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -43,7 +43,7 @@ export async function runsWithPendingNotices(deps: Pick<CoreDeps, 'store'>): Pro
 /** Running jobs looked at per workspace for unsent notices. */
 const RUNNING_SCAN_LIMIT = 10_000;
 
-async function runsWhere(deps: Pick<CoreDeps, 'store'>, wanted: (run: FlowRun) => boolean): Promise<{ workspaceId: string; flowJobId: string }[]> {
+async function runsWhere(deps: Pick<CoreDeps, 'store'>, wanted: (run: FlowRunDocument) => boolean): Promise<{ workspaceId: string; flowJobId: string }[]> {
   const found: { workspaceId: string; flowJobId: string }[] = [];
   for (const ws of await deps.store.listWorkspaces()) {
     for (const e of await deps.store.listEntities('flow_run', ws.id)) {
@@ -58,7 +58,7 @@ async function runsWhere(deps: Pick<CoreDeps, 'store'>, wanted: (run: FlowRun) =
  * One run that does not match its schema must not keep every other flow's timer from firing (this
  * runs when the local service starts): it is skipped here, and fails clearly when it is advanced.
  */
-function readableRun(e: Entity): FlowRun | null {
+function readableRun(e: Entity): FlowRunDocument | null {
   try {
     return typed('flow_run', e).value;
   } catch (error) {
