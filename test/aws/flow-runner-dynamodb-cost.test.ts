@@ -67,8 +67,8 @@ describe('a flow of plain steps run inside Advance', () => {
     // wait record (no wake of its flow, no turn counter) per step.
     expect(perOp).toMatchObject({ PutItem: 3, UpdateItem: 1 });
     expect(perStep.writes).toBe(4);
-    // The run gzipped past 1 KB, its modules kept apart (written once per run, not per turn): about
-    // a unit a turn; the job and the chunk one each.
+    // The run gzipped past 1 KB, without its modules (it names them in the flow version): about a
+    // unit a turn; the job and the chunk one each.
     expect(perStep.putUnits).toBeLessThanOrEqual(3.4);
     // Strongly consistent GetItems of the flow job, its run and the step job, one look for a
     // cancel per running second; a flow job is read without a Query for log chunks it never has.
@@ -76,5 +76,8 @@ describe('a flow of plain steps run inside Advance', () => {
     expect(perStep.reads).toBeLessThanOrEqual(10.5);
     // The api stores the flow job: one write, and reads of the caller, the workspace and the flow.
     expect(one.run.writes).toBe(1);
+    // Per flow, the flow runner claims and completes the flow job, creates and deletes its wait
+    // record and stores its run's first turn; no item of modules (the run names them in the version).
+    expect(one.flowRunner.writes - perStep.writes).toBe(5);
   }, 240_000);
 });

@@ -7,9 +7,11 @@ import { isConditionFailure } from './dynamo-ops.js';
 import type { Item } from './dynamo-items.js';
 
 /**
- * A flow run's modules (and failure module), kept apart from the run item that is rewritten at
- * every turn (docs/aws.md "Costs"): they never change during a run, so rewriting them with the
- * results at every step cost a write unit a step for nothing. The run item keeps `modules_ref`, a
+ * The modules (and failure module) of a flow run stored with them, kept apart from the run item
+ * that is rewritten at every turn: they never change during a run, so rewriting them with the
+ * results at every step cost a write unit a step for nothing. Runs stored now hold no modules
+ * (core/flows/flow-run-document.ts names them in the flow version), so this serves the runs stored
+ * before that, which still carry theirs. The run item keeps `modules_ref`, a
  * hash of their JSON; the modules are one item under the run's partition, sort key
  * `<run key>#modules#<hash>`, written once (conditional on the key being free) and read through a
  * cache of this warm process: content-addressed, so a cached entry is never stale.
