@@ -20,6 +20,8 @@ import { exitOnBenchError, measureQuietly } from './load-guard.js';
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-flows-admin-token';
 export const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
+/** How long each flow is run before it is timed (see timeFlow). */
+export const FLOW_WARM_MS = Number(process.env.BENCH_FLOW_WARM_MS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_FLOW_ROUNDS ?? 2);
 /** BENCH_FLOW_STEPS=1,10 measures fewer flows (1 is always measured: the overhead is relative to it). */
 export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',').map(Number);
@@ -58,15 +60,34 @@ export async function measureFlow(base: string, auth: Record<string, string>, la
   return timeFlow(base, auth, await createFlow(base, auth, language, steps), language, steps, servicePid);
 }
 
+/**
+ * Sync runs of a 1-step flow of each language before any flow is timed. Without them the first
+ * flow timed (the 1-step one, every per-step overhead's baseline) paid for a fresh service — its
+ * code not yet optimized by V8, its first spares still starting — and came out several ms slower
+ * than the same flow timed later, which made the per-step overhead of that language look smaller.
+ */
+export const SERVICE_WARM_RUNS = Number(process.env.BENCH_SERVICE_WARM_RUNS ?? 200);
+
+export async function warmService(base: string, auth: Record<string, string>): Promise<void> {
+  const headers = { ...auth, 'content-type': 'application/json' };
+  for (const language of FLOW_LANGUAGES) {
+    const path = await createFlow(base, auth, language, 1, 'bench_warmup');
+    for (let i = 0; i < SERVICE_WARM_RUNS / FLOW_LANGUAGES.length; i++) {
+      const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers, body: '{}' });
+      if ((await response.text()) !== '1') throw new Error(`the warm-up flow ${path} answered ${response.status}`);
+    }
+  }
+}
+
 /** Creates the flow of `steps` trivial steps that timeFlow runs; answers its path. */
-export async function createFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number): Promise<string> {
+export async function createFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number, name = 'bench_flow'): Promise<string> {
   // Each step its own code, as in a real flow: no two steps could share a process by content.
   const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
   const modules = Array.from({ length: steps }, (_, i) => ({
     id: `s${i}`,
     value: { type: 'rawscript', language, content: content(i), input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
   }));
-  const path = `u/admin/bench_flow_${language}_${steps}`;
+  const path = `u/admin/${name}_${language}_${steps}`;
   const headers = { ...auth, 'content-type': 'application/json' };
   const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
   if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
@@ -77,15 +98,24 @@ export async function createFlow(base: string, auth: Record<string, string>, lan
 export async function timeFlow(base: string, auth: Record<string, string>, path: string, language: string, steps: number, servicePid?: number): Promise<FlowFigures> {
   const headers = { ...auth, 'content-type': 'application/json' };
   const url = `${base}/api/w/main/jobs/run_wait_result/p/${path}`;
-  const times: number[] = [];
-  let cpuAtStart = 0;
-  for (let i = 0; i < FLOW_RUNS + 1; i++) {
-    if (i === 1 && servicePid !== undefined) cpuAtStart = cpuMsOf(servicePid);
-    const t = performance.now();
+  const run = async () => {
     const response = await fetch(url, { method: 'POST', headers, body: '{}' });
     const text = await response.text();
     if (text !== String(steps)) throw new Error(`flow ${path} answered ${response.status} ${text}`);
-    if (i > 0) times.push(performance.now() - t); // the first run warms the processes
+  };
+  // The first run starts the steps' processes; each takes a spare, whose replacement starts in the
+  // background (a confined Node or Python start, ~0.1-0.3 s of CPU). Runs go on for FLOW_WARM_MS so
+  // those starts are over before the timed runs: a 1-step flow's few timed runs (the baseline of
+  // every per-step overhead) otherwise shared the machine with them and came out up to 3x slower.
+  const warmUntil = performance.now() + FLOW_WARM_MS;
+  do await run();
+  while (performance.now() < warmUntil);
+  const times: number[] = [];
+  const cpuAtStart = servicePid === undefined ? 0 : cpuMsOf(servicePid);
+  for (let i = 0; i < FLOW_RUNS; i++) {
+    const t = performance.now();
+    await run();
+    times.push(performance.now() - t);
   }
   const serviceCpuMs = servicePid === undefined ? undefined : (cpuMsOf(servicePid) - cpuAtStart) / FLOW_RUNS;
   times.sort((a, b) => a - b);
@@ -113,6 +143,7 @@ async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Pro
     });
     const rows: FlowFigures[] = [];
     const auth = { authorization: `Bearer ${TOKEN}` };
+    await warmService(base, auth);
     for (const language of FLOW_LANGUAGES) {
       for (const steps of FLOW_STEPS) {
         const path = await createFlow(base, auth, language, steps);

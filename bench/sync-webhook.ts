@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'node:http';
-import { createFlow, FLOW_LANGUAGES, FLOW_RUNS, timeFlow } from './flows.js';
+import { createFlow, FLOW_LANGUAGES, FLOW_RUNS, timeFlow, warmService } from './flows.js';
 import { exitOnBenchError, measureQuietly } from './load-guard.js';
 import { reportLines, type Figures, type FlowRow, type ScriptRow } from './sync-report.js';
 
@@ -116,6 +116,7 @@ async function main() {
   const rows: ScriptRow[] = [];
   const flowRows: FlowRow[] = [];
   try {
+    if (!ONLY_SCRIPTS) await warmService(base, auth);
     for (const language of ONLY_SCRIPTS ? [] : FLOW_LANGUAGES) {
       for (const steps of [1, 10, 40]) {
         const path = await createFlow(base, auth, language, steps);
