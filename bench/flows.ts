@@ -62,20 +62,16 @@ export async function measureFlow(base: string, auth: Record<string, string>, la
 
 /**
  * Sync runs of a 1-step flow of each language before any flow is timed. Without them the first
- * flow timed (the 1-step one, every per-step overhead's baseline) paid for a fresh service — its
- * code not yet optimized by V8, its first spares still starting — and came out several ms slower
- * than the same flow timed later, which made the per-step overhead of that language look smaller.
+ * flow timed (the 1-step one, every per-step overhead's baseline) ran on a service just started —
+ * its code not yet optimized by V8, its first spares and job slots still starting — and came out
+ * 5-7 ms where it is ~4 ms later, which made that language's per-step overhead look smaller.
  */
 export const SERVICE_WARM_RUNS = Number(process.env.BENCH_SERVICE_WARM_RUNS ?? 200);
 
 export async function warmService(base: string, auth: Record<string, string>): Promise<void> {
-  const headers = { ...auth, 'content-type': 'application/json' };
   for (const language of FLOW_LANGUAGES) {
     const path = await createFlow(base, auth, language, 1, 'bench_warmup');
-    for (let i = 0; i < SERVICE_WARM_RUNS / FLOW_LANGUAGES.length; i++) {
-      const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers, body: '{}' });
-      if ((await response.text()) !== '1') throw new Error(`the warm-up flow ${path} answered ${response.status}`);
-    }
+    for (let i = 0; i < SERVICE_WARM_RUNS / FLOW_LANGUAGES.length; i++) await runFlow(base, auth, path, 1);
   }
 }
 
@@ -94,15 +90,16 @@ export async function createFlow(base: string, auth: Record<string, string>, lan
   return path;
 }
 
-/** Sequential runs of the flow at `path` through the sync route: the median of FLOW_RUNS after one warming run. */
+/** One sync run of the flow at `path`, checked to answer its number of steps. */
+async function runFlow(base: string, auth: Record<string, string>, path: string, steps: number): Promise<void> {
+  const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' });
+  const text = await response.text();
+  if (text !== String(steps)) throw new Error(`flow ${path} answered ${response.status} ${text}`);
+}
+
+/** Sequential runs of the flow at `path` through the sync route: the median of FLOW_RUNS after FLOW_WARM_MS of warming runs. */
 export async function timeFlow(base: string, auth: Record<string, string>, path: string, language: string, steps: number, servicePid?: number): Promise<FlowFigures> {
-  const headers = { ...auth, 'content-type': 'application/json' };
-  const url = `${base}/api/w/main/jobs/run_wait_result/p/${path}`;
-  const run = async () => {
-    const response = await fetch(url, { method: 'POST', headers, body: '{}' });
-    const text = await response.text();
-    if (text !== String(steps)) throw new Error(`flow ${path} answered ${response.status} ${text}`);
-  };
+  const run = () => runFlow(base, auth, path, steps);
   // The first run starts the steps' processes; each takes a spare, whose replacement starts in the
   // background (a confined Node or Python start, ~0.1-0.3 s of CPU). Runs go on for FLOW_WARM_MS so
   // those starts are over before the timed runs: a 1-step flow's few timed runs (the baseline of

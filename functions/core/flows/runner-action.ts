@@ -1,6 +1,6 @@
 import { isFinished } from '../jobs/jobs.js';
 import { advanceFlow, awaitedJobs, cancelFlowSteps } from './advance.js';
-import { getFlowRun } from './run-state.js';
+import { readFlowRun } from './run-cache.js';
 import type { CoreDeps, WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -43,7 +43,8 @@ export async function advanceForRunner(deps: WorkerDeps, workspaceId: string, fl
   const job = await deps.store.getJob(workspaceId, flowJobId);
   if (!job) return { action: 'done', status: 'failed' };
   if (isFinished(job.status)) return { action: 'done', status: job.status as 'success' | 'failed' | 'canceled' };
-  const run = await getFlowRun(deps, workspaceId, flowJobId);
+  // The turn just stored it: read back through this process's cache, its modules not resolved again.
+  const run = (await readFlowRun(deps.store, workspaceId, flowJobId))?.value;
   if (!run) return { action: 'wait' };
 
   const awaited = await Promise.all(awaitedJobs(run).map((j) => deps.store.getJob(workspaceId, j.id)));

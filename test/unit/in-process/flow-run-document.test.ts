@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { inProcessService, type InProcessService } from './harness.js';
+import { inProcessService, loseFirstInsertOf, type InProcessService } from './harness.js';
 import { advanceFlow } from '../../../functions/core/flows/advance.js';
 import type { WorkerDeps } from '../../../functions/core/deps.js';
-import type { Job } from '../../../functions/ports.js';
 
 /**
  * A flow run is stored without its modules: they are in its flow version, which the stored run
@@ -67,15 +66,7 @@ describe('a stored flow run', () => {
     expect((await s.post('/api/w/main/flows/create', flow)).status).toBe(201);
 
     // Stop the flow between its steps (step b's insert fails), then store its run as a run of before.
-    const insertJob = s.store.insertJob.bind(s.store);
-    let lost: Job | undefined;
-    s.store.insertJob = async (job: Job) => {
-      if (job.flow_module === 'b' && !lost) {
-        lost = job;
-        throw new Error('stopped here');
-      }
-      return insertJob(job);
-    };
+    loseFirstInsertOf(s, 'b', 'stopped here');
     const id = await (await s.post('/api/w/main/jobs/run/p/u/admin/two', {})).text();
     await expect(s.settled()).rejects.toThrow('stopped here');
     const current = (await s.store.getEntity('flow_run', 'main', id))!;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { inProcessService } from './harness.js';
+import { inProcessService, loseFirstInsertOf } from './harness.js';
 import { advanceFlow } from '../../../functions/core/flows/advance.js';
 import type { WorkerDeps } from '../../../functions/core/deps.js';
-import type { Job } from '../../../functions/ports.js';
 
 /**
  * The flow interpreter stores the run naming a step's job before it inserts the job. A process
@@ -26,17 +25,10 @@ describe('a flow step lost between storing the run and inserting the job', () =>
     expect((await s.post('/api/w/main/flows/create', flow)).status).toBe(201);
 
     // The process "dies" when inserting step b: the run already names it, the store never gets it.
-    const insertJob = s.store.insertJob.bind(s.store);
-    let lost: Job | undefined;
-    s.store.insertJob = async (job: Job) => {
-      if (job.flow_module === 'b' && !lost) {
-        lost = job;
-        throw new Error('the process died here');
-      }
-      return insertJob(job);
-    };
+    const lostJob = loseFirstInsertOf(s, 'b', 'the process died here');
     const id = await (await s.post('/api/w/main/jobs/run/p/u/admin/two', {})).text();
     await expect(s.settled()).rejects.toThrow('the process died here');
+    const lost = lostJob();
     expect(lost).toBeDefined();
     expect(await s.store.getJob('main', lost!.id)).toBeNull();
     expect((await s.job(id)).status).toBe('running');

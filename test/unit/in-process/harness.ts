@@ -1,6 +1,6 @@
 import { createMemoryService, type MemoryService } from '../../../functions/shells/memory.js';
 import type { CoreConfig } from '../../../functions/core/deps.js';
-import type { Clock, EmailSender, TopicPublisher } from '../../../functions/ports.js';
+import type { Clock, EmailSender, Job, TopicPublisher } from '../../../functions/ports.js';
 import { FunctionRunner } from './function-runner.js';
 
 /** A clock the test moves: timeouts and expiries happen when the test says, not after a wait. */
@@ -69,6 +69,24 @@ export async function createScript(s: InProcessService, path: string, content: s
   const text = await res.text();
   if (res.status !== 201) throw new Error(`create ${path}: ${res.status} ${text}`);
   return text;
+}
+
+/**
+ * The process "dies" when it inserts the first job of flow step `moduleId`: the insert throws
+ * `message` and the job never reaches the store (the run naming it is stored already). Answers
+ * the job that was lost, once it was.
+ */
+export function loseFirstInsertOf(s: InProcessService, moduleId: string, message: string): () => Job | undefined {
+  const insertJob = s.store.insertJob.bind(s.store);
+  let lost: Job | undefined;
+  s.store.insertJob = async (job: Job) => {
+    if (job.flow_module === moduleId && !lost) {
+      lost = job;
+      throw new Error(message);
+    }
+    return insertJob(job);
+  };
+  return () => lost;
 }
 
 /** A JSON POST body for `fetch`. */
