@@ -1,7 +1,6 @@
 import { writeWorkspaceModules } from './workspace-modules.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
@@ -21,6 +20,21 @@ import {
 } from './sandbox-process.js';
 
 const MARKER_GRACE_MS = 1000;
+
+/**
+ * Whether `seen` settles within the grace period. The timer is cleared as soon as it does (it
+ * usually has already): a timer left for the whole second per job kept each job's promises alive
+ * long enough to reach the old generation, which only a full collection frees.
+ */
+function withinGrace(seen: Promise<void>): Promise<boolean> {
+  return new Promise((answer) => {
+    const timer = setTimeout(() => answer(false), MARKER_GRACE_MS).unref();
+    void seen.then(() => {
+      clearTimeout(timer);
+      answer(true);
+    });
+  });
+}
 
 /** What a shim reports about the job it serves (the same for every language). */
 export type ShimMessage =
@@ -61,6 +75,8 @@ export class WarmWorker {
   private current: CurrentJob | undefined;
   private readonly output = new JobOutputRouter();
   private exitInfo: ExitInfo | undefined;
+  /** Told when the process exits while a job runs (see `exitDuringJob`). */
+  private exitWatcher: ((info: ExitInfo) => void) | undefined;
   private disposed: Promise<void> | undefined;
   /** The previous job's directory, kept when that job left it empty: saves a mkdir/chown/rm per run. */
   private spareJobDir: string | undefined;
@@ -83,7 +99,10 @@ export class WarmWorker {
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
     proc.child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
     channel.onMessage((message) => this.receive(message));
-    void proc.exited.then((info) => (this.exitInfo = info));
+    void proc.exited.then((info) => {
+      this.exitInfo = info;
+      this.exitWatcher?.(info);
+    });
   }
 
   get alive(): boolean {
@@ -168,13 +187,13 @@ export class WarmWorker {
 
       const finished = done.then(async (message) => {
         // A child that closed its own stdout never sends the marker; don't wait for the timeout.
-        const markerArrived = await Promise.race([markerSeen.then(() => true), delay(MARKER_GRACE_MS, false, { ref: false })]);
+        const markerArrived = await withinGrace(markerSeen);
         return { kind: 'done' as const, message, markerArrived };
       });
       const first = await Promise.race([
         finished,
         guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
-        this.proc.exited.then((info) => ({ kind: 'exited' as const, info })),
+        this.exitDuringJob().then((info) => ({ kind: 'exited' as const, info })),
       ]);
       if (first.kind === 'stopped') {
         await this.dispose();
@@ -198,8 +217,19 @@ export class WarmWorker {
     } finally {
       guard.dispose();
       this.current = undefined;
+      this.exitWatcher = undefined;
       this.output.end();
     }
+  }
+
+  /**
+   * The process's exit, as a promise of this job only. Racing `proc.exited` itself would add a
+   * reaction to that long-lived promise per job, holding each job's request and guard for as
+   * long as the process lives: the service's memory grew with every job a warm process served.
+   */
+  private exitDuringJob(): Promise<ExitInfo> {
+    if (this.exitInfo) return Promise.resolve(this.exitInfo);
+    return new Promise((resolveExit) => (this.exitWatcher = resolveExit));
   }
 
   /** Kills the process group and forgets the code; safe to call more than once. */

@@ -1,9 +1,24 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CodeRunner, RunRequest } from '../../../functions/ports.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { errorOf, eventually, isKeyGone as isProcessGone, makeRunner, processKey, request, resultOf, runOnce, schemaOf } from './runtime-helpers.js';
 
 const TS_PID = 'export async function main(ms = 0) { await new Promise((r) => setTimeout(r, ms)); return [process.pid, process.getuid()]; }';
 const PY_PID = 'import os, time\ndef main(ms=0):\n    time.sleep(ms / 1000)\n    return [os.getpid(), os.getuid()]\n';
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** Whether the object behind `ref` is gone after full collections (a WeakRef clears between tasks). */
+async function isCollected(ref: WeakRef<object>): Promise<boolean> {
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    collectGarbage();
+  }
+  await new Promise((r) => setImmediate(r));
+  return ref.deref() === undefined;
+}
 
 /** Names the process that ran the job (see `processKey`: pids are per namespace). */
 async function pidOf(runner: CodeRunner, req: RunRequest): Promise<number> {
@@ -55,6 +70,17 @@ describe.each([
     expect(errorOf((await waiting).outcome).name).toBe('Canceled');
     expect((await busy).outcome.ok).toBe(true);
     expect((await alsoBusy).outcome.ok).toBe(true);
+  });
+
+  it('hold nothing of a finished job while the process serves the next ones', async () => {
+    // A job's request (its env holds the job's token) was kept by a reaction each job added to the
+    // process's exit promise: the service's memory grew with every job a warm process served.
+    let job: RunRequest | undefined = req({ scriptHash: 'finished', env: { SVC_TOKEN_LIKE: 'x'.repeat(1000) } });
+    const finished = new WeakRef(job);
+    const pid = await pidOf(runner, job);
+    job = undefined;
+    for (let i = 0; i < 3; i++) expect(await pidOf(runner, req({ scriptHash: 'finished' }))).toBe(pid);
+    expect(await isCollected(finished)).toBe(true);
   });
 
   it('never reuse a process that was stopped', async () => {
