@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { describeStoreContract } from './store.contract.js';
-import { aScriptVersion, aWorkspace } from './store-fixtures.js';
+import { aJob, aScriptVersion, aWorkspace, nextTimestamp } from './store-fixtures.js';
 
 describeStoreContract('SqliteStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-store-contract-'));
@@ -45,6 +45,41 @@ describe('SqliteStore beside another connection', () => {
       await expect(store.insertScriptVersion(version, null)).resolves.toBe(true);
       expect((await store.getLatestScript(ws.id, version.path))?.hash).toBe(version.hash);
       await once(holder, 'exit');
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SqliteStore queue indexes', () => {
+  it('hold only queued and running jobs, and every queue query reads them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-store-queue-'));
+    const store = new SqliteStore(join(dir, 'svc.db'));
+    try {
+      const ws = aWorkspace();
+      await store.createWorkspace(ws);
+      const queued = aJob(ws.id, { status: 'queued' });
+      const running = aJob(ws.id, { status: 'running' });
+      const finished = aJob(ws.id, { status: 'running' });
+      for (const job of [queued, running, finished]) await store.insertJob(job);
+      expect(await store.completeJob(finished.id, { status: 'success', result: 1, logs: '' }, nextTimestamp())).toBe(true);
+
+      // A finished job leaves the queue's indexes: a run touches a small index, not one of every job ever run.
+      const entries = (index: string, status: string) => store.db.prepare(`SELECT id FROM jobs INDEXED BY ${index} WHERE ${status}`).all().map((r) => (r as { id: string }).id).sort();
+      expect(entries('jobs_active_by_age', "status = 'queued' OR status = 'running'")).toEqual([queued.id, running.id].sort());
+      expect(entries('jobs_queued_by_priority', "status = 'queued'")).toEqual([queued.id]);
+
+      const later = '2999-01-01T00:00:00.000Z';
+      expect((await store.listStaleJobs('running', later, 10)).map((j) => j.id)).toEqual([running.id]);
+      expect((await store.listStaleJobs('queued', later, 10)).map((j) => j.id)).toEqual([queued.id]);
+      expect(store.claimQueued(10, nextTimestamp(), later).map((j) => j.id)).toEqual([queued.id]);
+      const plans = [
+        "SELECT * FROM jobs WHERE status = 'queued' AND created_at < ? ORDER BY created_at, rowid LIMIT 1",
+        "SELECT rowid FROM jobs WHERE status = 'queued' AND held = 0 ORDER BY priority DESC, created_at, rowid LIMIT 1",
+        "SELECT id FROM jobs WHERE status = 'running'",
+      ].map((sql) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(sql.includes('?') ? [later] : [])) as { detail: string }[]).map((r) => r.detail).join(' '));
+      expect(plans).toEqual([expect.stringContaining('jobs_active_by_age'), expect.stringContaining('jobs_queued_by_priority'), expect.stringContaining('jobs_active_by_age')]);
     } finally {
       store.close();
       rmSync(dir, { recursive: true, force: true });

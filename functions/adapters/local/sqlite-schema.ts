@@ -203,4 +203,12 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX jobs_queue_by_priority ON jobs(status, held, priority DESC, created_at);`,
   DROP_INSERT_TRIGGER,
+  `-- activequeue: the queue indexes hold only the jobs they serve (queued, and running for the
+  -- stale-lease and restart scans), not every finished job: a run's insert and completion then
+  -- touch a page or two of a small index instead of moving an entry across a tree of every job
+  -- ever run. A query uses them only with the status written as a literal (listStaleJobs).
+  DROP INDEX jobs_queue_by_age;
+  DROP INDEX jobs_queue_by_priority;
+  CREATE INDEX jobs_active_by_age ON jobs(status, created_at) WHERE status = 'queued' OR status = 'running';
+  CREATE INDEX jobs_queued_by_priority ON jobs(held, priority DESC, created_at) WHERE status = 'queued';`,
 ];

@@ -167,7 +167,9 @@ export class SqliteStore implements Store {
 
   async listStaleJobs(status: 'queued' | 'running', before: string, limit: number) {
     const since = status === 'queued' ? 'created_at' : 'COALESCE(started_at, created_at)';
-    const rows = this.db.prepare(`SELECT * FROM jobs WHERE status = ? AND ${since} < ? ORDER BY ${since}, rowid LIMIT ?`).all(status, before, limit) as Row[];
+    // The status as a literal: only then may SQLite read the partial index of active jobs.
+    const literal = status === 'queued' ? "'queued'" : "'running'";
+    const rows = this.stmt(`SELECT * FROM jobs WHERE status = ${literal} AND ${since} < ? ORDER BY ${since}, rowid LIMIT ?`).all(before, limit) as Row[];
     return rows.map(toJob);
   }
 
