@@ -93,10 +93,15 @@ function importsTokenHoldingClient() {
   return holdsToken;
 }
 
-/** The process's environment becomes exactly the job's (the previous job's variables go). */
+/**
+ * The process's environment becomes exactly the job's (the previous job's variables go). Only what
+ * differs from it now (the last job's own changes included) is unset or set.
+ */
 function setEnvironment(env) {
-  for (const key of Object.keys(Deno.env.toObject())) Deno.env.delete(key);
+  const now = Deno.env.toObject();
+  for (const key of Object.keys(now)) if (!Object.hasOwn(env, key)) Deno.env.delete(key);
   for (const [key, value] of Object.entries(env)) {
+    if (now[key] === String(value)) continue;
     try {
       Deno.env.set(key, String(value));
     } catch {

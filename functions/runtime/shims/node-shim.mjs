@@ -102,9 +102,11 @@ function importsTokenHoldingClient() {
   return holdsToken;
 }
 
+// Only what differs from the process's environment now (whatever the last job left in it, its own
+// changes included) is unset or set: each process.env write is a setenv call.
 function setEnvironment(env) {
-  for (const key of Object.keys(process.env)) delete process.env[key];
-  Object.assign(process.env, env);
+  for (const key of Object.keys(process.env)) if (!Object.hasOwn(env, key)) delete process.env[key];
+  for (const [key, value] of Object.entries(env)) if (process.env[key] !== value) process.env[key] = value;
 }
 
 function toJobError(error) {

@@ -152,8 +152,13 @@ def is_stream(value):
 
 
 def set_environment(env):
-    os.environ.clear()
-    os.environ.update(env)
+    # Only what differs from the process's environment now (whatever the last job left in it) is
+    # unset or set: os.environ.clear() unsets every variable one by one, ~60 us a job.
+    for key in [key for key in os.environ if key not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def to_job_error(error):

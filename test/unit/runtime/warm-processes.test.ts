@@ -56,6 +56,19 @@ describe.each([
     expect(env2).not.toHaveProperty('X');
   });
 
+  it("give the next job none of a job's own changes to its env", async () => {
+    const script =
+      language === 'python3'
+        ? 'import os\ndef main(taint=False):\n    seen = dict(os.environ)\n    if taint:\n        os.environ["ADDED"] = "by the job"\n        os.environ["X"] = "changed by the job"\n    return [os.getuid() * 100000 + os.getpid(), seen]\n'
+        : 'export function main(taint = false) { const seen = { ...process.env }; if (taint) { process.env.ADDED = "by the job"; process.env.X = "changed by the job"; } return [process.getuid() * 100000 + process.pid, seen]; }';
+    const envReq = (args: Record<string, unknown>) => request(language, script, { scriptHash: 'env-changes', schema: schemaOf('taint'), env: { X: '1' }, args });
+    const [pid1] = resultOf((await runOnce(runner, envReq({ taint: true }))).outcome) as [number, Record<string, string>];
+    const [pid2, env2] = resultOf((await runOnce(runner, envReq({}))).outcome) as [number, Record<string, string>];
+    expect(pid2).toBe(pid1);
+    expect(env2.X).toBe('1');
+    expect(env2).not.toHaveProperty('ADDED');
+  });
+
   it('start at most maxWarmPerKey processes for concurrent jobs; the rest wait their turn', async () => {
     const runs = await Promise.all([1, 2, 3, 4].map(() => pidOf(runner, req({ scriptHash: 'busy', args: { ms: 300 } }))));
     expect(new Set(runs).size).toBe(2);
