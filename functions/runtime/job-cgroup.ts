@@ -22,11 +22,15 @@ interface Layout {
 export class JobCgroup {
   /** Files read after every job, kept open (cgroup files answer a read at offset 0 afresh). */
   private readonly open = new Map<string, number>();
+  /** Their paths, joined once: they are read after every job. */
+  private readonly files: ReturnType<typeof cgroupFiles>;
 
   private constructor(
     private readonly layout: Layout,
     private readonly dirs: string[],
-  ) {}
+  ) {
+    this.files = cgroupFiles(layout, dirs);
+  }
 
   /** Finds a place where this process may create groups with memory and pids limits, or says why not. */
   static probe(): { layout: Layout } | { reason: string } {
@@ -87,8 +91,8 @@ export class JobCgroup {
   }
 
   /** The files a process writes its pid to in order to join (one per hierarchy). */
-  get procsFiles(): string[] {
-    return this.dirs.map((dir) => join(dir, 'cgroup.procs'));
+  get procsFiles(): readonly string[] {
+    return this.files.procs;
   }
 
   /** Processes (not threads) in the group right now. */
@@ -98,25 +102,23 @@ export class JobCgroup {
 
   /** Memory charged to the group now (what its limit is checked against), in bytes. */
   memoryUsage(): number {
-    const file = this.layout.kind === 'v1' ? 'memory.usage_in_bytes' : 'memory.current';
-    return Number(this.read(join(this.dirs[0]!, file))?.trim()) || 0;
+    return Number(this.read(this.files.usage)?.trim()) || 0;
   }
 
   /** How many times the kernel OOM-killed a member for exceeding the memory limit. */
   oomKills(): number {
-    const file = this.layout.kind === 'v1' ? 'memory.oom_control' : 'memory.events';
-    return counter(this.read(join(this.dirs[0]!, file)), 'oom_kill');
+    return counter(this.read(this.files.oomKills), 'oom_kill');
   }
 
   /** How many times usage reached the memory limit (reclaim included, so no proof of an OOM kill alone). */
   memoryLimitHits(): number {
-    if (this.layout.kind === 'v2') return counter(this.read(join(this.dirs[0]!, 'memory.events')), 'max');
-    return Number(this.read(join(this.dirs[0]!, 'memory.failcnt'))?.trim()) || 0;
+    if (this.layout.kind === 'v2') return counter(this.read(this.files.limitHits), 'max');
+    return Number(this.read(this.files.limitHits)?.trim()) || 0;
   }
 
   /** How many forks the process limit refused. */
   forksRefused(): number {
-    return counter(this.read(join(this.dirs.at(-1)!, 'pids.events')), 'max');
+    return counter(this.read(this.files.pidsEvents), 'max');
   }
 
   /** Kills every member; the group stays usable for accounting until `remove`. */
@@ -171,6 +173,19 @@ export class JobCgroup {
 }
 
 const readBuffer = Buffer.alloc(64 * 1024);
+
+/** The files of a group's directories (memory first, pids last; one directory under cgroup v2) it reads. */
+function cgroupFiles(layout: Layout, dirs: string[]) {
+  const memory = dirs[0]!;
+  const v1 = layout.kind === 'v1';
+  return {
+    procs: Object.freeze(dirs.map((dir) => join(dir, 'cgroup.procs'))),
+    usage: join(memory, v1 ? 'memory.usage_in_bytes' : 'memory.current'),
+    oomKills: join(memory, v1 ? 'memory.oom_control' : 'memory.events'),
+    limitHits: join(memory, v1 ? 'memory.failcnt' : 'memory.events'),
+    pidsEvents: join(dirs.at(-1)!, 'pids.events'),
+  };
+}
 
 const probeLimits: ResourceLimits = { memoryBytes: 64 * 1024 * 1024, processes: 8, cpuSeconds: 1, fileBytes: 1, openFiles: 8, diskBytes: 1 };
 

@@ -27,6 +27,7 @@ export class JobNetwork {
   private readonly proxy: EgressProxy;
   /** The API as the service reaches it; learnt from the jobs' BASE_INTERNAL_URL. */
   private apiTarget: URL | undefined;
+  private parsedBase: { base: string; inside: string | undefined } | undefined;
 
   constructor(allow: AddressAllowList) {
     this.proxy = new EgressProxy(allow, (host, port) => {
@@ -54,21 +55,32 @@ export class JobNetwork {
       no_proxy: '127.0.0.1,localhost,::1',
     };
     const base = env.BASE_INTERNAL_URL;
-    if (base) {
-      try {
-        const url = new URL(base);
-        if (url.protocol === 'http:' || url.protocol === 'https:') {
-          this.apiTarget = url;
-          const inside = `http://127.0.0.1:${NAMESPACE_API_PORT}${url.pathname.replace(/\/+$/, '')}`;
-          // Every name the job reads the API's address under (WM_BASE_URL and BASE_URL for
-          // Windmill's clients) leads to the same place inside the namespace.
-          for (const [name, value] of Object.entries(env)) if (value === base) overlay[name] = inside;
-        }
-      } catch {
-        // not a URL: left as it is, and the API port leads nowhere new
-      }
-    }
+    const inside = base ? this.insideUrl(base) : undefined;
+    // Every name the job reads the API's address under (WM_BASE_URL and BASE_URL for Windmill's
+    // clients) leads to the same place inside the namespace.
+    if (inside) for (const [name, value] of Object.entries(env)) if (value === base) overlay[name] = inside;
     return { ...env, ...overlay };
+  }
+
+  /**
+   * The API's address inside the namespace for the service's address `base`, which the API port
+   * then leads to; undefined when `base` is no http(s) URL. Parsed once per address: every job
+   * carries the same one.
+   */
+  private insideUrl(base: string): string | undefined {
+    if (this.parsedBase?.base === base) return this.parsedBase.inside;
+    let inside: string | undefined;
+    try {
+      const url = new URL(base);
+      if (url.protocol === 'http:' || url.protocol === 'https:') {
+        this.apiTarget = url;
+        inside = `http://127.0.0.1:${NAMESPACE_API_PORT}${url.pathname.replace(/\/+$/, '')}`;
+      }
+    } catch {
+      // not a URL: left as it is, and the API port leads nowhere new
+    }
+    this.parsedBase = { base, inside };
+    return inside;
   }
 
   close(): Promise<void> {
