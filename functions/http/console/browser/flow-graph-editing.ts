@@ -13,6 +13,9 @@ import { getAt, lengthAt, placeOf, type FlowEditorPage } from './flow-editor-con
 export function drawGraph(page: FlowEditorPage): void {
   if (!page.lib) return;
   const box = byId('graph');
+  // Drawing replaces every node: the step that had the keyboard gets it back, or a redraw after
+  // the check (which answers while the user moves through the graph) would drop it on the page.
+  const focused = box.contains(document.activeElement) ? document.activeElement?.getAttribute('data-step') : null;
   // The console's html template built this markup with every label escaped (flow-graph.ts).
   box.innerHTML = page.lib.graph(getAt(page, 'value.modules'));
   const invalid = stepsWithProblems(page.problems);
@@ -35,6 +38,7 @@ export function drawGraph(page: FlowEditorPage): void {
       }
     });
   }
+  if (focused) focusStep(focused);
 }
 
 /** Selects a step: the graph marks it and the panel shows it (with the keyboard on its heading if asked). */
