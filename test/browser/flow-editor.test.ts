@@ -113,13 +113,27 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await expect.poll(() => graphSteps(page)).toContain(`value.modules.1=approve: ${HOSTILE}`);
     await expect(page.locator('#graph img, #step-panel img').count()).resolves.toBe(0);
 
-    // The YAML edits the graph: the first step's id changed in the text is the graph's.
+    // The YAML edits the graph: the first step's id changed in the text is the graph's. The API's
+    // check of the edit is held until the keyboard is on that step: its answer redraws the graph,
+    // and the step keeps the keyboard.
+    let releaseCheck!: () => void;
+    const checkHeld = new Promise<void>((resolve) => (releaseCheck = resolve));
+    await page.route('**/flows/validate', async (route) => {
+      await checkHeld;
+      await route.continue();
+    });
     const yaml = await yamlText(page);
     await editor.click();
     await page.keyboard.press('Control+A');
     await page.keyboard.insertText(yaml.replace('- id: greet', '- id: hello'));
     await expect.poll(() => graphSteps(page)).toContain('value.modules.0=hello');
-    await page.locator('#graph [data-step="value.modules.0"]').focus();
+    const firstStep = page.locator('#graph [data-step="value.modules.0"]');
+    await firstStep.focus();
+    await firstStep.evaluate((node) => node.setAttribute('data-drawn-before', ''));
+    releaseCheck();
+    await page.locator('#graph [data-drawn-before]').waitFor({ state: 'detached' });
+    await page.unroute('**/flows/validate');
+    await expect(page.evaluate(() => document.activeElement?.getAttribute('data-step'))).resolves.toBe('value.modules.0');
     await page.keyboard.press('Enter');
     await expect(page.locator('#step-heading').innerText()).resolves.toBe('Step hello');
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('step-heading');
