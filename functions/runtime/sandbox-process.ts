@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, lstatSync, mkdirSync, mkdtempSync, readdirSync, statfsSync, statSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -163,19 +163,38 @@ export async function copyCodeFile(from: string, to: string): Promise<void> {
   await chmod(to, 0o644);
 }
 
+/** statfs(2)'s f_type of tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
 /**
- * True when the directory holds nothing (not even dotfiles), so the next job may start in it.
- * Synchronous on purpose: two tiny syscalls on the hot path cost less than the promise machinery.
+ * tmpfs gives a directory a size of 20 bytes per entry, its two dot entries included (mm/shmem.c,
+ * BOGO_DIRENT_SIZE), so an empty one is 40 bytes: one stat answers what a listing would.
  */
-export function isEmptyDir(path: string): boolean {
+const EMPTY_TMPFS_DIR_BYTES = 40;
+
+/**
+ * How to tell that a job directory inside `parent` holds nothing (not even dotfiles), so the next
+ * job may start in it; it is made private again when the job opened it up. On tmpfs (job slots)
+ * one stat says both, where a listing and a chmod cost five syscalls on every run.
+ */
+export function emptyDirCheck(parent: string): (dir: string) => boolean {
+  let sizedByEntries = false;
   try {
-    if (readdirSync(path).length > 0) return false;
-    // The job owned it and may have opened it up; it goes back to private.
-    chmodSync(path, 0o700);
-    return true;
+    sizedByEntries = statfsSync(parent).type === TMPFS_MAGIC;
   } catch {
-    return false;
+    // unknown: list the directory
   }
+  return (dir) => {
+    try {
+      const stats = lstatSync(dir);
+      if (!stats.isDirectory()) return false;
+      const empty = sizedByEntries ? stats.size === EMPTY_TMPFS_DIR_BYTES : readdirSync(dir).length === 0;
+      if (!empty) return false;
+      if ((stats.mode & 0o7777) !== 0o700) chmodSync(dir, 0o700);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 }
 
 export async function removeDir(path: string): Promise<void> {

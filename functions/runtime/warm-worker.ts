@@ -8,7 +8,7 @@ import { JobOutputRouter } from './job-output.js';
 import { treeRssBytes } from './process-memory.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
-  isEmptyDir,
+  emptyDirCheck,
   makeJobDir,
   randomName,
   removeDir,
@@ -81,6 +81,7 @@ export class WarmWorker {
   /** The previous job's directory, kept when that job left it empty: saves a mkdir/chown/rm per run. */
   private spareJobDir: string | undefined;
   private codeLoaded: boolean;
+  private readonly isEmptyDir: (dir: string) => boolean;
 
   constructor(
     private readonly proc: SandboxProcess,
@@ -95,6 +96,7 @@ export class WarmWorker {
     codeInPlace = false,
   ) {
     this.codeLoaded = codeInPlace;
+    this.isEmptyDir = emptyDirCheck(procDir);
     proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
     proc.child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
@@ -154,7 +156,7 @@ export class WarmWorker {
       reusable = run.reusable;
       return req.shared ? { ...run, outcome: await withSharedFolder(run.outcome, jobDir, this.jail) } : run;
     } finally {
-      if (reusable && isEmptyDir(jobDir)) this.spareJobDir = jobDir;
+      if (reusable && this.isEmptyDir(jobDir)) this.spareJobDir = jobDir;
       else await removeDir(jobDir);
     }
   }
