@@ -38,7 +38,28 @@ export interface Credentials {
  * anyone test guesses against it. The derivation keeps the two uses apart.
  */
 export function tokenDigest(signingKey: Uint8Array, token: string): string {
-  return hmacSha256Hex(digestKey(signingKey), token);
+  const key = digestKey(signingKey);
+  const memo = recentDigests.get(key);
+  const known = memo?.get(token);
+  if (known !== undefined) return known;
+  const digest = hmacSha256Hex(key, token);
+  remember(key, token, digest);
+  return digest;
+}
+
+/**
+ * The digests of the tokens seen last, per key: an HMAC (a keyed hash object made and used once)
+ * is a noticeable part of a sync webhook's CPU, and callers send the same few tokens again and
+ * again. A digest says nothing of whether the token is still valid: that is looked up every time.
+ */
+const RECENT_DIGESTS = 512;
+const recentDigests = new WeakMap<Buffer, Map<string, string>>();
+function remember(key: Buffer, token: string, digest: string): void {
+  let memo = recentDigests.get(key);
+  if (!memo) recentDigests.set(key, (memo = new Map()));
+  // Oldest first out: a Map iterates in insertion order.
+  if (memo.size >= RECENT_DIGESTS) memo.delete(memo.keys().next().value!);
+  memo.set(token, digest);
 }
 
 // The derived key, once per signing key rather than once per request.
