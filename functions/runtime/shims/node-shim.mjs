@@ -35,7 +35,8 @@ async function serve(job) {
   try {
     await fetchRouted;
     setEnvironment(job.env);
-    process.chdir(job.cwd);
+    // process.cwd() is Node's own record, kept by process.chdir: a job that moved is moved back.
+    if (process.cwd() !== job.cwd) process.chdir(job.cwd);
     outcome = await callMain(job);
   } catch (error) {
     outcome = { ok: false, error: toJobError(error) };
@@ -102,11 +103,39 @@ function importsTokenHoldingClient() {
   return holdsToken;
 }
 
-// Only what differs from the process's environment now (whatever the last job left in it, its own
-// changes included) is unset or set: each process.env write is a setenv call.
+// Each read or write of process.env is a call into the C environment (getenv, setenv): comparing a
+// job's thirty-odd variables with it cost more than a trivial job itself. So process.env is
+// watched instead: the variables a job set or deleted are noted, and the next job's environment is
+// made from the previous one by setting what it changes and whatever the job touched. No change a
+// job makes to process.env reaches the next job.
+const environ = process.env;
+const touchedByJob = new Set();
+let applied = { ...environ };
+process.env = new Proxy(environ, {
+  set(target, key, value) {
+    touchedByJob.add(key);
+    target[key] = value;
+    return true;
+  },
+  deleteProperty(target, key) {
+    touchedByJob.add(key);
+    return delete target[key];
+  },
+  defineProperty(target, key, descriptor) {
+    touchedByJob.add(key);
+    return Reflect.defineProperty(target, key, descriptor);
+  },
+});
+
 function setEnvironment(env) {
-  for (const key of Object.keys(process.env)) if (!Object.hasOwn(env, key)) delete process.env[key];
-  for (const [key, value] of Object.entries(env)) if (process.env[key] !== value) process.env[key] = value;
+  for (const key of touchedByJob) {
+    if (Object.hasOwn(env, key)) environ[key] = env[key];
+    else delete environ[key];
+  }
+  touchedByJob.clear();
+  for (const key in applied) if (!Object.hasOwn(env, key)) delete environ[key];
+  for (const key in env) if (applied[key] !== env[key]) environ[key] = env[key];
+  applied = env;
 }
 
 function toJobError(error) {

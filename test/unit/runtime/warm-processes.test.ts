@@ -56,17 +56,21 @@ describe.each([
     expect(env2).not.toHaveProperty('X');
   });
 
-  it("give the next job none of a job's own changes to its env", async () => {
+  it("give the next job none of a job's own changes to its env or directory", async () => {
+    // What the next job sees, in its own code and in a process it starts (the C environment).
     const script =
       language === 'python3'
-        ? 'import os\ndef main(taint=False):\n    seen = dict(os.environ)\n    if taint:\n        os.environ["ADDED"] = "by the job"\n        os.environ["X"] = "changed by the job"\n    return [os.getuid() * 100000 + os.getpid(), seen]\n'
-        : 'export function main(taint = false) { const seen = { ...process.env }; if (taint) { process.env.ADDED = "by the job"; process.env.X = "changed by the job"; } return [process.getuid() * 100000 + process.pid, seen]; }';
-    const envReq = (args: Record<string, unknown>) => request(language, script, { scriptHash: 'env-changes', schema: schemaOf('taint'), env: { X: '1' }, args });
-    const [pid1] = resultOf((await runOnce(runner, envReq({ taint: true }))).outcome) as [number, Record<string, string>];
-    const [pid2, env2] = resultOf((await runOnce(runner, envReq({}))).outcome) as [number, Record<string, string>];
+        ? 'import os, subprocess\ndef main(taint=False):\n    seen = dict(os.environ)\n    child = subprocess.run(["/bin/sh", "-c", \'echo "$X/$KEPT/$ADDED"\'], capture_output=True, text=True).stdout.strip()\n    cwd = os.getcwd()\n    if taint:\n        os.environ["ADDED"] = "by the job"\n        os.environ["X"] = "changed by the job"\n        del os.environ["KEPT"]\n        os.chdir("..")\n    return [os.getuid() * 100000 + os.getpid(), seen, child, cwd]\n'
+        : 'import { execFileSync } from "node:child_process";\nexport function main(taint = false) { const seen = { ...process.env }; const child = execFileSync("/bin/sh", ["-c", \'echo "$X/$KEPT/$ADDED"\'], { encoding: "utf8" }).trim(); const cwd = process.cwd(); if (taint) { process.env.ADDED = "by the job"; process.env.X = "changed by the job"; delete process.env.KEPT; process.chdir(".."); } return [process.getuid() * 100000 + process.pid, seen, child, cwd]; }';
+    const envReq = (args: Record<string, unknown>) => request(language, script, { scriptHash: 'env-changes', schema: schemaOf('taint'), env: { X: '1', KEPT: 'k' }, args });
+    const [pid1, , , cwd1] = resultOf((await runOnce(runner, envReq({ taint: true }))).outcome) as [number, Record<string, string>, string, string];
+    const [pid2, env2, child2, cwd2] = resultOf((await runOnce(runner, envReq({}))).outcome) as [number, Record<string, string>, string, string];
     expect(pid2).toBe(pid1);
     expect(env2.X).toBe('1');
+    expect(env2.KEPT).toBe('k');
     expect(env2).not.toHaveProperty('ADDED');
+    expect(child2).toBe('1/k/');
+    expect(cwd2).toBe(cwd1);
   });
 
   it('start at most maxWarmPerKey processes for concurrent jobs; the rest wait their turn', async () => {
