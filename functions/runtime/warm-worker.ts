@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
-import { JobOutputRouter } from './job-output.js';
+import { JobOutputRouter, type OutputEnd } from './job-output.js';
 import { treeRssBytes } from './process-memory.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
@@ -43,6 +43,31 @@ export type ShimMessage =
   | { type: 'done'; id: string; ok: false; error: JobError; discard?: boolean };
 
 type DoneMessage = Extract<ShimMessage, { type: 'done' }>;
+
+interface JobEnd {
+  kind: 'done';
+  message: DoneMessage;
+  markerArrived: boolean;
+  counted: boolean;
+}
+
+/**
+ * The result message that followed the trailer. Only the job's own process knows the trailer, so
+ * at worst a job misreports its own result; one that is not a result message fails the job.
+ */
+function doneMessage(text: string, id: string): DoneMessage {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    message = undefined;
+  }
+  const m = message as Partial<DoneMessage> | undefined;
+  const valid =
+    typeof m === 'object' && m !== null && m.type === 'done' && m.id === id && (m.ok === true ? typeof m.result === 'string' : m.ok === false && typeof m.error === 'object' && m.error !== null);
+  if (valid) return m as DoneMessage;
+  return { type: 'done', id, ok: false, error: { name: 'ExecutionErr', message: 'the process ended the job with a malformed result message' }, discard: true };
+}
 
 /** How the parent talks to a shim: the Node IPC channel, or a pair of extra pipes for Python. */
 export interface ShimChannel {
@@ -166,15 +191,19 @@ export class WarmWorker {
     const tail = new OutputTail();
     const chunks: string[] = [];
     const id = randomUUID();
-    // 122 random bits from node's buffered CSPRNG: randomBytes() per job cost a syscall each.
-    const marker = `\u0000svc-end-${randomUUID()}\u0000`;
+    // 122 random bits each from node's buffered CSPRNG: randomBytes() per job cost a syscall each.
+    const ends = { marker: `\u0000svc-end-${randomUUID()}\u0000`, trailer: `\u0000svc-done-${randomUUID()}\u0000` };
     try {
-      const markerSeen = this.output.begin(marker, (text) => {
-        tail.push(text);
-        hooks.onLog(text);
-        guard.countOutput(text);
-      });
-      const done = new Promise<DoneMessage>((onDone) => {
+      const outputEnded = this.output.begin(
+        ends,
+        (text) => {
+          tail.push(text);
+          hooks.onLog(text);
+          guard.countOutput(text);
+        },
+        (text) => guard.countOutput(text),
+      );
+      const sent = new Promise<DoneMessage>((onDone) => {
         this.current = {
           id,
           onDone,
@@ -185,13 +214,8 @@ export class WarmWorker {
           },
         };
       });
-      this.channel.send({ type: 'job', id, env: sandboxEnv(req.env, jobDir, this.jail), cwd: jobDir, marker, ...call });
-
-      const finished = done.then(async (message) => {
-        // A child that closed its own stdout never sends the marker; don't wait for the timeout.
-        const markerArrived = await withinGrace(markerSeen);
-        return { kind: 'done' as const, message, markerArrived };
-      });
+      this.channel.send({ type: 'job', id, env: sandboxEnv(req.env, jobDir, this.jail), cwd: jobDir, ...ends, ...call });
+      const finished = this.jobEnd(id, outputEnded, sent);
       const first = await Promise.race([
         finished,
         guard.stopped.then((error) => ({ kind: 'stopped' as const, error })),
@@ -213,7 +237,7 @@ export class WarmWorker {
         await this.dispose();
         return { outcome: { ok: false, error: limit }, reusable: false };
       }
-      const run = await this.finish(first.message, chunks, guard);
+      const run = await this.finish(first.message, chunks, guard, first.counted);
       // A child the job left behind would live on into the next job: the process goes instead.
       return { ...run, reusable: run.reusable && first.markerArrived && !this.jail.hasLeftovers() };
     } finally {
@@ -222,6 +246,21 @@ export class WarmWorker {
       this.exitWatcher = undefined;
       this.output.end();
     }
+  }
+
+  /**
+   * The job's result message and whether its output ended: either both in the output (the trailer
+   * and the message after it), or the message on the reply channel and the marker in the output.
+   */
+  private async jobEnd(id: string, outputEnded: Promise<OutputEnd>, sent: Promise<DoneMessage>): Promise<JobEnd> {
+    const first = await Promise.race([outputEnded.then((end) => ({ end })), sent.then((message) => ({ message }))]);
+    if ('end' in first) {
+      if (first.end.done !== undefined) return { kind: 'done', message: doneMessage(first.end.done, id), markerArrived: true, counted: true };
+      return { kind: 'done', message: await sent, markerArrived: true, counted: false };
+    }
+    // A child that closed its own stdout never sends the marker; don't wait for the timeout.
+    const markerArrived = await withinGrace(outputEnded.then(() => undefined));
+    return { kind: 'done', message: first.message, markerArrived, counted: false };
   }
 
   /**
@@ -245,7 +284,8 @@ export class WarmWorker {
     return this.disposed;
   }
 
-  private async finish(message: DoneMessage, chunks: string[], guard: JobGuard): Promise<WorkerRun> {
+  /** `counted`: the result's text was counted against the output limit as it arrived. */
+  private async finish(message: DoneMessage, chunks: string[], guard: JobGuard, counted: boolean): Promise<WorkerRun> {
     let outcome: RunOutcome;
     if (!message.ok) {
       // A job that failed with its tmpfs full ran out of its disk quota; its files stay with the process.
@@ -258,7 +298,7 @@ export class WarmWorker {
     } else if (message.streamed) {
       outcome = { ok: true, result: streamResult(chunks.join(''), message.result), streamed: true };
     } else {
-      guard.countOutput(message.result);
+      if (!counted) guard.countOutput(message.result);
       outcome = { ok: true, result: JSON.parse(message.result) as unknown, streamed: false };
     }
     if (guard.reason) {

@@ -44,9 +44,16 @@ async function serve(job) {
   // windmill-client reads WM_TOKEN once, when it is imported, and that token dies with its job:
   // a script that imports it gets a fresh process for each job (docs/windmill.md).
   if (importsTokenHoldingClient()) outcome.discard = true;
-  // Everything the job printed must reach the parent before the result; the marker closes it.
-  await new Promise((resolve) => process.stdout.write(job.marker, resolve));
-  reply({ type: 'done', id: job.id, ...outcome });
+  const done = { type: 'done', id: job.id, ...outcome };
+  if (outcome.streamed || !job.trailer) {
+    // The chunks went on the IPC channel (or the parent reads the result there): the result
+    // follows them there, after the marker closed the log.
+    await new Promise((resolve) => process.stdout.write(job.marker, resolve));
+    reply(done);
+    return;
+  }
+  // The trailer closes the log and carries the result, in one write behind everything the job printed.
+  await new Promise((resolve) => process.stdout.write(`${job.trailer}${JSON.stringify(done)}\n`, resolve));
 }
 
 async function callMain(job) {

@@ -47,11 +47,18 @@ class Shim:
             # Windmill's `wmill` keeps the first job's WM_TOKEN in a module global, dead once that
             # job ends: the next job gets a fresh process, so its client carries its own token.
             outcome["discard"] = True
-        # Everything the job printed must reach the parent before the result; the marker closes it.
+        # Everything the job printed must reach the parent before the result.
         sys.stdout.flush()
         sys.stderr.flush()
-        os.write(1, job["marker"].encode("utf-8"))
-        self.reply({"type": "done", "id": job["id"], **outcome})
+        done = {"type": "done", "id": job["id"], **outcome}
+        if outcome.get("streamed") or "trailer" not in job:
+            # The chunks went on fd 4 (or the parent reads the result there, as the AWS sandbox
+            # does): the result follows them there, after the marker closed the log.
+            write_all(1, job["marker"].encode("utf-8"))
+            self.reply(done)
+            return
+        # The trailer closes the log and carries the result, in one write.
+        write_all(1, (job["trailer"] + json.dumps(done) + "\n").encode("utf-8"))
 
     def call_main(self, job):
         try:
@@ -149,6 +156,12 @@ def is_stream(value):
     if isinstance(value, (str, bytes, bytearray, dict, list, tuple)):
         return False
     return isinstance(value, collections.abc.Iterator)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def set_environment(env):
