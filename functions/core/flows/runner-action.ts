@@ -66,8 +66,9 @@ export async function advanceForRunner(deps: WorkerDeps, workspaceId: string, fl
  */
 export async function abandonFlow(deps: CoreDeps, workspaceId: string, flowJobId: string, cause: string): Promise<void> {
   const message = `the flow runner could not advance this flow: ${cause.slice(0, 500)}`;
-  const failed = await deps.store.completeJob(flowJobId, { status: 'failed', result: { error: { name: 'FlowRunnerError', message } }, logs: '' }, deps.clock.now().toISOString());
-  if (failed) deps.signals.notify(flowJobId);
+  const result = { error: { name: 'FlowRunnerError', message } };
+  const failed = await deps.store.completeJob(flowJobId, { status: 'failed', result, logs: '' }, deps.clock.now().toISOString());
+  if (failed) deps.signals.notify(flowJobId, { status: 'failed', result });
   await cancelFlowSteps(deps, workspaceId, flowJobId);
   const job = await deps.store.getJob(workspaceId, flowJobId);
   if (job?.parent_job) await deps.flows.wake(workspaceId, job.parent_job);

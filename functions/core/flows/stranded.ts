@@ -52,11 +52,12 @@ export async function endStrandedFlow(deps: CoreDeps, workspaceId: string, flowJ
   const name = STRANDED_FLOW_ERRORS[outcome.status];
   const detail = [outcome.error, outcome.cause].filter(Boolean).join(': ').slice(0, 500);
   const message = `the flow's execution ${outcome.execution} ${WHAT_HAPPENED[outcome.status]}${detail ? ` (${detail})` : ''}, so the flow cannot go on`;
-  const failed = await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name, message } }, logs: job.logs }, deps.clock.now().toISOString());
+  const result = { error: { name, message } };
+  const failed = await deps.store.completeJob(job.id, { status: 'failed', result, logs: job.logs }, deps.clock.now().toISOString());
   if (!failed) return false;
   log.warn('stranded flow failed', { job_id: job.id, workspace_id: workspaceId, reason: name });
   // A sync caller or an SSE stream waiting on the job hears of it.
-  deps.signals.notify(job.id);
+  deps.signals.notify(job.id, { status: 'failed', result });
   await cancelFlowSteps(deps, workspaceId, job.id);
   await leaveSlot(deps, job);
   // A sub-flow's parent goes on (and fails or recovers as its definition says).

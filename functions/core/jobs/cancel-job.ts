@@ -16,13 +16,10 @@ export async function cancelJob(deps: CoreDeps, rights: Rights, id: string, reas
   const workspaceId = rights.workspaceId;
   if (isFinished(job.status)) throw conflict(`job ${id} already finished as ${job.status}`);
   const message = `canceled by ${principal.username}${reason ? `: ${reason}` : ''}`;
-  const won = await deps.store.completeJob(
-    id,
-    { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: job.logs },
-    deps.clock.now().toISOString(),
-  );
+  const result = { error: { name: 'Canceled', message } };
+  const won = await deps.store.completeJob(id, { status: 'canceled', result, logs: job.logs }, deps.clock.now().toISOString());
   if (!won) throw conflict(`job ${id} finished before it could be canceled`);
-  deps.signals.notify(id);
+  deps.signals.notify(id, { status: 'canceled', result });
   deps.signals.notify(cancelSignal(id));
   await leaveSlot(deps, job);
   // A cancelled flow stops its steps; a cancelled step lets its flow fail or go on.

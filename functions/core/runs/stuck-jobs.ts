@@ -64,10 +64,11 @@ export async function reapStuckJobs(deps: CoreDeps, limits: ReaperLimits): Promi
 
 /** Keeps what the job logged so far; a job that finished meanwhile is left as it is. */
 async function failStuck(deps: CoreDeps, job: Job, name: string, message: string): Promise<boolean> {
-  const failed = await deps.store.completeJob(job.id, { status: 'failed', result: { error: { name, message } }, logs: job.logs }, deps.clock.now().toISOString());
+  const result = { error: { name, message } };
+  const failed = await deps.store.completeJob(job.id, { status: 'failed', result, logs: job.logs }, deps.clock.now().toISOString());
   if (!failed) return false;
   log.warn('stuck job failed', { job_id: job.id, workspace_id: job.workspace_id, reason: name });
-  deps.signals.notify(job.id);
+  deps.signals.notify(job.id, { status: 'failed', result });
   await leaveSlot(deps, job);
   // A step's flow goes on (and fails or retries as its definition says); a sub-flow's parent too.
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job);

@@ -40,17 +40,28 @@ export async function syncResponse(deps: CoreDeps, start: (id: string, wait: Cal
  */
 async function awaitAnswer(deps: CoreDeps, job: Job, firstWake: Promise<FinishedJob | undefined>): Promise<{ result: unknown; job: Pick<Job, 'result'> | null } | null> {
   const deadline = deps.clock.now().getTime() + deps.config.syncMaxWaitMs;
+  const poll = deps.config.pollIntervalMs;
   // Handed over by the worker in this process: the answer, with nothing to read.
   const handed = await firstWake;
   if (handed) return { result: handed.result, job: handed };
   // Whether the run may answer early is fixed when it starts: a run without an early-return module
   // need not be read again at each step.
   let mayReturnEarly = job.kind === 'flow';
+  // A final state stored in this process comes with its wake; a wake without one (a flow's step,
+  // a log line) is news only for an early result. The job itself is read once per poll interval
+  // (of real time, as the wait's timer), for what another process stored, rather than at every
+  // step of a flow.
+  let readAt = Number.NEGATIVE_INFINITY;
   for (;;) {
     const remaining = deadline - deps.clock.now().getTime();
-    const wake = deps.signals.wait(job.id, Math.max(0, Math.min(remaining, deps.config.pollIntervalMs)));
-    const current = await getJob(deps, job.workspace_id, job.id);
-    if (isFinished(current.status)) return { result: current.result, job: current };
+    const sinceRead = performance.now() - readAt;
+    const readDue = sinceRead >= poll;
+    const wake = deps.signals.wait(job.id, Math.max(0, Math.min(remaining, readDue ? poll : poll - sinceRead)));
+    if (readDue) {
+      readAt = performance.now();
+      const current = await getJob(deps, job.workspace_id, job.id);
+      if (isFinished(current.status)) return { result: current.result, job: current };
+    }
     if (mayReturnEarly) {
       const run = await getFlowRun(deps, job.workspace_id, job.id);
       if (run?.early_result) return { result: run.early_result.value, job: null };

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScript, inProcessService, until, type InProcessService } from './harness.js';
 
 /**
@@ -214,6 +214,21 @@ describe('running flows', () => {
     await createFlow('u/admin/bad_expr', [ts('a', 'export function main(x: number) { return x }', { x: js('flow_input.missing.deep') })]);
     const failed = (await runSync('u/admin/bad_expr', {})) as { error: { name: string; step_id: string } };
     expect(failed.error).toMatchObject({ name: 'ExpressionError', step_id: 'a' });
+  });
+
+  it("answers a sync caller from the flow's own wake, reading the flow job back no more than each step's turn does", async () => {
+    const steps = Array.from({ length: 10 }, (_, i) => ts(`s${i}`, 'export function main(n: number = 0) { return n + 1 }', i === 0 ? {} : { n: js(`results.s${i - 1}`) }));
+    await createFlow('u/admin/ten', steps);
+    const reads = vi.spyOn(s.store, 'getJob');
+    try {
+      expect(await runSync('u/admin/ten', {})).toBe(10);
+      const flowJob = (await jobsOf()).find((j) => j.kind === 'flow' && j.script_path === 'u/admin/ten')!;
+      // Each of the 11 turns of the interpreter reads the flow job; the waiting caller, woken at
+      // every turn, reads it once at the start (before: once per turn as well, 20 and more in all).
+      expect(reads.mock.calls.filter(([, id]) => id === flowJob.id).length).toBeLessThanOrEqual(13);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('answers a sync call at the early-return step while the rest of the flow runs on', async () => {
