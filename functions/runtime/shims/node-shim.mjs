@@ -35,8 +35,7 @@ async function serve(job) {
   try {
     await fetchRouted;
     setEnvironment(job.env);
-    // process.cwd() is Node's own record, kept by process.chdir: a job that moved is moved back.
-    if (process.cwd() !== job.cwd) process.chdir(job.cwd);
+    if (currentDirectory() !== job.cwd) process.chdir(job.cwd);
     outcome = await callMain(job);
   } catch (error) {
     outcome = { ok: false, error: toJobError(error) };
@@ -54,6 +53,19 @@ async function serve(job) {
   }
   // The trailer closes the log and carries the result, in one write behind everything the job printed.
   await new Promise((resolve) => process.stdout.write(`${job.trailer}${JSON.stringify(done)}\n`, resolve));
+}
+
+/**
+ * Node's record of the working directory (process.chdir keeps it, so a job that moved is moved
+ * back), or undefined when that directory is gone: the last job's, removed because the job left
+ * files in it.
+ */
+function currentDirectory() {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
 }
 
 async function callMain(job) {
@@ -118,7 +130,7 @@ function importsTokenHoldingClient() {
 const environ = process.env;
 const touchedByJob = new Set();
 let applied = { ...environ };
-process.env = new Proxy(environ, {
+const watched = new Proxy(environ, {
   set(target, key, value) {
     touchedByJob.add(key);
     target[key] = value;
@@ -133,8 +145,14 @@ process.env = new Proxy(environ, {
     return Reflect.defineProperty(target, key, descriptor);
   },
 });
+process.env = watched;
 
 function setEnvironment(env) {
+  if (process.env !== watched) {
+    // A job replaced process.env itself: what the C environment holds is no longer known.
+    process.env = watched;
+    for (const key of Object.keys(environ)) touchedByJob.add(key);
+  }
   for (const key of touchedByJob) {
     if (Object.hasOwn(env, key)) environ[key] = env[key];
     else delete environ[key];

@@ -61,7 +61,7 @@ describe.each([
     const script =
       language === 'python3'
         ? 'import os, subprocess\ndef main(taint=False):\n    seen = dict(os.environ)\n    child = subprocess.run(["/bin/sh", "-c", \'echo "$X/$KEPT/$ADDED"\'], capture_output=True, text=True).stdout.strip()\n    cwd = os.getcwd()\n    if taint:\n        os.environ["ADDED"] = "by the job"\n        os.environ["X"] = "changed by the job"\n        del os.environ["KEPT"]\n        os.chdir("..")\n    return [os.getuid() * 100000 + os.getpid(), seen, child, cwd]\n'
-        : 'import { execFileSync } from "node:child_process";\nexport function main(taint = false) { const seen = { ...process.env }; const child = execFileSync("/bin/sh", ["-c", \'echo "$X/$KEPT/$ADDED"\'], { encoding: "utf8" }).trim(); const cwd = process.cwd(); if (taint) { process.env.ADDED = "by the job"; process.env.X = "changed by the job"; delete process.env.KEPT; process.chdir(".."); } return [process.getuid() * 100000 + process.pid, seen, child, cwd]; }';
+        : 'import { execFileSync } from "node:child_process";\nexport function main(taint = false) { const seen = { ...process.env }; const child = execFileSync("/bin/sh", ["-c", \'echo "$X/$KEPT/$ADDED"\'], { encoding: "utf8" }).trim(); const cwd = process.cwd(); if (taint) { process.env.ADDED = "by the job"; process.env.X = "changed by the job"; delete process.env.KEPT; process.chdir(".."); process.env = { ONLY: "an object of the job" }; } return [process.getuid() * 100000 + process.pid, seen, child, cwd]; }';
     const envReq = (args: Record<string, unknown>) => request(language, script, { scriptHash: 'env-changes', schema: schemaOf('taint'), env: { X: '1', KEPT: 'k' }, args });
     const [pid1, , , cwd1] = resultOf((await runOnce(runner, envReq({ taint: true }))).outcome) as [number, Record<string, string>, string, string];
     const [pid2, env2, child2, cwd2] = resultOf((await runOnce(runner, envReq({}))).outcome) as [number, Record<string, string>, string, string];
@@ -69,8 +69,22 @@ describe.each([
     expect(env2.X).toBe('1');
     expect(env2.KEPT).toBe('k');
     expect(env2).not.toHaveProperty('ADDED');
+    expect(env2).not.toHaveProperty('ONLY');
     expect(child2).toBe('1/k/');
     expect(cwd2).toBe(cwd1);
+  });
+
+  it('give the next job a fresh, empty directory when the last one left files in its own', async () => {
+    const script =
+      language === 'python3'
+        ? 'import os\ndef main(leave=False):\n    if leave:\n        open("left-behind.txt", "w").write("x")\n        return [os.getpid()]\n    return [os.getpid(), sorted(os.listdir("."))]\n'
+        : 'import { readdirSync, writeFileSync } from "node:fs";\nexport function main(leave = false) { if (leave) { writeFileSync("left-behind.txt", "x"); return [process.pid]; } return [process.pid, readdirSync(".").sort()]; }';
+    const leaveReq = (args: Record<string, unknown>) => request(language, script, { scriptHash: 'leaves-files', schema: schemaOf('leave'), args });
+    // The first job does not ask for its directory: Node would remember it, which the shim must not rely on.
+    const [pid1] = resultOf((await runOnce(runner, leaveReq({ leave: true }))).outcome) as [number];
+    const [pid2, listing2] = resultOf((await runOnce(runner, leaveReq({}))).outcome) as [number, string[]];
+    expect(pid2).toBe(pid1);
+    expect(listing2).toEqual([]);
   });
 
   it('start at most maxWarmPerKey processes for concurrent jobs; the rest wait their turn', async () => {
