@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createScript, startServer, type TestServer } from './harness.js';
@@ -160,8 +160,14 @@ describe('workspace webhook', () => {
     // The same event each time: one id, one body.
     expect(new Set(sent.map((r) => r.headers['webhook-id'])).size).toBe(1);
 
-    const log = await (await s.fetch(`${ws()}/workspaces/webhook_deliveries`)).json();
-    const entry = log.find((d: any) => d.subject === 'f/retried');
+    // The service records an attempt once the receiver's answer is in, which can be just after the
+    // receiver saw the request: wait for the log to leave 'pending'.
+    const entry = await vi.waitFor(async () => {
+      const log = await (await s.fetch(`${ws()}/workspaces/webhook_deliveries`)).json();
+      const found = log.find((d: any) => d.subject === 'f/retried');
+      if (found?.status === 'pending') throw new Error('delivery still pending');
+      return found;
+    }, { timeout: 15_000, interval: 25 });
     expect(entry).toMatchObject({ type: 'CreateFolder', status: 'delivered', attempt_count: 4, last_status_code: 200, last_error: null, next_attempt_at: null });
     expect(entry.attempts.map((a: any) => a.status_code)).toEqual([500, 500, 500, 200]);
     expect(entry.attempts[0].error).toMatch(/500/);
