@@ -147,8 +147,19 @@ describe('the console', { timeout: 90_000 }, () => {
     watched.problems.splice(refused, 1);
     await expect(page.locator('#status').textContent()).resolves.toBe('awaiting_approval');
     await form.getByLabel('Reason').fill('invoice checked');
+    // The approval's answer is held until the page's own refresh has shown the run finished (as on
+    // a slow network): the form must still be there to say the decision was taken.
+    let heldUntilFinished = false;
+    await page.route('**/api/v1/runs/*/consent', async (route) => {
+      const answer = await route.fetch();
+      await page.locator('#status').and(page.locator('.s-success')).waitFor();
+      heldUntilFinished = true;
+      await route.fulfill({ response: answer });
+    });
     await form.getByRole('button', { name: 'Approve' }).click();
     await form.locator('[role=status]').filter({ hasText: 'Approved.' }).waitFor();
+    expect(heldUntilFinished).toBe(true);
+    await expect(form.getByRole('button', { name: 'Approve' }).isDisabled()).resolves.toBe(true);
     await page.locator('#status').and(page.locator('.s-success')).waitFor();
     await expect(node(page, 'paid').getAttribute('class')).resolves.toContain('s-success');
     await expect(page.locator('#audit').textContent()).resolves.toMatch(/gate · approved · ada · consent endpoint · invoice checked/);

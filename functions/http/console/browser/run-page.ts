@@ -163,8 +163,10 @@ function render(j: Job): void {
   const waiting = j.status === 'suspended' || j.status === 'awaiting_approval';
   const approval = byId('approval');
   if (waiting && approval.dataset.loaded !== j.status) void loadApproval(j.status);
+  // A form this person decided on stays, to say what became of the decision even when the run moved
+  // on before the answer came back.
   if (!waiting) {
-    approval.replaceChildren();
+    if (!approval.dataset.decided) approval.replaceChildren();
     approval.dataset.loaded = '';
   }
   const fs = j.flow_status;
@@ -310,6 +312,7 @@ async function loadApproval(status: string): Promise<void> {
   box.dataset.loaded = status;
   // The console built this markup with every value escaped.
   box.innerHTML = await approvalForm(id);
+  delete box.dataset.decided;
   const form = box.querySelector('form');
   if (!form) return;
   fillDatetimes(form);
@@ -328,6 +331,7 @@ async function loadApproval(status: string): Promise<void> {
       return;
     }
     const { gate, resume, cancel } = form.dataset;
+    box.dataset.decided = decision;
     const decided = gate ? decideConsent(id, decision, reason) : decision === 'approved' ? approveStep(resume ?? '', values) : rejectStep(cancel ?? '', reason);
     void decided
       .then(() => {
