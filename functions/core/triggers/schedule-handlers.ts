@@ -2,6 +2,7 @@ import { readEntity, tryReplaceEntity } from '../store/entities.js';
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 import { authorRights } from './author.js';
 import type { Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
@@ -52,7 +53,13 @@ export async function onScheduledJobSucceeded(deps: CoreDeps, job: Job, result: 
   await runHandler(deps, job.workspace_id, previous, previous.on_recovery, args, job.id);
 }
 
-const COUNT_ATTEMPTS = 10;
+/**
+ * The count shares the schedule's document with the ticker, which claims each tick on it: with a
+ * schedule every second and a slow store, another write often lands between the count's read and
+ * its write. Waits that grow (to 100 ms each) over this many attempts outlast such a run of losses;
+ * ten attempts in a row lost a failure on a loaded test machine, and its on_failure with it.
+ */
+const COUNT_ATTEMPTS = 60;
 
 /**
  * Applies `change` to the schedule with an optimistic write, retried when the ticker or an edit
@@ -61,14 +68,14 @@ const COUNT_ATTEMPTS = 10;
  */
 async function countOutcome(deps: CoreDeps, workspaceId: string, path: string, change: (current: Schedule) => Schedule | null): Promise<{ before: Schedule; after: Schedule } | null> {
   try {
-    for (let i = 0; i < COUNT_ATTEMPTS; i++) {
+    const exhausted = () => new Error(`the schedule changed under each of ${COUNT_ATTEMPTS} attempts`);
+    return await retry({ attempts: COUNT_ATTEMPTS, ...RACE, exhausted }, async () => {
       const current = await readEntity(deps.store, 'schedule', workspaceId, path);
       if (!current) return null;
       const next = change(current.value);
       if (!next) return { before: current.value, after: current.value };
-      if (await tryReplaceEntity(deps.store, deps.clock, current, next)) return { before: current.value, after: next };
-    }
-    log.warn('schedule outcome not counted: the schedule kept changing', { workspace: workspaceId, schedule: path });
+      return (await tryReplaceEntity(deps.store, deps.clock, current, next)) ? { before: current.value, after: next } : AGAIN;
+    });
   } catch (e) {
     log.warn('schedule outcome not counted', { workspace: workspaceId, schedule: path, error: errorText(e) });
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
 import { createScript, inProcessService } from './harness.js';
+import type { Entity } from '../../../functions/ports.js';
 
 /**
  * A schedule's on_failure after N failures in a row and its on_recovery (the modelled service's
@@ -50,5 +51,38 @@ describe('schedule failure and recovery handlers', () => {
     expect(await handlerRuns('u/admin/recovered')).toHaveLength(1);
     const schedule = await (await s.fetch('/api/w/main/schedules/get/u/admin/watched')).json();
     expect(schedule).toMatchObject({ failure_streak: 0, on_failure_times: 2, on_recovery: 'u/admin/recovered' });
+  });
+
+  it('counts a failure while the schedule document keeps changing under it (a busy ticker on a slow store)', async () => {
+    const s = await inProcessService();
+    await createScript(s, 'u/admin/breaks', 'export function main() { throw new Error("disk full") }');
+    await createScript(s, 'u/admin/alert', 'export function main(job_id: string, error: any) { return { job_id, message: error.message } }');
+    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
+    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/busy', schedule: '*/5 * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    // Another writer (the ticker claiming the next tick, an edit) lands between each read and
+    // write of the failure count, a dozen times in a row: on a loaded machine with a slow store,
+    // and a schedule every second, the count's read-then-write loses often.
+    const store = s.deps.store;
+    const replace = store.replaceEntity.bind(store);
+    let interruptions = 12;
+    store.replaceEntity = async (e: Entity, expectedVersion: number, events) => {
+      const counting = e.kind === 'schedule' && (e.value as { failure_streak: number }).failure_streak > 0;
+      if (counting && interruptions > 0) {
+        interruptions -= 1;
+        const stored = (await store.getEntity('schedule', e.workspace_id, e.key))!;
+        await replace({ ...stored, version: stored.version + 1 }, stored.version);
+      }
+      return replace(e, expectedVersion, events);
+    };
+    s.clock.advance(5000);
+    const outcome = await runDueTick(s.deps, 'main', 'u/admin/busy', s.clock.now());
+    await s.settled();
+    expect(outcome.ran && (await s.job(outcome.jobId!)).status).toBe('failed');
+    expect(interruptions).toBe(0);
+    const alerts = await s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
+    expect(alerts.map((j) => j.result)).toEqual([{ job_id: outcome.ran && outcome.jobId, message: 'disk full' }]);
+    const schedule = await (await s.fetch('/api/w/main/schedules/get/u/admin/busy')).json();
+    expect(schedule).toMatchObject({ failure_streak: 1, last_failure: { job_id: outcome.ran && outcome.jobId } });
   });
 });
