@@ -110,7 +110,9 @@ describe('the Node sandbox', () => {
   });
 
   it('relays stream chunks while the job still runs', async () => {
-    const content = 'export async function* main() { yield "first"; await new Promise((r) => setTimeout(r, 500)); yield "second"; }';
+    // The pause between the chunks is what the test tells apart (relayed at once, not at the end):
+    // long enough that the poll sees the first chunk before the job ends, on a loaded machine too.
+    const content = 'export async function* main() { yield "first"; await new Promise((r) => setTimeout(r, 2000)); yield "second"; }';
     const rec = recorder();
     let settled = false;
     const running = sandbox.run(request('nativets', content), rec.hooks, new AbortController().signal);
