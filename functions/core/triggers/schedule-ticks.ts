@@ -3,6 +3,7 @@ import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entitie
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
 import { scheduledRunFailed } from './schedule-handlers.js';
@@ -28,23 +29,34 @@ import type { Job } from '../../ports.js';
 export type TickOutcome =
   { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
 
-/** Lost claims are read again: the winner may have been a user's edit, which leaves the tick due. */
-const CLAIM_ATTEMPTS = 3;
+/**
+ * Lost claims are read again: the winner may have been another ticker (the tick is then theirs and
+ * no longer due) or a write that leaves it due (a user's edit, a run's outcome counted on the
+ * schedule, schedule-handlers.ts). Those can land often on a busy schedule and a slow store, so
+ * the claim tries as long as the outcome count does, with the same growing waits.
+ */
+const CLAIM_ATTEMPTS = 60;
 
 /** Runs the latest tick at or before `now` if nobody ran it yet. */
-export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date, attempt = 1): Promise<TickOutcome> {
-  const current = await readEntity(deps.store, 'schedule', workspaceId, path);
-  if (!current) return { ran: false, reason: 'gone' };
-  const s = current.value;
-  if (!s.enabled) return { ran: false, reason: 'disabled' };
-  const tick = latestTick(s.schedule, s.timezone, now);
-  if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { ran: false, reason: 'not_due' };
-  const jobId = newUuid();
-  const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
-  // Someone else moved the schedule meanwhile: another ticker (then the tick is theirs), or a
-  // user's change (then it may still be due): read it again.
-  if (!claimed)
-    return attempt < CLAIM_ATTEMPTS ? runDueTick(deps, workspaceId, path, now, attempt + 1) : { ran: false, reason: 'claimed_elsewhere' };
+export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
+  type Claim = { outcome: TickOutcome } | { s: Schedule; tick: Date; jobId: string };
+  const keptLosing = new Error('the schedule kept changing');
+  const claim = await retry<Claim>({ attempts: CLAIM_ATTEMPTS, ...RACE, exhausted: () => keptLosing }, async () => {
+    const current = await readEntity(deps.store, 'schedule', workspaceId, path);
+    if (!current) return { outcome: { ran: false, reason: 'gone' } };
+    const s = current.value;
+    if (!s.enabled) return { outcome: { ran: false, reason: 'disabled' } };
+    const tick = latestTick(s.schedule, s.timezone, now);
+    if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { outcome: { ran: false, reason: 'not_due' } };
+    const jobId = newUuid();
+    const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
+    return claimed ? { s, tick, jobId } : AGAIN;
+  }).catch((e: unknown): Claim => {
+    if (e !== keptLosing) throw e;
+    return { outcome: { ran: false, reason: 'claimed_elsewhere' } };
+  });
+  if ('outcome' in claim) return claim.outcome;
+  const { s, tick, jobId } = claim;
   try {
     await startScheduled(deps, workspaceId, s, jobId);
   } catch (e) {
