@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RACE, type RetryPolicy } from '../common/retry.js';
 
 /**
  * A schedule as stored (`schedule`, keyed by its item path): what the user set, plus the ticker's
@@ -39,3 +40,12 @@ export const scheduleValue = z.object({
   last_job: z.string().nullable(),
 });
 export type Schedule = z.infer<typeof scheduleValue>;
+
+/**
+ * How the writers of a schedule's document retry a lost conditional write: the ticker's claim of a
+ * tick (schedule-ticks.ts) and the count of a run's outcome (schedule-handlers.ts) both write it, so
+ * with a schedule every second and a slow store another write often lands between a read and its
+ * write. Growing waits (to 100 ms each) over this many attempts outlast such a run of losses; ten
+ * quick attempts lost a failure (and its on_failure) on a loaded test machine, three lost ticks.
+ */
+export const SCHEDULE_WRITE_RETRY: RetryPolicy = { attempts: 60, ...RACE };

@@ -2,9 +2,9 @@ import { readEntity, tryReplaceEntity } from '../store/entities.js';
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
-import { AGAIN, RACE, retry } from '../common/retry.js';
+import { AGAIN, retry } from '../common/retry.js';
 import { authorRights } from './author.js';
-import type { Schedule } from './schedule-document.js';
+import { SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -54,22 +54,14 @@ export async function onScheduledJobSucceeded(deps: CoreDeps, job: Job, result: 
 }
 
 /**
- * The count shares the schedule's document with the ticker, which claims each tick on it: with a
- * schedule every second and a slow store, another write often lands between the count's read and
- * its write. Waits that grow (to 100 ms each) over this many attempts outlast such a run of losses;
- * ten attempts in a row lost a failure on a loaded test machine, and its on_failure with it.
- */
-const COUNT_ATTEMPTS = 60;
-
-/**
  * Applies `change` to the schedule with an optimistic write, retried when the ticker or an edit
  * wrote it meanwhile (null from `change`: nothing to write). The schedule before and after, or null
  * when it is gone or the write kept losing.
  */
 async function countOutcome(deps: CoreDeps, workspaceId: string, path: string, change: (current: Schedule) => Schedule | null): Promise<{ before: Schedule; after: Schedule } | null> {
   try {
-    const exhausted = () => new Error(`the schedule changed under each of ${COUNT_ATTEMPTS} attempts`);
-    return await retry({ attempts: COUNT_ATTEMPTS, ...RACE, exhausted }, async () => {
+    const exhausted = () => new Error(`the schedule changed under each of ${SCHEDULE_WRITE_RETRY.attempts} attempts`);
+    return await retry({ ...SCHEDULE_WRITE_RETRY, exhausted }, async () => {
       const current = await readEntity(deps.store, 'schedule', workspaceId, path);
       if (!current) return null;
       const next = change(current.value);

@@ -3,11 +3,11 @@ import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entitie
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
-import { AGAIN, RACE, retry } from '../common/retry.js';
+import { AGAIN, retry } from '../common/retry.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
 import { scheduledRunFailed } from './schedule-handlers.js';
-import type { Schedule } from './schedule-document.js';
+import { SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -29,19 +29,12 @@ import type { Job } from '../../ports.js';
 export type TickOutcome =
   { ran: false; reason: 'disabled' | 'not_due' | 'claimed_elsewhere' | 'gone' } | { ran: true; jobId: string | null; tick: string };
 
-/**
- * Lost claims are read again: the winner may have been another ticker (the tick is then theirs and
- * no longer due) or a write that leaves it due (a user's edit, a run's outcome counted on the
- * schedule, schedule-handlers.ts). Those can land often on a busy schedule and a slow store, so
- * the claim tries as long as the outcome count does, with the same growing waits.
- */
-const CLAIM_ATTEMPTS = 60;
-
 /** Runs the latest tick at or before `now` if nobody ran it yet. */
 export async function runDueTick(deps: CoreDeps, workspaceId: string, path: string, now: Date): Promise<TickOutcome> {
   type Claim = { outcome: TickOutcome } | { s: Schedule; tick: Date; jobId: string };
-  const keptLosing = new Error('the schedule kept changing');
-  const claim = await retry<Claim>({ attempts: CLAIM_ATTEMPTS, ...RACE, exhausted: () => keptLosing }, async () => {
+  // A lost claim is read again: the winner may have been another ticker (the tick is then theirs,
+  // no longer due) or a write that leaves it due (a user's edit, a run's outcome counted on it).
+  const claim = await retry<Claim>({ ...SCHEDULE_WRITE_RETRY, exhausted: () => new Error('unreachable: the last attempt answers') }, async (n) => {
     const current = await readEntity(deps.store, 'schedule', workspaceId, path);
     if (!current) return { outcome: { ran: false, reason: 'gone' } };
     const s = current.value;
@@ -49,11 +42,8 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
     const tick = latestTick(s.schedule, s.timezone, now);
     if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { outcome: { ran: false, reason: 'not_due' } };
     const jobId = newUuid();
-    const claimed = await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId });
-    return claimed ? { s, tick, jobId } : AGAIN;
-  }).catch((e: unknown): Claim => {
-    if (e !== keptLosing) throw e;
-    return { outcome: { ran: false, reason: 'claimed_elsewhere' } };
+    if (await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId })) return { s, tick, jobId };
+    return n + 1 < SCHEDULE_WRITE_RETRY.attempts ? AGAIN : { outcome: { ran: false, reason: 'claimed_elsewhere' } };
   });
   if ('outcome' in claim) return claim.outcome;
   const { s, tick, jobId } = claim;

@@ -1,6 +1,6 @@
 import { createMemoryService, type MemoryService } from '../../../functions/shells/memory.js';
 import type { CoreConfig } from '../../../functions/core/deps.js';
-import type { Clock, EmailSender, Job, TopicPublisher } from '../../../functions/ports.js';
+import type { Clock, EmailSender, Entity, Job, TopicPublisher } from '../../../functions/ports.js';
 import { FunctionRunner } from './function-runner.js';
 
 /** A clock the test moves: timeouts and expiries happen when the test says, not after a wait. */
@@ -87,6 +87,26 @@ export function loseFirstInsertOf(s: InProcessService, moduleId: string, message
     return insertJob(job);
   };
   return () => lost;
+}
+
+/**
+ * Another writer moves the document on just before each of the next `times` conditional writes
+ * `when` picks (a ticker or a count landing between a read and its write), so each of them loses
+ * its race. Answers how many interruptions are left.
+ */
+export function interruptWrites(s: InProcessService, times: number, when: (e: Entity) => boolean): () => number {
+  const store = s.deps.store;
+  const replace = store.replaceEntity.bind(store);
+  let left = times;
+  store.replaceEntity = async (e, expectedVersion, events) => {
+    if (left > 0 && when(e)) {
+      left -= 1;
+      const stored = (await store.getEntity(e.kind, e.workspace_id, e.key))!;
+      await replace({ ...stored, version: stored.version + 1 }, stored.version);
+    }
+    return replace(e, expectedVersion, events);
+  };
+  return () => left;
 }
 
 /** A JSON POST body for `fetch`. */

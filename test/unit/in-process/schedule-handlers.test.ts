@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
-import { createScript, inProcessService } from './harness.js';
-import type { Entity } from '../../../functions/ports.js';
+import { createScript, inProcessService, interruptWrites } from './harness.js';
 
 /**
  * A schedule's on_failure after N failures in a row and its on_recovery (the modelled service's
@@ -63,23 +62,12 @@ describe('schedule failure and recovery handlers', () => {
     // Another writer (the ticker claiming the next tick, an edit) lands between each read and
     // write of the failure count, a dozen times in a row: on a loaded machine with a slow store,
     // and a schedule every second, the count's read-then-write loses often.
-    const store = s.deps.store;
-    const replace = store.replaceEntity.bind(store);
-    let interruptions = 12;
-    store.replaceEntity = async (e: Entity, expectedVersion: number, events) => {
-      const counting = e.kind === 'schedule' && (e.value as { failure_streak: number }).failure_streak > 0;
-      if (counting && interruptions > 0) {
-        interruptions -= 1;
-        const stored = (await store.getEntity('schedule', e.workspace_id, e.key))!;
-        await replace({ ...stored, version: stored.version + 1 }, stored.version);
-      }
-      return replace(e, expectedVersion, events);
-    };
+    const interruptionsLeft = interruptWrites(s, 12, (e) => e.kind === 'schedule' && (e.value as { failure_streak: number }).failure_streak > 0);
     s.clock.advance(5000);
     const outcome = await runDueTick(s.deps, 'main', 'u/admin/busy', s.clock.now());
     await s.settled();
     expect(outcome.ran && (await s.job(outcome.jobId!)).status).toBe('failed');
-    expect(interruptions).toBe(0);
+    expect(interruptionsLeft()).toBe(0);
     const alerts = await s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
     expect(alerts.map((j) => j.result)).toEqual([{ job_id: outcome.ran && outcome.jobId, message: 'disk full' }]);
     const schedule = await (await s.fetch('/api/w/main/schedules/get/u/admin/busy')).json();

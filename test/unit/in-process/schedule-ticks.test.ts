@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runAllDueTicks, runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
-import { createScript, inProcessService } from './harness.js';
+import { createScript, inProcessService, interruptWrites } from './harness.js';
 
 /**
  * The core's tick rules (issue 21) on a clock the test moves: a tick runs once however many
@@ -68,20 +68,10 @@ describe('schedule ticks', () => {
   it('still runs a due tick when other writes beat its claim many times in a row (outcomes counted on a busy schedule)', async () => {
     const { s, runs } = await setUp();
     s.clock.advance(5000);
-    const store = s.deps.store;
-    const replace = store.replaceEntity.bind(store);
-    let interruptions = 8;
     // Another write (a run's failure counted on the schedule) lands between each read and claim.
-    store.replaceEntity = async (e, version, events) => {
-      if (interruptions > 0 && e.kind === 'schedule') {
-        interruptions -= 1;
-        const stored = (await store.getEntity('schedule', e.workspace_id, e.key))!;
-        await replace({ ...stored, version: stored.version + 1 }, stored.version);
-      }
-      return replace(e, version, events);
-    };
+    const interruptionsLeft = interruptWrites(s, 8, (e) => e.kind === 'schedule');
     const outcome = await runDueTick(s.deps, 'main', 'u/admin/every5s', s.clock.now());
-    expect(interruptions).toBe(0);
+    expect(interruptionsLeft()).toBe(0);
     expect(outcome.ran).toBe(true);
     expect(await runs()).toBe(1);
   });
