@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { conflict, notFound } from '../common/errors.js';
 import { parseStoredJson } from '../documents/parse.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from '../../ports.js';
@@ -52,15 +53,22 @@ export async function listWorkspaceDeliveries(deps: Pick<CoreDeps, 'store'>, rig
   return listScopeDeliveries(deps, rights.workspaceId, limit);
 }
 
+/**
+ * The dispatcher writes a delivery at each attempt (its claim, then the answer); a redelivery that
+ * loses to one of those reads it again rather than sending the user a 409 for the dispatcher's work.
+ */
+const REDELIVER_ATTEMPTS = 20;
+
 /** Sends the event again from now on (a fresh retry schedule keeps its attempts in the log). */
 export async function redeliver(deps: Pick<CoreDeps, 'store' | 'clock'>, scope: string, id: string): Promise<DeliveryView> {
-  const d = await deps.store.getDelivery(scope, id);
-  if (!d) throw notFound(`delivery ${id}`);
-  const now = deps.clock.now().toISOString();
-  // A redelivered event starts its retry window again: created_at is when its schedule began.
-  const again: Delivery = { ...d, status: 'pending', next_attempt_at: now, created_at: now, version: d.version + 1 };
-  if (!(await deps.store.replaceDelivery(again, d.version))) throw conflict(`delivery ${id} is being attempted right now; retry`);
-  return deliveryView(again);
+  return retry({ attempts: REDELIVER_ATTEMPTS, ...RACE, exhausted: () => conflict(`delivery ${id} is being attempted right now; retry`) }, async () => {
+    const d = await deps.store.getDelivery(scope, id);
+    if (!d) throw notFound(`delivery ${id}`);
+    const now = deps.clock.now().toISOString();
+    // A redelivered event starts its retry window again: created_at is when its schedule began.
+    const again: Delivery = { ...d, status: 'pending', next_attempt_at: now, created_at: now, version: d.version + 1 };
+    return (await deps.store.replaceDelivery(again, d.version)) ? deliveryView(again) : AGAIN;
+  });
 }
 
 export async function redeliverWorkspaceEvent(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, id: string): Promise<DeliveryView> {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { MemoryStore } from '../../../functions/adapters/memory/memory-store.js';
 import { AesSecretCipher } from '../../../functions/adapters/local/aes-secret-cipher.js';
 import { dispatchDue, type DispatchDeps } from '../../../functions/core/events/dispatcher.js';
+import { redeliver } from '../../../functions/core/events/deliveries.js';
 import { setWebhook } from '../../../functions/core/events/webhook-settings.js';
 import type { OutboxEvent, WebhookRequest, WebhookResponse } from '../../../functions/ports.js';
 
@@ -83,5 +84,29 @@ describe('the webhook dispatcher', () => {
     await t.deps.store.insertDeliveries([t.event('a')]);
     await Promise.all([dispatchDue(t.deps), dispatchDue(t.deps)]);
     expect(t.sent).toHaveLength(1);
+  });
+
+  it('redelivers an event even when the dispatcher records an attempt between the read and the write', async () => {
+    const t = setup(() => ({ status: 500 }));
+    await setWebhook(t.deps, 'ws', 'admin', 'https://example.com/hook', undefined);
+    await t.deps.store.insertDeliveries([t.event('a')]);
+    await dispatchDue(t.deps);
+    const store = t.deps.store;
+    const replace = store.replaceDelivery.bind(store);
+    let interruptions = 3;
+    // The dispatcher's attempt (a retry coming due on a loaded machine) lands just before the write.
+    store.replaceDelivery = async (d, expectedVersion) => {
+      if (interruptions > 0) {
+        interruptions -= 1;
+        const stored = (await store.getDelivery(d.scope, d.id))!;
+        await replace({ ...stored, version: stored.version + 1 }, stored.version);
+      }
+      return replace(d, expectedVersion);
+    };
+    t.advance(3_600_000);
+    const again = await redeliver(t.deps, 'ws', 'evt_000001');
+    expect(interruptions).toBe(0);
+    expect(again).toMatchObject({ id: 'evt_000001', status: 'pending', next_attempt_at: t.deps.clock.now().toISOString() });
+    expect(await store.getDelivery('ws', 'evt_000001')).toMatchObject({ status: 'pending', next_attempt_at: t.deps.clock.now().toISOString() });
   });
 });
