@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * Builds the service users run: bin/svc.ts bundled by esbuild into dist/svc.js (our code in one
- * ES module plus chunks for what `svc serve` loads lazily; packages stay imports resolved from
- * node_modules), and beside it the files the runtime reads next to itself: the language shims and
- * the client libraries. `npm ci` runs this (the `prepare` script); `npm start` and the test tiers
+ * Builds the service users run: bin/svc.ts bundled by esbuild into dist/svc.js (our code and the
+ * packages it imports in one ES module plus chunks for what `svc serve` loads lazily; packages
+ * loaded on first use and native addons stay in node_modules), and beside it the files the
+ * runtime reads next to itself: the language shims and the client libraries. `npm ci` runs this (the `prepare` script); `npm start` and the test tiers
  * run it with `--if-stale`, which skips a build made from the inputs as they are now (a fingerprint
  * kept in dist/), so dist/ never lags the sources and an unchanged checkout starts at once. esbuild is a runtime dependency, so this works after `npm ci --omit=dev`.
  */
@@ -68,6 +68,25 @@ export async function buildServiceIfStale() {
   return true;
 }
 
+/** Packages with a compiled addon or binary beside their code: never bundled. */
+const NATIVE_PACKAGES = ['better-sqlite3', 'esbuild', '@deno/*', 'deno'];
+
+/**
+ * A package our sources `require` (on first use) or `import()` stays a runtime load from
+ * node_modules; bundled, its code would be parsed at every start though few requests need it.
+ * Packages' own imports of packages are bundled with them.
+ */
+const packagesOnFirstUseStayExternal = {
+  name: 'packages-on-first-use-stay-external',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      const ours = !args.importer.includes('/node_modules/');
+      const onFirstUse = args.kind === 'require-call' || args.kind === 'dynamic-import';
+      return ours && onFirstUse && !args.path.startsWith('node:') ? { path: args.path, external: true } : undefined;
+    });
+  },
+};
+
 export async function buildService() {
   const fingerprint = inputsFingerprint();
   // Built aside, then swapped in: a service already running from dist/ (it reads its shims at
@@ -84,7 +103,11 @@ export async function buildService() {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
+    // What the service imports is bundled: one file to read and compile instead of hundreds found
+    // through node_modules, which was most of what starting took. What it loads on first use
+    // (on-first-use.ts) and native addons stay in node_modules, read only when needed.
+    plugins: [packagesOnFirstUseStayExternal],
+    external: NATIVE_PACKAGES,
     sourcemap: true,
     // Node reads each file's map as it loads it: without the sources' text (they are in the
     // checkout) the maps are a third of the size, and the service starts sooner.

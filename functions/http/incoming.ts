@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
-import busboy from 'busboy';
+import type Busboy from 'busboy';
 import type { Context } from 'hono';
 import { ApiError } from '../core/common/errors.js';
+import { onFirstUse, requireHere } from '../core/common/on-first-use.js';
 import type { IncomingRequest, MultipartPart } from '../core/runs/payload.js';
 
 /** A form field is an argument's text, held in memory: bounded so a streamed body cannot fill it. */
@@ -48,6 +49,9 @@ function isMultipart(contentType: string | null | undefined): boolean {
 
 type Parsed = MultipartPart | { kind: 'file-stream'; field: string; filename: string; contentType: string; stream: Readable };
 
+/** Loaded with the first multipart body (on-first-use.ts). */
+const busboy = onFirstUse(() => (typeof require === 'function' ? require('busboy') : requireHere('busboy')) as typeof Busboy);
+
 /**
  * The parts of a multipart body as busboy reads them from `source`. A file's bytes are handed on
  * as they arrive: busboy stops reading the body until they are consumed, so memory holds a chunk
@@ -56,7 +60,7 @@ type Parsed = MultipartPart | { kind: 'file-stream'; field: string; filename: st
 function multipartParts(contentType: string, source: Readable, limits: IncomingLimits): AsyncIterable<MultipartPart> {
   return {
     async *[Symbol.asyncIterator]() {
-      let parser: busboy.Busboy;
+      let parser: Busboy.Busboy;
       try {
         parser = busboy({
           headers: { 'content-type': contentType },

@@ -1,4 +1,4 @@
-import { Marked } from 'marked';
+import type * as MarkedModule from 'marked';
 import type SanitizeHtml from 'sanitize-html';
 import { onFirstUse, requireHere } from '../core/common/on-first-use.js';
 import { html, raw, type Markup } from './html.js';
@@ -22,7 +22,8 @@ export function descriptionMarkup(description: unknown): Markup | null {
   return html`<div class="item">${renderItem(description)}</div>`;
 }
 
-const markdown = new Marked({ gfm: true, async: false });
+/** Loaded with the first description in markdown (on-first-use.ts). */
+const markdown = onFirstUse(() => new ((typeof require === 'function' ? require('marked') : requireHere('marked')) as typeof MarkedModule).Marked({ gfm: true, async: false }));
 
 const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RE2JS, RE2JSException } from 're2js';
+import type * as Re2 from 're2js';
+import { onFirstUse, requireHere } from '../common/on-first-use.js';
 import { badRequest } from '../common/errors.js';
 import { parseBody } from '../common/validation.js';
 
@@ -105,13 +106,16 @@ function splitItemPath(path: string): { kind: string; owner: string; rest: strin
   return { kind, owner, rest: rest.join('/') };
 }
 
+/** Loaded with the first selection that names a regular expression (on-first-use.ts). */
+const re2 = onFirstUse(() => (typeof require === 'function' ? require('re2js') : requireHere('re2js')) as typeof Re2);
+
 function matcher(source: string, field: string): (text: string) => boolean {
   if (source === '*') return () => true;
-  let compiled: RE2JS;
+  let compiled: Re2.RE2JS;
   try {
-    compiled = RE2JS.compile(source);
+    compiled = re2.RE2JS.compile(source);
   } catch (e) {
-    if (!(e instanceof RE2JSException)) throw e;
+    if (!(e instanceof re2.RE2JSException)) throw e;
     throw badRequest('invalid_request', `${field}: not a regular expression (RE2 syntax): ${e.message}`, { field });
   }
   return (text) => compiled.matches(text);

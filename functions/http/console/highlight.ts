@@ -1,8 +1,6 @@
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import go from 'highlight.js/lib/languages/go';
-import python from 'highlight.js/lib/languages/python';
-import typescript from 'highlight.js/lib/languages/typescript';
+import type HighlightJs from 'highlight.js/lib/core';
+import type { LanguageFn } from 'highlight.js';
+import { onFirstUse, requireHere } from '../../core/common/on-first-use.js';
 import { raw, type Markup } from '../html.js';
 import type { Language } from '../../ports.js';
 
@@ -12,10 +10,17 @@ import type { Language } from '../../ports.js';
  * classes, coloured by the console's style sheet (the CSP allows no inline style).
  */
 
-hljs.registerLanguage('typescript', typescript);
-hljs.registerLanguage('python', python);
-hljs.registerLanguage('bash', bash);
-hljs.registerLanguage('go', go);
+/** Loaded, with its grammars, by the first page that shows a script's source (on-first-use.ts). */
+const hljs = onFirstUse(() => {
+  const bundled = typeof require === 'function';
+  const core = (bundled ? require('highlight.js/lib/core') : requireHere('highlight.js/lib/core')) as typeof HighlightJs;
+  // Literal names, so that esbuild finds each grammar to bundle.
+  core.registerLanguage('typescript', (bundled ? require('highlight.js/lib/languages/typescript') : requireHere('highlight.js/lib/languages/typescript')) as LanguageFn);
+  core.registerLanguage('python', (bundled ? require('highlight.js/lib/languages/python') : requireHere('highlight.js/lib/languages/python')) as LanguageFn);
+  core.registerLanguage('bash', (bundled ? require('highlight.js/lib/languages/bash') : requireHere('highlight.js/lib/languages/bash')) as LanguageFn);
+  core.registerLanguage('go', (bundled ? require('highlight.js/lib/languages/go') : requireHere('highlight.js/lib/languages/go')) as LanguageFn);
+  return core;
+});
 
 const GRAMMAR: Record<Language, string> = { bun: 'typescript', deno: 'typescript', nativets: 'typescript', python3: 'python', bash: 'bash', go: 'go' };
 

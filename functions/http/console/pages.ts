@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
-import { AnsiUp } from 'ansi_up';
+import type * as AnsiUpModule from 'ansi_up';
+import { onFirstUse, requireHere } from '../../core/common/on-first-use.js';
 import { ApiError } from '../../core/common/errors.js';
 import { getVisibleJob, isFinished } from '../../core/jobs/jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
@@ -21,6 +22,9 @@ import { scriptEditorRoutes } from './script-editor-page.js';
 import { flowEditorRoutes } from './flow-editor-page.js';
 import { holdingsPageRoutes } from './holdings-pages.js';
 import { peoplePageRoutes } from './people-pages.js';
+
+/** Loaded with the first log shown in colour (on-first-use.ts). */
+const ansiUp = onFirstUse(() => (typeof require === 'function' ? require('ansi_up') : requireHere('ansi_up')) as typeof AnsiUpModule);
 
 /**
  * The console's pages (`/w/<ws>/...`), served by the same Hono app in both shells. Every read
@@ -82,7 +86,7 @@ export function consolePageRoutes(deps: CoreDeps) {
     if (!access.ok) return c.json({ error: { code: 'unauthorized', message: 'log in first' } }, 401);
     const update = await getJobLogUpdate(deps, access.rights, c.req.param('id'), parseLogOffset(c.req.query('log_offset')));
     // Classes rather than style attributes: the page's CSP allows no inline style.
-    const ansi = new AnsiUp();
+    const ansi = new ansiUp.AnsiUp();
     ansi.use_classes = true;
     return c.json({ ...update, html: ansi.ansi_to_html(update.new_logs) }, 200, { 'cache-control': 'no-store' });
   });

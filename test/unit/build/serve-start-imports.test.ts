@@ -4,15 +4,31 @@ import { describe, expect, it } from 'vitest';
 
 const DIST = join(import.meta.dirname, '../../../dist');
 
-/** The packages a file of dist/ imports statically, following its static imports of other files of dist/. */
-function staticPackages(file: string, seen = new Set<string>()): Set<string> {
-  const packages = new Set<string>();
-  if (seen.has(file)) return packages;
+/** The files of dist/ that `file` loads, itself included, following their static imports. */
+function staticFiles(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
   seen.add(file);
   const text = readFileSync(join(DIST, file), 'utf8');
-  for (const [, target] of text.matchAll(/^import\s+(?:[^;]*?\bfrom\s+)?"([^"]+)";/gm)) {
-    if (target.startsWith('./')) for (const p of staticPackages(target.slice(2), seen)) packages.add(p);
-    else if (!target.startsWith('node:')) packages.add(target);
+  for (const [, target] of text.matchAll(/^import\s+(?:[^;]*?\bfrom\s+)?"\.\/([^"]+)";/gm)) staticFiles(target, seen);
+  return seen;
+}
+
+/** The packages these files import from node_modules (`import ... from "pkg"`). */
+function importedPackages(files: Iterable<string>): Set<string> {
+  const packages = new Set<string>();
+  for (const file of files) {
+    const text = readFileSync(join(DIST, file), 'utf8');
+    for (const [, target] of text.matchAll(/^import\s+(?:[^;]*?\bfrom\s+)?"([^./][^"]*)";/gm)) if (!target.startsWith('node:')) packages.add(target);
+  }
+  return packages;
+}
+
+/** The packages whose code esbuild put in these files (it heads each bundled module with its path). */
+function bundledPackages(files: Iterable<string>): Set<string> {
+  const packages = new Set<string>();
+  for (const file of files) {
+    const text = readFileSync(join(DIST, file), 'utf8');
+    for (const [, name] of text.matchAll(/^\/\/ node_modules\/((?:@[^/\n]+\/)?[^/\n]+)\//gm)) packages.add(name);
   }
   return packages;
 }
@@ -28,8 +44,13 @@ describe('what svc serve loads before it listens', () => {
     // serve() imports the local shell and its config; nothing else is loaded before it listens.
     const served = [...entry.matchAll(/import\("\.\/((?:local|config)-[A-Z0-9]+\.js)"\)/g)].map((m) => m[1]);
     expect(served).toHaveLength(2);
-    const packages = new Set([...staticPackages('svc.js'), ...served.flatMap((file) => [...staticPackages(file)])]);
-    expect(packages).toContain('better-sqlite3');
-    for (const lazy of ['typescript', 'yaml', 'sanitize-html', 'nodemailer', 'commander', '@lezer/go', '@lezer/python', 'jose']) expect(packages).not.toContain(lazy);
+    const loaded = new Set<string>();
+    for (const file of ['svc.js', ...served]) staticFiles(file, loaded);
+    // What serving needs is bundled into these files; from node_modules only the native addon is imported.
+    expect([...importedPackages(loaded)]).toEqual(['better-sqlite3']);
+    const bundled = bundledPackages(loaded);
+    expect(bundled).toContain('hono');
+    const lazy = ['typescript', 'yaml', 'sanitize-html', 'nodemailer', 'commander', '@lezer/go', '@lezer/python', 'jose', 'marked', 'highlight.js', 're2js', 'busboy', 'ansi_up'];
+    for (const name of lazy) expect(bundled, `${name} is bundled into what svc serve loads`).not.toContain(name);
   });
 });
