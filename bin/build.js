@@ -21,7 +21,7 @@ const DIST = join(ROOT, 'dist');
  * bundle that module is dist/svc.js or one of its chunks, all in dist/. The Node sandbox Lambda's
  * bundle gets the same layout (lib/constructs/sandbox.ts).
  */
-const ASSETS = [
+export const ASSETS = [
   ['functions/runtime/shims', 'shims'],
   ['clients/ts/svc-client', 'clients/ts/svc-client'],
   ['clients/python/svc', 'clients/python/svc'],
@@ -69,14 +69,14 @@ export async function buildServiceIfStale() {
 }
 
 /** Packages with a compiled addon or binary beside their code: never bundled. */
-const NATIVE_PACKAGES = ['better-sqlite3', 'esbuild', '@deno/*', 'deno'];
+export const NATIVE_PACKAGES = ['better-sqlite3', 'esbuild', '@deno/*', 'deno'];
 
 /**
  * A package our sources `require` (on first use) or `import()` stays a runtime load from
  * node_modules; bundled, its code would be parsed at every start though few requests need it.
  * Packages' own imports of packages are bundled with them.
  */
-const packagesOnFirstUseStayExternal = {
+export const packagesOnFirstUseStayExternal = {
   name: 'packages-on-first-use-stay-external',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {

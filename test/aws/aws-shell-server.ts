@@ -48,7 +48,10 @@ import type { SandboxEvent, SandboxInvoke } from '../../functions/adapters/aws/s
 const STAGE = 'local';
 /** The api function's timeout in the stack (lib/constructs/api.ts): Lambda's maximum. */
 const API_TIMEOUT_MS = 900_000;
-const EVENT_SOURCE = resolve(import.meta.dirname, 'sqs-event-source.ts');
+/** The worker's event source beside this file: bundled with it (aws-shell-bundle.ts), or its source run through tsx. */
+const EVENT_SOURCE_ARGS = import.meta.url.endsWith('.mjs')
+  ? ['--enable-source-maps', resolve(import.meta.dirname, 'sqs-event-source.mjs')]
+  : ['--import', 'tsx', resolve(import.meta.dirname, 'sqs-event-source.ts')];
 
 /** The local shell's setting names, as the harness passes them, and the Lambda variables they set. */
 const RENAMED_SETTINGS: Record<string, string> = {
@@ -424,7 +427,7 @@ function sandboxWorkDir(): string {
 
 /** The worker side in its own process group, so stopping it reaches the sandbox processes it starts. */
 function startEventSource(env: Record<string, string>, sandboxDir: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', EVENT_SOURCE], {
+  const child = spawn(process.execPath, EVENT_SOURCE_ARGS, {
     env: { ...env, SANDBOX_WORK_DIR: sandboxDir, WORKER_CONCURRENCY: env.SVC_WORKERS || '8' },
     // stdin stays open as the child's lifeline: it exits when this process is gone.
     stdio: ['pipe', 'inherit', 'inherit'],

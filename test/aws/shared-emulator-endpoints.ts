@@ -41,3 +41,8 @@ export async function testKms(): Promise<KmsEndpoint> {
   const { startKms } = await import('./kms-local.js');
   return startKms();
 }
+
+/** The run's bundle of the AWS shell server, in the projects that build it (shared-emulators.ts). */
+export function awsShellBundle(): string | undefined {
+  return inject('awsShellBundle');
+}

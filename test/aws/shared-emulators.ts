@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { externalEndpoint, startDynamoDb } from './dynamodb-local.js';
 import { startKms } from './kms-local.js';
+import { bundleAwsShell } from './aws-shell-bundle.js';
 
 /**
  * vitest globalSetup of the projects that run the AWS shell or its adapters on emulators
@@ -22,6 +23,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** The broker's URL; absent when nothing is shared (SVC_TEST_AWS_ENDPOINT). */
     awsEmulatorBroker?: string;
+    /** The AWS shell server bundled for this run (aws-shell-bundle.ts), which the http harness starts. */
+    awsShellBundle: string;
   }
 }
 
@@ -41,12 +44,16 @@ const STARTERS: Record<SharedEmulator, () => Promise<{ endpoint: string; stop():
 
 /** Each project loads this file as a module of its own: the one broker of the run lives here. */
 const RUN_BROKER = Symbol.for('svc.test.awsEmulatorBroker');
-type WithBroker = typeof globalThis & { [RUN_BROKER]?: Promise<Broker> };
+/** Likewise the run's one bundle of the AWS shell server, built before the first project's tests. */
+const RUN_BUNDLE = Symbol.for('svc.test.awsShellBundle');
+type WithBroker = typeof globalThis & { [RUN_BROKER]?: Promise<Broker>; [RUN_BUNDLE]?: Promise<string> };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const run = globalThis as WithBroker;
+  run[RUN_BUNDLE] ??= bundleAwsShell();
+  project.provide('awsShellBundle', await run[RUN_BUNDLE]);
   // A real endpoint (LocalStack, an account) is used as it is; there is nothing to start.
   if (externalEndpoint()) return async () => {};
-  const run = globalThis as WithBroker;
   run[RUN_BROKER] ??= startBroker();
   const broker = await run[RUN_BROKER];
   broker.users += 1;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { isBlockedAddress } from '../../functions/core/common/address-rules.js';
-import { sharedEndpoints } from '../aws/shared-emulator-endpoints.js';
+import { awsShellBundle, sharedEndpoints } from '../aws/shared-emulator-endpoints.js';
 import { sharedEndpointsToEnv } from '../aws/shared-endpoints.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,10 +34,12 @@ const ROOT = resolve(import.meta.dirname, '../..');
 type Shell = 'local' | 'aws';
 const SHELL: Shell = process.env.SVC_TEST_SHELL === 'aws' ? 'aws' : 'local';
 
-const SERVER_ARGS = {
-  local: [join(ROOT, 'bin/svc.js'), 'serve'],
-  aws: ['--import', 'tsx', join(ROOT, 'test/aws/aws-shell-server.ts')],
-};
+/** How each shell's server is started: the AWS shell from the run's bundle of it when there is one (test/aws/aws-shell-bundle.ts). */
+function serverArgs(shell: Shell): string[] {
+  if (shell === 'local') return [join(ROOT, 'bin/svc.js'), 'serve'];
+  const bundle = awsShellBundle();
+  return bundle ? ['--enable-source-maps', bundle] : ['--import', 'tsx', join(ROOT, 'test/aws/aws-shell-server.ts')];
+}
 
 /** The AWS shell starts DynamoDB Local (a JVM) first unless the run shares one, which takes a few seconds on a busy machine. */
 const START_TIMEOUT_MS: Record<Shell, number> = { aws: 90_000, local: 30_000 };
@@ -61,7 +63,7 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   const shell = opts.shell ?? SHELL;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const token = opts.token ?? `test-admin-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(process.execPath, SERVER_ARGS[shell], {
+  const child = spawn(process.execPath, serverArgs(shell), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
