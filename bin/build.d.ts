@@ -4,9 +4,7 @@ export function buildService(): Promise<void>;
 export function buildServiceIfStale(): Promise<boolean>;
 /** The fingerprint (paths, sizes, modification times) of what a build reads. */
 export function inputsFingerprint(): string;
-/** [checkout path, path beside the bundle]: files the runtime reads next to its own module. */
-export const ASSETS: ReadonlyArray<readonly [string, string]>;
-/** Packages never bundled (a compiled addon or binary beside their code). */
-export const NATIVE_PACKAGES: string[];
-/** The esbuild plugin that leaves packages our sources load on first use in node_modules. */
-export const packagesOnFirstUseStayExternal: import('esbuild').Plugin;
+/** The esbuild options the service is bundled with (add `entryPoints` and `outdir`). */
+export const SERVICE_BUNDLE: import('esbuild').BuildOptions & { external: string[] };
+/** Copies the files the runtime reads next to its own module (shims, client libraries) beside a bundle in `outdir`. */
+export function copyRuntimeAssets(outdir: string): void;

@@ -21,7 +21,7 @@ const DIST = join(ROOT, 'dist');
  * bundle that module is dist/svc.js or one of its chunks, all in dist/. The Node sandbox Lambda's
  * bundle gets the same layout (lib/constructs/sandbox.ts).
  */
-export const ASSETS = [
+const ASSETS = [
   ['functions/runtime/shims', 'shims'],
   ['clients/ts/svc-client', 'clients/ts/svc-client'],
   ['clients/python/svc', 'clients/python/svc'],
@@ -69,14 +69,14 @@ export async function buildServiceIfStale() {
 }
 
 /** Packages with a compiled addon or binary beside their code: never bundled. */
-export const NATIVE_PACKAGES = ['better-sqlite3', 'esbuild', '@deno/*', 'deno'];
+const NATIVE_PACKAGES = ['better-sqlite3', 'esbuild', '@deno/*', 'deno'];
 
 /**
  * A package our sources `require` (on first use) or `import()` stays a runtime load from
  * node_modules; bundled, its code would be parsed at every start though few requests need it.
  * Packages' own imports of packages are bundled with them.
  */
-export const packagesOnFirstUseStayExternal = {
+const packagesOnFirstUseStayExternal = {
   name: 'packages-on-first-use-stay-external',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
@@ -87,6 +87,44 @@ export const packagesOnFirstUseStayExternal = {
   },
 };
 
+/**
+ * How the service is bundled (into dist/ here; the AWS shell under test bundles itself the same way,
+ * test/aws/aws-shell-bundle.ts), with `entryPoints` and `outdir` added.
+ */
+export const SERVICE_BUNDLE = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // What the service imports is bundled: one file to read and compile instead of hundreds found
+  // through node_modules, which was most of what starting took. What it loads on first use
+  // (on-first-use.ts) and native addons stay in node_modules, read only when needed.
+  plugins: [packagesOnFirstUseStayExternal],
+  external: NATIVE_PACKAGES,
+  sourcemap: true,
+  // Node reads each file's map as it loads it: without the sources' text (they are in the
+  // checkout) the maps are a third of the size, and the service starts sooner.
+  sourcesContent: false,
+  // A `require` in every file, as the Lambda bundles have (lib/constructs/lambda-defaults.ts): a
+  // CommonJS package loaded on first use rather than at start (the TypeScript compiler,
+  // functions/core/common/typescript-compiler.ts) is required from node_modules.
+  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+};
+
+/** Copies the ASSETS beside a bundle in `outdir`, without Python bytecode. */
+export function copyRuntimeAssets(outdir) {
+  for (const [from, to] of ASSETS) {
+    mkdirSync(dirname(join(outdir, to)), { recursive: true });
+    cpSync(join(ROOT, from), join(outdir, to), {
+      recursive: true,
+      filter: (source) => !source.includes('__pycache__') && !source.endsWith('.pyc'),
+    });
+  }
+}
+
 export async function buildService() {
   const fingerprint = inputsFingerprint();
   // Built aside, then swapped in: a service already running from dist/ (it reads its shims at
@@ -94,38 +132,9 @@ export async function buildService() {
   const next = `${DIST}.next-${process.pid}`;
   const previous = `${DIST}.previous-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: { svc: 'bin/svc.ts' },
-    outdir: next,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    // What the service imports is bundled: one file to read and compile instead of hundreds found
-    // through node_modules, which was most of what starting took. What it loads on first use
-    // (on-first-use.ts) and native addons stay in node_modules, read only when needed.
-    plugins: [packagesOnFirstUseStayExternal],
-    external: NATIVE_PACKAGES,
-    sourcemap: true,
-    // Node reads each file's map as it loads it: without the sources' text (they are in the
-    // checkout) the maps are a third of the size, and the service starts sooner.
-    sourcesContent: false,
-    // A `require` in every file, as the Lambda bundles have (lib/constructs/lambda-defaults.ts): a
-    // CommonJS package loaded on first use rather than at start (the TypeScript compiler,
-    // functions/core/common/typescript-compiler.ts) is required from node_modules.
-    banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
-    logLevel: 'warning',
-  });
+  await build({ ...SERVICE_BUNDLE, entryPoints: { svc: 'bin/svc.ts' }, outdir: next });
   await buildConsoleAssets(join(next, 'console-assets'));
-  for (const [from, to] of ASSETS) {
-    mkdirSync(dirname(join(next, to)), { recursive: true });
-    cpSync(join(ROOT, from), join(next, to), {
-      recursive: true,
-      filter: (source) => !source.includes('__pycache__') && !source.endsWith('.pyc'),
-    });
-  }
+  copyRuntimeAssets(next);
   // Taken before the build: an edit made while it ran leaves the stamp stale, so the next start builds again.
   writeFileSync(join(next, STAMP), fingerprint);
   if (existsSync(DIST)) renameSync(DIST, previous);

@@ -1,5 +1,3 @@
-import { copyFileSync, cpSync } from 'node:fs';
-import { join } from 'node:path';
 import * as cdk from 'aws-cdk-lib';
 import { DockerImage, Duration, Size, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,13 +7,13 @@ import { LAMBDA_MAX_SECONDS, type SvcConfig } from '../config.js';
 import { ARCHITECTURE, functionLogGroup, nodeFunction, repoPath } from './lambda-defaults.js';
 import { NODE_RUNTIME_PIN_REASON } from './nag.js';
 import { SandboxNetwork } from './sandbox-network.js';
+import { layOutPythonSandbox, PYTHON_HANDLER_DIR } from './python-sandbox-files.js';
 
 /** Room for the scripts a job writes to /tmp and for the warm interpreters the runner keeps. */
 const SANDBOX_MEMORY_MB = 1024;
 const SANDBOX_EPHEMERAL_STORAGE = Size.mebibytes(1024);
 /** The client libraries scripts import with no install step, as the repository keeps them. */
 const TS_CLIENT = 'clients/ts/svc-client';
-const PY_CLIENT = 'clients/python/svc';
 
 /**
  * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker, the api
@@ -123,24 +121,17 @@ function noPermissionRole(scope: Construct, id: string, description: string): ia
 }
 
 /**
- * The Python handler plus the local runner's shim, so both shells run Python jobs through the same
- * file, and the `svc` client package the handler hands to each job. Bundled on this machine (a
- * copy, no Docker); the image is only CDK's required fallback.
+ * The Python sandbox laid out by layOutPythonSandbox (python-sandbox-files.ts). Bundled on this
+ * machine (a copy, no Docker); the image is only CDK's required fallback.
  */
 function pythonSandboxCode(): lambda.Code {
-  const handlerDir = repoPath('functions/handlers/sandbox-python');
-  const shim = repoPath('functions/runtime/shims/python_shim.py');
-  const client = repoPath(PY_CLIENT);
-  const noBytecode = (src: string) => !/__pycache__|\.pyc$/.test(src);
-  return lambda.Code.fromAsset(handlerDir, {
+  return lambda.Code.fromAsset(PYTHON_HANDLER_DIR, {
     assetHashType: cdk.AssetHashType.OUTPUT,
     bundling: {
       image: DockerImage.fromRegistry('public.ecr.aws/sam/build-python3.12'),
       local: {
         tryBundle(outputDir: string) {
-          cpSync(handlerDir, outputDir, { recursive: true, filter: noBytecode });
-          copyFileSync(shim, join(outputDir, 'python_shim.py'));
-          cpSync(client, join(outputDir, 'svc'), { recursive: true, filter: noBytecode });
+          layOutPythonSandbox(outputDir);
           return true;
         },
       },

