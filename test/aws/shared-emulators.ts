@@ -24,7 +24,7 @@ declare module 'vitest' {
     /** The broker's URL; absent when nothing is shared (SVC_TEST_AWS_ENDPOINT). */
     awsEmulatorBroker?: string;
     /** The AWS shell server bundled for this run (aws-shell-bundle.ts), which the http harness starts. */
-    awsShellBundle: string;
+    awsShellBundle?: string;
   }
 }
 
