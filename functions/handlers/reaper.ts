@@ -4,6 +4,7 @@ import { log } from '../core/common/logger.js';
 import { isFinished } from '../core/jobs/jobs.js';
 import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
+import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
 import { countReaped, METRIC } from '../adapters/aws/powertools.js';
@@ -18,7 +19,7 @@ const RECONCILE_AFTER_MS = 60_000;
 
 const sfn = once(async () => traced(new SFNClient({})));
 
-export type ReaperReport = { neverStarted: number; workerLost: number; released: number; strandedFlows: number };
+export type ReaperReport = { neverStarted: number; workerLost: number; released: number; strandedFlows: number; scheduleRunsCounted: number; scheduleHandlersStarted: number };
 
 /**
  * The reaper Lambda, on an EventBridge schedule (lib/constructs/job-delivery.ts): fails jobs
@@ -26,7 +27,8 @@ export type ReaperReport = { neverStarted: number; workerLost: number; released:
  * REAP_RUNNING_AFTER_SECONDS (the job timeout plus every redelivery the queue would still make),
  * and ends flow jobs whose execution ended without them (core/flows/stranded.ts).
  * First it lets go of runs waiting for a concurrency slot that a time window freed (core/jobs/concurrency.ts);
- * runs still waiting for one are never reaped.
+ * runs still waiting for one are never reaped. Last it counts the outcomes of scheduled runs a
+ * stopped function left uncounted and starts the schedule handlers it left owed (core/triggers/schedule-handlers.ts).
  *
  * The same function is the target of the stack's rule on "Step Functions Execution Status
  * Change" events (FAILED, TIMED_OUT, ABORTED): such an event ends its flow job at once.
@@ -35,7 +37,7 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   if (isExecutionStatusChange(event)) {
     const strandedFlows = (await onExecutionEnded(event)) ? 1 : 0;
     countReaped(METRIC.strandedFlows, strandedFlows);
-    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows };
+    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows, scheduleRunsCounted: 0, scheduleHandlersStarted: 0 };
   }
   const { deps } = await awsShell();
   // Runs waiting for a concurrency slot that a time window (or a lost worker) freed go on.
@@ -43,7 +45,16 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   const limits = { queuedMs: seconds('REAP_QUEUED_AFTER_SECONDS') * 1000, runningMs: seconds('REAP_RUNNING_AFTER_SECONDS') * 1000, batch: BATCH };
   const reaped = await reapStuckJobs(deps, limits);
   const strandedFlows = (await reconcileFlows()).length;
-  const report = { neverStarted: reaped.neverStarted.length, workerLost: reaped.workerLost.length, released, strandedFlows };
+  // Scheduled runs a stopped function left uncounted are counted, and the handlers it left owed start.
+  const outcomes = await settleScheduleOutcomes(deps, deps.clock.now());
+  const report = {
+    neverStarted: reaped.neverStarted.length,
+    workerLost: reaped.workerLost.length,
+    released,
+    strandedFlows,
+    scheduleRunsCounted: outcomes.counted,
+    scheduleHandlersStarted: outcomes.started,
+  };
   log.info('reaper pass', report);
   // The stack alarms on both (lib/constructs/alarms.ts): each is a run that went wrong unseen.
   countReaped(METRIC.reapedJobs, report.neverStarted + report.workerLost);

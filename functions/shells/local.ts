@@ -26,6 +26,7 @@ import { pruneFinishedJobs } from '../core/console/retention.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
 import { startEventDispatcher } from '../adapters/local/event-dispatcher.js';
 import { startScheduleTicker } from '../adapters/local/schedule-ticker.js';
+import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
 import { startPeriodic } from '../adapters/local/periodic-task.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { pruneExpiredResults } from '../core/jobs/result-cache.js';
@@ -127,6 +128,11 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     const released = await sweepConcurrencySlots(deps);
     if (released) log.info('concurrency slots', { released });
   });
+  // Counts the scheduled runs a stop left uncounted and starts the handlers it left owed.
+  const outcomes = startPeriodic('schedule outcomes', SCHEDULE_OUTCOME_SWEEP_MS, async () => {
+    const report = await settleScheduleOutcomes(deps, deps.clock.now());
+    if (report.counted || report.started) log.info('schedule outcomes', { ...report });
+  });
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
   const ticker = startScheduleTicker(deps, config.scheduleTickMs);
 
@@ -139,6 +145,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       await sweeper.stop();
       await pruner.stop();
       await slots.stop();
+      await outcomes.stop();
       await dispatcher.stop();
       email?.close();
       await flows.stop();
@@ -155,6 +162,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
 const RETENTION_PRUNE_MS = 5 * 60_000;
 /** How often runs waiting for a concurrency slot are checked for a slot a time window freed. */
 const CONCURRENCY_SWEEP_MS = 1000;
+/** How often scheduled runs are checked for an uncounted outcome (each waits OUTCOME_GRACE_MS for its own count first). */
+const SCHEDULE_OUTCOME_SWEEP_MS = 10_000;
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {

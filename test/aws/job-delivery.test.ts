@@ -14,7 +14,8 @@ import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.
 import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatcher.js';
 import { handler as reaperHandler } from '../../functions/handlers/reaper.js';
 import type { Job } from '../../functions/ports.js';
-import { aJob, FAR_FUTURE, uid } from '../contract/store-fixtures.js';
+import { aJob, aScriptVersion, aUser, aWorkspace, anEntity, FAR_FUTURE, uid } from '../contract/store-fixtures.js';
+import { handlerJobId } from '../../functions/core/triggers/schedule-handlers.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
 import { sharedEndpoints } from './shared-emulator-endpoints.js';
 import { dynamoClient } from './dynamodb-local.js';
@@ -218,5 +219,34 @@ describe('reaper', () => {
     expect((await store.getJob(orphaned.workspace_id, orphaned.id))?.result).toEqual({ error: { name: STUCK_JOB_ERRORS.workerLost, message: expect.stringContaining('still running 35 minutes') } });
     expect((await store.getJob(waiting.workspace_id, waiting.id))?.status).toBe('queued');
     expect((await store.getJob(working.workspace_id, working.id))?.status).toBe('running');
+  });
+
+  it('counts a scheduled run a stopped function stored failed but did not count, and starts its on_failure once', async () => {
+    const ws = aWorkspace();
+    await store.createWorkspace(ws);
+    const author = aUser({ username: uid('author'), is_admin: true });
+    await store.createUser(author);
+    await store.insertScriptVersion(aScriptVersion(ws.id, 'u/ops/alert', { content: 'export function main(job_id: string) { return job_id }', schema: { type: 'object', properties: { job_id: { type: 'string' } }, required: [] } }), null);
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    // The function stored the run's failure and stopped before the schedule counted it.
+    const failed = aJob(ws.id, { schedule_path: 'u/ops/nightly', created_at: minutesAgo(3) });
+    await store.insertJob(failed);
+    await store.completeJob(failed.id, { status: 'failed', result: { error: { name: 'Error', message: 'disk full' } }, logs: '' }, minutesAgo(2));
+    const schedule = {
+      path: 'u/ops/nightly', schedule: '0 0 3 * * *', timezone: 'UTC', script_path: failed.script_path, is_flow: false, args: {}, enabled: true,
+      on_failure: 'u/ops/alert', summary: '', permissioned_as: author.username, permissioned_scopes: null, created_by: author.username,
+      last_tick: minutesAgo(3), last_job: failed.id, uncounted_runs: [{ job_id: failed.id, claimed_at: minutesAgo(3) }],
+    };
+    await store.createEntity(anEntity('schedule', ws.id, 'u/ops/nightly', { value: schedule }));
+    Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+
+    const report = await reaperHandler();
+    expect(report.scheduleRunsCounted).toBeGreaterThanOrEqual(1);
+    const alertId = handlerJobId('u/ops/nightly', failed.id, 'on_failure');
+    expect(await store.getJob(ws.id, alertId)).toMatchObject({ script_path: 'u/ops/alert', args: { job_id: failed.id, error: { message: 'disk full' }, failed_times: 1 } });
+    expect((await store.getEntity('schedule', ws.id, 'u/ops/nightly'))?.value).toMatchObject({ failure_streak: 1, uncounted_runs: [], handlers_due: [] });
+    // The next pass finds nothing left to do for it.
+    await reaperHandler();
+    expect((await store.listJobs({ workspace_id: ws.id, script_path: 'u/ops/alert', limit: 10 })).map((j) => j.id)).toEqual([alertId]);
   });
 });

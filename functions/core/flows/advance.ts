@@ -18,7 +18,7 @@ import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
-import { errorOf } from '../triggers/schedule-ticks.js';
+import { errorOf } from '../triggers/schedule-handlers.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';

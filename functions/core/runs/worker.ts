@@ -17,7 +17,7 @@ import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.
 import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
-import { errorOf } from '../triggers/schedule-ticks.js';
+import { errorOf } from '../triggers/schedule-handlers.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';

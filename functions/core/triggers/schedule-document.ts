@@ -34,12 +34,31 @@ export const scheduleValue = z.object({
   permissioned_as: z.string().min(1),
   permissioned_scopes: z.array(z.string()).nullable(),
   created_by: z.string().min(1),
+  /**
+   * Runs claimed whose outcome is not counted yet. A run's outcome is stored before it is counted
+   * here; a stop between the two leaves the run listed, and the outcome sweep counts it
+   * (schedule-handlers.ts). The oldest go past MAX_UNCOUNTED_RUNS.
+   */
+  uncounted_runs: z.array(z.object({ job_id: z.string().min(1), claimed_at: z.string().min(1) })).default([]),
+  /**
+   * Handler runs owed: recorded in the write that counts the outcome calling for them, removed once
+   * started. Each has its id before it starts, so a start repeated after a stop finds it started.
+   */
+  handlers_due: z
+    .array(z.object({ id: z.string().min(1), handler: z.string().min(1), args: z.record(z.string(), z.unknown()), job_id: z.string().min(1), due_at: z.string().min(1) }))
+    .default([]),
   /** The last tick claimed (or skipped); ticks at or before it never run. */
   last_tick: z.string().min(1),
   /** The job of the last run claimed. */
   last_job: z.string().nullable(),
 });
 export type Schedule = z.infer<typeof scheduleValue>;
+
+/** The schedule's own bookkeeping, never set by its author: kept as it is across edits. */
+export type ScheduleState = Pick<Schedule, 'created_by' | 'last_tick' | 'last_job' | 'failure_streak' | 'last_failure' | 'uncounted_runs' | 'handlers_due'>;
+
+/** Runs listed as uncounted at most (a schedule whose runs overlap that much drops the oldest). */
+export const MAX_UNCOUNTED_RUNS = 50;
 
 /**
  * How the writers of a schedule's document retry a lost conditional write: the ticker's claim of a

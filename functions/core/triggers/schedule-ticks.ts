@@ -7,7 +7,7 @@ import { AGAIN, retry } from '../common/retry.js';
 import { latestTick, nextTick } from './cron.js';
 import { authorRights } from './author.js';
 import { scheduledRunFailed } from './schedule-handlers.js';
-import { SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
+import { MAX_UNCOUNTED_RUNS, SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 
@@ -42,7 +42,9 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
     const tick = latestTick(s.schedule, s.timezone, now);
     if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { outcome: { ran: false, reason: 'not_due' } };
     const jobId = newUuid();
-    if (await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId })) return { s, tick, jobId };
+    // Listed as uncounted in the claim itself: a run whose count a stop prevents is counted by the outcome sweep.
+    const uncounted_runs = [...s.uncounted_runs, { job_id: jobId, claimed_at: deps.clock.now().toISOString() }].slice(-MAX_UNCOUNTED_RUNS);
+    if (await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId, uncounted_runs })) return { s, tick, jobId };
     return n + 1 < SCHEDULE_WRITE_RETRY.attempts ? AGAIN : { outcome: { ran: false, reason: 'claimed_elsewhere' } };
   });
   if ('outcome' in claim) return claim.outcome;
@@ -86,11 +88,6 @@ async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, 
   return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path, trigger: 'schedule' });
 }
 
-
-/** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
-export function errorOf(result: unknown): unknown {
-  return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
-}
 
 /** A run that could not even start is a failure like any other: it counts, and on_failure may hear of it. */
 async function runOnFailure(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string, error: unknown): Promise<void> {

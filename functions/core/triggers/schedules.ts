@@ -8,7 +8,7 @@ import { audit } from '../identity/login-throttle.js';
 import { workspaceAnnouncer, type ItemRef } from '../events/announce.js';
 import { assertCron, assertTimezone } from './cron.js';
 import { authorOf } from './author.js';
-import type { Schedule } from './schedule-document.js';
+import type { Schedule, ScheduleState } from './schedule-document.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -61,6 +61,8 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
     last_job: null,
     failure_streak: 0,
     last_failure: null,
+    uncounted_runs: [],
+    handlers_due: [],
   };
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const created = await tryCreateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, input.path, schedule, (e) =>
@@ -168,7 +170,7 @@ async function checkedSchedule(
   rights: Rights,
   path: string,
   input: Input,
-): Promise<Omit<Schedule, 'created_by' | 'last_tick' | 'last_job' | 'failure_streak' | 'last_failure'>> {
+): Promise<Omit<Schedule, keyof ScheduleState>> {
   assertTimezone(input.timezone);
   assertCron(input.schedule, input.timezone);
   assertItemPath(input.script_path, 'script_path');

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
-import { createScript, inProcessService, interruptWrites } from './harness.js';
+import { OUTCOME_GRACE_MS, handlerJobId, onScheduledJobFailed, settleScheduleOutcomes } from '../../../functions/core/triggers/schedule-handlers.js';
+import type { Entity, Job } from '../../../functions/ports.js';
+import { createScript, inProcessService, interruptWrites, type InProcessService } from './harness.js';
 
 /**
  * A schedule's on_failure after N failures in a row and its on_recovery (the modelled service's
@@ -72,5 +74,115 @@ describe('schedule failure and recovery handlers', () => {
     expect(alerts.map((j) => j.result)).toEqual([{ job_id: outcome.ran && outcome.jobId, message: 'disk full' }]);
     const schedule = await (await s.fetch('/api/w/main/schedules/get/u/admin/busy')).json();
     expect(schedule).toMatchObject({ failure_streak: 1, last_failure: { job_id: outcome.ran && outcome.jobId } });
+  });
+
+  /** A schedule every 5 s whose script always fails, with `u/admin/alert` as its on_failure. */
+  async function failingSchedule(s: InProcessService): Promise<() => Promise<string>> {
+    await createScript(s, 'u/admin/breaks', 'export function main() { throw new Error("disk full") }');
+    await createScript(s, 'u/admin/alert', 'export function main(job_id: string, failed_times: number) { return { job_id, failed_times } }');
+    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
+    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/nightly', schedule: '*/5 * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return async () => {
+      s.clock.advance(5000);
+      const outcome = await runDueTick(s.deps, 'main', 'u/admin/nightly', s.clock.now());
+      await s.settled();
+      if (!outcome.ran || !outcome.jobId) throw new Error('the tick did not run');
+      return outcome.jobId;
+    };
+  }
+  const alerts = async (s: InProcessService) => s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
+  const schedule = async (s: InProcessService) => (await (await s.fetch('/api/w/main/schedules/get/u/admin/nightly')).json()) as { failure_streak: number; uncounted_runs: Array<{ job_id: string }>; handlers_due: unknown[] };
+  /** The next schedule write `when` picks throws, as a process stopping before it would leave things. */
+  function stopBefore(s: InProcessService, when: (e: Entity) => boolean): void {
+    const replace = s.deps.store.replaceEntity.bind(s.deps.store);
+    let stopped = false;
+    s.deps.store.replaceEntity = async (e, expectedVersion, events) => {
+      if (!stopped && e.kind === 'schedule' && when(e)) {
+        stopped = true;
+        throw new Error('the process stopped');
+      }
+      return replace(e, expectedVersion, events);
+    };
+  }
+
+  it('counts a failed run whose count a stop prevented, and starts its on_failure, once', async () => {
+    const s = await inProcessService();
+    const tick = await failingSchedule(s);
+    // The run's failure is stored; the process stops before the schedule counts it.
+    stopBefore(s, (e) => (e.value as { failure_streak: number }).failure_streak > 0);
+    const failed = await tick();
+    expect((await s.job(failed)).status).toBe('failed');
+    expect(await alerts(s)).toHaveLength(0);
+    expect(await schedule(s)).toMatchObject({ failure_streak: 0, uncounted_runs: [{ job_id: failed }] });
+
+    // Within the grace the run may still be counted by its own process: the sweep leaves it.
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 0 });
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 1, started: 1 });
+    await s.settled();
+    expect((await alerts(s)).map((j) => j.result)).toEqual([{ job_id: failed, failed_times: 1 }]);
+    expect(await schedule(s)).toMatchObject({ failure_streak: 1, uncounted_runs: [], handlers_due: [] });
+
+    // Counted again (a sweep and a late worker both saw it end): nothing more happens.
+    await onScheduledJobFailed(s.deps, (await s.deps.store.getJob('main', failed)) as Job, { message: 'disk full' });
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 0 });
+    await s.settled();
+    expect(await alerts(s)).toHaveLength(1);
+    expect((await schedule(s)).failure_streak).toBe(1);
+  });
+
+  it('starts an on_failure that a stop left owed, once, under the id it was owed with', async () => {
+    const s = await inProcessService();
+    const tick = await failingSchedule(s);
+    // The failure is counted and its handler owed; the process stops before the handler is stored.
+    const insertJob = s.store.insertJob.bind(s.store);
+    let lost = 0;
+    s.store.insertJob = async (job: Job) => {
+      if (job.script_path === 'u/admin/alert' && lost++ === 0) throw new Error('the process stopped');
+      return insertJob(job);
+    };
+    const failed = await tick();
+    expect(await alerts(s)).toHaveLength(0);
+    expect(await schedule(s)).toMatchObject({ failure_streak: 1, uncounted_runs: [], handlers_due: [{ job_id: failed, handler: 'u/admin/alert' }] });
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 1 });
+    await s.settled();
+    const first = handlerJobId('u/admin/nightly', failed, 'on_failure');
+    expect((await alerts(s)).map((j) => [j.id, j.result])).toEqual([[first, { job_id: failed, failed_times: 1 }]]);
+    expect((await schedule(s)).handlers_due).toEqual([]);
+
+    // The next failure's handler is stored, but the process stops before it is taken off the
+    // list: the sweep finds that run started and does not start it again.
+    stopBefore(s, (e) => {
+      const value = e.value as { handlers_due: unknown[]; failure_streak: number };
+      return value.failure_streak === 2 && value.handlers_due.length === 0;
+    });
+    const second = await tick();
+    const next = handlerJobId('u/admin/nightly', second, 'on_failure');
+    expect((await alerts(s)).map((j) => j.id).sort()).toEqual([first, next].sort());
+    expect((await schedule(s)).handlers_due).toMatchObject([{ id: next }]);
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 0 });
+    await s.settled();
+    expect((await schedule(s)).handlers_due).toEqual([]);
+    expect(await alerts(s)).toHaveLength(2);
+  });
+
+  it('forgets a claimed run that never started once the grace is over', async () => {
+    const s = await inProcessService();
+    await failingSchedule(s);
+    // The tick is claimed; the process stops before the run is stored.
+    const insertJob = s.store.insertJob.bind(s.store);
+    s.store.insertJob = async (job: Job) => (job.script_path === 'u/admin/breaks' ? Promise.reject(new Error('the process stopped')) : insertJob(job));
+    s.clock.advance(5000);
+    const claimed = s.clock.now();
+    await runDueTick(s.deps, 'main', 'u/admin/nightly', claimed).catch(() => undefined);
+    await s.settled();
+    const { uncounted_runs } = await schedule(s);
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    await settleScheduleOutcomes(s.deps, s.clock.now());
+    expect((await schedule(s)).uncounted_runs.filter((r) => uncounted_runs.some((u) => u.job_id === r.job_id))).toEqual([]);
   });
 });
