@@ -125,8 +125,9 @@ export async function settleScheduleOutcomes(deps: CoreDeps, now: Date): Promise
  */
 async function settleRun(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string, before: number): Promise<number | null> {
   const job = await deps.store.getJob(workspaceId, jobId);
-  if (!job) {
-    // Claimed, and no job came of it: the process stopped before the run was stored.
+  // Claimed, and no job came of it (the process stopped before the run was stored), or canceled,
+  // which is neither a failure nor a success: it only leaves the list.
+  if (!job || job.status === 'canceled') {
     await countOutcome(deps, workspaceId, s.path, (current) => (uncounted(current, jobId) ? { ...current, uncounted_runs: without(current, jobId) } : null));
     return null;
   }

@@ -170,6 +170,30 @@ describe('schedule failure and recovery handlers', () => {
     expect(await alerts(s)).toHaveLength(2);
   });
 
+  it('takes a canceled run off the list without counting it', async () => {
+    const s = await inProcessService();
+    await failingSchedule(s);
+    // The run is claimed and stored, and canceled before any worker takes it.
+    const insertJob = s.store.insertJob.bind(s.store);
+    let canceled = '';
+    s.store.insertJob = async (job: Job) => {
+      await insertJob(job);
+      if (job.script_path === 'u/admin/breaks') {
+        canceled = job.id;
+        await s.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message: 'canceled by admin' } }, logs: '' }, s.clock.now().toISOString());
+      }
+    };
+    s.clock.advance(5000);
+    await runDueTick(s.deps, 'main', 'u/admin/nightly', s.clock.now());
+    await s.settled();
+    expect((await s.job(canceled)).status).toBe('canceled');
+    expect((await schedule(s)).uncounted_runs).toMatchObject([{ job_id: canceled }]);
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 0 });
+    expect(await schedule(s)).toMatchObject({ failure_streak: 0, uncounted_runs: [], handlers_due: [] });
+    expect(await alerts(s)).toHaveLength(0);
+  });
+
   it('forgets a claimed run that never started once the grace is over', async () => {
     const s = await inProcessService();
     await failingSchedule(s);
