@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { conflict, notFound } from '../common/errors.js';
 import { parseStored } from '../documents/parse.js';
 import { ENTITY_VALUES, type EntityValues } from '../documents/entity-values.js';
-import { AGAIN, RACE, retry } from '../common/retry.js';
+import { AGAIN, RACE, retry, type RetryPolicy } from '../common/retry.js';
 import type { Clock, Entity, EntityKind, OutboxEvent, Store } from '../../ports.js';
 
 /**
@@ -82,7 +82,8 @@ export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock
 
 /**
  * Applies `change` to the current document and stores it if nobody changed it meanwhile,
- * retrying on a lost race; 404 when it does not exist.
+ * retrying on a lost race (`policy`: a document the service itself writes often, such as a
+ * schedule, needs more attempts); 404 when it does not exist.
  */
 export async function updateEntity<K extends EntityKind>(
   store: Store,
@@ -93,8 +94,9 @@ export async function updateEntity<K extends EntityKind>(
   what: string,
   change: (current: EntityValues[K]) => EntityValues[K] | Promise<EntityValues[K]>,
   events?: EventsOf<K>,
+  policy: RetryPolicy = { attempts: UPDATE_ATTEMPTS, ...RACE },
 ): Promise<StoredEntity<K>> {
-  return retry({ attempts: UPDATE_ATTEMPTS, ...RACE, exhausted: () => conflict(`${what} is being changed by someone else; retry`) }, async () => {
+  return retry({ ...policy, exhausted: () => conflict(`${what} is being changed by someone else; retry`) }, async () => {
     const current = await requireEntity(store, kind, workspaceId, key, what);
     return (await tryReplaceEntity(store, clock, current, await change(current.value), events)) ?? AGAIN;
   });

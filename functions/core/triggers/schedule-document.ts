@@ -62,7 +62,8 @@ export const MAX_UNCOUNTED_RUNS = 50;
 
 /**
  * How the writers of a schedule's document retry a lost conditional write: the ticker's claim of a
- * tick (schedule-ticks.ts) and the count of a run's outcome (schedule-handlers.ts) both write it, so
+ * tick (schedule-ticks.ts), the count of a run's outcome (schedule-handlers.ts) and a user's edit
+ * (schedules.ts) all write it, so
  * with a schedule every second and a slow store another write often lands between a read and its
  * write. Growing waits (to 100 ms each) over this many attempts outlast such a run of losses; ten
  * quick attempts lost a failure (and its on_failure) on a loaded test machine, three lost ticks.

@@ -8,7 +8,7 @@ import { audit } from '../identity/login-throttle.js';
 import { workspaceAnnouncer, type ItemRef } from '../events/announce.js';
 import { assertCron, assertTimezone } from './cron.js';
 import { authorOf } from './author.js';
-import type { Schedule, ScheduleState } from './schedule-document.js';
+import { SCHEDULE_WRITE_RETRY, type Schedule, type ScheduleState } from './schedule-document.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -152,10 +152,9 @@ async function changeSchedule(
   change: (current: Schedule) => Schedule,
 ): Promise<StoredEntity<'schedule'>> {
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
-  // Retried on a lost race: the ticker moves `last_tick` forward on the same document.
-  const saved = await updateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, path, what(path), change, (e) =>
-    announce(type, ref(e)),
-  );
+  // Retried on a lost race as the ticker's writes are: the ticker claims each tick and counts
+  // each run's outcome on the same document.
+  const saved = await updateEntity(deps.store, deps.clock, 'schedule', rights.workspaceId, path, what(path), change, (e) => announce(type, ref(e)), SCHEDULE_WRITE_RETRY);
   await putTimer(deps, rights.workspaceId, saved.value);
   return saved;
 }

@@ -76,6 +76,18 @@ describe('schedule failure and recovery handlers', () => {
     expect(schedule).toMatchObject({ failure_streak: 1, last_failure: { job_id: outcome.ran && outcome.jobId } });
   });
 
+  it("saves a user's edit while the ticker keeps writing the schedule under it", async () => {
+    const s = await inProcessService();
+    await failingSchedule(s);
+    // Ticks claimed and outcomes counted land between each read and write of the edit, a dozen
+    // times in a row (a schedule every second on a slow store).
+    const interruptionsLeft = interruptWrites(s, 12, (e) => e.kind === 'schedule' && (e.value as { summary: string }).summary === 'renamed');
+    const res = await s.post('/api/w/main/schedules/update/u/admin/nightly', { schedule: '*/5 * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert', summary: 'renamed' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(interruptionsLeft()).toBe(0);
+    expect((await (await s.fetch('/api/w/main/schedules/get/u/admin/nightly')).json()).summary).toBe('renamed');
+  });
+
   /** A schedule every 5 s whose script always fails, with `u/admin/alert` as its on_failure. */
   async function failingSchedule(s: InProcessService): Promise<() => Promise<string>> {
     await createScript(s, 'u/admin/breaks', 'export function main() { throw new Error("disk full") }');
