@@ -56,6 +56,7 @@ const EVENT_SOURCE_ARGS = import.meta.url.endsWith('.mjs')
 /** The local shell's setting names, as the harness passes them, and the Lambda variables they set. */
 const RENAMED_SETTINGS: Record<string, string> = {
   SVC_JOB_TIMEOUT_SECONDS: 'JOB_TIMEOUT_SECONDS',
+  SVC_JOB_LEASE_MARGIN_SECONDS: 'JOB_LEASE_MARGIN_SECONDS',
   SVC_SYNC_MAX_WAIT_SECONDS: 'SYNC_MAX_WAIT_SECONDS',
   SVC_MAX_OUTPUT_BYTES: 'MAX_OUTPUT_BYTES',
   SVC_MAX_BODY_BYTES: 'MAX_BODY_BYTES',

@@ -101,6 +101,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     },
     core: {
       jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
+      jobLeaseMarginMs: int(env.SVC_JOB_LEASE_MARGIN_SECONDS, 60) * 1000,
       maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),
       syncMaxWaitMs: int(env.SVC_SYNC_MAX_WAIT_SECONDS, 60) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),

@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { configFromEnv } from '../../../functions/adapters/local/config.js';
+
+describe('the local shell config', () => {
+  it('reads the job lease margin (SVC_JOB_LEASE_MARGIN_SECONDS), 60 s by default', () => {
+    expect(configFromEnv({}).core.jobLeaseMarginMs).toBe(60_000);
+    expect(configFromEnv({ SVC_JOB_LEASE_MARGIN_SECONDS: '' }).core.jobLeaseMarginMs).toBe(60_000);
+    expect(configFromEnv({ SVC_JOB_LEASE_MARGIN_SECONDS: '3' }).core.jobLeaseMarginMs).toBe(3_000);
+  });
+
+  it('refuses a lease margin that is not a whole number of seconds', () => {
+    for (const bad of ['soon', '-1', '1.5']) {
+      expect(() => configFromEnv({ SVC_JOB_LEASE_MARGIN_SECONDS: bad })).toThrow(/non-negative integer/);
+    }
+  });
+});
