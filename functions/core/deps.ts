@@ -8,6 +8,11 @@ export interface CoreConfig {
   baseInternalUrl: string;
   /** Default per-job timeout when a script sets none. */
   jobTimeoutMs: number;
+  /**
+   * How long a claim on a running job outlasts the job timeout: time for its worker to store the
+   * outcome before another worker may take the job over (its lease, `leaseUntil`); 60 s when unset.
+   */
+  jobLeaseMarginMs?: number;
   /** Cap on what a job may print or stream. */
   maxOutputBytes: number;
   /** Instance-level maximum wait of the sync endpoints (spec 8). */

@@ -51,6 +51,8 @@ describe('AWS shell config', () => {
       baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
       flowMaxWhileIterations: 1000,
       jobTimeoutMs: 2_000,
+      // The stack sets no lease margin: the default.
+      jobLeaseMarginMs: 60_000,
       maxOutputBytes: 1000,
       syncMaxWaitMs: 3_000,
       includeHeaders: ['X-Tag', 'X-Other'],
@@ -65,12 +67,18 @@ describe('AWS shell config', () => {
     expect(requireSandboxFunctions(config)).toEqual({ node: 'node-fn', python: 'python-fn' });
   });
 
+  it('takes a lease margin outside the stack (tests), 60 s otherwise', () => {
+    expect(awsConfigFromEnv(base).core.jobLeaseMarginMs).toBe(60_000);
+    expect(awsConfigFromEnv({ ...base, JOB_LEASE_MARGIN_SECONDS: '3' }).core.jobLeaseMarginMs).toBe(3_000);
+  });
+
   it('names what is missing or malformed', () => {
     expect(() => awsConfigFromEnv({ ...base, TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
     // Secret variables cannot be stored or read without it: fail at cold start, not on first use.
     expect(() => awsConfigFromEnv({ ...base, SECRETS_KMS_KEY_ID: undefined })).toThrow(/SECRETS_KMS_KEY_ID must be set/);
     expect(() => awsConfigFromEnv({ ...base, SIGNING_KEY_SECRET_ARN: undefined })).toThrow(/SIGNING_KEY_SECRET_ARN \(or, outside AWS, SIGNING_KEY_HEX\)/);
     expect(() => awsConfigFromEnv({ ...base, JOB_TIMEOUT_SECONDS: 'soon' })).toThrow(/JOB_TIMEOUT_SECONDS/);
+    expect(() => awsConfigFromEnv({ ...base, JOB_LEASE_MARGIN_SECONDS: '-5' })).toThrow(/JOB_LEASE_MARGIN_SECONDS: expected a non-negative integer/);
     expect(() => requireSandboxFunctions(awsConfigFromEnv(base))).toThrow(/SANDBOX_NODE_FUNCTION/);
   });
 

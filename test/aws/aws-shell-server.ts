@@ -17,6 +17,7 @@
  * or SIGINT, and when the process that started it goes away; on shared emulators it drops its
  * table and key instead.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -56,6 +57,7 @@ const EVENT_SOURCE_ARGS = import.meta.url.endsWith('.mjs')
 /** The local shell's setting names, as the harness passes them, and the Lambda variables they set. */
 const RENAMED_SETTINGS: Record<string, string> = {
   SVC_JOB_TIMEOUT_SECONDS: 'JOB_TIMEOUT_SECONDS',
+  SVC_JOB_LEASE_MARGIN_SECONDS: 'JOB_LEASE_MARGIN_SECONDS',
   SVC_SYNC_MAX_WAIT_SECONDS: 'SYNC_MAX_WAIT_SECONDS',
   SVC_MAX_OUTPUT_BYTES: 'MAX_OUTPUT_BYTES',
   SVC_MAX_BODY_BYTES: 'MAX_BODY_BYTES',
@@ -71,16 +73,24 @@ const RENAMED_SETTINGS: Record<string, string> = {
 const cleanups: Array<() => Promise<void> | void> = [];
 let stopping = false;
 
+/** The flow-runner invocation running here: what ends it at once, as its runtime exiting would. */
+const invocation = new AsyncLocalStorage<{ crash: (error: Error) => void }>();
+
 /**
- * Lambda ends an invocation at its timeout and the task fails (Step Functions then retries it).
- * Here the handler's promise is left behind instead: what it does later is what a frozen, then
- * discarded, execution environment would never do, so a test that uses this makes it never settle.
+ * Lambda ends an invocation at its timeout, or when its runtime exits (a crash, an out-of-memory
+ * kill), and the task fails (Step Functions then retries it). Here the handler's promise is left
+ * behind instead: what it does later is what a frozen, then discarded, execution environment
+ * would never do, so a test that uses this makes it never settle.
  */
 async function withinLambdaTimeout<T>(timeoutMs: number, invoke: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs)));
+  let crash: (error: Error) => void = () => undefined;
+  const ended = new Promise<never>((_, reject) => {
+    crash = reject;
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${timeoutMs / 1000} seconds`)), timeoutMs);
+  });
   try {
-    return await Promise.race([invoke(), timedOut]);
+    return await Promise.race([invocation.run({ crash }, invoke), ended]);
   } finally {
     clearTimeout(timer);
   }
@@ -88,8 +98,9 @@ async function withinLambdaTimeout<T>(timeoutMs: number, invoke: () => Promise<T
 
 /**
  * The flow runner's sandbox, which (when SVC_TEST_FLOW_RUNNER_LOSE_ONCE names a text) answers
- * nothing, ever, to the first request whose code holds that text: the flow runner dies there
- * as if its invocation were killed mid-step.
+ * nothing, ever, to the first request whose code holds that text, and ends the invocation that
+ * sent it there and then, as its runtime exiting would (Lambda's `Runtime.ExitError`): the flow
+ * runner dies mid-step, leaving the step running under its lease.
  */
 function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
   const marker = process.env.SVC_TEST_FLOW_RUNNER_LOSE_ONCE;
@@ -97,6 +108,7 @@ function lostOnce(invoke: SandboxInvoke): SandboxInvoke {
   return (request, signal) => {
     if (!marker || lost || !request.content.includes(marker)) return invoke(request, signal);
     lost = true;
+    invocation.getStore()?.crash(Object.assign(new Error('Runtime exited with error: signal: killed'), { name: 'Runtime.ExitError' }));
     return {
       [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<SandboxEvent>>(() => undefined) }),
     };
@@ -185,7 +197,7 @@ async function main(): Promise<void> {
     return createFlowRunnerHandler(() => lostOnce(inProcessInvoke()), { budget: flowExecutionBudget(), inlineSteps: process.env.SVC_FLOW_INLINE_STEPS !== 'false' });
   });
   const jobTimeoutSeconds = Number(process.env.SVC_JOB_TIMEOUT_SECONDS || 600);
-  // A test of a flow runner dying mid-step shortens the function's timeout (SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS).
+  // A test may shorten the function's timeout (SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS), to see which steps fit in it.
   const flowRunnerTimeoutMs = Number(process.env.SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS || FLOW_RUNNER_TIMEOUT_SECONDS) * 1000;
   const flowRunner = await startFlowRunnerLocal({
     sqs,

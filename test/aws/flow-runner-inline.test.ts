@@ -65,13 +65,22 @@ describe('a step too long for the time Advance has left', () => {
   }, 90_000);
 });
 
+/**
+ * The lease margin of the server below (SVC_JOB_LEASE_MARGIN_SECONDS; 60 s by default), and most
+ * of the test's time. Step Functions retries the dead Advance 5 s after it failed, as long as the
+ * step's job timeout: the margin is the time the retried Advance has to start and find the step
+ * still leased (here about a second; more on a loaded two-core machine).
+ */
+const LEASE_MARGIN_SECONDS = 8;
+
 describe('an Advance that dies mid-step', () => {
   let s: TestServer;
   let sfn: SFNClient;
   let stateMachineArn: string;
-  // The function times out after 40 s; a 5 s step fits. The first run of the marked step never answers.
+  // A 5 s job timeout. The first run of the marked step never answers, and its invocation dies
+  // there (its runtime exits) with the step claimed for 5 s + LEASE_MARGIN_SECONDS.
   useFlowRunnerServer(
-    { SVC_JOB_TIMEOUT_SECONDS: '5', SVC_TEST_FLOW_RUNNER_TIMEOUT_SECONDS: '40', SVC_TEST_FLOW_RUNNER_LOSE_ONCE: 'lose-me' },
+    { SVC_JOB_TIMEOUT_SECONDS: '5', SVC_JOB_LEASE_MARGIN_SECONDS: String(LEASE_MARGIN_SECONDS), SVC_TEST_FLOW_RUNNER_LOSE_ONCE: 'lose-me' },
     (started) => ({ s, sfn, stateMachineArn } = started),
   );
 
@@ -81,8 +90,8 @@ describe('an Advance that dies mid-step', () => {
       { id: 'second', value: { type: 'rawscript', language: 'bun', content: '// lose-me\nexport function main(x: number) { return x + 1 }', input_transforms: { x: { type: 'javascript', expr: 'previous_result' } } } },
     ]);
     const id = await run(s, 'u/admin/inline_crash');
-    // The dead invocation's lease (5 s + 60 s) runs out before anyone runs the step again.
-    expect((await waitForJob(s, id, 150_000)).result).toBe(2);
+    // The dead invocation's lease (5 s + LEASE_MARGIN_SECONDS) runs out before anyone runs the step again.
+    expect((await waitForJob(s, id, 60_000)).result).toBe(2);
     const steps = await stepJobs(s, id);
     // Sorted by step id: `first` ran once, `second` twice (the dead run, then the one that finished).
     expect(steps.map((j) => [j.flow_module, j.attempts])).toEqual([['first', 1], ['second', 2]]);
@@ -90,5 +99,5 @@ describe('an Advance that dies mid-step', () => {
     await ended(sfn, executionArn);
     // Advance (dies, retried: one state), then the wait for the lease, then the Advance that reruns it.
     expect(await statesEntered(sfn, executionArn)).toEqual(['Advance', 'WaitUntilDeadlineCause', 'WaitUntilDeadlineTurn', 'WaitUntilDeadline', 'Advance']);
-  }, 200_000);
+  }, 90_000);
 });

@@ -55,6 +55,12 @@ const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
 /** Must stay under the worker and sandbox Lambda timeouts (at most 900 s). */
 const DEFAULT_JOB_TIMEOUT_SECONDS = 600;
+/**
+ * After the job timeout, time to store the outcome before another invocation may take the job
+ * over. The stack sets none: the reaper calls a running job lost only 300 s and the queue's
+ * visibility timeout past the job timeout (lib/constructs/job-delivery.ts), well after this.
+ */
+const DEFAULT_JOB_LEASE_MARGIN_SECONDS = 60;
 const DEFAULT_SYNC_MAX_WAIT_SECONDS = 60;
 /** Lambda's 900 s, less time to write the last event and close (the stack sets it from apiTimeoutSeconds). */
 const DEFAULT_SSE_MAX_SECONDS = 880;
@@ -100,6 +106,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       // The stage URL (RestApi.url ends in a slash); scripts append `/api/...` to it.
       baseInternalUrl: (env.API_BASE_URL ?? '').replace(/\/+$/, ''),
       jobTimeoutMs: int(env, 'JOB_TIMEOUT_SECONDS', DEFAULT_JOB_TIMEOUT_SECONDS) * 1000,
+      jobLeaseMarginMs: int(env, 'JOB_LEASE_MARGIN_SECONDS', DEFAULT_JOB_LEASE_MARGIN_SECONDS) * 1000,
       maxOutputBytes: int(env, 'MAX_OUTPUT_BYTES', DEFAULT_MAX_OUTPUT_BYTES),
       syncMaxWaitMs: int(env, 'SYNC_MAX_WAIT_SECONDS', DEFAULT_SYNC_MAX_WAIT_SECONDS) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),

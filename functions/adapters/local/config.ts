@@ -67,27 +67,27 @@ export interface LocalConfig {
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
   return {
     host: env.HOST ?? '127.0.0.1',
-    port: int(env.PORT, 8000),
+    port: int(env, 'PORT', 8000),
     dataDir: resolve(env.SVC_DATA_DIR ?? '.svc'),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE ?? 'main',
-    workers: int(env.SVC_WORKERS, 8),
-    maxBodyBytes: int(env.SVC_MAX_BODY_BYTES, 10 * 1024 * 1024),
-    sseKeepAliveMs: int(env.SVC_SSE_KEEPALIVE_SECONDS, 15) * 1000,
-    sseMaxMs: int(env.SVC_SSE_MAX_SECONDS, 0) * 1000 || undefined,
+    workers: int(env, 'SVC_WORKERS', 8),
+    maxBodyBytes: int(env, 'SVC_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    sseKeepAliveMs: int(env, 'SVC_SSE_KEEPALIVE_SECONDS', 15) * 1000,
+    sseMaxMs: int(env, 'SVC_SSE_MAX_SECONDS', 0) * 1000 || undefined,
     baseUrl: env.SVC_BASE_URL,
     smtpUrl: env.SVC_SMTP_URL || undefined,
     smtpFrom: env.SVC_SMTP_FROM || 'svc <svc@localhost>',
-    tokenSweepMs: int(env.SVC_TOKEN_SWEEP_SECONDS, 3600) * 1000,
+    tokenSweepMs: int(env, 'SVC_TOKEN_SWEEP_SECONDS', 3600) * 1000,
     webhookAllowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE === '1',
-    webhookPollMs: int(env.SVC_WEBHOOK_POLL_MS, 500),
-    scheduleTickMs: int(env.SVC_SCHEDULE_TICK_MS, 250),
+    webhookPollMs: int(env, 'SVC_WEBHOOK_POLL_MS', 500),
+    scheduleTickMs: int(env, 'SVC_SCHEDULE_TICK_MS', 250),
     jobLimits: limitsFromEnv(env),
     jobUidRange: uidRangeFromEnv(env),
     jobNetwork: networkFromEnv(env),
-    maxWarmTotal: int(env.SVC_WARM_MAX_TOTAL, 128),
-    warmMemoryBytes: env.SVC_WARM_MEMORY_MB ? int(env.SVC_WARM_MEMORY_MB, 0) * 1024 * 1024 : undefined,
-    warmSpares: int(env.SVC_WARM_SPARES, 2),
+    maxWarmTotal: int(env, 'SVC_WARM_MAX_TOTAL', 128),
+    warmMemoryBytes: env.SVC_WARM_MEMORY_MB ? int(env, 'SVC_WARM_MEMORY_MB', 0) * 1024 * 1024 : undefined,
+    warmSpares: int(env, 'SVC_WARM_SPARES', 2),
     goModuleProxy: env.SVC_GO_PROXY || undefined,
     dependencies: {
       npmRegistry: env.NPM_CONFIG_REGISTRY || env.npm_config_registry || 'https://registry.npmjs.org/',
@@ -96,25 +96,27 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       pipIndexUrl: env.PIP_INDEX_URL || 'https://pypi.org/simple/',
       pipExtraIndexUrls: (env.PIP_EXTRA_INDEX_URL ?? '').split(/\s+/).filter(Boolean),
       // Not inside the data dir: job uids must reach their tree, and may never enter the data dir.
-      cacheMaxBytes: int(env.SVC_DEPS_CACHE_MB, 2048) * 1024 * 1024,
+      cacheMaxBytes: int(env, 'SVC_DEPS_CACHE_MB', 2048) * 1024 * 1024,
       cacheDir: resolve(env.SVC_DEPS_DIR || join(tmpdir(), `svc-deps-${createHash('sha256').update(resolve(env.SVC_DATA_DIR ?? '.svc')).digest('hex').slice(0, 12)}`)),
     },
     core: {
-      jobTimeoutMs: int(env.SVC_JOB_TIMEOUT_SECONDS, 900) * 1000,
-      maxOutputBytes: int(env.SVC_MAX_OUTPUT_BYTES, 5 * 1024 * 1024),
-      syncMaxWaitMs: int(env.SVC_SYNC_MAX_WAIT_SECONDS, 60) * 1000,
+      jobTimeoutMs: int(env, 'SVC_JOB_TIMEOUT_SECONDS', 900) * 1000,
+      jobLeaseMarginMs: int(env, 'SVC_JOB_LEASE_MARGIN_SECONDS', 60) * 1000,
+      maxOutputBytes: int(env, 'SVC_MAX_OUTPUT_BYTES', 5 * 1024 * 1024),
+      syncMaxWaitMs: int(env, 'SVC_SYNC_MAX_WAIT_SECONDS', 60) * 1000,
       includeHeaders: (env.INCLUDE_HEADERS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       pollIntervalMs: 1000,
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, 'SVC_'),
-      flowMaxWhileIterations: int(env.SVC_FLOW_MAX_WHILE_ITERATIONS, 1000),
+      flowMaxWhileIterations: int(env, 'SVC_FLOW_MAX_WHILE_ITERATIONS', 1000),
     },
   };
 }
 
-function int(value: string | undefined, fallback: number): number {
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
   return n;
 }

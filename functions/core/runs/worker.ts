@@ -27,12 +27,15 @@ import { leaveSlot } from '../jobs/concurrency.js';
 import { pinnedJobCode } from '../dependencies/workspace-resolution.js';
 import { forgetPreview, isPreviewHash, previewCode } from '../scripts/script-preview.js';
 
-/** Time to store the outcome after the run's own timeout, before another worker may take over. */
-const LEASE_MARGIN_MS = 60_000;
+/** Time to store the outcome after the run's own timeout, before another worker may take over (CoreConfig.jobLeaseMarginMs unset). */
+export const DEFAULT_JOB_LEASE_MARGIN_MS = 60_000;
 
-/** When a claim made at `now` lapses: no job outlives the instance's job timeout, so never before it ends. */
-export function leaseUntil(now: Date, config: Pick<WorkerDeps['config'], 'jobTimeoutMs'>): string {
-  return new Date(now.getTime() + config.jobTimeoutMs + LEASE_MARGIN_MS).toISOString();
+/**
+ * When a claim made at `now` lapses: no job outlives the instance's job timeout, so never before
+ * it ends, and the instance's lease margin later (time to store the outcome).
+ */
+export function leaseUntil(now: Date, config: Pick<WorkerDeps['config'], 'jobTimeoutMs' | 'jobLeaseMarginMs'>): string {
+  return new Date(now.getTime() + config.jobTimeoutMs + (config.jobLeaseMarginMs ?? DEFAULT_JOB_LEASE_MARGIN_MS)).toISOString();
 }
 
 /**
