@@ -403,7 +403,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
   if (finished) await leaveSlot(deps, flowJob);
   if (finished?.status === 'success') await cacheFlowResult(deps, flowJob, finished.result);
-  if (finished?.status === 'success') await onJobSucceeded(deps, flowJob, finished.result);
+  if (finished?.status === 'success') await onJobSucceeded(deps, flowJob);
 }
 
 /** A flow run (not a branch or iteration) of a version with `cache_ttl`: its result answers identical runs within the TTL. */

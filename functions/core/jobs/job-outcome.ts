@@ -14,6 +14,6 @@ export async function onJobFailed(deps: CoreDeps, job: Job, error: unknown): Pro
 }
 
 /** A job or flow a schedule started succeeded: the schedule's failure streak ends (and `on_recovery` may run). */
-export async function onJobSucceeded(deps: CoreDeps, job: Job, result: unknown): Promise<void> {
-  if (job.schedule_path) await onScheduledJobSucceeded(deps, job, result);
+export async function onJobSucceeded(deps: CoreDeps, job: Job): Promise<void> {
+  if (job.schedule_path) await onScheduledJobSucceeded(deps, job);
 }

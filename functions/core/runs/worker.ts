@@ -205,7 +205,7 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
   if (job.parent_job) await deps.flows.wake(job.workspace_id, job.parent_job, stored ? { id: job.id, status: completion.status, result: completion.result } : undefined);
   // Only the completion that was stored hands a scheduled run's failure on, so it is handed on once.
   if (stored && completion.status === 'failed') await onJobFailed(deps, job, errorOf(completion.result));
-  if (stored && completion.status === 'success') await onJobSucceeded(deps, job, completion.result);
+  if (stored && completion.status === 'success') await onJobSucceeded(deps, job);
 }
 
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */

@@ -43,9 +43,20 @@ export const scheduleValue = z.object({
   /**
    * Handler runs owed: recorded in the write that counts the outcome calling for them, removed once
    * started. Each has its id before it starts, so a start repeated after a stop finds it started.
+   * An on_recovery's `success_result` is not copied here (a result may be large): it is read from
+   * the run (`job_id`) when the handler starts.
    */
   handlers_due: z
-    .array(z.object({ id: z.string().min(1), handler: z.string().min(1), args: z.record(z.string(), z.unknown()), job_id: z.string().min(1), due_at: z.string().min(1) }))
+    .array(
+      z.object({
+        id: z.string().min(1),
+        handler: z.string().min(1),
+        args: z.record(z.string(), z.unknown()),
+        job_id: z.string().min(1),
+        due_at: z.string().min(1),
+        with_result: z.boolean().default(false),
+      }),
+    )
     .default([]),
   /** The last tick claimed (or skipped); ticks at or before it never run. */
   last_tick: z.string().min(1),

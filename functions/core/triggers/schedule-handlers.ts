@@ -63,13 +63,13 @@ async function countFailure(deps: CoreDeps, workspaceId: string, path: string, j
 }
 
 /** A run a schedule started succeeded: the streak ends, and on_recovery may run. */
-export async function onScheduledJobSucceeded(deps: CoreDeps, job: Job, result: unknown): Promise<void> {
+export async function onScheduledJobSucceeded(deps: CoreDeps, job: Job): Promise<void> {
   if (!job.schedule_path || job.parent_job) return;
-  await countSuccess(deps, job, job.schedule_path, result);
+  await countSuccess(deps, job, job.schedule_path);
 }
 
-/** Counts a succeeded run (once); answers how many handlers it started. */
-async function countSuccess(deps: CoreDeps, job: Job, path: string, result: unknown): Promise<number> {
+/** Counts a succeeded run (once); answers how many handlers it started (on_recovery reads its `success_result` from the run). */
+async function countSuccess(deps: CoreDeps, job: Job, path: string): Promise<number> {
   const counted = await countOutcome(deps, job.workspace_id, path, (current) => {
     if (current.failure_streak === 0) return uncounted(current, job.id) ? { ...current, uncounted_runs: without(current, job.id) } : null;
     const s: Schedule = { ...current, failure_streak: 0, last_failure: null, uncounted_runs: without(current, job.id) };
@@ -83,10 +83,9 @@ async function countSuccess(deps: CoreDeps, job: Job, path: string, result: unkn
       previous_job_id: current.last_failure?.job_id ?? null,
       error: current.last_failure?.error ?? null,
       failed_times: current.failure_streak,
-      success_result: result,
       started_at: job.started_at,
     };
-    return owe(deps, s, 'on_recovery', current.on_recovery, args, job.id);
+    return owe(deps, s, 'on_recovery', current.on_recovery, args, job.id, true);
   });
   return counted ? startOwed(deps, job.workspace_id, counted.after, job.id) : 0;
 }
@@ -132,7 +131,7 @@ async function settleRun(deps: CoreDeps, workspaceId: string, s: Schedule, jobId
     return null;
   }
   if (!isFinished(job.status) || !job.completed_at || Date.parse(job.completed_at) >= before) return null;
-  if (job.status === 'success') return countSuccess(deps, job, s.path, job.result);
+  if (job.status === 'success') return countSuccess(deps, job, s.path);
   return countFailure(deps, workspaceId, s.path, job.id, errorOf(job.result), job.started_at);
 }
 
@@ -150,8 +149,8 @@ function without(s: Schedule, jobId: string): Schedule['uncounted_runs'] {
 }
 
 /** The schedule with a handler run owed for `jobId`'s outcome. */
-function owe(deps: CoreDeps, s: Schedule, kind: 'on_failure' | 'on_recovery', handler: string, args: Record<string, unknown>, jobId: string): Schedule {
-  const due: HandlerDue = { id: handlerJobId(s.path, jobId, kind), handler, args, job_id: jobId, due_at: deps.clock.now().toISOString() };
+function owe(deps: CoreDeps, s: Schedule, kind: 'on_failure' | 'on_recovery', handler: string, args: Record<string, unknown>, jobId: string, withResult = false): Schedule {
+  const due: HandlerDue = { id: handlerJobId(s.path, jobId, kind), handler, args, job_id: jobId, due_at: deps.clock.now().toISOString(), with_result: withResult };
   return { ...s, handlers_due: [...s.handlers_due.filter((h) => h.id !== due.id), due].slice(-MAX_HANDLERS_DUE) };
 }
 
@@ -206,7 +205,8 @@ async function startHandler(deps: CoreDeps, workspaceId: string, s: Schedule, h:
       const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
       const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: h.handler });
       if (!target.ok) throw new ApiError(400, 'invalid_request', target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${h.handler}` : `there is no ${target.what}`);
-      await startRun(deps, rights, target.runnable, h.args, h.id, { trigger: 'schedule' });
+      const args = h.with_result ? { ...h.args, success_result: (await deps.store.getJob(workspaceId, h.job_id))?.result ?? null } : h.args;
+      await startRun(deps, rights, target.runnable, args, h.id, { trigger: 'schedule' });
       started = true;
     }
   } catch (e) {

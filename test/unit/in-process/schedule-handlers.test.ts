@@ -182,6 +182,38 @@ describe('schedule failure and recovery handlers', () => {
     expect(await alerts(s)).toHaveLength(2);
   });
 
+  it("keeps an owed on_recovery's success_result out of the schedule and hands it over from the run", async () => {
+    const s = await inProcessService();
+    await createScript(s, 'u/admin/big', 'export function main() { if ((globalThis as any).bigBroken) throw new Error("down"); return "x".repeat(300_000) }');
+    await createScript(s, 'u/admin/recovered', 'export function main(success_result: string, job_id: string) { return { length: success_result.length, job_id } }');
+    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
+    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/nightly', schedule: '*/5 * * * * *', script_path: 'u/admin/big', on_recovery: 'u/admin/recovered' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const tick = async () => {
+      s.clock.advance(5000);
+      const outcome = await runDueTick(s.deps, 'main', 'u/admin/nightly', s.clock.now());
+      await s.settled();
+      return outcome.ran ? outcome.jobId! : '';
+    };
+    (globalThis as { bigBroken?: boolean }).bigBroken = true;
+    await tick();
+    (globalThis as { bigBroken?: boolean }).bigBroken = false;
+    // The recovery is owed, and its start is lost to a stop.
+    const insertJob = s.store.insertJob.bind(s.store);
+    let lost = 0;
+    s.store.insertJob = async (job: Job) => (job.script_path === 'u/admin/recovered' && lost++ === 0 ? Promise.reject(new Error('the process stopped')) : insertJob(job));
+    const fixed = await tick();
+    const owed = (await schedule(s)).handlers_due as Array<{ args: Record<string, unknown> }>;
+    expect(owed).toHaveLength(1);
+    expect(owed[0].args).not.toHaveProperty('success_result');
+    expect(JSON.stringify(owed).length).toBeLessThan(10_000);
+    s.clock.advance(OUTCOME_GRACE_MS + 1000);
+    expect(await settleScheduleOutcomes(s.deps, s.clock.now())).toEqual({ counted: 0, started: 1 });
+    await s.settled();
+    const [recovery] = await s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/recovered', limit: 10 });
+    expect(recovery.result).toEqual({ length: 300_000, job_id: fixed });
+  });
+
   it('takes a canceled run off the list without counting it', async () => {
     const s = await inProcessService();
     await failingSchedule(s);
