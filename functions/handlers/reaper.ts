@@ -5,6 +5,7 @@ import { isFinished } from '../core/jobs/jobs.js';
 import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
+import { settleErrorHandlers } from '../core/workspace/workspace-error-handler.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
 import { countReaped, METRIC } from '../adapters/aws/powertools.js';
@@ -19,7 +20,7 @@ const RECONCILE_AFTER_MS = 60_000;
 
 const sfn = once(async () => traced(new SFNClient({})));
 
-export type ReaperReport = { neverStarted: number; workerLost: number; released: number; strandedFlows: number; scheduleRunsCounted: number; scheduleHandlersStarted: number };
+export type ReaperReport = { neverStarted: number; workerLost: number; released: number; strandedFlows: number; scheduleRunsCounted: number; scheduleHandlersStarted: number; errorHandlersStarted: number };
 
 /**
  * The reaper Lambda, on an EventBridge schedule (lib/constructs/job-delivery.ts): fails jobs
@@ -28,7 +29,8 @@ export type ReaperReport = { neverStarted: number; workerLost: number; released:
  * and ends flow jobs whose execution ended without them (core/flows/stranded.ts).
  * First it lets go of runs waiting for a concurrency slot that a time window freed (core/jobs/concurrency.ts);
  * runs still waiting for one are never reaped. Last it counts the outcomes of scheduled runs a
- * stopped function left uncounted and starts the schedule handlers it left owed (core/triggers/schedule-handlers.ts).
+ * stopped function left uncounted and starts the schedule handlers and workspace error handlers it
+ * left unstarted (core/triggers/schedule-handlers.ts, core/workspace/workspace-error-handler.ts).
  *
  * The same function is the target of the stack's rule on "Step Functions Execution Status
  * Change" events (FAILED, TIMED_OUT, ABORTED): such an event ends its flow job at once.
@@ -37,7 +39,7 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   if (isExecutionStatusChange(event)) {
     const strandedFlows = (await onExecutionEnded(event)) ? 1 : 0;
     countReaped(METRIC.strandedFlows, strandedFlows);
-    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows, scheduleRunsCounted: 0, scheduleHandlersStarted: 0 };
+    return { neverStarted: 0, workerLost: 0, released: 0, strandedFlows, scheduleRunsCounted: 0, scheduleHandlersStarted: 0, errorHandlersStarted: 0 };
   }
   const { deps } = await awsShell();
   // Runs waiting for a concurrency slot that a time window (or a lost worker) freed go on.
@@ -45,8 +47,9 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   const limits = { queuedMs: seconds('REAP_QUEUED_AFTER_SECONDS') * 1000, runningMs: seconds('REAP_RUNNING_AFTER_SECONDS') * 1000, batch: BATCH };
   const reaped = await reapStuckJobs(deps, limits);
   const strandedFlows = (await reconcileFlows()).length;
-  // Scheduled runs a stopped function left uncounted are counted, and the handlers it left owed start.
+  // Scheduled runs a stopped function left uncounted are counted, and the handlers it left unstarted start.
   const outcomes = await settleScheduleOutcomes(deps, deps.clock.now());
+  const errorHandlersStarted = await settleErrorHandlers(deps, deps.clock.now());
   const report = {
     neverStarted: reaped.neverStarted.length,
     workerLost: reaped.workerLost.length,
@@ -54,6 +57,7 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
     strandedFlows,
     scheduleRunsCounted: outcomes.counted,
     scheduleHandlersStarted: outcomes.started,
+    errorHandlersStarted,
   };
   log.info('reaper pass', report);
   // The stack alarms on both (lib/constructs/alarms.ts): each is a run that went wrong unseen.

@@ -27,6 +27,7 @@ import { OutboundHttp } from '../adapters/outbound-http.js';
 import { startEventDispatcher } from '../adapters/local/event-dispatcher.js';
 import { startScheduleTicker } from '../adapters/local/schedule-ticker.js';
 import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
+import { settleErrorHandlers } from '../core/workspace/workspace-error-handler.js';
 import { startPeriodic } from '../adapters/local/periodic-task.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { pruneExpiredResults } from '../core/jobs/result-cache.js';
@@ -128,10 +129,12 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     const released = await sweepConcurrencySlots(deps);
     if (released) log.info('concurrency slots', { released });
   });
-  // Counts the scheduled runs a stop left uncounted and starts the handlers it left owed.
-  const outcomes = startPeriodic('schedule outcomes', SCHEDULE_OUTCOME_SWEEP_MS, async () => {
-    const report = await settleScheduleOutcomes(deps, deps.clock.now());
-    if (report.counted || report.started) log.info('schedule outcomes', { ...report });
+  // Counts the scheduled runs a stop left uncounted, and starts the handlers (a schedule's, the
+  // workspace error handler) a stop left unstarted.
+  const outcomes = startPeriodic('outcome sweep', OUTCOME_SWEEP_MS, async () => {
+    const schedules = await settleScheduleOutcomes(deps, deps.clock.now());
+    const errorHandlers = await settleErrorHandlers(deps, deps.clock.now());
+    if (schedules.counted || schedules.started || errorHandlers) log.info('outcome sweep', { scheduleRunsCounted: schedules.counted, scheduleHandlersStarted: schedules.started, errorHandlersStarted: errorHandlers });
   });
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
   const ticker = startScheduleTicker(deps, config.scheduleTickMs);
@@ -162,8 +165,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
 const RETENTION_PRUNE_MS = 5 * 60_000;
 /** How often runs waiting for a concurrency slot are checked for a slot a time window freed. */
 const CONCURRENCY_SWEEP_MS = 1000;
-/** How often scheduled runs are checked for an uncounted outcome (each waits OUTCOME_GRACE_MS for its own count first). */
-const SCHEDULE_OUTCOME_SWEEP_MS = 10_000;
+/** How often finished runs are checked for an outcome left uncounted or a handler left unstarted (each gets 30 s to do it itself first). */
+const OUTCOME_SWEEP_MS = 10_000;
 
 function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {

@@ -16,6 +16,7 @@ import { handler as reaperHandler } from '../../functions/handlers/reaper.js';
 import type { Job } from '../../functions/ports.js';
 import { aJob, aScriptVersion, aUser, aWorkspace, anEntity, FAR_FUTURE, uid } from '../contract/store-fixtures.js';
 import { handlerJobId } from '../../functions/core/triggers/schedule-handlers.js';
+import { errorHandlerJobId } from '../../functions/core/workspace/workspace-error-handler.js';
 import { startAwsEmulators, type AwsEmulators } from './aws-emulators.js';
 import { sharedEndpoints } from './shared-emulator-endpoints.js';
 import { dynamoClient } from './dynamodb-local.js';
@@ -248,5 +249,26 @@ describe('reaper', () => {
     // The next pass finds nothing left to do for it.
     await reaperHandler();
     expect((await store.listJobs({ workspace_id: ws.id, script_path: 'u/ops/alert', limit: 10 })).map((j) => j.id)).toEqual([alertId]);
+  });
+
+  it("starts the workspace error handler of a run a stopped function stored failed without it, once", async () => {
+    const ws = aWorkspace();
+    await store.createWorkspace(ws);
+    const admin = aUser({ username: uid('admin'), is_admin: true });
+    await store.createUser(admin);
+    await store.insertScriptVersion(aScriptVersion(ws.id, 'u/ops/on_error', { content: 'export function main(job_id: string) { return job_id }', schema: { type: 'object', properties: { job_id: { type: 'string' } }, required: [] } }), null);
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    await store.createEntity(anEntity('error_handler', ws.id, 'error_handler', { value: { path: 'u/ops/on_error', extra_args: {}, permissioned_as: admin.username, permissioned_scopes: null, sweep_from: minutesAgo(10) } }));
+    // The function stored the run's failure and stopped before it started the handler.
+    const failed = aJob(ws.id, { created_at: minutesAgo(3) });
+    await store.insertJob(failed);
+    await store.completeJob(failed.id, { status: 'failed', result: { error: { name: 'Error', message: 'disk full' } }, logs: '' }, minutesAgo(2));
+    Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+
+    expect((await reaperHandler()).errorHandlersStarted).toBeGreaterThanOrEqual(1);
+    const handlerId = errorHandlerJobId(ws.id, failed.id);
+    expect(await store.getJob(ws.id, handlerId)).toMatchObject({ script_path: 'u/ops/on_error', trigger: 'error_handler', args: { job_id: failed.id, error: { message: 'disk full' } } });
+    await reaperHandler();
+    expect((await store.listJobs({ workspace_id: ws.id, script_path: 'u/ops/on_error', limit: 10 })).map((j) => j.id)).toEqual([handlerId]);
   });
 });

@@ -21,6 +21,16 @@ export function newUuid(): string {
   return randomUUID();
 }
 
+/**
+ * The same UUID each time for the same `parts` (a UUID's layout, version 8: made here from their
+ * SHA-256): the id of a run that must start at most once, known before it starts.
+ */
+export function derivedUuid(...parts: string[]): string {
+  const hex = sha256Hex(parts.join('\0'));
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** A URL-safe random secret (256 bits). */
 export function newSecret(): string {
   return randomBytes(32).toString('base64url');

@@ -113,6 +113,8 @@ export const errorHandlerSetting = z.object({
   extra_args: z.record(z.string(), z.unknown()),
   permissioned_as: z.string().min(1),
   permissioned_scopes: z.array(z.string()).nullable(),
+  /** Runs that failed since then and found no handler run are given one by the sweep (unset: set on its next pass). */
+  sweep_from: z.string().optional(),
 });
 export type ErrorHandlerSetting = z.infer<typeof errorHandlerSetting>;
 

@@ -2,7 +2,7 @@ import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entitie
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { isFinished } from '../jobs/jobs.js';
 import { startRun } from '../runs/start-run.js';
-import { sha256Hex } from '../common/crypto.js';
+import { derivedUuid } from '../common/crypto.js';
 import { ApiError } from '../common/errors.js';
 import { errorText, log } from '../common/logger.js';
 import { AGAIN, retry } from '../common/retry.js';
@@ -156,12 +156,10 @@ function owe(deps: CoreDeps, s: Schedule, kind: 'on_failure' | 'on_recovery', ha
 
 /**
  * The id of the handler run a run's outcome calls for: the same each time it is asked for, so a
- * start repeated after a stop finds the run it started. A UUID's layout (version 8: made here).
+ * start repeated after a stop finds the run it started.
  */
 export function handlerJobId(schedulePath: string, jobId: string, kind: 'on_failure' | 'on_recovery'): string {
-  const hex = sha256Hex(`${schedulePath}\0${jobId}\0${kind}`);
-  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return derivedUuid(schedulePath, jobId, kind);
 }
 
 /** Starts the handlers the count of `jobId` owed (right after that count). */

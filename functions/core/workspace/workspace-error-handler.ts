@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { badRequest } from '../common/errors.js';
-import { deleteEntity, getEntityValue, tryCreateEntity, updateEntity } from '../store/entities.js';
+import { deleteEntity, getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, updateEntity } from '../store/entities.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
-import { resolveRunTarget } from '../jobs/run-target.js';
+import { resolveRunTarget, type Runnable } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { authorOf, authorRights } from '../triggers/author.js';
 import { errorText, log } from '../common/logger.js';
+import { derivedUuid } from '../common/crypto.js';
+import { errorOf } from '../triggers/schedule-handlers.js';
 import type { ErrorHandlerSetting } from '../documents/entity-values.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -45,39 +47,108 @@ export async function setErrorHandler(deps: Pick<CoreDeps, 'store' | 'clock'>, r
   assertItemPath(path, 'path');
   const target = await resolveRunTarget(deps.store, ws, (p) => rights.can('jobs', 'run', p), { by: 'path', path });
   if (!target.ok) throw badRequest('invalid_request', target.reason === 'forbidden' ? `path: you may not run ${path}` : `path: there is no script or flow ${path}`, { field: 'path' });
-  const setting: ErrorHandlerSetting = { path, extra_args: input.extra_args, ...authorOf(rights) };
+  // The sweep covers the runs that fail from now on (settleErrorHandlers).
+  const setting: ErrorHandlerSetting = { path, extra_args: input.extra_args, ...authorOf(rights), sweep_from: deps.clock.now().toISOString() };
   if (!(await tryCreateEntity(deps.store, deps.clock, 'error_handler', ws, KEY, setting))) await updateEntity(deps.store, deps.clock, 'error_handler', ws, KEY, WHAT, () => setting);
   return { path, extra_args: input.extra_args };
+}
+
+/** How long a failed run may wait for its handler's own start before the sweep starts it. */
+export const ERROR_HANDLER_GRACE_MS = 30_000;
+/** The sweep looks at the runs that failed this recently (it runs every few seconds locally, every few minutes on AWS). */
+const SWEEP_WINDOW_MS = 3600_000;
+/** Failed runs of a workspace the sweep reads in one pass, newest first. */
+const SWEEP_BATCH = 200;
+
+/**
+ * The id of the handler run a failed run calls for: the same each time, so a start repeated after
+ * a stop (by the sweep) finds the run it started.
+ */
+export function errorHandlerJobId(workspaceId: string, jobId: string): string {
+  return derivedUuid('error_handler', workspaceId, jobId);
 }
 
 /**
  * A top-level job or flow of the workspace failed: its error handler runs with `workspace_id`,
  * `job_id`, `path`, `is_flow`, `started_at`, `email` (who started it), `schedule_path` and `error`,
- * plus the handler's `extra_args`. Never throws: a handler that cannot start is logged, and the
- * job's own outcome stands.
+ * plus the handler's `extra_args`, under `errorHandlerJobId`. Never throws: a handler that cannot
+ * start is logged, and the job's own outcome stands. A handler run a stop prevented (the failure was
+ * stored, the handler not started) is started by `settleErrorHandlers`.
  */
 export async function onWorkspaceJobFailed(deps: CoreDeps, job: Job, error: unknown): Promise<void> {
   if (job.parent_job) return;
   try {
     const handler = await getErrorHandler(deps, job.workspace_id);
     if (!handler || job.script_path === handler.path) return;
-    const rights = await authorRights(deps, job.workspace_id, handler, WHAT);
-    const target = await resolveRunTarget(deps.store, job.workspace_id, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler.path });
-    if (!target.ok) throw new Error(target.reason === 'forbidden' ? `${handler.permissioned_as} may not run ${handler.path}` : `there is no ${target.what}`);
-    const user = await deps.store.getUser(job.created_by);
-    const args = {
-      ...handler.extra_args,
-      workspace_id: job.workspace_id,
-      job_id: job.id,
-      path: job.script_path,
-      is_flow: job.kind === 'flow',
-      started_at: job.started_at,
-      email: user?.email ?? job.created_by,
-      schedule_path: job.schedule_path ?? null,
-      error,
-    };
-    await startRun(deps, rights, target.runnable, args, undefined, { trigger: 'error_handler' });
+    const runnable = await handlerRunnable(deps, job.workspace_id, handler);
+    if (!runnable.ok) throw new Error(runnable.reason);
+    await startHandler(deps, handler, runnable, job, error);
   } catch (e) {
     log.error('workspace error handler did not start', { workspace: job.workspace_id, job_id: job.id, error: errorText(e) });
   }
+}
+
+/**
+ * The sweep (each shell runs it from time to time): in each workspace with an error handler, the
+ * top-level runs that failed in the last hour, more than ERROR_HANDLER_GRACE_MS ago, and since the
+ * handler was set, get their handler run if they have none. Returns how many it started. A handler
+ * that cannot run (gone, forbidden) was logged when the run failed; the sweep passes over it quietly.
+ */
+export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<number> {
+  let started = 0;
+  for (const ws of await deps.store.listWorkspaces()) {
+    try {
+      const stored = await readEntity(deps.store, 'error_handler', ws.id, KEY);
+      if (!stored) continue;
+      const handler = stored.value;
+      if (!handler.sweep_from) {
+        // Set before the sweep existed: the failures until now were handled without a known id.
+        await tryReplaceEntity(deps.store, deps.clock, stored, { ...handler, sweep_from: now.toISOString() });
+        continue;
+      }
+      const from = Math.max(Date.parse(handler.sweep_from), now.getTime() - SWEEP_WINDOW_MS);
+      const until = now.getTime() - ERROR_HANDLER_GRACE_MS;
+      const failed = (await deps.store.listJobs({ workspace_id: ws.id, status: 'failed', limit: SWEEP_BATCH })).filter((job) => {
+        const at = job.completed_at ? Date.parse(job.completed_at) : NaN;
+        return !job.parent_job && job.script_path !== handler.path && at >= from && at <= until;
+      });
+      if (failed.length === 0) continue;
+      const runnable = await handlerRunnable(deps, ws.id, handler).catch(() => null);
+      if (!runnable?.ok) continue;
+      for (const job of failed) if (await startHandler(deps, handler, runnable, job, errorOf(job.result))) started += 1;
+    } catch (e) {
+      log.error('workspace error handlers not settled', { workspace: ws.id, error: errorText(e) });
+    }
+  }
+  return started;
+}
+
+type HandlerRunnable = { ok: true; rights: Rights; runnable: Runnable } | { ok: false; reason: string };
+
+/** What the handler runs, as the admin who set it (who may have lost the right since). */
+async function handlerRunnable(deps: CoreDeps, workspaceId: string, handler: ErrorHandlerSetting): Promise<HandlerRunnable> {
+  const rights = await authorRights(deps, workspaceId, handler, WHAT);
+  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler.path });
+  if (!target.ok) return { ok: false, reason: target.reason === 'forbidden' ? `${handler.permissioned_as} may not run ${handler.path}` : `there is no ${target.what}` };
+  return { ok: true, rights, runnable: target.runnable };
+}
+
+/** Starts the handler run of a failed run under its id, unless it exists (it started). */
+async function startHandler(deps: CoreDeps, handler: ErrorHandlerSetting, target: Extract<HandlerRunnable, { ok: true }>, job: Job, error: unknown): Promise<boolean> {
+  const id = errorHandlerJobId(job.workspace_id, job.id);
+  if (await deps.store.getJob(job.workspace_id, id)) return false;
+  const user = await deps.store.getUser(job.created_by);
+  const args = {
+    ...handler.extra_args,
+    workspace_id: job.workspace_id,
+    job_id: job.id,
+    path: job.script_path,
+    is_flow: job.kind === 'flow',
+    started_at: job.started_at,
+    email: user?.email ?? job.created_by,
+    schedule_path: job.schedule_path ?? null,
+    error,
+  };
+  await startRun(deps, target.rights, target.runnable, args, id, { trigger: 'error_handler' });
+  return true;
 }
