@@ -42,8 +42,12 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
     const tick = latestTick(s.schedule, s.timezone, now);
     if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { outcome: { ran: false, reason: 'not_due' } };
     const jobId = newUuid();
-    // Listed as uncounted in the claim itself: a run whose count a stop prevents is counted by the outcome sweep.
-    const uncounted_runs = [...s.uncounted_runs, { job_id: jobId, claimed_at: deps.clock.now().toISOString() }].slice(-MAX_UNCOUNTED_RUNS);
+    // Listed as uncounted in the claim itself when a handler may hear of its outcome: a run whose
+    // count a stop prevents is then counted by the outcome sweep. Without handlers a run that
+    // succeeds costs no write beyond its claim.
+    const tracked = s.on_failure !== null || s.on_recovery !== null;
+    const claimed = { job_id: jobId, claimed_at: deps.clock.now().toISOString() };
+    const uncounted_runs = tracked ? [...s.uncounted_runs, claimed].slice(-MAX_UNCOUNTED_RUNS) : s.uncounted_runs;
     if (await tryReplaceEntity(deps.store, deps.clock, current, { ...s, last_tick: tick.toISOString(), last_job: jobId, uncounted_runs })) return { s, tick, jobId };
     return n + 1 < SCHEDULE_WRITE_RETRY.attempts ? AGAIN : { outcome: { ran: false, reason: 'claimed_elsewhere' } };
   });

@@ -104,7 +104,7 @@ describe('schedule failure and recovery handlers', () => {
     };
   }
   const alerts = async (s: InProcessService) => s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
-  const schedule = async (s: InProcessService) => (await (await s.fetch('/api/w/main/schedules/get/u/admin/nightly')).json()) as { failure_streak: number; uncounted_runs: Array<{ job_id: string }>; handlers_due: unknown[] };
+  const schedule = async (s: InProcessService, path = 'u/admin/nightly') => (await (await s.fetch(`/api/w/main/schedules/get/${path}`)).json()) as { failure_streak: number; uncounted_runs: Array<{ job_id: string }>; handlers_due: unknown[] };
   /** The next schedule write `when` picks throws, as a process stopping before it would leave things. */
   function stopBefore(s: InProcessService, when: (e: Entity) => boolean): void {
     const replace = s.deps.store.replaceEntity.bind(s.deps.store);
@@ -212,6 +212,21 @@ describe('schedule failure and recovery handlers', () => {
     await s.settled();
     const [recovery] = await s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/recovered', limit: 10 });
     expect(recovery.result).toEqual({ length: 300_000, job_id: fixed });
+  });
+
+  it('costs a run of a schedule without handlers no write beyond its claim when it succeeds', async () => {
+    const s = await inProcessService();
+    await createScript(s, 'u/admin/fine', 'export function main() { return "fine" }');
+    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
+    expect((await s.post('/api/w/main/schedules/create', { path: 'u/admin/quiet', schedule: '*/5 * * * * *', script_path: 'u/admin/fine' })).status).toBe(201);
+    const version = async () => (await s.deps.store.getEntity('schedule', 'main', 'u/admin/quiet'))!.version;
+    const before = await version();
+    s.clock.advance(5000);
+    const outcome = await runDueTick(s.deps, 'main', 'u/admin/quiet', s.clock.now());
+    await s.settled();
+    expect(outcome.ran && (await s.job(outcome.jobId!)).status).toBe('success');
+    expect(await version()).toBe(before + 1);
+    expect((await schedule(s, 'u/admin/quiet')).uncounted_runs).toEqual([]);
   });
 
   it('takes a canceled run off the list without counting it', async () => {
