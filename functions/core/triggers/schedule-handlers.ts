@@ -1,12 +1,10 @@
 import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entities.js';
-import { resolveRunTarget } from '../jobs/run-target.js';
 import { isFinished } from '../jobs/jobs.js';
-import { startRun } from '../runs/start-run.js';
 import { derivedUuid } from '../common/crypto.js';
 import { ApiError } from '../common/errors.js';
 import { errorText, log } from '../common/logger.js';
 import { AGAIN, retry } from '../common/retry.js';
-import { authorRights } from './author.js';
+import { resolveHandler, startHandlerRun } from './handler-run.js';
 import { SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -199,14 +197,12 @@ async function countOutcome(deps: CoreDeps, workspaceId: string, path: string, c
 async function startHandler(deps: CoreDeps, workspaceId: string, s: Schedule, h: HandlerDue): Promise<boolean> {
   let started = false;
   try {
-    if (!(await deps.store.getJob(workspaceId, h.id))) {
-      const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
-      const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: h.handler });
-      if (!target.ok) throw new ApiError(400, 'invalid_request', target.reason === 'forbidden' ? `${s.permissioned_as} may not run ${h.handler}` : `there is no ${target.what}`);
+    started = await startHandlerRun(deps, workspaceId, h.id, { trigger: 'schedule' }, async () => {
+      const target = await resolveHandler(deps, workspaceId, s, `schedule ${s.path}`, h.handler);
+      if (!target.ok) throw new ApiError(400, 'invalid_request', target.reason);
       const args = h.with_result ? { ...h.args, success_result: (await deps.store.getJob(workspaceId, h.job_id))?.result ?? null } : h.args;
-      await startRun(deps, rights, target.runnable, args, h.id, { trigger: 'schedule' });
-      started = true;
-    }
+      return { target, args };
+    });
   } catch (e) {
     const forGood = (e instanceof ApiError && e.status < 500) || deps.clock.now().getTime() - Date.parse(h.due_at) > MAX_OWED_MS;
     log.error(forGood ? 'schedule handler did not start; given up' : 'schedule handler did not start yet', { workspace: workspaceId, schedule: s.path, handler: h.handler, job_id: h.job_id, error: errorText(e) });

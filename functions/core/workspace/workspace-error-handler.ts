@@ -3,9 +3,9 @@ import { badRequest } from '../common/errors.js';
 import { deleteEntity, getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity, updateEntity } from '../store/entities.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
-import { resolveRunTarget, type Runnable } from '../jobs/run-target.js';
-import { startRun } from '../runs/start-run.js';
-import { authorOf, authorRights } from '../triggers/author.js';
+import { resolveRunTarget } from '../jobs/run-target.js';
+import { authorOf } from '../triggers/author.js';
+import { resolveHandler, startHandlerRun, type HandlerRunnable } from '../triggers/handler-run.js';
 import { errorText, log } from '../common/logger.js';
 import { derivedUuid } from '../common/crypto.js';
 import { errorOf } from '../triggers/schedule-handlers.js';
@@ -80,7 +80,7 @@ export async function onWorkspaceJobFailed(deps: CoreDeps, job: Job, error: unkn
   try {
     const handler = await getErrorHandler(deps, job.workspace_id);
     if (!handler || job.script_path === handler.path) return;
-    const runnable = await handlerRunnable(deps, job.workspace_id, handler);
+    const runnable = await resolveHandler(deps, job.workspace_id, handler, WHAT, handler.path);
     if (!runnable.ok) throw new Error(runnable.reason);
     await startHandler(deps, handler, runnable, job, error);
   } catch (e) {
@@ -113,7 +113,8 @@ export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<nu
         return !job.parent_job && job.script_path !== handler.path && at >= from && at <= until;
       });
       if (failed.length === 0) continue;
-      const runnable = await handlerRunnable(deps, ws.id, handler).catch(() => null);
+      // Once per workspace: every failed run of the pass starts the same handler as the same admin.
+      const runnable = await resolveHandler(deps, ws.id, handler, WHAT, handler.path).catch(() => null);
       if (!runnable?.ok) continue;
       for (const job of failed) if (await startHandler(deps, handler, runnable, job, errorOf(job.result))) started += 1;
     } catch (e) {
@@ -123,32 +124,21 @@ export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<nu
   return started;
 }
 
-type HandlerRunnable = { ok: true; rights: Rights; runnable: Runnable } | { ok: false; reason: string };
-
-/** What the handler runs, as the admin who set it (who may have lost the right since). */
-async function handlerRunnable(deps: CoreDeps, workspaceId: string, handler: ErrorHandlerSetting): Promise<HandlerRunnable> {
-  const rights = await authorRights(deps, workspaceId, handler, WHAT);
-  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path: handler.path });
-  if (!target.ok) return { ok: false, reason: target.reason === 'forbidden' ? `${handler.permissioned_as} may not run ${handler.path}` : `there is no ${target.what}` };
-  return { ok: true, rights, runnable: target.runnable };
-}
-
 /** Starts the handler run of a failed run under its id, unless it exists (it started). */
-async function startHandler(deps: CoreDeps, handler: ErrorHandlerSetting, target: Extract<HandlerRunnable, { ok: true }>, job: Job, error: unknown): Promise<boolean> {
-  const id = errorHandlerJobId(job.workspace_id, job.id);
-  if (await deps.store.getJob(job.workspace_id, id)) return false;
-  const user = await deps.store.getUser(job.created_by);
-  const args = {
-    ...handler.extra_args,
-    workspace_id: job.workspace_id,
-    job_id: job.id,
-    path: job.script_path,
-    is_flow: job.kind === 'flow',
-    started_at: job.started_at,
-    email: user?.email ?? job.created_by,
-    schedule_path: job.schedule_path ?? null,
-    error,
-  };
-  await startRun(deps, target.rights, target.runnable, args, id, { trigger: 'error_handler' });
-  return true;
+async function startHandler(deps: CoreDeps, handler: ErrorHandlerSetting, target: HandlerRunnable, job: Job, error: unknown): Promise<boolean> {
+  return startHandlerRun(deps, job.workspace_id, errorHandlerJobId(job.workspace_id, job.id), { trigger: 'error_handler' }, async () => {
+    const user = await deps.store.getUser(job.created_by);
+    const args = {
+      ...handler.extra_args,
+      workspace_id: job.workspace_id,
+      job_id: job.id,
+      path: job.script_path,
+      is_flow: job.kind === 'flow',
+      started_at: job.started_at,
+      email: user?.email ?? job.created_by,
+      schedule_path: job.schedule_path ?? null,
+      error,
+    };
+    return { target, args };
+  });
 }
