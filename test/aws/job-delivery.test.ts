@@ -13,7 +13,7 @@ import { STUCK_JOB_ERRORS } from '../../functions/core/runs/stuck-jobs.js';
 import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.js';
 import { createJobDispatcherHandler } from '../../functions/handlers/job-dispatcher.js';
 import { handler as reaperHandler } from '../../functions/handlers/reaper.js';
-import type { Job } from '../../functions/ports.js';
+import type { Job, User, Workspace } from '../../functions/ports.js';
 import { aJob, aScriptVersion, aUser, aWorkspace, anEntity, FAR_FUTURE, uid } from '../contract/store-fixtures.js';
 import { handlerJobId } from '../../functions/core/triggers/schedule-handlers.js';
 import { errorHandlerJobId } from '../../functions/core/workspace/workspace-error-handler.js';
@@ -201,6 +201,28 @@ describe('dead-letter consumer', () => {
 });
 
 describe('reaper', () => {
+  /** As the stack sets them for the default settings: 6 h queued; 840 s job + 960 s visibility + 300 s. */
+  const reapWithDefaultLimits = () => Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+  const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+
+  /** A workspace whose admin may run the script at `handlerPath`, which answers its `job_id`: the handler a failed run calls for. */
+  async function workspaceWithHandler(handlerPath: string): Promise<{ ws: Workspace; admin: User }> {
+    const ws = aWorkspace();
+    await store.createWorkspace(ws);
+    const admin = aUser({ username: uid('admin'), is_admin: true });
+    await store.createUser(admin);
+    await store.insertScriptVersion(aScriptVersion(ws.id, handlerPath, { content: 'export function main(job_id: string) { return job_id }', schema: { type: 'object', properties: { job_id: { type: 'string' } }, required: [] } }), null);
+    return { ws, admin };
+  }
+
+  /** A run stored failed ('disk full') two minutes ago by a function that stopped right after: nothing counted it or started its handler. */
+  async function storedFailedRun(workspaceId: string, overrides: Partial<Job> = {}): Promise<Job> {
+    const failed = aJob(workspaceId, { ...overrides, created_at: minutesAgo(3) });
+    await store.insertJob(failed);
+    await store.completeJob(failed.id, { status: 'failed', result: { error: { name: 'Error', message: 'disk full' } }, logs: '' }, minutesAgo(2));
+    return failed;
+  }
+
   it('fails a job queued past the deadline and one running past its worker, and leaves the rest', async () => {
     const hoursAgo = (h: number) => new Date(Date.now() - h * 3600_000).toISOString();
     const lost = aJob(uid('ws'), { created_at: hoursAgo(7) });
@@ -210,8 +232,7 @@ describe('reaper', () => {
     for (const j of [lost, waiting, orphaned, working]) await store.insertJob(j);
     await store.claimJob(orphaned.id, hoursAgo(1.5), FAR_FUTURE);
     await store.claimJob(working.id, hoursAgo(0.1), FAR_FUTURE);
-    // As the stack sets them for the default settings: 6 h queued; 840 s job + 960 s visibility + 300 s.
-    Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+    reapWithDefaultLimits();
 
     const report = await reaperHandler();
     expect(report.neverStarted).toBeGreaterThanOrEqual(1);
@@ -223,23 +244,16 @@ describe('reaper', () => {
   });
 
   it('counts a scheduled run a stopped function stored failed but did not count, and starts its on_failure once', async () => {
-    const ws = aWorkspace();
-    await store.createWorkspace(ws);
-    const author = aUser({ username: uid('author'), is_admin: true });
-    await store.createUser(author);
-    await store.insertScriptVersion(aScriptVersion(ws.id, 'u/ops/alert', { content: 'export function main(job_id: string) { return job_id }', schema: { type: 'object', properties: { job_id: { type: 'string' } }, required: [] } }), null);
-    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    const { ws, admin: author } = await workspaceWithHandler('u/ops/alert');
     // The function stored the run's failure and stopped before the schedule counted it.
-    const failed = aJob(ws.id, { schedule_path: 'u/ops/nightly', created_at: minutesAgo(3) });
-    await store.insertJob(failed);
-    await store.completeJob(failed.id, { status: 'failed', result: { error: { name: 'Error', message: 'disk full' } }, logs: '' }, minutesAgo(2));
+    const failed = await storedFailedRun(ws.id, { schedule_path: 'u/ops/nightly' });
     const schedule = {
       path: 'u/ops/nightly', schedule: '0 0 3 * * *', timezone: 'UTC', script_path: failed.script_path, is_flow: false, args: {}, enabled: true,
       on_failure: 'u/ops/alert', summary: '', permissioned_as: author.username, permissioned_scopes: null, created_by: author.username,
       last_tick: minutesAgo(3), last_job: failed.id, uncounted_runs: [{ job_id: failed.id, claimed_at: minutesAgo(3) }],
     };
     await store.createEntity(anEntity('schedule', ws.id, 'u/ops/nightly', { value: schedule }));
-    Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+    reapWithDefaultLimits();
 
     const report = await reaperHandler();
     expect(report.scheduleRunsCounted).toBeGreaterThanOrEqual(1);
@@ -252,18 +266,11 @@ describe('reaper', () => {
   });
 
   it("starts the workspace error handler of a run a stopped function stored failed without it, once", async () => {
-    const ws = aWorkspace();
-    await store.createWorkspace(ws);
-    const admin = aUser({ username: uid('admin'), is_admin: true });
-    await store.createUser(admin);
-    await store.insertScriptVersion(aScriptVersion(ws.id, 'u/ops/on_error', { content: 'export function main(job_id: string) { return job_id }', schema: { type: 'object', properties: { job_id: { type: 'string' } }, required: [] } }), null);
-    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    const { ws, admin } = await workspaceWithHandler('u/ops/on_error');
     await store.createEntity(anEntity('error_handler', ws.id, 'error_handler', { value: { path: 'u/ops/on_error', extra_args: {}, permissioned_as: admin.username, permissioned_scopes: null, sweep_from: minutesAgo(10) } }));
     // The function stored the run's failure and stopped before it started the handler.
-    const failed = aJob(ws.id, { created_at: minutesAgo(3) });
-    await store.insertJob(failed);
-    await store.completeJob(failed.id, { status: 'failed', result: { error: { name: 'Error', message: 'disk full' } }, logs: '' }, minutesAgo(2));
-    Object.assign(process.env, { REAP_QUEUED_AFTER_SECONDS: String(6 * 3600), REAP_RUNNING_AFTER_SECONDS: '2100' });
+    const failed = await storedFailedRun(ws.id);
+    reapWithDefaultLimits();
 
     expect((await reaperHandler()).errorHandlersStarted).toBeGreaterThanOrEqual(1);
     const handlerId = errorHandlerJobId(ws.id, failed.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
+import { runDueTick, type TickOutcome } from '../../../functions/core/triggers/schedule-ticks.js';
 import { OUTCOME_GRACE_MS, handlerJobId, onScheduledJobFailed, settleScheduleOutcomes } from '../../../functions/core/triggers/schedule-handlers.js';
 import type { Entity, Job } from '../../../functions/ports.js';
 import { createScript, inProcessService, interruptWrites, type InProcessService } from './harness.js';
@@ -14,10 +14,8 @@ describe('schedule failure and recovery handlers', () => {
     await createScript(s, 'u/admin/flaky_job', 'export function main() { if ((globalThis as any).scheduleBroken) throw new Error("db down"); return "fine" }');
     await createScript(s, 'u/admin/alert', 'export function main(failed_times: number, error: any, tag: string) { return { failed_times, message: error.message, tag } }');
     await createScript(s, 'u/admin/recovered', 'export function main(failed_times: number, error: any, success_result: unknown, previous_job_id: string) { return { failed_times, message: error.message, success_result, previous_job_id } }');
-    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-    const res = await s.post('/api/w/main/schedules/create', {
+    const tick = await scheduleEvery5s(s, {
       path: 'u/admin/watched',
-      schedule: '*/5 * * * * *',
       script_path: 'u/admin/flaky_job',
       on_failure: 'u/admin/alert',
       on_failure_times: 2,
@@ -25,26 +23,19 @@ describe('schedule failure and recovery handlers', () => {
       on_recovery: 'u/admin/recovered',
       on_recovery_times: 2,
     });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const tick = async () => {
-      s.clock.advance(5000);
-      const outcome = await runDueTick(s.deps, 'main', 'u/admin/watched', s.clock.now());
-      await s.settled();
-      return outcome.ran ? outcome.jobId : null;
-    };
     const handlerRuns = async (path: string) => (await s.deps.store.listJobs({ workspace_id: 'main', script_path: path, limit: 100 })).reverse();
 
     (globalThis as { scheduleBroken?: boolean }).scheduleBroken = true;
     await tick();
     expect(await handlerRuns('u/admin/alert')).toHaveLength(0);
-    const second = await tick();
+    const second = startedJob(await tick());
     await tick();
     const alerts = await handlerRuns('u/admin/alert');
     expect(alerts.map((j) => j.result)).toEqual([{ failed_times: 2, message: 'db down', tag: 'db' }, { failed_times: 3, message: 'db down', tag: 'db' }]);
     expect((await s.job(second!)).status).toBe('failed');
 
     (globalThis as { scheduleBroken?: boolean }).scheduleBroken = false;
-    const fixed = await tick();
+    const fixed = startedJob(await tick());
     const [recovery] = await handlerRuns('u/admin/recovered');
     expect(recovery.result).toMatchObject({ failed_times: 3, message: 'db down', success_result: 'fine' });
     expect((recovery.args as { job_id: string }).job_id).toBe(fixed);
@@ -58,16 +49,12 @@ describe('schedule failure and recovery handlers', () => {
     const s = await inProcessService();
     await createScript(s, 'u/admin/breaks', 'export function main() { throw new Error("disk full") }');
     await createScript(s, 'u/admin/alert', 'export function main(job_id: string, error: any) { return { job_id, message: error.message } }');
-    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/busy', schedule: '*/5 * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
-    expect(res.status, await res.clone().text()).toBe(201);
+    const tick = await scheduleEvery5s(s, { path: 'u/admin/busy', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
     // Another writer (the ticker claiming the next tick, an edit) lands between each read and
     // write of the failure count, a dozen times in a row: on a loaded machine with a slow store,
     // and a schedule every second, the count's read-then-write loses often.
     const interruptionsLeft = interruptWrites(s, 12, (e) => e.kind === 'schedule' && (e.value as { failure_streak: number }).failure_streak > 0);
-    s.clock.advance(5000);
-    const outcome = await runDueTick(s.deps, 'main', 'u/admin/busy', s.clock.now());
-    await s.settled();
+    const outcome = await tick();
     expect(outcome.ran && (await s.job(outcome.jobId!)).status).toBe('failed');
     expect(interruptionsLeft()).toBe(0);
     const alerts = await s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
@@ -92,17 +79,29 @@ describe('schedule failure and recovery handlers', () => {
   async function failingSchedule(s: InProcessService): Promise<() => Promise<string>> {
     await createScript(s, 'u/admin/breaks', 'export function main() { throw new Error("disk full") }');
     await createScript(s, 'u/admin/alert', 'export function main(job_id: string, failed_times: number) { return { job_id, failed_times } }');
-    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/nightly', schedule: '*/5 * * * * *', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
-    expect(res.status, await res.clone().text()).toBe(201);
+    const tick = await scheduleEvery5s(s, { path: 'u/admin/nightly', script_path: 'u/admin/breaks', on_failure: 'u/admin/alert' });
     return async () => {
-      s.clock.advance(5000);
-      const outcome = await runDueTick(s.deps, 'main', 'u/admin/nightly', s.clock.now());
-      await s.settled();
+      const outcome = await tick();
       if (!outcome.ran || !outcome.jobId) throw new Error('the tick did not run');
       return outcome.jobId;
     };
   }
+  /**
+   * Creates the schedule `body` describes, every 5 s from a whole second of the test's clock, and
+   * answers its next tick: the clock moves 5 s, the due tick runs, and what it started settles.
+   */
+  async function scheduleEvery5s(s: InProcessService, body: { path: string } & Record<string, unknown>): Promise<() => Promise<TickOutcome>> {
+    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
+    const res = await s.post('/api/w/main/schedules/create', { ...body, schedule: '*/5 * * * * *' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return async () => {
+      s.clock.advance(5000);
+      const outcome = await runDueTick(s.deps, 'main', body.path, s.clock.now());
+      await s.settled();
+      return outcome;
+    };
+  }
+  const startedJob = (outcome: TickOutcome) => (outcome.ran ? outcome.jobId : null);
   const alerts = async (s: InProcessService) => s.deps.store.listJobs({ workspace_id: 'main', script_path: 'u/admin/alert', limit: 100 });
   const schedule = async (s: InProcessService, path = 'u/admin/nightly') => (await (await s.fetch(`/api/w/main/schedules/get/${path}`)).json()) as { failure_streak: number; uncounted_runs: Array<{ job_id: string }>; handlers_due: unknown[] };
   /** The next schedule write `when` picks throws, as a process stopping before it would leave things. */
@@ -186,15 +185,7 @@ describe('schedule failure and recovery handlers', () => {
     const s = await inProcessService();
     await createScript(s, 'u/admin/big', 'export function main() { if ((globalThis as any).bigBroken) throw new Error("down"); return "x".repeat(300_000) }');
     await createScript(s, 'u/admin/recovered', 'export function main(success_result: string, job_id: string) { return { length: success_result.length, job_id } }');
-    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-    const res = await s.post('/api/w/main/schedules/create', { path: 'u/admin/nightly', schedule: '*/5 * * * * *', script_path: 'u/admin/big', on_recovery: 'u/admin/recovered' });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const tick = async () => {
-      s.clock.advance(5000);
-      const outcome = await runDueTick(s.deps, 'main', 'u/admin/nightly', s.clock.now());
-      await s.settled();
-      return outcome.ran ? outcome.jobId! : '';
-    };
+    const tick = await scheduleEvery5s(s, { path: 'u/admin/nightly', script_path: 'u/admin/big', on_recovery: 'u/admin/recovered' });
     (globalThis as { bigBroken?: boolean }).bigBroken = true;
     await tick();
     (globalThis as { bigBroken?: boolean }).bigBroken = false;
@@ -202,7 +193,7 @@ describe('schedule failure and recovery handlers', () => {
     const insertJob = s.store.insertJob.bind(s.store);
     let lost = 0;
     s.store.insertJob = async (job: Job) => (job.script_path === 'u/admin/recovered' && lost++ === 0 ? Promise.reject(new Error('the process stopped')) : insertJob(job));
-    const fixed = await tick();
+    const fixed = startedJob(await tick());
     const owed = (await schedule(s)).handlers_due as Array<{ args: Record<string, unknown> }>;
     expect(owed).toHaveLength(1);
     expect(owed[0].args).not.toHaveProperty('success_result');
@@ -217,13 +208,10 @@ describe('schedule failure and recovery handlers', () => {
   it('costs a run of a schedule without handlers no write beyond its claim when it succeeds', async () => {
     const s = await inProcessService();
     await createScript(s, 'u/admin/fine', 'export function main() { return "fine" }');
-    s.clock.advance(1000 - (s.clock.now().getTime() % 1000));
-    expect((await s.post('/api/w/main/schedules/create', { path: 'u/admin/quiet', schedule: '*/5 * * * * *', script_path: 'u/admin/fine' })).status).toBe(201);
+    const tick = await scheduleEvery5s(s, { path: 'u/admin/quiet', script_path: 'u/admin/fine' });
     const version = async () => (await s.deps.store.getEntity('schedule', 'main', 'u/admin/quiet'))!.version;
     const before = await version();
-    s.clock.advance(5000);
-    const outcome = await runDueTick(s.deps, 'main', 'u/admin/quiet', s.clock.now());
-    await s.settled();
+    const outcome = await tick();
     expect(outcome.ran && (await s.job(outcome.jobId!)).status).toBe('success');
     expect(await version()).toBe(before + 1);
     expect((await schedule(s, 'u/admin/quiet')).uncounted_runs).toEqual([]);
