@@ -23,12 +23,15 @@ function importedPackages(files: Iterable<string>): Set<string> {
   return packages;
 }
 
-/** The packages whose code esbuild put in these files (it heads each bundled module with its path). */
+/**
+ * The packages whose code esbuild put in these files (it heads each bundled module with its path,
+ * relative to the checkout: `../main/node_modules/...` where node_modules is a link elsewhere).
+ */
 function bundledPackages(files: Iterable<string>): Set<string> {
   const packages = new Set<string>();
   for (const file of files) {
     const text = readFileSync(join(DIST, file), 'utf8');
-    for (const [, name] of text.matchAll(/^\/\/ node_modules\/((?:@[^/\n]+\/)?[^/\n]+)\//gm)) packages.add(name);
+    for (const [, name] of text.matchAll(/^\/\/ (?:[^\n]*\/)?node_modules\/((?:@[^/\n]+\/)?[^/\n]+)\//gm)) packages.add(name);
   }
   return packages;
 }
