@@ -73,3 +73,27 @@ describe('over-long paths', () => {
     expect((await s.fetch(`${ws()}/jobs/run/p/f/bad/${name}`, { method: 'POST' })).status).toBe(414);
   });
 });
+
+describe('a Teams callback whose bearer is no Bot Framework token', () => {
+  // Found by test/http/fuzz.test.ts (seed 22): POST chat/teams/messages with the admin's svc token
+  // answered 503 "the Bot Framework signing keys could not be read", the server having gone out for
+  // the keys to check a token that is not even a JWT. The keys' server is unreachable here
+  // (loopback, which the outbound guard refuses), as it is on a machine without DNS.
+  it('is refused with 401 before the signing keys are read', async () => {
+    const connection = { platform: 'teams', app_id: 'bot-app', app_password: 'pw', team_id: 'team-1', team_name: 'Finance', openid_metadata_url: 'http://127.0.0.1:9/openid' };
+    expect((await s.post(`${ws()}/workspaces/chat_connections/bad-teams`, connection)).status).toBe(200);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const notOurs = [
+      s.token,
+      'a.b.c',
+      `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://evil.example', aud: 'bot-app', exp: now + 600 })}.sig`,
+      `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://api.botframework.com', aud: 'another-bot', exp: now + 600 })}.sig`,
+    ];
+    for (const token of notOurs) {
+      const res = await s.fetch(`${ws()}/chat/teams/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"invoke"}', token });
+      expect(res.status, token.slice(0, 40)).toBe(401);
+      expect((await res.json()).error.code).toBe('unauthorized');
+    }
+  });
+});
