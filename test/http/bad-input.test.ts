@@ -97,3 +97,29 @@ describe('a Teams callback whose bearer is no Bot Framework token', () => {
     }
   });
 });
+
+describe('a body naming a user no one can be', () => {
+  // Found by test/http/fuzz.test.ts (seed 15, http-aws): POST workspaces/add_user with a 20,000-
+  // character username answered 500 on the AWS shell (DynamoDB refuses a key over 1,024 bytes)
+  // and 404 on the local one; every body that names a user now holds the name to the username rule.
+  it('is refused with 400 naming the field, and changes nothing', async () => {
+    expect((await s.post(`${ws()}/groups/create`, { name: 'oncall' })).status).toBe(201);
+    const members = await (await s.fetch(`${ws()}/users/list`)).text();
+    for (const username of ['a'.repeat(20_000), 'no such user', '.hidden']) {
+      for (const [path, body] of [
+        ['/workspaces/add_user', { username, role: 'developer' }],
+        ['/workspaces/remove_user', { username }],
+        ['/groups/adduser/oncall', { username }],
+        ['/groups/removeuser/oncall', { username }],
+        ['/workspaces/invite_user', { username }],
+        ['/workspaces/delete_invite', { username }],
+      ] as const) {
+        const res = await s.post(`${ws()}${path}`, body);
+        expect(res.status, `${path} ${username.slice(0, 20)}`).toBe(400);
+        expect((await res.json()).error.field).toBe('username');
+      }
+    }
+    expect(await (await s.fetch(`${ws()}/users/list`)).text()).toBe(members);
+    expect((await (await s.fetch(`${ws()}/groups/get/oncall`)).json()).members).toEqual([]);
+  });
+});
