@@ -123,3 +123,15 @@ describe('a body naming a user no one can be', () => {
     expect((await (await s.fetch(`${ws()}/groups/get/oncall`)).json()).members).toEqual([]);
   });
 });
+
+describe('an answer with an empty body', () => {
+  // Found by test/http/fuzz.test.ts (seeds 15 and 16, http-aws): GET /w/main/run/{id}/approval
+  // with a token rather than a session answered 502 on the AWS shell. The route's 401 has an
+  // empty body, and the Lambda stream's status and headers only went out with a first byte.
+  it('keeps its status and headers on every shell', async () => {
+    const res = await s.fetch(`/w/${s.workspace}/run/00000000-0000-0000-0000-000000000000/approval`, { redirect: 'manual' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(await res.text()).toBe('');
+  });
+});
