@@ -135,3 +135,24 @@ describe('an answer with an empty body', () => {
     expect(await res.text()).toBe('');
   });
 });
+
+describe('a body naming a workspace or resource type longer than any can be', () => {
+  // Found by a one-off probe after the fuzz test's add_user finding (http-aws): a 3,000-character
+  // workspace_id or resource_type answered 500 on the AWS shell (a DynamoDB key over 1,024 bytes).
+  it('is refused with 400 naming the field, and changes nothing', async () => {
+    const long = 'x'.repeat(3000);
+    const tokens = await (await s.fetch('/api/users/tokens/list')).text();
+    for (const [path, body, field] of [
+      ['/api/users/tokens/create', { label: 'long', workspace_id: long }, 'workspace_id'],
+      ['/api/users/accept_invite', { workspace_id: long }, 'workspace_id'],
+      ['/api/users/decline_invite', { workspace_id: long }, 'workspace_id'],
+      [`${ws()}/resources/create`, { path: 'f/bad/res', resource_type: long, value: {} }, 'resource_type'],
+    ] as const) {
+      const res = await s.post(path, body);
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error.field).toBe(field);
+    }
+    expect(await (await s.fetch('/api/users/tokens/list')).text()).toBe(tokens);
+    expect((await s.fetch(`${ws()}/resources/get/f/bad/res`)).status).toBe(404);
+  });
+});
