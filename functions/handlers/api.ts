@@ -39,8 +39,33 @@ export function createApiHandler(sandboxInvoker: (shell: AwsShell) => SandboxInv
 
   // The response ends when the caller has its answer; the invocation ends once the jobs it runs
   // have finished and been stored.
-  const invocation: StreamingHandler = (event, responseStream, context) => jobs.within(() => context.getRemainingTimeInMillis(), () => respond(event, responseStream, context));
+  const invocation: StreamingHandler = (event, responseStream, context) =>
+    jobs.within(() => context.getRemainingTimeInMillis(), () => respond(event, sendsMetadataWhenEmpty(responseStream), context));
   return awslambda.streamifyResponse(invocation);
+}
+
+/**
+ * The runtime sends an answer's status and headers (the metadata HttpResponseStream.from gives it)
+ * just before the stream's first write. streamHandle pipes the body, and an empty one (`c.text('',
+ * 401)`) pipes no chunk at all: nothing is written, API Gateway gets no metadata and answers 502.
+ * An empty write before the end sends them, as streamHandle itself does for a null body.
+ */
+export function sendsMetadataWhenEmpty(stream: Writable): Writable {
+  let written = false;
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  const end = stream.end.bind(stream) as (...args: unknown[]) => Writable;
+  stream.write = ((...args: unknown[]) => {
+    written = true;
+    return write(...args);
+  }) as Writable['write'];
+  stream.end = ((...args: unknown[]) => {
+    if (!written) {
+      written = true;
+      write('');
+    }
+    return end(...args);
+  }) as Writable['end'];
+  return stream;
 }
 
 export const handler = createApiHandler(lambdaSandboxes);

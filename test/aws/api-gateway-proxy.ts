@@ -25,7 +25,10 @@ export interface ProxySettings {
 }
 
 export function proxyEvent(req: IncomingMessage, body: Buffer, settings: ProxySettings): APIGatewayProxyEvent {
-  const url = new URL(req.url ?? '/', 'http://placeholder');
+  // The request target is a path (origin form): resolved against a base, one that starts with //
+  // would be a scheme-relative URL (no host: a throw; //x/y: the path /y of host x).
+  const target = req.url ?? '/';
+  const url = target.startsWith('/') ? new URL(`http://placeholder${target}`) : new URL(target, 'http://placeholder');
   const { headers, multiValueHeaders } = headersOf(req);
   const query = queryOf(url.search);
   const contentType = multiValueHeaders[headerName(multiValueHeaders, 'content-type')]?.at(-1) ?? '';

@@ -87,6 +87,16 @@ describe('response streaming as Lambda and API Gateway do it', () => {
     expect(event).toMatchObject({ isBase64Encoded: true, body: 'AP8=', headers: { 'X-A': '2' }, multiValueHeaders: { 'X-A': ['1', '2'] }, queryStringParameters: null });
   });
 
+  it('keeps a path that starts with two slashes as it came (no scheme-relative URL)', () => {
+    // Found by test/http/fuzz.test.ts (seed 16, http-aws): GET // answered 502, the proxy having
+    // read the target as a URL with an empty host; //x/y would have become the path /y of host x.
+    for (const path of ['//', '//x/y', '/a//b']) {
+      const req = { method: 'GET', url: `${path}?q=1`, headers: {}, rawHeaders: [], httpVersion: '1.1', socket: {} };
+      const event = proxyEvent(req as unknown as IncomingMessage, Buffer.alloc(0), { stage: 'test', binaryMediaTypes: BINARY_MEDIA_TYPES });
+      expect(event).toMatchObject({ path, pathParameters: { proxy: path.slice(1) }, queryStringParameters: { q: '1' } });
+    }
+  });
+
   it('answers 502 when the function fails before its metadata, or sends none', async () => {
     const failing = (globalThis as unknown as { awslambda: typeof awslambda }).awslambda.streamifyResponse(async () => {
       throw new Error('boom');

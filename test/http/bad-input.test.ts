@@ -73,3 +73,86 @@ describe('over-long paths', () => {
     expect((await s.fetch(`${ws()}/jobs/run/p/f/bad/${name}`, { method: 'POST' })).status).toBe(414);
   });
 });
+
+describe('a Teams callback whose bearer is no Bot Framework token', () => {
+  // Found by test/http/fuzz.test.ts (seed 22): POST chat/teams/messages with the admin's svc token
+  // answered 503 "the Bot Framework signing keys could not be read", the server having gone out for
+  // the keys to check a token that is not even a JWT. The keys' server is unreachable here
+  // (loopback, which the outbound guard refuses), as it is on a machine without DNS.
+  it('is refused with 401 before the signing keys are read', async () => {
+    const connection = { platform: 'teams', app_id: 'bot-app', app_password: 'pw', team_id: 'team-1', team_name: 'Finance', openid_metadata_url: 'http://127.0.0.1:9/openid' };
+    expect((await s.post(`${ws()}/workspaces/chat_connections/bad-teams`, connection)).status).toBe(200);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const notOurs = [
+      s.token,
+      'a.b.c',
+      `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://evil.example', aud: 'bot-app', exp: now + 600 })}.sig`,
+      `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://api.botframework.com', aud: 'another-bot', exp: now + 600 })}.sig`,
+    ];
+    for (const token of notOurs) {
+      const res = await s.fetch(`${ws()}/chat/teams/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"invoke"}', token });
+      expect(res.status, token.slice(0, 40)).toBe(401);
+      expect((await res.json()).error.code).toBe('unauthorized');
+    }
+  });
+});
+
+describe('a body naming a user no one can be', () => {
+  // Found by test/http/fuzz.test.ts (seed 15, http-aws): POST workspaces/add_user with a 20,000-
+  // character username answered 500 on the AWS shell (DynamoDB refuses a key over 1,024 bytes)
+  // and 404 on the local one; every body that names a user now holds the name to the username rule.
+  it('is refused with 400 naming the field, and changes nothing', async () => {
+    expect((await s.post(`${ws()}/groups/create`, { name: 'oncall' })).status).toBe(201);
+    const members = await (await s.fetch(`${ws()}/users/list`)).text();
+    for (const username of ['a'.repeat(20_000), 'no such user', '.hidden']) {
+      for (const [path, body] of [
+        ['/workspaces/add_user', { username, role: 'developer' }],
+        ['/workspaces/remove_user', { username }],
+        ['/groups/adduser/oncall', { username }],
+        ['/groups/removeuser/oncall', { username }],
+        ['/workspaces/invite_user', { username }],
+        ['/workspaces/delete_invite', { username }],
+      ] as const) {
+        const res = await s.post(`${ws()}${path}`, body);
+        expect(res.status, `${path} ${username.slice(0, 20)}`).toBe(400);
+        expect((await res.json()).error.field).toBe('username');
+      }
+    }
+    expect(await (await s.fetch(`${ws()}/users/list`)).text()).toBe(members);
+    expect((await (await s.fetch(`${ws()}/groups/get/oncall`)).json()).members).toEqual([]);
+  });
+});
+
+describe('an answer with an empty body', () => {
+  // Found by test/http/fuzz.test.ts (seeds 15 and 16, http-aws): GET /w/main/run/{id}/approval
+  // with a token rather than a session answered 502 on the AWS shell. The route's 401 has an
+  // empty body, and the Lambda stream's status and headers only went out with a first byte.
+  it('keeps its status and headers on every shell', async () => {
+    const res = await s.fetch(`/w/${s.workspace}/run/00000000-0000-0000-0000-000000000000/approval`, { redirect: 'manual' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(await res.text()).toBe('');
+  });
+});
+
+describe('a body naming a workspace or resource type longer than any can be', () => {
+  // Found by a one-off probe after the fuzz test's add_user finding (http-aws): a 3,000-character
+  // workspace_id or resource_type answered 500 on the AWS shell (a DynamoDB key over 1,024 bytes).
+  it('is refused with 400 naming the field, and changes nothing', async () => {
+    const long = 'x'.repeat(3000);
+    const tokens = await (await s.fetch('/api/users/tokens/list')).text();
+    for (const [path, body, field] of [
+      ['/api/users/tokens/create', { label: 'long', workspace_id: long }, 'workspace_id'],
+      ['/api/users/accept_invite', { workspace_id: long }, 'workspace_id'],
+      ['/api/users/decline_invite', { workspace_id: long }, 'workspace_id'],
+      [`${ws()}/resources/create`, { path: 'f/bad/res', resource_type: long, value: {} }, 'resource_type'],
+    ] as const) {
+      const res = await s.post(path, body);
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error.field).toBe(field);
+    }
+    expect(await (await s.fetch('/api/users/tokens/list')).text()).toBe(tokens);
+    expect((await s.fetch(`${ws()}/resources/get/f/bad/res`)).status).toBe(404);
+  });
+});

@@ -32,6 +32,7 @@ const kept = new Map<string, KeptKeys>();
 export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound' | 'clock'>, conn: TeamsConnection, authorization: string | undefined, serviceUrl: unknown): Promise<void> {
   const token = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
   if (!token) throw unauthorized('a Teams call needs Authorization: Bearer <Bot Framework token>');
+  await assertMayBeOurs(token, conn);
   const now = deps.clock.now().getTime();
   let entry = kept.get(conn.openidMetadataUrl);
   if (!entry || now - entry.readAt > KEYS_KEPT_MS) entry = await readKeys(deps, conn, now);
@@ -49,6 +50,25 @@ export async function assertBotFrameworkToken(deps: Pick<CoreDeps, 'outbound' | 
   if (typeof claims.serviceurl === 'string' && claims.serviceurl.replace(/\/+$/, '') !== String(serviceUrl ?? '').replace(/\/+$/, '')) {
     throw unauthorized('the Bot Framework token names another serviceUrl than the activity');
   }
+}
+
+/**
+ * Before any outbound read: the token must be a JWT the Bot Framework issued to this bot (read, not
+ * yet verified). Anything else (an svc token, junk, a token for another bot) is refused as the
+ * signature check would refuse it, without making the caller wait on, or fail with, the keys' server.
+ */
+async function assertMayBeOurs(token: string, conn: TeamsConnection): Promise<void> {
+  const { decodeJwt, decodeProtectedHeader } = await jose();
+  let claims: JWTPayload;
+  try {
+    decodeProtectedHeader(token);
+    claims = decodeJwt(token);
+  } catch (e) {
+    throw invalid(e);
+  }
+  if (claims.iss !== ISSUER) throw unauthorized('the Bot Framework token is not valid: unexpected "iss" claim value');
+  const audiences = [claims.aud].flat();
+  if (!audiences.includes(conn.appId)) throw unauthorized('the Bot Framework token is not valid: unexpected "aud" claim value');
 }
 
 async function verify(token: string, keys: KeySet, conn: TeamsConnection): Promise<JWTPayload> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict } from '../common/errors.js';
 import { createEntity, deleteEntity, getEntityValue, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
+import { USERNAME } from './username.js';
 import { ALL_GROUP, type Group, type Member, type Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 
@@ -10,7 +11,7 @@ import type { CoreDeps } from '../deps.js';
 export const NAME = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,49}$/, 'letters, digits, _ and - (at most 50)');
 
 export const createGroupBody = z.object({ name: NAME, summary: z.string().max(1000).default('') });
-export const memberBody = z.object({ username: z.string().min(1) });
+export const memberBody = z.object({ username: USERNAME });
 
 const what = (name: string) => `group ${name}`;
 

@@ -4,6 +4,7 @@ import { requireFullIdentity, type Principal } from './auth.js';
 import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from '../store/entities.js';
 import { instanceAnnouncer } from '../events/announce.js';
 import { parseBody } from '../common/validation.js';
+import { USERNAME } from './username.js';
 import { ROLES, type Member, type Rights, type Role } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Invite } from './identity-documents.js';
@@ -15,10 +16,10 @@ import type { Invite } from './identity-documents.js';
  */
 
 export const inviteBody = z
-  .object({ username: z.string().min(1).optional(), email: z.string().min(1).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })
+  .object({ username: USERNAME.optional(), email: z.string().min(1).max(320).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })
   .refine((b) => (b.username === undefined) !== (b.email === undefined), 'give the username or the email of the user to invite, one of them');
-export const usernameBody = z.object({ username: z.string().min(1) });
-export const workspaceBody = z.object({ workspace_id: z.string().min(1) });
+export const usernameBody = z.object({ username: USERNAME });
+export const workspaceBody = z.object({ workspace_id: z.string().min(1).max(50) });
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 

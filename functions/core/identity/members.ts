@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { requireUser } from './users.js';
+import { USERNAME } from './username.js';
 import { parseBody } from '../common/validation.js';
 import { ROLES, type Member, type Rights, type Role } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 
 /** Workspace membership and roles. */
 
-export const addMemberBody = z.object({ username: z.string().min(1), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
+export const addMemberBody = z.object({ username: USERNAME, role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
 export const updateMemberBody = z.object({ role: z.enum(ROLES as [Role, ...Role[]]) });
-export const removeMemberBody = z.object({ username: z.string().min(1) });
+export const removeMemberBody = z.object({ username: USERNAME });
 
 export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Member> {
   rights.check('workspaces', 'write');

@@ -13,7 +13,8 @@ export const createTokenBody = z.object({
   label: z.string().min(1).max(200),
   expiration: z.iso.datetime({ offset: true }).nullish(),
   scopes: z.array(z.string().max(300)).min(1).max(100).nullish(),
-  workspace_id: z.string().nullish(),
+  // No workspace id is longer (paths.ts, assertWorkspaceId); a longer one cannot be looked up in every store.
+  workspace_id: z.string().max(50).nullish(),
 });
 
 /** Spec 5.8: tokens expiring within this many days are flagged in the listing. */

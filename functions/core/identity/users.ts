@@ -4,6 +4,7 @@ import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
 import { parseBody } from '../common/validation.js';
+import { USERNAME } from './username.js';
 import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
 import type { CoreDeps } from '../deps.js';
 import type { User } from '../../ports.js';
@@ -13,7 +14,7 @@ import type { User } from '../../ports.js';
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 
-const username = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$/, 'letters, digits, _ . - (at most 50), not starting with . or -');
+const username = USERNAME;
 const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
 
 export const createUserBody = z.object({

@@ -20,13 +20,13 @@ export const MAX_VALUE_BYTES = 64 * 1024;
 export const createBody = z.object({
   path: z.string(),
   value: z.unknown(),
-  resource_type: z.string().min(1),
+  resource_type: z.string().min(1).max(100),
   description: z.string().max(10_000).default(''),
 });
 
 export const updateBody = z.object({
   value: z.unknown().optional(),
-  resource_type: z.string().min(1).optional(),
+  resource_type: z.string().min(1).max(100).optional(),
   description: z.string().max(10_000).optional(),
 });
 
