@@ -61,17 +61,21 @@ export async function measureFlow(base: string, auth: Record<string, string>, la
 }
 
 /**
- * Sync runs of a 1-step flow of each language before any flow is timed. Without them the first
- * flow timed (the 1-step one, every per-step overhead's baseline) ran on a service just started —
- * its code not yet optimized by V8, its first spares and job slots still starting — and came out
- * 5-7 ms where it is ~4 ms later, which made that language's per-step overhead look smaller.
+ * Sync runs of a 1-step flow of each language before any flow is timed, for at least
+ * SERVICE_WARM_MS in all. Without them the first flow timed (the 1-step one, every per-step
+ * overhead's baseline) ran on a service just started — its code not yet optimized by V8, its first
+ * spares and job slots still starting — and came out 5-7 ms where it is ~4 ms later, which made
+ * that language's per-step overhead look smaller. V8 takes thousands of calls to optimize the
+ * service's request path (bench/warm-up.ts), hence seconds of runs rather than a few hundred.
  */
-export const SERVICE_WARM_RUNS = Number(process.env.BENCH_SERVICE_WARM_RUNS ?? 200);
+export const SERVICE_WARM_MS = Number(process.env.BENCH_SERVICE_WARM_MS ?? 10_000);
 
 export async function warmService(base: string, auth: Record<string, string>): Promise<void> {
   for (const language of FLOW_LANGUAGES) {
     const path = await createFlow(base, auth, language, 1, 'bench_warmup');
-    for (let i = 0; i < SERVICE_WARM_RUNS / FLOW_LANGUAGES.length; i++) await runFlow(base, auth, path, 1);
+    const until = performance.now() + SERVICE_WARM_MS / FLOW_LANGUAGES.length;
+    do await runFlow(base, auth, path, 1);
+    while (performance.now() < until);
   }
 }
 
