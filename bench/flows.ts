@@ -10,7 +10,7 @@
  * `CHECKOUT=<dir>` runs another built checkout's service instead (main's code, say).
  * BENCH_FLOW_ROUNDS (default 2) says how often the variants take turns.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -123,6 +123,19 @@ export async function timeFlow(base: string, auth: Record<string, string>, path:
   return { language, steps, median: times[Math.floor(times.length / 2)]!, serviceCpuMs };
 }
 
+/** The address a `svc serve` child process says it listens on, once it says so. */
+export function listeningAddress(child: ChildProcess): Promise<string> {
+  return new Promise<string>((ok, fail) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const match = /svc listening on (\S+)/.exec(out);
+      if (match) ok(match[1]!);
+    });
+    child.once('exit', (code) => fail(new Error(`the service exited with ${code}: ${out}`)));
+  });
+}
+
 /** Starts the built service (this checkout's or `CHECKOUT`'s) with `env` on a fresh data dir, measures every flow, stops it. */
 async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Promise<FlowFigures[]> {
   const root = CHECKOUT ? resolve(CHECKOUT) : ROOT;
@@ -133,15 +146,7 @@ async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Pro
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    const base = await new Promise<string>((ok, fail) => {
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString('utf8');
-        const match = /svc listening on (\S+)/.exec(out);
-        if (match) ok(match[1]!);
-      });
-      child.once('exit', (code) => fail(new Error(`the service exited with ${code}: ${out}`)));
-    });
+    const base = await listeningAddress(child);
     const rows: FlowFigures[] = [];
     const auth = { authorization: `Bearer ${TOKEN}` };
     await warmService(base, auth);

@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { listeningAddress } from './flows.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-warm-up-admin-token';
@@ -40,15 +41,7 @@ async function main() {
   });
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const base = await new Promise<string>((ok, fail) => {
-      let out = '';
-      service.stdout!.on('data', (d: Buffer) => {
-        out += d.toString('utf8');
-        const match = /svc listening on (\S+)/.exec(out);
-        if (match) ok(match[1]!);
-      });
-      service.once('exit', (code) => fail(new Error(`the service exited with ${code}: ${out}`)));
-    });
+    const base = await listeningAddress(service);
     const created = await fetch(`${base}/api/w/main/scripts/create`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },

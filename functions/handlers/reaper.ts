@@ -4,8 +4,7 @@ import { log } from '../core/common/logger.js';
 import { isFinished } from '../core/jobs/jobs.js';
 import { reapStuckJobs } from '../core/runs/stuck-jobs.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
-import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
-import { settleErrorHandlers } from '../core/workspace/workspace-error-handler.js';
+import { settleOutcomes } from '../core/jobs/job-outcome.js';
 import { endStrandedFlow, reconcileFlowJobs } from '../core/flows/stranded.js';
 import { endedExecution, executionLookup, isExecutionStatusChange, supersededBy } from '../adapters/aws/flow-executions.js';
 import { countReaped, METRIC } from '../adapters/aws/powertools.js';
@@ -30,7 +29,7 @@ export type ReaperReport = { neverStarted: number; workerLost: number; released:
  * First it lets go of runs waiting for a concurrency slot that a time window freed (core/jobs/concurrency.ts);
  * runs still waiting for one are never reaped. Last it counts the outcomes of scheduled runs a
  * stopped function left uncounted and starts the schedule handlers and workspace error handlers it
- * left unstarted (core/triggers/schedule-handlers.ts, core/workspace/workspace-error-handler.ts).
+ * left unstarted (settleOutcomes, core/jobs/job-outcome.ts).
  *
  * The same function is the target of the stack's rule on "Step Functions Execution Status
  * Change" events (FAILED, TIMED_OUT, ABORTED): such an event ends its flow job at once.
@@ -48,16 +47,13 @@ export async function handler(event?: ScheduledEvent | Record<string, unknown>):
   const reaped = await reapStuckJobs(deps, limits);
   const strandedFlows = (await reconcileFlows()).length;
   // Scheduled runs a stopped function left uncounted are counted, and the handlers it left unstarted start.
-  const outcomes = await settleScheduleOutcomes(deps, deps.clock.now());
-  const errorHandlersStarted = await settleErrorHandlers(deps, deps.clock.now());
+  const outcomes = await settleOutcomes(deps, deps.clock.now());
   const report = {
     neverStarted: reaped.neverStarted.length,
     workerLost: reaped.workerLost.length,
     released,
     strandedFlows,
-    scheduleRunsCounted: outcomes.counted,
-    scheduleHandlersStarted: outcomes.started,
-    errorHandlersStarted,
+    ...outcomes,
   };
   log.info('reaper pass', report);
   // The stack alarms on both (lib/constructs/alarms.ts): each is a run that went wrong unseen.

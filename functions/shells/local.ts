@@ -26,8 +26,7 @@ import { pruneFinishedJobs } from '../core/console/retention.js';
 import { OutboundHttp } from '../adapters/outbound-http.js';
 import { startEventDispatcher } from '../adapters/local/event-dispatcher.js';
 import { startScheduleTicker } from '../adapters/local/schedule-ticker.js';
-import { settleScheduleOutcomes } from '../core/triggers/schedule-handlers.js';
-import { settleErrorHandlers } from '../core/workspace/workspace-error-handler.js';
+import { settleOutcomes } from '../core/jobs/job-outcome.js';
 import { startPeriodic } from '../adapters/local/periodic-task.js';
 import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { pruneExpiredResults } from '../core/jobs/result-cache.js';
@@ -132,9 +131,8 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   // Counts the scheduled runs a stop left uncounted, and starts the handlers (a schedule's, the
   // workspace error handler) a stop left unstarted.
   const outcomes = startPeriodic('outcome sweep', OUTCOME_SWEEP_MS, async () => {
-    const schedules = await settleScheduleOutcomes(deps, deps.clock.now());
-    const errorHandlers = await settleErrorHandlers(deps, deps.clock.now());
-    if (schedules.counted || schedules.started || errorHandlers) log.info('outcome sweep', { scheduleRunsCounted: schedules.counted, scheduleHandlersStarted: schedules.started, errorHandlersStarted: errorHandlers });
+    const report = await settleOutcomes(deps, deps.clock.now());
+    if (Object.values(report).some(Boolean)) log.info('outcome sweep', { ...report });
   });
   const dispatcher = startEventDispatcher({ ...deps, retry: deps.config.webhookRetry, sender: outbound }, config.webhookPollMs);
   const ticker = startScheduleTicker(deps, config.scheduleTickMs);

@@ -1,4 +1,4 @@
-import { cancelSignal, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
+import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
 import { getEntityValue, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
 import { readFlowRun, rememberFlowRun, type StoredFlowRun } from './run-cache.js';
 import { childModulesAt, copyRun, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
@@ -18,7 +18,6 @@ import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
 import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
-import { errorOf } from '../triggers/schedule-handlers.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';

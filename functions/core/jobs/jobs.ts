@@ -198,3 +198,8 @@ export function jobView(job: Job): JobView {
 function fail(id: string): never {
   throw notFound(`job ${id}`);
 }
+
+/** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
+export function errorOf(result: unknown): unknown {
+  return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
+}

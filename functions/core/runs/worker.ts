@@ -1,6 +1,6 @@
 import { signJobToken } from './job-tokens.js';
 import { getJobLimits, runLimitsOf } from '../workspace/job-limits-setting.js';
-import { cancelSignal, isFinished, runTimeoutMs } from '../jobs/jobs.js';
+import { cancelSignal, errorOf, isFinished, runTimeoutMs } from '../jobs/jobs.js';
 import { jobPrincipal } from '../identity/auth.js';
 import { Rights } from '../identity/permissions.js';
 import { BindingError, resolveArgs } from '../workspace/bindings.js';
@@ -17,7 +17,6 @@ import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.
 import { throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
-import { errorOf } from '../triggers/schedule-handlers.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { rootJob } from './job-lineage.js';

@@ -1,5 +1,5 @@
 import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entities.js';
-import { isFinished } from '../jobs/jobs.js';
+import { errorOf, isFinished } from '../jobs/jobs.js';
 import { derivedUuid } from '../common/crypto.js';
 import { ApiError } from '../common/errors.js';
 import { errorText, log } from '../common/logger.js';
@@ -131,11 +131,6 @@ async function settleRun(deps: CoreDeps, workspaceId: string, s: Schedule, jobId
   if (!isFinished(job.status) || !job.completed_at || Date.parse(job.completed_at) >= before) return null;
   if (job.status === 'success') return countSuccess(deps, job, s.path);
   return countFailure(deps, workspaceId, s.path, job.id, errorOf(job.result), job.started_at);
-}
-
-/** The `error` of a failed job's result (`{ error: { name, message } }`), else the result itself. */
-export function errorOf(result: unknown): unknown {
-  return result !== null && typeof result === 'object' && 'error' in result ? result.error : result;
 }
 
 function uncounted(s: Schedule, jobId: string): boolean {

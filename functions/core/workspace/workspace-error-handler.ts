@@ -8,7 +8,7 @@ import { authorOf } from '../triggers/author.js';
 import { resolveHandler, startHandlerRun, type HandlerRunnable } from '../triggers/handler-run.js';
 import { errorText, log } from '../common/logger.js';
 import { derivedUuid } from '../common/crypto.js';
-import { errorOf } from '../triggers/schedule-handlers.js';
+import { errorOf } from '../jobs/jobs.js';
 import type { ErrorHandlerSetting } from '../documents/entity-values.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
