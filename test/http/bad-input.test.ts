@@ -79,9 +79,12 @@ describe('a Teams callback whose bearer is no Bot Framework token', () => {
   // answered 503 "the Bot Framework signing keys could not be read", the server having gone out for
   // the keys to check a token that is not even a JWT. The keys' server is unreachable here
   // (loopback, which the outbound guard refuses), as it is on a machine without DNS.
-  it('is refused with 401 before the signing keys are read', async () => {
+  beforeAll(async () => {
     const connection = { platform: 'teams', app_id: 'bot-app', app_password: 'pw', team_id: 'team-1', team_name: 'Finance', openid_metadata_url: 'http://127.0.0.1:9/openid' };
     expect((await s.post(`${ws()}/workspaces/chat_connections/bad-teams`, connection)).status).toBe(200);
+  });
+
+  it('is refused with 401 before the signing keys are read', async () => {
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const now = Math.floor(Date.now() / 1000);
     const notOurs = [
@@ -95,6 +98,18 @@ describe('a Teams callback whose bearer is no Bot Framework token', () => {
       expect(res.status, token.slice(0, 40)).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
     }
+  });
+
+  // A token that may be the Bot Framework's is checked against its keys; their server being down
+  // is no fault of the caller nor of svc, and says so (it answered code `internal`).
+  it('that may be ours is answered 503 upstream_unavailable while the signing keys cannot be read', async () => {
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const token = `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss: 'https://api.botframework.com', aud: 'bot-app', exp: Math.floor(Date.now() / 1000) + 600 })}.sig`;
+    const res = await s.fetch(`${ws()}/chat/teams/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"invoke"}', token });
+    expect(res.status).toBe(503);
+    const { error } = await res.json();
+    expect(error.code).toBe('upstream_unavailable');
+    expect(error.message).toMatch(/Bot Framework signing keys could not be read/);
   });
 });
 
@@ -154,5 +169,23 @@ describe('a body naming a workspace or resource type longer than any can be', ()
     }
     expect(await (await s.fetch('/api/users/tokens/list')).text()).toBe(tokens);
     expect((await s.fetch(`${ws()}/resources/get/f/bad/res`)).status).toBe(404);
+  });
+});
+
+describe('a token asked for with a label or workspace it cannot have', () => {
+  // Found by the fuzz test's logs: a label with a NUL or a line break was stored as sent, and
+  // `workspace_id: ""` made a token for every workspace where one for a workspace was asked for.
+  it('is refused with 400 naming the field, and creates no token', async () => {
+    const tokens = await (await s.fetch('/api/users/tokens/list')).text();
+    for (const [body, field] of [
+      [{ label: 'a\u0000b' }, 'label'],
+      [{ label: 'two\nlines' }, 'label'],
+      [{ label: 'empty workspace', workspace_id: '' }, 'workspace_id'],
+    ] as const) {
+      const res = await s.post('/api/users/tokens/create', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((await res.json()).error.field).toBe(field);
+    }
+    expect(await (await s.fetch('/api/users/tokens/list')).text()).toBe(tokens);
   });
 });

@@ -187,7 +187,7 @@ export async function requireChatConnection<P extends ChatConnection['platform']
 async function open(deps: Pick<CoreDeps, 'cipher'>, workspaceId: string, name: string, v: ChatConnectionSetting): Promise<ChatConnection> {
   const unseal = (field: string, sealed: string) =>
     deps.cipher.decrypt(sealed, sealContext(workspaceId, name, field)).catch(() => {
-      throw new ApiError(503, 'internal', `the ${field} of chat connection ${name} could not be opened`);
+      throw new ApiError(503, 'misconfigured', `the ${field} of chat connection ${name} could not be opened`);
     });
   if (v.platform === 'slack') {
     return { platform: 'slack', name, botToken: await unseal('bot_token', v.bot_token), signingSecret: await unseal('signing_secret', v.signing_secret), apiUrl: v.api_url };

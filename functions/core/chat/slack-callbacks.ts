@@ -114,7 +114,7 @@ async function settle(act: Act, outcome: ChatOutcome): Promise<void> {
 async function openModal(act: Act, triggerId: string, view: Record<string, unknown>): Promise<void> {
   // A trigger id expires three seconds after the click: one attempt, no retries.
   await callSlack(act.deps, act.conn, 'views.open', { trigger_id: triggerId, view }, { attempts: 1 }).catch((e: Error) => {
-    throw new ApiError(503, 'internal', `the form could not be opened in Slack: ${e.message}`);
+    throw new ApiError(503, 'upstream_unavailable', `the form could not be opened in Slack: ${e.message}`);
   });
 }
 

@@ -86,6 +86,6 @@ async function readKeys(deps: Pick<CoreDeps, 'outbound'>, conn: TeamsConnection,
     kept.set(conn.openidMetadataUrl, entry);
     return entry;
   } catch (e) {
-    throw new ApiError(503, 'internal', `the Bot Framework signing keys could not be read: ${(e as Error).message}`);
+    throw new ApiError(503, 'upstream_unavailable', `the Bot Framework signing keys could not be read: ${(e as Error).message}`);
   }
 }

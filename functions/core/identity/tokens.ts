@@ -10,11 +10,13 @@ import type { TokenRecord } from '../../ports.js';
 /** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
 
 export const createTokenBody = z.object({
-  label: z.string().min(1).max(200),
+  // Shown on one line of the token listing: a NUL or line break would be stored as sent.
+  label: z.string().min(1).max(200).regex(/^\P{Cc}*$/u, 'no control characters (line breaks, NUL)'),
   expiration: z.iso.datetime({ offset: true }).nullish(),
   scopes: z.array(z.string().max(300)).min(1).max(100).nullish(),
   // No workspace id is longer (paths.ts, assertWorkspaceId); a longer one cannot be looked up in every store.
-  workspace_id: z.string().max(50).nullish(),
+  // "" is refused, not read as "no workspace": that would make a token for every workspace.
+  workspace_id: z.string().min(1).max(50).nullish(),
 });
 
 /** Spec 5.8: tokens expiring within this many days are flagged in the listing. */

@@ -20,7 +20,7 @@ export function authorOf(rights: Rights): Author {
 
 export async function authorRights(deps: Pick<CoreDeps, 'store'>, workspaceId: string, author: Author, what: string): Promise<Rights> {
   const user = await deps.store.getUser(author.permissioned_as);
-  if (!user) throw new ApiError(503, 'internal', `the author of ${what}, ${author.permissioned_as}, no longer exists; save it again`);
+  if (!user) throw new ApiError(503, 'misconfigured', `the author of ${what}, ${author.permissioned_as}, no longer exists; save it again`);
   const principal: Principal = {
     username: user.username,
     isSuperadmin: user.is_admin,

@@ -70,7 +70,7 @@ export async function authorizeRouteCall(deps: CoreDeps, workspaceId: string, t:
     return await Rights.load(deps, await authenticate(deps, { bearer: token, session: null }), workspaceId);
   } catch (e) {
     // The caller did nothing wrong: the route's stored token no longer works.
-    if (e instanceof ApiError && e.status === 401) throw new ApiError(503, 'internal', `the token this route injects (variable ${t.inject_token_variable}) is unknown or expired`);
+    if (e instanceof ApiError && e.status === 401) throw new ApiError(503, 'misconfigured', `the token this route injects (variable ${t.inject_token_variable}) is unknown or expired`);
     throw e;
   }
 }
@@ -88,7 +88,7 @@ async function basicOf(deps: CoreDeps, author: Rights, path: string): Promise<{ 
   }
   const v = value as { username?: unknown; password?: unknown } | null;
   if (typeof v?.username !== 'string' || typeof v.password !== 'string') {
-    throw new ApiError(503, 'internal', `connection ${path} needs string fields username and password for basic authentication`);
+    throw new ApiError(503, 'misconfigured', `connection ${path} needs string fields username and password for basic authentication`);
   }
   return { username: v.username, password: v.password };
 }
