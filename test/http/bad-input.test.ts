@@ -173,8 +173,8 @@ describe('a body naming a workspace or resource type longer than any can be', ()
 });
 
 describe('a token asked for with a label or workspace it cannot have', () => {
-  // Found by the fuzz test's logs: a label with a NUL or a line break was stored as sent, and
-  // `workspace_id: ""` made a token for every workspace where one for a workspace was asked for.
+  // Before: a label with a NUL or a line break was stored as sent, and `workspace_id: ""` made a
+  // token for every workspace where one for a workspace was asked for.
   it('is refused with 400 naming the field, and creates no token', async () => {
     const tokens = await (await s.fetch('/api/users/tokens/list')).text();
     for (const [body, field] of [
