@@ -21,10 +21,18 @@ export interface HandlerRunnable {
 /**
  * The handler at `path` as `author` may run it now, or why not (the words each caller logs or
  * answers): the author may have lost the right, or the path its script or flow, since saving it.
+ * `only` narrows the path to a script or a flow (a schedule names which it runs).
  */
-export async function resolveHandler(deps: Pick<CoreDeps, 'store'>, workspaceId: string, author: Author, what: string, path: string): Promise<({ ok: true } & HandlerRunnable) | { ok: false; reason: string }> {
+export async function resolveHandler(
+  deps: Pick<CoreDeps, 'store'>,
+  workspaceId: string,
+  author: Author,
+  what: string,
+  path: string,
+  only?: 'script' | 'flow',
+): Promise<({ ok: true } & HandlerRunnable) | { ok: false; reason: string }> {
   const rights = await authorRights(deps, workspaceId, author, what);
-  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path });
+  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), { by: 'path', path, only });
   if (!target.ok) return { ok: false, reason: target.reason === 'forbidden' ? `${author.permissioned_as} may not run ${path}` : `there is no ${target.what}` };
   return { ok: true, rights, runnable: target.runnable };
 }

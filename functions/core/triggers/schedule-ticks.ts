@@ -1,11 +1,10 @@
 import { newUuid } from '../common/crypto.js';
 import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entities.js';
-import { resolveRunTarget } from '../jobs/run-target.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
 import { AGAIN, retry } from '../common/retry.js';
 import { latestTick, nextTick } from './cron.js';
-import { authorRights } from './author.js';
+import { resolveHandler } from './handler-run.js';
 import { scheduledRunFailed } from './schedule-handlers.js';
 import { MAX_UNCOUNTED_RUNS, SCHEDULE_WRITE_RETRY, type Schedule } from './schedule-document.js';
 import type { CoreDeps } from '../deps.js';
@@ -80,16 +79,11 @@ export async function runAllDueTicks(deps: CoreDeps, now: Date): Promise<number>
   return ran;
 }
 
+/** The schedule's own run is started as its author, like its handlers (handler-run.ts). */
 async function startScheduled(deps: CoreDeps, workspaceId: string, s: Schedule, jobId: string): Promise<Job> {
-  const rights = await authorRights(deps, workspaceId, s, `schedule ${s.path}`);
-  const target = await resolveRunTarget(deps.store, workspaceId, (p) => rights.can('jobs', 'run', p), {
-    by: 'path',
-    path: s.script_path,
-    only: s.is_flow ? 'flow' : 'script',
-  });
-  if (!target.ok)
-    throw new Error(target.reason === 'forbidden' ? `${s.permissioned_as} may no longer run ${target.path}` : `there is no ${target.what}`);
-  return startRun(deps, rights, target.runnable, s.args, jobId, { schedule_path: s.path, trigger: 'schedule' });
+  const target = await resolveHandler(deps, workspaceId, s, `schedule ${s.path}`, s.script_path, s.is_flow ? 'flow' : 'script');
+  if (!target.ok) throw new Error(target.reason);
+  return startRun(deps, target.rights, target.runnable, s.args, jobId, { schedule_path: s.path, trigger: 'schedule' });
 }
 
 
