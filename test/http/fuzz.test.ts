@@ -14,7 +14,7 @@ import { createScript, startServer, type TestServer } from './harness.js';
  */
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 15);
 // Every route gets two requests first; the rest are picked at random. More with SVC_FUZZ_REQUESTS when hunting.
-const REQUESTS = Number(process.env.SVC_FUZZ_REQUESTS ?? 3000);
+const REQUESTS = Number(process.env.SVC_FUZZ_REQUESTS ?? 1500);
 const VERBOSE = Boolean(process.env.SVC_FUZZ_VERBOSE);
 const IN_FLIGHT = 8;
 const MAX_BODY = 64 * 1024;
