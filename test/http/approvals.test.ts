@@ -95,6 +95,25 @@ describe('approval steps', () => {
     expect(done.result).toEqual({ resume: { reason: 'fine', amount: '7' }, approvers: ['alice', 'bob'], asked: ['alice', 'bob'] });
   });
 
+  it('refuses (400) a posted form value of another type than the form declares, and counts nothing', async () => {
+    await createFlow('u/admin/typed', approvalFlow({ required_events: 1, resume_form: FORM }));
+    const { id, urls } = await runUntilSuspended('u/admin/typed', { approvers: ['ivy'] });
+    for (const [body, field] of [
+      [{ reason: 5 }, 'reason'],
+      [{ reason: 'ok', amount: 'five' }, 'amount'],
+      [{ reason: 'ok', amount: [5] }, 'amount'],
+    ] as const) {
+      const res = await s.fetch(local(urls.ivy.resume), { ...json(body), token: null });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const { error } = await res.json();
+      expect(error).toMatchObject({ code: 'invalid_payload', field });
+    }
+    expect((await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.suspend.approvals_received).toBe(0);
+    // The refused ones did not use the URL up: the right types count.
+    expect((await s.fetch(local(urls.ivy.resume), { ...json({ reason: 'ok', amount: 5 }), token: null })).status).toBe(200);
+    expect((await waitForJob(s, id)).result.resume).toEqual({ reason: 'ok', amount: 5 });
+  });
+
   it('cancels the flow from the cancel URL, or goes on with an error payload when the step continues on error', async () => {
     await createFlow('u/admin/cancellable', approvalFlow({ required_events: 1 }));
     const canceled = await runUntilSuspended('u/admin/cancellable', { approvers: ['carol'] });
