@@ -16,6 +16,12 @@ const servers = await Promise.all(
   ),
 );
 let left = servers.length;
+// The service gone (killed before it acknowledged a listener): Node 20 closes the channel without a
+// 'disconnect' event while a listener waits to be sent, and that listener, still open, would keep
+// this process alive for good. Nothing can be handed over any more: exit.
+setInterval(() => {
+  if (!process.connected) process.exit(left === 0 ? 0 : 1);
+}, 200).unref();
 for (const [index, server] of servers.entries()) {
   process.send({ port: ports[index] }, server, (error) => {
     if (error) process.exit(1);
