@@ -10,8 +10,10 @@ import type { TokenRecord } from '../../ports.js';
 /** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
 
 export const createTokenBody = z.object({
-  // Shown on one line of the token listing: a NUL or line break would be stored as sent.
-  label: z.string().min(1).max(200).regex(/^\P{Cc}*$/u, 'no control characters (line breaks, NUL)'),
+  // Shown on one line of the token listing: a NUL or line break would be stored as sent. The
+  // control characters spelled out, not \p{Cc}: the pattern is also the OpenAPI document's, read
+  // by clients whose regular expressions know no Unicode classes.
+  label: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'no control characters (line breaks, NUL)'),
   expiration: z.iso.datetime({ offset: true }).nullish(),
   scopes: z.array(z.string().max(300)).min(1).max(100).nullish(),
   // No workspace id is longer (paths.ts, assertWorkspaceId); a longer one cannot be looked up in every store.
