@@ -1,11 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { sameSignature } from '../common/crypto.js';
-import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { ApiError, conflict, notFound } from '../common/errors.js';
 import { updateEntity } from '../store/entities.js';
 import { assertPerson, personBlocker, ruleGroups } from './approval-rules.js';
 import { approvalRefusal, approvalsReceived, approvedAlready, FLOW_LEVEL, resumeIdUsed, isListed, refusalError, stepRules, type StepRules } from './approval-count.js';
 import type { Rights } from '../identity/permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from '../flows/definition.js';
+import { assertFormFields } from './resume-form.js';
 import { findFlowVersion } from '../flows/flows.js';
 import { getFlowRun, type FlowRun } from '../flows/run-state.js';
 import type { Principal } from '../identity/auth.js';
@@ -107,64 +108,6 @@ function contextRules(ctx: SuspendContext): StepRules {
   const step = ctx.run.step;
   const groups = ruleGroups(ctx.settings, step?.kind === 'suspend' && step.resume_job === ctx.rulesJob ? step.groups : undefined);
   return stepRules(ctx.settings, groups, ctx.flowJob.created_by);
-}
-
-/**
- * Spec 2.6: the form's required fields, and the types it declares, enforced here as the page
- * enforces them. A GET's query carries text only, so its values are taken as sent.
- */
-function assertFormFields(settings: SuspendSettings, payload: unknown, byGet: boolean): void {
-  const values = isRecord(payload) ? payload : {};
-  const schema = settings.resume_form?.schema;
-  for (const field of schema?.required ?? []) {
-    const v = values[field];
-    if (v === undefined || v === null || v === '') throw badRequest('invalid_payload', `${field}: required by the approval form`, { field });
-  }
-  if (byGet || !schema) return;
-  for (const [field, value] of Object.entries(values)) {
-    const property = Object.hasOwn(schema.properties, field) ? schema.properties[field] : undefined;
-    if (!property || value === null || fitsDeclared(value, property)) continue;
-    throw badRequest('invalid_payload', `${field}: the approval form declares it ${describeTypes(property)}`, { field });
-  }
-}
-
-/** JSON Schema's `type` (one name or a list); an undeclared type takes anything. */
-function declaredTypes(property: Record<string, unknown>): string[] {
-  const { type } = property;
-  return (Array.isArray(type) ? type : [type]).filter((t): t is string => typeof t === 'string');
-}
-
-function fitsDeclared(value: unknown, property: Record<string, unknown>): boolean {
-  const types = declaredTypes(property);
-  if (types.length === 0) return true;
-  const items = isRecord(property.items) ? property.items : {};
-  return types.some((t) => (t === 'array' ? Array.isArray(value) && value.every((item) => fitsDeclared(item, items)) : hasType(value, t)));
-}
-
-function hasType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number';
-    case 'integer':
-      return Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'object':
-      return isRecord(value);
-    case 'null':
-      return value === null;
-    default:
-      return true;
-  }
-}
-
-function describeTypes(property: Record<string, unknown>): string {
-  const items = isRecord(property.items) ? declaredTypes(property.items) : [];
-  return declaredTypes(property)
-    .map((t) => (t === 'array' && items.length > 0 ? `an array of ${items.join(' or ')}` : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`))
-    .join(' or ');
 }
 
 /**
