@@ -34,7 +34,8 @@ const UNIT = {
 export default defineConfig({
   test: {
     // The spawned-server tiers run the compiled service: build it from the current sources first.
-    globalSetup: ['test/build-service.ts'],
+    // First in the list, so the run's temporary folder is removed last (test/run-tmpdir.ts).
+    globalSetup: ['test/run-tmpdir.ts', 'test/build-service.ts'],
     // A limit for a test that hangs, not a speed check (that is `npm run bench`): the same test
     // takes twice as long on one two-core CI machine as on another, and in a 30-minute run several
     // took half of the former 30 s (a hundred logins on the AWS shell took 28 s).

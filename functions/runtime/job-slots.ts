@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endedServiceFolders } from './run-folder.js';
 
 const SEED = fileURLToPath(new URL('./shims/netns-seed.mjs', import.meta.url));
 
@@ -271,12 +272,8 @@ function isFull(dir: string): boolean {
  */
 const sweeping = new Set<string>();
 function sweepLeftovers(home: string): void {
-  const dead = readdirSync(home).filter((name) => {
-    const pid = /^slots-(\d+)-/.exec(name)?.[1];
-    return pid !== undefined && !existsSync(`/proc/${pid}`) && !sweeping.has(join(home, name));
-  });
-  if (dead.length === 0) return;
-  const roots = dead.map((name) => join(home, name));
+  const roots = endedServiceFolders(home, 'slots').filter((root) => !sweeping.has(root));
+  if (roots.length === 0) return;
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')

@@ -1,5 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
@@ -9,6 +8,7 @@ import { bootstrapInstance } from '../core/identity/bootstrap.js';
 import { CachedStore } from '../core/store/cached-store.js';
 import type { WorkerDeps } from '../core/deps.js';
 import { createLocalRunner } from '../runtime/index.js';
+import { createRunFolder } from '../runtime/run-folder.js';
 import { describeDeno } from '../runtime/deno-binary.js';
 import { describeGo, GoCompiler } from '../runtime/go-build.js';
 import { Confiner } from '../runtime/confinement.js';
@@ -54,8 +54,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const store = new SqliteStore(dbFile);
   // Commits only append to the WAL; copying it into the database happens off the request path.
   const checkpoints = BackgroundCheckpoints.start(store.db, dbFile);
-  const runDir = mkdtempSync(join(tmpdir(), 'svc-run-'));
-  chmodSync(runDir, 0o711);
+  const runDir = createRunFolder();
   const confiner = await probing;
   const dependencies = localDependencies(confiner, config.dependencies);
   console.error(`svc runtime: ${confiner.describe()}\n  ${describeDeno()}\n  ${describeGo()}\n  ${dependencies.description}`);

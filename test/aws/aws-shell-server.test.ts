@@ -37,7 +37,7 @@ describe('the AWS shell server', () => {
 });
 
 function serverEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', SVC_ADMIN_TOKEN: 'lifecycle-test' };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), PORT: '0', SVC_ADMIN_TOKEN: 'lifecycle-test' };
 }
 
 async function listening(child: ChildProcess): Promise<void> {

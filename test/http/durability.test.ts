@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
@@ -22,6 +22,13 @@ async function start(dataDir: string, env: Record<string, string> = {}) {
 // server), and its admin token always comes from Secrets Manager, never printed.
 const localProcessOnly = process.env.SVC_TEST_SHELL === 'aws';
 
+/** The folder a local service keeps its warm processes' and jobs' files in (functions/runtime/run-folder.ts). */
+function runFolderOf(s: TestServer): string {
+  const found = readdirSync(tmpdir()).find((name) => name.startsWith(`svc-run-${s.process.pid}-`));
+  if (!found) throw new Error(`no run folder of the service with pid ${s.process.pid} in ${tmpdir()}`);
+  return join(tmpdir(), found);
+}
+
 describe('nothing accepted is lost (issue point 8)', () => {
   it.skipIf(localProcessOnly)('re-runs a job interrupted by kill -9 on the next start', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
@@ -33,12 +40,18 @@ describe('nothing accepted is lost (issue point 8)', () => {
       if ((await (await first.fetch(`/api/w/main/jobs_u/get/${id}`)).json()).status === 'running') break;
       await new Promise((r) => setTimeout(r, 50));
     }
+    const killedRunFolder = runFolderOf(first);
     await first.kill9();
     servers.splice(servers.indexOf(first), 1);
+    // The killed service could not remove its run folder.
+    expect(existsSync(killedRunFolder)).toBe(true);
 
     const second = await start(dataDir);
     const job = await waitForJob(second, id);
     expect(job).toMatchObject({ status: 'success', result: 2, attempts: 2 });
+    // The next service to start removed them; its own folder is there.
+    expect(existsSync(killedRunFolder)).toBe(false);
+    expect(existsSync(runFolderOf(second))).toBe(true);
   });
 
   it.skipIf(localProcessOnly)('tells a job re-run after kill -9 that it is a re-run, and never re-runs a finished one', async () => {

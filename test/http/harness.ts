@@ -68,6 +68,8 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // The test run's temporary folder (test/run-tmpdir.ts), where the server keeps its run folder.
+      ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
       PORT: '0',
       SVC_DATA_DIR: dataDir,
       SVC_ADMIN_TOKEN: token,
