@@ -24,12 +24,16 @@ export const REFUSED_IPV4: readonly (readonly [string, number])[] = [
   ['240.0.0.0', 4],
 ];
 export const REFUSED_IPV6: readonly (readonly [string, number])[] = [
-  ['::', 128],
-  ['::1', 128],
+  // The unspecified address, loopback, and IPv4-compatible addresses (::a.b.c.d, deprecated).
+  ['::', 96],
   // IPv4-mapped addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList
-  // itself (a ::ffff:0:0/96 rule would also catch every IPv4 address). NAT64 reaches IPv4 hosts
-  // without that mapping: refused whole.
+  // itself (a ::ffff:0:0/96 rule would also catch every IPv4 address). The other forms that carry
+  // an IPv4 address to a host that may translate or tunnel it are refused whole: IPv4-translated
+  // (SIIT), NAT64, Teredo and 6to4.
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['2001::', 32],
+  ['2002::', 16],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],

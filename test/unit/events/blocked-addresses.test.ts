@@ -9,8 +9,15 @@ describe('the SSRF guard of outbound webhooks', () => {
     }
   });
 
+  it('refuses the IPv6 forms that carry an IPv4 address a host may translate or tunnel to', () => {
+    // IPv4-compatible, IPv4-translated (SIIT), Teredo and 6to4 forms of 127.0.0.1 and 169.254.169.254.
+    for (const a of ['::127.0.0.1', '::a9fe:a9fe', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2002:7f00:1::', '2002:a9fe:a9fe::1']) {
+      expect(isBlockedAddress(a), a).toBe(true);
+    }
+  });
+
   it('lets public addresses through', () => {
-    for (const a of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111']) expect(isBlockedAddress(a), a).toBe(false);
+    for (const a of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888']) expect(isBlockedAddress(a), a).toBe(false);
   });
 });
 
