@@ -1,5 +1,5 @@
 import type { RunHooks, RunOutcome, RunRequest } from '../ports.js';
-import { bashSpareEnv, type BashSpare } from './bash-spare.js';
+import { BashInputError, bashSpareEnv, bashSpareJob, type BashSpare } from './bash-spare.js';
 import type { Jail } from './confinement.js';
 import type { JobGuard } from './job-guard.js';
 import { endedWithoutResult, oneShotLog, settleOneShot, superviseBegun, type TrackProcess } from './one-shot.js';
@@ -24,10 +24,17 @@ export async function runBash(req: RunRequest, hooks: RunHooks, signal: AbortSig
   const spare = await takeSpare();
   const { jail, jobDir } = spare;
   try {
+    let job: string;
+    try {
+      job = bashSpareJob(bashSpareEnv(spare, req.env), bashArguments(req));
+    } catch (error) {
+      if (error instanceof BashInputError) return { ok: false, error: { name: error.name, message: error.message } };
+      throw error;
+    }
     await writeCodeFile(spare.scriptPath, req.content);
     if (req.shared) await writeSharedFolder(jobDir, jail, req.shared);
     const begin = () => {
-      spare.begin(bashSpareEnv(spare, req.env), bashArguments(req));
+      spare.begin(job);
       return spare.proc;
     };
     const outcome = await superviseBegun(req, signal, jail, track, begin, (proc, guard) => supervise(proc, jail, hooks, guard));

@@ -13,6 +13,21 @@ describe('Bash scripts', () => {
     expect(log).toContain('log line\n');
   });
 
+  it('passes arguments and variables literally, whatever shell syntax they hold', async () => {
+    const hostile = ["it's", '$(touch /tmp/x) `id` $HOME', 'a\nb', '\\\' -- "q"', '-n', ''];
+    const content = 'for a in "$@"; do printf "%s|" "$a"; done\nprintf "%s" "$EXTRA"\n';
+    const req = request('bash', content, { schema: schemaOf('a', 'b', 'c', 'd', 'e', 'f'), args: Object.fromEntries(hostile.map((v, i) => ['abcdef'[i]!, v])) });
+    const { log } = await runOnce(runner, { ...req, env: { ...req.env, EXTRA: "x'; exit 9; '" } });
+    expect(log).toBe(`${hostile.join('|')}|x'; exit 9; '`);
+  });
+
+  it('fails a job whose argument holds a NUL character, which no Bash argument can hold', async () => {
+    const req = request('bash', 'echo "[$1] [$2]"\n', { schema: schemaOf('a', 'b'), args: { a: 'x\u0000y', b: 'second' } });
+    const error = errorOf((await runOnce(runner, req)).outcome);
+    expect(error.name).toBe('BashInputError');
+    expect(error.message).toContain('NUL');
+  });
+
   it('parses the last non-empty stdout line as JSON when it is JSON', async () => {
     const { outcome } = await runOnce(runner, request('bash', 'echo first\necho \'{"n": 1}\'\necho\necho "" >&2\n'));
     expect(outcome).toEqual({ ok: true, result: { n: 1 }, streamed: false });
