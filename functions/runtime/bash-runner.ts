@@ -20,8 +20,16 @@ export function bashArguments(req: RunRequest): string[] {
  * was ready (bash-spare.ts): `takeSpare` gives a spare nobody used, or one started now. stdout is
  * both the log and the result: its last non-empty line, parsed as JSON when it is JSON.
  */
-export async function runBash(req: RunRequest, hooks: RunHooks, signal: AbortSignal, track: TrackProcess, takeSpare: () => Promise<BashSpare>): Promise<RunOutcome> {
-  const spare = await takeSpare();
+export async function runBash(
+  req: RunRequest,
+  hooks: RunHooks,
+  signal: AbortSignal,
+  track: TrackProcess,
+  takeSpare: (jobEnded: Promise<void>) => Promise<BashSpare>,
+): Promise<RunOutcome> {
+  // The spare's replacement starts once this job has ended, not while it is handed its job.
+  let endJob = () => {};
+  const spare = await takeSpare(new Promise<void>((resolve) => (endJob = resolve)));
   const { jail, jobDir } = spare;
   try {
     let job: string;
@@ -40,6 +48,7 @@ export async function runBash(req: RunRequest, hooks: RunHooks, signal: AbortSig
     const outcome = await superviseBegun(req, signal, jail, track, begin, (proc, guard) => supervise(proc, jail, hooks, guard));
     return req.shared ? await withSharedFolder(outcome, jobDir, jail) : outcome;
   } finally {
+    endJob();
     // As for every one-shot job (one-shot.ts): answered before its jail is back.
     spare.proc.kill();
     void jail

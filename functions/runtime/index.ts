@@ -177,9 +177,9 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   }
 
   /** Never shared across workspaces or run-as identities, like the other languages' spares. */
-  function takeBashSpare(req: RunRequest): Promise<BashSpare> {
+  function takeBashSpare(req: RunRequest, jobEnded: Promise<void>): Promise<BashSpare> {
     const key = JSON.stringify([req.workspaceId, req.env.OV_USERNAME ?? '', req.limits ?? null, 'bash']);
-    return bashSpares.take(key, () => BashSpare.start(req.limits, jails));
+    return bashSpares.take(key, () => BashSpare.start(req.limits, jails), jobEnded);
   }
 
   return {
@@ -190,7 +190,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       if (closing) return { ok: false, error: canceledError('the runner is shutting down') };
       if (signal.aborted) return { ok: false, error: canceledError() };
       try {
-        if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, () => takeBashSpare(req));
+        if (req.language === 'bash') return await runBash(req, hooks, signal, trackBash, (jobEnded) => takeBashSpare(req, jobEnded));
         if (req.language === 'go') return await runGoJob(req, hooks, signal);
         return await runWarm(req, hooks, signal);
       } catch (error) {

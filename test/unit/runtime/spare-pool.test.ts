@@ -50,4 +50,28 @@ describe('spare pool', () => {
     // Every spare the pool kept is gone; the two taken by jobs are their jobs' to dispose of.
     expect(started.filter((w) => w !== first && w !== next).map((w) => w.disposed)).toEqual([1, 1]);
   });
+
+  it("starts a taken spare's replacement only once the job that took it has ended", async () => {
+    let starts = 0;
+    const start = async () => {
+      starts++;
+      return new FakeWorker();
+    };
+    const pool = new SparePool<FakeWorker>({ perKey: 1, maxTotal: 2, idleMs: 3_600_000 });
+    await pool.take('k', start);
+    await vi.waitFor(() => expect(pool.workers()).toHaveLength(1));
+    expect(starts).toBe(2);
+
+    let endJob = () => {};
+    await pool.take('k', start, new Promise<void>((resolve) => (endJob = resolve)));
+    // The job holds the spare that was ready; nothing starts while it runs.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(starts).toBe(2);
+    expect(pool.workers()).toHaveLength(0);
+
+    endJob();
+    await vi.waitFor(() => expect(pool.workers()).toHaveLength(1));
+    expect(starts).toBe(3);
+    await pool.close();
+  });
 });
