@@ -16,10 +16,15 @@ export default function setup(): (() => void) | undefined {
   // Jobs run as other users and reach their folders in a server's run folder beneath this one.
   chmodSync(dir, 0o711);
   process.env.TMPDIR = process.env.SVC_TESTS_TMPDIR = dir;
-  return () => {
+  const remove = () => {
+    process.off('exit', remove);
     delete process.env.SVC_TESTS_TMPDIR;
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     rmSync(dir, { recursive: true, force: true });
   };
+  // Also when the process ends before the teardowns reach this one: a run of the aws emulators'
+  // files ended without it (its teardown awaits handles the process does not wait for).
+  process.once('exit', remove);
+  return remove;
 }
