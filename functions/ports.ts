@@ -4,7 +4,7 @@
  * Everything here is async so that either shell fits behind the same signatures.
  */
 
-import type { Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, ScriptVersion, TokenRecord, User, Workspace } from './ports/records.js';
+import type { Entity, EntityKind, EntityStamp, Job, JobCompletion, JobListFilter, JobQuery, ScriptVersion, TokenRecord, User, Workspace } from './ports/records.js';
 import type { Delivery, OutboxEvent } from './ports/webhooks.js';
 
 // The ports too large to share this file live beside it; everyone imports them from here.
@@ -85,6 +85,18 @@ export interface Store {
    */
   replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]): Promise<boolean>;
   getEntity(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null>;
+  /**
+   * Which write of the entity is stored now, without its value: tells whether a copy this process
+   * wrote is still current for a few fields' read instead of the whole document (a flow run's
+   * next turn, core/flows/run-cache.ts).
+   */
+  getEntityStamp(kind: EntityKind, workspaceId: string, key: string): Promise<EntityStamp | null>;
+  /**
+   * Which write of the entity is stored now, without its value: enough to tell whether a copy this
+   * process holds (written by it) is still current, at the cost of a few fields rather than the
+   * whole document (a flow run's next turn, core/flows/run-cache.ts).
+   */
+  getEntityStamp(kind: EntityKind, workspaceId: string, key: string): Promise<EntityStamp | null>;
   /** Every entity of the kind in the workspace, ordered by key. */
   listEntities(kind: EntityKind, workspaceId: string): Promise<Entity[]>;
   /** Returns whether there was one to delete. */

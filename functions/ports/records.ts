@@ -197,6 +197,9 @@ export interface Entity<T = Record<string, unknown>> {
   updated_at: string;
 }
 
+/** Which write of an entity is stored: its version and times, the same after the same write. */
+export type EntityStamp = Pick<Entity, 'version' | 'created_at' | 'updated_at'>;
+
 export interface JobListFilter {
   workspace_id: string;
   status?: JobStatus;

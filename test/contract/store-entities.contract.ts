@@ -88,6 +88,21 @@ export function describeEntityContract(getStore: () => Store, newWorkspace: () =
       expect(await store.getEntity('folder', e.workspace_id, e.key)).toEqual(v3);
     });
 
+    it("tells which write is stored (its version and times) without the value, and nothing for a missing one", async () => {
+      const store = getStore();
+      const e = anEntity('flow_run', await newWorkspace(), uid('job'), { value: { results: { s0: 'hello' } } });
+      const stampOf = (x: Entity) => ({ version: x.version, created_at: x.created_at, updated_at: x.updated_at });
+      expect(await store.getEntityStamp('flow_run', e.workspace_id, e.key)).toBeNull();
+      await store.createEntity(e);
+      expect(await store.getEntityStamp('flow_run', e.workspace_id, e.key)).toEqual(stampOf(e));
+      const v2 = nextVersion(e, { results: {} });
+      await store.replaceEntity(v2, 1);
+      expect(await store.getEntityStamp('flow_run', e.workspace_id, e.key)).toEqual(stampOf(v2));
+      expect(await store.getEntityStamp('resource', e.workspace_id, e.key)).toBeNull();
+      await store.deleteEntity('flow_run', e.workspace_id, e.key);
+      expect(await store.getEntityStamp('flow_run', e.workspace_id, e.key)).toBeNull();
+    });
+
     it('lets exactly one of two concurrent replaces of the same version win', async () => {
       const store = getStore();
       const e = anEntity('group', await newWorkspace(), 'devs', { value: { members: [] } });

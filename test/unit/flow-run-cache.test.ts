@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { StoredDocumentError } from '../../functions/core/documents/parse.js';
 import { createEntity, tryReplaceEntity } from '../../functions/core/store/entities.js';
@@ -18,7 +18,10 @@ describe('the flow runs this process wrote last', () => {
       const run = newRun('f1', 1, 'f/a/flow', [], {}, {});
       const written = await createEntity(store, clock, 'flow_run', 'ws', 'f1', run, 'run');
       rememberFlowRun({ ...written, value: run });
+      // Its stamp says it is still the stored write: the document is not read again.
+      const reads = vi.spyOn(store, 'getEntity');
       expect((await readFlowRun(store, 'ws', 'f1'))?.value).toBe(run);
+      expect(reads).not.toHaveBeenCalled();
 
       // Another process moves the run on: its version is read and parsed, not the remembered one.
       const theirs = await tryReplaceEntity(store, later, written, { ...written.value, index: 3 });

@@ -1,8 +1,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Entity, EntityKind } from '../../ports.js';
+import type { Entity, EntityKind, EntityStamp } from '../../ports.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
-import { entityRecord } from '../../core/documents/records.js';
+import { entityRecord, entityStamp } from '../../core/documents/records.js';
 import { keys } from './dynamo-keys.js';
 import { entity, type Item } from './dynamo-items.js';
 import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
@@ -52,6 +52,20 @@ export class DynamoEntities {
     // Strongly consistent: a read-modify-replace must start from the latest version.
     const r = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.entity(kind, workspaceId, key), ConsistentRead: true }));
     return r.Item ? this.toEntity(r.Item) : null;
+  }
+
+  /** The stored version and times only (a projection: the value, maybe offloaded, is not read). */
+  async stamp(kind: EntityKind, workspaceId: string, key: string): Promise<EntityStamp | null> {
+    const r = await this.doc.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: keys.entity(kind, workspaceId, key),
+        ConsistentRead: true,
+        ProjectionExpression: '#version, created_at, updated_at',
+        ExpressionAttributeNames: { '#version': 'version' },
+      }),
+    );
+    return r.Item ? parseStored(entityStamp, r.Item, `${kind} ${key}`) : null;
   }
 
   async list(kind: EntityKind, workspaceId: string): Promise<Entity[]> {

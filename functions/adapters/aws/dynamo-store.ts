@@ -359,6 +359,10 @@ export class DynamoStore implements Store {
     return this.entities.get(kind, workspaceId, key);
   }
 
+  async getEntityStamp(kind: EntityKind, workspaceId: string, key: string) {
+    return this.entities.stamp(kind, workspaceId, key);
+  }
+
   async listEntities(kind: EntityKind, workspaceId: string) {
     return this.entities.list(kind, workspaceId);
   }

@@ -4,7 +4,7 @@ import { GroupCommit } from './sqlite-group-commit.js';
 import { insertJobFields } from './sqlite-job-fields.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored } from '../../core/documents/parse.js';
-import { deliveryRecord, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
+import { deliveryRecord, entityStamp, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
 import { storedRunSettings } from '../../core/jobs/run-settings.js';
 import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
@@ -324,6 +324,11 @@ export class SqliteStore implements Store {
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {
     const row = this.stmt('SELECT * FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').get(kind, workspaceId, key) as Row | undefined;
     return row ? toEntity(row) : null;
+  }
+
+  async getEntityStamp(kind: EntityKind, workspaceId: string, key: string) {
+    const row = this.stmt('SELECT version, created_at, updated_at FROM entities WHERE kind = ? AND workspace_id = ? AND key = ?').get(kind, workspaceId, key);
+    return row ? parseStored(entityStamp, row, `${kind} ${key}`) : null;
   }
 
   async listEntities(kind: EntityKind, workspaceId: string) {

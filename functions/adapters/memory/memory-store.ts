@@ -233,6 +233,11 @@ export class MemoryStore implements Store {
     return copyOrNull(this.entities.get(key(kind, workspaceId, entityKey)));
   }
 
+  async getEntityStamp(kind: EntityKind, workspaceId: string, entityKey: string) {
+    const e = this.entities.get(key(kind, workspaceId, entityKey));
+    return e ? { version: e.version, created_at: e.created_at, updated_at: e.updated_at } : null;
+  }
+
   async listEntities(kind: EntityKind, workspaceId: string) {
     const prefix = key(kind, workspaceId, '');
     const mine = [...this.entities.entries()].filter(([k]) => k.startsWith(prefix)).map(([, e]) => e);

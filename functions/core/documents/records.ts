@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENTITY_KINDS, JOB_TRIGGERS, LANGUAGES, type JobTrigger, type Delivery, type Entity, type InputSchema, type OutboxEvent, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
+import { ENTITY_KINDS, JOB_TRIGGERS, LANGUAGES, type JobTrigger, type Delivery, type Entity, type EntityStamp, type InputSchema, type OutboxEvent, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
 
 /**
  * The schemas of the Store's records (ports.ts): each store builds a candidate from its row or
@@ -135,6 +135,13 @@ export const entityRecord: z.ZodType<Entity> = z.object({
   workspace_id: z.string().min(1),
   key: z.string().min(1),
   value: z.record(z.string(), z.unknown()),
+  version: z.number().int().positive(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+/** Which write of an entity is stored (ports.ts: EntityStamp). */
+export const entityStamp: z.ZodType<EntityStamp> = z.object({
   version: z.number().int().positive(),
   created_at: timestamp,
   updated_at: timestamp,

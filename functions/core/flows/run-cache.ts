@@ -1,17 +1,18 @@
 import { typed, type StoredEntity } from '../store/entities.js';
 import { resolveRun } from './flow-run-document.js';
 import type { FlowRun } from './flow-documents.js';
-import type { Store } from '../../ports.js';
+import type { EntityStamp, Store } from '../../ports.js';
 
 /** A stored run with its modules put back (flow-run-document.ts). */
 export type StoredFlowRun = Omit<StoredEntity<'flow_run'>, 'value'> & { value: FlowRun };
 
 /**
  * The flow runs this process stored last, by workspace and flow job. A flow's next turn (its next
- * step) reads its run back first: while the stored version is still the one written here, the
- * run is the one written — its document checked against its schema when it was written, its
- * modules those of its version — so neither is parsed or read again. Any other version (another
- * process or call wrote it since) is parsed and resolved as usual. Callers copy before changing
+ * step) asks the store which write of its run is stored (its stamp, a few fields): while that is
+ * the one written here, the run is the one written — its document checked against its schema
+ * when it was written, its modules those of its version — so it is neither read, parsed nor
+ * resolved again, work that grew with the run's steps. Any other write (another process or call
+ * wrote it since) is read, parsed and resolved as usual. Callers copy before changing
  * the run (copyRun), as they must with any read; the modules they share are frozen.
  */
 const MAX_RUNS = 1000;
@@ -20,12 +21,16 @@ const runs = new Map<string, StoredFlowRun>();
 const keyOf = (workspaceId: string, flowJobId: string) => `${workspaceId}\u0000${flowJobId}`;
 
 export async function readFlowRun(store: Store, workspaceId: string, flowJobId: string): Promise<StoredFlowRun | null> {
+  const mine = runs.get(keyOf(workspaceId, flowJobId));
+  if (mine && isStored(mine, await store.getEntityStamp('flow_run', workspaceId, flowJobId))) return mine;
   const stored = await store.getEntity('flow_run', workspaceId, flowJobId);
   if (!stored) return null;
-  const mine = runs.get(keyOf(workspaceId, flowJobId));
-  if (mine && mine.version === stored.version && mine.created_at === stored.created_at && mine.updated_at === stored.updated_at) return mine;
   const doc = typed('flow_run', stored);
   return { ...doc, value: await resolveRun(store, workspaceId, doc.value) };
+}
+
+function isStored(mine: StoredFlowRun, stamp: EntityStamp | null): boolean {
+  return stamp !== null && stamp.version === mine.version && stamp.created_at === mine.created_at && stamp.updated_at === mine.updated_at;
 }
 
 /** Called with what a write returned; a finished run will not be read for its next step. */

@@ -188,6 +188,10 @@ export class CachedStore implements Store {
     return this.entities.read(entityKey(kind, workspaceId, key), () => this.inner.getEntity(kind, workspaceId, key));
   }
 
+  getEntityStamp(kind: EntityKind, workspaceId: string, key: string) {
+    return this.inner.getEntityStamp(kind, workspaceId, key);
+  }
+
   listEntities(kind: EntityKind, workspaceId: string) {
     if (!CACHED_KINDS.has(kind)) return this.inner.listEntities(kind, workspaceId);
     return this.entityLists.read(entityListKey(kind, workspaceId), () => this.inner.listEntities(kind, workspaceId));
