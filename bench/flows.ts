@@ -20,8 +20,9 @@ import { exitOnBenchError, measureQuietly } from './load-guard.js';
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-flows-admin-token';
 export const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
-/** How long each flow is run before it is timed (see timeFlow). */
+/** How long each flow is run before it is timed, at least and per step (see timeFlow). */
 export const FLOW_WARM_MS = Number(process.env.BENCH_FLOW_WARM_MS ?? 1000);
+export const FLOW_WARM_MS_PER_STEP = Number(process.env.BENCH_FLOW_WARM_MS_PER_STEP ?? 250);
 const ROUNDS = Number(process.env.BENCH_FLOW_ROUNDS ?? 2);
 /** BENCH_FLOW_STEPS=1,10 measures fewer flows (1 is always measured: the overhead is relative to it). */
 export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',').map(Number);
@@ -105,10 +106,13 @@ async function runFlow(base: string, auth: Record<string, string>, path: string,
 export async function timeFlow(base: string, auth: Record<string, string>, path: string, language: string, steps: number, servicePid?: number): Promise<FlowFigures> {
   const run = () => runFlow(base, auth, path, steps);
   // The first run starts the steps' processes; each takes a spare, whose replacement starts in the
-  // background (a confined Node or Python start, ~0.1-0.3 s of CPU). Runs go on for FLOW_WARM_MS so
-  // those starts are over before the timed runs: a 1-step flow's few timed runs (the baseline of
-  // every per-step overhead) otherwise shared the machine with them and came out up to 3x slower.
-  const warmUntil = performance.now() + FLOW_WARM_MS;
+  // background (a confined Node or Python start, ~0.1-0.3 s of CPU). Runs go on until those starts
+  // are over before the timed runs: a 1-step flow's few timed runs (the baseline of every per-step
+  // overhead) otherwise shared the machine with them and came out up to 3x slower. Every step has
+  // code of its own, so a flow of 40 steps has 40 of them to wait out, not one: with a fixed second
+  // its timed runs shared the machine with the last ~30 and its per-step overhead read ~15% higher
+  // than in the runs that follow.
+  const warmUntil = performance.now() + Math.max(FLOW_WARM_MS, steps * FLOW_WARM_MS_PER_STEP);
   do await run();
   while (performance.now() < warmUntil);
   const times: number[] = [];
