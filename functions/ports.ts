@@ -77,13 +77,20 @@ export interface Store {
   /** Records that the owner was told the token expires soon; false (and nothing written) when the token is gone. */
   markTokenExpiryNotice(tokenHash: string, at: string, events?: OutboxEvent[]): Promise<boolean>;
 
-  /** Inserts the entity unless one with its kind, workspace and key exists; returns whether it did. */
-  createEntity(e: Entity, events?: OutboxEvent[]): Promise<boolean>;
+  /**
+   * Inserts the entity unless one with its kind, workspace and key exists; returns whether it did.
+   * `jobs` are inserted (as insertJob does) only when it did: see replaceEntity.
+   */
+  createEntity(e: Entity, events?: OutboxEvent[], jobs?: Job[]): Promise<boolean>;
   /**
    * Replaces the entity if its stored version is still `expectedVersion` (the caller passes
    * `e.version = expectedVersion + 1`); returns false when it is missing or was changed meanwhile.
+   * `jobs` are inserted (as insertJob does) only when it replaced it: the jobs a flow run's new
+   * state names (its next steps). The local store writes them in the entity's transaction, one
+   * commit for both; a store may insert them just after instead, since a run whose state names a
+   * job the store lacks inserts it at its next turn (core/flows/advance.ts, `restart`).
    */
-  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]): Promise<boolean>;
+  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[], jobs?: Job[]): Promise<boolean>;
   getEntity(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null>;
   /**
    * Which write of the entity is stored now, without its value: tells whether a copy this process

@@ -86,3 +86,29 @@ describe('SqliteStore queue indexes', () => {
     }
   });
 });
+
+describe('SqliteStore, a flow run stored with its next jobs', () => {
+  it('commits both in one transaction: a job that cannot be inserted leaves the run unchanged too', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      const ws = aWorkspace();
+      await store.createWorkspace(ws);
+      const at = nextTimestamp();
+      const run = { kind: 'flow_run' as const, workspace_id: ws.id, key: 'f1', value: { index: 0 }, version: 1, created_at: at, updated_at: at };
+      const existing = aJob(ws.id);
+      await store.insertJob(existing);
+      expect(await store.createEntity(run)).toBe(true);
+      const next = { ...run, value: { index: 1 }, version: 2, updated_at: nextTimestamp() };
+      // Its id is taken: the insert fails, and the replace is undone with it.
+      await expect(store.replaceEntity(next, 1, [], [aJob(ws.id), existing])).rejects.toThrow();
+      expect((await store.getEntity('flow_run', ws.id, 'f1'))?.version).toBe(1);
+
+      const fresh = aJob(ws.id);
+      expect(await store.replaceEntity(next, 1, [], [fresh])).toBe(true);
+      expect(await store.getJob(ws.id, fresh.id)).not.toBeNull();
+      expect((await store.getEntity('flow_run', ws.id, 'f1'))?.version).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Entity, Store } from '../../functions/ports.js';
-import { anEntity, nextTimestamp, uid } from './store-fixtures.js';
+import { aJob, anEntity, nextTimestamp, uid } from './store-fixtures.js';
 
 /**
  * The Store contract for workspace documents (members, groups, folders, resources, resource types,
@@ -101,6 +101,24 @@ export function describeEntityContract(getStore: () => Store, newWorkspace: () =
       expect(await store.getEntityStamp('resource', e.workspace_id, e.key)).toBeNull();
       await store.deleteEntity('flow_run', e.workspace_id, e.key);
       expect(await store.getEntityStamp('flow_run', e.workspace_id, e.key)).toBeNull();
+    });
+
+    it('stores the jobs a create or replace names only when it is stored itself', async () => {
+      const store = getStore();
+      const ws = await newWorkspace();
+      const e = anEntity('flow_run', ws, uid('flow'));
+      const [first, second, lost, taken] = [aJob(ws, { status: 'running', attempts: 1 }), aJob(ws), aJob(ws), aJob(ws)];
+      expect(await store.createEntity(e, [], [first])).toBe(true);
+      expect(await store.getJob(ws, first.id)).toMatchObject({ id: first.id, status: 'running' });
+      expect(await store.createEntity(e, [], [taken])).toBe(false);
+      expect(await store.getJob(ws, taken.id)).toBeNull();
+
+      const v2 = nextVersion(e, { index: 1 });
+      expect(await store.replaceEntity(v2, 1, [], [second])).toBe(true);
+      expect(await store.getJob(ws, second.id)).toMatchObject({ id: second.id, status: 'queued' });
+      // A replace that lost the race stores none of its jobs.
+      expect(await store.replaceEntity(nextVersion(e, { index: 9 }), 1, [], [lost])).toBe(false);
+      expect(await store.getJob(ws, lost.id)).toBeNull();
     });
 
     it('lets exactly one of two concurrent replaces of the same version win', async () => {

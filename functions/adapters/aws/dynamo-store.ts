@@ -347,12 +347,20 @@ export class DynamoStore implements Store {
     return this.identity.markTokenExpiryNotice(tokenHash, at, events);
   }
 
-  async createEntity(e: Entity, events?: OutboxEvent[]) {
-    return this.entities.create(e, events);
+  // The jobs go just after the entity, not in its transaction: a job item's write is more than one
+  // item here (sharded queue, payload offload), and a flow run naming a job that is missing inserts
+  // it at its next turn (Store.replaceEntity).
+  async createEntity(e: Entity, events?: OutboxEvent[], jobs: Job[] = []) {
+    return this.withJobs(jobs, await this.entities.create(e, events));
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]) {
-    return this.entities.replace(e, expectedVersion, events);
+  async replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[], jobs: Job[] = []) {
+    return this.withJobs(jobs, await this.entities.replace(e, expectedVersion, events));
+  }
+
+  private async withJobs(jobs: Job[], changed: boolean): Promise<boolean> {
+    if (changed) for (const job of jobs) await this.jobs.insert(job);
+    return changed;
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {

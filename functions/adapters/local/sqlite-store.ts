@@ -130,18 +130,21 @@ export class SqliteStore implements Store {
   }
 
   async insertJob(record: Job) {
-    return this.write(() => {
-      const job = parseStored(jobRecord, record, `job ${record.id}`);
-      this.stmt(
-        `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts, priority, concurrency_key, held, cache_hit)
-         VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts, @priority, @concurrency_key, @held, @cache_hit)`,
-      ).run({
-        id: job.id, workspace_id: job.workspace_id, kind: job.kind, script_path: job.script_path, script_hash: job.script_hash, flow_version: job.flow_version, flow_module: job.flow_module,
-        language: job.language, status: job.status, created_by: job.created_by, created_at: job.created_at, parent_job: job.parent_job, started_at: job.started_at, attempts: job.attempts,
-        priority: job.priority ?? 0, concurrency_key: job.concurrency_key ?? null, held: job.held ? 1 : 0, cache_hit: job.cache_hit ? 1 : 0,
-        schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
-      insertJobFields(this.db, job, 'args', job.args);
-    });
+    return this.write(() => this.insertJobRow(record));
+  }
+
+  /** Inside the caller's write. */
+  private insertJobRow(record: Job) {
+    const job = parseStored(jobRecord, record, `job ${record.id}`);
+    this.stmt(
+      `INSERT INTO jobs (id, workspace_id, kind, script_path, script_hash, flow_version, flow_module, language, args, status, created_by, created_scopes, schedule_path, trigger_kind, created_at, delete_after_use, parent_job, started_at, attempts, priority, concurrency_key, held, cache_hit)
+       VALUES (@id, @workspace_id, @kind, @script_path, @script_hash, @flow_version, @flow_module, @language, @args, @status, @created_by, @created_scopes, @schedule_path, @trigger_kind, @created_at, @delete_after_use, @parent_job, @started_at, @attempts, @priority, @concurrency_key, @held, @cache_hit)`,
+    ).run({
+      id: job.id, workspace_id: job.workspace_id, kind: job.kind, script_path: job.script_path, script_hash: job.script_hash, flow_version: job.flow_version, flow_module: job.flow_module,
+      language: job.language, status: job.status, created_by: job.created_by, created_at: job.created_at, parent_job: job.parent_job, started_at: job.started_at, attempts: job.attempts,
+      priority: job.priority ?? 0, concurrency_key: job.concurrency_key ?? null, held: job.held ? 1 : 0, cache_hit: job.cache_hit ? 1 : 0,
+      schedule_path: job.schedule_path ?? null, trigger_kind: job.trigger ?? null, args: JSON.stringify(job.args), created_scopes: job.created_scopes ? JSON.stringify(job.created_scopes) : null, delete_after_use: job.delete_after_use ? 1 : 0 });
+    insertJobFields(this.db, job, 'args', job.args);
   }
 
   async getJob(workspaceId: string, id: string) {
@@ -297,28 +300,43 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createEntity(e: Entity, events: OutboxEvent[] = []) {
+  async createEntity(e: Entity, events: OutboxEvent[] = [], jobs: Job[] = []) {
     return this.write(() => {
       return this.withEvents(events, () =>
-        this.stmt(
-          `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
-           VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
-        ).run(entityRow(e)).changes === 1,
+        this.withJobs(
+          jobs,
+          this.stmt(
+            `INSERT OR IGNORE INTO entities (kind, workspace_id, key, value, version, created_at, updated_at)
+             VALUES (@kind, @workspace_id, @key, @value, @version, @created_at, @updated_at)`,
+          ).run(entityRow(e)).changes === 1,
+        ),
       );
     });
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
+  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = [], jobs: Job[] = []) {
     return this.write(() => {
       // The version check and the write are one statement: of two replaces that read the same
       // version, the second finds the version moved on and changes nothing.
       return this.withEvents(events, () =>
-        this.stmt(
-          `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
-           WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
-        ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
+        this.withJobs(
+          jobs,
+          this.stmt(
+            `UPDATE entities SET value = @value, version = @version, created_at = @created_at, updated_at = @updated_at
+             WHERE kind = @kind AND workspace_id = @workspace_id AND key = @key AND version = @expected`,
+          ).run({ ...entityRow(e), expected: expectedVersion }).changes === 1,
+        ),
       );
     });
+  }
+
+  /**
+   * Inserts `jobs` when the write before them `changed` something. Inside that write's closure, which
+   * the group commit runs as one unit: a job that fails to insert undoes the write with it.
+   */
+  private withJobs(jobs: Job[], changed: boolean): boolean {
+    if (changed) for (const job of jobs) this.insertJobRow(job);
+    return changed;
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, key: string) {

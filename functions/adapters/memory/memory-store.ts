@@ -84,6 +84,10 @@ export class MemoryStore implements Store {
   }
 
   async insertJob(job: Job) {
+    this.insertJobNow(job);
+  }
+
+  private insertJobNow(job: Job) {
     // A job id is a primary key in every store: inserting it twice is a programming error.
     if (this.jobs.has(job.id)) throw new Error(`job ${job.id} exists`);
     this.jobs.set(job.id, { job: copy(job), leaseUntil: null });
@@ -213,20 +217,29 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async createEntity(e: Entity, events: OutboxEvent[] = []) {
+  async createEntity(e: Entity, events: OutboxEvent[] = [], jobs: Job[] = []) {
     const k = key(e.kind, e.workspace_id, e.key);
     if (this.entities.has(k)) return false;
+    // Checked before anything changes: a job that cannot be inserted leaves the entity as it was.
+    this.refuseExistingJobs(jobs);
     this.entities.set(k, copy(e));
     this.record(events);
+    for (const job of jobs) this.insertJobNow(job);
     return true;
   }
 
-  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = []) {
+  async replaceEntity(e: Entity, expectedVersion: number, events: OutboxEvent[] = [], jobs: Job[] = []) {
     const k = key(e.kind, e.workspace_id, e.key);
     if (this.entities.get(k)?.version !== expectedVersion) return false;
+    this.refuseExistingJobs(jobs);
     this.entities.set(k, copy(e));
     this.record(events);
+    for (const job of jobs) this.insertJobNow(job);
     return true;
+  }
+
+  private refuseExistingJobs(jobs: Job[]) {
+    for (const job of jobs) if (this.jobs.has(job.id)) throw new Error(`job ${job.id} exists`);
   }
 
   async getEntity(kind: EntityKind, workspaceId: string, entityKey: string) {

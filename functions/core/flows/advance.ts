@@ -1,4 +1,4 @@
-import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
+import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob, reserveHere } from '../jobs/jobs.js';
 import { getEntityValue, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
 import { readFlowRun, rememberFlowRun, type StoredFlowRun } from './run-cache.js';
 import { childModulesAt, copyRun, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
@@ -16,7 +16,7 @@ import { iterationJob, settleIteration } from './while-loop.js';
 import { gateWithPendingNotices, notifyApprovers } from '../approvals/gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
+import type { FinishedJob, FinishedStep, Job, JobSlot } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
@@ -61,17 +61,57 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     if (!run) return;
     const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
     await step(deps, job, run, effects, finishedStep);
-    const stored = await storeRun(deps, workspaceId, flowJobId, run, entity);
-    if (!stored) return AGAIN;
-    await carryOut(deps, job, run, effects);
+    const starts = await reserveStarts(deps, effects.push);
+    let stored: boolean;
+    try {
+      stored = await storeRun(deps, workspaceId, flowJobId, run, entity, starts.map((s) => s.job));
+    } catch (error) {
+      for (const { slot } of starts) slot?.cancel();
+      throw error;
+    }
+    if (!stored) {
+      for (const { slot } of starts) slot?.cancel();
+      return AGAIN;
+    }
+    await carryOut(deps, job, run, effects, starts);
   });
 }
 
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null): Promise<boolean> {
+/** A step job this turn starts, as it is stored with the run: running on a worker held for it, or queued. */
+interface Start {
+  job: Job;
+  slot: JobSlot | null;
+}
+
+/**
+ * Holds a worker of this process for each new job where one is free (running here at once, as
+ * insertRunningHere does); the others are queued. They are stored with the run (storeRun).
+ */
+async function reserveStarts(deps: WorkerDeps, jobs: Job[]): Promise<Start[]> {
+  const starts: Start[] = [];
+  try {
+    for (const job of jobs) {
+      const reserved = await reserveHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs, job });
+      starts.push(reserved ? { job: reserved.running, slot: reserved.slot } : { job, slot: null });
+    }
+  } catch (error) {
+    for (const { slot } of starts) slot?.cancel();
+    throw error;
+  }
+  return starts;
+}
+
+/**
+ * Stores the run with the new jobs it names, in one write (one commit in the local store): false
+ * when someone else stored the run meanwhile, and then neither is stored.
+ */
+async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null, jobs: Job[]): Promise<boolean> {
   const doc = runDocument(run);
   const before = previous && runDocument(previous.value);
-  if (before && JSON.stringify(before) === JSON.stringify(doc)) return true;
-  const written = previous ? await tryReplaceEntity(deps.store, deps.clock, { ...previous, value: before! }, doc) : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, doc);
+  if (jobs.length === 0 && before && JSON.stringify(before) === JSON.stringify(doc)) return true;
+  const written = previous
+    ? await tryReplaceEntity(deps.store, deps.clock, { ...previous, value: before! }, doc, undefined, jobs)
+    : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, doc, undefined, jobs);
   if (written) rememberFlowRun({ ...written, value: run });
   return written !== null;
 }
@@ -371,18 +411,20 @@ async function collect(
   return { ok: true, value: done.map((j) => j.result), stepJob: null };
 }
 
-/** Once the state is stored: start and stop jobs, complete the flow job, wake its parent. */
-async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects): Promise<void> {
+/** Once the state is stored (with `starts`, the new jobs): start and stop jobs, complete the flow job, wake its parent. */
+async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects, starts: Start[]): Promise<void> {
   const started: Job[] = [];
-  const toStart = [...effects.restart.map((job) => ({ job, mayExist: true })), ...effects.push.map((job) => ({ job, mayExist: false }))];
-  for (const { job, mayExist } of toStart) {
-    // One found missing may have been inserted by another call since; a new one (its id made by
-    // this call, stored in the run just now) cannot have been, so that read is saved per step.
-    if (mayExist && (await deps.store.getJob(job.workspace_id, job.id))) continue;
+  for (const job of effects.restart) {
+    // One found missing may have been inserted by another call since.
+    if (await deps.store.getJob(job.workspace_id, job.id)) continue;
     // A worker free in this process takes it at once; otherwise it goes the flow driver's way.
     if (await insertRunningHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs, job })) continue;
     await deps.store.insertJob(job);
     started.push(job);
+  }
+  for (const { job, slot } of starts) {
+    if (slot) slot.run(job);
+    else started.push(job);
   }
   if (started.length > 0) await deps.flows.dispatch(started);
   for (const hit of effects.cacheHits) await storeCacheHit(deps, hit.job, hit.cached, hit.ttl);

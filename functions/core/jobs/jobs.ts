@@ -4,7 +4,7 @@ import { newUuid } from '../common/crypto.js';
 import { answerFromCache } from './result-cache.js';
 import { takeSlotOrWait } from './concurrency.js';
 import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
-import { FINISHED_STATUSES, type Job, type JobListFilter, type JobStatus, type RunIntent, type ScriptVersion } from '../../ports.js';
+import { FINISHED_STATUSES, type Job, type JobListFilter, type JobSlot, type JobStatus, type RunIntent, type ScriptVersion } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 import type { Principal } from '../identity/auth.js';
 import type { Rights } from '../identity/permissions.js';
@@ -113,10 +113,9 @@ export async function startLimited(deps: Pick<CoreDeps, 'store' | 'clock' | 'que
  * stores and queues it as usual. Stored before it runs, so a crash still finds it and runs it again.
  */
 export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue' | 'clock'>, job: Job, intent: RunIntent): Promise<Job | null> {
-  const slot = await deps.queue.reserve?.(job.id, intent);
-  if (!slot) return null;
-  // Now, not created_at: a caller may have waited for the worker (JobQueue.reserve).
-  const running: Job = { ...job, status: 'running', started_at: deps.clock.now().toISOString(), attempts: 1 };
+  const reserved = await reserveHere(deps, job, intent);
+  if (!reserved) return null;
+  const { running, slot } = reserved;
   try {
     await deps.store.insertJob(running);
   } catch (e) {
@@ -125,6 +124,17 @@ export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue' |
   }
   slot.run(running);
   return running;
+}
+
+/**
+ * A worker of this process held for `job` (JobQueue.reserve), and the job as it is to be stored for
+ * it: running. Null when none is free. The caller stores it, then runs it on the slot (or cancels).
+ */
+export async function reserveHere(deps: Pick<CoreDeps, 'queue' | 'clock'>, job: Job, intent: RunIntent): Promise<{ running: Job; slot: JobSlot } | null> {
+  const slot = await deps.queue.reserve?.(job.id, intent);
+  if (!slot) return null;
+  // Now, not created_at: a caller may have waited for the worker (JobQueue.reserve).
+  return { running: { ...job, status: 'running', started_at: deps.clock.now().toISOString(), attempts: 1 }, slot };
 }
 
 /** What a job started by `principal` may do: the scopes of its token, kept as text on the job. */

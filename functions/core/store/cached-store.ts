@@ -174,13 +174,13 @@ export class CachedStore implements Store {
     return this.inner.markTokenExpiryNotice(tokenHash, at, events).finally(() => this.tokens.forget(tokenHash));
   }
 
-  createEntity(e: Entity, events?: OutboxEvent[]) {
-    return this.inner.createEntity(e, events).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
+  createEntity(e: Entity, events?: OutboxEvent[], jobs?: Job[]) {
+    return this.inner.createEntity(e, events, jobs).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
-  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[]) {
+  replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[], jobs?: Job[]) {
     // Also when the replace lost a race: the version this process held is then stale.
-    return this.inner.replaceEntity(e, expectedVersion, events).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
+    return this.inner.replaceEntity(e, expectedVersion, events, jobs).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
   getEntity(kind: EntityKind, workspaceId: string, key: string) {

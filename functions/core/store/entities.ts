@@ -3,7 +3,7 @@ import { conflict, notFound } from '../common/errors.js';
 import { parseStored } from '../documents/parse.js';
 import { ENTITY_VALUES, type EntityValues } from '../documents/entity-values.js';
 import { AGAIN, RACE, retry, type RetryPolicy } from '../common/retry.js';
-import type { Clock, Entity, EntityKind, OutboxEvent, Store } from '../../ports.js';
+import type { Clock, Entity, EntityKind, Job, OutboxEvent, Store } from '../../ports.js';
 
 /**
  * Typed access to the workspace documents of the Store (members, groups, folders, resources,
@@ -60,11 +60,14 @@ export async function listEntityValues<K extends EntityKind>(store: Store, kind:
 /** The events a write announces (core/events/announce.ts), made from the document as it will be stored. */
 export type EventsOf<K extends EntityKind> = (stored: StoredEntity<K>) => OutboxEvent[];
 
-/** Stores a new document (version 1); false when the key is taken. For callers that race on purpose. */
-export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], events?: EventsOf<K>): Promise<StoredEntity<K> | null> {
+/**
+ * Stores a new document (version 1); false when the key is taken. For callers that race on purpose.
+ * `jobs` are inserted with it, only when it is stored (Store.createEntity).
+ */
+export async function tryCreateEntity<K extends EntityKind>(store: Store, clock: Clock, kind: K, workspaceId: string, key: string, value: EntityValues[K], events?: EventsOf<K>, jobs?: Job[]): Promise<StoredEntity<K> | null> {
   const now = clock.now().toISOString();
   const d: StoredEntity<K> = { kind, workspace_id: workspaceId, key, value, version: 1, created_at: now, updated_at: now };
-  return (await store.createEntity(untyped(d), events?.(d))) ? d : null;
+  return (await store.createEntity(untyped(d), events?.(d), jobs)) ? d : null;
 }
 
 /** Creates the document; 409 naming `what` when the key is taken. */
@@ -74,10 +77,13 @@ export async function createEntity<K extends EntityKind>(store: Store, clock: Cl
   return created;
 }
 
-/** Replaces `current` with `value` if nobody changed it since it was read; false when someone did. */
-export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: StoredEntity<K>, value: EntityValues[K], events?: EventsOf<K>): Promise<StoredEntity<K> | null> {
+/**
+ * Replaces `current` with `value` if nobody changed it since it was read; false when someone did.
+ * `jobs` are inserted with it, only when it is replaced (Store.replaceEntity).
+ */
+export async function tryReplaceEntity<K extends EntityKind>(store: Store, clock: Clock, current: StoredEntity<K>, value: EntityValues[K], events?: EventsOf<K>, jobs?: Job[]): Promise<StoredEntity<K> | null> {
   const next: StoredEntity<K> = { ...current, value, version: current.version + 1, updated_at: clock.now().toISOString() };
-  return (await store.replaceEntity(untyped(next), current.version, events?.(next))) ? next : null;
+  return (await store.replaceEntity(untyped(next), current.version, events?.(next), jobs)) ? next : null;
 }
 
 /**

@@ -4,9 +4,10 @@ import { advanceFlow } from '../../../functions/core/flows/advance.js';
 import type { WorkerDeps } from '../../../functions/core/deps.js';
 
 /**
- * The flow interpreter stores the run naming a step's job before it inserts the job. A process
- * that dies between the two leaves a run waiting on a job that does not exist; the next look at
- * the flow (a restart, a wake) inserts it, once, and the flow goes on. New step jobs are inserted
+ * The flow interpreter stores the run naming a step's job with the job; a store may write the job
+ * just after the run (DynamoDB does, Store.replaceEntity). A process that dies between the two
+ * leaves a run waiting on a job that does not exist; the next look at the flow (a restart, a wake)
+ * inserts it, once, and the flow goes on. New step jobs are inserted
  * without first reading whether they exist (their ids are new), so this path is the one that
  * still checks.
  */

@@ -73,18 +73,42 @@ export async function createScript(s: InProcessService, path: string, content: s
 
 /**
  * The process "dies" when it inserts the first job of flow step `moduleId`: the insert throws
- * `message` and the job never reaches the store (the run naming it is stored already). Answers
+ * `message` and the job never reaches the store (the run naming it is stored already, as a store
+ * that writes a run's jobs just after it leaves them). Answers
  * the job that was lost, once it was.
  */
 export function loseFirstInsertOf(s: InProcessService, moduleId: string, message: string): () => Job | undefined {
-  const insertJob = s.store.insertJob.bind(s.store);
   let lost: Job | undefined;
+  const take = (jobs: Job[] = []) => {
+    const job = lost ? undefined : jobs.find((j) => j.flow_module === moduleId);
+    if (job) lost = job;
+    return job;
+  };
+  const insertJob = s.store.insertJob.bind(s.store);
   s.store.insertJob = async (job: Job) => {
-    if (job.flow_module === moduleId && !lost) {
-      lost = job;
-      throw new Error(message);
-    }
+    if (take([job])) throw new Error(message);
     return insertJob(job);
+  };
+  // A store may insert the jobs a run names just after the run (Store.replaceEntity): it dies between the two.
+  const replace = s.store.replaceEntity.bind(s.store);
+  s.store.replaceEntity = async (e, expectedVersion, events, jobs) => {
+    const job = take(jobs);
+    if (!job) return replace(e, expectedVersion, events, jobs);
+    if (!(await replace(e, expectedVersion, events, jobs!.filter((j) => j !== job)))) {
+      lost = undefined;
+      return false;
+    }
+    throw new Error(message);
+  };
+  const create = s.store.createEntity.bind(s.store);
+  s.store.createEntity = async (e, events, jobs) => {
+    const job = take(jobs);
+    if (!job) return create(e, events, jobs);
+    if (!(await create(e, events, jobs!.filter((j) => j !== job)))) {
+      lost = undefined;
+      return false;
+    }
+    throw new Error(message);
   };
   return () => lost;
 }
