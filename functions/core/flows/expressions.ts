@@ -1,5 +1,5 @@
 import { sha256Hex } from '../common/crypto.js';
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -52,7 +52,7 @@ async function evaluateInSandbox(deps: WorkerDeps, owner: ExpressionOwner, exprs
   if (exprs.length === 0) return [];
   const run = deps.runner.run(
     {
-      jobId: newUuid(),
+      jobId: newJobId(),
       workspaceId: owner.workspace_id,
       language: 'nativets',
       scriptHash: EVALUATOR_HASH,

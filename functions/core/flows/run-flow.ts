@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../common/errors.js';
 import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs/jobs.js';
 import { definedRunSettings } from '../jobs/run-settings.js';
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import { answerFromCache } from '../jobs/result-cache.js';
 import { flowJobTarget } from '../jobs/run-target.js';
 import type { FlowVersion } from './flow-documents.js';
@@ -34,7 +34,7 @@ export async function pushFlowJob(
   flow: FlowVersion,
   workspaceId: string,
   args: Record<string, unknown>,
-  id: string = newUuid(),
+  id: string = newJobId(),
   origin: JobOrigin = {},
 ): Promise<Job> {
   validateInputs(flow, args);

@@ -1,6 +1,6 @@
 import { ApiError, notFound, conflict } from '../common/errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import { answerFromCache } from './result-cache.js';
 import { takeSlotOrWait } from './concurrency.js';
 import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
@@ -27,7 +27,7 @@ export function queuedJob(
   fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger' | 'priority'>>,
 ): Job {
   return {
-    id: newUuid(),
+    id: newJobId(),
     delete_after_use: false,
     // A flow's steps are started by the flow; anything else that names no trigger is a plain API call.
     trigger: fields.parent_job ? 'flow' : 'api',
@@ -65,7 +65,7 @@ export async function pushJob(
   principal: Principal,
   script: ScriptVersion,
   args: Record<string, unknown>,
-  id: string = newUuid(),
+  id: string = newJobId(),
   origin: JobOrigin = {},
   wait: CallerWait = {},
 ): Promise<Job> {

@@ -4,7 +4,7 @@ import { scrubJobPayloads } from '../jobs/scrub.js';
 import { getFlowRun } from '../flows/run-state.js';
 import { shapeSyncResponse, sandboxUserContent, InvalidResponseShape, type ShapedResponse, type ShapeOptions } from './sync-response.js';
 import type { CoreDeps } from '../deps.js';
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import type { FinishedJob, Job } from '../../ports.js';
 
 /**
@@ -15,7 +15,7 @@ import type { FinishedJob, Job } from '../../ports.js';
  * nothing is read back in the common case.
  */
 export async function syncResponse(deps: CoreDeps, start: (id: string, wait: CallerWait) => Promise<Job>, shape: ShapeOptions = {}): Promise<ShapedResponse> {
-  const id = newUuid();
+  const id = newJobId();
   const firstWake = deps.signals.wait(id, Math.min(deps.config.syncMaxWaitMs, deps.config.pollIntervalMs));
   const job = await start(id, { callerWaits: true });
   const answer = await awaitAnswer(deps, job, firstWake);

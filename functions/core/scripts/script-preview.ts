@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { inferScriptSchema } from '../dependencies/workspace-imports.js';
@@ -64,7 +64,7 @@ export async function startPreview(deps: CoreDeps, rights: Rights, body: unknown
   const schema = schemaOrBadRequest(input.language, input.content);
   await compileIfNeeded(deps.compiler, input.language, input.content);
   const lock = await lockScript(deps, rights, { path: input.path, language: input.language, content: input.content }, undefined);
-  const id = newUuid();
+  const id = newJobId();
   const version: ScriptVersion = {
     workspace_id: rights.workspaceId,
     path: input.path,

@@ -1,4 +1,4 @@
-import { newUuid } from '../common/crypto.js';
+import { newJobId } from '../common/crypto.js';
 import { readEntity, listEntityValues, tryReplaceEntity } from '../store/entities.js';
 import { startRun } from '../runs/start-run.js';
 import { errorText, log } from '../common/logger.js';
@@ -40,7 +40,7 @@ export async function runDueTick(deps: CoreDeps, workspaceId: string, path: stri
     if (!s.enabled) return { outcome: { ran: false, reason: 'disabled' } };
     const tick = latestTick(s.schedule, s.timezone, now);
     if (!tick || tick.getTime() <= Date.parse(s.last_tick)) return { outcome: { ran: false, reason: 'not_due' } };
-    const jobId = newUuid();
+    const jobId = newJobId();
     // Listed as uncounted in the claim itself when a handler may hear of its outcome: a run whose
     // count a stop prevents is then counted by the outcome sweep. Without handlers a run that
     // succeeds costs no write beyond its claim.
