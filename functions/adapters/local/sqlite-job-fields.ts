@@ -55,6 +55,12 @@ function indexField(job: string, field: 'args' | 'result') {
     SELECT ${job}.id, '${field}', '', NULL, ${job}.workspace_id, ${job}.created_at ${jobs ? `FROM jobs ${job}` : ''} WHERE ${count} > ${MAX_FIELDS}`;
 }
 
+/** The SQL writing every job's job_fields rows from the jobs table (jobs loaded without the store). */
+export function jobFieldsBackfill(): string {
+  return `${indexField('j', 'args')};
+  ${indexField('j', 'result')};`;
+}
+
 /** The SQL of migration `argsidx`: the table, its lookup index, the triggers, and the backfill. */
 export function jobFieldsMigration(): string {
   return `-- argsidx: the run list's args/result filters as index lookups (sqlite-job-fields.ts). The
@@ -69,8 +75,7 @@ export function jobFieldsMigration(): string {
     created_at TEXT NOT NULL,
     PRIMARY KEY (job_id, field, key)
   ) WITHOUT ROWID;
-  ${indexField('j', 'args')};
-  ${indexField('j', 'result')};
+  ${jobFieldsBackfill()}
   CREATE INDEX job_fields_lookup ON job_fields(workspace_id, field, key, value, created_at, job_id);
   CREATE TRIGGER job_fields_insert AFTER INSERT ON jobs BEGIN
     ${indexField('NEW', 'args')};
