@@ -1,5 +1,4 @@
-import { sha256Hex } from '../common/crypto.js';
-import { newJobId } from '../common/crypto.js';
+import { newJobId, sha256Hex } from '../common/crypto.js';
 import type { Transform } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
