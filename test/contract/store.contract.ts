@@ -405,6 +405,19 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(full).toEqual([await store.getJob(ws, j3.id)]);
       });
 
+      it('lists only the jobs of the kind asked for, the limit counting only them', async () => {
+        const ws = await newWorkspace();
+        const flow = aJob(ws, { kind: 'flow', script_hash: null, flow_version: 3 });
+        await store.insertJob(flow);
+        for (let i = 0; i < 3; i++) await store.insertJob(aJob(ws));
+        const ids = async (filter: Omit<JobListFilter, 'workspace_id'>) => (await store.listJobs({ workspace_id: ws, ...filter })).map((j) => j.id);
+        await eventually(() => ids({ limit: 10 }), (l) => l.length === 4);
+        expect(await ids({ kind: 'flow', limit: 1 })).toEqual([flow.id]);
+        expect(await ids({ kind: 'flow', status: 'queued', limit: 10 })).toEqual([flow.id]);
+        expect(await ids({ kind: 'script', limit: 10 })).toHaveLength(3);
+        expect(await ids({ kind: 'flowstep', limit: 10 })).toEqual([]);
+      });
+
       it('keeps the schedule that started a job and lists the jobs of one schedule, newest first', async () => {
         const ws = await newWorkspace();
         const j1 = aJob(ws, { schedule_path: 'f/list/nightly' });

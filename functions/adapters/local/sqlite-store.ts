@@ -157,9 +157,10 @@ export class SqliteStore implements Store {
     if (f.status) where.push('status = @status');
     if (f.script_path) where.push('script_path = @script_path');
     if (f.schedule_path) where.push('schedule_path = @schedule_path');
+    if (f.kind) where.push('kind = @kind');
     const rows = this.db
       .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT @limit`)
-      .all({ status: null, script_path: null, schedule_path: null, ...f }) as Row[];
+      .all({ status: null, script_path: null, schedule_path: null, kind: null, ...f }) as Row[];
     return rows.map(toJob);
   }
 

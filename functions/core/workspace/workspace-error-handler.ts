@@ -57,7 +57,10 @@ export async function setErrorHandler(deps: Pick<CoreDeps, 'store' | 'clock'>, r
 export const ERROR_HANDLER_GRACE_MS = 30_000;
 /** The sweep looks at the runs that failed this recently (it runs every few seconds locally, every few minutes on AWS). */
 const SWEEP_WINDOW_MS = 3600_000;
-/** Failed runs of a workspace the sweep reads in one pass, newest first. */
+/**
+ * Failed runs of each kind (scripts, flows) the sweep reads in one pass per workspace, newest
+ * first. Flow steps are not read: as many of them fail as their flows' steps, and they have no handler.
+ */
 const SWEEP_BATCH = 200;
 
 /**
@@ -108,7 +111,8 @@ export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<nu
       }
       const from = Math.max(Date.parse(handler.sweep_from), now.getTime() - SWEEP_WINDOW_MS);
       const until = now.getTime() - ERROR_HANDLER_GRACE_MS;
-      const failed = (await deps.store.listJobs({ workspace_id: ws.id, status: 'failed', limit: SWEEP_BATCH })).filter((job) => {
+      const kinds = await Promise.all((['script', 'flow'] as const).map((kind) => deps.store.listJobs({ workspace_id: ws.id, status: 'failed', kind, limit: SWEEP_BATCH })));
+      const failed = kinds.flat().filter((job) => {
         const at = job.completed_at ? Date.parse(job.completed_at) : NaN;
         return !job.parent_job && job.script_path !== handler.path && at >= from && at <= until;
       });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_HANDLER_GRACE_MS, errorHandlerJobId, settleErrorHandlers } from '../../../functions/core/workspace/workspace-error-handler.js';
 import type { Job } from '../../../functions/ports.js';
 import { createScript, inProcessService, type InProcessService } from './harness.js';
+import { aJob } from '../../contract/store-fixtures.js';
 
 /**
  * The workspace error handler of a run that failed is started under an id made from the run's,
@@ -47,6 +48,23 @@ describe('workspace error handler sweep', () => {
     s.clock.advance(ERROR_HANDLER_GRACE_MS + 1000);
     expect(await settleErrorHandlers(s.deps, s.clock.now())).toBe(0);
     expect((await handled(s)).map((j) => j.id).sort()).toEqual([errorHandlerJobId('main', failed), errorHandlerJobId('main', next)].sort());
+  });
+
+  it('finds a run whose handler a stop prevented behind hundreds of newer failed flow steps', async () => {
+    const s = await inProcessService();
+    await workspaceWithHandler(s);
+    loseHandlerStarts(s, 1);
+    const failed = await run(s);
+    // A flow whose steps kept failing after it: failed jobs, newer, none of them top-level.
+    for (let i = 0; i < 250; i++) {
+      s.clock.advance(10);
+      const at = s.clock.now().toISOString();
+      await s.store.insertJob(aJob('main', { kind: 'flowstep', parent_job: failed, flow_module: 'a', status: 'failed', created_at: at, started_at: at, completed_at: at, success: false, result: { error: { name: 'Error', message: 'step' } } }));
+    }
+    s.clock.advance(ERROR_HANDLER_GRACE_MS + 1000);
+    expect(await settleErrorHandlers(s.deps, s.clock.now())).toBe(1);
+    await s.settled();
+    expect((await handled(s)).map((j) => j.id)).toEqual([errorHandlerJobId('main', failed)]);
   });
 
   it('leaves the runs that failed before the handler was set, and before a handler set by an older version was first swept', async () => {
