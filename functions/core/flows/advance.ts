@@ -1,6 +1,7 @@
-import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob, reserveHere } from '../jobs/jobs.js';
-import { getEntityValue, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
-import { readFlowRun, rememberFlowRun, type StoredFlowRun } from './run-cache.js';
+import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
+import { getEntityValue, tryCreateEntity } from '../store/entities.js';
+import { readFlowRun, rememberFlowRun } from './run-cache.js';
+import { storeTurn, type Start } from './store-turn.js';
 import { childModulesAt, copyRun, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
@@ -16,7 +17,7 @@ import { iterationJob, settleIteration } from './while-loop.js';
 import { gateWithPendingNotices, notifyApprovers } from '../approvals/gate-notices.js';
 import { deleteSharedFolder, usesSharedFolder } from './shared-folder.js';
 import type { WorkerDeps } from '../deps.js';
-import type { FinishedJob, FinishedStep, Job, JobSlot } from '../../ports.js';
+import type { FinishedJob, FinishedStep, Job } from '../../ports.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
@@ -61,59 +62,10 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     if (!run) return;
     const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
     await step(deps, job, run, effects, finishedStep);
-    const starts = await reserveStarts(deps, effects.push);
-    let stored: boolean;
-    try {
-      stored = await storeRun(deps, workspaceId, flowJobId, run, entity, starts.map((s) => s.job));
-    } catch (error) {
-      for (const { slot } of starts) slot?.cancel();
-      throw error;
-    }
-    if (!stored) {
-      for (const { slot } of starts) slot?.cancel();
-      return AGAIN;
-    }
+    const starts = await storeTurn(deps, workspaceId, flowJobId, run, entity, effects.push);
+    if (!starts) return AGAIN;
     await carryOut(deps, job, run, effects, starts);
   });
-}
-
-/** A step job this turn starts, as it is stored with the run: running on a worker held for it, or queued. */
-interface Start {
-  job: Job;
-  slot: JobSlot | null;
-}
-
-/**
- * Holds a worker of this process for each new job where one is free (running here at once, as
- * insertRunningHere does); the others are queued. They are stored with the run (storeRun).
- */
-async function reserveStarts(deps: WorkerDeps, jobs: Job[]): Promise<Start[]> {
-  const starts: Start[] = [];
-  try {
-    for (const job of jobs) {
-      const reserved = await reserveHere(deps, job, { callerWaits: false, timeoutMs: deps.config.jobTimeoutMs, job });
-      starts.push(reserved ? { job: reserved.running, slot: reserved.slot } : { job, slot: null });
-    }
-  } catch (error) {
-    for (const { slot } of starts) slot?.cancel();
-    throw error;
-  }
-  return starts;
-}
-
-/**
- * Stores the run with the new jobs it names, in one write (one commit in the local store): false
- * when someone else stored the run meanwhile, and then neither is stored.
- */
-async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null, jobs: Job[]): Promise<boolean> {
-  const doc = runDocument(run);
-  const before = previous && runDocument(previous.value);
-  if (jobs.length === 0 && before && JSON.stringify(before) === JSON.stringify(doc)) return true;
-  const written = previous
-    ? await tryReplaceEntity(deps.store, deps.clock, { ...previous, value: before! }, doc, undefined, jobs)
-    : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, doc, undefined, jobs);
-  if (written) rememberFlowRun({ ...written, value: run });
-  return written !== null;
 }
 
 /** A top-level flow job's run starts from its version and its arguments. */

@@ -90,26 +90,19 @@ export function loseFirstInsertOf(s: InProcessService, moduleId: string, message
     return insertJob(job);
   };
   // A store may insert the jobs a run names just after the run (Store.replaceEntity): it dies between the two.
+  const diesAfterEntity = async (jobs: Job[] | undefined, write: (kept: Job[] | undefined) => Promise<boolean>) => {
+    const job = take(jobs);
+    if (!job) return write(jobs);
+    if (!(await write(jobs!.filter((j) => j !== job)))) {
+      lost = undefined;
+      return false;
+    }
+    throw new Error(message);
+  };
   const replace = s.store.replaceEntity.bind(s.store);
-  s.store.replaceEntity = async (e, expectedVersion, events, jobs) => {
-    const job = take(jobs);
-    if (!job) return replace(e, expectedVersion, events, jobs);
-    if (!(await replace(e, expectedVersion, events, jobs!.filter((j) => j !== job)))) {
-      lost = undefined;
-      return false;
-    }
-    throw new Error(message);
-  };
+  s.store.replaceEntity = (e, expectedVersion, events, jobs) => diesAfterEntity(jobs, (kept) => replace(e, expectedVersion, events, kept));
   const create = s.store.createEntity.bind(s.store);
-  s.store.createEntity = async (e, events, jobs) => {
-    const job = take(jobs);
-    if (!job) return create(e, events, jobs);
-    if (!(await create(e, events, jobs!.filter((j) => j !== job)))) {
-      lost = undefined;
-      return false;
-    }
-    throw new Error(message);
-  };
+  s.store.createEntity = (e, events, jobs) => diesAfterEntity(jobs, (kept) => create(e, events, kept));
   return () => lost;
 }
 
