@@ -211,4 +211,23 @@ export const MIGRATIONS: string[] = [
   DROP INDEX jobs_queue_by_priority;
   CREATE INDEX jobs_active_by_age ON jobs(status, created_at) WHERE status = 'queued' OR status = 'running';
   CREATE INDEX jobs_queued_by_priority ON jobs(held, priority DESC, created_at) WHERE status = 'queued';`,
+  `-- rowidentities: entities become a rowid table keyed by a unique index. A WITHOUT ROWID table is
+  -- an index b-tree, which keeps at most ~1,000 bytes of a row in its page: a flow run of ten steps
+  -- or a flow version of a few modules went to overflow pages, and SQLite reads overflow pages with
+  -- a system call each, past its page cache, on every read, and writes a fresh chain on every
+  -- update. A rowid table keeps rows up to ~4,000 bytes in the page.
+  CREATE TABLE entities_by_rowid (
+    kind TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (kind, workspace_id, key)
+  );
+  INSERT INTO entities_by_rowid (kind, workspace_id, key, value, version, created_at, updated_at)
+    SELECT kind, workspace_id, key, value, version, created_at, updated_at FROM entities ORDER BY kind, workspace_id, key;
+  DROP TABLE entities;
+  ALTER TABLE entities_by_rowid RENAME TO entities;`,
 ];
