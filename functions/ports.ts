@@ -93,12 +93,6 @@ export interface Store {
   replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[], jobs?: Job[]): Promise<boolean>;
   getEntity(kind: EntityKind, workspaceId: string, key: string): Promise<Entity | null>;
   /**
-   * Which write of the entity is stored now, without its value: tells whether a copy this process
-   * wrote is still current for a few fields' read instead of the whole document (a flow run's
-   * next turn, core/flows/run-cache.ts).
-   */
-  getEntityStamp(kind: EntityKind, workspaceId: string, key: string): Promise<EntityStamp | null>;
-  /**
    * Which write of the entity is stored now, without its value: enough to tell whether a copy this
    * process holds (written by it) is still current, at the cost of a few fields rather than the
    * whole document (a flow run's next turn, core/flows/run-cache.ts).
