@@ -128,6 +128,10 @@ export class BashSpare implements PoolableWorker {
     return this.jail.memoryBytes() ?? 0;
   }
 
+  memoryLimitBytes(): number {
+    return this.jail.memoryLimitBytes;
+  }
+
   /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= (async () => {

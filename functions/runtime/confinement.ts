@@ -94,6 +94,8 @@ export interface Jail {
   killAll(): void;
   /** Memory the jail's processes are charged now (its cgroup), or undefined without a cgroup. */
   memoryBytes(): number | undefined;
+  /** The memory its jobs may use, in bytes (their limit). */
+  readonly memoryLimitBytes: number;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -323,6 +325,10 @@ class ProcessJail implements Jail {
 
   memoryBytes(): number | undefined {
     return this.cgroup?.memoryUsage();
+  }
+
+  get memoryLimitBytes(): number {
+    return this.limits.memoryBytes;
   }
 
   release(): Promise<void> {

@@ -9,6 +9,8 @@ export interface PoolableWorker {
   setIdle(idle: boolean): void;
   /** What the process costs now, in bytes (its cgroup's charge or its RSS); read when it is given back. */
   memoryBytes(): number;
+  /** The memory its jobs may use, in bytes (their limit), which `memoryBytes` counts against. */
+  memoryLimitBytes(): number;
   dispose(): Promise<void>;
 }
 
@@ -35,6 +37,8 @@ interface Entry<W> {
   /** Measured when the process was given back (at most once a `MEASURE_EVERY_MS`); unknown while its first job runs. */
   memory?: number;
   measuredAt?: number;
+  /** Its memory as first measured, after its first job. */
+  firstMemory?: number;
   /** Chosen when the process started: whether its key came back after an eviction (a cycle). */
   evictFirst: EvictFirst;
 }
@@ -96,10 +100,11 @@ export class WarmPool<W extends PoolableWorker> {
     // A read of a cgroup file per job would tax the fastest runs; memory moves slower than that.
     if (entry.measuredAt === undefined || now - entry.measuredAt >= MEASURE_EVERY_MS) {
       entry.memory = entry.worker.memoryBytes();
+      entry.firstMemory ??= entry.memory;
       entry.measuredAt = now;
     }
     // Alone over the budget: keeping it would push out every other process for one.
-    if (entry.memory! > this.limits.memoryBudgetBytes) {
+    if (entry.memory! > this.limits.memoryBudgetBytes || outgrew(entry)) {
       this.remove(entry);
       return;
     }
@@ -229,4 +234,16 @@ export class WarmPool<W extends PoolableWorker> {
     // A slot for this key opened up: the next queued job may start a process of its own.
     this.waiters.get(entry.key)?.shift()?.(undefined);
   }
+}
+
+/**
+ * Whether a process grew, since its first job, by half the room it then had under its jobs' memory
+ * limit. What keeps growing in a warm process (a cache the script fills, or the C environment,
+ * which keeps every value a job's variables ever had) would otherwise fail some later run with
+ * MemoryLimitExceeded, a run that did nothing wrong; a fresh process serves the next run instead.
+ * A process that is large from its first job on and stays so is kept.
+ */
+function outgrew(entry: Entry<PoolableWorker>): boolean {
+  const first = entry.firstMemory!;
+  return entry.memory! > first + (entry.worker.memoryLimitBytes() - first) / 2;
 }

@@ -146,6 +146,10 @@ export class WarmWorker {
     return this.jail.memoryBytes() ?? (pid === undefined ? 0 : treeRssBytes(pid));
   }
 
+  memoryLimitBytes(): number {
+    return this.jail.memoryLimitBytes;
+  }
+
   onExit(listener: () => void): void {
     void this.proc.exited.then(listener);
   }

@@ -14,6 +14,9 @@ class FakeWorker implements PoolableWorker {
   memoryBytes(): number {
     return 0;
   }
+  memoryLimitBytes(): number {
+    return 512 * 1024 * 1024;
+  }
   async dispose(): Promise<void> {
     this.disposed++;
     this.die();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WarmPool, type PoolableWorker } from '../../../functions/runtime/warm-pool.js';
 
 /** Stands in for a process: counts starts, knows when it was disposed. */
@@ -6,12 +6,16 @@ class FakeWorker implements PoolableWorker {
   alive = true;
   constructor(
     readonly key: string,
-    private readonly bytes = 0,
+    public bytes = 0,
+    private readonly limit = 512 * 1024 * 1024,
   ) {}
   onExit(): void {}
   setIdle(): void {}
   memoryBytes(): number {
     return this.bytes;
+  }
+  memoryLimitBytes(): number {
+    return this.limit;
   }
   async dispose(): Promise<void> {
     this.alive = false;
@@ -123,5 +127,45 @@ describe('warm pool memory budget', () => {
     expect(starts.length).toBeLessThanOrEqual(5 * 3);
     expect(pool.memoryBytes).toBeLessThanOrEqual(80 * MB);
     await pool.close();
+  });
+
+  describe('a process that keeps growing', () => {
+    afterEach(() => vi.useRealTimers());
+
+    /** One job on `key` every 2 s (the pool reads a busy process's memory at most once a second); `grow` is what each adds. */
+    async function jobs(pool: WarmPool<FakeWorker>, count: number, start: () => FakeWorker, grow: number): Promise<FakeWorker[]> {
+      const used: FakeWorker[] = [];
+      for (let i = 0; i < count; i++) {
+        vi.advanceTimersByTime(2000);
+        const lease = await pool.acquire('ts', async () => start(), new AbortController().signal);
+        lease.worker.bytes += grow;
+        used.push(lease.worker);
+        pool.release(lease, true);
+      }
+      return used;
+    }
+
+    it('is replaced once it grew by half the room under its limit, before a run fails on it', async () => {
+      vi.useFakeTimers();
+      const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: 1024 * MB, idleMs: 600_000 });
+      // 60 MB after its first job, 100 MB limit: 20 MB of growth is half the room.
+      const used = await jobs(pool, 30, () => new FakeWorker('ts', 59 * MB, 100 * MB), 1 * MB);
+      const processes = [...new Set(used)];
+      expect(processes.length).toBeGreaterThan(1);
+      // None ever reached its limit. The first served 22 jobs: at 81 MB it had grown by 21 MB,
+      // more than half of the 40 MB it had under its limit after its first job.
+      expect(Math.max(...processes.map((p) => p.bytes))).toBeLessThan(100 * MB);
+      expect(used.indexOf(processes[1]!)).toBe(22);
+      expect(processes[0]!.alive).toBe(false);
+      await pool.close();
+    });
+
+    it('is kept when it is large from its first job on and stays so', async () => {
+      vi.useFakeTimers();
+      const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: 1024 * MB, idleMs: 600_000 });
+      const used = await jobs(pool, 30, () => new FakeWorker('ts', 90 * MB, 100 * MB), 0);
+      expect(new Set(used).size).toBe(1);
+      await pool.close();
+    });
   });
 });
