@@ -245,5 +245,8 @@ export class WarmPool<W extends PoolableWorker> {
  */
 function outgrew(entry: Entry<PoolableWorker>): boolean {
   const first = entry.firstMemory!;
-  return entry.memory! > first + (entry.worker.memoryLimitBytes() - first) / 2;
+  const room = entry.worker.memoryLimitBytes() - first;
+  // No room at all is no measure of growth: without a cgroup the measure is the process tree's
+  // RSS, which counts the interpreter's shared pages that the limit does not.
+  return room > 0 && entry.memory! > first + room / 2;
 }

@@ -167,5 +167,13 @@ describe('warm pool memory budget', () => {
       expect(new Set(used).size).toBe(1);
       await pool.close();
     });
+
+    it('is kept when its measure starts above its limit (an RSS that counts shared pages)', async () => {
+      vi.useFakeTimers();
+      const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: 1024 * MB, idleMs: 600_000 });
+      const used = await jobs(pool, 10, () => new FakeWorker('ts', 58 * MB, 40 * MB), 0);
+      expect(new Set(used).size).toBe(1);
+      await pool.close();
+    });
   });
 });
