@@ -132,6 +132,15 @@ export class BashSpare implements PoolableWorker {
     return this.jail.memoryLimitBytes;
   }
 
+  /** Nothing for the pool to judge: a spare serves one job. */
+  cpuSeconds(): number {
+    return 0;
+  }
+
+  cpuLimitSeconds(): number {
+    return this.jail.cpuLimitSeconds;
+  }
+
   /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= (async () => {

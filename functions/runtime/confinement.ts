@@ -96,6 +96,12 @@ export interface Jail {
   memoryBytes(): number | undefined;
   /** The memory its jobs may use, in bytes (their limit). */
   readonly memoryLimitBytes: number;
+  /**
+   * The CPU time each of its jobs may use, in seconds. A process that serves many jobs (`warm`)
+   * may use twice that in all: the warm pool replaces it once it has used this much, so every job
+   * it serves has at least this much left (RLIMIT_CPU counts a process's whole life, not a job).
+   */
+  readonly cpuLimitSeconds: number;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -185,7 +191,7 @@ export class Confiner {
     const network = this.status.network === 'namespace' ? new JobNetwork(this.networkSetting.allow) : undefined;
     const releasing = new Set<Promise<void>>();
     return {
-      open: (limits) => this.open(workRoot, network, limits, releasing),
+      open: (limits, use) => this.open(workRoot, network, limits, use, releasing),
       close: async () => {
         // A one-shot job is answered before its jail is back (one-shot.ts): its slot and cgroup first.
         await Promise.all(releasing);
@@ -201,11 +207,17 @@ export class Confiner {
    * npm or pip itself; packages' install scripts are off unless the instance allows them.
    */
   openForInstall(workRoot: string, limits?: Partial<ResourceLimits>): Promise<Jail> {
-    return this.open(workRoot, undefined, limits);
+    return this.open(workRoot, undefined, limits, 'one job');
   }
 
   /** A jail with its own uid, cgroup and slot; `limits` may lower the instance's (a workspace setting). */
-  private async open(workRoot: string, network: JobNetwork | undefined, limits: Partial<ResourceLimits> = {}, releasing?: Set<Promise<void>>): Promise<Jail> {
+  private async open(
+    workRoot: string,
+    network: JobNetwork | undefined,
+    limits: Partial<ResourceLimits> = {},
+    use: JailUse = 'one job',
+    releasing?: Set<Promise<void>>,
+  ): Promise<Jail> {
     const effective = lowerOf(this.status.limits, limits);
     const uid = this.freeUids.shift();
     if (this.status.isolation !== 'none' && uid === undefined) {
@@ -229,7 +241,7 @@ export class Confiner {
       if (uid !== undefined) this.freeUids.push(uid);
       throw error;
     }
-    return new ProcessJail(this, uid, cgroup, effective, this.options.hiddenPaths ?? [], workRoot, network && slot ? { network, slot } : undefined, releasing);
+    return new ProcessJail(this, uid, cgroup, effective, use, this.options.hiddenPaths ?? [], workRoot, network && slot ? { network, slot } : undefined, releasing);
   }
 
   /** @internal */
@@ -238,9 +250,12 @@ export class Confiner {
   }
 }
 
+/** Whether a jail's process serves one job or stays warm for many (see `Jail.cpuLimitSeconds`). */
+export type JailUse = 'one job' | 'warm';
+
 /** Hands out the jails of one runner (Confiner.forRunner). */
 export interface JailSource {
-  open(limits?: Partial<ResourceLimits>): Promise<Jail>;
+  open(limits?: Partial<ResourceLimits>, use?: JailUse): Promise<Jail>;
   close(): Promise<void>;
 }
 
@@ -254,6 +269,7 @@ class ProcessJail implements Jail {
     readonly uid: number | undefined,
     private readonly cgroup: JobCgroup | undefined,
     private readonly limits: ResourceLimits,
+    private readonly use: JailUse,
     private readonly hiddenPaths: string[],
     workRoot: string,
     private readonly boundary: { network: JobNetwork; slot: JobSlot } | undefined,
@@ -282,7 +298,10 @@ class ProcessJail implements Jail {
     const ulimits = [
       `ulimit -n ${limits.openFiles}`,
       `ulimit -f ${Math.ceil(limits.fileBytes / 512)}`,
-      `ulimit -t ${limits.cpuSeconds}`,
+      // The soft limit sends SIGXCPU, which the job's error names; a process that ignores it is
+      // killed a second later. Soft first: the kernel refuses a hard limit below the soft one.
+      `ulimit -St ${this.processCpuSeconds}`,
+      `ulimit -Ht ${this.processCpuSeconds + 1}`,
       this.uid === undefined ? '' : `ulimit -p ${limits.processes + 64}`,
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
@@ -329,6 +348,14 @@ class ProcessJail implements Jail {
 
   get memoryLimitBytes(): number {
     return this.limits.memoryBytes;
+  }
+
+  get cpuLimitSeconds(): number {
+    return this.limits.cpuSeconds;
+  }
+
+  private get processCpuSeconds(): number {
+    return this.use === 'warm' ? 2 * this.limits.cpuSeconds : this.limits.cpuSeconds;
   }
 
   release(): Promise<void> {

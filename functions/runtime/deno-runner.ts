@@ -45,7 +45,7 @@ function denoArgs(procDir: string, depsTree: string | undefined): string[] {
 export async function startDenoSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
   const deno = denoBinary();
   if (!deno) throw new ScriptStartError({ name: 'ExecutionErr', message: DENO_MISSING });
-  const jail: Jail = await jails.open(limits);
+  const jail: Jail = await jails.open(limits, 'warm');
   const procDir = join(jail.workDir, randomName('deno'));
   try {
     await makeCodeDir(procDir);

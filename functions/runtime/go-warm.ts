@@ -72,7 +72,7 @@ async function containsBytes(path: string, needle: Buffer): Promise<boolean> {
  * job's timeout and cancel, since `init` functions are the script's code.
  */
 export async function startGoProcess(binary: string, req: RunRequest, signal: AbortSignal, jails: JailSource): Promise<WarmWorker> {
-  const jail: Jail = await jails.open(req.limits);
+  const jail: Jail = await jails.open(req.limits, 'warm');
   const procDir = join(jail.workDir, randomName('go'));
   let worker: WarmWorker | undefined;
   try {

@@ -32,7 +32,7 @@ export function pythonCall(req: RunRequest): Record<string, unknown> {
  * (README: Dependencies) whose `site` folder goes on sys.path, read-only.
  */
 export async function startPythonSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
-  const jail: Jail = await jails.open(limits);
+  const jail: Jail = await jails.open(limits, 'warm');
   const procDir = join(jail.workDir, randomName('py'));
   try {
     await makeCodeDir(procDir);

@@ -49,7 +49,7 @@ export async function typeScriptModules(req: RunRequest): Promise<Record<string,
  * tree (README: Dependencies) the script imports from, read-only.
  */
 export async function startTypeScriptSpare(limits: JobResourceLimits | undefined, jails: JailSource, depsTree?: string): Promise<WarmWorker> {
-  const jail: Jail = await jails.open(limits);
+  const jail: Jail = await jails.open(limits, 'warm');
   const procDir = join(jail.workDir, randomName('ts'));
   try {
     await makeCodeDir(procDir);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { canceledError } from './job-guard.js';
 import { ScriptStartError } from './script-start-error.js';
 
@@ -11,6 +12,10 @@ export interface PoolableWorker {
   memoryBytes(): number;
   /** The memory its jobs may use, in bytes (their limit), which `memoryBytes` counts against. */
   memoryLimitBytes(): number;
+  /** The most CPU time one of its processes has used so far, in seconds (RLIMIT_CPU counts per process). */
+  cpuSeconds(): number;
+  /** The CPU time each of its jobs may use, in seconds; its processes may use twice that in all. */
+  cpuLimitSeconds(): number;
   dispose(): Promise<void>;
 }
 
@@ -39,6 +44,9 @@ interface Entry<W> {
   measuredAt?: number;
   /** Its memory as first measured, after its first job. */
   firstMemory?: number;
+  /** Its CPU time as last read (see `spentCpu`), and when. */
+  cpu?: number;
+  cpuMeasuredAt?: number;
   /** Chosen when the process started: whether its key came back after an eviction (a cycle). */
   evictFirst: EvictFirst;
 }
@@ -90,12 +98,22 @@ export class WarmPool<W extends PoolableWorker> {
   /** Returns a worker after a job; one that is not `reusable` is killed. */
   release(lease: Lease<W>, reusable: boolean): void {
     const entry = lease.entry as Entry<W>;
-    if (!reusable || !entry.worker.alive || this.closed) {
-      this.remove(entry);
+    if (!reusable || !entry.worker.alive || this.closed || this.mustGo(entry)) {
+      this.remove(entry); // a queued job then starts a process of its own
       return;
     }
     const next = this.waiters.get(entry.key)?.shift();
     if (next) return next(entry); // stays busy: handed straight to a queued job
+    entry.busy = false;
+    entry.lastUsed = ++this.clock;
+    entry.worker.setIdle(true);
+    entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
+    entry.idleTimer.unref();
+    this.trimTo(this.limits.maxTotal, this.limits.memoryBudgetBytes, entry.evictFirst);
+  }
+
+  /** Measures a process given back, and whether it must be replaced rather than serve another job. */
+  private mustGo(entry: Entry<W>): boolean {
     const now = Date.now();
     // A read of a cgroup file per job would tax the fastest runs; memory moves slower than that.
     if (entry.measuredAt === undefined || now - entry.measuredAt >= MEASURE_EVERY_MS) {
@@ -104,16 +122,7 @@ export class WarmPool<W extends PoolableWorker> {
       entry.measuredAt = now;
     }
     // Alone over the budget: keeping it would push out every other process for one.
-    if (entry.memory! > this.limits.memoryBudgetBytes || outgrew(entry)) {
-      this.remove(entry);
-      return;
-    }
-    entry.busy = false;
-    entry.lastUsed = ++this.clock;
-    entry.worker.setIdle(true);
-    entry.idleTimer = setTimeout(() => this.remove(entry), this.limits.idleMs);
-    entry.idleTimer.unref();
-    this.trimTo(this.limits.maxTotal, this.limits.memoryBudgetBytes, entry.evictFirst);
+    return entry.memory! > this.limits.memoryBudgetBytes || outgrew(entry) || spentCpu(entry, now);
   }
 
   /** Kills every process, waiting ones included, and resolves when all are gone. */
@@ -249,4 +258,25 @@ function outgrew(entry: Entry<PoolableWorker>): boolean {
   // No room at all is no measure of growth: without a cgroup the measure is the process tree's
   // RSS, which counts the interpreter's shared pages that the limit does not.
   return room > 0 && entry.memory! > first + room / 2;
+}
+
+/** The most CPU time a process can use in a second of wall time: every core. */
+const CORES = availableParallelism();
+
+/**
+ * Whether a process has used the CPU time one job may use. Its processes may use twice that (see
+ * Jail.cpuLimitSeconds), so one that is kept has a whole job's CPU time left, where a process that
+ * had used most of its limit on earlier jobs would fail a later one with CpuLimitExceeded. /proc is
+ * read only when the limit could have been reached: since the last read, a process can have used
+ * at most every core for the time that passed. /proc counts in 10 ms ticks, rounding down: a job
+ * may get up to 20 ms less than its limit.
+ */
+function spentCpu(entry: Entry<PoolableWorker>, now: number): boolean {
+  const limit = entry.worker.cpuLimitSeconds();
+  const mostSince = entry.cpuMeasuredAt === undefined ? Infinity : ((now - entry.cpuMeasuredAt) / 1000) * CORES;
+  if ((entry.cpu ?? 0) + mostSince >= limit) {
+    entry.cpu = entry.worker.cpuSeconds();
+    entry.cpuMeasuredAt = now;
+  }
+  return entry.cpu! >= limit;
 }

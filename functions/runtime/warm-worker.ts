@@ -5,7 +5,7 @@ import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter, type OutputEnd } from './job-output.js';
-import { treeRssBytes } from './process-memory.js';
+import { largestCpuSeconds, treeRssBytes } from './process-tree.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
   emptyDirCheck,
@@ -148,6 +148,15 @@ export class WarmWorker {
 
   memoryLimitBytes(): number {
     return this.jail.memoryLimitBytes;
+  }
+
+  cpuSeconds(): number {
+    const pid = this.proc.child.pid;
+    return pid === undefined ? 0 : largestCpuSeconds(pid);
+  }
+
+  cpuLimitSeconds(): number {
+    return this.jail.cpuLimitSeconds;
   }
 
   onExit(listener: () => void): void {

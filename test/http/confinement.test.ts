@@ -208,6 +208,32 @@ describe('per-workspace limits', () => {
   }, 60_000);
 });
 
+describe('the CPU time limit', () => {
+  // What a job burns, measured as RLIMIT_CPU counts it: user and system time of its process.
+  const burn = (ms: number) =>
+    `export function main() { const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }; const end = cpu() + ${ms}; while (cpu() < end) {} return 'done'; }`;
+
+  it("gives every job of a warm process the workspace's whole CPU time limit, and names the limit when a job exceeds it", async () => {
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { cpu_seconds: 1 })).status).toBe(200);
+    try {
+      // 0.6 s a run under a 1 s limit: a process that kept its CPU time over all its jobs failed the second.
+      await createScript(s, 'u/alice/crunch', 'bun', burn(600));
+      const results = [];
+      for (let i = 0; i < 5; i++) results.push(await runWait('u/alice/crunch', alice));
+      expect(results).toEqual(['done', 'done', 'done', 'done', 'done']);
+
+      await createScript(s, 'u/alice/spin', 'bun', burn(60_000));
+      await createScript(s, 'u/alice/spin_sh', 'bash', 'while :; do :; done\n');
+      for (const path of ['u/alice/spin', 'u/alice/spin_sh']) {
+        expect((await runWait(path, alice)).error).toEqual({ name: 'CpuLimitExceeded', message: 'CPU time limit 1s exceeded' });
+      }
+      expect(await runWait('u/alice/crunch', alice)).toBe('done');
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
+  }, 60_000);
+});
+
 describe('the network boundary (README "Job confinement")', () => {
   it("refuses a job's requests to the service's own port, another loopback service and the metadata address; BASE_INTERNAL_URL answers", async () => {
     const other = createServer((_req, res) => res.end('other loopback service'));

@@ -17,6 +17,12 @@ class FakeWorker implements PoolableWorker {
   memoryLimitBytes(): number {
     return 512 * 1024 * 1024;
   }
+  cpuSeconds(): number {
+    return 0;
+  }
+  cpuLimitSeconds(): number {
+    return 900;
+  }
   async dispose(): Promise<void> {
     this.disposed++;
     this.die();

@@ -4,10 +4,14 @@ import { WarmPool, type PoolableWorker } from '../../../functions/runtime/warm-p
 /** Stands in for a process: counts starts, knows when it was disposed. */
 class FakeWorker implements PoolableWorker {
   alive = true;
+  /** CPU time used, in seconds; `cpuReads` counts how often the pool read it. */
+  cpu = 0;
+  cpuReads = 0;
   constructor(
     readonly key: string,
     public bytes = 0,
     private readonly limit = 512 * 1024 * 1024,
+    private readonly cpuLimit = 900,
   ) {}
   onExit(): void {}
   setIdle(): void {}
@@ -16,6 +20,13 @@ class FakeWorker implements PoolableWorker {
   }
   memoryLimitBytes(): number {
     return this.limit;
+  }
+  cpuSeconds(): number {
+    this.cpuReads++;
+    return this.cpu;
+  }
+  cpuLimitSeconds(): number {
+    return this.cpuLimit;
   }
   async dispose(): Promise<void> {
     this.alive = false;
@@ -175,5 +186,66 @@ describe('warm pool memory budget', () => {
       expect(new Set(used).size).toBe(1);
       await pool.close();
     });
+  });
+});
+
+describe('a process that used the CPU time of a job', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('is replaced, so every job it serves starts with a whole job of CPU time left under its limit', async () => {
+    vi.useFakeTimers();
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 600_000 });
+    // A 10 s limit per job (the process's own is 20 s) and jobs of 3 s of CPU each.
+    const usedAtStart: number[] = [];
+    const processes = new Set<FakeWorker>();
+    for (let i = 0; i < 12; i++) {
+      const lease = await pool.acquire('ts', async () => new FakeWorker('ts', 0, 512 * MB, 10), new AbortController().signal);
+      processes.add(lease.worker);
+      usedAtStart.push(lease.worker.cpu);
+      vi.advanceTimersByTime(3000);
+      lease.worker.cpu += 3;
+      pool.release(lease, true);
+    }
+    expect(Math.max(...usedAtStart)).toBeLessThan(10);
+    // Each process served 4 jobs (0, 3, 6 and 9 s used when they started) and went at 12 s.
+    expect(processes.size).toBe(3);
+    expect([...processes].map((p) => [p.cpu, p.alive])).toEqual([[12, false], [12, false], [12, false]]);
+    await pool.close();
+  });
+
+  it('is read from /proc only when the limit could have been reached since the last read', async () => {
+    vi.useFakeTimers();
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 600_000 });
+    let worker: FakeWorker | undefined;
+    // 2,000 jobs of a millisecond each against a 900 s limit: nothing to read but the first time.
+    for (let i = 0; i < 2000; i++) {
+      const lease = await pool.acquire('ts', async () => new FakeWorker('ts'), new AbortController().signal);
+      worker = lease.worker;
+      vi.advanceTimersByTime(1);
+      lease.worker.cpu += 0.001;
+      pool.release(lease, true);
+    }
+    expect(worker!.cpuReads).toBe(1);
+    await pool.close();
+  });
+});
+
+describe('a process given back while a job waits for it', () => {
+  it('is judged before it is handed over: one past its CPU time or memory is replaced, not passed on', async () => {
+    for (const spend of [(w: FakeWorker) => (w.cpu = 10), (w: FakeWorker) => (w.bytes = 2048 * MB)]) {
+      const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: 1024 * MB, idleMs: 600_000 });
+      const started: FakeWorker[] = [];
+      const start = async () => (started.push(new FakeWorker('ts', 0, 512 * MB, 10)), started.at(-1)!);
+      const first = await pool.acquire('ts', start, new AbortController().signal);
+      const queued = pool.acquire('ts', start, new AbortController().signal);
+      spend(first.worker);
+      pool.release(first, true);
+      const second = await queued;
+      expect(second.worker).not.toBe(first.worker);
+      expect(first.worker.alive).toBe(false);
+      expect(started).toHaveLength(2);
+      pool.release(second, true);
+      await pool.close();
+    }
   });
 });
