@@ -121,7 +121,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	inner "${JOB_MODULE}/inner"
 )
@@ -238,6 +240,15 @@ func main() {
 		fmt.Println(svcContentMarker)
 		return
 	}
+	// Go ignores SIGXCPU, which the kernel sends at the CPU time limit, and would be killed a second
+	// later with nothing to say why: the process ends as the signal would end it, so the job's error
+	// names the limit.
+	cpuLimit := make(chan os.Signal, 1)
+	signal.Notify(cpuLimit, syscall.SIGXCPU)
+	go func() {
+		<-cpuLimit
+		os.Exit(128 + int(syscall.SIGXCPU))
+	}()
 	if len(os.Args) == 2 && os.Args[1] == serveFlag {
 		serve()
 		return

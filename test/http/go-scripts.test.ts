@@ -169,6 +169,17 @@ describe.skipIf(aws)('go scripts (local shell)', () => {
     expect(misfit.error.message).toContain('the argument n does not fit its type int');
   }, 120_000);
 
+  it('fail a job past the CPU time limit with an error naming the limit, and serve the next', async () => {
+    await createScript(s, 'u/admin/go_spin', 'go', 'package main\n\nfunc main(spin bool) (int, error) {\n\tn := 0\n\tfor spin {\n\t\tn++\n\t}\n\treturn n, nil\n}\n');
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { cpu_seconds: 1 })).status).toBe(200);
+    try {
+      expect(await runSync('u/admin/go_spin', { spin: true })).toEqual({ error: { name: 'CpuLimitExceeded', message: 'CPU time limit 1s exceeded' } });
+      expect(await runSync('u/admin/go_spin', { spin: false })).toBe(0);
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
+  }, 120_000);
+
   it('ask for approval in a flow step with GetResumeUrls, and go on once approved', async () => {
     const flow = {
       path: 'u/admin/go_approval',
