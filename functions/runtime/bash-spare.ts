@@ -141,6 +141,14 @@ export class BashSpare implements PoolableWorker {
     return this.jail.cpuLimitSeconds;
   }
 
+  openFiles(): number {
+    return 0;
+  }
+
+  openFilesLimit(): number {
+    return this.jail.openFilesLimit;
+  }
+
   /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= (async () => {

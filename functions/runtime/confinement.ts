@@ -102,6 +102,8 @@ export interface Jail {
    * it serves has at least this much left (RLIMIT_CPU counts a process's whole life, not a job).
    */
   readonly cpuLimitSeconds: number;
+  /** The files each of its processes may have open (RLIMIT_NOFILE). */
+  readonly openFilesLimit: number;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -352,6 +354,10 @@ class ProcessJail implements Jail {
 
   get cpuLimitSeconds(): number {
     return this.limits.cpuSeconds;
+  }
+
+  get openFilesLimit(): number {
+    return this.limits.openFiles;
   }
 
   private get processCpuSeconds(): number {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 
 /**
  * What the warm pool measures of a process that has no cgroup of its own, or that a cgroup does
@@ -21,6 +21,30 @@ export function largestCpuSeconds(pid: number): number {
   let largest = 0;
   for (const member of processTree(pid)) largest = Math.max(largest, cpuSeconds(member));
   return largest;
+}
+
+/**
+ * The process of the tree with the most open files: a warm interpreter, whose files the warm pool
+ * watches (RLIMIT_NOFILE counts each process on its own). undefined when /proc cannot tell.
+ */
+export function processWithMostFiles(pid: number): number | undefined {
+  let most: { pid: number; files: number } | undefined;
+  for (const member of processTree(pid)) {
+    const files = openFileCount(member);
+    if (!most || files > most.files) most = { pid: member, files };
+  }
+  return most?.pid;
+}
+
+/** How many files (sockets and pipes included) a process has open; 0 when /proc cannot tell. */
+export function openFileCount(pid: number): number {
+  const dir = `/proc/${pid}/fd`;
+  try {
+    // Linux 6.2 and later give the count as the directory's size: one stat instead of a listing.
+    return statSync(dir).size || readdirSync(dir).length;
+  } catch {
+    return 0; // gone, or not Linux
+  }
 }
 
 /** Linux reports CPU times in clock ticks of USER_HZ, which is 100 on every architecture it exports. */

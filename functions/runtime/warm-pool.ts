@@ -16,6 +16,10 @@ export interface PoolableWorker {
   cpuSeconds(): number;
   /** The CPU time each of its jobs may use, in seconds; its processes may use twice that in all. */
   cpuLimitSeconds(): number;
+  /** The files its interpreter has open now (sockets and pipes included); read after every job. */
+  openFiles(): number;
+  /** The files each of its processes may have open. */
+  openFilesLimit(): number;
   dispose(): Promise<void>;
 }
 
@@ -44,6 +48,9 @@ interface Entry<W> {
   measuredAt?: number;
   /** Its memory as first measured, after its first job. */
   firstMemory?: number;
+  /** Its open files after its last job, and after its first. */
+  files?: number;
+  firstFiles?: number;
   /** Its CPU time as last read (see `spentCpu`), and when. */
   cpu?: number;
   cpuMeasuredAt?: number;
@@ -121,8 +128,17 @@ export class WarmPool<W extends PoolableWorker> {
       entry.firstMemory ??= entry.memory;
       entry.measuredAt = now;
     }
+    // Unlike memory, a job can open files faster than any time-based reading would catch (a file
+    // left open per job is a thousand a second): they are counted after every job (a readdir).
+    entry.files = entry.worker.openFiles();
+    entry.firstFiles ??= entry.files;
     // Alone over the budget: keeping it would push out every other process for one.
-    return entry.memory! > this.limits.memoryBudgetBytes || outgrew(entry) || spentCpu(entry, now);
+    return (
+      entry.memory! > this.limits.memoryBudgetBytes ||
+      grewPastHalfTheRoom(entry.firstMemory!, entry.memory!, entry.worker.memoryLimitBytes()) ||
+      grewPastHalfTheRoom(entry.firstFiles, entry.files, entry.worker.openFilesLimit()) ||
+      spentCpu(entry, now)
+    );
   }
 
   /** Kills every process, waiting ones included, and resolves when all are gone. */
@@ -246,18 +262,18 @@ export class WarmPool<W extends PoolableWorker> {
 }
 
 /**
- * Whether a process grew, since its first job, by half the room it then had under its jobs' memory
- * limit. What keeps growing in a warm process (a cache the script fills, or the C environment,
- * which keeps every value a job's variables ever had) would otherwise fail some later run with
- * MemoryLimitExceeded, a run that did nothing wrong; a fresh process serves the next run instead.
- * A process that is large from its first job on and stays so is kept.
+ * Whether a process grew, since its first job, by half the room it then had under its jobs' limit
+ * of memory or of open files. What keeps growing in a warm process (a cache the script fills, the
+ * C environment, which keeps every value a job's variables ever had, or a file or connection each
+ * job opens and never closes) would otherwise fail some later run with MemoryLimitExceeded or
+ * EMFILE, a run that did nothing wrong; a fresh process serves the next run instead. A process
+ * that is large from its first job on and stays so is kept.
  */
-function outgrew(entry: Entry<PoolableWorker>): boolean {
-  const first = entry.firstMemory!;
-  const room = entry.worker.memoryLimitBytes() - first;
-  // No room at all is no measure of growth: without a cgroup the measure is the process tree's
-  // RSS, which counts the interpreter's shared pages that the limit does not.
-  return room > 0 && entry.memory! > first + room / 2;
+function grewPastHalfTheRoom(first: number, now: number, limit: number): boolean {
+  const room = limit - first;
+  // No room at all is no measure of growth: without a cgroup the memory measure is the process
+  // tree's RSS, which counts the interpreter's shared pages that the limit does not.
+  return room > 0 && now > first + room / 2;
 }
 
 /** The most CPU time a process can use in a second of wall time: every core. */

@@ -5,7 +5,7 @@ import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter, type OutputEnd } from './job-output.js';
-import { largestCpuSeconds, treeRssBytes } from './process-tree.js';
+import { largestCpuSeconds, openFileCount, processWithMostFiles, treeRssBytes } from './process-tree.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
 import {
   emptyDirCheck,
@@ -106,6 +106,8 @@ export class WarmWorker {
   /** The previous job's directory, kept when that job left it empty: saves a mkdir/chown/rm per run. */
   private spareJobDir: string | undefined;
   private codeLoaded: boolean;
+  /** The process of the tree whose open files are counted (see `openFiles`). */
+  private interpreterPid: number | undefined;
   private readonly isEmptyDir: (dir: string) => boolean;
 
   constructor(
@@ -157,6 +159,18 @@ export class WarmWorker {
 
   cpuLimitSeconds(): number {
     return this.jail.cpuLimitSeconds;
+  }
+
+  openFiles(): number {
+    const pid = this.proc.child.pid;
+    if (pid === undefined) return 0;
+    // The interpreter, found once: a warm process's tree does not change while it is kept.
+    this.interpreterPid ??= processWithMostFiles(pid);
+    return this.interpreterPid === undefined ? 0 : openFileCount(this.interpreterPid);
+  }
+
+  openFilesLimit(): number {
+    return this.jail.openFilesLimit;
   }
 
   onExit(listener: () => void): void {

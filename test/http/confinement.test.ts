@@ -234,6 +234,21 @@ describe('the CPU time limit', () => {
   }, 60_000);
 });
 
+describe('what a warm process keeps from one job to the next', () => {
+  it('never fails a later run for the files earlier runs left open', async () => {
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { open_files: 64 })).status).toBe(200);
+    try {
+      // Each run leaves a file open; with one process per version, run 50 or so had none left.
+      await createScript(s, 'u/alice/leaky', 'bun', 'import { openSync } from "node:fs";\nexport function main() { openSync(`${process.env.HOME}/left-open`, "w"); return "ok"; }\n');
+      const results = new Set();
+      for (let i = 0; i < 120; i++) results.add(JSON.stringify(await runWait('u/alice/leaky', alice)));
+      expect([...results]).toEqual(['"ok"']);
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
+  }, 60_000);
+});
+
 describe('the network boundary (README "Job confinement")', () => {
   it("refuses a job's requests to the service's own port, another loopback service and the metadata address; BASE_INTERNAL_URL answers", async () => {
     const other = createServer((_req, res) => res.end('other loopback service'));

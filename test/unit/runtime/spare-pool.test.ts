@@ -23,6 +23,12 @@ class FakeWorker implements PoolableWorker {
   cpuLimitSeconds(): number {
     return 900;
   }
+  openFiles(): number {
+    return 0;
+  }
+  openFilesLimit(): number {
+    return 1024;
+  }
   async dispose(): Promise<void> {
     this.disposed++;
     this.die();

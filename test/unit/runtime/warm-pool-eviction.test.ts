@@ -7,6 +7,9 @@ class FakeWorker implements PoolableWorker {
   /** CPU time used, in seconds; `cpuReads` counts how often the pool read it. */
   cpu = 0;
   cpuReads = 0;
+  /** Open files, and the limit on them. */
+  files = 10;
+  filesLimit = 1024;
   constructor(
     readonly key: string,
     public bytes = 0,
@@ -27,6 +30,12 @@ class FakeWorker implements PoolableWorker {
   }
   cpuLimitSeconds(): number {
     return this.cpuLimit;
+  }
+  openFiles(): number {
+    return this.files;
+  }
+  openFilesLimit(): number {
+    return this.filesLimit;
   }
   async dispose(): Promise<void> {
     this.alive = false;
@@ -247,5 +256,25 @@ describe('a process given back while a job waits for it', () => {
       pool.release(second, true);
       await pool.close();
     }
+  });
+});
+
+describe('a process whose open files keep growing', () => {
+  it('is replaced once they grew by half the room under its limit, however fast its jobs come', async () => {
+    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 600_000 });
+    // A job that leaves a file open, run back to back: 10 files after the first job, 64 allowed.
+    const used: FakeWorker[] = [];
+    for (let i = 0; i < 100; i++) {
+      const lease = await pool.acquire('ts', async () => Object.assign(new FakeWorker('ts'), { files: 9, filesLimit: 64 }), new AbortController().signal);
+      lease.worker.files++;
+      used.push(lease.worker);
+      pool.release(lease, true);
+    }
+    const processes = [...new Set(used)];
+    expect(Math.max(...processes.map((p) => p.files))).toBeLessThan(64);
+    // Half of the 54 files of room is 27: the process that had 10 after its first job goes after
+    // its 29th, with 38 open; the 30th job is the next process's first.
+    expect(used.indexOf(processes[1]!)).toBe(29);
+    await pool.close();
   });
 });
