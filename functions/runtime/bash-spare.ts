@@ -149,6 +149,14 @@ export class BashSpare implements PoolableWorker {
     return this.jail.openFilesLimit;
   }
 
+  diskBytes(): number {
+    return 0;
+  }
+
+  diskLimitBytes(): number {
+    return this.jail.diskLimitBytes;
+  }
+
   /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= (async () => {

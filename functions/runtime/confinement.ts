@@ -104,6 +104,10 @@ export interface Jail {
   readonly cpuLimitSeconds: number;
   /** The files each of its processes may have open (RLIMIT_NOFILE). */
   readonly openFilesLimit: number;
+  /** What its files (its directories, /tmp and /dev/shm) take now, in bytes; 0 where they have no quota. */
+  diskBytes(): number;
+  /** The disk quota of its files, in bytes. */
+  readonly diskLimitBytes: number;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -358,6 +362,14 @@ class ProcessJail implements Jail {
 
   get openFilesLimit(): number {
     return this.limits.openFiles;
+  }
+
+  diskBytes(): number {
+    return this.boundary?.slot.usedBytes() ?? 0;
+  }
+
+  get diskLimitBytes(): number {
+    return this.limits.diskBytes;
   }
 
   private get processCpuSeconds(): number {

@@ -58,6 +58,8 @@ export interface JobSlot {
   readonly sizeBytes: number;
   /** True when the tmpfs is (nearly) full: a job that failed then ran out of its disk quota. */
   isFull(): boolean;
+  /** What the files in the tmpfs take now, in bytes. */
+  usedBytes(): number;
 }
 
 interface Slot extends JobSlot {
@@ -162,7 +164,7 @@ export class JobSlots {
     const netns = join(root, 'net');
     mkdirSync(dir, { mode: 0o711 });
     writeFileSync(netns, '', { mode: 0o600 });
-    const slot: Slot = { root, dir, netns, sizeBytes, servers: [], isFull: () => isFull(dir) };
+    const slot: Slot = { root, dir, netns, sizeBytes, servers: [], isFull: () => isFull(dir), usedBytes: () => usedBytes(dir) };
     this.all.add(slot);
     const seeded = seed(netns, dir, sizeBytes);
     this.seeding.add(seeded);
@@ -263,6 +265,15 @@ function isFull(dir: string): boolean {
     return stats.bavail * stats.bsize < 4096 * 2;
   } catch {
     return false;
+  }
+}
+
+function usedBytes(dir: string): number {
+  try {
+    const stats = statfsSync(dir);
+    return (stats.blocks - stats.bfree) * stats.bsize;
+  } catch {
+    return 0;
   }
 }
 

@@ -20,6 +20,10 @@ export interface PoolableWorker {
   openFiles(): number;
   /** The files each of its processes may have open. */
   openFilesLimit(): number;
+  /** What the files it keeps (its /tmp and /dev/shm) take now, in bytes; read after every job. */
+  diskBytes(): number;
+  /** Its disk quota, in bytes. */
+  diskLimitBytes(): number;
   dispose(): Promise<void>;
 }
 
@@ -48,9 +52,11 @@ interface Entry<W> {
   measuredAt?: number;
   /** Its memory as first measured, after its first job. */
   firstMemory?: number;
-  /** Its open files after its last job, and after its first. */
+  /** Its open files after its last job, and after its first; the same for its files' bytes. */
   files?: number;
   firstFiles?: number;
+  disk?: number;
+  firstDisk?: number;
   /** Its CPU time as last read (see `spentCpu`), and when. */
   cpu?: number;
   cpuMeasuredAt?: number;
@@ -128,15 +134,19 @@ export class WarmPool<W extends PoolableWorker> {
       entry.firstMemory ??= entry.memory;
       entry.measuredAt = now;
     }
-    // Unlike memory, a job can open files faster than any time-based reading would catch (a file
-    // left open per job is a thousand a second): they are counted after every job (a readdir).
+    // Unlike memory, a job can open or write files faster than any time-based reading would catch
+    // (a file left open per job is a thousand a second): both are read after every job (a stat
+    // and a statfs).
     entry.files = entry.worker.openFiles();
     entry.firstFiles ??= entry.files;
+    entry.disk = entry.worker.diskBytes();
+    entry.firstDisk ??= entry.disk;
     // Alone over the budget: keeping it would push out every other process for one.
     return (
       entry.memory! > this.limits.memoryBudgetBytes ||
       grewPastHalfTheRoom(entry.firstMemory!, entry.memory!, entry.worker.memoryLimitBytes()) ||
       grewPastHalfTheRoom(entry.firstFiles, entry.files, entry.worker.openFilesLimit()) ||
+      grewPastHalfTheRoom(entry.firstDisk, entry.disk, entry.worker.diskLimitBytes()) ||
       spentCpu(entry, now)
     );
   }
@@ -263,10 +273,11 @@ export class WarmPool<W extends PoolableWorker> {
 
 /**
  * Whether a process grew, since its first job, by half the room it then had under its jobs' limit
- * of memory or of open files. What keeps growing in a warm process (a cache the script fills, the
- * C environment, which keeps every value a job's variables ever had, or a file or connection each
- * job opens and never closes) would otherwise fail some later run with MemoryLimitExceeded or
- * EMFILE, a run that did nothing wrong; a fresh process serves the next run instead. A process
+ * of memory, open files or disk. What keeps growing in a warm process (a cache the script fills,
+ * the C environment, which keeps every value a job's variables ever had, a file or connection each
+ * job opens and never closes, a file each job leaves in /tmp) would otherwise fail some later run
+ * with MemoryLimitExceeded, EMFILE or DiskQuotaExceeded, a run that did nothing wrong; a fresh
+ * process serves the next run instead. A process
  * that is large from its first job on and stays so is kept.
  */
 function grewPastHalfTheRoom(first: number, now: number, limit: number): boolean {

@@ -173,6 +173,14 @@ export class WarmWorker {
     return this.jail.openFilesLimit;
   }
 
+  diskBytes(): number {
+    return this.jail.diskBytes();
+  }
+
+  diskLimitBytes(): number {
+    return this.jail.diskLimitBytes;
+  }
+
   onExit(listener: () => void): void {
     void this.proc.exited.then(listener);
   }

@@ -29,6 +29,12 @@ class FakeWorker implements PoolableWorker {
   openFilesLimit(): number {
     return 1024;
   }
+  diskBytes(): number {
+    return 0;
+  }
+  diskLimitBytes(): number {
+    return 1024 * 1024 * 1024;
+  }
   async dispose(): Promise<void> {
     this.disposed++;
     this.die();

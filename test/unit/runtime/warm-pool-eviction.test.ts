@@ -10,6 +10,9 @@ class FakeWorker implements PoolableWorker {
   /** Open files, and the limit on them. */
   files = 10;
   filesLimit = 1024;
+  /** Bytes its kept files take, and its disk quota. */
+  disk = 0;
+  diskLimit = 1024 * 1024 * 1024;
   constructor(
     readonly key: string,
     public bytes = 0,
@@ -36,6 +39,12 @@ class FakeWorker implements PoolableWorker {
   }
   openFilesLimit(): number {
     return this.filesLimit;
+  }
+  diskBytes(): number {
+    return this.disk;
+  }
+  diskLimitBytes(): number {
+    return this.diskLimit;
   }
   async dispose(): Promise<void> {
     this.alive = false;
@@ -259,22 +268,28 @@ describe('a process given back while a job waits for it', () => {
   });
 });
 
-describe('a process whose open files keep growing', () => {
-  it('is replaced once they grew by half the room under its limit, however fast its jobs come', async () => {
-    const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 600_000 });
-    // A job that leaves a file open, run back to back: 10 files after the first job, 64 allowed.
-    const used: FakeWorker[] = [];
-    for (let i = 0; i < 100; i++) {
-      const lease = await pool.acquire('ts', async () => Object.assign(new FakeWorker('ts'), { files: 9, filesLimit: 64 }), new AbortController().signal);
-      lease.worker.files++;
-      used.push(lease.worker);
-      pool.release(lease, true);
-    }
-    const processes = [...new Set(used)];
-    expect(Math.max(...processes.map((p) => p.files))).toBeLessThan(64);
-    // Half of the 54 files of room is 27: the process that had 10 after its first job goes after
-    // its 29th, with 38 open; the 30th job is the next process's first.
-    expect(used.indexOf(processes[1]!)).toBe(29);
-    await pool.close();
-  });
+describe('a process whose open files or kept files keep growing', () => {
+  const leaks = {
+    'a file left open': { start: (w: FakeWorker) => Object.assign(w, { files: 9, filesLimit: 64 }), job: (w: FakeWorker) => w.files++, size: (w: FakeWorker) => w.files, limit: 64 },
+    'a file left in /tmp': { start: (w: FakeWorker) => Object.assign(w, { disk: 9 * MB, diskLimit: 64 * MB }), job: (w: FakeWorker) => (w.disk += MB), size: (w: FakeWorker) => w.disk, limit: 64 * MB },
+  };
+  for (const [name, leak] of Object.entries(leaks)) {
+    it(`is replaced once they grew by half the room under its limit, however fast its jobs come: ${name} per job`, async () => {
+      const pool = new WarmPool<FakeWorker>({ maxPerKey: 1, maxTotal: 8, memoryBudgetBytes: Infinity, idleMs: 600_000 });
+      // Run back to back; 10 after the first job, 64 allowed.
+      const used: FakeWorker[] = [];
+      for (let i = 0; i < 100; i++) {
+        const lease = await pool.acquire('ts', async () => leak.start(new FakeWorker('ts')), new AbortController().signal);
+        leak.job(lease.worker);
+        used.push(lease.worker);
+        pool.release(lease, true);
+      }
+      const processes = [...new Set(used)];
+      expect(Math.max(...processes.map(leak.size))).toBeLessThan(leak.limit);
+      // Half of the 54 of room is 27: the process that had 10 after its first job goes after its
+      // 29th, with 38; the 30th job is the next process's first.
+      expect(used.indexOf(processes[1]!)).toBe(29);
+      await pool.close();
+    });
+  }
 });
