@@ -59,7 +59,9 @@ export const ERROR_HANDLER_GRACE_MS = 30_000;
 const SWEEP_WINDOW_MS = 3600_000;
 /**
  * Failed runs of each kind (scripts, flows) the sweep reads in one pass per workspace, newest
- * first. Flow steps are not read: as many of them fail as their flows' steps, and they have no handler.
+ * first among those created before the grace: the runs failing within it, which it leaves, do not
+ * push older ones out of its reach. Flow steps are not read: as many of them fail as their flows'
+ * steps, and they have no handler.
  */
 const SWEEP_BATCH = 200;
 
@@ -111,7 +113,11 @@ export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<nu
       }
       const from = Math.max(Date.parse(handler.sweep_from), now.getTime() - SWEEP_WINDOW_MS);
       const until = now.getTime() - ERROR_HANDLER_GRACE_MS;
-      const kinds = await Promise.all((['script', 'flow'] as const).map((kind) => deps.store.listJobs({ workspace_id: ws.id, status: 'failed', kind, limit: SWEEP_BATCH })));
+      // A run that completed by `until` was created by then (created_before is exclusive).
+      const createdBefore = new Date(until + 1).toISOString();
+      const kinds = await Promise.all(
+        (['script', 'flow'] as const).map((kind) => deps.store.queryJobs({ workspace_id: ws.id, status: 'failed', kind, created_before: createdBefore, limit: SWEEP_BATCH })),
+      );
       const failed = kinds.flat().filter((job) => {
         const at = job.completed_at ? Date.parse(job.completed_at) : NaN;
         return !job.parent_job && job.script_path !== handler.path && at >= from && at <= until;

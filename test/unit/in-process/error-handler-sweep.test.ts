@@ -67,6 +67,25 @@ describe('workspace error handler sweep', () => {
     expect((await handled(s)).map((j) => j.id)).toEqual([errorHandlerJobId('main', failed)]);
   });
 
+  it('finds a run whose handler a stop prevented while hundreds of runs fail after it, within the grace', async () => {
+    const s = await inProcessService();
+    await workspaceWithHandler(s);
+    loseHandlerStarts(s, 1);
+    const failed = await run(s);
+    // 250 top-level runs failing in the 25 s after it, from 2 s on: all newer, all within the grace
+    // of the pass below, which starts none of their handlers yet.
+    s.clock.advance(2000);
+    for (let i = 0; i < 250; i++) {
+      s.clock.advance(100);
+      const at = s.clock.now().toISOString();
+      await s.store.insertJob(aJob('main', { script_path: 'u/admin/fails', status: 'failed', created_at: at, started_at: at, completed_at: at, success: false, result: { error: { name: 'Error', message: 'disk full' } } }));
+    }
+    s.clock.advance(ERROR_HANDLER_GRACE_MS - 2000 - 250 * 100 + 1000);
+    expect(await settleErrorHandlers(s.deps, s.clock.now())).toBe(1);
+    await s.settled();
+    expect((await handled(s)).map((j) => j.id)).toEqual([errorHandlerJobId('main', failed)]);
+  });
+
   it('leaves the runs that failed before the handler was set, and before a handler set by an older version was first swept', async () => {
     const s = await inProcessService();
     await createScript(s, 'u/admin/fails', 'export function main() { throw new Error("disk full") }');
