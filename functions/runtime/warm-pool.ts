@@ -141,7 +141,7 @@ export class WarmPool<W extends PoolableWorker> {
     entry.firstFiles ??= entry.files;
     entry.disk = entry.worker.diskBytes();
     entry.firstDisk ??= entry.disk;
-    // Alone over the budget: keeping it would push out every other process for one.
+    // Alone over the memory budget: keeping it would push out every other process for one.
     return (
       entry.memory! > this.limits.memoryBudgetBytes ||
       grewPastHalfTheRoom(entry.firstMemory!, entry.memory!, entry.worker.memoryLimitBytes()) ||
@@ -277,8 +277,8 @@ export class WarmPool<W extends PoolableWorker> {
  * the C environment, which keeps every value a job's variables ever had, a file or connection each
  * job opens and never closes, a file each job leaves in /tmp) would otherwise fail some later run
  * with MemoryLimitExceeded, EMFILE or DiskQuotaExceeded, a run that did nothing wrong; a fresh
- * process serves the next run instead. A process
- * that is large from its first job on and stays so is kept.
+ * process serves the next run instead. A process that is large from its first job on and stays so
+ * is kept.
  */
 function grewPastHalfTheRoom(first: number, now: number, limit: number): boolean {
   const room = limit - first;
