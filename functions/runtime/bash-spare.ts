@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { JobResourceLimits } from '../ports.js';
 import type { Jail, JailSource } from './confinement.js';
 import { makeJobDir, randomName, removeDir, resolveExecutable, sandboxEnv, setReferenced, spawnSandboxed, type SandboxProcess } from './sandbox-process.js';
-import type { PoolableWorker } from './warm-pool.js';
+import type { PooledProcess } from './warm-pool.js';
 
 /**
  * What a Bash spare runs while it waits (`$0` is the job's script, not written yet): it reads the
@@ -54,7 +54,7 @@ function singleQuoted(value: string): string {
  * them, blocked on its fd 3 until `begin` hands it a job. Bash still runs one process per job: a
  * spare serves exactly one job and is then released like any one-shot job's jail.
  */
-export class BashSpare implements PoolableWorker {
+export class BashSpare implements PooledProcess {
   private exitedAlready = false;
   private begun = false;
   private disposed: Promise<void> | undefined;
@@ -122,39 +122,6 @@ export class BashSpare implements PoolableWorker {
 
   setIdle(idle: boolean): void {
     setReferenced([this.proc.child, ...this.proc.child.stdio], !idle);
-  }
-
-  memoryBytes(): number {
-    return this.jail.memoryBytes() ?? 0;
-  }
-
-  memoryLimitBytes(): number {
-    return this.jail.memoryLimitBytes;
-  }
-
-  /** Nothing for the pool to judge: a spare serves one job. */
-  cpuSeconds(): number {
-    return 0;
-  }
-
-  cpuLimitSeconds(): number {
-    return this.jail.cpuLimitSeconds;
-  }
-
-  openFiles(): number {
-    return 0;
-  }
-
-  openFilesLimit(): number {
-    return this.jail.openFilesLimit;
-  }
-
-  diskBytes(): number {
-    return 0;
-  }
-
-  diskLimitBytes(): number {
-    return this.jail.diskLimitBytes;
   }
 
   /** Ends an unused spare: its process, its jail and its directory; safe to call more than once. */

@@ -94,20 +94,15 @@ export interface Jail {
   killAll(): void;
   /** Memory the jail's processes are charged now (its cgroup), or undefined without a cgroup. */
   memoryBytes(): number | undefined;
-  /** The memory its jobs may use, in bytes (their limit). */
-  readonly memoryLimitBytes: number;
-  /**
-   * The CPU time each of its jobs may use, in seconds. A process that serves many jobs (`warm`)
-   * may use twice that in all: the warm pool replaces it once it has used this much, so every job
-   * it serves has at least this much left (RLIMIT_CPU counts a process's whole life, not a job).
-   */
-  readonly cpuLimitSeconds: number;
-  /** The files each of its processes may have open (RLIMIT_NOFILE). */
-  readonly openFilesLimit: number;
   /** What its files (its directories, /tmp and /dev/shm) take now, in bytes; 0 where they have no quota. */
   diskBytes(): number;
-  /** The disk quota of its files, in bytes. */
-  readonly diskLimitBytes: number;
+  /**
+   * The limits of each job it runs (the instance's, lowered by the workspace's). `cpuSeconds` is a
+   * job's: a process that serves many jobs (`warm`) may use twice that in all, and the warm pool
+   * replaces it once it has used this much, so every job it serves has at least this much left
+   * (RLIMIT_CPU counts a process's whole life, not a job).
+   */
+  readonly limits: ResourceLimits;
   /** Kills what is left, deletes the cgroup and gives the uid back. */
   release(): Promise<void>;
 }
@@ -256,7 +251,7 @@ export class Confiner {
   }
 }
 
-/** Whether a jail's process serves one job or stays warm for many (see `Jail.cpuLimitSeconds`). */
+/** Whether a jail's process serves one job or stays warm for many (see `Jail.limits`). */
 export type JailUse = 'one job' | 'warm';
 
 /** Hands out the jails of one runner (Confiner.forRunner). */
@@ -274,7 +269,7 @@ class ProcessJail implements Jail {
     private readonly confiner: Confiner,
     readonly uid: number | undefined,
     private readonly cgroup: JobCgroup | undefined,
-    private readonly limits: ResourceLimits,
+    readonly limits: ResourceLimits,
     private readonly use: JailUse,
     private readonly hiddenPaths: string[],
     workRoot: string,
@@ -352,24 +347,8 @@ class ProcessJail implements Jail {
     return this.cgroup?.memoryUsage();
   }
 
-  get memoryLimitBytes(): number {
-    return this.limits.memoryBytes;
-  }
-
-  get cpuLimitSeconds(): number {
-    return this.limits.cpuSeconds;
-  }
-
-  get openFilesLimit(): number {
-    return this.limits.openFiles;
-  }
-
   diskBytes(): number {
     return this.boundary?.slot.usedBytes() ?? 0;
-  }
-
-  get diskLimitBytes(): number {
-    return this.limits.diskBytes;
   }
 
   private get processCpuSeconds(): number {

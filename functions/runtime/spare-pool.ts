@@ -1,4 +1,4 @@
-import type { PoolableWorker } from './warm-pool.js';
+import type { PooledProcess } from './warm-pool.js';
 
 export interface SparePoolLimits {
   /** Spares kept ready per key. */
@@ -23,7 +23,7 @@ interface Spare<W> {
  * failures are not reported here: the job that would have used the spare starts its own process
  * and gets that error.
  */
-export class SparePool<W extends PoolableWorker> {
+export class SparePool<W extends PooledProcess> {
   private readonly spares = new Map<string, Spare<W>[]>();
   private readonly pending = new Set<Promise<unknown>>();
   private closed = false;

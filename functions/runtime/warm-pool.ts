@@ -1,30 +1,29 @@
 import { availableParallelism } from 'node:os';
 import { canceledError } from './job-guard.js';
+import type { ResourceLimits } from './job-limits.js';
 import { ScriptStartError } from './script-start-error.js';
 
-/** What the pool needs from a warm process. */
-export interface PoolableWorker {
+/** A process a pool keeps ready (spare-pool.ts holds processes that have not served a job yet). */
+export interface PooledProcess {
   readonly alive: boolean;
   onExit(listener: () => void): void;
   /** Idle workers must not keep the service's event loop alive. */
   setIdle(idle: boolean): void;
+  dispose(): Promise<void>;
+}
+
+/** What the warm pool needs from a process that serves job after job: what it uses, against its limits. */
+export interface PoolableWorker extends PooledProcess {
   /** What the process costs now, in bytes (its cgroup's charge or its RSS); read when it is given back. */
   memoryBytes(): number;
-  /** The memory its jobs may use, in bytes (their limit), which `memoryBytes` counts against. */
-  memoryLimitBytes(): number;
   /** The most CPU time one of its processes has used so far, in seconds (RLIMIT_CPU counts per process). */
   cpuSeconds(): number;
-  /** The CPU time each of its jobs may use, in seconds; its processes may use twice that in all. */
-  cpuLimitSeconds(): number;
   /** The files its interpreter has open now (sockets and pipes included); read after every job. */
   openFiles(): number;
-  /** The files each of its processes may have open. */
-  openFilesLimit(): number;
   /** What the files it keeps (its /tmp and /dev/shm) take now, in bytes; read after every job. */
   diskBytes(): number;
-  /** Its disk quota, in bytes. */
-  diskLimitBytes(): number;
-  dispose(): Promise<void>;
+  /** The limits of each of its jobs (Jail.limits), which the measures above count against. */
+  limits(): ResourceLimits;
 }
 
 export interface WarmPoolLimits {
@@ -141,13 +140,14 @@ export class WarmPool<W extends PoolableWorker> {
     entry.firstFiles ??= entry.files;
     entry.disk = entry.worker.diskBytes();
     entry.firstDisk ??= entry.disk;
+    const limits = entry.worker.limits();
     // Alone over the memory budget: keeping it would push out every other process for one.
     return (
       entry.memory! > this.limits.memoryBudgetBytes ||
-      grewPastHalfTheRoom(entry.firstMemory!, entry.memory!, entry.worker.memoryLimitBytes()) ||
-      grewPastHalfTheRoom(entry.firstFiles, entry.files, entry.worker.openFilesLimit()) ||
-      grewPastHalfTheRoom(entry.firstDisk, entry.disk, entry.worker.diskLimitBytes()) ||
-      spentCpu(entry, now)
+      grewPastHalfTheRoom(entry.firstMemory!, entry.memory!, limits.memoryBytes) ||
+      grewPastHalfTheRoom(entry.firstFiles, entry.files, limits.openFiles) ||
+      grewPastHalfTheRoom(entry.firstDisk, entry.disk, limits.diskBytes) ||
+      spentCpu(entry, limits.cpuSeconds, now)
     );
   }
 
@@ -291,15 +291,14 @@ function grewPastHalfTheRoom(first: number, now: number, limit: number): boolean
 const CORES = availableParallelism();
 
 /**
- * Whether a process has used the CPU time one job may use. Its processes may use twice that (see
- * Jail.cpuLimitSeconds), so one that is kept has a whole job's CPU time left, where a process that
+ * Whether a process has used the CPU time one job may use (`limit`). Its processes may use twice
+ * that (see Jail.limits), so one that is kept has a whole job's CPU time left, where a process that
  * had used most of its limit on earlier jobs would fail a later one with CpuLimitExceeded. /proc is
  * read only when the limit could have been reached: since the last read, a process can have used
  * at most every core for the time that passed. /proc counts in 10 ms ticks, rounding down: a job
  * may get up to 20 ms less than its limit.
  */
-function spentCpu(entry: Entry<PoolableWorker>, now: number): boolean {
-  const limit = entry.worker.cpuLimitSeconds();
+function spentCpu(entry: Entry<PoolableWorker>, limit: number, now: number): boolean {
   const mostSince = entry.cpuMeasuredAt === undefined ? Infinity : ((now - entry.cpuMeasuredAt) / 1000) * CORES;
   if ((entry.cpu ?? 0) + mostSince >= limit) {
     entry.cpu = entry.worker.cpuSeconds();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
+import type { ResourceLimits } from './job-limits.js';
 import { JobGuard, OutputTail } from './job-guard.js';
 import { JobOutputRouter, type OutputEnd } from './job-output.js';
 import { largestCpuSeconds, openFileCount, processWithMostFiles, treeRssBytes } from './process-tree.js';
@@ -148,17 +149,9 @@ export class WarmWorker {
     return this.jail.memoryBytes() ?? (pid === undefined ? 0 : treeRssBytes(pid));
   }
 
-  memoryLimitBytes(): number {
-    return this.jail.memoryLimitBytes;
-  }
-
   cpuSeconds(): number {
     const pid = this.proc.child.pid;
     return pid === undefined ? 0 : largestCpuSeconds(pid);
-  }
-
-  cpuLimitSeconds(): number {
-    return this.jail.cpuLimitSeconds;
   }
 
   openFiles(): number {
@@ -169,16 +162,12 @@ export class WarmWorker {
     return this.interpreterPid === undefined ? 0 : openFileCount(this.interpreterPid);
   }
 
-  openFilesLimit(): number {
-    return this.jail.openFilesLimit;
-  }
-
   diskBytes(): number {
     return this.jail.diskBytes();
   }
 
-  diskLimitBytes(): number {
-    return this.jail.diskLimitBytes;
+  limits(): ResourceLimits {
+    return this.jail.limits;
   }
 
   onExit(listener: () => void): void {

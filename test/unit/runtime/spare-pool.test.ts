@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SparePool } from '../../../functions/runtime/spare-pool.js';
-import type { PoolableWorker } from '../../../functions/runtime/warm-pool.js';
+import type { PooledProcess } from '../../../functions/runtime/warm-pool.js';
 
 /** A process stand-in: it can die on its own, and says whether it was disposed (its jail given back). */
-class FakeWorker implements PoolableWorker {
+class FakeWorker implements PooledProcess {
   alive = true;
   disposed = 0;
   private exitListeners: (() => void)[] = [];
@@ -11,30 +11,6 @@ class FakeWorker implements PoolableWorker {
     this.exitListeners.push(listener);
   }
   setIdle(): void {}
-  memoryBytes(): number {
-    return 0;
-  }
-  memoryLimitBytes(): number {
-    return 512 * 1024 * 1024;
-  }
-  cpuSeconds(): number {
-    return 0;
-  }
-  cpuLimitSeconds(): number {
-    return 900;
-  }
-  openFiles(): number {
-    return 0;
-  }
-  openFilesLimit(): number {
-    return 1024;
-  }
-  diskBytes(): number {
-    return 0;
-  }
-  diskLimitBytes(): number {
-    return 1024 * 1024 * 1024;
-  }
   async dispose(): Promise<void> {
     this.disposed++;
     this.die();

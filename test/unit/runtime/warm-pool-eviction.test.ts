@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_LIMITS, type ResourceLimits } from '../../../functions/runtime/job-limits.js';
 import { WarmPool, type PoolableWorker } from '../../../functions/runtime/warm-pool.js';
 
 /** Stands in for a process: counts starts, knows when it was disposed. */
@@ -24,27 +25,18 @@ class FakeWorker implements PoolableWorker {
   memoryBytes(): number {
     return this.bytes;
   }
-  memoryLimitBytes(): number {
-    return this.limit;
-  }
   cpuSeconds(): number {
     this.cpuReads++;
     return this.cpu;
   }
-  cpuLimitSeconds(): number {
-    return this.cpuLimit;
-  }
   openFiles(): number {
     return this.files;
-  }
-  openFilesLimit(): number {
-    return this.filesLimit;
   }
   diskBytes(): number {
     return this.disk;
   }
-  diskLimitBytes(): number {
-    return this.diskLimit;
+  limits(): ResourceLimits {
+    return { ...DEFAULT_LIMITS, memoryBytes: this.limit, cpuSeconds: this.cpuLimit, openFiles: this.filesLimit, diskBytes: this.diskLimit };
   }
   async dispose(): Promise<void> {
     this.alive = false;
