@@ -275,5 +275,8 @@ function watchForCancel(deps: WorkerDeps, workspaceId: string, jobId: string, ab
   })();
   return () => {
     watching = false;
+    // Wakes the pending wait now: left to its timeout, each finished run's watcher (its timer,
+    // listener and the run's abort controller) lived on for the poll interval.
+    deps.signals.notify(cancelSignal(jobId));
   };
 }

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { executeJob } from '../../../functions/core/runs/worker.js';
-import { queuedJob } from '../../../functions/core/jobs/jobs.js';
+import { cancelSignal, queuedJob } from '../../../functions/core/jobs/jobs.js';
+import type { JobSignals } from '../../../functions/ports.js';
 import { createScript, inProcessService, json, type InProcessService } from './harness.js';
 
 /**
@@ -85,5 +86,27 @@ describe('the worker', () => {
       'WM_ROOT_FLOW_JOB_ID', 'WM_SCHEDULE_PATH', 'WM_STATE_PATH', 'WM_STATE_PATH_NEW', 'WM_TOKEN', 'WM_USERNAME', 'WM_WORKSPACE',
     ]);
     expect(env).toMatchObject({ WM_TOKEN: env.OV_TOKEN, WM_JOB_ID: quick, WM_WORKSPACE: 'main', WM_BASE_URL: env.BASE_INTERNAL_URL, WM_STATE_PATH: 'u/admin/quick/user' });
+  });
+
+  it('leaves no wait behind once a run is over: its watch for a cancel ends with it', async () => {
+    // Every wait the worker starts, and whether it has ended.
+    const pending = new Map<number, string>();
+    let next = 0;
+    const signals: JobSignals = {
+      notify: (id, finished) => s.deps.signals.notify(id, finished),
+      wait: (id, ms) => {
+        const n = next++;
+        pending.set(n, id);
+        return s.deps.signals.wait(id, ms).finally(() => pending.delete(n));
+      },
+    };
+    const job = await undeliveredJob('u/admin/inc', { n: 1 });
+    await executeJob({ ...s.deps, signals }, job.id);
+    expect(await s.job(job.id)).toMatchObject({ status: 'success', result: 2 });
+    // The watch was there while the job ran...
+    expect(next).toBeGreaterThan(0);
+    // ...and ended with the run, not at its next poll a second later (held its timer, listener and run).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([...pending.values()]).not.toContain(cancelSignal(job.id));
   });
 });
