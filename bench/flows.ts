@@ -19,7 +19,8 @@ import { exitOnBenchError, measureQuietly } from './load-guard.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-flows-admin-token';
-export const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 7);
+/** Timed runs per flow: a median of more runs moves less with the few that the machine slowed. */
+export const FLOW_RUNS = Number(process.env.BENCH_FLOW_RUNS ?? 21);
 /** How long each flow is run before it is timed, at least and per step (see timeFlow). */
 export const FLOW_WARM_MS = Number(process.env.BENCH_FLOW_WARM_MS ?? 1000);
 export const FLOW_WARM_MS_PER_STEP = Number(process.env.BENCH_FLOW_WARM_MS_PER_STEP ?? 250);
