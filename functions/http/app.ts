@@ -62,6 +62,12 @@ export interface AppOptions {
    * whole): then multipart webhooks and upload parts may exceed the body limit (README: Large uploads).
    */
   streamsBodies?: boolean;
+  /**
+   * Whether requests come from an HTTP/1.1 server (local: Node's), where one with neither
+   * Content-Length nor Transfer-Encoding has no body. Behind API Gateway a body may come without
+   * either (HTTP/2 clients), so there the body limit reads what there is.
+   */
+  http1?: boolean;
 }
 
 /** The whole HTTP API; the local server and the Lambda handler serve this same app. */
@@ -81,7 +87,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     await next();
   });
 
-  const limitBody = requestBodyLimit(opts.maxBodyBytes, (c) => bodyTooLarge(c, opts.maxBodyBytes));
+  const limitBody = requestBodyLimit(opts.maxBodyBytes, (c) => bodyTooLarge(c, opts.maxBodyBytes), { http1: opts.http1 ?? false });
   // Streamed bodies have their own limits (the upload size, a part's size), checked as they are read.
   app.use('*', (c, next) => (opts.streamsBodies && isStreamedUpload(c) ? next() : limitBody(c, next)));
 

@@ -101,7 +101,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     dependencies,
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
-  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, sseMaxMs: config.sseMaxMs, runtime: confiner.status, streamsBodies: true });
+  const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, sseMaxMs: config.sseMaxMs, runtime: confiner.status, streamsBodies: true, http1: true });
   const server = await listen(app.fetch, config.host, config.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
