@@ -17,6 +17,16 @@ function bodilessContext(headers: Record<string, string>) {
   return { c, asked };
 }
 
+/** A body of `bytes` bytes sent as a stream, so the request carries no Content-Length. */
+function streamed(bytes: number): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('x'.repeat(bytes)));
+      controller.close();
+    },
+  });
+}
+
 describe('the request body limit', () => {
   it('on an HTTP/1.1 server, reads nothing of a request with neither Content-Length nor Transfer-Encoding', async () => {
     const { c, asked } = bodilessContext({});
@@ -33,13 +43,7 @@ describe('the request body limit', () => {
     const app = new Hono();
     app.use('*', requestBodyLimit(10));
     app.post('/', (c) => c.text('taken'));
-    const body = new ReadableStream({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode('x'.repeat(64)));
-        controller.close();
-      },
-    });
-    const res = await app.request('/', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    const res = await app.request('/', { method: 'POST', body: streamed(64), duplex: 'half' } as RequestInit);
     expect(res.status).toBe(413);
   });
 
@@ -47,13 +51,7 @@ describe('the request body limit', () => {
     const app = new Hono();
     app.use('*', requestBodyLimit(10, undefined, { http1: true }));
     app.post('/', (c) => c.text('taken'));
-    const body = new ReadableStream({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode('x'.repeat(64)));
-        controller.close();
-      },
-    });
-    const res = await app.request('/', { method: 'POST', body, duplex: 'half', headers: { 'transfer-encoding': 'chunked' } } as RequestInit);
+    const res = await app.request('/', { method: 'POST', body: streamed(64), duplex: 'half', headers: { 'transfer-encoding': 'chunked' } } as RequestInit);
     expect(res.status).toBe(413);
   });
 });
