@@ -7,6 +7,7 @@ import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
 import { JobNetwork, type NetworkSetting } from './job-network.js';
 import type { JobSlot } from './job-slots.js';
+import { largestCpuSeconds } from './process-tree.js';
 import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
 
 
@@ -89,7 +90,14 @@ export interface Jail {
    * cannot tell (no cgroups); the PID namespace still ends them with the process.
    */
   hasLeftovers(): boolean;
-  /** The limit the jail hit, as a job error; checked while the job runs and when it ends. */
+  /** The process it confines, once spawned: its CPU time is watched while a job runs. */
+  started(pid: number): void;
+  /**
+   * The limit the jail hit, as a job error, asked every few hundred milliseconds while a job runs;
+   * also notes the CPU time the process has used, which tells a kill at the CPU limit from others.
+   */
+  runningLimitError(): JobError | undefined;
+  /** The limit the jail hit, as a job error; asked when the job ends, with the exit if the process ended. */
   limitError(exit?: { code: number | null; signal: NodeJS.Signals | null }): JobError | undefined;
   killAll(): void;
   /** Memory the jail's processes are charged now (its cgroup), or undefined without a cgroup. */
@@ -263,6 +271,9 @@ export interface JailSource {
 class ProcessJail implements Jail {
   private released: Promise<void> | undefined;
   private readonly refusedBefore: number;
+  private pid: number | undefined;
+  /** The most CPU time, in seconds, one process of the jail was seen to have used while a job ran. */
+  private cpuSeen = 0;
   readonly workDir: string;
 
   constructor(
@@ -321,6 +332,16 @@ class ProcessJail implements Jail {
     return this.cgroup.processCount() > own;
   }
 
+  started(pid: number): void {
+    this.pid = pid;
+    this.cpuSeen = 0;
+  }
+
+  runningLimitError(): JobError | undefined {
+    if (this.pid !== undefined) this.cpuSeen = Math.max(this.cpuSeen, largestCpuSeconds(this.pid));
+    return this.limitError();
+  }
+
   limitError(exit?: { code: number | null; signal: NodeJS.Signals | null }): JobError | undefined {
     // The kernel counts an OOM kill just after sending the SIGKILL, so the exit may be seen first:
     // a process killed while the group was at its memory limit counts as an OOM kill too.
@@ -332,7 +353,9 @@ class ProcessJail implements Jail {
       return { name: 'ProcessLimitExceeded', message: `process limit ${this.limits.processes} reached` };
     }
     // bwrap reports a child killed by a signal as 128 + the signal number.
-    if (exit && (exit.signal === 'SIGXCPU' || exit.code === 128 + 24)) {
+    // A process that ignores SIGXCPU (a handler, SIG_IGN, `trap '' XCPU`) is killed at the hard
+    // limit a CPU second later: a SIGKILL after it was seen past the soft limit is that kill.
+    if (exit && (exit.signal === 'SIGXCPU' || exit.code === 128 + 24 || (killed && this.cpuSeen >= this.processCpuSeconds))) {
       return { name: 'CpuLimitExceeded', message: `CPU time limit ${this.limits.cpuSeconds}s exceeded` };
     }
     if (exit && (exit.code !== 0 || exit.signal)) return this.diskQuotaError();

@@ -93,7 +93,7 @@ export async function startGoProcess(binary: string, req: RunRequest, signal: Ab
     const channel = pipeChannel(proc.child);
     const started = startup(proc, channel);
     worker = new WarmWorker(proc, channel, procDir, jail, program, true);
-    const failure = await started(new JobGuard(req, signal, () => jail.limitError()));
+    const failure = await started(new JobGuard(req, signal, () => jail.runningLimitError()));
     if (failure) throw new ScriptStartError(failure);
     return worker;
   } catch (error) {

@@ -78,7 +78,7 @@ export async function superviseBegun(
   begin: () => SandboxProcess,
   supervise: (proc: SandboxProcess, guard: JobGuard) => Promise<RunOutcome>,
 ): Promise<RunOutcome> {
-  const guard = new JobGuard(req, signal, () => jail.limitError());
+  const guard = new JobGuard(req, signal, () => jail.runningLimitError());
   try {
     const proc = begin();
     const untrack = track(proc);

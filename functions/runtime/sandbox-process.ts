@@ -88,6 +88,7 @@ export function spawnSandboxed(spec: SandboxSpawn): SandboxProcess {
     detached: true,
     ...(launch.uid === undefined ? {} : { uid: launch.uid, gid: launch.uid }),
   });
+  if (child.pid !== undefined) jail.started(child.pid);
   const exitedPromise = new Promise<ExitInfo>((resolveExit) => {
     child.once('exit', (code, signal) => resolveExit({ code, signal }));
     child.once('error', (error) => {

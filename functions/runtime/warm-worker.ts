@@ -211,7 +211,7 @@ export class WarmWorker {
   }
 
   private async runIn(jobDir: string, req: RunRequest, call: Record<string, unknown>, hooks: RunHooks, signal: AbortSignal): Promise<WorkerRun> {
-    const guard = new JobGuard(req, signal, () => this.jail.limitError());
+    const guard = new JobGuard(req, signal, () => this.jail.runningLimitError());
     const tail = new OutputTail();
     const chunks: string[] = [];
     const id = randomUUID();

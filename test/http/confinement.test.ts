@@ -232,6 +232,20 @@ describe('the CPU time limit', () => {
       await s.post(`${ws()}/workspaces/job_limits`, {});
     }
   }, 60_000);
+
+  it('names the limit when a job that ignores SIGXCPU is killed at it', async () => {
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { cpu_seconds: 1 })).status).toBe(200);
+    try {
+      // Each ignores the warning the kernel sends at the soft limit and is killed (SIGKILL) at the hard one.
+      await createScript(s, 'u/alice/deaf_ts', 'bun', `export function main() { process.on('SIGXCPU', () => {}); for (;;) {} }`);
+      await createScript(s, 'u/alice/deaf_py', 'python3', 'import signal\n\ndef main():\n    signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n    while True:\n        pass\n');
+      await createScript(s, 'u/alice/deaf_sh', 'bash', "trap '' XCPU\nwhile :; do :; done\n");
+      const errors = await Promise.all(['u/alice/deaf_ts', 'u/alice/deaf_py', 'u/alice/deaf_sh'].map(async (path) => (await runWait(path, alice)).error));
+      expect(errors).toEqual(Array(3).fill({ name: 'CpuLimitExceeded', message: 'CPU time limit 1s exceeded' }));
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
+  }, 60_000);
 });
 
 describe('what a warm process keeps from one job to the next', () => {

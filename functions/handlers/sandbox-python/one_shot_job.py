@@ -8,6 +8,7 @@ stderr are the job's log, which the shim ends with a per-job marker.
 import codecs
 import json
 import os
+import resource
 import secrets
 import selectors
 import shutil
@@ -57,6 +58,9 @@ DRAIN_GRACE_S = 0.25
 EXIT_POLL_S = 0.05
 READ_SIZE = 65536
 TAIL_CHARS = 4000
+# The instance's CPU time limit of a job when neither the workspace nor SVC_JOB_CPU_SECONDS sets
+# one: DEFAULT_LIMITS.cpuSeconds in functions/runtime/job-limits.ts.
+DEFAULT_CPU_SECONDS = 900
 
 
 def run_job(request, timeout_ms):
@@ -140,6 +144,8 @@ class OneShotJob:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.held = ""  # output that may be the start of the marker, until the next read decides
         self.replies = b""
+        self.cpu_seconds = cpu_seconds(request)
+        self.cpu_seen = 0.0
 
     def run(self, shim_path, script_path):
         try:
@@ -173,7 +179,7 @@ class OneShotJob:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so the whole tree can be killed
                 pass_fds=(REQUESTS_FD, REPLIES_FD),
-                preexec_fn=lambda: place_channel(requests_read, replies_write),
+                preexec_fn=lambda: enter_limits(requests_read, replies_write, self.cpu_seconds),
                 **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
             )
         except BaseException:
@@ -222,6 +228,7 @@ class OneShotJob:
                     # The shim died or closed its channel: no result will come, only an exit.
                     self.exit_status = exit_status(proc)
                     if self.exit_status is not None:
+                        self.cpu_seen = process_cpu_seconds(proc.pid)
                         self.drain(selector, stdout_fd)
                         return
                     wait = min(EXIT_POLL_S, deadline - now)
@@ -315,6 +322,8 @@ class OneShotJob:
             return {"ok": False, "error": self.stop_error}
         done = self.done
         if done is None:
+            if cpu_limit_hit(self.exit_status, self.cpu_seen, self.cpu_seconds):
+                return {"ok": False, "error": {"name": "CpuLimitExceeded", "message": f"CPU time limit {js_number(self.cpu_seconds)}s exceeded"}}
             return {"ok": False, "error": crash_error(self.exit_status, self.tail)}
         if not done.get("ok"):
             error = done.get("error") or {}
@@ -359,6 +368,41 @@ def shared_folder(job_dir, request):
         lines = done.stderr.strip().splitlines()
         raise RuntimeError(f"the shared folder could not be {request['mode']}: {lines[-1] if lines else done.returncode}")
     return json.loads(done.stdout)
+
+
+def cpu_seconds(request):
+    """The job's CPU time limit: the workspace's (in the request), else the instance's."""
+    limit = (request.get("limits") or {}).get("cpuSeconds")
+    if limit:
+        return limit
+    try:
+        return int(os.environ.get("SVC_JOB_CPU_SECONDS", "")) or DEFAULT_CPU_SECONDS
+    except ValueError:
+        return DEFAULT_CPU_SECONDS
+
+
+def enter_limits(requests_read, replies_write, cpu_limit):
+    """Runs in the child between fork and exec: its channel, then its CPU time limit, as the local
+    jail sets it (SIGXCPU at the limit, SIGKILL a CPU second later for a process that ignores it)."""
+    place_channel(requests_read, replies_write)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 1))
+
+
+def cpu_limit_hit(status, cpu_seen, cpu_limit):
+    """Whether the process died of its CPU time limit: SIGXCPU, or the SIGKILL that follows it."""
+    if status is None or status.si_code not in (os.CLD_KILLED, os.CLD_DUMPED):
+        return False
+    return status.si_status == signal.SIGXCPU or (status.si_status == signal.SIGKILL and cpu_seen >= cpu_limit)
+
+
+def process_cpu_seconds(pid):
+    """User and system CPU time of a process not yet reaped, from /proc; 0 when it cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def place_channel(requests_read, replies_write):
