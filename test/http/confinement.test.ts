@@ -248,6 +248,42 @@ describe('the CPU time limit', () => {
   }, 60_000);
 });
 
+describe("a Python job's file limits", () => {
+  it("holds a Python job to the workspace's open files and file size limits", async () => {
+    const probe = [
+      'import errno, os',
+      '',
+      'def main():',
+      '    found = []',
+      '    files = []',
+      '    try:',
+      '        for i in range(100):',
+      '            files.append(open(os.path.join(os.environ["HOME"], f"f{i}"), "w"))',
+      '        found.append("opened 100")',
+      '    except OSError as error:',
+      '        found.append(errno.errorcode[error.errno])',
+      '    for f in files:',
+      '        f.close()',
+      '    try:',
+      '        with open(os.path.join(os.environ["HOME"], "big"), "wb") as f:',
+      '            f.write(b"x" * 2 * 1024 * 1024)',
+      '        found.append("wrote 2 MiB")',
+      '    except OSError as error:',
+      '        found.append(errno.errorcode[error.errno])',
+      '    return found',
+      '',
+    ].join('\n');
+    await createScript(s, 'u/alice/file_limits', 'python3', probe);
+    expect(await runWait('u/alice/file_limits', alice)).toEqual(['opened 100', 'wrote 2 MiB']);
+    expect((await s.post(`${ws()}/workspaces/job_limits`, { open_files: 32, file_mb: 1 })).status).toBe(200);
+    try {
+      expect(await runWait('u/alice/file_limits', alice)).toEqual(['EMFILE', 'EFBIG']);
+    } finally {
+      await s.post(`${ws()}/workspaces/job_limits`, {});
+    }
+  }, 60_000);
+});
+
 describe('what a warm process keeps from one job to the next', () => {
   /** The distinct results of `runs` sequential runs of `path` under the workspace job limits `limits`. */
   async function resultsUnder(limits: Record<string, number>, path: string, runs: number): Promise<string[]> {

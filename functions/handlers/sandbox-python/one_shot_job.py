@@ -58,9 +58,15 @@ DRAIN_GRACE_S = 0.25
 EXIT_POLL_S = 0.05
 READ_SIZE = 65536
 TAIL_CHARS = 4000
-# The instance's CPU time limit of a job when neither the workspace nor SVC_JOB_CPU_SECONDS sets
-# one: DEFAULT_LIMITS.cpuSeconds in functions/runtime/job-limits.ts.
-DEFAULT_CPU_SECONDS = 900
+MIB = 1024 * 1024
+# The per-process limits the local jail sets with ulimit, by the request's name for each: the
+# workspace's (in the request), else the instance's SVC_JOB_* setting, else the default of
+# DEFAULT_LIMITS in functions/runtime/job-limits.ts.
+PROCESS_LIMITS = (
+    ("cpuSeconds", "SVC_JOB_CPU_SECONDS", 1, 900),
+    ("fileBytes", "SVC_JOB_FILE_MB", MIB, 1024 * MIB),
+    ("openFiles", "SVC_JOB_OPEN_FILES", 1, 1024),
+)
 
 
 def run_job(request, timeout_ms):
@@ -144,7 +150,8 @@ class OneShotJob:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.held = ""  # output that may be the start of the marker, until the next read decides
         self.replies = b""
-        self.cpu_seconds = cpu_seconds(request)
+        self.limits = process_limits(request)
+        self.cpu_seconds = self.limits["cpuSeconds"]
         self.cpu_seen = 0.0
 
     def run(self, shim_path, script_path):
@@ -179,7 +186,7 @@ class OneShotJob:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so the whole tree can be killed
                 pass_fds=(REQUESTS_FD, REPLIES_FD),
-                preexec_fn=lambda: enter_limits(requests_read, replies_write, self.cpu_seconds),
+                preexec_fn=lambda: enter_limits(requests_read, replies_write, self.limits),
                 **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
             )
         except BaseException:
@@ -370,22 +377,35 @@ def shared_folder(job_dir, request):
     return json.loads(done.stdout)
 
 
-def cpu_seconds(request):
-    """The job's CPU time limit: the workspace's (in the request), else the instance's."""
-    limit = (request.get("limits") or {}).get("cpuSeconds")
-    if limit:
-        return limit
-    try:
-        return int(os.environ.get("SVC_JOB_CPU_SECONDS", "")) or DEFAULT_CPU_SECONDS
-    except ValueError:
-        return DEFAULT_CPU_SECONDS
+def process_limits(request):
+    """The job's CPU time, file size and open files limits, by the names the request uses."""
+    given = request.get("limits") or {}
+    limits = {}
+    for name, variable, unit, default in PROCESS_LIMITS:
+        try:
+            instance = int(os.environ.get(variable, "")) * unit or default
+        except ValueError:
+            instance = default
+        limits[name] = given.get(name) or instance
+    return limits
 
 
-def enter_limits(requests_read, replies_write, cpu_limit):
-    """Runs in the child between fork and exec: its channel, then its CPU time limit, as the local
-    jail sets it (SIGXCPU at the limit, SIGKILL a CPU second later for a process that ignores it)."""
+def enter_limits(requests_read, replies_write, limits):
+    """Runs in the child between fork and exec: its channel, then its limits as the local jail
+    sets them (CPU: SIGXCPU at the limit, SIGKILL a CPU second later for a process that ignores it)."""
     place_channel(requests_read, replies_write)
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 1))
+    cpu = limits["cpuSeconds"]
+    lower(resource.RLIMIT_CPU, cpu, cpu + 1)
+    lower(resource.RLIMIT_FSIZE, limits["fileBytes"], limits["fileBytes"])
+    lower(resource.RLIMIT_NOFILE, limits["openFiles"], limits["openFiles"])
+
+
+def lower(kind, soft, hard):
+    """Sets a limit, never above the one the sandbox itself has (which only root could raise)."""
+    _, current = resource.getrlimit(kind)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    resource.setrlimit(kind, (soft, hard))
 
 
 def cpu_limit_hit(status, cpu_seen, cpu_limit):
