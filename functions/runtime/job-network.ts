@@ -17,6 +17,7 @@ export function networkFromEnv(env: NodeJS.ProcessEnv): NetworkSetting {
 }
 
 const PROXY_URL = `http://127.0.0.1:${NAMESPACE_PROXY_PORT}`;
+const PROXY_NAMES: ReadonlySet<string> = new Set(['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'NO_PROXY', 'no_proxy']);
 
 /**
  * The network side of one runner's jails: their namespaces and tmpfs (job-slots.ts), the egress
@@ -46,7 +47,7 @@ export class JobNetwork {
    * to the egress proxy; loopback goes direct (it is the namespace's own).
    */
   jobEnv(env: Record<string, string>): Record<string, string> {
-    const overlay: Record<string, string> = {
+    const out: Record<string, string> = {
       HTTP_PROXY: PROXY_URL,
       HTTPS_PROXY: PROXY_URL,
       http_proxy: PROXY_URL,
@@ -56,13 +57,18 @@ export class JobNetwork {
     };
     const base = env.BASE_INTERNAL_URL;
     const inside = base ? this.insideUrl(base) : undefined;
-    // Every name the job reads the API's address under (WM_BASE_URL and BASE_URL for Windmill's
-    // clients) leads to the same place inside the namespace.
-    if (inside) for (const [name, value] of Object.entries(env)) if (value === base) overlay[name] = inside;
-    // Not `{ ...env, ...overlay }`: a spread followed by new keys makes V8 (Node 20) keep each job's
-    // garbage alive through young-generation collections (see sqlite-job-fields.ts fieldRow). The
-    // names are svc's own (RunRequest.env), so none of them is `__proto__`.
-    return Object.assign({}, env, overlay);
+    // One pass over the job's variables, into an object that starts with the proxy's: this runs
+    // for every job on the service's one thread, and building it by spreads and Object.assign cost
+    // about three times as much (with the IPC message's JSON). The proxy variables stay the proxy's
+    // whatever the job's say; every name the job reads the API's address under (WM_BASE_URL and
+    // BASE_URL for Windmill's clients) leads to the same place inside the namespace. The names are
+    // svc's own (RunRequest.env), so none of them is `__proto__`.
+    for (const name in env) {
+      if (PROXY_NAMES.has(name)) continue;
+      const value = env[name]!;
+      out[name] = inside !== undefined && value === base ? inside : value;
+    }
+    return out;
   }
 
   /**
