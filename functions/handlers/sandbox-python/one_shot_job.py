@@ -378,7 +378,8 @@ def shared_folder(job_dir, request):
 
 
 def process_limits(request):
-    """The job's CPU time, file size and open files limits, by the names the request uses."""
+    """The job's CPU time, file size and open files limits, by the names the request uses: the
+    workspace's where it set one below the instance's, else the instance's."""
     given = request.get("limits") or {}
     limits = {}
     for name, variable, unit, default in PROCESS_LIMITS:
@@ -386,7 +387,8 @@ def process_limits(request):
             instance = int(os.environ.get(variable, "")) * unit or default
         except ValueError:
             instance = default
-        limits[name] = given.get(name) or instance
+        # A workspace may lower the instance's limit, never raise it (as the local jail takes the lower).
+        limits[name] = min(given[name], instance) if given.get(name) else instance
     return limits
 
 
