@@ -151,7 +151,6 @@ class OneShotJob:
         self.held = ""  # output that may be the start of the marker, until the next read decides
         self.replies = b""
         self.limits = process_limits(request)
-        self.cpu_seconds = self.limits["cpuSeconds"]
         self.cpu_seen = 0.0
 
     def run(self, shim_path, script_path):
@@ -329,8 +328,9 @@ class OneShotJob:
             return {"ok": False, "error": self.stop_error}
         done = self.done
         if done is None:
-            if cpu_limit_hit(self.exit_status, self.cpu_seen, self.cpu_seconds):
-                return {"ok": False, "error": {"name": "CpuLimitExceeded", "message": f"CPU time limit {js_number(self.cpu_seconds)}s exceeded"}}
+            cpu_limit = self.limits["cpuSeconds"]
+            if cpu_limit_hit(self.exit_status, self.cpu_seen, cpu_limit):
+                return {"ok": False, "error": {"name": "CpuLimitExceeded", "message": f"CPU time limit {js_number(cpu_limit)}s exceeded"}}
             return {"ok": False, "error": crash_error(self.exit_status, self.tail)}
         if not done.get("ok"):
             error = done.get("error") or {}
