@@ -62,6 +62,24 @@ describe('workspace documents', () => {
     expect(ENTITY_VALUES.flow_run.parse(run)).toEqual(run);
   });
 
+  it("refuses a flow run or a job whose maps (inputs, results, step modules, arguments) are not objects of what they hold, naming the field", () => {
+    const run = { ...newRun('f1', 1, 'u/a/f', [], { n: 1 }, {}), results: { a: { deep: [1] } }, step_modules: { j1: 'a' }, cache_hits: { a: 'j0' } };
+    expect(parseStored(ENTITY_VALUES.flow_run, run, 'flow_run f1')).toEqual(run);
+    const refused: [string, unknown][] = [
+      ['results', [1, 2]],
+      ['flow_input', null],
+      ['outer_results', 'text'],
+      ['results', new Date(0)],
+      ['step_modules', { j1: 7 }],
+      ['cache_hits', { a: null }],
+    ];
+    for (const [field, value] of refused) {
+      expect(() => parseStored(ENTITY_VALUES.flow_run, { ...run, [field]: value }, 'flow_run f1'), field).toThrow(new RegExp(`stored flow_run f1 does not match its schema: ${field}: expected an object`));
+    }
+    expect(parseStored(jobRecord, aJob('ws', { args: { x: [1] } }), 'job j').args).toEqual({ x: [1] });
+    expect(() => parseStored(jobRecord, aJob('ws', { args: ['x'] as unknown as Record<string, unknown> }), 'job j')).toThrow(/stored job j does not match its schema: args/);
+  });
+
   it('reads a document through its kind\'s schema', async () => {
     const store = new SqliteStore(':memory:');
     try {

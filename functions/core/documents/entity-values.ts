@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonObject, stringMap } from './json-maps.js';
 import { flowModule, flowValue } from '../flows/definition.js';
 import { inputSchemaRecord, jobRecord, scriptVersionRecord } from './records.js';
 import type { EntityKind, ScriptVersion } from '../../ports.js';
@@ -242,9 +243,9 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   path: z.string(),
   modules: z.array(flowModule).optional(),
   modules_at: z.string().regex(/^value\.(modules|failure_module)(\.[A-Za-z0-9_]+)*$/).optional(),
-  flow_input: z.record(z.string(), z.unknown()),
-  outer_results: z.record(z.string(), z.unknown()),
-  results: z.record(z.string(), z.unknown()),
+  flow_input: jsonObject,
+  outer_results: jsonObject,
+  results: jsonObject,
   previous_result: z.unknown(),
   resume: z.unknown(),
   resumes: z.array(z.unknown()),
@@ -264,7 +265,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   gates: z.record(z.string(), gateState).optional(),
   consumed: z.array(z.number().int()).optional(),
   chat: z.array(chatMessage).optional(),
-  step_modules: z.record(z.string(), z.string()),
+  step_modules: stringMap,
   child_jobs: z.record(z.string(), z.array(z.string())).optional(),
   early_return: z.string().optional(),
   early_result: z.object({ value: z.unknown() }).optional(),
@@ -276,7 +277,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   stop: z.object({ module: z.string(), skipped: z.boolean(), error_message: z.string().optional() }).optional(),
   failure_module: flowModule.optional(),
   failure: z.object({ result: z.unknown(), step_id: z.string(), started: z.boolean(), status: z.enum(['failed', 'canceled']).optional() }).optional(),
-  cache_hits: z.record(z.string(), z.string()).optional(),
+  cache_hits: stringMap.optional(),
   step_timeouts: z.record(z.string(), z.number().positive()).optional(),
   outcome: z.object({ status: z.enum(['success', 'failed', 'canceled']), result: z.unknown() }).optional(),
 });

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { conflict, notFound } from '../common/errors.js';
 import { parseStored } from '../documents/parse.js';
+import { jsonObject } from '../documents/json-maps.js';
 import { ENTITY_VALUES, type EntityValues } from '../documents/entity-values.js';
 import { AGAIN, RACE, retry, type RetryPolicy } from '../common/retry.js';
 import type { Clock, Entity, EntityKind, Job, OutboxEvent, Store } from '../../ports.js';
@@ -28,14 +28,11 @@ export function typed<K extends EntityKind>(kind: K, e: Entity): StoredEntity<K>
   return { ...e, kind, value: parseStored(ENTITY_VALUES[kind], e.value, `${kind} ${e.key} in ${e.workspace_id}`) };
 }
 
-/** The Store's untyped form of a document, checked against its schema before it is written. */
+/** The Store's untyped form of a document, checked against its schema before it is written; the Store keeps any JSON object, and jsonObject makes the typed value that by checking, not casting. */
 function untyped<K extends EntityKind>(d: StoredEntity<K>): Entity {
   const what = `${d.kind} ${d.key} in ${d.workspace_id}`;
-  return { ...d, value: parseStored(documentObject, parseStored(ENTITY_VALUES[d.kind], d.value, what), what) };
+  return { ...d, value: parseStored(jsonObject, parseStored(ENTITY_VALUES[d.kind], d.value, what), what) };
 }
-
-/** The Store keeps any JSON object; this turns a typed value into that form by checking, not casting. */
-const documentObject = z.record(z.string(), z.unknown());
 
 export async function readEntity<K extends EntityKind>(store: Store, kind: K, workspaceId: string, key: string): Promise<StoredEntity<K> | null> {
   const e = await store.getEntity(kind, workspaceId, key);
