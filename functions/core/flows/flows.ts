@@ -8,6 +8,8 @@ import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEn
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../store/sequences.js';
 import { compileIfNeeded } from '../scripts/scripts.js';
+import { derivedOnce } from '../scripts/version-cache.js';
+import { deepFreeze } from '../common/deep-freeze.js';
 import { allModules, flowModules, flowValue, type ConsentGateValue, type FlowModule, type FlowValue } from './definition.js';
 import { unknownMessageKeys } from '../approvals/gate-message.js';
 import type { Rights } from '../identity/permissions.js';
@@ -207,8 +209,14 @@ export async function findLatestFlow(store: Store, workspaceId: string, path: st
   return head ? findFlowVersion(store, workspaceId, head.version) : null;
 }
 
+/**
+ * A flow version, read and parsed once per process: versions are never changed or deleted (deleting
+ * a flow deletes its head, findLatestFlow's first read) and their ids are never reused. A run reads
+ * its version when it starts, at each turn its run is not this process's last write, and when it
+ * ends. Deeply frozen: every caller shares it.
+ */
 export async function findFlowVersion(store: Store, workspaceId: string, id: number): Promise<FlowVersion | null> {
-  return getEntityValue(store, 'flow_version', workspaceId, versionKey(id));
+  return derivedOnce(store, `flowversion\n${workspaceId}\n${id}`, async () => deepFreeze(await getEntityValue(store, 'flow_version', workspaceId, versionKey(id))));
 }
 
 export async function getFlow(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<FlowVersion> {

@@ -1,5 +1,6 @@
 import { typed, type StoredEntity } from '../store/entities.js';
 import { resolveRun } from './flow-run-document.js';
+import { deepFreeze } from '../common/deep-freeze.js';
 import type { FlowRun } from './flow-documents.js';
 import type { EntityStamp, Store } from '../../ports.js';
 
@@ -38,15 +39,10 @@ export function rememberFlowRun(written: StoredFlowRun): void {
   const key = keyOf(written.workspace_id, written.key);
   runs.delete(key);
   if (written.value.status === 'finished') return;
-  freeze(written.value.modules);
-  if (written.value.failure_module) freeze(written.value.failure_module);
+  // Deeply: a turn that changed a shared module would change every later turn's. Once per run, as
+  // later turns share the frozen ones (and a version's modules are frozen already, flows.ts).
+  deepFreeze(written.value.modules);
+  if (written.value.failure_module) deepFreeze(written.value.failure_module);
   runs.set(key, written);
   if (runs.size > MAX_RUNS) runs.delete(runs.keys().next().value!);
-}
-
-/** Deeply: a turn that changed a shared module would change every later turn's. Once per run, as later turns share the frozen ones. */
-function freeze(value: object): void {
-  if (Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) freeze(child);
 }

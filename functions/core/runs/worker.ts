@@ -236,8 +236,8 @@ async function jobCode(deps: WorkerDeps, job: Job): Promise<ScriptVersion | null
 }
 
 async function flowStepCode(deps: WorkerDeps, workspaceId: string, path: string, version: number, moduleId: string): Promise<ScriptVersion | null> {
-  // Immutable (ids are never reused): read once per process for all of the flow's steps, not once per step.
-  const flow = await derivedOnce(deps.store, `flowversion\n${workspaceId}\n${version}`, () => findFlowVersion(deps.store, workspaceId, version));
+  // Read once per process for all of the flow's steps (flows.ts).
+  const flow = await findFlowVersion(deps.store, workspaceId, version);
   const module = flow && findModule(flowModules(flow.value), moduleId);
   if (!flow || module?.value.type !== 'rawscript') return null;
   const language = module.value.language;

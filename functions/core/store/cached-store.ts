@@ -13,6 +13,7 @@ import type {
   User,
   Workspace,
 } from '../../ports.js';
+import { deepFreeze } from '../common/deep-freeze.js';
 
 /**
  * The store as the service reads it on every request. A webhook call reads the same few rows each
@@ -267,13 +268,4 @@ class TtlCache<V> {
     this.writes++;
     this.entries.delete(key);
   }
-}
-
-function deepFreeze<V>(value: V): V {
-  // Typed arrays with elements cannot be frozen (and no row here holds one).
-  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
