@@ -28,6 +28,8 @@ const ROUNDS = Number(process.env.BENCH_FLOW_ROUNDS ?? 2);
 /** BENCH_FLOW_STEPS=1,10 measures fewer flows (1 is always measured: the overhead is relative to it). */
 export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',').map(Number);
 export const FLOW_LANGUAGES = ['bun', 'python3'] as const;
+/** Whether every step of a flow gets the same code (one warm process for all of them), to see what a step's own process costs. */
+const SAME_CODE = process.env.BENCH_FLOW_SAME_CODE === '1';
 
 export interface FlowFigures {
   language: string;
@@ -84,7 +86,9 @@ export async function warmService(base: string, auth: Record<string, string>): P
 /** Creates the flow of `steps` trivial steps that timeFlow runs; answers its path. */
 export async function createFlow(base: string, auth: Record<string, string>, language: 'bun' | 'python3', steps: number, name = 'bench_flow'): Promise<string> {
   // Each step its own code, as in a real flow: no two steps could share a process by content.
-  const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${i}` : `def main(n: int = 0):\n    return n + 1  # step ${i}\n`);
+  // BENCH_FLOW_SAME_CODE=1 gives every step the same code, so all of them share one warm process.
+  const step = (i: number) => (SAME_CODE ? 0 : i);
+  const content = (i: number) => (language === 'bun' ? `export function main(n: number = 0) { return n + 1; } // step ${step(i)}` : `def main(n: int = 0):\n    return n + 1  # step ${step(i)}\n`);
   const modules = Array.from({ length: steps }, (_, i) => ({
     id: `s${i}`,
     value: { type: 'rawscript', language, content: content(i), input_transforms: i === 0 ? {} : { n: { type: 'javascript', expr: 'results.s' + (i - 1) } } },
