@@ -386,6 +386,8 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   let finished: FinishedJob | undefined;
   if (run.outcome && !isFinished(flowJob.status)) {
     const { status, result } = run.outcome;
+    // Kept before the run is seen finished: whoever saw it finish and runs it again is answered from the cache.
+    if (status === 'success') await cacheFlowResult(deps, flowJob, result);
     if (await deps.store.completeJob(flowJob.id, { status, result, logs: '' }, now)) finished = { status, result };
   }
   if (run.status === 'finished' && run.shared_folder === flowJob.id && usesSharedFolder(run)) await deleteSharedFolder(deps, flowJob.workspace_id, flowJob.id);
@@ -395,7 +397,6 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
   if (finished) await leaveSlot(deps, flowJob);
-  if (finished?.status === 'success') await cacheFlowResult(deps, flowJob, finished.result);
   if (finished?.status === 'success') await onJobSucceeded(deps, flowJob);
 }
 

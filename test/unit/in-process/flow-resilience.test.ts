@@ -180,3 +180,24 @@ describe('workspace error handler', () => {
     expect((await s.post(`${ws}/workspaces/edit_error_handler`, { path: 'u/admin/x', muted_on_cancel: true })).status).toBe(400);
   });
 });
+
+describe('cache_ttl of a flow', () => {
+  it('has the result kept before the run is seen finished, so a caller that saw it finish and runs again is answered from the cache', async () => {
+    await createFlow('u/admin/kept_flow', { cache_ttl: 60, modules: [ts('a', 'export function main(x: number) { return { x, run: Math.random() } }', {}, { x: js('flow_input.x') })] });
+    const kept: boolean[] = [];
+    const complete = s.store.completeJob.bind(s.store);
+    s.store.completeJob = async (id, done, at) => {
+      const job = await s.store.getJob('main', id);
+      if (job?.kind === 'flow' && done.status === 'success') kept.push((await s.store.listEntities('result_cache', 'main')).some((e) => e.key.startsWith(`flow:${job.flow_version}:`)));
+      return complete(id, done, at);
+    };
+    try {
+      const first = await s.job(await start('u/admin/kept_flow', { x: 1 }));
+      expect(kept).toEqual([true]);
+      const again = await s.job(await start('u/admin/kept_flow', { x: 1 }));
+      expect(again).toMatchObject({ status: 'success', cache_hit: true, result: first.result });
+    } finally {
+      s.store.completeJob = complete;
+    }
+  });
+});
