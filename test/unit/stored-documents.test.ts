@@ -62,6 +62,21 @@ describe('workspace documents', () => {
     expect(ENTITY_VALUES.flow_run.parse(run)).toEqual(run);
   });
 
+  it("reads a loop or branchall step stored with its jobs' whole records as their ids, none known to have ended, so the next turn looks", () => {
+    const jobs = [aJob('ws', { id: 'it0', kind: 'flow', script_hash: null, flow_version: 1, created_at: '2030-01-01T00:00:01.000Z' }), aJob('ws', { id: 'it1', kind: 'flow', script_hash: null, flow_version: 1 })];
+    const legacy = { ...newRun('f1', 1, 'u/a/f', [], {}, {}), step: { kind: 'children', module: 'loop', jobs, parallel: true, started: 2, skip_failures: [false, false] } };
+    expect(parseStored(ENTITY_VALUES.flow_run, legacy, 'flow_run f1').step).toEqual({
+      kind: 'children',
+      module: 'loop',
+      jobs: ['it0', 'it1'],
+      created_at: '2030-01-01T00:00:01.000Z',
+      parallel: true,
+      started: 2,
+      ended: [false, false],
+      skip_failures: [false, false],
+    });
+  });
+
   it("refuses a flow run or a job whose maps (inputs, results, step modules, arguments) are not objects of what they hold, naming the field", () => {
     const run = { ...newRun('f1', 1, 'u/a/f', [], { n: 1 }, {}), results: { a: { deep: [1] } }, step_modules: { j1: 'a' }, cache_hits: { a: 'j0' } };
     expect(parseStored(ENTITY_VALUES.flow_run, run, 'flow_run f1')).toEqual(run);

@@ -174,14 +174,28 @@ export interface EntityValues {
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
 
-const flowStep = z.discriminatedUnion('kind', [
+/**
+ * Runs stored before a children step kept ids held each branch's or iteration's whole job record
+ * (`jobs`): read in today's shape, none of them known to have ended, so the next turn looks.
+ */
+function upgradeLegacyChildren(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || (raw as { kind?: unknown }).kind !== 'children') return raw;
+  const step = raw as { jobs?: unknown; ended?: unknown };
+  if (step.ended !== undefined || !Array.isArray(step.jobs) || !step.jobs.every((j) => typeof j === 'object' && j !== null)) return raw;
+  const jobs = step.jobs as { id?: unknown; created_at?: unknown }[];
+  return { ...step, jobs: jobs.map((j) => j.id), created_at: jobs[0]?.created_at, ended: jobs.map(() => false) };
+}
+
+const flowStep = z.preprocess(upgradeLegacyChildren, z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('child'), module: z.string(), job: jobRecord }),
   z.object({
     kind: z.literal('children'),
     module: z.string(),
-    jobs: z.array(jobRecord),
+    jobs: z.array(z.string().min(1)).min(1),
+    created_at: timestamp,
     parallel: z.boolean(),
     started: z.number().int().nonnegative(),
+    ended: z.array(z.boolean()),
     skip_failures: z.array(z.boolean()),
   }),
   z.object({
@@ -197,7 +211,7 @@ const flowStep = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
   z.object({ kind: z.literal('wait'), module: z.string(), until: timestamp, reason: z.enum(['retry', 'sleep']) }),
   z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()) }),
-]);
+]));
 
 const stepAttempt = z.object({
   attempt: z.number().int().positive(),

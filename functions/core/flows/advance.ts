@@ -41,7 +41,7 @@ interface Effects {
   push: Job[];
   /** Jobs the stored state names but the store lacks (a crash between the two): inserted unless there by now. */
   restart: Job[];
-  cancel: Job[];
+  cancel: AwaitedJob[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
   /** ConsentGates just reached, whose approvers are to be told. */
@@ -112,7 +112,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
   if (run.status === 'finished') return;
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
-    effects.cancel.push(...awaitedJobs(run));
+    effects.cancel.push(...awaitedJobs(run, job.workspace_id));
     finish(run, { status: job.status as 'canceled', result: job.result });
     return;
   }
@@ -139,7 +139,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       return;
     }
     if (current.kind === 'while') {
-      const ended = await collect(deps, job, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
+      const ended = await collect(deps, job, run, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
       if (!ended) return;
       const settled = await settleIteration(deps, job, run, module, current, ended);
       if (settled === 'next') {
@@ -167,7 +167,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
-    const outcome = await collect(deps, job, current, effects, finishedStep);
+    const outcome = await collect(deps, job, run, current, effects, finishedStep);
     if (!outcome) return;
     if (outcome.ok && module.cache_ttl && current.kind === 'child') {
       effects.cacheStores.push({ job: current.job, result: outcome.value, ttl: module.cache_ttl, key: stepResultCacheKey(run.version, module.id, current.job) });
@@ -244,15 +244,17 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return child(run, module, effects, await inlineFlow(deps, flowJob, run, module, modules, run.flow_input));
       }
       case 'branchall': {
-        const jobs = await Promise.all(v.branches.map((b) => inlineFlow(deps, flowJob, run, module, b.modules, run.flow_input)));
-        return children(run, module, effects, jobs, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
+        const now = deps.clock.now().toISOString();
+        const jobs = await Promise.all(v.branches.map((b) => inlineFlow(deps, flowJob, run, module, b.modules, run.flow_input, now)));
+        return children(run, module, effects, jobs, now, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
       }
       case 'forloopflow': {
         const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob, [v.iterator.expr], scope);
         if (!Array.isArray(items)) throw new StepError('InvalidIterator', `step ${module.id}: the iterator is not an array`);
         // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
-        const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } })));
-        return children(run, module, effects, jobs, v.parallel, jobs.map(() => v.skip_failures));
+        const now = deps.clock.now().toISOString();
+        const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } }, now)));
+        return children(run, module, effects, jobs, now, v.parallel, jobs.map(() => v.skip_failures));
       }
       case 'whileloopflow': {
         const first = await iterationJob(run, module, 0, (input) => inlineFlow(deps, flowJob, run, module, v.modules, input));
@@ -296,8 +298,8 @@ async function cachedStep(deps: WorkerDeps, run: FlowRun, module: FlowModule, jo
 }
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
-async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>): Promise<Job> {
-  const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowJobTarget(`${run.path}/${module.id}`, run.version), flowInput);
+async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>, now = deps.clock.now().toISOString()): Promise<Job> {
+  const job = inlineFlowJob(now, flowJob, run, module.id, flowInput);
   const modulesAt = childModulesAt(run, module, modules);
   const inner: FlowRun = {
     ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }),
@@ -310,6 +312,20 @@ async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: 
   return job;
 }
 
+/** The job of a branch or iteration of `moduleId`; the same again from what its children step keeps (`childJob`). */
+function inlineFlowJob(now: string, flowJob: Job, run: FlowRun, moduleId: string, flowInput: Record<string, unknown>, id?: string): Job {
+  const job = stepJob(now, flowJob, run, flowJobTarget(`${run.path}/${moduleId}`, run.version), flowInput);
+  return id === undefined ? job : { ...job, id };
+}
+
+/** The job of branch or iteration `index` as it was made: its arguments are its run's input, stored before the step was. */
+async function childJob(deps: WorkerDeps, flowJob: Job, run: FlowRun, step: ChildrenStep, index: number): Promise<Job> {
+  const id = step.jobs[index];
+  const inner = await readFlowRun(deps.store, flowJob.workspace_id, id);
+  if (!inner) throw new Error(`flow ${flowJob.id}: the run of its ${step.module} job ${id} is missing`);
+  return inlineFlowJob(step.created_at, flowJob, run, step.module, inner.value.flow_input, id);
+}
+
 /** `timeout`: the seconds the step's job may run, which the worker reads from the run (worker.ts). */
 function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job, timeout?: number): true {
   run.step = { kind: 'child', module: module.id, job };
@@ -319,11 +335,14 @@ function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job, tim
   return true;
 }
 
-function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], parallel: boolean, skipFailures: boolean[]): true | Outcome {
+type ChildrenStep = Extract<FlowStep, { kind: 'children' }>;
+
+function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], createdAt: string, parallel: boolean, skipFailures: boolean[]): true | Outcome {
   if (jobs.length === 0) return { ok: true, value: [], stepJob: null };
   const started = parallel ? jobs.length : 1;
-  run.child_jobs = { ...run.child_jobs, [module.id]: jobs.map((j) => j.id) };
-  run.step = { kind: 'children', module: module.id, jobs, parallel, started, skip_failures: skipFailures };
+  const ids = jobs.map((j) => j.id);
+  run.child_jobs = { ...run.child_jobs, [module.id]: ids };
+  run.step = { kind: 'children', module: module.id, jobs: ids, created_at: createdAt, parallel, started, ended: jobs.map(() => false), skip_failures: skipFailures };
   effects.push.push(...jobs.slice(0, started));
   return true;
 }
@@ -332,6 +351,7 @@ function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[
 async function collect(
   deps: WorkerDeps,
   flowJob: Job,
+  run: FlowRun,
   current: Extract<FlowStep, { kind: 'child' | 'children' }>,
   effects: Effects,
   finishedStep: FinishedStep | undefined,
@@ -347,20 +367,62 @@ async function collect(
     if (!isFinished(job.status)) return null;
     return { ok: job.status === 'success', value: job.result, stepJob: job.id };
   }
-  const jobs = await Promise.all(current.jobs.slice(0, current.started).map((j) => deps.store.getJob(flowJob.workspace_id, j.id)));
-  jobs.forEach((j, i) => !j && effects.restart.push(current.jobs[i]));
-  const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
-  if (done.length < current.started) return null;
+  if (!(await childrenEnded(deps, flowJob, run, current, effects, finishedStep))) return null;
   if (current.started < current.jobs.length) {
     // Sequential: the next one starts when the previous one is done. Stored as not started until
     // now, so no earlier attempt inserted it (one that did would have stored `started` first).
-    effects.push.push(current.jobs[current.started]);
+    effects.push.push(await childJob(deps, flowJob, run, current, current.started));
     current.started += 1;
+    return null;
+  }
+  // All ended: their results are read once, here.
+  const jobs = await Promise.all(current.jobs.map((id) => deps.store.getJob(flowJob.workspace_id, id)));
+  const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
+  if (done.length < jobs.length) {
+    // One gone since (deleted by hand): run again, as a crash's lost insert is.
+    for (const [i, job] of jobs.entries()) if (!job || !isFinished(job.status)) current.ended[i] = false;
+    for (const [i, job] of jobs.entries()) if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, i));
     return null;
   }
   const failed = done.findIndex((j, i) => j.status !== 'success' && !current.skip_failures[i]);
   if (failed !== -1) return { ok: false, value: done[failed].result, stepJob: null };
   return { ok: true, value: done.map((j) => j.result), stepJob: null };
+}
+
+/**
+ * Whether every started branch or iteration has ended, marking in `current.ended` those found so.
+ * Woken by one that finished, the turn marks it and reads on from the first one not known to have
+ * ended only until it finds one running: a turn costs a read or two however many there are, and
+ * an end whose wake was lost is still found by the last wake. Any other turn (a start, a runner's
+ * turn, a restart) reads every open one, and inserts those a crash lost.
+ */
+async function childrenEnded(deps: WorkerDeps, flowJob: Job, run: FlowRun, current: ChildrenStep, effects: Effects, finishedStep: FinishedStep | undefined): Promise<boolean> {
+  const open = openChildren(current);
+  if (finishedStep) {
+    const woke = current.jobs.indexOf(finishedStep.id);
+    if (woke !== -1 && woke < current.started) current.ended[woke] = true;
+    for (const i of open) {
+      if (current.ended[i]) continue;
+      const job = await deps.store.getJob(flowJob.workspace_id, current.jobs[i]);
+      if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, i));
+      if (!job || !isFinished(job.status)) return false;
+      current.ended[i] = true;
+    }
+    return true;
+  }
+  const jobs = await Promise.all(open.map((i) => deps.store.getJob(flowJob.workspace_id, current.jobs[i])));
+  for (const [k, job] of jobs.entries()) {
+    if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, open[k]));
+    else if (isFinished(job.status)) current.ended[open[k]] = true;
+  }
+  return openChildren(current).length === 0;
+}
+
+/** The started branches or iterations not known to have ended, in order. */
+function openChildren(step: ChildrenStep): number[] {
+  const open: number[] = [];
+  for (let i = 0; i < step.started; i++) if (!step.ended[i]) open.push(i);
+  return open;
 }
 
 /** Once the state is stored (with `starts`, the new jobs): start and stop jobs, complete the flow job, wake its parent. */
@@ -394,7 +456,8 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   deps.signals.notify(flowJob.id, finished);
   for (const moduleId of effects.notify) await notifyApprovers(deps, flowJob, moduleId);
   if (effects.wakeAt) await deps.flows.wakeAt(flowJob.workspace_id, flowJob.id, effects.wakeAt);
-  if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job);
+  // The parent's turn takes this outcome as it was stored here, as a worker's wake gives a script step's.
+  if (run.status === 'finished' && flowJob.parent_job) await deps.flows.wake(flowJob.workspace_id, flowJob.parent_job, finished ? { id: flowJob.id, ...finished } : undefined);
   if (finished?.status === 'failed') await onJobFailed(deps, flowJob, errorOf(finished.result));
   if (finished) await leaveSlot(deps, flowJob);
   if (finished?.status === 'success') await onJobSucceeded(deps, flowJob);
@@ -408,7 +471,7 @@ async function cacheFlowResult(deps: WorkerDeps, flowJob: Job, result: unknown):
 }
 
 /** Cancels jobs still running or queued; their workers see it and stop them. */
-async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, jobs: Job[], message: string): Promise<void> {
+async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, jobs: AwaitedJob[], message: string): Promise<void> {
   const now = deps.clock.now().toISOString();
   for (const job of jobs) {
     if (await deps.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: '' }, now)) {
@@ -418,11 +481,14 @@ async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>,
   }
 }
 
+/** A job a flow run waits on: which, and whether it is a flow (a sub-flow, branch or iteration) or a script. */
+export type AwaitedJob = Pick<Job, 'id' | 'workspace_id' | 'kind'>;
+
 /** The jobs a flow run is waiting on right now: its current step's script jobs or flow jobs. */
-export function awaitedJobs(run: FlowRun): Job[] {
+export function awaitedJobs(run: FlowRun, workspaceId: string): AwaitedJob[] {
   const step = run.step;
   if (step?.kind === 'child' || step?.kind === 'while') return [step.job];
-  if (step?.kind === 'children') return step.jobs.slice(0, step.started);
+  if (step?.kind === 'children') return openChildren(step).map((i) => ({ id: step.jobs[i], workspace_id: workspaceId, kind: 'flow' }));
   return [];
 }
 
@@ -433,7 +499,7 @@ export function awaitedJobs(run: FlowRun): Job[] {
 export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, workspaceId: string, flowJobId: string): Promise<void> {
   const run = await getFlowRun(deps, workspaceId, flowJobId);
   if (!run || run.status === 'finished') return;
-  const jobs = awaitedJobs(run);
+  const jobs = awaitedJobs(run, workspaceId);
   await cancelJobs(deps, jobs, 'the flow was canceled');
   for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
 }

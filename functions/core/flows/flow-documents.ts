@@ -117,8 +117,13 @@ export interface ChatMessage {
 export type FlowStep =
   /** Waiting for one job: a script step, a sub-flow or the chosen branch. */
   | { kind: 'child'; module: string; job: Job }
-  /** Waiting for several flow jobs: branchall branches or loop iterations. */
-  | { kind: 'children'; module: string; jobs: Job[]; parallel: boolean; started: number; skip_failures: boolean[] }
+  /**
+   * Waiting for several flow jobs: branchall branches or loop iterations. They are kept by id, with
+   * which have ended, not as records: a turn then costs the same for the 400th iteration as for the
+   * first (a record carries the iteration's arguments, often the whole list it iterates). A job
+   * yet to be inserted is rebuilt from its run, stored before this step (`childJob`).
+   */
+  | { kind: 'children'; module: string; jobs: string[]; created_at: string; parallel: boolean; started: number; ended: boolean[]; skip_failures: boolean[] }
   /** A step with `suspend` finished and the flow waits for approvals (spec 3). */
   | {
       kind: 'suspend';

@@ -243,3 +243,66 @@ describe('running flows', () => {
     expect((await s.job(flowJob.id)).result).toBe('all done');
   });
 });
+
+describe('loops at scale', () => {
+  /** A sequential loop over `n` items of 100 characters each, as a user's list of records: the jobs read while it ran and the largest stored run of the loop's flow. */
+  async function loopCosts(n: number): Promise<{ reads: number; largestRun: number; result: unknown }> {
+    const path = `u/admin/long_loop_${n}`;
+    await createFlow(path, [
+      { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: false, modules: [ts('len', 'export function main(item: string, i: number) { return i + item.length }', { item: js('flow_input.iter.value'), i: js('flow_input.iter.index') })] } },
+    ]);
+    let reads = 0;
+    let largestRun = 0;
+    const getJob = s.store.getJob.bind(s.store);
+    s.store.getJob = (ws, id) => {
+      reads++;
+      return getJob(ws, id);
+    };
+    const replace = vi.spyOn(s.store, 'replaceEntity');
+    const items = Array.from({ length: n }, (_, i) => String(i).padStart(100, '.'));
+    try {
+      const id = await (await s.post(`${ws}/jobs/run/p/${path}`, { items })).text();
+      await s.settled();
+      const before = reads;
+      const finished = await s.job(id);
+      reads = before;
+      for (const call of replace.mock.calls) if (call[0].kind === 'flow_run' && call[0].key === id) largestRun = Math.max(largestRun, JSON.stringify(call[0].value).length);
+      return { reads, largestRun, result: finished.result };
+    } finally {
+      s.store.getJob = getJob;
+      replace.mockRestore();
+    }
+  }
+
+  it("costs a sequential loop's flow as much for its last iteration as for its first: neither its reads nor its stored run grow with the iterations before", async () => {
+    const small = await loopCosts(10);
+    const large = await loopCosts(40);
+    expect(small.result).toEqual(Array.from({ length: 10 }, (_, i) => i + 100));
+    expect(large.result).toEqual(Array.from({ length: 40 }, (_, i) => i + 100));
+    // Per iteration: a read or two of its job and one of all results at the end, however long the loop.
+    expect(large.reads / 40).toBeLessThanOrEqual(small.reads / 10 + 1);
+    // The run holds the input (the items) once, and a few bytes per iteration: four times the items, at most four times the bytes.
+    expect(large.largestRun).toBeLessThan(4.5 * small.largestRun);
+  });
+
+  it('ends a parallel loop whose first iteration to finish never woke the loop: a later wake finds it ended', async () => {
+    await createFlow('u/admin/lossy_loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3, 4, 5]), parallel: true, modules: [ts('double', 'export function main(x: number) { return x * 2 }', { x: js('flow_input.iter.value') })] } },
+    ]);
+    const wake = s.flows.wake.bind(s.flows);
+    let dropped: string | null = null;
+    s.flows.wake = async (ws, id, step) => {
+      if (dropped === null && step && (await s.store.getJob(ws, id))?.script_path === 'u/admin/lossy_loop') {
+        dropped = step.id;
+        return;
+      }
+      return wake(ws, id, step);
+    };
+    try {
+      expect(await runSync('u/admin/lossy_loop', {})).toEqual([2, 4, 6, 8, 10]);
+      expect(dropped).not.toBeNull();
+    } finally {
+      s.flows.wake = wake;
+    }
+  });
+});
