@@ -169,6 +169,30 @@ describe('running flows', () => {
     expect(await runSync('u/admin/parallel_loop', {})).toEqual(['A', 'B', 'C']);
   });
 
+  it("runs at most a parallel loop's `parallelism` iterations at once, and stops a sequential loop at a failed iteration", async () => {
+    // Each iteration says when it ran, by its own clock, so the overlap is measured by the runs themselves.
+    const timed = 'export async function main(i: number) { const start = Date.now(); await new Promise((r) => setTimeout(r, 300)); return { i, start, end: Date.now() } }';
+    await createFlow('u/admin/windowed_loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: fixed([0, 1, 2, 3, 4]), parallel: true, parallelism: 2, modules: [ts('timed', timed, { i: js('flow_input.iter.value') })] } },
+    ]);
+    const runs = (await runSync('u/admin/windowed_loop', {})) as { i: number; start: number; end: number }[];
+    expect(runs.map((r) => r.i)).toEqual([0, 1, 2, 3, 4]);
+    const edges = runs.flatMap((r) => [{ at: r.start, d: 1 }, { at: r.end, d: -1 }]).sort((a, b) => a.at - b.at || a.d - b.d);
+    let now = 0;
+    let most = 0;
+    for (const e of edges) most = Math.max(most, (now += e.d));
+    // At most: the emulated AWS shell runs one job at a time.
+    expect(most).toBeLessThanOrEqual(2);
+
+    await createFlow('u/admin/stops_on_failure', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3]), parallel: false, modules: [ts('check', 'export function main(n: number) { if (n === 2) throw new Error("bad item " + n); return n }', { n: js('flow_input.iter.value') })] } },
+    ]);
+    const failed = await waitForJob(s, await (await s.post(`${ws()}/jobs/run/p/u/admin/stops_on_failure`, {})).text(), 60_000);
+    expect(failed.status).toBe('failed');
+    expect(failed.result.error.message).toContain('bad item 2');
+    expect(failed.flow_status.module_jobs.loop).toHaveLength(2);
+  });
+
   it('runs a script by path and another flow as steps', async () => {
     await createScript(s, 'u/admin/greeter', 'python3', 'def main(name: str):\n    return "hello " + name\n');
     await createFlow('u/admin/inner', [ts('shout', 'export function main(s: string) { return s.toUpperCase() + "!" }', { s: js('flow_input.s') })]);

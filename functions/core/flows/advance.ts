@@ -23,6 +23,7 @@ import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';
 import { leaveSlot } from '../jobs/concurrency.js';
+import { collectChildren, openChildren, runningAtOnce, type ChildrenStep } from './children-step.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -139,7 +140,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       return;
     }
     if (current.kind === 'while') {
-      const ended = await collect(deps, job, run, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
+      const ended = await collect(deps, job, { kind: 'child', module: current.module, job: current.job }, effects, finishedStep);
       if (!ended) return;
       const settled = await settleIteration(deps, job, run, module, current, ended);
       if (settled === 'next') {
@@ -167,7 +168,10 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       if (current.deadline !== null) effects.wakeAt = new Date(current.deadline);
       return;
     }
-    const outcome = await collect(deps, job, run, current, effects, finishedStep);
+    const outcome =
+      current.kind === 'children'
+        ? await collectChildren(deps, job, run, module, current, { rebuild: (i) => childJob(deps, job, run, current, i), push: effects.push, restart: effects.restart }, finishedStep)
+        : await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
     if (outcome.ok && module.cache_ttl && current.kind === 'child') {
       effects.cacheStores.push({ job: current.job, result: outcome.value, ttl: module.cache_ttl, key: stepResultCacheKey(run.version, module.id, current.job) });
@@ -335,11 +339,9 @@ function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job, tim
   return true;
 }
 
-type ChildrenStep = Extract<FlowStep, { kind: 'children' }>;
-
 function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], createdAt: string, parallel: boolean, skipFailures: boolean[]): true | Outcome {
   if (jobs.length === 0) return { ok: true, value: [], stepJob: null };
-  const started = parallel ? jobs.length : 1;
+  const started = runningAtOnce(module, jobs.length, parallel);
   const ids = jobs.map((j) => j.id);
   run.child_jobs = { ...run.child_jobs, [module.id]: ids };
   run.step = { kind: 'children', module: module.id, jobs: ids, created_at: createdAt, parallel, started, ended: jobs.map(() => false), skip_failures: skipFailures };
@@ -347,82 +349,17 @@ function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[
   return true;
 }
 
-/** The outcome of the step's job(s), or null while they run. Restarts what a crash lost. */
-async function collect(
-  deps: WorkerDeps,
-  flowJob: Job,
-  run: FlowRun,
-  current: Extract<FlowStep, { kind: 'child' | 'children' }>,
-  effects: Effects,
-  finishedStep: FinishedStep | undefined,
-): Promise<Outcome | null> {
-  if (current.kind === 'child') {
-    // A finished job never changes again, so the completion the worker stored is the job's outcome.
-    if (finishedStep?.id === current.job.id) return { ok: finishedStep.status === 'success', value: finishedStep.result, stepJob: finishedStep.id };
-    const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
-    if (!job) {
-      effects.restart.push(current.job);
-      return null;
-    }
-    if (!isFinished(job.status)) return null;
-    return { ok: job.status === 'success', value: job.result, stepJob: job.id };
-  }
-  if (!(await childrenEnded(deps, flowJob, run, current, effects, finishedStep))) return null;
-  if (current.started < current.jobs.length) {
-    // Sequential: the next one starts when the previous one is done. Stored as not started until
-    // now, so no earlier attempt inserted it (one that did would have stored `started` first).
-    effects.push.push(await childJob(deps, flowJob, run, current, current.started));
-    current.started += 1;
+/** The outcome of the step's job, or null while it runs. Restarts it when a crash lost it. */
+async function collect(deps: WorkerDeps, flowJob: Job, current: Extract<FlowStep, { kind: 'child' }>, effects: Effects, finishedStep: FinishedStep | undefined): Promise<Outcome | null> {
+  // A finished job never changes again, so the completion the worker stored is the job's outcome.
+  if (finishedStep?.id === current.job.id) return { ok: finishedStep.status === 'success', value: finishedStep.result, stepJob: finishedStep.id };
+  const job = await deps.store.getJob(flowJob.workspace_id, current.job.id);
+  if (!job) {
+    effects.restart.push(current.job);
     return null;
   }
-  // All ended: their results are read once, here.
-  const jobs = await Promise.all(current.jobs.map((id) => deps.store.getJob(flowJob.workspace_id, id)));
-  const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
-  if (done.length < jobs.length) {
-    // One gone since (deleted by hand): run again, as a crash's lost insert is.
-    for (const [i, job] of jobs.entries()) if (!job || !isFinished(job.status)) current.ended[i] = false;
-    for (const [i, job] of jobs.entries()) if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, i));
-    return null;
-  }
-  const failed = done.findIndex((j, i) => j.status !== 'success' && !current.skip_failures[i]);
-  if (failed !== -1) return { ok: false, value: done[failed].result, stepJob: null };
-  return { ok: true, value: done.map((j) => j.result), stepJob: null };
-}
-
-/**
- * Whether every started branch or iteration has ended, marking in `current.ended` those found so.
- * Woken by one that finished, the turn marks it and reads on from the first one not known to have
- * ended only until it finds one running: a turn costs a read or two however many there are, and
- * an end whose wake was lost is still found by the last wake. Any other turn (a start, a runner's
- * turn, a restart) reads every open one, and inserts those a crash lost.
- */
-async function childrenEnded(deps: WorkerDeps, flowJob: Job, run: FlowRun, current: ChildrenStep, effects: Effects, finishedStep: FinishedStep | undefined): Promise<boolean> {
-  const open = openChildren(current);
-  if (finishedStep) {
-    const woke = current.jobs.indexOf(finishedStep.id);
-    if (woke !== -1 && woke < current.started) current.ended[woke] = true;
-    for (const i of open) {
-      if (current.ended[i]) continue;
-      const job = await deps.store.getJob(flowJob.workspace_id, current.jobs[i]);
-      if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, i));
-      if (!job || !isFinished(job.status)) return false;
-      current.ended[i] = true;
-    }
-    return true;
-  }
-  const jobs = await Promise.all(open.map((i) => deps.store.getJob(flowJob.workspace_id, current.jobs[i])));
-  for (const [k, job] of jobs.entries()) {
-    if (!job) effects.restart.push(await childJob(deps, flowJob, run, current, open[k]));
-    else if (isFinished(job.status)) current.ended[open[k]] = true;
-  }
-  return openChildren(current).length === 0;
-}
-
-/** The started branches or iterations not known to have ended, in order. */
-function openChildren(step: ChildrenStep): number[] {
-  const open: number[] = [];
-  for (let i = 0; i < step.started; i++) if (!step.ended[i]) open.push(i);
-  return open;
+  if (!isFinished(job.status)) return null;
+  return { ok: job.status === 'success', value: job.result, stepJob: job.id };
 }
 
 /** Once the state is stored (with `starts`, the new jobs): start and stop jobs, complete the flow job, wake its parent. */

@@ -285,6 +285,46 @@ describe('loops at scale', () => {
     expect(large.largestRun).toBeLessThan(4.5 * small.largestRun);
   });
 
+  it('stops a sequential loop at its first failed iteration, as a while loop does; with skip_failures it runs every item', async () => {
+    const body = [ts('check', 'export function main(n: number) { if (n === 2) throw new Error("item " + n + " is bad"); return n * 10 }', { n: js('flow_input.iter.value') })];
+    await createFlow('u/admin/stops_at_failure', [{ id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3]), parallel: false, skip_failures: false, modules: body } }]);
+    await createFlow('u/admin/skips_failure', [{ id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3]), parallel: false, skip_failures: true, modules: body } }]);
+    const ran = async () => (await jobsOf()).filter((j) => j.kind === 'flowstep' && j.flow_module === 'check').length;
+
+    const before = await ran();
+    const stopped = await s.job(await (await s.post(`${ws}/jobs/run/p/u/admin/stops_at_failure`, {})).text());
+    expect(stopped.status).toBe('failed');
+    expect(stopped.result.error.message).toContain('item 2 is bad');
+    expect((await ran()) - before).toBe(2);
+    // The console lists the iterations that ran, not those that never started.
+    expect(stopped.flow_status.module_jobs.loop).toHaveLength(2);
+
+    const skipped = await s.job(await (await s.post(`${ws}/jobs/run/p/u/admin/skips_failure`, {})).text());
+    expect(skipped.status).toBe('success');
+    expect(skipped.result[0]).toBe(10);
+    expect(skipped.result[1].error.message).toContain('item 2 is bad');
+    expect(skipped.result[2]).toBe(30);
+  });
+
+  it("starts a parallel loop's iterations `parallelism` at a time, the next as one ends", async () => {
+    await createFlow('u/admin/windowed', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3, 4, 5]), parallel: true, parallelism: 2, modules: [ts('nap', NEVER_ENDS)] } },
+    ]);
+    const id = await (await s.post(`${ws}/jobs/run/p/u/admin/windowed`, {})).text();
+    const iterations = async () => (await jobsOf()).filter((j) => j.script_path === 'u/admin/windowed/loop');
+    const napping = async () => (await jobsOf()).filter((j) => j.script_path.endsWith('/nap') && j.status === 'running');
+    const first = await until(napping, (naps) => naps.length === 2);
+    expect(await iterations()).toHaveLength(2);
+    // One ends: the third starts, and still no more than two run.
+    expect((await s.post(`${ws}/jobs_u/queue/cancel/${first[0].id}`, { reason: 'done with it' })).status).toBe(200);
+    await until(iterations, (its) => its.length === 3);
+    const now = await until(napping, (naps) => naps.length === 2 && !naps.some((n) => n.id === first[0].id));
+    expect(now.map((n) => n.id)).toContain(first[1].id);
+    expect(await iterations()).toHaveLength(3);
+    expect((await s.post(`${ws}/jobs_u/queue/cancel/${id}`, { reason: 'enough' })).status).toBe(200);
+    expect((await s.job(id)).status).toBe('canceled');
+  });
+
   it('ends a parallel loop whose first iteration to finish never woke the loop: a later wake finds it ended', async () => {
     await createFlow('u/admin/lossy_loop', [
       { id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3, 4, 5]), parallel: true, modules: [ts('double', 'export function main(x: number) { return x * 2 }', { x: js('flow_input.iter.value') })] } },
