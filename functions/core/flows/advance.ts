@@ -43,6 +43,8 @@ interface Effects {
   /** Jobs the stored state names but the store lacks (a crash between the two): inserted unless there by now. */
   restart: Job[];
   cancel: AwaitedJob[];
+  /** Runs of branches or iterations that will never start (their step stopped or was canceled): removed with what they hold. */
+  discard: string[];
   /** A suspended step's timeout: the flow must be woken then. */
   wakeAt: Date | null;
   /** ConsentGates just reached, whose approvers are to be told. */
@@ -61,7 +63,7 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? copyRun(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], restart: [], cancel: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
+    const effects: Effects = { push: [], restart: [], cancel: [], discard: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
     await step(deps, job, run, effects, finishedStep);
     const starts = await storeTurn(deps, workspaceId, flowJobId, run, entity, effects.push);
     if (!starts) return AGAIN;
@@ -114,6 +116,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
     effects.cancel.push(...awaitedJobs(run, job.workspace_id));
+    if (run.step?.kind === 'children') effects.discard.push(...run.step.jobs.slice(run.step.started));
     finish(run, { status: job.status as 'canceled', result: job.result });
     return;
   }
@@ -170,7 +173,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
     }
     const outcome =
       current.kind === 'children'
-        ? await collectChildren(deps, job, run, module, current, { rebuild: (i) => childJob(deps, job, run, current, i), push: effects.push, restart: effects.restart }, finishedStep)
+        ? await collectChildren(deps, job, run, module, current, { rebuild: (i) => childJob(deps, job, run, current, i), push: effects.push, restart: effects.restart, discard: effects.discard }, finishedStep)
         : await collect(deps, job, current, effects, finishedStep);
     if (!outcome) return;
     if (outcome.ok && module.cache_ttl && current.kind === 'child') {
@@ -382,6 +385,7 @@ async function carryOut(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: E
   for (const done of effects.cacheStores) await storeCachedResult(deps, done.job, done.result, done.ttl, done.key);
   const now = deps.clock.now().toISOString();
   await cancelJobs(deps, effects.cancel, 'the flow was canceled');
+  for (const id of effects.discard) await deps.store.deleteEntity('flow_run', flowJob.workspace_id, id);
   let finished: FinishedJob | undefined;
   if (run.outcome && !isFinished(flowJob.status)) {
     const { status, result } = run.outcome;

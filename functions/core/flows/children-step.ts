@@ -22,6 +22,8 @@ export interface ChildrenTurn {
   push: Job[];
   /** Jobs the run names but the store lacks (a crash between the two). */
   restart: Job[];
+  /** Runs of ones that will never start, removed once the turn is stored: they hold the flow's input. */
+  discard: string[];
 }
 
 /** How many run at once: every one of a parallel step, up to a loop's `parallelism`; else one at a time. */
@@ -56,6 +58,7 @@ export async function collectChildren(
       const failed = await failedLast(deps, flowJob, current, finishedStep);
       if (failed) {
         run.child_jobs = { ...run.child_jobs, [current.module]: current.jobs.slice(0, current.started) };
+        turn.discard.push(...current.jobs.slice(current.started));
         return { ok: false, value: failed.result, stepJob: null };
       }
     }

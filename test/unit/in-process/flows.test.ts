@@ -292,12 +292,15 @@ describe('loops at scale', () => {
     const ran = async () => (await jobsOf()).filter((j) => j.kind === 'flowstep' && j.flow_module === 'check').length;
 
     const before = await ran();
+    const runsBefore = (await s.store.listEntities('flow_run', 'main')).length;
     const stopped = await s.job(await (await s.post(`${ws}/jobs/run/p/u/admin/stops_at_failure`, {})).text());
     expect(stopped.status).toBe('failed');
     expect(stopped.result.error.message).toContain('item 2 is bad');
     expect((await ran()) - before).toBe(2);
     // The console lists the iterations that ran, not those that never started.
     expect(stopped.flow_status.module_jobs.loop).toHaveLength(2);
+    // The run made for the third item (it holds the flow's input) is gone with it: only the flow's and two iterations' remain.
+    expect((await s.store.listEntities('flow_run', 'main')).length - runsBefore).toBe(3);
 
     const skipped = await s.job(await (await s.post(`${ws}/jobs/run/p/u/admin/skips_failure`, {})).text());
     expect(skipped.status).toBe('success');
@@ -310,6 +313,7 @@ describe('loops at scale', () => {
     await createFlow('u/admin/windowed', [
       { id: 'loop', value: { type: 'forloopflow', iterator: fixed([1, 2, 3, 4, 5]), parallel: true, parallelism: 2, modules: [ts('nap', NEVER_ENDS)] } },
     ]);
+    const runsBefore = (await s.store.listEntities('flow_run', 'main')).length;
     const id = await (await s.post(`${ws}/jobs/run/p/u/admin/windowed`, {})).text();
     const iterations = async () => (await jobsOf()).filter((j) => j.script_path === 'u/admin/windowed/loop');
     const napping = async () => (await jobsOf()).filter((j) => j.script_path.endsWith('/nap') && j.status === 'running');
@@ -323,6 +327,8 @@ describe('loops at scale', () => {
     expect(await iterations()).toHaveLength(3);
     expect((await s.post(`${ws}/jobs_u/queue/cancel/${id}`, { reason: 'enough' })).status).toBe(200);
     expect((await s.job(id)).status).toBe('canceled');
+    // The two iterations that never started leave no run behind: the flow's and three iterations' remain.
+    expect((await s.store.listEntities('flow_run', 'main')).length - runsBefore).toBe(4);
   });
 
   it('ends a parallel loop whose first iteration to finish never woke the loop: a later wake finds it ended', async () => {
