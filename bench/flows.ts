@@ -28,6 +28,10 @@ const ROUNDS = Number(process.env.BENCH_FLOW_ROUNDS ?? 2);
 /** BENCH_FLOW_STEPS=1,10 measures fewer flows (1 is always measured: the overhead is relative to it). */
 export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',').map(Number);
 export const FLOW_LANGUAGES = ['bun', 'python3'] as const;
+/** BENCH_FLOW_LOOPS=10,200: sequential loops over that many items, each figure per iteration ("" measures none). */
+export const FLOW_LOOPS = (process.env.BENCH_FLOW_LOOPS ?? '10,200').split(',').filter(Boolean).map(Number);
+/** Timed runs per loop (each of many iterations). */
+const LOOP_RUNS = Number(process.env.BENCH_FLOW_LOOP_RUNS ?? 7);
 /** Whether every step of a flow gets the same code (one warm process for all of them), to see what a step's own process costs. */
 const SAME_CODE = process.env.BENCH_FLOW_SAME_CODE === '1';
 
@@ -132,6 +136,48 @@ export async function timeFlow(base: string, auth: Record<string, string>, path:
   return { language, steps, median: times[Math.floor(times.length / 2)]!, serviceCpuMs };
 }
 
+/**
+ * A sequential for loop over `items` numbers, each iteration one TypeScript step, through the sync
+ * route: the median run's time and the service's CPU, per iteration. An iteration is a flow job of
+ * its own plus its step, so it costs more than a step; what matters is that it costs no more in a
+ * long loop than in a short one.
+ */
+async function timeLoop(base: string, auth: Record<string, string>, items: number, servicePid: number): Promise<FlowFigures> {
+  const path = `u/admin/bench_loop_${items}`;
+  const headers = { ...auth, 'content-type': 'application/json' };
+  const modules = [
+    {
+      id: 'loop',
+      value: {
+        type: 'forloopflow',
+        iterator: { type: 'javascript', expr: 'flow_input.items' },
+        parallel: false,
+        skip_failures: false,
+        modules: [{ id: 'double', value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x * 2; }', input_transforms: { x: { type: 'javascript', expr: 'flow_input.iter.value' } } } }],
+      },
+    },
+  ];
+  const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
+  if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
+  const body = JSON.stringify({ items: Array.from({ length: items }, (_, i) => i) });
+  const run = async () => {
+    const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers, body });
+    const out = (await response.json()) as unknown;
+    if (!Array.isArray(out) || out.length !== items || out[items - 1] !== (items - 1) * 2) throw new Error(`loop ${path} answered ${response.status} ${JSON.stringify(out).slice(0, 200)}`);
+  };
+  await run();
+  await run();
+  const times: number[] = [];
+  const cpuAtStart = cpuMsOf(servicePid);
+  for (let i = 0; i < LOOP_RUNS; i++) {
+    const t = performance.now();
+    await run();
+    times.push((performance.now() - t) / items);
+  }
+  times.sort((a, b) => a - b);
+  return { language: 'loop', steps: items, median: times[Math.floor(times.length / 2)]!, serviceCpuMs: (cpuMsOf(servicePid) - cpuAtStart) / LOOP_RUNS / items };
+}
+
 /** The address a `svc serve` child process says it listens on, once it says so. */
 export function listeningAddress(child: ChildProcess): Promise<string> {
   return new Promise<string>((ok, fail) => {
@@ -165,6 +211,7 @@ async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Pro
         rows.push((await measureQuietly(`${steps} ${language} steps`, () => timeFlow(base, auth, path, language, steps, child.pid))).value);
       }
     }
+    for (const items of FLOW_LOOPS) rows.push((await measureQuietly(`loop of ${items} items`, () => timeLoop(base, auth, items, child.pid!))).value);
     return rows;
   } finally {
     child.kill('SIGTERM');
@@ -210,6 +257,11 @@ async function main() {
       const cells = results.map((runs) => `${show(runs.map((rows) => rows.find((r) => r.language === language && r.steps === steps)!.serviceCpuMs!), 1)} ms`);
       console.log(`| ${steps} light ${language} steps, service CPU per flow run | ${cells.join(' | ')} | |`);
     }
+  }
+  for (const items of FLOW_LOOPS) {
+    const row = (rows: FlowFigures[]) => rows.find((r) => r.language === 'loop' && r.steps === items)!;
+    const cells = results.map((runs) => `${show(runs.map((rows) => row(rows).median), 2)} ms, CPU ${show(runs.map((rows) => row(rows).serviceCpuMs!), 2)} ms`);
+    console.log(`| sequential loop of ${items} TypeScript items, per iteration | ${cells.join(' | ')} | |`);
   }
 }
 
