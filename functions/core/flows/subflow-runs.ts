@@ -18,7 +18,7 @@ void subflowRunAgrees;
 /**
  * The runs a flow's loops and branches started (each iteration or branch is a flow run of its
  * own), nested ones too, as the API shows a job: the run page colours the steps inside loops and
- * branches from their statuses. Only those that exist: a sequential loop's later iterations are
+ * branches from their statuses (not their arguments). Only those that exist: a sequential loop's later iterations are
  * listed in the run before they start, and are left out until they do.
  */
 export async function subflowRuns(deps: CoreDeps, rights: Rights, flowJobId: string): Promise<SubflowRun[]> {
@@ -32,7 +32,9 @@ export async function subflowRuns(deps: CoreDeps, rights: Rights, flowJobId: str
       const child = await deps.store.getJob(root.workspace_id, id);
       if (!child) continue;
       const childRun = await getFlowRun(deps, root.workspace_id, id);
-      out.push(withFlowStatus(jobView(child), childRun));
+      // Without arguments: an iteration's are the whole flow's input again (the list it loops over,
+      // say), so 200 iterations would carry it 200 times on every refresh. Its own page shows them.
+      out.push(withFlowStatus({ ...jobView(child), args: null }, childRun));
       if (childRun?.child_jobs) queue.push(id);
     }
   }

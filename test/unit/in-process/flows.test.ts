@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScript, inProcessService, until, type InProcessService } from './harness.js';
+import { subflowRuns } from '../../../functions/core/flows/subflow-runs.js';
+import { authenticate } from '../../../functions/core/identity/auth.js';
+import { Rights } from '../../../functions/core/identity/permissions.js';
 
 /**
  * Flow rules in-process (spec 2.4, 4.1, 9): definitions and versions, stepping, results passing,
@@ -329,6 +332,22 @@ describe('loops at scale', () => {
     expect((await s.job(id)).status).toBe('canceled');
     // The two iterations that never started leave no run behind: the flow's and three iterations' remain.
     expect((await s.store.listEntities('flow_run', 'main')).length - runsBefore).toBe(4);
+  });
+
+  it("lists a loop's iteration runs for the run page without each one's copy of the flow's input", async () => {
+    await createFlow('u/admin/listed_loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: false, modules: [ts('first', 'export function main(s: string) { return s[0] }', { s: js('flow_input.iter.value') })] } },
+    ]);
+    const items = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(1_000, '.'));
+    const id = await (await s.post(`${ws}/jobs/run/p/u/admin/listed_loop`, { items })).text();
+    expect((await s.job(id)).status).toBe('success');
+    const admin = await authenticate(s.deps, { bearer: s.token, session: null });
+    const runs = await subflowRuns(s.deps, await Rights.load(s.deps, admin, 'main'), id);
+    expect(runs).toHaveLength(20);
+    expect(runs.every((r) => r.status === 'success' && r.flow_status?.modules[0] === 'first')).toBe(true);
+    // 20 iterations of a 20,000-character input: without the copies, far less than one copy per iteration.
+    expect(JSON.stringify(runs).length).toBeLessThan(20 * 20_000);
+    expect(runs[0].args).toBeNull();
   });
 
   it('ends a parallel loop whose first iteration to finish never woke the loop: a later wake finds it ended', async () => {
