@@ -6,6 +6,7 @@ import { ENTITY_VALUES } from '../../functions/core/documents/entity-values.js';
 import { createEntity, getEntityValue, listEntityValues } from '../../functions/core/store/entities.js';
 import { ENTITY_KINDS } from '../../functions/ports.js';
 import { newRun } from '../../functions/core/flows/advance.js';
+import { resolveRun } from '../../functions/core/flows/flow-run-document.js';
 import { dueSuspendedFlows } from '../../functions/core/flows/timers.js';
 import { aJob, aScriptVersion, aWorkspace } from '../contract/store-fixtures.js';
 
@@ -75,6 +76,18 @@ describe('workspace documents', () => {
       ended: [false, false],
       skip_failures: [false, false],
     });
+  });
+
+  it("reads a branch's or iteration's run that holds its enclosing run's results as it was stored, and one that names that run through it", async () => {
+    const store = new SqliteStore(':memory:');
+    const legacy = { ...newRun('it1', 1, 'u/a/f', [], {}, { fetch: [1, 2] }) };
+    expect((await resolveRun(store, 'ws', parseStored(ENTITY_VALUES.flow_run, legacy, 'flow_run it1'), null)).outer_results).toEqual({ fetch: [1, 2] });
+    const parent = { ...newRun('top', 1, 'u/a/f', [], {}, { before: 0 }), results: { fetch: [3] } };
+    const { outer_results: _none, ...named } = { ...newRun('it2', 1, 'u/a/f', [], {}, {}), outer_from: 'top' };
+    const doc = parseStored(ENTITY_VALUES.flow_run, named, 'flow_run it2');
+    expect((await resolveRun(store, 'ws', doc, async (id) => (id === 'top' ? { value: parent } : null))).outer_results).toEqual({ before: 0, fetch: [3] });
+    expect((await resolveRun(store, 'ws', doc, null)).outer_results).toEqual({});
+    store.close();
   });
 
   it("refuses a flow run or a job whose maps (inputs, results, step modules, arguments) are not objects of what they hold, naming the field", () => {

@@ -310,6 +310,7 @@ async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: 
   const modulesAt = childModulesAt(run, module, modules);
   const inner: FlowRun = {
     ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }),
+    outer_from: run.flow_job,
     ...(modulesAt === undefined ? {} : { modules_at: modulesAt }),
     same_worker: run.same_worker,
     shared_folder: run.shared_folder,

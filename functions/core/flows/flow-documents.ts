@@ -195,6 +195,12 @@ export interface FlowRun {
   flow_input: Record<string, unknown>;
   /** Results of the enclosing flow's steps, visible to an inline branch or iteration. */
   outer_results: Record<string, unknown>;
+  /**
+   * The enclosing flow job whose results (its own and those it sees) are `outer_results`: a branch's
+   * or iteration's document names it instead of holding a copy, which for a loop over a step's
+   * 1,000 records was 1,000 copies of them. Its results do not change while it waits on this run.
+   */
+  outer_from?: string;
   results: Record<string, unknown>;
   previous_result: unknown;
   /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */
@@ -242,4 +248,4 @@ export interface FlowRun {
 }
 
 /** A run as stored: without its modules (and failure module) when `modules_at` names them in the version. */
-export type FlowRunDocument = Omit<FlowRun, 'modules'> & { modules?: FlowModule[] };
+export type FlowRunDocument = Omit<FlowRun, 'modules' | 'outer_results'> & { modules?: FlowModule[]; outer_results?: Record<string, unknown> };

@@ -16,13 +16,33 @@ export const TOP_LEVEL_MODULES = 'value.modules';
 
 /** What is stored of `run`. */
 export function runDocument(run: FlowRun): FlowRunDocument {
-  if (run.modules_at === undefined) return run;
-  const { modules: _modules, failure_module: _failure, ...rest } = run;
+  const { outer_results, ...stored } = run;
+  const doc: FlowRunDocument = run.outer_from === undefined ? { ...stored, outer_results } : stored;
+  if (run.modules_at === undefined) return doc;
+  const { modules: _modules, failure_module: _failure, ...rest } = doc;
   return rest;
 }
 
-/** The run a document describes, its modules read from its flow version when it names them. */
-export async function resolveRun(store: Store, workspaceId: string, doc: FlowRunDocument): Promise<FlowRun> {
+/** Reads the run of an enclosing flow job (run-cache.ts), for the results a branch or iteration sees. */
+export type EnclosingRun = (flowJobId: string) => Promise<{ value: FlowRun } | null>;
+
+/**
+ * The run a document describes: its modules read from its flow version when it names them, and
+ * the results it sees from its enclosing run when it names that and `enclosing` reads it. They
+ * only matter to the expressions of a run still going (the interpreter's reads); without
+ * `enclosing`, or with that run gone (a finished flow's, removed by retention), it sees none.
+ */
+export async function resolveRun(store: Store, workspaceId: string, doc: FlowRunDocument, enclosing: EnclosingRun | null): Promise<FlowRun> {
+  const outer = doc.outer_from === undefined ? (doc.outer_results ?? {}) : enclosing ? await outerResults(enclosing, doc.outer_from) : {};
+  return withModules(store, workspaceId, { ...doc, outer_results: outer });
+}
+
+async function outerResults(enclosing: EnclosingRun, flowJobId: string): Promise<Record<string, unknown>> {
+  const run = (await enclosing(flowJobId))?.value;
+  return run ? { ...run.outer_results, ...run.results } : {};
+}
+
+async function withModules(store: Store, workspaceId: string, doc: Omit<FlowRunDocument, 'outer_results'> & { outer_results: Record<string, unknown> }): Promise<FlowRun> {
   if (doc.modules) return { ...doc, modules: doc.modules };
   const what = `flow_run ${doc.flow_job} in ${workspaceId}`;
   if (doc.modules_at === undefined) throw new StoredDocumentError(what, 'modules', 'neither modules nor modules_at');
@@ -38,8 +58,9 @@ export async function resolveRun(store: Store, workspaceId: string, doc: FlowRun
  * run-cache.ts) since no turn changes them.
  */
 export function copyRun(run: FlowRun): FlowRun {
-  const { modules, failure_module, ...rest } = run;
-  return { ...structuredClone(rest), modules, ...(failure_module ? { failure_module } : {}) };
+  // The enclosing run's results are not changed by any turn either, and may be large (a loop's list).
+  const { modules, failure_module, outer_results, ...rest } = run;
+  return { ...structuredClone(rest), modules, outer_results, ...(failure_module ? { failure_module } : {}) };
 }
 
 /**

@@ -27,7 +27,7 @@ export async function readFlowRun(store: Store, workspaceId: string, flowJobId: 
   const stored = await store.getEntity('flow_run', workspaceId, flowJobId);
   if (!stored) return null;
   const doc = typed('flow_run', stored);
-  return { ...doc, value: await resolveRun(store, workspaceId, doc.value) };
+  return { ...doc, value: await resolveRun(store, workspaceId, doc.value, (id) => readFlowRun(store, workspaceId, id)) };
 }
 
 function isStored(mine: StoredFlowRun, stamp: EntityStamp | null): boolean {

@@ -138,8 +138,13 @@ function promptOf(result: unknown): { prompt?: Record<string, unknown> } {
   return { prompt: Object.fromEntries(keys.filter((k) => r[k] !== undefined).map((k) => [k, r[k]])) };
 }
 
-/** The run of a flow job, for views and resume checks. */
+/**
+ * The run of a flow job, for views and resume checks, which evaluate no expression: a branch's or
+ * iteration's run comes without its enclosing run's results (`outer_results` empty), which 200
+ * iterations listed for the run page would otherwise each read again. The interpreter reads
+ * runs with them (run-cache.ts).
+ */
 export async function getFlowRun(deps: Pick<CoreDeps, 'store'>, workspaceId: string, flowJobId: string): Promise<FlowRun | null> {
   const doc = await getEntityValue(deps.store, 'flow_run', workspaceId, flowJobId);
-  return doc && resolveRun(deps.store, workspaceId, doc);
+  return doc && resolveRun(deps.store, workspaceId, doc, null);
 }

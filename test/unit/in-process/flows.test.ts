@@ -334,6 +334,46 @@ describe('loops at scale', () => {
     expect((await s.store.listEntities('flow_run', 'main')).length - runsBefore).toBe(4);
   });
 
+  it("keeps no copy of the flow's results in each iteration's run, and the iterations' steps, nested ones too, still read them", async () => {
+    await createFlow('u/admin/records_loop', [
+      ts('fetch', 'export function main() { return Array.from({ length: 20 }, (_, i) => ({ i, text: "x".repeat(1000) })) }'),
+      {
+        id: 'loop',
+        value: {
+          type: 'forloopflow',
+          iterator: js('results.fetch'),
+          parallel: false,
+          modules: [
+            ts('count', 'export function main(n: number, i: number) { return n * 100 + i }', { n: js('results.fetch.length'), i: js('flow_input.iter.value.i') }),
+            { id: 'inner', value: { type: 'forloopflow', iterator: fixed([0]), parallel: false, modules: [ts('deep', 'export function main(t: number, c: number) { return t + c }', { t: js('results.fetch[0].text.length'), c: js('results.count') })] } },
+          ],
+        },
+      },
+    ]);
+    let largest = 0;
+    let top = '';
+    const sizes = (e: { kind: string; key: string; value: unknown }) => {
+      if (e.kind === 'flow_run' && e.key !== top) largest = Math.max(largest, JSON.stringify(e.value).length);
+    };
+    const create = s.store.createEntity.bind(s.store);
+    const replace = s.store.replaceEntity.bind(s.store);
+    s.store.createEntity = (e, ...rest) => (sizes(e), create(e, ...rest));
+    s.store.replaceEntity = (e, ...rest) => (sizes(e), replace(e, ...rest));
+    try {
+      top = await (await s.post(`${ws}/jobs/run/p/u/admin/records_loop`, {})).text();
+      const job = await s.job(top);
+      expect(job.status).toBe('success');
+      // Each iteration: its inner loop's one result, the text's length plus what `count` made of the records.
+      expect(job.result).toEqual(Array.from({ length: 20 }, (_, i) => [1000 + 2000 + i]));
+    } finally {
+      s.store.createEntity = create;
+      s.store.replaceEntity = replace;
+    }
+    // The records are 20,000 characters and more; an iteration's run holds its item, not them.
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThan(5_000);
+  });
+
   it("lists a loop's iteration runs for the run page without each one's copy of the flow's input", async () => {
     await createFlow('u/admin/listed_loop', [
       { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: false, modules: [ts('first', 'export function main(s: string) { return s[0] }', { s: js('flow_input.iter.value') })] } },
