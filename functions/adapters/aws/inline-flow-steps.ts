@@ -122,7 +122,7 @@ export async function runHeldStep(deps: WorkerDeps, job: Job): Promise<InlineSte
 export async function runningScriptSteps(deps: WorkerDeps, workspaceId: string, flowJobId: string): Promise<Job[]> {
   const run = await getFlowRun(deps, workspaceId, flowJobId);
   if (!run) return [];
-  const jobs = await Promise.all(awaitedJobs(run, workspaceId).map((j) => deps.store.getJob(workspaceId, j.id)));
+  const jobs = await Promise.all(awaitedJobs(run).map((j) => deps.store.getJob(workspaceId, j.id)));
   return jobs.filter((j): j is Job => j !== null && j.kind !== 'flow' && j.status === 'running');
 }
 

@@ -79,8 +79,8 @@ async function gateHolder(deps: Pick<CoreDeps, 'store'>, top: Job): Promise<{ jo
 async function findGate(deps: Pick<CoreDeps, 'store'>, job: Job, run: FlowRun, depth: number): Promise<{ job: Job; run: FlowRun } | null> {
   if (run.step?.kind === 'gate') return { job, run };
   if (depth >= MAX_NESTING) return null;
-  for (const awaited of awaitedJobs(run, job.workspace_id).filter((j) => j.kind === 'flow')) {
-    const inner = await deps.store.getJob(awaited.workspace_id, awaited.id);
+  for (const awaited of awaitedJobs(run).filter((j) => j.kind === 'flow')) {
+    const inner = await deps.store.getJob(job.workspace_id, awaited.id);
     const innerRun = inner && (await getFlowRun(deps, inner.workspace_id, inner.id));
     const found = innerRun && (await findGate(deps, inner, innerRun, depth + 1));
     if (found) return found;

@@ -115,7 +115,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
   if (run.status === 'finished') return;
   if (isFinished(job.status)) {
     // Cancelled from outside: stop what runs on its behalf.
-    effects.cancel.push(...awaitedJobs(run, job.workspace_id));
+    effects.cancel.push(...awaitedJobs(run));
     if (run.step?.kind === 'children') effects.discard.push(...run.step.jobs.slice(run.step.started));
     finish(run, { status: job.status as 'canceled', result: job.result });
     return;
@@ -253,7 +253,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'branchall': {
         const now = deps.clock.now().toISOString();
         const jobs = await Promise.all(v.branches.map((b) => inlineFlow(deps, flowJob, run, module, b.modules, run.flow_input, now)));
-        return children(run, module, effects, jobs, now, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
+        return children(run, module, effects, jobs, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
       }
       case 'forloopflow': {
         const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob, [v.iterator.expr], scope);
@@ -261,7 +261,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
         const now = deps.clock.now().toISOString();
         const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } }, now)));
-        return children(run, module, effects, jobs, now, v.parallel, jobs.map(() => v.skip_failures));
+        return children(run, module, effects, jobs, v.parallel, jobs.map(() => v.skip_failures));
       }
       case 'whileloopflow': {
         const first = await iterationJob(run, module, 0, (input) => inlineFlow(deps, flowJob, run, module, v.modules, input));
@@ -343,12 +343,13 @@ function child(run: FlowRun, module: FlowModule, effects: Effects, job: Job, tim
   return true;
 }
 
-function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], createdAt: string, parallel: boolean, skipFailures: boolean[]): true | Outcome {
+/** `jobs` were made at one time (their `created_at`), which the step keeps to rebuild them (childJob). */
+function children(run: FlowRun, module: FlowModule, effects: Effects, jobs: Job[], parallel: boolean, skipFailures: boolean[]): true | Outcome {
   if (jobs.length === 0) return { ok: true, value: [], stepJob: null };
   const started = runningAtOnce(module, jobs.length, parallel);
   const ids = jobs.map((j) => j.id);
   run.child_jobs = { ...run.child_jobs, [module.id]: ids };
-  run.step = { kind: 'children', module: module.id, jobs: ids, created_at: createdAt, parallel, started, ended: jobs.map(() => false), skip_failures: skipFailures };
+  run.step = { kind: 'children', module: module.id, jobs: ids, created_at: jobs[0].created_at, parallel, started, ended: jobs.map(() => false), skip_failures: skipFailures };
   effects.push.push(...jobs.slice(0, started));
   return true;
 }
@@ -423,14 +424,14 @@ async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>,
   }
 }
 
-/** A job a flow run waits on: which, and whether it is a flow (a sub-flow, branch or iteration) or a script. */
-export type AwaitedJob = Pick<Job, 'id' | 'workspace_id' | 'kind'>;
+/** A job a flow run waits on (in the run's workspace): which, and whether it is a flow (a sub-flow, branch or iteration) or a script. */
+export type AwaitedJob = Pick<Job, 'id' | 'kind'>;
 
 /** The jobs a flow run is waiting on right now: its current step's script jobs or flow jobs. */
-export function awaitedJobs(run: FlowRun, workspaceId: string): AwaitedJob[] {
+export function awaitedJobs(run: FlowRun): AwaitedJob[] {
   const step = run.step;
   if (step?.kind === 'child' || step?.kind === 'while') return [step.job];
-  if (step?.kind === 'children') return openChildren(step).map((i) => ({ id: step.jobs[i], workspace_id: workspaceId, kind: 'flow' }));
+  if (step?.kind === 'children') return openChildren(step).map((i) => ({ id: step.jobs[i], kind: 'flow' }));
   return [];
 }
 
@@ -441,7 +442,7 @@ export function awaitedJobs(run: FlowRun, workspaceId: string): AwaitedJob[] {
 export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, workspaceId: string, flowJobId: string): Promise<void> {
   const run = await getFlowRun(deps, workspaceId, flowJobId);
   if (!run || run.status === 'finished') return;
-  const jobs = awaitedJobs(run, workspaceId);
+  const jobs = awaitedJobs(run);
   await cancelJobs(deps, jobs, 'the flow was canceled');
   for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
 }

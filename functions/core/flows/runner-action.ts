@@ -47,7 +47,7 @@ export async function advanceForRunner(deps: WorkerDeps, workspaceId: string, fl
   const run = (await readFlowRun(deps.store, workspaceId, flowJobId))?.value;
   if (!run) return { action: 'wait' };
 
-  const awaited = await Promise.all(awaitedJobs(run, workspaceId).map((j) => deps.store.getJob(workspaceId, j.id)));
+  const awaited = await Promise.all(awaitedJobs(run).map((j) => deps.store.getJob(workspaceId, j.id)));
   const toRun = awaited.filter((j): j is Job => j?.status === 'queued');
   if (toRun.length > 0) {
     return { action: 'run', steps: toRun.map((j) => ({ jobId: j.id, workspaceId, kind: j.kind === 'flow' ? 'flow' : 'script', path: j.script_path })) };

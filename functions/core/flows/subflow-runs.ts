@@ -18,8 +18,8 @@ void subflowRunAgrees;
 /**
  * The runs a flow's loops and branches started (each iteration or branch is a flow run of its
  * own), nested ones too, as the API shows a job: the run page colours the steps inside loops and
- * branches from their statuses (not their arguments). Only those that exist: a sequential loop's later iterations are
- * listed in the run before they start, and are left out until they do.
+ * branches from their statuses (not their arguments). Only those that exist: a sequential loop's
+ * later iterations are listed in the run before they start, and are left out until they do.
  */
 export async function subflowRuns(deps: CoreDeps, rights: Rights, flowJobId: string): Promise<SubflowRun[]> {
   const root = await getVisibleJob(deps, rights, flowJobId);
