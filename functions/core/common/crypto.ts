@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomFillSync, randomUUID, timingSafeEqual } from 'node:crypto';
 import { v7 as uuidV7 } from 'uuid';
 
 /** Hashing and random ids. node:crypto is synchronous and available on Node and Lambda alike. */
@@ -22,6 +22,10 @@ export function newUuid(): string {
   return randomUUID();
 }
 
+/** The last id's time and sequence: ids made within one millisecond count up from its first. */
+const idClock = { msecs: Number.NEGATIVE_INFINITY, seq: 0 };
+const idPool = { bytes: new Uint8Array(4096), next: 4096 };
+
 /**
  * A new job's id: a UUID of version 7, its first 48 bits the time in milliseconds and increasing
  * within this process, the rest random (74 bits). Job ids key the jobs table and the index of their
@@ -29,7 +33,31 @@ export function newUuid(): string {
  * wrote a page of each index per job. Windmill's job ids are time-ordered too (ULIDs).
  */
 export function newJobId(): string {
-  return uuidV7();
+  const random = idRandomBytes();
+  const now = Date.now();
+  if (now > idClock.msecs) {
+    idClock.msecs = now;
+    // A new millisecond starts from a random sequence (31 bits), as uuid's own v7 does.
+    idClock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    idClock.seq = (idClock.seq + 1) | 0;
+    if (idClock.seq === 0) idClock.msecs++;
+  }
+  return uuidV7({ msecs: idClock.msecs, seq: idClock.seq, random });
+}
+
+/**
+ * 16 random bytes for an id, from a pool filled 4 KiB at a time: uuid's v7 asks WebCrypto for 16
+ * bytes per id, which cost ~4% of the service's CPU per sync run (two ids each) in a CPU profile.
+ */
+function idRandomBytes(): Uint8Array {
+  if (idPool.next === idPool.bytes.length) {
+    randomFillSync(idPool.bytes);
+    idPool.next = 0;
+  }
+  const start = idPool.next;
+  idPool.next += 16;
+  return idPool.bytes.subarray(start, idPool.next);
 }
 
 /**

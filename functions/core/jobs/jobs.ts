@@ -27,7 +27,8 @@ export function queuedJob(
   fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger' | 'priority'>>,
 ): Job {
   return {
-    id: newJobId(),
+    // Made only when the caller has none: a sync run's id is made before its job (sync-run.ts).
+    id: fields.id ?? newJobId(),
     delete_after_use: false,
     // A flow's steps are started by the flow; anything else that names no trigger is a plain API call.
     trigger: fields.parent_job ? 'flow' : 'api',
