@@ -162,6 +162,7 @@ export const ENTITY_KINDS = [
   'flow',
   'flow_version',
   'flow_run',
+  'flow_result',
   'flow_wait',
   'sequence',
   'notification',

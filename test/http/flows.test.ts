@@ -103,6 +103,25 @@ describe('running flows', () => {
     expect(await runSync('u/admin/pipeline', { x: 20 })).toEqual({ a: 41, b: 'double=40' });
   });
 
+  it('passes a large result to the steps after it and the API whole, in a loop too', async () => {
+    // 200 KB: past what a flow run keeps inline (8 KB) and, on AWS, past an item's inline budget.
+    const rows = 'export function main() { return { rows: Array.from({ length: 2000 }, (_, i) => ({ i, text: "r".repeat(90) })) } }';
+    const count = 'export function main(n: number) { return n }';
+    await createFlow('u/admin/large_result', [
+      ts('fetch', rows),
+      ts('first', count, { n: js('previous_result.rows.length') }),
+      { id: 'each', value: { type: 'forloopflow', iterator: js('results.fetch.rows.slice(0, 3)'), skip_failures: false, modules: [ts('inner', count, { n: js('flow_input.iter.value.i + results.fetch.rows.length') })] } },
+      ts('last', count, { n: js('results.fetch.rows[1999].i + results.first') }),
+    ]);
+    const res = await s.post(`${ws()}/jobs/run/p/u/admin/large_result`, {});
+    const job = await waitForJob(s, await res.text());
+    expect(job).toMatchObject({ success: true, result: 3999 });
+    const results = job.flow_status.results;
+    expect(results.fetch.rows).toHaveLength(2000);
+    expect(results.fetch.rows[1999]).toEqual({ i: 1999, text: 'r'.repeat(90) });
+    expect(results.each).toEqual([2000, 2001, 2002]);
+  });
+
   it('fails at a failing step unless it continues on error', async () => {
     await createFlow('u/admin/fails', [ts('boom', 'export function main() { throw new Error("kaput") }'), ts('after', 'export function main() { return "after" }')]);
     const failed = (await runSync('u/admin/fails', {})) as { error: { message: string; step_id: string } };

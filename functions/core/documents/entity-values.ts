@@ -148,6 +148,8 @@ export interface EntityValues {
   flow: FlowHead;
   flow_version: FlowVersion;
   flow_run: FlowRunDocument;
+  /** A large step result of a flow run, kept apart from its run (core/flows/results-apart.ts). */
+  flow_result: { value: unknown };
   flow_wait: FlowWait;
   sequence: Sequence;
   notification: OutboxEntry;
@@ -261,7 +263,9 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   outer_results: jsonObject.optional(),
   outer_from: z.string().min(1).optional(),
   results: jsonObject,
+  results_apart: stringMap.optional(),
   previous_result: z.unknown(),
+  previous_apart: z.string().min(1).optional(),
   resume: z.unknown(),
   resumes: z.array(z.unknown()),
   approvers: z.array(z.string()),
@@ -343,6 +347,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
     preview: z.literal(true).optional(),
   }),
   flow_run: flowRun,
+  flow_result: z.object({ value: z.unknown() }),
   flow_wait: z.object({ wakes: z.number().int().nonnegative(), token: z.string().nullable() }),
   sequence: z.object({ last: z.number().int().positive() }),
   notification: z.object({ id: z.string(), subject: z.string(), text: z.string(), created_at: timestamp }),

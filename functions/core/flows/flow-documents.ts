@@ -202,7 +202,14 @@ export interface FlowRun {
    */
   outer_from?: string;
   results: Record<string, unknown>;
+  /**
+   * The results kept apart from the stored run, by module id: the `flow_result` each is in
+   * (results-apart.ts). A run read from the store has them back in `results`.
+   */
+  results_apart?: Record<string, string>;
   previous_result: unknown;
+  /** The `flow_result` that `previous_result` is kept in, when it is kept apart. */
+  previous_apart?: string;
   /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */
   resume: unknown;
   resumes: unknown[];

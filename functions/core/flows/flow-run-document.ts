@@ -1,6 +1,7 @@
 import { findFlowVersion } from './flows.js';
 import { childFields, type FlowModule } from './definition.js';
 import { StoredDocumentError } from '../documents/parse.js';
+import { withApart, withoutApart } from './results-apart.js';
 import type { FlowRun, FlowRunDocument, FlowVersion } from './flow-documents.js';
 import type { Store } from '../../ports.js';
 
@@ -16,7 +17,8 @@ export const TOP_LEVEL_MODULES = 'value.modules';
 
 /** What is stored of `run`. */
 export function runDocument(run: FlowRun): FlowRunDocument {
-  const { outer_results, ...stored } = run;
+  const { outer_results, ...inner } = run;
+  const stored = { ...inner, ...withoutApart(run) };
   const doc: FlowRunDocument = run.outer_from === undefined ? { ...stored, outer_results } : stored;
   if (run.modules_at === undefined) return doc;
   const { modules: _modules, failure_module: _failure, ...rest } = doc;
@@ -34,7 +36,7 @@ export type EnclosingRun = (flowJobId: string) => Promise<{ value: FlowRun } | n
  */
 export async function resolveRun(store: Store, workspaceId: string, doc: FlowRunDocument, enclosing: EnclosingRun | null): Promise<FlowRun> {
   const outer = doc.outer_from === undefined ? (doc.outer_results ?? {}) : enclosing ? await outerResults(enclosing, doc.outer_from) : {};
-  return withModules(store, workspaceId, { ...doc, outer_results: outer });
+  return withModules(store, workspaceId, { ...(await withApart(store, workspaceId, doc)), outer_results: outer });
 }
 
 async function outerResults(enclosing: EnclosingRun, flowJobId: string): Promise<Record<string, unknown>> {
@@ -55,12 +57,15 @@ async function withModules(store: Store, workspaceId: string, doc: Omit<FlowRunD
 
 /**
  * A copy of `run` to change: everything but its modules, which are shared (and frozen, see
- * run-cache.ts) since no turn changes them.
+ * run-cache.ts) since no turn changes them, and its results, which a turn adds to or replaces but
+ * never changes inside.
  */
 export function copyRun(run: FlowRun): FlowRun {
-  // The enclosing run's results are not changed by any turn either, and may be large (a loop's list).
-  const { modules, failure_module, outer_results, ...rest } = run;
-  return { ...structuredClone(rest), modules, outer_results, ...(failure_module ? { failure_module } : {}) };
+  // The enclosing run's results are not changed by any turn either, and may be large (a loop's
+  // list), as a step's result may be; sharing them is also how a turn knows which results are new
+  // (results-apart.ts).
+  const { modules, failure_module, outer_results, results, previous_result, ...rest } = run;
+  return { ...structuredClone(rest), results: { ...results }, previous_result, modules, outer_results, ...(failure_module ? { failure_module } : {}) };
 }
 
 /**

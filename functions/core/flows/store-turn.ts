@@ -2,6 +2,7 @@ import { reserveHere } from '../jobs/jobs.js';
 import { tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
 import { rememberFlowRun, type StoredFlowRun } from './run-cache.js';
 import { runDocument } from './flow-run-document.js';
+import { putResultsApart } from './results-apart.js';
 import type { FlowRun } from './run-state.js';
 import type { WorkerDeps } from '../deps.js';
 import type { Job, JobSlot } from '../../ports.js';
@@ -40,6 +41,7 @@ export async function storeTurn(deps: WorkerDeps, workspaceId: string, key: stri
 }
 
 async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null, jobs: Job[]): Promise<boolean> {
+  await putResultsApart(deps, workspaceId, key, run, previous?.value ?? null);
   const doc = runDocument(run);
   const before = previous && runDocument(previous.value);
   if (jobs.length === 0 && before && JSON.stringify(before) === JSON.stringify(doc)) return true;

@@ -1,0 +1,86 @@
+import { sha256Hex } from '../common/crypto.js';
+import { StoredDocumentError } from '../documents/parse.js';
+import { readEntity, tryCreateEntity } from '../store/entities.js';
+import type { FlowRun, FlowRunDocument } from './flow-documents.js';
+import type { Clock, Store } from '../../ports.js';
+
+/**
+ * A flow run is stored again at every turn, and it holds the results its later steps may read. A
+ * large result (a step's fetched records) was so written once per later step: 20 steps after a
+ * 1 MB result took 8 ms each instead of 2. Results of at least APART_CHARS characters of JSON are
+ * kept apart instead, each once, in a `flow_result` document whose key is the run's key and the
+ * SHA-256 of the result (the same result is the same document, whoever writes it); the stored run
+ * names them (`results_apart`, `previous_apart`) and is read with them put back (resolveRun), so
+ * nothing outside the stored form changes.
+ */
+export const APART_CHARS = 8 * 1024;
+
+/**
+ * Keeps apart the large results `run` has that `previous` (the run it was copied from, copyRun)
+ * did not: writes their `flow_result` documents, and records in `run` which are apart. A result
+ * taken over from `previous` unchanged (the same value: copyRun shares them) keeps what was
+ * decided for it, so each result is measured once.
+ */
+export async function putResultsApart(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, previous: FlowRun | null): Promise<void> {
+  const apart: Record<string, string> = {};
+  for (const [id, value] of Object.entries(run.results)) {
+    const kept = previous && previous.results[id] === value && Object.hasOwn(previous.results, id);
+    const key = kept ? previous.results_apart?.[id] : await storeIfLarge(deps, workspaceId, runKey, value);
+    if (key) apart[id] = key;
+  }
+  setOrDrop(run, 'results_apart', Object.keys(apart).length ? apart : undefined);
+  const sharedWith = Object.keys(run.results).find((id) => run.results[id] === run.previous_result && apart[id]);
+  const previousKey = sharedWith
+    ? apart[sharedWith]
+    : previous && previous.previous_result === run.previous_result
+      ? previous.previous_apart
+      : await storeIfLarge(deps, workspaceId, runKey, run.previous_result);
+  setOrDrop(run, 'previous_apart', previousKey);
+}
+
+/** The stored form of the results: those kept apart are left out (runDocument). */
+export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart'>): Pick<FlowRunDocument, 'results' | 'previous_result'> {
+  const apart = run.results_apart;
+  const results = apart ? Object.fromEntries(Object.entries(run.results).filter(([id]) => !Object.hasOwn(apart, id))) : run.results;
+  return { results, previous_result: run.previous_apart ? null : run.previous_result };
+}
+
+/** The results of a stored run with those kept apart read back in (resolveRun). */
+export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
+  if (!doc.results_apart && !doc.previous_apart) return doc;
+  const read = new Map<string, Promise<unknown>>();
+  const value = (key: string) => read.get(key) ?? read.set(key, readApart(store, workspaceId, doc.flow_job, key)).get(key)!;
+  const results = { ...doc.results };
+  for (const [id, key] of Object.entries(doc.results_apart ?? {})) results[id] = await value(key);
+  const previous_result = doc.previous_apart ? await value(doc.previous_apart) : doc.previous_result;
+  return { ...doc, results, previous_result };
+}
+
+/** The `flow_result` documents a stored run names, to delete with it; read as it is stored, checked or not. */
+export function apartKeys(doc: Record<string, unknown>): string[] {
+  const apart = doc.results_apart;
+  const keys = apart && typeof apart === 'object' ? Object.values(apart) : [];
+  return [...new Set([...keys, doc.previous_apart].filter((key): key is string => typeof key === 'string'))];
+}
+
+async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, value: unknown): Promise<string | undefined> {
+  // Numbers, booleans and null are never large; strings and containers are measured.
+  if (value === null || (typeof value !== 'string' && typeof value !== 'object')) return undefined;
+  const text = JSON.stringify(value);
+  if (text === undefined || text.length < APART_CHARS) return undefined;
+  const key = `${runKey}/${sha256Hex(text)}`;
+  // Taken already: the same result, stored by an earlier turn or a racing one.
+  await tryCreateEntity(deps.store, deps.clock, 'flow_result', workspaceId, key, { value });
+  return key;
+}
+
+async function readApart(store: Store, workspaceId: string, flowJob: string, key: string): Promise<unknown> {
+  const stored = await readEntity(store, 'flow_result', workspaceId, key);
+  if (!stored) throw new StoredDocumentError(`flow_run ${flowJob} in ${workspaceId}`, 'results_apart', `its result ${key} is missing`);
+  return stored.value.value;
+}
+
+function setOrDrop<K extends 'results_apart' | 'previous_apart'>(run: FlowRun, field: K, value: FlowRun[K] | undefined): void {
+  if (value === undefined) delete run[field];
+  else run[field] = value;
+}
