@@ -122,6 +122,19 @@ describe('running flows', () => {
     expect(results.each).toEqual([2000, 2001, 2002]);
   });
 
+  it("loops over a large input: each iteration's job holds its `iter`, its steps see the whole input", async () => {
+    const count = 'export function main(n: number) { return n }';
+    await createFlow('u/admin/large_input', [
+      { id: 'each', value: { type: 'forloopflow', iterator: js('flow_input.items'), skip_failures: false, modules: [ts('inner', count, { n: js('flow_input.iter.value.i * 1000 + flow_input.items.length') })] } },
+    ]);
+    const items = Array.from({ length: 12 }, (_, i) => ({ i, text: 'i'.repeat(1000) }));
+    const job = await waitForJob(s, await (await s.post(`${ws()}/jobs/run/p/u/admin/large_input`, { items })).text());
+    expect(job).toMatchObject({ success: true, result: items.map((item) => item.i * 1000 + 12) });
+    expect(job.args).toEqual({ items });
+    const iteration = await (await s.fetch(`${ws()}/jobs_u/get/${job.flow_status.module_jobs.each[2]}`)).json();
+    expect(iteration.args).toEqual({ iter: { index: 2, value: items[2] } });
+  });
+
   it('fails at a failing step unless it continues on error', async () => {
     await createFlow('u/admin/fails', [ts('boom', 'export function main() { throw new Error("kaput") }'), ts('after', 'export function main() { return "after" }')]);
     const failed = (await runSync('u/admin/fails', {})) as { error: { message: string; step_id: string } };

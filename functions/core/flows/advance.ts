@@ -2,7 +2,7 @@ import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob } from 
 import { getEntityValue, tryCreateEntity } from '../store/entities.js';
 import { readFlowRun, rememberFlowRun } from './run-cache.js';
 import { storeTurn, type Start } from './store-turn.js';
-import { childModulesAt, copyRun, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
+import { childModulesAt, copyRun, inputFromEnclosing, ownInput, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../jobs/run-target.js';
@@ -306,11 +306,15 @@ async function cachedStep(deps: WorkerDeps, run: FlowRun, module: FlowModule, jo
 
 /** A branch or iteration: a flow job whose run is stored before the job exists. */
 async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: FlowModule, modules: FlowModule[], flowInput: Record<string, unknown>, now = deps.clock.now().toISOString()): Promise<Job> {
-  const job = inlineFlowJob(now, flowJob, run, module.id, flowInput);
+  const inputFrom = inputFromEnclosing(run, flowInput);
+  // Its job's arguments are what it adds to the flow's input (an iteration's `iter`), not a copy of
+  // that input per iteration; its steps see the whole input as flow_input.
+  const job = inlineFlowJob(now, flowJob, run, module.id, ownInput({ flow_input: flowInput, input_from: inputFrom }));
   const modulesAt = childModulesAt(run, module, modules);
   const inner: FlowRun = {
     ...newRun(job.id, run.version, run.path, modules, flowInput, { ...run.outer_results, ...run.results }),
     outer_from: run.flow_job,
+    ...(inputFrom ? { input_from: inputFrom } : {}),
     ...(modulesAt === undefined ? {} : { modules_at: modulesAt }),
     same_worker: run.same_worker,
     shared_folder: run.shared_folder,
@@ -331,7 +335,7 @@ async function childJob(deps: WorkerDeps, flowJob: Job, run: FlowRun, step: Chil
   const id = step.jobs[index];
   const inner = await readFlowRun(deps.store, flowJob.workspace_id, id);
   if (!inner) throw new Error(`flow ${flowJob.id}: the run of its ${step.module} job ${id} is missing`);
-  return inlineFlowJob(step.created_at, flowJob, run, step.module, inner.value.flow_input, id);
+  return inlineFlowJob(step.created_at, flowJob, run, step.module, ownInput(inner.value), id);
 }
 
 /** `timeout`: the seconds the step's job may run, which the worker reads from the run (worker.ts). */

@@ -193,6 +193,12 @@ export interface FlowRun {
    */
   modules_at?: string;
   flow_input: Record<string, unknown>;
+  /**
+   * A branch's or iteration's input is its enclosing run's input (`job`) with a few keys of its own
+   * (`keys`: an iteration's `iter`): its document holds only those, as a loop over the flow's 1,000
+   * input items held them 1,000 times over (flow-run-document.ts).
+   */
+  input_from?: { job: string; keys: string[] };
   /** Results of the enclosing flow's steps, visible to an inline branch or iteration. */
   outer_results: Record<string, unknown>;
   /**
@@ -210,6 +216,8 @@ export interface FlowRun {
   previous_result: unknown;
   /** The `flow_result` that `previous_result` is kept in, when it is kept apart. */
   previous_apart?: string;
+  /** The `flow_result` that `flow_input` is kept in, when it is kept apart. */
+  input_apart?: string;
   /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */
   resume: unknown;
   resumes: unknown[];

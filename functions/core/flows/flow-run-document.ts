@@ -18,7 +18,7 @@ export const TOP_LEVEL_MODULES = 'value.modules';
 /** What is stored of `run`. */
 export function runDocument(run: FlowRun): FlowRunDocument {
   const { outer_results, ...inner } = run;
-  const stored = { ...inner, ...withoutApart(run) };
+  const stored = { ...inner, flow_input: ownInput(run), ...withoutApart(run) };
   const doc: FlowRunDocument = run.outer_from === undefined ? { ...stored, outer_results } : stored;
   if (run.modules_at === undefined) return doc;
   const { modules: _modules, failure_module: _failure, ...rest } = doc;
@@ -36,12 +36,40 @@ export type EnclosingRun = (flowJobId: string) => Promise<{ value: FlowRun } | n
  */
 export async function resolveRun(store: Store, workspaceId: string, doc: FlowRunDocument, enclosing: EnclosingRun | null): Promise<FlowRun> {
   const outer = doc.outer_from === undefined ? (doc.outer_results ?? {}) : enclosing ? await outerResults(enclosing, doc.outer_from) : {};
-  return withModules(store, workspaceId, { ...(await withApart(store, workspaceId, doc)), outer_results: outer });
+  const whole = await withApart(store, workspaceId, doc);
+  const input = whole.input_from && enclosing ? await inputFrom(enclosing, whole.input_from.job, whole.flow_input) : whole.flow_input;
+  return withModules(store, workspaceId, { ...whole, flow_input: input, outer_results: outer });
 }
 
 async function outerResults(enclosing: EnclosingRun, flowJobId: string): Promise<Record<string, unknown>> {
   const run = (await enclosing(flowJobId))?.value;
   return run ? { ...run.outer_results, ...run.results } : {};
+}
+
+/** A branch's or iteration's whole input: its enclosing run's with its own keys over it (input_from). */
+async function inputFrom(enclosing: EnclosingRun, flowJobId: string, own: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const run = (await enclosing(flowJobId))?.value;
+  return run ? { ...run.flow_input, ...own } : own;
+}
+
+/**
+ * How a branch or iteration that `enclosing` starts with `input` names it: by the enclosing run and
+ * its own keys, when it is the enclosing run's input with some keys added or replaced (what every
+ * branch and iteration gets); undefined otherwise, and it is stored whole.
+ */
+export function inputFromEnclosing(enclosing: Pick<FlowRun, 'flow_job' | 'flow_input'>, input: Record<string, unknown>): FlowRun['input_from'] {
+  const base = enclosing.flow_input;
+  if (Object.keys(base).some((key) => !Object.hasOwn(input, key))) return undefined;
+  return { job: enclosing.flow_job, keys: Object.keys(input).filter((key) => !Object.hasOwn(base, key) || base[key] !== input[key]) };
+}
+
+/**
+ * The input a run's document and job hold: only its own keys when the rest is its enclosing run's
+ * (an iteration's job shows `{iter}` as its arguments).
+ */
+export function ownInput(run: Pick<FlowRun, 'flow_input' | 'input_from'>): Record<string, unknown> {
+  const from = run.input_from;
+  return from ? Object.fromEntries(from.keys.map((key) => [key, run.flow_input[key]])) : run.flow_input;
 }
 
 async function withModules(store: Store, workspaceId: string, doc: Omit<FlowRunDocument, 'outer_results'> & { outer_results: Record<string, unknown> }): Promise<FlowRun> {
@@ -62,10 +90,10 @@ async function withModules(store: Store, workspaceId: string, doc: Omit<FlowRunD
  */
 export function copyRun(run: FlowRun): FlowRun {
   // The enclosing run's results are not changed by any turn either, and may be large (a loop's
-  // list), as a step's result may be; sharing them is also how a turn knows which results are new
-  // (results-apart.ts).
-  const { modules, failure_module, outer_results, results, previous_result, ...rest } = run;
-  return { ...structuredClone(rest), results: { ...results }, previous_result, modules, outer_results, ...(failure_module ? { failure_module } : {}) };
+  // list), as a step's result or the flow's input may be; sharing them is also how a turn knows
+  // which results are new (results-apart.ts).
+  const { modules, failure_module, outer_results, results, previous_result, flow_input, ...rest } = run;
+  return { ...structuredClone(rest), results: { ...results }, previous_result, flow_input, modules, outer_results, ...(failure_module ? { failure_module } : {}) };
 }
 
 /**

@@ -7,11 +7,12 @@ import type { Clock, Store } from '../../ports.js';
 /**
  * A flow run is stored again at every turn, and it holds the results its later steps may read. A
  * large result (a step's fetched records) was so written once per later step: 20 steps after a
- * 1 MB result took 8 ms each instead of 2. Results of at least APART_CHARS characters of JSON are
- * kept apart instead, each once, in a `flow_result` document whose key is the run's key and the
- * SHA-256 of the result (the same result is the same document, whoever writes it); the stored run
- * names them (`results_apart`, `previous_apart`) and is read with them put back (resolveRun), so
- * nothing outside the stored form changes.
+ * 1 MB result took 8 ms each instead of 2, and a large input once per step or loop iteration.
+ * Results and inputs of at least APART_CHARS characters of JSON are kept apart instead, each once,
+ * in a `flow_result` document whose key is the run's key and the SHA-256 of the value (the same
+ * value is the same document, whoever writes it); the stored run names them (`results_apart`,
+ * `previous_apart`, `input_apart`) and is read with them put back (resolveRun), so nothing outside
+ * the stored form changes.
  */
 export const APART_CHARS = 8 * 1024;
 
@@ -36,31 +37,36 @@ export async function putResultsApart(deps: { store: Store; clock: Clock }, work
       ? previous.previous_apart
       : await storeIfLarge(deps, workspaceId, runKey, run.previous_result);
   setOrDrop(run, 'previous_apart', previousKey);
+  // A flow's input is read by every step and changes never; a branch's or iteration's names its
+  // enclosing run's (input_from) instead.
+  const inputKey = run.input_from ? undefined : previous && previous.flow_input === run.flow_input ? previous.input_apart : await storeIfLarge(deps, workspaceId, runKey, run.flow_input);
+  setOrDrop(run, 'input_apart', inputKey);
 }
 
-/** The stored form of the results: those kept apart are left out (runDocument). */
-export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart'>): Pick<FlowRunDocument, 'results' | 'previous_result'> {
+/** The stored form of the results and input: those kept apart are left out (runDocument). */
+export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'input_apart'>): Partial<Pick<FlowRunDocument, 'results' | 'previous_result' | 'flow_input'>> {
   const apart = run.results_apart;
   const results = apart ? Object.fromEntries(Object.entries(run.results).filter(([id]) => !Object.hasOwn(apart, id))) : run.results;
-  return { results, previous_result: run.previous_apart ? null : run.previous_result };
+  return { results, previous_result: run.previous_apart ? null : run.previous_result, ...(run.input_apart ? { flow_input: {} } : {}) };
 }
 
 /** The results of a stored run with those kept apart read back in (resolveRun). */
-export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
-  if (!doc.results_apart && !doc.previous_apart) return doc;
+export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'flow_input' | 'input_apart'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
+  if (!doc.results_apart && !doc.previous_apart && !doc.input_apart) return doc;
   const read = new Map<string, Promise<unknown>>();
   const value = (key: string) => read.get(key) ?? read.set(key, readApart(store, workspaceId, doc.flow_job, key)).get(key)!;
   const results = { ...doc.results };
   for (const [id, key] of Object.entries(doc.results_apart ?? {})) results[id] = await value(key);
   const previous_result = doc.previous_apart ? await value(doc.previous_apart) : doc.previous_result;
-  return { ...doc, results, previous_result };
+  const flow_input = doc.input_apart ? ((await value(doc.input_apart)) as Record<string, unknown>) : doc.flow_input;
+  return { ...doc, results, previous_result, flow_input };
 }
 
 /** The `flow_result` documents a stored run names, to delete with it; read as it is stored, checked or not. */
 export function apartKeys(doc: Record<string, unknown>): string[] {
   const apart = doc.results_apart;
   const keys = apart && typeof apart === 'object' ? Object.values(apart) : [];
-  return [...new Set([...keys, doc.previous_apart].filter((key): key is string => typeof key === 'string'))];
+  return [...new Set([...keys, doc.previous_apart, doc.input_apart].filter((key): key is string => typeof key === 'string'))];
 }
 
 async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, value: unknown): Promise<string | undefined> {
@@ -80,7 +86,7 @@ async function readApart(store: Store, workspaceId: string, flowJob: string, key
   return stored.value.value;
 }
 
-function setOrDrop<K extends 'results_apart' | 'previous_apart'>(run: FlowRun, field: K, value: FlowRun[K] | undefined): void {
+function setOrDrop<K extends 'results_apart' | 'previous_apart' | 'input_apart'>(run: FlowRun, field: K, value: FlowRun[K] | undefined): void {
   if (value === undefined) delete run[field];
   else run[field] = value;
 }
