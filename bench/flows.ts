@@ -30,6 +30,8 @@ export const FLOW_STEPS = (process.env.BENCH_FLOW_STEPS ?? '1,10,40').split(',')
 export const FLOW_LANGUAGES = ['bun', 'python3'] as const;
 /** BENCH_FLOW_LOOPS=10,200: sequential loops over that many items, each figure per iteration ("" measures none). */
 export const FLOW_LOOPS = (process.env.BENCH_FLOW_LOOPS ?? '10,200').split(',').filter(Boolean).map(Number);
+/** BENCH_FLOW_LOOP_ITEM_BYTES=1000: each loop item is a record with a text of that many bytes, in the flow's input. */
+const LOOP_ITEM_BYTES = Number(process.env.BENCH_FLOW_LOOP_ITEM_BYTES ?? 1000);
 /** Timed runs per loop (each of many iterations). */
 const LOOP_RUNS = Number(process.env.BENCH_FLOW_LOOP_RUNS ?? 7);
 /** Whether every step of a flow gets the same code (one warm process for all of them), to see what a step's own process costs. */
@@ -137,10 +139,10 @@ export async function timeFlow(base: string, auth: Record<string, string>, path:
 }
 
 /**
- * A sequential for loop over `items` numbers, each iteration one TypeScript step, through the sync
- * route: the median run's time and the service's CPU, per iteration. An iteration is a flow job of
- * its own plus its step, so it costs more than a step; what matters is that it costs no more in a
- * long loop than in a short one.
+ * A sequential for loop over `items` records of the flow's input (each LOOP_ITEM_BYTES of text),
+ * each iteration one TypeScript step, through the sync route: the median run's time and the
+ * service's CPU, per iteration. An iteration is a flow job of its own plus its step, so it costs
+ * more than a step; what matters is that it costs no more in a long loop than in a short one.
  */
 async function timeLoop(base: string, auth: Record<string, string>, items: number, servicePid: number): Promise<FlowFigures> {
   const path = `u/admin/bench_loop_${items}`;
@@ -153,13 +155,13 @@ async function timeLoop(base: string, auth: Record<string, string>, items: numbe
         iterator: { type: 'javascript', expr: 'flow_input.items' },
         parallel: false,
         skip_failures: false,
-        modules: [{ id: 'double', value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x * 2; }', input_transforms: { x: { type: 'javascript', expr: 'flow_input.iter.value' } } } }],
+        modules: [{ id: 'double', value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x * 2; }', input_transforms: { x: { type: 'javascript', expr: 'flow_input.iter.value.i' } } } }],
       },
     },
   ];
   const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
   if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
-  const body = JSON.stringify({ items: Array.from({ length: items }, (_, i) => i) });
+  const body = JSON.stringify({ items: Array.from({ length: items }, (_, i) => ({ i, text: 'x'.repeat(LOOP_ITEM_BYTES) })) });
   const run = async () => {
     const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers, body });
     const out = (await response.json()) as unknown;
