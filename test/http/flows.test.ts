@@ -122,6 +122,14 @@ describe('running flows', () => {
     expect(results.each).toEqual([2000, 2001, 2002]);
   });
 
+  it('pages through a while loop of large results and hands every page on', async () => {
+    await createFlow('u/admin/large_pages', [
+      { id: 'pages', value: { type: 'whileloopflow', skip_failures: false, modules: [ts('page', 'export function main(n: number) { return { n, rows: "p".repeat(10000) } }', { n: js('flow_input.iter.index') })] }, stop_after_if: { expr: 'result.n >= 3' } },
+      ts('count', 'export function main(pages: any[]) { return pages.map((p) => p.n * 100000 + p.rows.length) }', { pages: js('results.pages') }),
+    ]);
+    expect(await runSync('u/admin/large_pages', {})).toEqual([10000, 110000, 210000, 310000]);
+  });
+
   it("loops over a large input: each iteration's job holds its `iter`, its steps see the whole input", async () => {
     const count = 'export function main(n: number) { return n }';
     await createFlow('u/admin/large_input', [

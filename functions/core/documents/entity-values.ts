@@ -212,7 +212,7 @@ const flowStep = z.preprocess(upgradeLegacyChildren, z.discriminatedUnion('kind'
   }),
   z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
   z.object({ kind: z.literal('wait'), module: z.string(), until: timestamp, reason: z.enum(['retry', 'sleep']) }),
-  z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()) }),
+  z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()), results_apart: stringMap.optional() }),
 ]));
 
 const stepAttempt = z.object({
@@ -268,6 +268,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   previous_result: z.unknown(),
   previous_apart: z.string().min(1).optional(),
   input_apart: z.string().min(1).optional(),
+  apart_written: z.array(z.string().min(1)).optional(),
   resume: z.unknown(),
   resumes: z.array(z.unknown()),
   approvers: z.array(z.string()),

@@ -145,7 +145,8 @@ export type FlowStep =
    */
   | { kind: 'wait'; module: string; until: string; reason: 'retry' | 'sleep' }
   /** A while loop runs iteration `iteration` (a flow job); `results` are the earlier ones'. */
-  | { kind: 'while'; module: string; job: Job; iteration: number; results: unknown[] };
+  /** `results_apart`: the iterations' results kept apart (by index, results-apart.ts); null in `results` when stored. */
+  | { kind: 'while'; module: string; job: Job; iteration: number; results: unknown[]; results_apart?: Record<string, string> };
 
 /** One attempt of a step with `retry`: which, its job, how it ended, and when the next one starts. */
 export interface StepAttempt {
@@ -218,6 +219,8 @@ export interface FlowRun {
   previous_apart?: string;
   /** The `flow_result` that `flow_input` is kept in, when it is kept apart. */
   input_apart?: string;
+  /** Every `flow_result` written for the run, named or not any more (a while loop's iterations'): deleted with it. */
+  apart_written?: string[];
   /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */
   resume: unknown;
   resumes: unknown[];

@@ -92,8 +92,15 @@ export function copyRun(run: FlowRun): FlowRun {
   // The enclosing run's results are not changed by any turn either, and may be large (a loop's
   // list), as a step's result or the flow's input may be; sharing them is also how a turn knows
   // which results are new (results-apart.ts).
-  const { modules, failure_module, outer_results, results, previous_result, flow_input, ...rest } = run;
-  return { ...structuredClone(rest), results: { ...results }, previous_result, flow_input, modules, outer_results, ...(failure_module ? { failure_module } : {}) };
+  const { modules, failure_module, outer_results, results, previous_result, flow_input, step, ...rest } = run;
+  return { ...structuredClone(rest), step: copyStep(step), results: { ...results }, previous_result, flow_input, modules, outer_results, ...(failure_module ? { failure_module } : {}) };
+}
+
+/** A while loop's results so far are shared too: a turn appends to a new list, never changes one. */
+function copyStep(step: FlowRun['step']): FlowRun['step'] {
+  if (step?.kind !== 'while') return structuredClone(step);
+  const { results, ...rest } = step;
+  return { ...structuredClone(rest), results };
 }
 
 /**

@@ -1,7 +1,9 @@
 import { sha256Hex } from '../common/crypto.js';
 import { StoredDocumentError } from '../documents/parse.js';
 import { readEntity, tryCreateEntity } from '../store/entities.js';
-import type { FlowRun, FlowRunDocument } from './flow-documents.js';
+import type { FlowRun, FlowRunDocument, FlowStep } from './flow-documents.js';
+
+type WhileStep = Extract<FlowStep, { kind: 'while' }>;
 import type { Clock, Store } from '../../ports.js';
 
 /**
@@ -20,56 +22,76 @@ export const APART_CHARS = 8 * 1024;
  * Keeps apart the large results `run` has that `previous` (the run it was copied from, copyRun)
  * did not: writes their `flow_result` documents, and records in `run` which are apart. A result
  * taken over from `previous` unchanged (the same value: copyRun shares them) keeps what was
- * decided for it, so each result is measured once.
+ * decided for it, so each result is measured once. A while loop's results so far (its step's) are
+ * appended to, never changed: those `previous` had keep what was decided for them.
  */
 export async function putResultsApart(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, previous: FlowRun | null): Promise<void> {
+  // A finished run is written this once more: nothing new is worth a document of its own then.
+  const put = (value: unknown) => (run.status === 'finished' ? Promise.resolve(undefined) : storeIfLarge(deps, workspaceId, runKey, run, value));
   const apart: Record<string, string> = {};
   for (const [id, value] of Object.entries(run.results)) {
     const kept = previous && previous.results[id] === value && Object.hasOwn(previous.results, id);
-    const key = kept ? previous.results_apart?.[id] : await storeIfLarge(deps, workspaceId, runKey, value);
+    const key = kept ? previous.results_apart?.[id] : await put(value);
     if (key) apart[id] = key;
   }
   setOrDrop(run, 'results_apart', Object.keys(apart).length ? apart : undefined);
   const sharedWith = Object.keys(run.results).find((id) => run.results[id] === run.previous_result && apart[id]);
-  const previousKey = sharedWith
-    ? apart[sharedWith]
-    : previous && previous.previous_result === run.previous_result
-      ? previous.previous_apart
-      : await storeIfLarge(deps, workspaceId, runKey, run.previous_result);
+  const previousKey = sharedWith ? apart[sharedWith] : previous && previous.previous_result === run.previous_result ? previous.previous_apart : await put(run.previous_result);
   setOrDrop(run, 'previous_apart', previousKey);
   // A flow's input is read by every step and changes never; a branch's or iteration's names its
   // enclosing run's (input_from) instead.
-  const inputKey = run.input_from ? undefined : previous && previous.flow_input === run.flow_input ? previous.input_apart : await storeIfLarge(deps, workspaceId, runKey, run.flow_input);
+  const inputKey = run.input_from ? undefined : previous && previous.flow_input === run.flow_input ? previous.input_apart : await put(run.flow_input);
   setOrDrop(run, 'input_apart', inputKey);
+  if (run.step?.kind === 'while') await putIterationsApart(run.step, previous?.step, put);
+}
+
+async function putIterationsApart(step: WhileStep, before: FlowStep | null | undefined, put: (value: unknown) => Promise<string | undefined>): Promise<void> {
+  const known = before?.kind === 'while' && before.module === step.module ? before : null;
+  const apart: Record<string, string> = {};
+  for (const [index, value] of step.results.entries()) {
+    const key = known && index < known.results.length ? known.results_apart?.[index] : await put(value);
+    if (key) apart[index] = key;
+  }
+  if (Object.keys(apart).length) step.results_apart = apart;
+  else delete step.results_apart;
 }
 
 /** The stored form of the results and input: those kept apart are left out (runDocument). */
-export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'input_apart'>): Partial<Pick<FlowRunDocument, 'results' | 'previous_result' | 'flow_input'>> {
+export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'input_apart' | 'step'>): Partial<Pick<FlowRunDocument, 'results' | 'previous_result' | 'flow_input' | 'step'>> {
   const apart = run.results_apart;
   const results = apart ? Object.fromEntries(Object.entries(run.results).filter(([id]) => !Object.hasOwn(apart, id))) : run.results;
-  return { results, previous_result: run.previous_apart ? null : run.previous_result, ...(run.input_apart ? { flow_input: {} } : {}) };
+  const step = run.step?.kind === 'while' && run.step.results_apart ? { step: storedIterations(run.step, run.step.results_apart) } : {};
+  return { results, previous_result: run.previous_apart ? null : run.previous_result, ...(run.input_apart ? { flow_input: {} } : {}), ...step };
+}
+
+function storedIterations(step: WhileStep, apart: Record<string, string>): WhileStep {
+  return { ...step, results: step.results.map((r, i) => (Object.hasOwn(apart, i) ? null : r)) };
 }
 
 /** The results of a stored run with those kept apart read back in (resolveRun). */
-export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'flow_input' | 'input_apart'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
-  if (!doc.results_apart && !doc.previous_apart && !doc.input_apart) return doc;
+export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'flow_input' | 'input_apart' | 'step'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
+  const step = doc.step?.kind === 'while' && doc.step.results_apart ? doc.step : null;
+  if (!doc.results_apart && !doc.previous_apart && !doc.input_apart && !step) return doc;
   const read = new Map<string, Promise<unknown>>();
   const value = (key: string) => read.get(key) ?? read.set(key, readApart(store, workspaceId, doc.flow_job, key)).get(key)!;
   const results = { ...doc.results };
   for (const [id, key] of Object.entries(doc.results_apart ?? {})) results[id] = await value(key);
   const previous_result = doc.previous_apart ? await value(doc.previous_apart) : doc.previous_result;
   const flow_input = doc.input_apart ? ((await value(doc.input_apart)) as Record<string, unknown>) : doc.flow_input;
-  return { ...doc, results, previous_result, flow_input };
+  const iterations = step ? { step: { ...step, results: await Promise.all(step.results.map((r, i) => (step.results_apart![i] ? value(step.results_apart![i]) : r))) } } : {};
+  return { ...doc, results, previous_result, flow_input, ...iterations };
 }
 
 /** The `flow_result` documents a stored run names, to delete with it; read as it is stored, checked or not. */
 export function apartKeys(doc: Record<string, unknown>): string[] {
   const apart = doc.results_apart;
   const keys = apart && typeof apart === 'object' ? Object.values(apart) : [];
-  return [...new Set([...keys, doc.previous_apart, doc.input_apart].filter((key): key is string => typeof key === 'string'))];
+  const written = Array.isArray(doc.apart_written) ? doc.apart_written : [];
+  return [...new Set([...keys, doc.previous_apart, doc.input_apart, ...written].filter((key): key is string => typeof key === 'string'))];
 }
 
-async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, value: unknown): Promise<string | undefined> {
+/** The key of the `flow_result` holding `value` when it is large, written (once) and listed in the run's `apart_written`. */
+async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, value: unknown): Promise<string | undefined> {
   // Numbers, booleans and null are never large; strings and containers are measured.
   if (value === null || (typeof value !== 'string' && typeof value !== 'object')) return undefined;
   const text = JSON.stringify(value);
@@ -77,6 +99,7 @@ async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: s
   const key = `${runKey}/${sha256Hex(text)}`;
   // Taken already: the same result, stored by an earlier turn or a racing one.
   await tryCreateEntity(deps.store, deps.clock, 'flow_result', workspaceId, key, { value });
+  if (!run.apart_written?.includes(key)) run.apart_written = [...(run.apart_written ?? []), key];
   return key;
 }
 
