@@ -1,5 +1,5 @@
 import type { WorkerDeps } from '../../core/deps.js';
-import { awaitedJobs } from '../../core/flows/advance.js';
+import { awaitedJobs } from '../../core/flows/awaited-jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { executeJob, jobRunTimeoutMs, leaseUntil } from '../../core/runs/worker.js';
 import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';

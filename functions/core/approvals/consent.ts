@@ -6,7 +6,7 @@ import { assertPerson, tokenKindBlocker } from './approval-rules.js';
 import { gateRules, memberRefusal, refusalError } from './approval-count.js';
 import { findModule } from '../flows/definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from '../flows/run-state.js';
-import { awaitedJobs } from '../flows/advance.js';
+import { awaitedJobs } from '../flows/awaited-jobs.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';

@@ -1,4 +1,4 @@
-import { cancelSignal, errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
+import { errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
 import { getEntityValue, tryCreateEntity } from '../store/entities.js';
 import { readFlowRun, rememberFlowRun } from './run-cache.js';
 import { storeTurn, type Start } from './store-turn.js';
@@ -7,7 +7,7 @@ import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
 import { flowJobTarget, flowStepJobTarget, type JobTarget, type RunTarget } from '../jobs/run-target.js';
 import { jobTargetOf, resolveStep, StepError } from './step-target.js';
-import { expressionScope, finish, getFlowRun, type FlowRun, type FlowStep } from './run-state.js';
+import { expressionScope, finish, type FlowRun, type FlowStep } from './run-state.js';
 import { FLOW_LEVEL } from '../approvals/approval-count.js';
 import { settleGate, startGate } from '../approvals/consent-gate.js';
 import { settleSuspendStep } from '../approvals/suspend-step.js';
@@ -23,7 +23,8 @@ import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';
 import { leaveSlot } from '../jobs/concurrency.js';
-import { collectChildren, openChildren, runningAtOnce, type ChildrenStep } from './children-step.js';
+import { collectChildren, runningAtOnce, type ChildrenStep } from './children-step.js';
+import { awaitedJobs, cancelJobs, type AwaitedJob } from './awaited-jobs.js';
 
 /**
  * The flow interpreter: looks at a flow job's run and takes it as far as it can go without
@@ -415,38 +416,4 @@ async function cacheFlowResult(deps: WorkerDeps, flowJob: Job, result: unknown):
   if (flowJob.parent_job !== null || flowJob.flow_version === null || flowJob.cache_hit) return;
   const ttl = (await findFlowVersion(deps.store, flowJob.workspace_id, flowJob.flow_version))?.value.cache_ttl;
   if (ttl) await storeCachedResult(deps, flowJob, result, ttl);
-}
-
-/** Cancels jobs still running or queued; their workers see it and stop them. */
-async function cancelJobs(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, jobs: AwaitedJob[], message: string): Promise<void> {
-  const now = deps.clock.now().toISOString();
-  for (const job of jobs) {
-    if (await deps.store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message } }, logs: '' }, now)) {
-      deps.signals.notify(job.id);
-      deps.signals.notify(cancelSignal(job.id));
-    }
-  }
-}
-
-/** A job a flow run waits on (in the run's workspace): which, and whether it is a flow (a sub-flow, branch or iteration) or a script. */
-export type AwaitedJob = Pick<Job, 'id' | 'kind'>;
-
-/** The jobs a flow run is waiting on right now: its current step's script jobs or flow jobs. */
-export function awaitedJobs(run: FlowRun): AwaitedJob[] {
-  const step = run.step;
-  if (step?.kind === 'child' || step?.kind === 'while') return [step.job];
-  if (step?.kind === 'children') return openChildren(step).map((i) => ({ id: step.jobs[i], kind: 'flow' }));
-  return [];
-}
-
-/**
- * A canceled flow stops what runs on its behalf at once, down through its sub-flows, without
- * waiting for its interpreter's next turn (which, on Step Functions, comes only when the steps end).
- */
-export async function cancelFlowSteps(deps: Pick<WorkerDeps, 'store' | 'signals' | 'clock'>, workspaceId: string, flowJobId: string): Promise<void> {
-  const run = await getFlowRun(deps, workspaceId, flowJobId);
-  if (!run || run.status === 'finished') return;
-  const jobs = awaitedJobs(run);
-  await cancelJobs(deps, jobs, 'the flow was canceled');
-  for (const job of jobs) if (job.kind === 'flow') await cancelFlowSteps(deps, workspaceId, job.id);
 }

@@ -2,9 +2,9 @@ import { sha256Hex } from '../common/crypto.js';
 import { StoredDocumentError } from '../documents/parse.js';
 import { readEntity, tryCreateEntity } from '../store/entities.js';
 import type { FlowRun, FlowRunDocument, FlowStep } from './flow-documents.js';
+import type { Clock, Store } from '../../ports.js';
 
 type WhileStep = Extract<FlowStep, { kind: 'while' }>;
-import type { Clock, Store } from '../../ports.js';
 
 /**
  * A flow run is stored again at every turn, and it holds the results its later steps may read. A
@@ -82,12 +82,10 @@ export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 're
   return { ...doc, results, previous_result, flow_input, ...iterations };
 }
 
-/** The `flow_result` documents a stored run names, to delete with it; read as it is stored, checked or not. */
+/** The `flow_result` documents written for a stored run (`apart_written`), to delete with it; read as it is stored, checked or not. */
 export function apartKeys(doc: Record<string, unknown>): string[] {
-  const apart = doc.results_apart;
-  const keys = apart && typeof apart === 'object' ? Object.values(apart) : [];
   const written = Array.isArray(doc.apart_written) ? doc.apart_written : [];
-  return [...new Set([...keys, doc.previous_apart, doc.input_apart, ...written].filter((key): key is string => typeof key === 'string'))];
+  return written.filter((key): key is string => typeof key === 'string');
 }
 
 /** The key of the `flow_result` holding `value` when it is large, written (once) and listed in the run's `apart_written`. */

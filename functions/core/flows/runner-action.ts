@@ -1,5 +1,6 @@
 import { isFinished } from '../jobs/jobs.js';
-import { advanceFlow, awaitedJobs, cancelFlowSteps } from './advance.js';
+import { advanceFlow } from './advance.js';
+import { awaitedJobs, cancelFlowSteps } from './awaited-jobs.js';
 import { readFlowRun } from './run-cache.js';
 import type { CoreDeps, WorkerDeps } from '../deps.js';
 import type { Job } from '../../ports.js';

@@ -2,7 +2,7 @@ import { isFinished } from '../jobs/jobs.js';
 import { log } from '../common/logger.js';
 import { onJobFailed } from '../jobs/job-outcome.js';
 import { leaveSlot } from '../jobs/concurrency.js';
-import { cancelFlowSteps } from './advance.js';
+import { cancelFlowSteps } from './awaited-jobs.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
 

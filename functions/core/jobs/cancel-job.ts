@@ -1,6 +1,6 @@
 import { conflict } from '../common/errors.js';
 import { cancelSignal, getJob, getVisibleJob, isFinished } from './jobs.js';
-import { cancelFlowSteps } from '../flows/advance.js';
+import { cancelFlowSteps } from '../flows/awaited-jobs.js';
 import { leaveSlot } from './concurrency.js';
 import type { Job } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
