@@ -4,7 +4,7 @@
  * Everything here is async so that either shell fits behind the same signatures.
  */
 
-import type { Entity, EntityKind, EntityStamp, Job, JobCompletion, JobListFilter, JobQuery, ScriptVersion, TokenRecord, User, Workspace } from './ports/records.js';
+import type { Entity, EntityKind, EntityStamp, Job, JobCompletion, JobListFilter, JobQuery, JobStatus, ScriptVersion, TokenRecord, User, Workspace } from './ports/records.js';
 import type { Delivery, OutboxEvent } from './ports/webhooks.js';
 
 // The ports too large to share this file live beside it; everyone imports them from here.
@@ -33,6 +33,8 @@ export interface Store {
 
   insertJob(job: Job): Promise<void>;
   getJob(workspaceId: string, id: string): Promise<Job | null>;
+  /** The job's status alone, or null when there is none: what a flow's next turn checks of its flow job (core/flows/run-cache.ts). */
+  getJobStatus(workspaceId: string, id: string): Promise<JobStatus | null>;
   listJobs(filter: JobListFilter): Promise<Job[]>;
   /** The run list: up to `limit` jobs matching every filter given, newest first (see JobQuery). */
   queryJobs(query: JobQuery): Promise<Job[]>;

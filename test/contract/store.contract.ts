@@ -304,6 +304,19 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await store.completeJob(uid('no-such-job'), { status: 'success', result: 1, logs: '' }, nextTimestamp())).toBe(false);
       });
 
+      it("reads a job's status alone, as it moves, and only in the job's own workspace", async () => {
+        const ws = await newWorkspace();
+        const job = aJob(ws);
+        await store.insertJob(job);
+        expect(await store.getJobStatus(ws, job.id)).toBe('queued');
+        await store.claimJob(job.id, nextTimestamp(), FAR_FUTURE);
+        expect(await store.getJobStatus(ws, job.id)).toBe('running');
+        await store.completeJob(job.id, { status: 'canceled', result: { error: { name: 'Canceled', message: 'm' } }, logs: '' }, nextTimestamp());
+        expect(await store.getJobStatus(ws, job.id)).toBe('canceled');
+        expect(await store.getJobStatus(await newWorkspace(), job.id)).toBeNull();
+        expect(await store.getJobStatus(ws, uid('no-such-job'))).toBeNull();
+      });
+
       it('records a failure as success=false', async () => {
         const ws = await newWorkspace();
         const job = await runningJob(ws);

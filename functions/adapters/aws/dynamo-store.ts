@@ -18,7 +18,7 @@ import {
 import { DynamoEntities } from './dynamo-entities.js';
 import { DynamoIdentity } from './dynamo-identity.js';
 import { parseStored } from '../../core/documents/parse.js';
-import { scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
+import { jobStatus, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { jobIndexOf, queryJobItems } from './dynamo-job-query.js';
 import { mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
@@ -185,6 +185,14 @@ export class DynamoStore implements Store {
     // A flow job has none (only script jobs' runs append logs): no Query for it, read every turn.
     if (job.status === 'running' && job.kind !== 'flow') job.logs += await readLogChunks(this.doc, this.table, id);
     return job;
+  }
+
+  async getJobStatus(workspaceId: string, id: string) {
+    const r = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: keys.job(id), ConsistentRead: true, ProjectionExpression: 'workspace_id, #status', ExpressionAttributeNames: { '#status': 'status' } }),
+    );
+    if (!r.Item || r.Item.workspace_id !== workspaceId) return null;
+    return parseStored(jobStatus, r.Item.status, `job ${id}`);
   }
 
   async listJobs(f: JobListFilter) {

@@ -4,7 +4,7 @@ import { GroupCommit } from './sqlite-group-commit.js';
 import { insertJobFields } from './sqlite-job-fields.js';
 import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-job-query.js';
 import { parseStored } from '../../core/documents/parse.js';
-import { deliveryRecord, entityStamp, jobRecord, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
+import { deliveryRecord, entityStamp, jobRecord, jobStatus, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
 import { storedRunSettings } from '../../core/jobs/run-settings.js';
 import { entityRow, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
@@ -150,6 +150,11 @@ export class SqliteStore implements Store {
   async getJob(workspaceId: string, id: string) {
     const row = this.stmt('SELECT * FROM jobs WHERE id = ? AND workspace_id = ?').get(id, workspaceId) as Row | undefined;
     return row ? toJob(row) : null;
+  }
+
+  async getJobStatus(workspaceId: string, id: string) {
+    const row = this.stmt('SELECT status FROM jobs WHERE id = ? AND workspace_id = ?').get(id, workspaceId) as { status: string } | undefined;
+    return row ? parseStored(jobStatus, row.status, `job ${id}`) : null;
   }
 
   async listJobs(f: JobListFilter) {

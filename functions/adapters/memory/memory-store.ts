@@ -98,6 +98,11 @@ export class MemoryStore implements Store {
     return stored && stored.job.workspace_id === workspaceId ? copy(stored.job) : null;
   }
 
+  async getJobStatus(workspaceId: string, id: string) {
+    const stored = this.jobs.get(id);
+    return stored && stored.job.workspace_id === workspaceId ? stored.job.status : null;
+  }
+
   async listJobs(f: JobListFilter) {
     const matching = [...this.jobs.values()]
       .map((s) => s.job)

@@ -8,7 +8,8 @@ import { ENTITY_KINDS, JOB_TRIGGERS, LANGUAGES, type JobTrigger, type Delivery, 
  */
 
 const language = z.enum(LANGUAGES);
-const status = z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']);
+/** A job's status; a store reading it alone (Store.getJobStatus) checks it with this. */
+export const jobStatus = z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']);
 const timestamp = z.string().min(1);
 
 export const workspaceRecord: z.ZodType<Workspace> = z.object({
@@ -59,7 +60,7 @@ const jobFields = {
   script_path: z.string(),
   language,
   args: jsonObject.nullable(),
-  status,
+  status: jobStatus,
   created_by: z.string(),
   // The scopes of the token that started the job; absent or null: the starter's full rights.
   created_scopes: z.array(z.string()).nullable().optional(),

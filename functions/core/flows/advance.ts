@@ -1,6 +1,6 @@
 import { errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.js';
 import { getEntityValue, tryCreateEntity } from '../store/entities.js';
-import { readFlowRun, rememberFlowRun } from './run-cache.js';
+import { readFlowJob, readFlowRun, rememberFlowRun } from './run-cache.js';
 import { storeTurn, type Start } from './store-turn.js';
 import { childModulesAt, copyRun, inputFromEnclosing, ownInput, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
@@ -59,7 +59,7 @@ interface Effects {
 /** `finishedStep`: a step job whose completion was just stored (the worker's wake), so it is not read back. */
 export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJobId: string, finishedStep?: FinishedStep): Promise<void> {
   await retry({ attempts: ATTEMPTS, ...RACE, exhausted: () => new Error(`flow ${flowJobId}: too many concurrent updates`) }, async () => {
-    const job = await deps.store.getJob(workspaceId, flowJobId);
+    const job = await readFlowJob(deps.store, workspaceId, flowJobId);
     if (!job || job.kind !== 'flow') return;
     const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? copyRun(entity.value) : await initialRun(deps, job);

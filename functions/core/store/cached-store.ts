@@ -99,6 +99,10 @@ export class CachedStore implements Store {
     return this.inner.getJob(workspaceId, id);
   }
 
+  getJobStatus(workspaceId: string, id: string) {
+    return this.inner.getJobStatus(workspaceId, id);
+  }
+
   listJobs(filter: JobListFilter) {
     return this.inner.listJobs(filter);
   }
