@@ -143,6 +143,21 @@ describe('running flows', () => {
     expect(iteration.args).toEqual({ iter: { index: 2, value: items[2] } });
   });
 
+  it('runs a loop of 240 iterations (its id list past what a run keeps inline) and shows every one', async () => {
+    const double = 'export function main(n: number) { return n * 2 }';
+    await createFlow('u/admin/long_loop', [
+      { id: 'each', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: true, parallelism: 8, skip_failures: true, modules: [ts('inner', double, { n: js('flow_input.iter.value') })] } },
+      ts('sum', 'export function main(all: number[]) { return all.reduce((a, b) => a + b, 0) }', { all: js('results.each') }),
+    ]);
+    const items = Array.from({ length: 240 }, (_, i) => i);
+    const job = await waitForJob(s, await (await s.post(`${ws()}/jobs/run/p/u/admin/long_loop`, { items })).text(), 100_000);
+    expect(job).toMatchObject({ success: true, result: 240 * 239 });
+    const iterations = job.flow_status.module_jobs.each as string[];
+    expect(new Set(iterations).size).toBe(240);
+    const last = await (await s.fetch(`${ws()}/jobs_u/get/${iterations[239]}`)).json();
+    expect(last.args).toEqual({ iter: { index: 239, value: 239 } });
+  }, 120_000);
+
   it('fails at a failing step unless it continues on error', async () => {
     await createFlow('u/admin/fails', [ts('boom', 'export function main() { throw new Error("kaput") }'), ts('after', 'export function main() { return "after" }')]);
     const failed = (await runSync('u/admin/fails', {})) as { error: { message: string; step_id: string } };

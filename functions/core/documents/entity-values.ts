@@ -193,12 +193,15 @@ const flowStep = z.preprocess(upgradeLegacyChildren, z.discriminatedUnion('kind'
   z.object({
     kind: z.literal('children'),
     module: z.string(),
-    jobs: z.array(z.string().min(1)).min(1),
+    // Empty when the run keeps them apart (lists_apart).
+    jobs: z.array(z.string().min(1)),
     created_at: timestamp,
     parallel: z.boolean(),
     started: z.number().int().nonnegative(),
     ended: z.array(z.boolean()),
     skip_failures: z.array(z.boolean()),
+    ended_before: z.number().int().nonnegative().optional(),
+    skip_all: z.boolean().optional(),
   }),
   z.object({
     kind: z.literal('suspend'),
@@ -268,6 +271,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   previous_result: z.unknown(),
   previous_apart: z.string().min(1).optional(),
   input_apart: z.string().min(1).optional(),
+  lists_apart: z.object({ jobs: z.string().min(1).optional(), child_jobs: stringMap.optional() }).optional(),
   apart_written: z.array(z.string().min(1)).optional(),
   resume: z.unknown(),
   resumes: z.array(z.unknown()),

@@ -114,6 +114,14 @@ export interface ChatMessage {
   decision?: { decision: 'approved' | 'rejected'; by: string; at: string; reason?: string };
 }
 
+/** Where a run's large id and flag lists are kept apart: the `flow_result` key of each (lists-apart.ts). */
+export interface ListsApart {
+  /** The children step's `jobs`. */
+  jobs?: string;
+  /** `child_jobs`, by module id. */
+  child_jobs?: Record<string, string>;
+}
+
 export type FlowStep =
   /** Waiting for one job: a script step, a sub-flow or the chosen branch. */
   | { kind: 'child'; module: string; job: Job }
@@ -123,7 +131,24 @@ export type FlowStep =
    * first (a record carries the iteration's arguments, often the whole list it iterates). A job
    * yet to be inserted is rebuilt from its run, stored before this step (`childJob`).
    */
-  | { kind: 'children'; module: string; jobs: string[]; created_at: string; parallel: boolean; started: number; ended: boolean[]; skip_failures: boolean[] }
+  | {
+      kind: 'children';
+      module: string;
+      jobs: string[];
+      created_at: string;
+      parallel: boolean;
+      started: number;
+      ended: boolean[];
+      skip_failures: boolean[];
+      /**
+       * Stored only: every one before this index has ended, and `ended` starts there and stops at
+       * `started` (the rest have not started, so not ended); a run read back has the whole list
+       * (lists-apart.ts).
+       */
+      ended_before?: number;
+      /** Stored only: every one's `skip_failures` is this (a loop's all are), and `skip_failures` is stored empty. */
+      skip_all?: boolean;
+    }
   /** A step with `suspend` finished and the flow waits for approvals (spec 3). */
   | {
       kind: 'suspend';
@@ -219,6 +244,8 @@ export interface FlowRun {
   previous_apart?: string;
   /** The `flow_result` that `flow_input` is kept in, when it is kept apart. */
   input_apart?: string;
+  /** The lists kept apart from the stored run, each in a `flow_result` (lists-apart.ts): its children step's and `child_jobs`'. */
+  lists_apart?: ListsApart;
   /** Every `flow_result` written for the run, named or not any more (a while loop's iterations'): deleted with it. */
   apart_written?: string[];
   /** The last resume payload, all of them, and who approved (spec 2.5), for the steps after. */

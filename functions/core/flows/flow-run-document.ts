@@ -94,8 +94,10 @@ export function copyRun(run: FlowRun): FlowRun {
   // list), as a step's result or the flow's input may be; sharing them is also how a turn knows
   // which results are new (results-apart.ts). The rest is JSON, copied by klona's JSON copy at
   // about a tenth of structuredClone's cost: this runs at every turn of every flow.
-  const { modules, failure_module, outer_results, results, previous_result, flow_input, step, ...rest } = run;
+  const { modules, failure_module, outer_results, results, previous_result, flow_input, step, child_jobs, ...rest } = run;
   const copy = klona(rest) as FlowRun;
+  // Replaced whole by a turn that changes it, never changed inside (lists-apart.ts).
+  if (child_jobs) copy.child_jobs = child_jobs;
   copy.step = copyStep(step);
   copy.results = { ...results };
   copy.previous_result = previous_result;
@@ -106,11 +108,20 @@ export function copyRun(run: FlowRun): FlowRun {
   return copy;
 }
 
-/** A while loop's results so far are shared too: a turn appends to a new list, never changes one. */
+/**
+ * A while loop's results so far are shared too: a turn appends to a new list, never changes one;
+ * and so are a children step's ids and flags, made once when it starts (only `ended` changes).
+ */
 function copyStep(step: FlowRun['step']): FlowRun['step'] {
-  if (step?.kind !== 'while') return klona(step);
-  const { results, ...rest } = step;
-  return { ...klona(rest), results };
+  if (step?.kind === 'while') {
+    const { results, ...rest } = step;
+    return { ...klona(rest), results };
+  }
+  if (step?.kind === 'children') {
+    const { jobs, skip_failures, ...rest } = step;
+    return { ...klona(rest), jobs, skip_failures };
+  }
+  return klona(step);
 }
 
 /**

@@ -3,6 +3,7 @@ import { StoredDocumentError } from '../documents/parse.js';
 import { readEntity, tryCreateEntity } from '../store/entities.js';
 import type { FlowRun, FlowRunDocument, FlowStep } from './flow-documents.js';
 import type { Clock, Store } from '../../ports.js';
+import { putListsApart, withLists, withoutLists } from './lists-apart.js';
 
 type WhileStep = Extract<FlowStep, { kind: 'while' }>;
 
@@ -43,6 +44,7 @@ export async function putResultsApart(deps: { store: Store; clock: Clock }, work
   const inputKey = run.input_from ? undefined : previous && previous.flow_input === run.flow_input ? previous.input_apart : await put(run.flow_input);
   setOrDrop(run, 'input_apart', inputKey);
   if (run.step?.kind === 'while') await putIterationsApart(run.step, previous?.step, put);
+  await putListsApart(run, previous, put);
 }
 
 async function putIterationsApart(step: WhileStep, before: FlowStep | null | undefined, put: (value: unknown) => Promise<string | undefined>): Promise<void> {
@@ -57,11 +59,13 @@ async function putIterationsApart(step: WhileStep, before: FlowStep | null | und
 }
 
 /** The stored form of the results and input: those kept apart are left out (runDocument). */
-export function withoutApart(run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'input_apart' | 'step'>): Partial<Pick<FlowRunDocument, 'results' | 'previous_result' | 'flow_input' | 'step'>> {
+export function withoutApart(
+  run: Pick<FlowRun, 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'input_apart' | 'step' | 'child_jobs' | 'lists_apart'>,
+): Partial<Pick<FlowRunDocument, 'results' | 'previous_result' | 'flow_input' | 'step' | 'child_jobs'>> {
   const apart = run.results_apart;
   const results = apart ? Object.fromEntries(Object.entries(run.results).filter(([id]) => !Object.hasOwn(apart, id))) : run.results;
   const step = run.step?.kind === 'while' && run.step.results_apart ? { step: storedIterations(run.step, run.step.results_apart) } : {};
-  return { results, previous_result: run.previous_apart ? null : run.previous_result, ...(run.input_apart ? { flow_input: {} } : {}), ...step };
+  return { results, previous_result: run.previous_apart ? null : run.previous_result, ...(run.input_apart ? { flow_input: {} } : {}), ...step, ...withoutLists(run) };
 }
 
 function storedIterations(step: WhileStep, apart: Record<string, string>): WhileStep {
@@ -69,11 +73,14 @@ function storedIterations(step: WhileStep, apart: Record<string, string>): While
 }
 
 /** The results of a stored run with those kept apart read back in (resolveRun). */
-export async function withApart<D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'flow_input' | 'input_apart' | 'step'>>(store: Store, workspaceId: string, doc: D): Promise<D> {
+export async function withApart<
+  D extends Pick<FlowRunDocument, 'flow_job' | 'results' | 'results_apart' | 'previous_result' | 'previous_apart' | 'flow_input' | 'input_apart' | 'step' | 'child_jobs' | 'lists_apart'>,
+>(store: Store, workspaceId: string, stored: D): Promise<D> {
+  const read = new Map<string, Promise<unknown>>();
+  const value = (key: string) => read.get(key) ?? read.set(key, readApart(store, workspaceId, stored.flow_job, key)).get(key)!;
+  const doc = await withLists(stored, workspaceId, value);
   const step = doc.step?.kind === 'while' && doc.step.results_apart ? doc.step : null;
   if (!doc.results_apart && !doc.previous_apart && !doc.input_apart && !step) return doc;
-  const read = new Map<string, Promise<unknown>>();
-  const value = (key: string) => read.get(key) ?? read.set(key, readApart(store, workspaceId, doc.flow_job, key)).get(key)!;
   const results = { ...doc.results };
   for (const [id, key] of Object.entries(doc.results_apart ?? {})) results[id] = await value(key);
   const previous_result = doc.previous_apart ? await value(doc.previous_apart) : doc.previous_result;

@@ -1,15 +1,33 @@
+import { derivedOnce } from '../scripts/version-cache.js';
 import type { Job, Store } from '../../ports.js';
 
 /** Nesting deeper than this is not something a flow builds; the walk stops rather than loop. */
 const MAX_FLOW_DEPTH = 20;
 
-/** Walks `parent_job` up to the top: the flow context of a step and getRootJobId share this rule. */
-export async function rootJob(store: Store, workspaceId: string, job: Job): Promise<Job> {
+/** What the walk up a job's flows needs of each: none of it ever changes once the job exists. */
+export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'>;
+
+/**
+ * Walks `parent_job` up to the top: the flow context of a step and getRootJobId share this rule.
+ * Each job above is read once per process and kept as its lineage alone: every step of every
+ * iteration of a loop walked up to the same top-level flow job, whose arguments (the list the loop
+ * goes over, say) were read and parsed again each time — for a loop over 1,000 records of 1 KB, a
+ * megabyte per iteration and a third of the service's time.
+ */
+export async function rootJob(store: Store, workspaceId: string, job: Lineage): Promise<Lineage> {
   let root = job;
   for (let depth = 0; root.parent_job && depth < MAX_FLOW_DEPTH; depth++) {
-    const up = await store.getJob(workspaceId, root.parent_job);
+    const up = await lineageOf(store, workspaceId, root.parent_job);
     if (!up) break;
     root = up;
   }
   return root;
+}
+
+/** The lineage of job `id`, or null when there is no such job (not remembered: it may be inserted yet). */
+export function lineageOf(store: Store, workspaceId: string, id: string): Promise<Lineage | null> {
+  return derivedOnce(store, `lineage\n${workspaceId}\n${id}`, async () => {
+    const job = await store.getJob(workspaceId, id);
+    return job && { id: job.id, script_path: job.script_path, parent_job: job.parent_job };
+  });
 }

@@ -19,7 +19,7 @@ import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
-import { rootJob } from './job-lineage.js';
+import { lineageOf, rootJob } from './job-lineage.js';
 import { withinDepthLimit } from '../common/json-limits.js';
 import { storeCachedResult } from '../jobs/result-cache.js';
 import { leaveSlot } from '../jobs/concurrency.js';
@@ -215,7 +215,7 @@ async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, s
 }
 
 async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: string): Promise<Record<string, string> | null> {
-  const parent = await deps.store.getJob(workspaceId, parentId);
+  const parent = await lineageOf(deps.store, workspaceId, parentId);
   if (!parent) return null;
   const root = await rootJob(deps.store, workspaceId, parent);
   return { OV_FLOW_JOB_ID: parent.id, OV_FLOW_PATH: root.script_path, OV_ROOT_FLOW_JOB_ID: root.id };

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { inProcessService, loseFirstInsertOf, type InProcessService } from './harness.js';
+import { flowRunCharsWritten, inProcessService, loseFirstInsertOf, type InProcessService } from './harness.js';
 import { advanceFlow } from '../../../functions/core/flows/advance.js';
 import { scrubJobPayloads } from '../../../functions/core/jobs/scrub.js';
 import type { WorkerDeps } from '../../../functions/core/deps.js';
@@ -19,24 +19,11 @@ function flowWith(path: string, after: number) {
   return { path, value: { modules: [big, ...rest] } };
 }
 
-/** Characters of flow run documents written (created or replaced) from now on. */
-function runBytesWritten(s: InProcessService): () => number {
-  let chars = 0;
-  const count = (e: { kind: string; value: unknown }) => {
-    if (e.kind === 'flow_run') chars += JSON.stringify(e.value).length;
-  };
-  const create = s.store.createEntity.bind(s.store);
-  const replace = s.store.replaceEntity.bind(s.store);
-  vi.spyOn(s.store, 'createEntity').mockImplementation((e, ...rest) => (count(e), create(e, ...rest)));
-  vi.spyOn(s.store, 'replaceEntity').mockImplementation((e, ...rest) => (count(e), replace(e, ...rest)));
-  return () => chars;
-}
-
 describe('a large step result', () => {
   it('is stored once, not with every later turn of its run, and every step and the API still see it', async () => {
     const s = await inProcessService();
     expect((await s.post('/api/w/main/flows/create', flowWith('u/admin/big', 10))).status).toBe(201);
-    const written = runBytesWritten(s);
+    const written = flowRunCharsWritten(s);
     const id = await (await s.post('/api/w/main/jobs/run/p/u/admin/big', {})).text();
     const job = await s.job(id);
     expect(job).toMatchObject({ status: 'success', result: BIG + 1 });
@@ -84,7 +71,7 @@ describe("a loop over the flow's input", () => {
   async function perIteration(n: number): Promise<number> {
     const s = await inProcessService();
     expect((await s.post('/api/w/main/flows/create', flow)).status).toBe(201);
-    const written = runBytesWritten(s);
+    const written = flowRunCharsWritten(s);
     const id = await (await s.post('/api/w/main/jobs/run/p/u/admin/items', { items: itemsOf(n) })).text();
     expect(await s.job(id)).toMatchObject({ status: 'success', result: itemsOf(n).map((item) => item.i + n + 1) });
     return written() / n;
@@ -132,7 +119,7 @@ describe('a while loop of large results (pages of an API)', () => {
   async function run(pages: number): Promise<{ s: InProcessService; id: string; perPage: number }> {
     const s = await inProcessService();
     expect((await s.post('/api/w/main/flows/create', flowOf(pages))).status).toBe(201);
-    const written = runBytesWritten(s);
+    const written = flowRunCharsWritten(s);
     const id = await (await s.post(`/api/w/main/jobs/run/p/u/admin/pages${pages}`, {})).text();
     const job = await s.job(id);
     expect(job).toMatchObject({ status: 'success', result: pages + 1 });

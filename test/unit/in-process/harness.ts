@@ -141,3 +141,16 @@ export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean
   }
   return value;
 }
+
+/** Characters of flow run documents the store is given to write (created or replaced) from now on. */
+export function flowRunCharsWritten(s: InProcessService): () => number {
+  let chars = 0;
+  const count = (e: Pick<Entity, 'kind' | 'value'>) => {
+    if (e.kind === 'flow_run') chars += JSON.stringify(e.value).length;
+  };
+  const create = s.store.createEntity.bind(s.store);
+  const replace = s.store.replaceEntity.bind(s.store);
+  s.store.createEntity = (e, ...rest) => (count(e), create(e, ...rest));
+  s.store.replaceEntity = (e, ...rest) => (count(e), replace(e, ...rest));
+  return () => chars;
+}
