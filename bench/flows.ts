@@ -138,15 +138,9 @@ export async function timeFlow(base: string, auth: Record<string, string>, path:
   return { language, steps, median: times[Math.floor(times.length / 2)]!, serviceCpuMs };
 }
 
-/**
- * A sequential for loop over `items` records of the flow's input (each LOOP_ITEM_BYTES of text),
- * each iteration one TypeScript step, through the sync route: the median run's time and the
- * service's CPU, per iteration. An iteration is a flow job of its own plus its step, so it costs
- * more than a step; what matters is that it costs no more in a long loop than in a short one.
- */
-async function timeLoop(base: string, auth: Record<string, string>, items: number, servicePid: number): Promise<FlowFigures> {
+/** Creates the sequential loop timeLoop runs (once: a measurement repeated for load runs it again); answers its path. */
+async function createLoop(base: string, auth: Record<string, string>, items: number): Promise<string> {
   const path = `u/admin/bench_loop_${items}`;
-  const headers = { ...auth, 'content-type': 'application/json' };
   const modules = [
     {
       id: 'loop',
@@ -159,8 +153,19 @@ async function timeLoop(base: string, auth: Record<string, string>, items: numbe
       },
     },
   ];
-  const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers, body: JSON.stringify({ path, summary: path, value: { modules } }) });
+  const created = await fetch(`${base}/api/w/main/flows/create`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ path, summary: path, value: { modules } }) });
   if (created.status !== 201) throw new Error(`flow create failed: ${await created.text()}`);
+  return path;
+}
+
+/**
+ * A sequential for loop over `items` records of the flow's input (each LOOP_ITEM_BYTES of text),
+ * each iteration one TypeScript step, through the sync route: the median run's time and the
+ * service's CPU, per iteration. An iteration is a flow job of its own plus its step, so it costs
+ * more than a step; what matters is that it costs no more in a long loop than in a short one.
+ */
+async function timeLoop(base: string, auth: Record<string, string>, path: string, items: number, servicePid: number): Promise<FlowFigures> {
+  const headers = { ...auth, 'content-type': 'application/json' };
   const body = JSON.stringify({ items: Array.from({ length: items }, (_, i) => ({ i, text: 'x'.repeat(LOOP_ITEM_BYTES) })) });
   const run = async () => {
     const response = await fetch(`${base}/api/w/main/jobs/run_wait_result/p/${path}`, { method: 'POST', headers, body });
@@ -213,7 +218,10 @@ async function measureVariant({ CHECKOUT, ...env }: Record<string, string>): Pro
         rows.push((await measureQuietly(`${steps} ${language} steps`, () => timeFlow(base, auth, path, language, steps, child.pid))).value);
       }
     }
-    for (const items of FLOW_LOOPS) rows.push((await measureQuietly(`loop of ${items} items`, () => timeLoop(base, auth, items, child.pid!))).value);
+    for (const items of FLOW_LOOPS) {
+      const path = await createLoop(base, auth, items);
+      rows.push((await measureQuietly(`loop of ${items} items`, () => timeLoop(base, auth, path, items, child.pid!))).value);
+    }
     return rows;
   } finally {
     child.kill('SIGTERM');
