@@ -210,14 +210,10 @@ async function finish(deps: WorkerDeps, job: Job, completion: JobCompletion): Pr
 /** Spec 2.3: a flow step also learns the flow that runs it and the flow at the top. */
 async function flowContext(deps: WorkerDeps, job: Job): Promise<Record<string, string>> {
   if (!job.parent_job) return {};
-  // A flow job's id, path and parents never change: every step of the flow shares one lookup.
-  return (await derivedOnce(deps.store, `flowctx\n${job.workspace_id}\n${job.parent_job}`, () => readFlowContext(deps, job.workspace_id, job.parent_job!))) ?? {};
-}
-
-async function readFlowContext(deps: WorkerDeps, workspaceId: string, parentId: string): Promise<Record<string, string> | null> {
-  const parent = await lineageOf(deps.store, workspaceId, parentId);
-  if (!parent) return null;
-  const root = await rootJob(deps.store, workspaceId, parent);
+  // Each job above is read once per process (job-lineage.ts): every step of a flow shares them.
+  const parent = await lineageOf(deps.store, job.workspace_id, job.parent_job);
+  if (!parent) return {};
+  const root = await rootJob(deps.store, job.workspace_id, parent);
   return { OV_FLOW_JOB_ID: parent.id, OV_FLOW_PATH: root.script_path, OV_ROOT_FLOW_JOB_ID: root.id };
 }
 

@@ -65,8 +65,8 @@ export function forgetScriptPath(store: Store, workspaceId: string, path: string
 }
 
 /**
- * Something computed from immutable versions only (a flow version, a flow step's code and inferred
- * schema), built once per process. `key` must name everything the value depends on.
+ * Something computed from immutable data only (a flow version, a flow step's code and inferred
+ * schema, a job's lineage), built once per process. `key` must name everything the value depends on.
  */
 export async function derivedOnce<V>(store: Store, key: string, build: () => Promise<V | null>): Promise<V | null> {
   let cache = derived.get(store);
