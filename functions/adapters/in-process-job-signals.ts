@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { FinishedJob, JobSignals } from '../ports.js';
 
 /**
@@ -9,7 +8,12 @@ import type { FinishedJob, JobSignals } from '../ports.js';
  * waiters (the worker's cancel watcher, an SSE stream next to a cancel request).
  */
 export class InProcessJobSignals implements JobSignals {
-  private readonly emitter = new EventEmitter().setMaxListeners(0);
+  /**
+   * Each job's waiters. A Map of sets, not an EventEmitter keyed by job id: every job added and
+   * removed an event name of one emitter's listener object, which V8 keeps as a dictionary, at
+   * ~10 us of the service's thread per sync run under load (CPU profile of 16 clients).
+   */
+  private readonly waiters = new Map<string, Set<Waiter>>();
 
   /**
    * `holdProcess`: whether a pending wait keeps the process alive. Locally it must not keep `svc`
@@ -18,19 +22,30 @@ export class InProcessJobSignals implements JobSignals {
   constructor(private readonly opts: { holdProcess: boolean }) {}
 
   notify(jobId: string, finished?: FinishedJob): void {
-    this.emitter.emit(jobId, finished);
+    const woken = this.waiters.get(jobId);
+    if (!woken) return;
+    // Those who start waiting while these wake wait for the next notify.
+    this.waiters.delete(jobId);
+    for (const wake of woken) wake(finished);
   }
 
   wait(jobId: string, ms: number): Promise<FinishedJob | undefined> {
     return new Promise((resolve) => {
-      const done = (finished?: FinishedJob) => {
+      let waiting = this.waiters.get(jobId);
+      if (!waiting) this.waiters.set(jobId, (waiting = new Set()));
+      const woken: Waiter = (finished) => {
         clearTimeout(timer);
-        this.emitter.off(jobId, done);
         resolve(finished);
       };
-      const timer = setTimeout(() => done(), ms);
+      const timer = setTimeout(() => {
+        waiting.delete(woken);
+        if (waiting.size === 0 && this.waiters.get(jobId) === waiting) this.waiters.delete(jobId);
+        resolve(undefined);
+      }, ms);
       if (!this.opts.holdProcess) timer.unref();
-      this.emitter.once(jobId, done);
+      waiting.add(woken);
     });
   }
 }
+
+type Waiter = (finished?: FinishedJob) => void;

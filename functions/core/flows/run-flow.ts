@@ -38,17 +38,20 @@ export async function pushFlowJob(
   origin: JobOrigin = {},
 ): Promise<Job> {
   validateInputs(flow, args);
-  const job = queuedJob(deps.clock.now().toISOString(), {
-    ...origin,
-    id,
-    workspace_id: workspaceId,
-    ...flowJobTarget(flow.path, flow.id),
-    parent_job: null,
-    args,
-    created_by: principal.username,
-    created_scopes: scopeTexts(principal),
-    ...(flow.value.priority ? { priority: flow.value.priority } : {}),
-  });
+  const job = queuedJob(
+    deps.clock.now().toISOString(),
+    {
+      id,
+      workspace_id: workspaceId,
+      ...flowJobTarget(flow.path, flow.id),
+      parent_job: null,
+      args,
+      created_by: principal.username,
+      created_scopes: scopeTexts(principal),
+      ...(flow.value.priority ? { priority: flow.value.priority } : {}),
+    },
+    origin,
+  );
   const ttl = flow.value.cache_ttl;
   if (ttl) {
     const cached = await answerFromCache(deps, job, ttl);
