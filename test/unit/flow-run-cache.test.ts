@@ -1,9 +1,13 @@
-import { describe, expect, it, vi } from 'vitest';
+import { setFlagsFromString, getHeapStatistics } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { StoredDocumentError } from '../../functions/core/documents/parse.js';
 import { createEntity, tryReplaceEntity } from '../../functions/core/store/entities.js';
 import { newRun } from '../../functions/core/flows/advance.js';
-import { readFlowJob, readFlowRun, rememberFlowRun } from '../../functions/core/flows/run-cache.js';
+import { MAX_CACHED_CHARS, readFlowJob, readFlowRun, rememberFlowRun, runCacheChars, setRunCacheBudget } from '../../functions/core/flows/run-cache.js';
+import { runDocument } from '../../functions/core/flows/flow-run-document.js';
+import type { SqliteStore as Store } from '../../functions/adapters/local/sqlite-store.js';
 import { aJob, aWorkspace, FAR_FUTURE, nextTimestamp } from '../contract/store-fixtures.js';
 
 const clock = { now: () => new Date('2030-01-01T00:00:00.000Z') };
@@ -62,6 +66,78 @@ describe('the flow jobs whose turns this process took', () => {
       expect(await readFlowJob(store, 'ws', running.id)).toMatchObject({ status: 'canceled' });
       expect(whole).toHaveBeenCalledTimes(3);
       expect(await readFlowJob(store, 'other', running.id)).toBeNull();
+    } finally {
+      store.close();
+    }
+  });
+});
+
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+/** The V8 heap in use once garbage is collected. */
+function heapInUse(): number {
+  collect();
+  collect();
+  return getHeapStatistics().used_heap_size;
+}
+
+/** The input of a flow a member started: about `chars` characters of JSON, made of strings of its own. */
+function largeInput(flow: number, chars: number): Record<string, unknown> {
+  return { rows: Array.from({ length: Math.ceil(chars / 1000) }, (_, i) => `${flow}:${i}:`.padEnd(990, 'x')) };
+}
+
+/** A flow job running with `args`, read by its turn, and its run, holding that input (kept apart, as large ones are), written by the turn. */
+async function unfinishedFlow(store: Store, args: Record<string, unknown>): Promise<string> {
+  const queued = aJob('ws', { kind: 'flow', script_hash: null, flow_version: 1, language: 'bun', args });
+  await store.insertJob(queued);
+  const running = (await store.claimJob(queued.id, nextTimestamp(), FAR_FUTURE))!;
+  const job = (await readFlowJob(store, 'ws', running.id))!;
+  const run = { ...newRun(running.id, 1, 'f/a/flow', [], job.args!, {}), status: 'awaiting_approval' as const, input_apart: `${running.id}/input` };
+  await createEntity(store, clock, 'flow_result', 'ws', run.input_apart, { value: args }, 'result');
+  const written = await createEntity(store, clock, 'flow_run', 'ws', running.id, runDocument(run), 'run');
+  rememberFlowRun({ ...written, value: run });
+  return running.id;
+}
+
+describe('what the flow runs and jobs of this process hold together', () => {
+  afterEach(() => setRunCacheBudget());
+
+  it('stays within its budget, however many unfinished flows have large inputs', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+      setRunCacheBudget();
+      const before = heapInUse();
+      // 40 flows waiting for an approval, each with 1 MB of input: every one was kept (40 MB and
+      // more of this process's heap), as a thousand would have been.
+      const ids: string[] = [];
+      for (let flow = 0; flow < 40; flow++) ids.push(await unfinishedFlow(store, largeInput(flow, 1_000_000)));
+      expect(runCacheChars()).toBeLessThanOrEqual(MAX_CACHED_CHARS);
+      expect(heapInUse() - before).toBeLessThan(28 * 1024 * 1024);
+
+      // The newest are still taken from the cache; the oldest are read from the store, whole.
+      const reads = vi.spyOn(store, 'getJob');
+      expect((await readFlowJob(store, 'ws', ids[39]!))?.args).toEqual(largeInput(39, 1_000_000));
+      expect(reads).not.toHaveBeenCalled();
+      expect((await readFlowJob(store, 'ws', ids[0]!))?.args).toEqual(largeInput(0, 1_000_000));
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect((await readFlowRun(store, 'ws', ids[0]!))?.value.flow_input).toEqual(largeInput(0, 1_000_000));
+    } finally {
+      store.close();
+    }
+  });
+
+  it('keeps no job or run larger than the budget, and their turns read them from the store', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+      setRunCacheBudget(100_000);
+      const id = await unfinishedFlow(store, largeInput(1, 200_000));
+      expect(runCacheChars()).toBe(0);
+      const reads = vi.spyOn(store, 'getJob');
+      for (let turn = 0; turn < 3; turn++) expect((await readFlowJob(store, 'ws', id))?.args).toEqual(largeInput(1, 200_000));
+      expect(reads).toHaveBeenCalledTimes(3);
+      expect(runCacheChars()).toBe(0);
     } finally {
       store.close();
     }

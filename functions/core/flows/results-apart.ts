@@ -23,12 +23,20 @@ export const APART_CHARS = 8 * 1024;
  * Keeps apart the large results `run` has that `previous` (the run it was copied from, copyRun)
  * did not: writes their `flow_result` documents, and records in `run` which are apart. A result
  * taken over from `previous` unchanged (the same value: copyRun shares them) keeps what was
- * decided for it, so each result is measured once. A while loop's results so far (its step's) are
+ * decided for it, so each result is measured once; `measured` gets the size of each value kept
+ * apart that was measured now, by its key. A while loop's results so far (its step's) are
  * appended to, never changed: those `previous` had keep what was decided for them.
  */
-export async function putResultsApart(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, previous: FlowRun | null): Promise<void> {
+export async function putResultsApart(
+  deps: { store: Store; clock: Clock },
+  workspaceId: string,
+  runKey: string,
+  run: FlowRun,
+  previous: FlowRun | null,
+  measured?: Map<string, number>,
+): Promise<void> {
   // A finished run is written this once more: nothing new is worth a document of its own then.
-  const put = (value: unknown) => (run.status === 'finished' ? Promise.resolve(undefined) : storeIfLarge(deps, workspaceId, runKey, run, value));
+  const put = (value: unknown) => (run.status === 'finished' ? Promise.resolve(undefined) : storeIfLarge(deps, workspaceId, runKey, run, value, measured));
   const apart: Record<string, string> = {};
   for (const [id, value] of Object.entries(run.results)) {
     const kept = previous && previous.results[id] === value && Object.hasOwn(previous.results, id);
@@ -95,13 +103,30 @@ export function apartKeys(doc: Record<string, unknown>): string[] {
   return written.filter((key): key is string => typeof key === 'string');
 }
 
+/**
+ * Each value of `run` kept apart, with its key (a value kept under two names, once): what a run
+ * holds beyond its stored document, which the cache of runs weighs (run-cache.ts).
+ */
+export function apartValues(run: FlowRun): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [id, key] of Object.entries(run.results_apart ?? {})) out.set(key, run.results[id]);
+  if (run.previous_apart) out.set(run.previous_apart, run.previous_result);
+  if (run.input_apart) out.set(run.input_apart, run.flow_input);
+  const step = run.step;
+  if (step?.kind === 'while') for (const [index, key] of Object.entries(step.results_apart ?? {})) out.set(key, step.results[Number(index)]);
+  if (step?.kind === 'children' && run.lists_apart?.jobs) out.set(run.lists_apart.jobs, step.jobs);
+  for (const [module, key] of Object.entries(run.lists_apart?.child_jobs ?? {})) out.set(key, run.child_jobs?.[module]);
+  return out;
+}
+
 /** The key of the `flow_result` holding `value` when it is large, written (once) and listed in the run's `apart_written`. */
-async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, value: unknown): Promise<string | undefined> {
+async function storeIfLarge(deps: { store: Store; clock: Clock }, workspaceId: string, runKey: string, run: FlowRun, value: unknown, measured?: Map<string, number>): Promise<string | undefined> {
   // Numbers, booleans and null are never large; strings and containers are measured.
   if (value === null || (typeof value !== 'string' && typeof value !== 'object')) return undefined;
   const text = JSON.stringify(value);
   if (text === undefined || text.length < APART_CHARS) return undefined;
   const key = `${runKey}/${sha256Hex(text)}`;
+  measured?.set(key, text.length);
   // Taken already: the same result, stored by an earlier turn or a racing one.
   await tryCreateEntity(deps.store, deps.clock, 'flow_result', workspaceId, key, { value });
   if (!run.apart_written?.includes(key)) run.apart_written = [...(run.apart_written ?? []), key];

@@ -41,13 +41,14 @@ export async function storeTurn(deps: WorkerDeps, workspaceId: string, key: stri
 }
 
 async function storeRun(deps: WorkerDeps, workspaceId: string, key: string, run: FlowRun, previous: StoredFlowRun | null, jobs: Job[]): Promise<boolean> {
-  await putResultsApart(deps, workspaceId, key, run, previous?.value ?? null);
+  const measured = new Map<string, number>();
+  await putResultsApart(deps, workspaceId, key, run, previous?.value ?? null, measured);
   const doc = runDocument(run);
   const before = previous && runDocument(previous.value);
   if (jobs.length === 0 && before && JSON.stringify(before) === JSON.stringify(doc)) return true;
   const written = previous
     ? await tryReplaceEntity(deps.store, deps.clock, { ...previous, value: before! }, doc, undefined, jobs)
     : await tryCreateEntity(deps.store, deps.clock, 'flow_run', workspaceId, key, doc, undefined, jobs);
-  if (written) rememberFlowRun({ ...written, value: run });
+  if (written) rememberFlowRun({ ...written, value: run }, measured);
   return written !== null;
 }
