@@ -127,6 +127,27 @@ describe('what the flow runs and jobs of this process hold together', () => {
     }
   });
 
+  it('drops the flows that wait before the one whose turns go on', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+      // Room for about three flows' jobs and runs of 100 KB each.
+      setRunCacheBudget(650_000);
+      const going = await unfinishedFlow(store, largeInput(0, 100_000));
+      const reads = vi.spyOn(store, 'getJob');
+      for (let flow = 1; flow <= 6; flow++) {
+        await unfinishedFlow(store, largeInput(flow, 100_000));
+        // A turn of the first flow between each start of another.
+        expect((await readFlowJob(store, 'ws', going))?.args).toEqual(largeInput(0, 100_000));
+      }
+      // Each of its turns found it kept: only the six new flows' jobs were read (by their own turns).
+      expect(reads.mock.calls.filter(([, id]) => id === going)).toEqual([]);
+      expect(runCacheChars()).toBeLessThanOrEqual(650_000);
+    } finally {
+      store.close();
+    }
+  });
+
   it('keeps no job or run larger than the budget, and their turns read them from the store', async () => {
     const store = new SqliteStore(':memory:');
     try {

@@ -22,8 +22,8 @@ export type StoredFlowRun = Omit<StoredEntity<'flow_run'>, 'value'> & { value: F
  * weighs its values kept apart (its input, large results and lists), a job its arguments. Without
  * it every unfinished flow a member started kept its input in this process's memory: 40 flows
  * waiting for an approval, each with an input of 8 MB, held 360 MB, and a thousand would have held
- * gigabytes (on AWS the flow runner has 256 MB). The oldest entries go first; one larger than the
- * budget is not kept, and its turns read it from the store.
+ * gigabytes (on AWS the flow runner has 256 MB). The entries read or written longest ago go first;
+ * one larger than the budget is not kept, and its turns read it from the store.
  */
 const MAX_ENTRIES = 2000;
 export const MAX_CACHED_CHARS = 16 * 1024 * 1024;
@@ -58,6 +58,15 @@ function keep(key: string, entry: Entry): void {
   }
 }
 
+/** An entry just read goes last: the entries of flows whose turns go on outlast those of flows that wait. */
+function used<E extends Entry>(key: string, entry: E): E {
+  if (entries.get(key) === entry) {
+    entries.delete(key);
+    entries.set(key, entry);
+  }
+  return entry;
+}
+
 /** What the cached runs and jobs hold, in characters of JSON (tests). */
 export function runCacheChars(): number {
   return cachedChars;
@@ -72,7 +81,7 @@ export function setRunCacheBudget(chars: number = MAX_CACHED_CHARS): void {
 
 export async function readFlowRun(store: Store, workspaceId: string, flowJobId: string): Promise<StoredFlowRun | null> {
   const mine = entries.get(runKeyOf(workspaceId, flowJobId));
-  if (mine && 'run' in mine && isStored(mine.run, await store.getEntityStamp('flow_run', workspaceId, flowJobId))) return mine.run;
+  if (mine && 'run' in mine && isStored(mine.run, await store.getEntityStamp('flow_run', workspaceId, flowJobId))) return used(runKeyOf(workspaceId, flowJobId), mine).run;
   const stored = await store.getEntity('flow_run', workspaceId, flowJobId);
   if (!stored) return null;
   const doc = typed('flow_run', stored);
@@ -123,7 +132,7 @@ export function rememberFlowRun(written: StoredFlowRun, measured: ReadonlyMap<st
 export async function readFlowJob(store: Store, workspaceId: string, flowJobId: string): Promise<Job | null> {
   const key = jobKeyOf(workspaceId, flowJobId);
   const mine = entries.get(key);
-  if (mine && 'job' in mine && (await store.getJobStatus(workspaceId, flowJobId)) === mine.job.status) return mine.job;
+  if (mine && 'job' in mine && (await store.getJobStatus(workspaceId, flowJobId)) === mine.job.status) return used(key, mine).job;
   forget(key);
   const job = await store.getJob(workspaceId, flowJobId);
   if (job?.kind !== 'flow' || isFinished(job.status)) return job;
