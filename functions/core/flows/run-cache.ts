@@ -32,7 +32,7 @@ let budgetChars = MAX_CACHED_CHARS;
 /** A run is kept with the size of each of its values kept apart (by key): a later turn that keeps a value need not measure it again. */
 type Entry = { run: StoredFlowRun; apartChars: ReadonlyMap<string, number>; chars: number } | { job: Job; chars: number };
 
-/** Oldest first: a Map iterates in insertion order, and an entry written again is put last. */
+/** Least recently used first: a Map iterates in insertion order, and an entry written or read again is put last. */
 const entries = new Map<string, Entry>();
 let cachedChars = 0;
 
