@@ -7,7 +7,6 @@ import { createEntity, tryReplaceEntity } from '../../functions/core/store/entit
 import { newRun } from '../../functions/core/flows/advance.js';
 import { MAX_CACHED_CHARS, readFlowJob, readFlowRun, rememberFlowRun, runCacheChars, setRunCacheBudget } from '../../functions/core/flows/run-cache.js';
 import { runDocument } from '../../functions/core/flows/flow-run-document.js';
-import type { SqliteStore as Store } from '../../functions/adapters/local/sqlite-store.js';
 import { aJob, aWorkspace, FAR_FUTURE, nextTimestamp } from '../contract/store-fixtures.js';
 
 const clock = { now: () => new Date('2030-01-01T00:00:00.000Z') };
@@ -81,13 +80,24 @@ function heapInUse(): number {
   return getHeapStatistics().used_heap_size;
 }
 
+/** Runs `test` on a store of its own with workspace `ws`, closed after. */
+async function withStore(test: (store: SqliteStore) => Promise<void>): Promise<void> {
+  const store = new SqliteStore(':memory:');
+  try {
+    await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+    await test(store);
+  } finally {
+    store.close();
+  }
+}
+
 /** The input of a flow a member started: about `chars` characters of JSON, made of strings of its own. */
 function largeInput(flow: number, chars: number): Record<string, unknown> {
   return { rows: Array.from({ length: Math.ceil(chars / 1000) }, (_, i) => `${flow}:${i}:`.padEnd(990, 'x')) };
 }
 
 /** A flow job running with `args`, read by its turn, and its run, holding that input (kept apart, as large ones are), written by the turn. */
-async function unfinishedFlow(store: Store, args: Record<string, unknown>): Promise<string> {
+async function unfinishedFlow(store: SqliteStore, args: Record<string, unknown>): Promise<string> {
   const queued = aJob('ws', { kind: 'flow', script_hash: null, flow_version: 1, language: 'bun', args });
   await store.insertJob(queued);
   const running = (await store.claimJob(queued.id, nextTimestamp(), FAR_FUTURE))!;
@@ -102,10 +112,8 @@ async function unfinishedFlow(store: Store, args: Record<string, unknown>): Prom
 describe('what the flow runs and jobs of this process hold together', () => {
   afterEach(() => setRunCacheBudget());
 
-  it('stays within its budget, however many unfinished flows have large inputs', async () => {
-    const store = new SqliteStore(':memory:');
-    try {
-      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+  it('stays within its budget, however many unfinished flows have large inputs', () =>
+    withStore(async (store) => {
       setRunCacheBudget();
       const before = heapInUse();
       // 40 flows waiting for an approval, each with 1 MB of input: every one was kept (40 MB and
@@ -122,15 +130,10 @@ describe('what the flow runs and jobs of this process hold together', () => {
       expect((await readFlowJob(store, 'ws', ids[0]!))?.args).toEqual(largeInput(0, 1_000_000));
       expect(reads).toHaveBeenCalledTimes(1);
       expect((await readFlowRun(store, 'ws', ids[0]!))?.value.flow_input).toEqual(largeInput(0, 1_000_000));
-    } finally {
-      store.close();
-    }
-  });
+    }));
 
-  it('drops the flows that wait before the one whose turns go on', async () => {
-    const store = new SqliteStore(':memory:');
-    try {
-      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+  it('drops the flows that wait before the one whose turns go on', () =>
+    withStore(async (store) => {
       // Room for about three flows' jobs and runs of 100 KB each.
       setRunCacheBudget(650_000);
       const going = await unfinishedFlow(store, largeInput(0, 100_000));
@@ -143,15 +146,10 @@ describe('what the flow runs and jobs of this process hold together', () => {
       // Each of its turns found it kept: only the six new flows' jobs were read (by their own turns).
       expect(reads.mock.calls.filter(([, id]) => id === going)).toEqual([]);
       expect(runCacheChars()).toBeLessThanOrEqual(650_000);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 
-  it('keeps no job or run larger than the budget, and their turns read them from the store', async () => {
-    const store = new SqliteStore(':memory:');
-    try {
-      await store.createWorkspace({ ...aWorkspace(), id: 'ws' });
+  it('keeps no job or run larger than the budget, and their turns read them from the store', () =>
+    withStore(async (store) => {
       setRunCacheBudget(100_000);
       const id = await unfinishedFlow(store, largeInput(1, 200_000));
       expect(runCacheChars()).toBe(0);
@@ -159,8 +157,5 @@ describe('what the flow runs and jobs of this process hold together', () => {
       for (let turn = 0; turn < 3; turn++) expect((await readFlowJob(store, 'ws', id))?.args).toEqual(largeInput(1, 200_000));
       expect(reads).toHaveBeenCalledTimes(3);
       expect(runCacheChars()).toBe(0);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 });

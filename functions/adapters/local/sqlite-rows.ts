@@ -139,3 +139,39 @@ export function toEntity(r: Row): Entity {
     what,
   );
 }
+
+/**
+ * A new job's columns and values, in one list so that the statement's order and the values' cannot
+ * part. Bound by position: better-sqlite3 binds 23 named parameters ~2 us slower per insert.
+ */
+const JOB_COLUMNS: [string, (job: Job) => unknown][] = [
+  ['id', (j) => j.id],
+  ['workspace_id', (j) => j.workspace_id],
+  ['kind', (j) => j.kind],
+  ['script_path', (j) => j.script_path],
+  ['script_hash', (j) => j.script_hash],
+  ['flow_version', (j) => j.flow_version],
+  ['flow_module', (j) => j.flow_module],
+  ['language', (j) => j.language],
+  ['args', (j) => JSON.stringify(j.args)],
+  ['status', (j) => j.status],
+  ['created_by', (j) => j.created_by],
+  ['created_scopes', (j) => (j.created_scopes ? JSON.stringify(j.created_scopes) : null)],
+  ['schedule_path', (j) => j.schedule_path ?? null],
+  ['trigger_kind', (j) => j.trigger ?? null],
+  ['created_at', (j) => j.created_at],
+  ['delete_after_use', (j) => (j.delete_after_use ? 1 : 0)],
+  ['parent_job', (j) => j.parent_job],
+  ['started_at', (j) => j.started_at],
+  ['attempts', (j) => j.attempts],
+  ['priority', (j) => j.priority ?? 0],
+  ['concurrency_key', (j) => j.concurrency_key ?? null],
+  ['held', (j) => (j.held ? 1 : 0)],
+  ['cache_hit', (j) => (j.cache_hit ? 1 : 0)],
+];
+export const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS.map(([column]) => column).join(', ')}) VALUES (${JOB_COLUMNS.map(() => '?').join(', ')})`;
+
+/** A new job's values for INSERT_JOB, in its columns' order. */
+export function jobInsertValues(job: Job): unknown[] {
+  return JOB_COLUMNS.map(([, value]) => value(job));
+}

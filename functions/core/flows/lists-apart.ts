@@ -44,6 +44,15 @@ export async function putListsApart(run: FlowRun, previous: FlowRun | null, put:
   else delete run.lists_apart;
 }
 
+/** Each list of `run` kept apart, with its key (results-apart.ts apartValues). */
+export function listsApart(run: Pick<FlowRun, 'step' | 'child_jobs' | 'lists_apart'>): [string, unknown][] {
+  const apart = run.lists_apart;
+  const out: [string, unknown][] = [];
+  if (run.step?.kind === 'children' && apart?.jobs) out.push([apart.jobs, run.step.jobs]);
+  for (const [module, key] of Object.entries(apart?.child_jobs ?? {})) out.push([key, run.child_jobs?.[module]]);
+  return out;
+}
+
 /** The stored form of the run's step and `child_jobs`: lists kept apart left empty, `ended` from the first open one, one shared flag once (runDocument). */
 export function withoutLists(run: Pick<FlowRun, 'step' | 'child_jobs' | 'lists_apart'>): Partial<Pick<FlowRunDocument, 'step' | 'child_jobs'>> {
   const apart = run.lists_apart;

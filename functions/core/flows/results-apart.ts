@@ -3,7 +3,7 @@ import { StoredDocumentError } from '../documents/parse.js';
 import { readEntity, tryCreateEntity } from '../store/entities.js';
 import type { FlowRun, FlowRunDocument, FlowStep } from './flow-documents.js';
 import type { Clock, Store } from '../../ports.js';
-import { putListsApart, withLists, withoutLists } from './lists-apart.js';
+import { listsApart, putListsApart, withLists, withoutLists } from './lists-apart.js';
 
 type WhileStep = Extract<FlowStep, { kind: 'while' }>;
 
@@ -114,8 +114,7 @@ export function apartValues(run: FlowRun): Map<string, unknown> {
   if (run.input_apart) out.set(run.input_apart, run.flow_input);
   const step = run.step;
   if (step?.kind === 'while') for (const [index, key] of Object.entries(step.results_apart ?? {})) out.set(key, step.results[Number(index)]);
-  if (step?.kind === 'children' && run.lists_apart?.jobs) out.set(run.lists_apart.jobs, step.jobs);
-  for (const [module, key] of Object.entries(run.lists_apart?.child_jobs ?? {})) out.set(key, run.child_jobs?.[module]);
+  for (const [key, list] of listsApart(run)) out.set(key, list);
   return out;
 }
 
