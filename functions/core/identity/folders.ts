@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { NAME } from './groups.js';
 import { parseBody } from '../common/validation.js';
-import { notFound } from '../common/errors.js';
+import { conflict, notFound } from '../common/errors.js';
 import type { Folder, Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -70,8 +70,30 @@ export async function listFolders(deps: Pick<CoreDeps, 'store'>, rights: Rights)
   return (await listEntityValues(deps.store, 'folder', rights.workspaceId)).map((e) => e.value).filter((f) => rights.can('folders', 'read', f.name));
 }
 
+/** The kinds of item that live at a path, and so may live in a folder. */
+const PATH_KINDS = ['flow', 'app', 'resource', 'variable', 'schedule', 'http_trigger'] as const;
+
+/** The paths of the items still in folder `name`: scripts, flows, apps, resources, variables, schedules and HTTP routes. */
+async function folderItems(store: Deps['store'], workspaceId: string, name: string): Promise<string[]> {
+  const inFolder = (path: string) => path.startsWith(`${folderPath(name)}/`);
+  const scripts = (await store.listLatestScripts(workspaceId)).map((s) => s.path);
+  const others = await Promise.all(PATH_KINDS.map(async (kind) => (await store.listEntities(kind, workspaceId)).map((e) => e.key)));
+  return [...new Set([...scripts, ...others.flat()].filter(inFolder))].sort();
+}
+
+/**
+ * Deletes a folder that holds nothing any more. Rights on `f/<name>/...` follow the folder by its
+ * name, so a folder deleted with items in it would hand them, secrets included, to whoever creates
+ * a folder of that name next (any developer may): its items must go first (409 naming them).
+ */
 export async function deleteFolder(deps: Deps, rights: Rights, name: string): Promise<void> {
   rights.check('folders', 'write', name);
+  await requireEntity(deps.store, 'folder', rights.workspaceId, name, what(name));
+  const left = await folderItems(deps.store, rights.workspaceId, name);
+  if (left.length > 0) {
+    const shown = left.slice(0, 5).join(', ') + (left.length > 5 ? `, and ${left.length - 5} more` : '');
+    throw conflict(`${what(name)} still holds ${left.length} item${left.length === 1 ? '' : 's'} (${shown}): delete them first`);
+  }
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   await deleteEntity(deps.store, 'folder', rights.workspaceId, name, what(name), announce('DeleteFolder', { kind: 'folder', path: folderPath(name) }));
 }
