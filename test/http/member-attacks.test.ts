@@ -54,3 +54,63 @@ describe('a folder deleted with items still in it', () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe('a JSON Schema pattern built to backtrack (ReDoS)', () => {
+  /**
+   * ^(a+)+$ against this takes the backtracking engine about 2^30 steps: seconds during which the
+   * process answers nobody, each `a` more doubling it (40 are hours). Short enough that a service
+   * without the fix is only blocked for a while, not left spinning after the test.
+   */
+  const evil = `${'a'.repeat(30)}!`;
+  /** An ordinary 400 takes milliseconds; the backtracking took seconds. */
+  const QUICK_MS = 1_000;
+
+  it("is checked in linear time in a resource type's schema, so the service keeps answering", async () => {
+    const type = { name: 'evil_type', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' } } } };
+    expect((await s.fetch(`${ws()}/resources/type/create`, { ...json(type), token: mallory })).status).toBe(201);
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/resources/create`, { ...json({ path: 'u/mallory/evil', resource_type: 'evil_type', value: { a: evil } }), token: mallory, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(QUICK_MS);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_resource', field: 'value.a' });
+    // The pattern still applies.
+    expect((await s.fetch(`${ws()}/resources/create`, { ...json({ path: 'u/mallory/fine', resource_type: 'evil_type', value: { a: 'aaa' } }), token: mallory })).status).toBe(201);
+  });
+
+  it("is checked in linear time in a flow's input schema", async () => {
+    const flow = { path: 'u/mallory/evil_flow', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' } }, required: [] }, value: { modules: [] } };
+    expect((await s.fetch(`${ws()}/flows/create`, { ...json(flow), token: mallory })).status).toBe(201);
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/jobs/run/f/u/mallory/evil_flow`, { ...json({ a: evil }), token: mallory, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(QUICK_MS);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_input', field: 'a' });
+  });
+
+  it('is refused when it cannot run in linear time (look-arounds, back-references) or hides where values are not followed, creating nothing', async () => {
+    const schemas = [
+      { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+(?=b)' } } },
+      { type: 'object', properties: { a: { type: 'string', pattern: ['^(a+)+$'] } } },
+      { type: 'object', properties: { a: { anyOf: [{ type: 'string', pattern: '^(a+)+$' }] } } },
+      { type: 'object', patternProperties: { '^(a+)+$': { type: 'string' } } },
+    ];
+    for (const [i, schema] of schemas.entries()) {
+      const res = await s.fetch(`${ws()}/resources/type/create`, { ...json({ name: `refused_${i}`, schema }), token: mallory });
+      expect(res.status, JSON.stringify(schema)).toBe(400);
+      expect((await res.json()).error.field).toBe('schema');
+      const flow = await s.fetch(`${ws()}/flows/create`, { ...json({ path: `u/mallory/refused_${i}`, schema: { ...schema, required: [] }, value: { modules: [] } }), token: mallory });
+      expect(flow.status, JSON.stringify(schema)).toBe(400);
+    }
+    const types = ((await (await s.fetch(`${ws()}/resources/type/list`, { token: mallory })).json()) as { name: string }[]).map((t) => t.name);
+    expect(types.filter((n) => n.startsWith('refused_'))).toEqual([]);
+    expect((await s.fetch(`${ws()}/flows/get/u/mallory/refused_0`, { token: mallory })).status).toBe(404);
+  });
+
+  it("answers a schema that refers to itself without end with a 400, not a 500", async () => {
+    expect((await s.fetch(`${ws()}/resources/type/create`, { ...json({ name: 'loop_type', schema: { $ref: '#' } }), token: mallory })).status).toBe(201);
+    const res = await s.fetch(`${ws()}/resources/create`, { ...json({ path: 'u/mallory/loop', resource_type: 'loop_type', value: { a: 1 } }), token: mallory });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('invalid_resource');
+    expect((await s.fetch(`${ws()}/resources/get/u/mallory/loop`, { token: mallory })).status).toBe(404);
+  });
+});

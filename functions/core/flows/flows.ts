@@ -3,6 +3,7 @@ import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { chatConnectionPlatform } from '../chat/chat-settings.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
+import { jsonSchemaPatternProblem } from '../common/json-schema.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
@@ -27,7 +28,15 @@ export const flowBody = z.strictObject({
   summary: z.string().max(1000).default(''),
   description: z.string().max(10_000).default(''),
   value: flowValue,
-  schema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.record(z.string(), z.unknown())), required: z.array(z.string()).default([]) }).passthrough().nullish(),
+  schema: z
+    .object({ type: z.literal('object'), properties: z.record(z.string(), z.record(z.string(), z.unknown())), required: z.array(z.string()).default([]) })
+    .passthrough()
+    // Its patterns are checked on RE2 (common/json-schema.ts); one RE2 does not take would go unchecked.
+    .superRefine((schema, ctx) => {
+      const problem = jsonSchemaPatternProblem(schema);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .nullish(),
   deployment_message: z.string().max(1000).nullish(),
 });
 

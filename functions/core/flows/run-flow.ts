@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { badRequest } from '../common/errors.js';
+import { jsonSchemaValidator, type JsonSchemaValidator } from '../common/json-schema.js';
 import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs/jobs.js';
 import { definedRunSettings } from '../jobs/run-settings.js';
 import { newJobId } from '../common/crypto.js';
@@ -15,15 +15,14 @@ import type { Job } from '../../ports.js';
 /** The flow's `schema` validates its inputs: 400 naming the first bad field. */
 function validateInputs(flow: FlowVersion, args: Record<string, unknown>): void {
   if (!flow.schema) return;
-  let validator: z.ZodType;
+  let validator: JsonSchemaValidator;
   try {
-    validator = z.fromJSONSchema(flow.schema as Parameters<typeof z.fromJSONSchema>[0]);
+    validator = jsonSchemaValidator(flow.schema);
   } catch {
     return;
   }
-  const parsed = validator.safeParse(args);
-  if (parsed.success) return;
-  const issue = parsed.error.issues[0];
+  const issue = validator.check(args);
+  if (!issue) return;
   const field = issue.path.map(String).join('.') || 'body';
   throw badRequest('invalid_input', `${field}: ${issue.message}`, { field });
 }

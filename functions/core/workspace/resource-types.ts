@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../common/errors.js';
 import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
+import { jsonSchemaProblem, jsonSchemaValidator, type JsonSchemaValidator } from '../common/json-schema.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -78,19 +79,13 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
 
 export const RESOURCE_TYPE_NAME = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'lowercase letters, digits and _, starting with a letter');
 
-const jsonSchema = z.record(z.string(), z.unknown()).refine((s) => compiles(s), 'is not a JSON Schema this service can validate with');
+const jsonSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
+  const problem = jsonSchemaProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this service can validate with: ${problem}` });
+});
 
 export const createBody = z.object({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
 export const updateBody = z.object({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
-
-function compiles(schema: Record<string, unknown>): boolean {
-  try {
-    z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const builtin = (name: string) => BUILTIN_RESOURCE_TYPES.find((t) => t.name === name);
 const what = (name: string) => `resource type ${name}`;
@@ -141,9 +136,15 @@ export async function listResourceTypes(deps: Pick<CoreDeps, 'store'>, rights: R
 
 /** 400 naming the first field of `value` that does not follow the type's schema. */
 export function validateResourceValue(type: ResourceType, value: unknown): void {
-  const parsed = z.fromJSONSchema(type.schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value);
-  if (parsed.success) return;
-  const issue = parsed.error.issues[0];
+  let validator: JsonSchemaValidator;
+  try {
+    validator = jsonSchemaValidator(type.schema);
+  } catch (e) {
+    // Stored before its schema was checked as it is now (a pattern RE2 does not take).
+    throw badRequest('invalid_resource', `resource type ${type.name}: its schema cannot validate values: ${e instanceof Error ? e.message : String(e)}`, { field: 'resource_type' });
+  }
+  const issue = validator.check(value);
+  if (!issue) return;
   const field = ['value', ...issue.path.map(String)].join('.');
   throw badRequest('invalid_resource', `${field}: ${issue.message} (resource type ${type.name})`, { field });
 }
