@@ -114,3 +114,28 @@ describe('a JSON Schema pattern built to backtrack (ReDoS)', () => {
     expect((await s.fetch(`${ws()}/resources/get/u/mallory/loop`, { token: mallory })).status).toBe(404);
   });
 });
+
+describe('input built to make a regular expression quadratic', () => {
+  /** Each of these took the service seconds with the regular expressions they replace: about 30 s for the defaults, 13 s for the slashes. */
+  const QUICK_MS = 2_000;
+
+  it("is read in linear time in a Python default of 200,000 backslashes", async () => {
+    const content = `def main(x="${'\\'.repeat(200_000)}a"):\n    return x\n`;
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/scripts/infer_schema`, { ...json({ language: 'python3', content }), token: mallory });
+    expect(Date.now() - started).toBeLessThan(QUICK_MS);
+    expect(res.status).toBe(200);
+    expect((await res.json()).properties.x).toMatchObject({ type: 'string', default: `${'\\'.repeat(100_000)}a` });
+  });
+
+  it('is refused in linear time as a route_path of 200,000 slashes, creating nothing', async () => {
+    await createScript(s, 'u/mallory/echo', 'bun', 'export function main() { return 1; }');
+    const route = { path: 'u/mallory/slashes', route_path: `a${'/'.repeat(200_000)}b`, http_method: 'post', script_path: 'u/mallory/echo' };
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/http_triggers/create`, { ...json(route), token: mallory });
+    expect(Date.now() - started).toBeLessThan(QUICK_MS);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.field).toBe('route_path');
+    expect((await s.fetch(`${ws()}/http_triggers/get/u/mallory/slashes`, { token: mallory })).status).toBe(404);
+  });
+});
