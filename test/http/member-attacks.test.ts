@@ -116,7 +116,7 @@ describe('a JSON Schema pattern built to backtrack (ReDoS)', () => {
 });
 
 describe('input built to make a regular expression quadratic', () => {
-  /** Each of these took the service seconds with the regular expressions they replace: about 30 s for the defaults, 13 s for the slashes. */
+  /** Each of these took the service seconds with the regular expressions they replace: about 30 s for the defaults, 26 s for the blanks, 13 s for the slashes. */
   const QUICK_MS = 2_000;
 
   it("is read in linear time in a Python default of 200,000 backslashes", async () => {
@@ -126,6 +126,14 @@ describe('input built to make a regular expression quadratic', () => {
     expect(Date.now() - started).toBeLessThan(QUICK_MS);
     expect(res.status).toBe(200);
     expect((await res.json()).properties.x).toMatchObject({ type: 'string', default: `${'\\'.repeat(100_000)}a` });
+  });
+
+  it("is read in linear time in a Python line of `from` and 200,000 blanks", async () => {
+    const content = `from${' '.repeat(200_000)}x\ndef main():\n    return 1\n`;
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/scripts/create`, { ...json({ path: 'u/mallory/blanks', language: 'python3', content }), token: mallory });
+    expect(Date.now() - started).toBeLessThan(QUICK_MS);
+    expect(res.status).toBe(201);
   });
 
   it('is refused in linear time as a route_path of 200,000 slashes, creating nothing', async () => {
