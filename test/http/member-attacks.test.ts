@@ -116,7 +116,7 @@ describe('a JSON Schema pattern built to backtrack (ReDoS)', () => {
 });
 
 describe('input built to make a regular expression quadratic', () => {
-  /** Each of these took the service seconds with the regular expressions they replace: about 30 s for the defaults, 26 s for the blanks, 13 s for the slashes. */
+  /** Each of these took the service seconds with the regular expressions they replace: about 30 s for the defaults, 26 s for the blanks, 28 s for the stack, 13 s for the slashes. */
   const QUICK_MS = 2_000;
 
   it("is read in linear time in a Python default of 200,000 backslashes", async () => {
@@ -134,6 +134,15 @@ describe('input built to make a regular expression quadratic', () => {
     const res = await s.fetch(`${ws()}/scripts/create`, { ...json({ path: 'u/mallory/blanks', language: 'python3', content }), token: mallory });
     expect(Date.now() - started).toBeLessThan(QUICK_MS);
     expect(res.status).toBe(201);
+  });
+
+  it("is read in linear time in the stack of a job's error, 200,000 slashes long", async () => {
+    await createScript(s, 'u/mallory/slash_stack', 'bun', 'export function main(n: number) { const e = new Error("boom"); e.stack = "/".repeat(n); throw e; }');
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/u/mallory/slash_stack`, { ...json({ n: 200_000 }), token: mallory });
+    // The job itself (a warm or fresh bun process) takes a moment; the stack took the service 28 s.
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect((await res.json()).error).toMatchObject({ name: 'Error', message: 'boom' });
   });
 
   it('is refused in linear time as a route_path of 200,000 slashes, creating nothing', async () => {
