@@ -49,6 +49,23 @@ describe('a folder deleted with items still in it', () => {
     expect((await s.fetch(`${ws()}/variables/get_value/f/vault/db_password`, { token: mallory })).status).toBe(404);
   });
 
+  it("is not handed, with the runs of its scripts, to a developer who creates a folder of that name after it went", async () => {
+    expect((await s.post(`${ws()}/folders/create`, { name: 'payroll' })).status).toBe(201);
+    await createScript(s, 'f/payroll/pay', 'bun', 'export function main(iban: string) { return `paid to ${iban}`; }');
+    expect(await (await s.post(`${ws()}/jobs/run_wait_result/p/f/payroll/pay`, { iban: 'DE89-SECRET-IBAN' })).json()).toBe('paid to DE89-SECRET-IBAN');
+    expect((await s.post(`${ws()}/scripts/delete/p/f/payroll/pay`, {})).status).toBe(200);
+    expect((await s.fetch(`${ws()}/folders/delete/payroll`, { method: 'DELETE' })).status).toBe(200);
+
+    // Before: mallory owned the new folder and read the old runs' arguments, results and logs.
+    const taken = await s.fetch(`${ws()}/folders/create`, { ...json({ name: 'payroll' }), token: mallory });
+    expect(taken.status).toBe(403);
+    expect((await taken.json()).error.message).toContain('workspace admin');
+    const runs = await (await s.fetch(`${ws()}/jobs/runs?path=f/payroll/`, { token: mallory })).json();
+    expect(runs.runs).toEqual([]);
+    // A workspace admin, who reads them anyway, may create it again.
+    expect((await s.post(`${ws()}/folders/create`, { name: 'payroll' })).status).toBe(201);
+  });
+
   it('answers a folder that does not exist as before, whatever paths under its name hold', async () => {
     const res = await s.fetch(`${ws()}/folders/delete/nowhere`, { method: 'DELETE', token: mallory });
     expect(res.status).toBe(404);

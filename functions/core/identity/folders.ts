@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { NAME } from './groups.js';
 import { parseBody } from '../common/validation.js';
-import { conflict, notFound } from '../common/errors.js';
+import { ApiError, conflict, notFound } from '../common/errors.js';
 import type { Folder, Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -33,6 +33,10 @@ const folderPath = (name: string) => `f/${name}`;
 export async function createFolder(deps: Deps, rights: Rights, body: unknown): Promise<Folder> {
   const input = parseBody(createFolderBody, body);
   rights.check('folders', 'write', input.name);
+  const admin = rights.role === 'admin' || rights.role === 'instance_admin';
+  if (!admin && !(await deps.store.getEntity('folder', rights.workspaceId, input.name)) && (await keepsHistory(deps.store, rights.workspaceId, input.name))) {
+    throw new ApiError(403, 'forbidden', `${what(input.name)} held items before, whose runs, versions or items are still kept: only a workspace admin may create it again, since its owners read them all`);
+  }
   const me = `u/${rights.principal.username}`;
   const folder: Folder = {
     name: input.name,
@@ -79,6 +83,21 @@ async function folderItems(store: Deps['store'], workspaceId: string, name: stri
   const scripts = (await store.listLatestScripts(workspaceId)).map((s) => s.path);
   const others = await Promise.all(PATH_KINDS.map(async (kind) => (await store.listEntities(kind, workspaceId)).map((e) => e.key)));
   return [...new Set([...scripts, ...others.flat()].filter(inFolder))].sort();
+}
+
+/**
+ * Whether anything of an earlier folder of this name is kept: its items (a folder deleted before
+ * deletes checked them), the runs of its scripts and flows with their arguments, results and logs,
+ * its flow and app versions (read by id). The owners of a folder of that name would read them all.
+ */
+async function keepsHistory(store: Deps['store'], workspaceId: string, name: string): Promise<boolean> {
+  const prefix = `${folderPath(name)}/`;
+  if ((await store.queryJobs({ workspace_id: workspaceId, path_prefix: prefix, limit: 1 })).length > 0) return true;
+  if ((await folderItems(store, workspaceId, name)).length > 0) return true;
+  for (const kind of ['flow_version', 'app_version'] as const) {
+    if ((await store.listEntities(kind, workspaceId)).some((e) => typeof e.value.path === 'string' && e.value.path.startsWith(prefix))) return true;
+  }
+  return false;
 }
 
 /**
