@@ -64,6 +64,7 @@ export function pipeChannel(child: ChildProcess): ShimChannel {
   replies.on('error', () => undefined);
   const listeners: ((message: ShimMessage) => void)[] = [];
   const overflowListeners: (() => void)[] = [];
+  const byteListeners: ((bytes: number) => void)[] = [];
   const reader = new LineReader(
     (line) => {
       let message: ShimMessage;
@@ -78,7 +79,10 @@ export function pipeChannel(child: ChildProcess): ShimChannel {
       for (const listener of overflowListeners) listener();
     },
   );
-  replies.on('data', (chunk: Buffer) => reader.push(chunk));
+  replies.on('data', (chunk: Buffer) => {
+    for (const listener of byteListeners) listener(chunk.length);
+    reader.push(chunk);
+  });
   return {
     send(message) {
       requests.write(`${JSON.stringify(message)}\n`);
@@ -88,6 +92,9 @@ export function pipeChannel(child: ChildProcess): ShimChannel {
     },
     onOverflow(listener) {
       overflowListeners.push(listener);
+    },
+    onBytes(listener) {
+      byteListeners.push(listener);
     },
     limitLines(maxBytes) {
       reader.maxLineBytes = maxBytes;

@@ -72,6 +72,26 @@ func main() (int, error) {
 }
 `;
 
+// Counts its runs in its process; its first run leaves a writer that never stops behind it, on
+// stdout (waiting for each write to drain) or on its reply pipe (fd 4, short lines the service
+// parses one by one).
+const PUMPS = {
+  stdout: 'const pump = () => process.stdout.write(line, pump);',
+  fd4: 'const pump = () => {\n      try {\n        writeSync(4, line);\n      } catch {}\n      setImmediate(pump);\n    };',
+};
+const leavesWriter = (target: keyof typeof PUMPS) => `import { writeSync } from 'node:fs';
+let runs = 0;
+export function main() {
+  runs += 1;
+  if (runs === 1) {
+    const line = '{}\\n'.repeat(16384);
+    ${PUMPS[target]}
+    setTimeout(pump, 10);
+  }
+  return runs;
+}
+`;
+
 beforeAll(async () => {
   s = await startServer({ env: { SVC_JOB_TIMEOUT_SECONDS: '60', SVC_MAX_OUTPUT_BYTES: '100000' } });
 });
@@ -89,5 +109,18 @@ describe("a job writing a line that never ends on its process's reply pipe", () 
     expect(res.error?.name).toBe('OutputLimitExceeded');
     await createScript(s, `u/admin/after_${language}`, 'python3', 'def main():\n    return "still here"\n');
     expect(await run(`u/admin/after_${language}`)).toBe('still here');
+  });
+});
+
+describe('a job that leaves its warm process writing after it returned', () => {
+  it.each(['stdout', 'fd4'] as const)('costs that process its place (%s): the next run gets a fresh one', async (target) => {
+    // Read and dropped while the process idled, that output kept a core of the service busy for as
+    // long as the process was kept (a minute after each run), however little the job itself printed.
+    const path = `u/admin/leaves_writer_${target}`;
+    await createScript(s, path, 'bun', leavesWriter(target));
+    expect(await run(path)).toBe(1);
+    // What it writes while idle is bounded like a job's output (6x the limit of 100,000 bytes here).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await run(path)).toBe(1);
   });
 });
