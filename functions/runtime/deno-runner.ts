@@ -7,7 +7,7 @@ import type { Jail, JailSource } from './confinement.js';
 import { DENO_MISSING, denoBinary } from './deno-binary.js';
 import { copyCodeFile, makeCodeDir, makeJobDir, randomName, removeDir, resolveExecutable, sandboxEnv, spawnSandboxed, writeCodeFile } from './sandbox-process.js';
 import { ScriptStartError } from './script-start-error.js';
-import { ipcChannel } from './typescript-runner.js';
+import { pipeChannel } from './shim-channel.js';
 import { WarmWorker } from './warm-worker.js';
 
 const DENO_SHIM = fileURLToPath(new URL('./shims/deno-shim.mjs', import.meta.url));
@@ -38,7 +38,7 @@ function denoArgs(procDir: string, depsTree: string | undefined): string[] {
 
 /**
  * Starts a spare Deno process: runtime and shim up, no script yet. `WarmWorker.loadCode` writes
- * the script, which the shim imports on the first job; jobs then arrive as IPC messages, as for
+ * the script, which the shim imports on the first job; jobs then arrive as JSON lines on fd 3, as for
  * TypeScript on Node. `depsTree`: the installed tree of the version's lock (README: Dependencies),
  * read-only.
  */
@@ -68,9 +68,9 @@ export async function startDenoSpare(limits: JobResourceLimits | undefined, jail
       args: ['-c', 'exec "$@" 2>&1', 'sh', deno, ...denoArgs(procDir, depsTree)],
       cwd: procDir,
       env: sandboxEnv(env, procDir, jail),
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail, scriptPath);
+    return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
     await removeDir(procDir);
     await jail.release();

@@ -1,7 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { JobResourceLimits, RunRequest } from '../ports.js';
 import type { Jail, JailSource } from './confinement.js';
@@ -13,10 +10,10 @@ import {
   removeDir,
   resolveExecutable,
   sandboxEnv,
-  setReferenced,
   spawnSandboxed,
 } from './sandbox-process.js';
-import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
+import { pipeChannel } from './shim-channel.js';
+import { WarmWorker } from './warm-worker.js';
 
 const PYTHON_SHIM = fileURLToPath(new URL('./shims/python_shim.py', import.meta.url));
 
@@ -58,33 +55,4 @@ export async function startPythonSpare(limits: JobResourceLimits | undefined, ja
     await jail.release();
     throw error;
   }
-}
-
-/** JSON lines: requests on the child's fd 3, replies on its fd 4. */
-export function pipeChannel(child: ChildProcess): ShimChannel {
-  const requests = child.stdio[3] as Writable;
-  const replies = child.stdio[4] as Readable;
-  // Writes to a dead child fail with EPIPE; its exit is reported to the job separately.
-  requests.on('error', () => undefined);
-  replies.on('error', () => undefined);
-  const lines = createInterface({ input: replies, crlfDelay: Infinity });
-  return {
-    send(message) {
-      requests.write(`${JSON.stringify(message)}\n`);
-    },
-    onMessage(listener) {
-      lines.on('line', (line) => {
-        let message: ShimMessage;
-        try {
-          message = JSON.parse(line) as ShimMessage;
-        } catch {
-          return; // user code scribbling on fd 4 must not bring the parent down
-        }
-        listener(message);
-      });
-    },
-    holdEventLoop(referenced) {
-      setReferenced([requests, replies], referenced);
-    },
-  };
 }

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { symlink, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +13,11 @@ import {
   removeDir,
   resolveExecutable,
   sandboxEnv,
-  setReferenced,
   spawnSandboxed,
 } from './sandbox-process.js';
 import { ScriptStartError } from './script-start-error.js';
-import { WarmWorker, type ShimChannel, type ShimMessage } from './warm-worker.js';
+import { pipeChannel } from './shim-channel.js';
+import { WarmWorker } from './warm-worker.js';
 
 const NODE_SHIM = fileURLToPath(new URL('./shims/node-shim.mjs', import.meta.url));
 
@@ -86,9 +85,9 @@ export async function startTypeScriptSpare(limits: JobResourceLimits | undefined
       args: ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, ...nodeArgs],
       cwd: procDir,
       env: sandboxEnv({}, procDir, jail),
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    return new WarmWorker(proc, ipcChannel(proc.child), procDir, jail, scriptPath);
+    return new WarmWorker(proc, pipeChannel(proc.child), procDir, jail, scriptPath);
   } catch (error) {
     await removeDir(procDir);
     await jail.release();
@@ -136,20 +135,4 @@ async function transpile(content: string, fileName = 'main.ts'): Promise<string>
     throw new ScriptStartError({ name: 'SyntaxError', message: details.join('\n') });
   }
   return output.outputText;
-}
-
-/** The Node IPC channel a shim (Node's, or Deno's, which speaks it too) gets its jobs on. */
-export function ipcChannel(child: ChildProcess): ShimChannel {
-  return {
-    send(message) {
-      // A closed channel means the child died; its exit is reported to the job separately.
-      child.send(message, (error) => void error);
-    },
-    onMessage(listener) {
-      child.on('message', (message) => listener(message as ShimMessage));
-    },
-    holdEventLoop(referenced) {
-      setReferenced([child.channel], referenced);
-    },
-  };
 }

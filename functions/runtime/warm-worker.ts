@@ -70,10 +70,15 @@ function doneMessage(text: string, id: string): DoneMessage {
   return { type: 'done', id, ok: false, error: { name: 'ExecutionErr', message: 'the process ended the job with a malformed result message' }, discard: true };
 }
 
-/** How the parent talks to a shim: the Node IPC channel, or a pair of extra pipes for Python. */
+/** How the parent talks to a shim: a pair of extra pipes (shim-channel.ts). */
 export interface ShimChannel {
   send(message: Record<string, unknown>): void;
   onMessage(listener: (message: ShimMessage) => void): void;
+  /** Told once when the process sent a line longer than `limitLines` allows; nothing more is read. */
+  onOverflow(listener: () => void): void;
+  limitLines(maxBytes: number): void;
+  /** Told how many bytes the process wrote on the channel, as they arrive. */
+  onBytes(listener: (bytes: number) => void): void;
   /** Lets the parent exit while the process idles; `ref` undoes it when a job starts. */
   holdEventLoop(hold: boolean): void;
 }
@@ -110,6 +115,16 @@ export class WarmWorker {
   /** The process of the tree whose open files are counted (see `openFiles`). */
   private interpreterPid: number | undefined;
   private readonly isEmptyDir: (dir: string) => boolean;
+  /** Set when the process wrote a reply line past the limit and was killed for it. */
+  private overflowed = false;
+  /**
+   * What the process wrote (output and replies, as bytes) since its job began, or since it ended:
+   * past `writtenLimit` the process is killed. A job's own output is bounded by its output limit,
+   * but not what a job left running writes after it returned (a timer, a goroutine): read and
+   * dropped, it cost the service a core for as long as the idle process was kept.
+   */
+  private written = 0;
+  private writtenLimit = 64 * 1024 * 1024;
 
   constructor(
     private readonly proc: SandboxProcess,
@@ -125,10 +140,17 @@ export class WarmWorker {
   ) {
     this.codeLoaded = codeInPlace;
     this.isEmptyDir = emptyDirCheck(procDir);
-    proc.child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    const output = (chunk: Buffer) => {
+      this.countWritten(chunk.length);
+      this.output.push(chunk);
+    };
+    proc.child.stdout?.on('data', output);
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
-    proc.child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    proc.child.stderr?.on('data', output);
     channel.onMessage((message) => this.receive(message));
+    channel.onBytes((bytes) => this.countWritten(bytes));
+    // A reply line longer than any result may be: the process goes (its job fails naming the limit).
+    channel.onOverflow(() => this.overflow());
     void proc.exited.then((info) => {
       this.exitInfo = info;
       this.exitWatcher?.(info);
@@ -217,6 +239,10 @@ export class WarmWorker {
     const id = randomUUID();
     // 122 random bits each from node's buffered CSPRNG: randomBytes() per job cost a syscall each.
     const ends = { marker: `\u0000svc-end-${randomUUID()}\u0000`, trailer: `\u0000svc-done-${randomUUID()}\u0000` };
+    // A chunk or result of the whole output limit, every character escaped (`\u0000`), and its framing.
+    this.writtenLimit = 6 * req.maxOutputBytes + 64 * 1024;
+    this.written = 0;
+    this.channel.limitLines(this.writtenLimit);
     try {
       const outputEnded = this.output.begin(
         ends,
@@ -252,7 +278,7 @@ export class WarmWorker {
       if (first.kind === 'exited') {
         await this.proc.closed;
         this.output.flush();
-        const limit = this.jail.limitError(first.info);
+        const limit = this.overflowed ? replyLimitError(req.maxOutputBytes) : this.jail.limitError(first.info);
         await this.dispose();
         return { outcome: { ok: false, error: limit ?? crashError(first.info, tail) }, reusable: false };
       }
@@ -269,7 +295,19 @@ export class WarmWorker {
       this.current = undefined;
       this.exitWatcher = undefined;
       this.output.end();
+      this.written = 0;
     }
+  }
+
+  private countWritten(bytes: number): void {
+    this.written += bytes;
+    if (this.written > this.writtenLimit) this.overflow();
+  }
+
+  private overflow(): void {
+    if (this.overflowed) return;
+    this.overflowed = true;
+    this.proc.kill();
   }
 
   /**
@@ -338,6 +376,10 @@ export class WarmWorker {
     if (message.type === 'stream') job.onStream(String(message.chunk));
     else if (message.type === 'done') job.onDone(message);
   }
+}
+
+function replyLimitError(maxOutputBytes: number): JobError {
+  return { name: 'OutputLimitExceeded', message: `job output exceeded the limit of ${maxOutputBytes} bytes` };
 }
 
 function crashError(info: ExitInfo, tail: OutputTail): JobError {

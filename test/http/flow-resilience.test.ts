@@ -64,6 +64,24 @@ describe('unknown fields are refused, never dropped', () => {
     expect((await topLevel.json()).error.field).toBe('dedicated_worker');
   });
 
+  it('refuses a step id every JavaScript object already has (__proto__, constructor), naming its path, and stores nothing', async () => {
+    // Such a flow used to be stored, and its run stayed `running` for good: the engine's records
+    // keyed by step id read Object.prototype's (`the stored flow_run ... does not match its
+    // schema`), and jobs_u/get on the run answered 500.
+    for (const id of ['__proto__', 'constructor']) {
+      const res = await s.post(`${ws()}/flows/create`, { path: 'u/admin/prototype_id', value: { modules: [ts(id, 'export function main() { return 1 }')] } });
+      expect(res.status, await res.clone().text()).toBe(400);
+      expect((await res.json()).error.field).toBe('value.modules.0.id');
+      const nested = await s.post(`${ws()}/flows/create`, {
+        path: 'u/admin/prototype_id',
+        value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [ts(id, 'export function main() {}')] } }] },
+      });
+      expect(nested.status).toBe(400);
+      expect((await nested.json()).error.field).toBe('value.modules.0.value.modules.0.id');
+    }
+    expect((await s.fetch(`${ws()}/flows/get/u/admin/prototype_id`)).status).toBe(404);
+  });
+
   it('refuses a script with a field svc does not know', async () => {
     const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/unknown_script_field', language: 'bun', content: 'export function main() {}', concurrency_limit: 2 });
     expect(res.status).toBe(400);

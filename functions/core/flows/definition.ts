@@ -150,7 +150,11 @@ const MODULE_ID = /^[a-z_][a-z0-9_]{0,63}$/;
 
 export const flowModule: z.ZodType<FlowModule> = z.lazy(() =>
   z.strictObject({
-    id: z.string().regex(MODULE_ID, 'lowercase letters, digits and _, starting with a letter or _'),
+    id: z
+      .string()
+      .regex(MODULE_ID, 'lowercase letters, digits and _, starting with a letter or _')
+      // The engine keys its records by step id: one that Object.prototype holds would read its value.
+      .refine((id) => !(id in Object.prototype), 'not a name every JavaScript object has (__proto__, constructor)'),
     summary: z.string().max(1000).optional(),
     value: moduleValue,
     continue_on_error: z.boolean().optional(),

@@ -10,10 +10,13 @@ import { withinDepthLimit } from '../common/json-limits.js';
  * sandbox like user code, never in the API or worker process: they are user code. They run as the
  * flow's run-as user, like its steps: the sandbox (a warm process locally, a Lambda tenant on AWS)
  * that evaluates one user's expressions over that user's flow data never evaluates another's.
+ * Nor does it evaluate another flow version's: the expressions are the code of whoever wrote the
+ * flow, and one that changed the process (a patched `Object.keys`, a global) would read and rewrite
+ * the values of every later flow its run-as user ran, as a script version never shares its process.
  */
 
-/** Whose expressions they are: the flow job's workspace and the user it runs as. */
-export type ExpressionOwner = Pick<Job, 'workspace_id' | 'created_by'>;
+/** Whose expressions they are: the flow job's workspace, the user it runs as and its flow version. */
+export type ExpressionOwner = Pick<Job, 'workspace_id' | 'created_by' | 'flow_version'>;
 
 export class ExpressionError extends Error {
   constructor(message: string) {
@@ -22,7 +25,7 @@ export class ExpressionError extends Error {
   }
 }
 
-// One fixed evaluator, so each run-as identity keeps one warm evaluator for all of its expressions.
+// One fixed evaluator, so each run-as identity keeps one warm evaluator for each flow version's expressions.
 const EVALUATOR = `export function main(exprs: string[], scope: Record<string, unknown>) {
   const names = Object.keys(scope);
   const values = names.map((n) => scope[n]);
@@ -54,7 +57,8 @@ async function evaluateInSandbox(deps: WorkerDeps, owner: ExpressionOwner, exprs
       jobId: newJobId(),
       workspaceId: owner.workspace_id,
       language: 'nativets',
-      scriptHash: EVALUATOR_HASH,
+      // The flow version keys the warm process (see above): one flow's expressions never run beside another's.
+      scriptHash: `${EVALUATOR_HASH}-fv${owner.flow_version ?? 'none'}`,
       content: EVALUATOR,
       args: { exprs, scope },
       schema: SCHEMA,

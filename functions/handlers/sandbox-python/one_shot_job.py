@@ -292,6 +292,12 @@ class OneShotJob:
                 self.stream(str(message.get("chunk")))
             elif message.get("type") == "done":
                 self.done = message
+        # A line that never ends must not grow here (user code holds fd 4 too): past a chunk or
+        # result of the whole output limit, every character escaped, the job has written too much.
+        limit = self.request["maxOutputBytes"]
+        if len(self.replies) > 6 * limit + 65536:
+            self.replies = b""
+            self.stop({"name": "OutputLimitExceeded", "message": f"job output exceeded the limit of {js_number(limit)} bytes (a reply line that did not end)"})
 
     def log(self, text):
         if not text:

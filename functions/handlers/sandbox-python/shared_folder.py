@@ -43,11 +43,17 @@ def read(folder, limit):
             info = os.lstat(full)
             if not stat.S_ISREG(info.st_mode):
                 continue
-            total += info.st_size
+            # What is read counts, not what lstat said: the job may still be changing the file. Not
+            # following a link, not blocking on a FIFO put in its place since.
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as file:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                content = file.read(limit - total + 1)
+            total += len(content)
             if total > limit:
                 return {"error": f"the shared folder holds more than {limit} bytes"}
-            with open(full, "rb") as file:
-                files[os.path.relpath(full, folder).replace(os.sep, "/")] = base64.b64encode(file.read()).decode("ascii")
+            files[os.path.relpath(full, folder).replace(os.sep, "/")] = base64.b64encode(content).decode("ascii")
     return {"files": files}
 
 

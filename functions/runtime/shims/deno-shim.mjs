@@ -1,30 +1,32 @@
 /* global Deno */
 // Runs inside the sandboxed, warm Deno process. It imports one user script on its first job and
-// serves jobs that arrive on the Node IPC channel (Deno speaks it when its parent opened one), one
-// at a time, as node-shim.mjs does for Node: the job's environment, cwd and arguments come in,
-// stream chunks and the result go back. stdout/stderr stay the user's: they are the job's log.
-import process from 'node:process';
+// serves jobs that arrive as JSON lines on fd 3, one at a time, as node-shim.mjs does for Node: the
+// job's environment, cwd and arguments come in, stream chunks and the result go back as JSON lines
+// on fd 4. stdout/stderr stay the user's: they are the job's log.
+import net from 'node:net';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 
 const [scriptPath] = Deno.args;
 const encoder = new TextEncoder();
 
-const reply = (message) => {
-  // The parent may be gone or may have killed us mid-send; there is no one left to tell.
-  try {
-    process.send(message);
-  } catch {}
-};
+const requests = new net.Socket({ fd: 3, readable: true, writable: false });
+const replies = new net.Socket({ fd: 4, readable: false, writable: true });
+// The parent may be gone or may have killed us mid-send; there is no one left to tell.
+replies.on('error', () => undefined);
+const reply = (message) => new Promise((resolve) => replies.write(`${JSON.stringify(message)}\n`, () => resolve()));
 
 // Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
 let loading;
 let queue = Promise.resolve();
 
-process.on('message', (message) => {
+createInterface({ input: requests, crlfDelay: Infinity }).on('line', (line) => {
+  const message = JSON.parse(line);
   if (message?.type === 'job') queue = queue.then(() => serve(message));
 });
 // Without a parent nobody will send jobs or kill us.
-process.on('disconnect', () => Deno.exit(0));
+requests.on('end', () => Deno.exit(0));
+requests.on('error', () => Deno.exit(0));
 
 async function serve(job) {
   let outcome;
@@ -39,10 +41,10 @@ async function serve(job) {
   if (importsTokenHoldingClient()) outcome.discard = true;
   const done = { type: 'done', id: job.id, ...outcome };
   if (outcome.streamed || !job.trailer) {
-    // The chunks went on the IPC channel (or the parent reads the result there): the result
-    // follows them there, after the marker closed the log.
+    // The chunks went on fd 4 (or the parent reads the result there): the result follows them
+    // there, after the marker closed the log.
     await writeAll(encoder.encode(job.marker));
-    reply(done);
+    await reply(done);
     return;
   }
   // The trailer closes the log and carries the result, in one write behind everything the job printed.
@@ -68,7 +70,7 @@ async function callMain(job) {
     for (;;) {
       const step = await iterator.next();
       if (step.done) return { ok: true, result: step.value === undefined ? '' : (JSON.stringify(step.value) ?? ''), streamed: true };
-      reply({ type: 'stream', id: job.id, chunk: typeof step.value === 'string' ? step.value : (JSON.stringify(step.value) ?? '') });
+      await reply({ type: 'stream', id: job.id, chunk: typeof step.value === 'string' ? step.value : (JSON.stringify(step.value) ?? '') });
     }
   }
   try {

@@ -1,8 +1,10 @@
 // Runs inside the sandboxed Node child. It loads one transpiled user script and serves jobs that
-// arrive on the IPC channel, one at a time, so a warm process can run many jobs of one version.
+// arrive as JSON lines on fd 3, one at a time, so a warm process can run many jobs of one version;
+// replies leave as JSON lines on fd 4 (not Node's IPC channel: see shim-channel.ts).
 // stdout/stderr stay the user's: they are the job's log.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { createInterface } from 'node:readline';
 import tls from 'node:tls';
 import { pathToFileURL } from 'node:url';
 
@@ -13,22 +15,23 @@ import { pathToFileURL } from 'node:url';
 const fetchRouted = routeFetchThroughProxy(process.env.HTTPS_PROXY, process.env.NO_PROXY).catch(() => undefined);
 
 const scriptPath = process.argv[2];
-const reply = (message) => {
-  // The parent may be gone or may have killed us mid-send; there is no one left to tell.
-  try {
-    process.send(message);
-  } catch {}
-};
+const requests = new net.Socket({ fd: 3, readable: true, writable: false });
+const replies = new net.Socket({ fd: 4, readable: false, writable: true });
+// The parent may be gone or may have killed us mid-send; there is no one left to tell.
+replies.on('error', () => undefined);
+const reply = (message) => new Promise((resolve) => replies.write(`${JSON.stringify(message)}\n`, () => resolve()));
 
 // Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
 let loading;
 let queue = Promise.resolve();
 
-process.on('message', (message) => {
+createInterface({ input: requests, crlfDelay: Infinity }).on('line', (line) => {
+  const message = JSON.parse(line);
   if (message?.type === 'job') queue = queue.then(() => serve(message));
 });
 // Without a parent nobody will send jobs or kill us.
-process.on('disconnect', () => process.exit(0));
+requests.on('end', () => process.exit(0));
+requests.on('error', () => process.exit(0));
 
 async function serve(job) {
   let outcome;
@@ -45,10 +48,10 @@ async function serve(job) {
   if (importsTokenHoldingClient()) outcome.discard = true;
   const done = { type: 'done', id: job.id, ...outcome };
   if (outcome.streamed || !job.trailer) {
-    // The chunks went on the IPC channel (or the parent reads the result there): the result
-    // follows them there, after the marker closed the log.
+    // The chunks went on fd 4 (or the parent reads the result there): the result follows them
+    // there, after the marker closed the log.
     await new Promise((resolve) => process.stdout.write(job.marker, resolve));
-    reply(done);
+    await reply(done);
     return;
   }
   // The trailer closes the log and carries the result, in one write behind everything the job printed.
@@ -91,7 +94,7 @@ async function callMain(job) {
         return { ok: true, result: step.value === undefined ? '' : JSON.stringify(step.value) ?? '', streamed: true };
       }
       const chunk = step.value;
-      reply({ type: 'stream', id: job.id, chunk: typeof chunk === 'string' ? chunk : (JSON.stringify(chunk) ?? '') });
+      await reply({ type: 'stream', id: job.id, chunk: typeof chunk === 'string' ? chunk : (JSON.stringify(chunk) ?? '') });
     }
   }
   let json;

@@ -8,7 +8,8 @@
 //
 // Only regular files travel; symlinks and other special files are left out. Paths are relative,
 // with `/` separators, and never leave the folder.
-import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 
 const chunks = [];
@@ -31,6 +32,23 @@ async function write() {
   }
 }
 
+/**
+ * At most `count` bytes of a regular file, or undefined when what is there now is no longer one.
+ * Opened without following a link and without blocking: a FIFO put in the file's place after the
+ * lstat must not hold the read (and with it the job) open.
+ */
+async function readAtMost(path, count) {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    const chunks = [];
+    for await (const chunk of handle.createReadStream({ start: 0, end: count - 1, autoClose: false })) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  } finally {
+    await handle.close();
+  }
+}
+
 async function read() {
   const limit = Number(max);
   const files = {};
@@ -48,9 +66,12 @@ async function read() {
       const stat = await lstat(full);
       if (stat.isDirectory()) await visit(full);
       else if (stat.isFile()) {
-        total += stat.size;
+        // What is read counts, not what lstat said: the job may still be changing the file.
+        const content = await readAtMost(full, limit - total + 1);
+        if (!content) continue;
+        total += content.length;
         if (total > limit) throw Object.assign(new Error(`the shared folder holds more than ${limit} bytes`), { tooLarge: true });
-        files[relative(dir, full).split(sep).join('/')] = (await readFile(full)).toString('base64');
+        files[relative(dir, full).split(sep).join('/')] = content.toString('base64');
       }
     }
   };

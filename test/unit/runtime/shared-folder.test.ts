@@ -70,6 +70,40 @@ describe('the shared folder of a same_worker flow step', () => {
     expect(outcome).toMatchObject({ ok: false, error: { name: 'SharedFolderError', message: expect.stringContaining(`${SHARED_FOLDER_MAX_BYTES} bytes`) } });
   });
 
+  it('never hands back more than the limit, even from a file that changes while it is read', async () => {
+    // The job leaves a file that keeps turning, by atomic renames, from one byte into one past
+    // the limit and back. The size used to be taken from lstat and the content from a later
+    // readFile: the read saw one byte, carried the large one, and the next step got it whole.
+    const big = 2 * SHARED_FOLDER_MAX_BYTES;
+    const swapper = (attempt: number) => `import { linkSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+export function main() {
+  mkdirSync('hold');
+  writeFileSync('hold/small', 'x');
+  writeFileSync('hold/big', Buffer.alloc(${big}, ${attempt}));
+  writeFileSync('shared/f', 'x');
+  let n = 0;
+  const swap = () => {
+    try {
+      for (let i = 0; i < 50; i++, n++) {
+        linkSync(n % 2 ? 'hold/big' : 'hold/small', 'hold/next');
+        renameSync('hold/next', 'shared/f');
+      }
+    } catch {
+      return; // the job's directory is gone
+    }
+    setImmediate(swap);
+  };
+  setImmediate(swap);
+  return 'swapping';
+}
+`;
+    for (let attempt = 1; attempt <= 12; attempt++) {
+      const outcome = await run('bun', swapper(attempt), {});
+      if (outcome.ok) expect(Buffer.from(outcome.shared?.f ?? '', 'base64').length).toBeLessThanOrEqual(SHARED_FOLDER_MAX_BYTES);
+      else expect(outcome.error.name).toBe('SharedFolderError');
+    }
+  });
+
   it('refuses to write a handed file outside the folder', async () => {
     const escape = join(tmpdir(), `svc-escape-${Date.now()}`);
     const outcome = await run('bash', 'echo ok', { [`../../../../../..${escape}`]: b64('out') });
