@@ -8,6 +8,9 @@ async function serve() {
   // Loaded only here: the sync commands need neither SQLite nor the worker pool.
   const { configFromEnv } = await import('../functions/adapters/local/config.js');
   const { startLocalService } = await import('../functions/shells/local.js');
+  const { closeInheritedDescriptors } = await import('../functions/runtime/inherited-descriptors.js');
+  // Before any job's process is spawned: each would inherit them (see there).
+  closeInheritedDescriptors();
   const config = configFromEnv();
   const service = await startLocalService(config);
   if (service.newAdminToken) {

@@ -20,7 +20,8 @@ export class LineReader {
   private overflowed = false;
 
   constructor(
-    private readonly line: (text: string) => void,
+    /** A whole line and the bytes it took, its newline included. */
+    private readonly line: (text: string, bytes: number) => void,
     private readonly overflow: () => void,
   ) {}
 
@@ -29,10 +30,11 @@ export class LineReader {
     let start = 0;
     for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
       if (!this.add(chunk.subarray(start, newline))) return;
+      const bytes = this.pending + 1;
       const text = Buffer.concat(this.parts, this.pending).toString('utf8');
       this.parts = [];
       this.pending = 0;
-      this.line(text);
+      this.line(text, bytes);
       start = newline + 1;
     }
     if (start < chunk.length) this.add(chunk.subarray(start));
@@ -62,18 +64,18 @@ export function pipeChannel(child: ChildProcess): ShimChannel {
   // Writes to a dead child fail with EPIPE; its exit is reported to the job separately.
   requests.on('error', () => undefined);
   replies.on('error', () => undefined);
-  const listeners: ((message: ShimMessage) => void)[] = [];
+  const listeners: ((message: ShimMessage, bytes: number) => void)[] = [];
   const overflowListeners: (() => void)[] = [];
   const byteListeners: ((bytes: number) => void)[] = [];
   const reader = new LineReader(
-    (line) => {
+    (line, bytes) => {
       let message: ShimMessage;
       try {
         message = JSON.parse(line) as ShimMessage;
       } catch {
         return; // user code scribbling on fd 4 must not bring the parent down
       }
-      for (const listener of listeners) listener(message);
+      for (const listener of listeners) listener(message, bytes);
     },
     () => {
       for (const listener of overflowListeners) listener();

@@ -73,7 +73,8 @@ function doneMessage(text: string, id: string): DoneMessage {
 /** How the parent talks to a shim: a pair of extra pipes (shim-channel.ts). */
 export interface ShimChannel {
   send(message: Record<string, unknown>): void;
-  onMessage(listener: (message: ShimMessage) => void): void;
+  /** Each message with the bytes its line took. */
+  onMessage(listener: (message: ShimMessage, bytes: number) => void): void;
   /** Told once when the process sent a line longer than `limitLines` allows; nothing more is read. */
   onOverflow(listener: () => void): void;
   limitLines(maxBytes: number): void;
@@ -118,8 +119,8 @@ export class WarmWorker {
   /** Set when the process wrote a reply line past the limit and was killed for it. */
   private overflowed = false;
   /**
-   * What the process wrote (output and replies, as bytes) since its job began, or since it ended:
-   * past `writtenLimit` the process is killed. A job's own output is bounded by its output limit,
+   * What the process wrote (output, and replies that are not its job's messages, as bytes) since
+   * its job began, or since it ended: past `writtenLimit` the process is killed. A job's own output is bounded by its output limit,
    * but not what a job left running writes after it returned (a timer, a goroutine): read and
    * dropped, it cost the service a core for as long as the idle process was kept.
    */
@@ -147,7 +148,7 @@ export class WarmWorker {
     proc.child.stdout?.on('data', output);
     // Shims send stderr to stdout; anything left on stderr is the interpreter failing to start.
     proc.child.stderr?.on('data', output);
-    channel.onMessage((message) => this.receive(message));
+    channel.onMessage((message, bytes) => this.receive(message, bytes));
     channel.onBytes((bytes) => this.countWritten(bytes));
     // A reply line longer than any result may be: the process goes (its job fails naming the limit).
     channel.onOverflow(() => this.overflow());
@@ -370,9 +371,12 @@ export class WarmWorker {
     return { outcome, reusable: !message.discard };
   }
 
-  private receive(message: ShimMessage): void {
+  private receive(message: ShimMessage, bytes: number): void {
     const job = this.current;
     if (!job || typeof message !== 'object' || message === null || message.id !== job.id) return;
+    // What a message of its job carries is counted against the job's output limit instead: its
+    // framing must not fail a job of many small chunks.
+    this.written -= bytes;
     if (message.type === 'stream') job.onStream(String(message.chunk));
     else if (message.type === 'done') job.onDone(message);
   }

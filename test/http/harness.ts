@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { isBlockedAddress } from '../../functions/core/common/address-rules.js';
 import { awsShellBundle, sharedEndpoints } from '../aws/shared-emulator-endpoints.js';
@@ -59,7 +59,7 @@ async function registryAllowance(): Promise<string[]> {
   }
 }
 
-export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string; shell?: Shell } = {}): Promise<TestServer> {
+export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; token?: string; shell?: Shell; stdio?: StdioOptions } = {}): Promise<TestServer> {
   const shell = opts.shell ?? SHELL;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const token = opts.token ?? `test-admin-${Math.random().toString(36).slice(2)}`;
@@ -78,7 +78,8 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
       ...opts.env,
       SVC_JOB_NETWORK_ALLOW: [opts.env?.SVC_JOB_NETWORK_ALLOW, ...(await registryAllowance())].filter(Boolean).join(','),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // A test may hand the server more descriptors, as a supervisor might (inherited-descriptors.test.ts).
+    stdio: opts.stdio ?? ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));

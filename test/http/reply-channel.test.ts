@@ -124,3 +124,11 @@ describe('a job that leaves its warm process writing after it returned', () => {
     expect(await run(path)).toBe(1);
   });
 });
+
+describe('a job streaming many small chunks within its output limit', () => {
+  it('is not failed for the framing of its messages', async () => {
+    // 90,000 one-byte chunks: 90 KB against the limit of 100,000 bytes, ~6 MB on the reply pipe.
+    await createScript(s, 'u/admin/many_chunks', 'bun', 'export async function* main() { for (let i = 0; i < 90000; i++) yield "x"; }');
+    expect(await run('u/admin/many_chunks')).toBe('x'.repeat(90000));
+  });
+});

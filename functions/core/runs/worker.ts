@@ -14,7 +14,7 @@ import { loadSharedFolder, saveSharedFolder, sharedFolderOf } from '../flows/sha
 import { inferSchema } from '../schema/index.js';
 import { derivedOnce, scriptByHash } from '../scripts/version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.js';
-import { throttledLogWriter } from './live-logs.js';
+import { STREAM_FLUSH_MS, throttledLogWriter } from './live-logs.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
@@ -101,8 +101,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   let logs = '';
   // Waiters (SSE streams carrying new_logs) are woken as the logs land, like stream chunks.
   const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes);
-  // Stream chunks are written in order even when the store is asynchronous.
-  let streamWrites = Promise.resolve();
+  // Stream chunks are written in order even when the store is asynchronous, those of one period together.
+  const liveStream = throttledLogWriter((chunk) => store.appendJobStream(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes, STREAM_FLUSH_MS);
   let outcome: RunOutcome;
   try {
     const flow = await flowContext(deps, job);
@@ -137,9 +137,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         ...(code.lock ? { lock: code.lock } : {}),
       },
       {
-        onStream: (chunk) => {
-          streamWrites = streamWrites.then(() => store.appendJobStream(jobId, chunk)).then(() => signals.notify(jobId));
-        },
+        onStream: (chunk) => liveStream.add(chunk),
         onLog: (text) => {
           logs += text;
           liveLogs.add(text);
@@ -152,7 +150,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   } finally {
     stopWatching();
   }
-  await streamWrites;
+  await liveStream.stop(true);
   await liveLogs.stop();
   if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
   // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
