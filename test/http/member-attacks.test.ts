@@ -173,3 +173,25 @@ describe('input built to make a regular expression quadratic', () => {
     expect((await s.fetch(`${ws()}/http_triggers/get/u/mallory/slashes`, { token: mallory })).status).toBe(404);
   });
 });
+
+describe('a secret that is not well-formed Unicode (a lone surrogate)', () => {
+  const raw = (body: string, token?: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body, ...(token ? { token } : {}) });
+
+  it('is refused with a 400 naming the field, not a 500, and changes nothing', async () => {
+    const res = await s.fetch(`${ws()}/variables/create`, raw('{"path": "u/mallory/lone", "value": "ab\\ud800", "is_secret": true}', mallory));
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_request', field: 'value' });
+    expect((await s.fetch(`${ws()}/variables/get/u/mallory/lone`, { token: mallory })).status).toBe(404);
+
+    // A plain variable may hold one; made secret, it is refused the same way and stays as it was.
+    expect((await s.fetch(`${ws()}/variables/create`, raw('{"path": "u/mallory/plain_lone", "value": "ab\\ud800"}', mallory))).status).toBe(201);
+    const turned = await s.fetch(`${ws()}/variables/update/u/mallory/plain_lone`, raw('{"is_secret": true}', mallory));
+    expect(turned.status).toBe(400);
+    expect(await (await s.fetch(`${ws()}/variables/get/u/mallory/plain_lone`, { token: mallory })).json()).toMatchObject({ is_secret: false, value: 'ab\ud800' });
+
+    const chat = await s.fetch(`${ws()}/workspaces/chat_connections/lone`, raw('{"platform": "slack", "bot_token": "xoxb-\\ud800", "signing_secret": "s"}'));
+    expect(chat.status).toBe(400);
+    expect((await chat.json()).error.field).toBe('bot_token');
+    expect(await (await s.fetch(`${ws()}/workspaces/chat_connections`)).json()).toEqual([]);
+  });
+});
