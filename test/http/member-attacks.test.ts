@@ -195,3 +195,23 @@ describe('a secret that is not well-formed Unicode (a lone surrogate)', () => {
     expect(await (await s.fetch(`${ws()}/workspaces/chat_connections`)).json()).toEqual([]);
   });
 });
+
+describe('a token scope whose glob is built to backtrack', () => {
+  it('is matched in linear time against a long path, so the service keeps answering', async () => {
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'mallory@example.com', password: 'mallory-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'glob', scopes: ['scripts:read:*a*a*a*a*a*a*a*a*a*a*b'] }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+    expect(created.status).toBe(201);
+    const scoped = await created.text();
+    // picomatch's expression took 24 s for these 40 characters (a minute for 50, and so on): short
+    // enough that a service without the fix is only blocked for a while, not left spinning.
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/scripts/get/p/${'a'.repeat(40)}`, { token: scoped, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.message).toContain('this token does not allow');
+    // The pattern still means what it says: a path it matches gets past the token, to the member's own rights.
+    const matching = await s.fetch(`${ws()}/scripts/get/p/${'a'.repeat(10)}b`, { token: scoped });
+    expect((await matching.json()).error.message).toContain('mallory (developer) may not read');
+  });
+});
