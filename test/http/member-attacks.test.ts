@@ -215,3 +215,20 @@ describe('a token scope whose glob is built to backtrack', () => {
     expect((await matching.json()).error.message).toContain('mallory (developer) may not read');
   });
 });
+
+describe("a script's source built to slow the highlighter down", () => {
+  it('is shown on its item page as plain text, at once, still escaped', async () => {
+    const line = `const x = "</code><script>alert(1)</script>"; const y = ${'funca'.repeat(16_000)};`;
+    await createScript(s, 'u/mallory/slow_page', 'bun', `export function main() { return 1; }\n${line}\n`);
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'mallory@example.com', password: 'mallory-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    // highlight.js took 14 s over this 80 KB line, during which the service answered nobody.
+    const started = Date.now();
+    const res = await s.fetch(`/w/${s.workspace}/item/u/mallory/slow_page`, { token: null, headers: { cookie }, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    const code = (await res.text()).match(/<code id="source" class="hljs">([\s\S]*?)<\/code>/)![1];
+    expect(code).toContain('&lt;/code&gt;&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(code).not.toContain('<span');
+  });
+});
