@@ -232,3 +232,32 @@ describe("a script's source built to slow the highlighter down", () => {
     expect(code).not.toContain('<span');
   });
 });
+
+describe("an approval step's description built against the markdown renderer", () => {
+  it('is shown as plain text on the approval page, at once, instead of taking seconds or a 500', async () => {
+    const ask = `import * as svc from 'svc-client';
+export async function main() {
+  return { ...(await svc.getResumeUrls()), description: { render_all: [{ markdown: '# Refund' }, { markdown: '**a['.repeat(10000) }, { markdown: '>'.repeat(10000) }] } };
+}`;
+    const flow = { path: 'u/mallory/slow_approval', value: { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content: ask, input_transforms: {} }, suspend: { required_events: 1 } }] } };
+    expect((await s.fetch(`${ws()}/flows/create`, { ...json(flow), token: mallory })).status).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/f/u/mallory/slow_approval`, { ...json({}), token: mallory })).text();
+    let job: { status: string; flow_status?: { results?: { ask?: { approvalPage: string } } } };
+    const deadline = Date.now() + 30_000;
+    do {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`, { token: mallory })).json();
+      expect(Date.now()).toBeLessThan(deadline);
+    } while (job.status !== 'suspended');
+    const page = job.flow_status!.results!.ask!.approvalPage.replace(/^https?:\/\/[^/]+/, '');
+    // marked took 11 s over the first 40 KB, and overflowed its stack on the second (a 500).
+    const started = Date.now();
+    const res = await s.fetch(page, { token: null, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('<h1>Refund</h1>');
+    expect(text).toContain(`<pre class="text">${'**a['.repeat(10)}`);
+    expect(text).toContain(`<pre class="text">${'&gt;'.repeat(10)}`);
+  });
+});
