@@ -9,7 +9,7 @@ import type { CoreDeps } from '../core/deps.js';
 import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { APPROVAL_STYLE } from './approval-page.js';
 import { html, raw, type Markup } from './html.js';
-import { descriptionMarkup } from './render-all.js';
+import { descriptionMarkup, renderBudget, type RenderBudget } from './render-all.js';
 import { consoleBundle, type StaticAsset } from './console/static-assets.js';
 
 /**
@@ -33,7 +33,9 @@ const csp = (bundle: StaticAsset) => ["default-src 'none'", `script-src 'sha256-
 
 export function renderApprovalsPage(viewer: string, inbox: Inbox, switchAccountUrl: string): string {
   const gates = inbox.gates.map(gateItem);
-  const steps = inbox.steps.map(stepItem);
+  // One budget for the page's markdown, however many steps wait (render-all.ts).
+  const budget = renderBudget();
+  const steps = inbox.steps.map((step, i) => stepItem(step, i, budget));
   const nothing = gates.length === 0 && steps.length === 0;
   const bundle = consoleBundle('approvals-inbox');
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -57,10 +59,10 @@ ${history(g.audit)}<form data-run="${g.run_id}"><label>Reason <textarea name="de
 `;
 }
 
-function stepItem(s: WaitingStep, index: number): Markup {
+function stepItem(s: WaitingStep, index: number, budget: RenderBudget): Markup {
   const v = s.view;
   const schema: ResumeFormSchema | null = v.formSchema && typeof v.formSchema.properties === 'object' ? v.formSchema : null;
-  const description = descriptionMarkup(v.description);
+  const description = descriptionMarkup(v.description, budget);
   return html`<article aria-label="${`${v.flowPath} step ${v.stepId} ${s.run_id}`}">
 <h2>${v.flowSummary || v.flowPath} <small>step ${v.stepSummary || v.stepId}</small></h2>
 ${description ? html`<section class="description" aria-label="Description">${description}</section>` : ''}

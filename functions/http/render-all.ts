@@ -13,13 +13,28 @@ export function renderDescription(description: unknown): string {
   return descriptionMarkup(description)?.toString() ?? '';
 }
 
+/**
+ * How much markdown one page renders as markdown: marked takes time quadratic in some inputs
+ * (`**a[` repeated, 40 KB took 11 s, the service answering nobody meanwhile), and a flow's author,
+ * or what its steps return, writes the descriptions. Markdown past either bound, or that marked
+ * cannot parse (`>` nested thousands deep overflows its stack), is shown as the text it is.
+ */
+const MARKDOWN_ITEM_CHARS = 4_000;
+const MARKDOWN_PAGE_CHARS = 8_000;
+
+/** What is left of a page's markdown (a page with many descriptions, the approvals inbox, shares one). */
+export interface RenderBudget {
+  markdownChars: number;
+}
+export const renderBudget = (): RenderBudget => ({ markdownChars: MARKDOWN_PAGE_CHARS });
+
 /** The same, as markup for a page template. */
-export function descriptionMarkup(description: unknown): Markup | null {
+export function descriptionMarkup(description: unknown, budget: RenderBudget = renderBudget()): Markup | null {
   if (description === null || description === undefined || description === '') return null;
   if (isRecord(description) && Array.isArray(description.render_all)) {
-    return html`${description.render_all.map((item, i) => html`${i > 0 ? '\n' : ''}<div class="item">${renderItem(item)}</div>`)}`;
+    return html`${description.render_all.map((item, i) => html`${i > 0 ? '\n' : ''}<div class="item">${renderItem(item, budget)}</div>`)}`;
   }
-  return html`<div class="item">${renderItem(description)}</div>`;
+  return html`<div class="item">${renderItem(description, budget)}</div>`;
 }
 
 /** Loaded with the first description in markdown (on-first-use.ts). */
@@ -63,7 +78,20 @@ export function renderMarkdown(source: string): string {
   return sanitizeUserHtml(markdown.parse(source, { async: false }));
 }
 
-function renderItem(item: unknown): Markup {
+/** Markdown as sanitized HTML, or as plain text when it is too long for the budget or marked fails on it. */
+function markdownItem(source: string, budget: RenderBudget): Markup {
+  if (source.length <= MARKDOWN_ITEM_CHARS && source.length <= budget.markdownChars) {
+    budget.markdownChars -= source.length;
+    try {
+      return html`<div class="markdown">${raw(renderMarkdown(source))}</div>`;
+    } catch {
+      // Below: what marked cannot parse is still shown.
+    }
+  }
+  return html`<pre class="text">${source}</pre>`;
+}
+
+function renderItem(item: unknown, budget: RenderBudget): Markup {
   if (typeof item === 'string') return html`<p class="text">${item}</p>`;
   if (!isRecord(item)) return renderJson(item);
   const keys = Object.keys(item);
@@ -73,7 +101,7 @@ function renderItem(item: unknown): Markup {
   switch (kind) {
     case 'markdown':
     case 'md':
-      return typeof value === 'string' ? html`<div class="markdown">${raw(renderMarkdown(value))}</div>` : renderJson(item);
+      return typeof value === 'string' ? markdownItem(value, budget) : renderJson(item);
     case 'html':
       return typeof value === 'string' ? html`<div class="html">${raw(sanitizeUserHtml(value))}</div>` : renderJson(item);
     case 'map':

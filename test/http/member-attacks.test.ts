@@ -173,3 +173,91 @@ describe('input built to make a regular expression quadratic', () => {
     expect((await s.fetch(`${ws()}/http_triggers/get/u/mallory/slashes`, { token: mallory })).status).toBe(404);
   });
 });
+
+describe('a secret that is not well-formed Unicode (a lone surrogate)', () => {
+  const raw = (body: string, token?: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body, ...(token ? { token } : {}) });
+
+  it('is refused with a 400 naming the field, not a 500, and changes nothing', async () => {
+    const res = await s.fetch(`${ws()}/variables/create`, raw('{"path": "u/mallory/lone", "value": "ab\\ud800", "is_secret": true}', mallory));
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_request', field: 'value' });
+    expect((await s.fetch(`${ws()}/variables/get/u/mallory/lone`, { token: mallory })).status).toBe(404);
+
+    // A plain variable may hold one; made secret, it is refused the same way and stays as it was.
+    expect((await s.fetch(`${ws()}/variables/create`, raw('{"path": "u/mallory/plain_lone", "value": "ab\\ud800"}', mallory))).status).toBe(201);
+    const turned = await s.fetch(`${ws()}/variables/update/u/mallory/plain_lone`, raw('{"is_secret": true}', mallory));
+    expect(turned.status).toBe(400);
+    expect(await (await s.fetch(`${ws()}/variables/get/u/mallory/plain_lone`, { token: mallory })).json()).toMatchObject({ is_secret: false, value: 'ab\ud800' });
+
+    const chat = await s.fetch(`${ws()}/workspaces/chat_connections/lone`, raw('{"platform": "slack", "bot_token": "xoxb-\\ud800", "signing_secret": "s"}'));
+    expect(chat.status).toBe(400);
+    expect((await chat.json()).error.field).toBe('bot_token');
+    expect(await (await s.fetch(`${ws()}/workspaces/chat_connections`)).json()).toEqual([]);
+  });
+});
+
+describe('a token scope whose glob is built to backtrack', () => {
+  it('is matched in linear time against a long path, so the service keeps answering', async () => {
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'mallory@example.com', password: 'mallory-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'glob', scopes: ['scripts:read:*a*a*a*a*a*a*a*a*a*a*b'] }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+    expect(created.status).toBe(201);
+    const scoped = await created.text();
+    // picomatch's expression took 24 s for these 40 characters (a minute for 50, and so on): short
+    // enough that a service without the fix is only blocked for a while, not left spinning.
+    const started = Date.now();
+    const res = await s.fetch(`${ws()}/scripts/get/p/${'a'.repeat(40)}`, { token: scoped, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.message).toContain('this token does not allow');
+    // The pattern still means what it says: a path it matches gets past the token, to the member's own rights.
+    const matching = await s.fetch(`${ws()}/scripts/get/p/${'a'.repeat(10)}b`, { token: scoped });
+    expect((await matching.json()).error.message).toContain('mallory (developer) may not read');
+  });
+});
+
+describe("a script's source built to slow the highlighter down", () => {
+  it('is shown on its item page as plain text, at once, still escaped', async () => {
+    const line = `const x = "</code><script>alert(1)</script>"; const y = ${'funca'.repeat(16_000)};`;
+    await createScript(s, 'u/mallory/slow_page', 'bun', `export function main() { return 1; }\n${line}\n`);
+    const login = await s.fetch('/api/auth/login', { ...json({ email: 'mallory@example.com', password: 'mallory-password' }), token: null });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    // highlight.js took 14 s over this 80 KB line, during which the service answered nobody.
+    const started = Date.now();
+    const res = await s.fetch(`/w/${s.workspace}/item/u/mallory/slow_page`, { token: null, headers: { cookie }, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    const code = (await res.text()).match(/<code id="source" class="hljs">([\s\S]*?)<\/code>/)![1];
+    expect(code).toContain('&lt;/code&gt;&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(code).not.toContain('<span');
+  });
+});
+
+describe("an approval step's description built against the markdown renderer", () => {
+  it('is shown as plain text on the approval page, at once, instead of taking seconds or a 500', async () => {
+    const ask = `import * as svc from 'svc-client';
+export async function main() {
+  return { ...(await svc.getResumeUrls()), description: { render_all: [{ markdown: '# Refund' }, { markdown: '**a['.repeat(10000) }, { markdown: '>'.repeat(10000) }] } };
+}`;
+    const flow = { path: 'u/mallory/slow_approval', value: { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content: ask, input_transforms: {} }, suspend: { required_events: 1 } }] } };
+    expect((await s.fetch(`${ws()}/flows/create`, { ...json(flow), token: mallory })).status).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/f/u/mallory/slow_approval`, { ...json({}), token: mallory })).text();
+    let job: { status: string; flow_status?: { results?: { ask?: { approvalPage: string } } } };
+    const deadline = Date.now() + 30_000;
+    do {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`, { token: mallory })).json();
+      expect(Date.now()).toBeLessThan(deadline);
+    } while (job.status !== 'suspended');
+    const page = job.flow_status!.results!.ask!.approvalPage.replace(/^https?:\/\/[^/]+/, '');
+    // marked took 11 s over the first 40 KB, and overflowed its stack on the second (a 500).
+    const started = Date.now();
+    const res = await s.fetch(page, { token: null, signal: AbortSignal.timeout(80_000) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('<h1>Refund</h1>');
+    expect(text).toContain(`<pre class="text">${'**a['.repeat(10)}`);
+    expect(text).toContain(`<pre class="text">${'&gt;'.repeat(10)}`);
+  });
+});

@@ -33,7 +33,8 @@ const httpUrl = z
   }, 'an http:// or https:// URL')
   .transform((u) => u.replace(/\/+$/, ''));
 
-const secret = z.string().min(1).max(500);
+// Sealed as UTF-8 (adapters/aes-gcm.ts), which has no lone surrogate (`"\ud800"` in JSON).
+const secret = z.string().min(1).max(500).refine((v) => !/\p{Cs}/u.test(v), 'well-formed Unicode text (no lone surrogate)');
 
 const slackInput = z
   .object({ platform: z.literal('slack'), bot_token: secret.optional(), signing_secret: secret.optional(), api_url: httpUrl.default('https://slack.com/api') })

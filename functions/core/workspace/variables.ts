@@ -3,6 +3,7 @@ import { assertItemPath } from '../common/paths.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
+import { badRequest } from '../common/errors.js';
 import { MAX_VALUE_BYTES } from './resources.js';
 import { openFromSync, sealForSync } from './sync-key.js';
 import type { Rights } from '../identity/permissions.js';
@@ -38,7 +39,10 @@ const what = (path: string) => `variable ${path}`;
 const context = (workspaceId: string, path: string) => ({ workspace: workspaceId, variable: path });
 
 async function seal(cipher: SecretCipher, workspaceId: string, path: string, plain: string, secret: boolean): Promise<string> {
-  return secret ? cipher.encrypt(plain, context(workspaceId, path)) : plain;
+  if (!secret) return plain;
+  // Stored as UTF-8, a lone surrogate (`"\ud800"` in JSON) would come back as U+FFFD: the cipher refuses it.
+  if (/\p{Cs}/u.test(plain)) throw badRequest('invalid_request', 'value: a secret must be well-formed Unicode text (no lone surrogate such as \\ud800)', { field: 'value' });
+  return cipher.encrypt(plain, context(workspaceId, path));
 }
 
 async function open(cipher: SecretCipher, workspaceId: string, v: Variable): Promise<string> {

@@ -1,7 +1,7 @@
 import type HighlightJs from 'highlight.js/lib/core';
 import type { LanguageFn } from 'highlight.js';
 import { onFirstUse, requireHere } from '../../core/common/on-first-use.js';
-import { raw, type Markup } from '../html.js';
+import { html, raw, type Markup } from '../html.js';
 import type { Language } from '../../ports.js';
 
 /**
@@ -24,8 +24,29 @@ const hljs = onFirstUse(() => {
 
 const GRAMMAR: Record<Language, string> = { bun: 'typescript', deno: 'typescript', nativets: 'typescript', python3: 'python', bash: 'bash', go: 'go' };
 
+/**
+ * Past these a source is shown as plain text. highlight.js takes a few microseconds a character
+ * and time quadratic in a line's length, while the page waits and the service with it: 80 KB of
+ * `funca` on one line took 14 s, and a script may be megabytes. Within them, at most about half a
+ * second, and every script a person writes is highlighted.
+ */
+const MAX_HIGHLIGHTED_CHARS = 50_000;
+const MAX_HIGHLIGHTED_LINE = 500;
+
+function highlightable(source: string): boolean {
+  if (source.length > MAX_HIGHLIGHTED_CHARS) return false;
+  let lineStart = 0;
+  for (let i = source.indexOf('\n'); ; i = source.indexOf('\n', i + 1)) {
+    const end = i === -1 ? source.length : i;
+    if (end - lineStart > MAX_HIGHLIGHTED_LINE) return false;
+    if (i === -1) return true;
+    lineStart = i + 1;
+  }
+}
+
 /** highlight.js escapes the text it is given (`<`, `&`, quotes), so the markup is safe to insert. */
 export function highlightSource(source: string, language: Language): Markup {
+  if (!highlightable(source)) return html`${source}`;
   return raw(hljs.highlight(source, { language: GRAMMAR[language], ignoreIllegals: true }).value);
 }
 
