@@ -21,12 +21,19 @@ export function renderDescription(description: unknown): string {
  */
 const MARKDOWN_ITEM_CHARS = 4_000;
 const MARKDOWN_PAGE_CHARS = 8_000;
+/**
+ * The same for HTML items: sanitize-html is linear but slow (~1.5 us a character), so a
+ * description of a few MB held the service for seconds on each view of the page or the inbox.
+ */
+const HTML_ITEM_CHARS = 50_000;
+const HTML_PAGE_CHARS = 100_000;
 
-/** What is left of a page's markdown (a page with many descriptions, the approvals inbox, shares one). */
+/** What is left of a page's markdown and HTML (a page with many descriptions, the approvals inbox, shares one). */
 export interface RenderBudget {
   markdownChars: number;
+  htmlChars: number;
 }
-export const renderBudget = (): RenderBudget => ({ markdownChars: MARKDOWN_PAGE_CHARS });
+export const renderBudget = (): RenderBudget => ({ markdownChars: MARKDOWN_PAGE_CHARS, htmlChars: HTML_PAGE_CHARS });
 
 /** The same, as markup for a page template. */
 export function descriptionMarkup(description: unknown, budget: RenderBudget = renderBudget()): Markup | null {
@@ -91,6 +98,13 @@ function markdownItem(source: string, budget: RenderBudget): Markup {
   return html`<pre class="text">${source}</pre>`;
 }
 
+/** HTML as sanitized HTML, or as plain text when it is too long for the budget. */
+function htmlItem(source: string, budget: RenderBudget): Markup {
+  if (source.length > HTML_ITEM_CHARS || source.length > budget.htmlChars) return html`<pre class="text">${source}</pre>`;
+  budget.htmlChars -= source.length;
+  return html`<div class="html">${raw(sanitizeUserHtml(source))}</div>`;
+}
+
 function renderItem(item: unknown, budget: RenderBudget): Markup {
   if (typeof item === 'string') return html`<p class="text">${item}</p>`;
   if (!isRecord(item)) return renderJson(item);
@@ -103,7 +117,7 @@ function renderItem(item: unknown, budget: RenderBudget): Markup {
     case 'md':
       return typeof value === 'string' ? markdownItem(value, budget) : renderJson(item);
     case 'html':
-      return typeof value === 'string' ? html`<div class="html">${raw(sanitizeUserHtml(value))}</div>` : renderJson(item);
+      return typeof value === 'string' ? htmlItem(value, budget) : renderJson(item);
     case 'map':
       return renderMap(value);
     case 'table-row-object':

@@ -140,6 +140,19 @@ describe('renderDescription', () => {
     expect(images).toBe('<div class="item"><div class="html"><img src="data:image/png;base64,AAAA" alt="ok" /></div></div>');
   });
 
+  it('shows an html item too long to sanitize quickly as escaped text, and bounds the html of one page', () => {
+    // sanitize-html costs ~1.5 us a character: a description of a few MB held the service for seconds per view.
+    const long = `<b>bold</b>${'x'.repeat(60_000)}`;
+    const one = renderDescription({ html: long });
+    expect(one).toContain('<pre class="text">&lt;b&gt;bold&lt;/b&gt;');
+    expect(one).not.toContain('<b>bold</b>');
+    const item = `<i>item</i>${'y'.repeat(40_000)}`;
+    const page = renderDescription({ render_all: [{ html: item }, { html: item }, { html: item }] });
+    expect(page.match(/<i>item<\/i>/g)).toHaveLength(2);
+    expect(page.match(/&lt;i&gt;item&lt;\/i&gt;/g)).toHaveLength(1);
+    expect(renderDescription({ html: '<i>short</i>' })).toBe('<div class="item"><div class="html"><i>short</i></div></div>');
+  });
+
   it('renders strings as text, tables as HTML tables and maps as an SVG with marker links', () => {
     const html = renderDescription({
       render_all: [
