@@ -85,24 +85,27 @@ export function renderMarkdown(source: string): string {
   return sanitizeUserHtml(markdown.parse(source, { async: false }));
 }
 
-/** Markdown as sanitized HTML, or as plain text when it is too long for the budget or marked fails on it. */
-function markdownItem(source: string, budget: RenderBudget): Markup {
-  if (source.length <= MARKDOWN_ITEM_CHARS && source.length <= budget.markdownChars) {
-    budget.markdownChars -= source.length;
+/** How each bounded kind of item is rendered, and its bound per item (its bound per page is the budget's). */
+const BOUNDED = {
+  markdown: { budget: 'markdownChars', itemChars: MARKDOWN_ITEM_CHARS, render: (source: string) => renderMarkdown(source) },
+  html: { budget: 'htmlChars', itemChars: HTML_ITEM_CHARS, render: (source: string) => sanitizeUserHtml(source) },
+} as const;
+
+/**
+ * Markdown or HTML as sanitized HTML, or as plain text when it is longer than an item or what is
+ * left of the page may be, or when the renderer fails on it (marked on `>` nested thousands deep).
+ */
+function boundedItem(kind: keyof typeof BOUNDED, source: string, budget: RenderBudget): Markup {
+  const { budget: left, itemChars, render } = BOUNDED[kind];
+  if (source.length <= itemChars && source.length <= budget[left]) {
+    budget[left] -= source.length;
     try {
-      return html`<div class="markdown">${raw(renderMarkdown(source))}</div>`;
+      return html`<div class="${kind}">${raw(render(source))}</div>`;
     } catch {
-      // Below: what marked cannot parse is still shown.
+      // Below: what the renderer cannot take is still shown.
     }
   }
   return html`<pre class="text">${source}</pre>`;
-}
-
-/** HTML as sanitized HTML, or as plain text when it is too long for the budget. */
-function htmlItem(source: string, budget: RenderBudget): Markup {
-  if (source.length > HTML_ITEM_CHARS || source.length > budget.htmlChars) return html`<pre class="text">${source}</pre>`;
-  budget.htmlChars -= source.length;
-  return html`<div class="html">${raw(sanitizeUserHtml(source))}</div>`;
 }
 
 function renderItem(item: unknown, budget: RenderBudget): Markup {
@@ -115,9 +118,9 @@ function renderItem(item: unknown, budget: RenderBudget): Markup {
   switch (kind) {
     case 'markdown':
     case 'md':
-      return typeof value === 'string' ? markdownItem(value, budget) : renderJson(item);
+      return typeof value === 'string' ? boundedItem('markdown', value, budget) : renderJson(item);
     case 'html':
-      return typeof value === 'string' ? htmlItem(value, budget) : renderJson(item);
+      return typeof value === 'string' ? boundedItem('html', value, budget) : renderJson(item);
     case 'map':
       return renderMap(value);
     case 'table-row-object':

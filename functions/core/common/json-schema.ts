@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type * as Re2 from 're2js';
-import { onFirstUse, requireHere } from './on-first-use.js';
+import { re2 } from './re2.js';
 
 /**
  * Validating values with a JSON Schema a member stored (a resource type's, a flow's inputs). zod
@@ -11,8 +11,6 @@ import { onFirstUse, requireHere } from './on-first-use.js';
  * this module does not follow values (under `anyOf`, `oneOf`, `not`, `contains`, `propertyNames`, or
  * a `patternProperties` key), makes the schema one this service cannot validate with.
  */
-
-const re2 = onFirstUse(() => (typeof require === 'function' ? require('re2js') : requireHere('re2js')) as typeof Re2);
 
 /** Keywords whose value is one subschema, a list of them, or a map of names to them. */
 const ONE = ['additionalProperties', 'items', 'additionalItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties'];

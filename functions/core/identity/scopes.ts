@@ -1,6 +1,5 @@
-import type * as Re2 from 're2js';
 import { badRequest } from '../common/errors.js';
-import { onFirstUse, requireHere } from '../common/on-first-use.js';
+import { re2 } from '../common/re2.js';
 
 /**
  * Token scopes (spec 2.8, 5.2). A scope is `<domain>:<action>[:<pattern>]`:
@@ -47,9 +46,6 @@ export function parseScope(text: string): Scope {
   const matches = pattern ? globMatcher(pattern) : () => true;
   return { domain: domain as Scope['domain'], action: action as Scope['action'], matches, text };
 }
-
-/** Loaded with the first scope that has a pattern (on-first-use.ts). */
-const re2 = onFirstUse(() => (typeof require === 'function' ? require('re2js') : requireHere('re2js')) as typeof Re2);
 
 const escapeRe2 = (text: string) => text.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type * as Re2 from 're2js';
-import { onFirstUse, requireHere } from '../common/on-first-use.js';
+import { re2 } from '../common/re2.js';
 import { badRequest } from '../common/errors.js';
 import { parseBody } from '../common/validation.js';
 
@@ -105,9 +105,6 @@ function splitItemPath(path: string): { kind: string; owner: string; rest: strin
   const [kind, owner, ...rest] = path.split('/');
   return { kind, owner, rest: rest.join('/') };
 }
-
-/** Loaded with the first selection that names a regular expression (on-first-use.ts). */
-const re2 = onFirstUse(() => (typeof require === 'function' ? require('re2js') : requireHere('re2js')) as typeof Re2);
 
 function matcher(source: string, field: string): (text: string) => boolean {
   if (source === '*') return () => true;
