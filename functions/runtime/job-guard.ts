@@ -55,10 +55,7 @@ export class JobGuard {
   countOutput(text: string): void {
     this.outputBytes += Buffer.byteLength(text);
     if (this.outputBytes > this.limits.maxOutputBytes) {
-      this.stop({
-        name: 'OutputLimitExceeded',
-        message: `job output exceeded the limit of ${this.limits.maxOutputBytes} bytes`,
-      });
+      this.stop(outputLimitError(this.limits.maxOutputBytes));
     }
   }
 
@@ -89,4 +86,9 @@ export class OutputTail {
   lastLines(count = 20): string {
     return this.text.trimEnd().split('\n').slice(-count).join('\n');
   }
+}
+
+/** A job that wrote more than its output limit (counted here, or by its process's reply channel). */
+export function outputLimitError(maxOutputBytes: number): JobError {
+  return { name: 'OutputLimitExceeded', message: `job output exceeded the limit of ${maxOutputBytes} bytes` };
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail } from './confinement.js';
 import type { ResourceLimits } from './job-limits.js';
-import { JobGuard, OutputTail } from './job-guard.js';
+import { JobGuard, OutputTail, outputLimitError } from './job-guard.js';
 import { JobOutputRouter, type OutputEnd } from './job-output.js';
 import { largestCpuSeconds, openFileCount, processWithMostFiles, treeRssBytes } from './process-tree.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
@@ -279,7 +279,7 @@ export class WarmWorker {
       if (first.kind === 'exited') {
         await this.proc.closed;
         this.output.flush();
-        const limit = this.overflowed ? replyLimitError(req.maxOutputBytes) : this.jail.limitError(first.info);
+        const limit = this.overflowed ? outputLimitError(req.maxOutputBytes) : this.jail.limitError(first.info);
         await this.dispose();
         return { outcome: { ok: false, error: limit ?? crashError(first.info, tail) }, reusable: false };
       }
@@ -380,10 +380,6 @@ export class WarmWorker {
     if (message.type === 'stream') job.onStream(String(message.chunk));
     else if (message.type === 'done') job.onDone(message);
   }
-}
-
-function replyLimitError(maxOutputBytes: number): JobError {
-  return { name: 'OutputLimitExceeded', message: `job output exceeded the limit of ${maxOutputBytes} bytes` };
 }
 
 function crashError(info: ExitInfo, tail: OutputTail): JobError {
