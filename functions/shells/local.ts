@@ -32,6 +32,7 @@ import { sweepConcurrencySlots } from '../core/jobs/concurrency.js';
 import { pruneExpiredResults } from '../core/jobs/result-cache.js';
 import type { LocalConfig } from '../adapters/local/config.js';
 import { log } from '../core/common/logger.js';
+import { guardConnections, type ConnectionLimits } from '../adapters/local/connection-guard.js';
 
 
 export interface RunningService {
@@ -102,7 +103,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
     config: { ...config.core, baseInternalUrl: '', signingKey },
   };
   const app = createApp(deps, { maxBodyBytes: config.maxBodyBytes, version: VERSION, sseKeepAliveMs: config.sseKeepAliveMs, sseMaxMs: config.sseMaxMs, runtime: confiner.status, streamsBodies: true, http1: true });
-  const server = await listen(app.fetch, config.host, config.port);
+  const server = await listen(app.fetch, config.host, config.port, config.connections);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
   deps.config.baseInternalUrl = config.baseUrl ?? url;
@@ -165,9 +166,10 @@ const CONCURRENCY_SWEEP_MS = 1000;
 /** How often finished runs are checked for an outcome left uncounted or a handler left unstarted (each gets 30 s to do it itself first). */
 const OUTCOME_SWEEP_MS = 10_000;
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number, connections: ConnectionLimits): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
+    guardConnections(server as import('node:http').Server, connections);
     // Node's default gives a whole request 5 minutes; an upload part or a multipart webhook of
     // gigabytes takes as long as the link needs. Headers must still arrive within headersTimeout.
     (server as import('node:http').Server).requestTimeout = 0;

@@ -6,6 +6,7 @@ import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 import { networkFromEnv, type NetworkSetting } from '../../runtime/job-network.js';
+import type { ConnectionLimits } from './connection-guard.js';
 
 /** The local shell's settings, from the environment (README lists them). */
 export interface LocalConfig {
@@ -16,6 +17,8 @@ export interface LocalConfig {
   defaultWorkspace: string;
   workers: number;
   maxBodyBytes: number;
+  /** SVC_MAX_CONNECTIONS, SVC_MAX_CONNECTIONS_PER_CLIENT, SVC_BODY_IDLE_SECONDS: what clients may hold open (adapters/local/connection-guard.ts). */
+  connections: ConnectionLimits;
   sseKeepAliveMs: number;
   /** SVC_SSE_MAX_SECONDS: an SSE stream ends with a `timeout` event after this long (behind a proxy with a response limit); unset, it lasts as long as its job. */
   sseMaxMs: number | undefined;
@@ -73,6 +76,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     defaultWorkspace: env.SVC_DEFAULT_WORKSPACE ?? 'main',
     workers: int(env, 'SVC_WORKERS', 8),
     maxBodyBytes: int(env, 'SVC_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    connections: {
+      maxConnections: int(env, 'SVC_MAX_CONNECTIONS', 4096),
+      maxPerClient: int(env, 'SVC_MAX_CONNECTIONS_PER_CLIENT', 256),
+      bodyIdleMs: int(env, 'SVC_BODY_IDLE_SECONDS', 30) * 1000,
+    },
     sseKeepAliveMs: int(env, 'SVC_SSE_KEEPALIVE_SECONDS', 15) * 1000,
     sseMaxMs: int(env, 'SVC_SSE_MAX_SECONDS', 0) * 1000 || undefined,
     baseUrl: env.SVC_BASE_URL,
