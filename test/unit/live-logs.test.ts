@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FLUSH_MS, throttledLogWriter } from '../../functions/core/runs/live-logs.js';
+import { FLUSH_MS, LIVE_REWRITE_BYTES_PER_SECOND, throttledLogWriter } from '../../functions/core/runs/live-logs.js';
 
 describe('throttled live log writer', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -46,5 +46,30 @@ describe('throttled live log writer', () => {
     w.add('x');
     await vi.advanceTimersByTimeAsync(FLUSH_MS);
     await expect(w.stop()).resolves.toBeUndefined();
+  });
+  it('rewrites the stored text at a bounded rate, however long the job trickles after a large output', async () => {
+    // Each store write rewrites everything stored before it (SQLite copies the row).
+    let stored = 0;
+    let rewritten = 0;
+    let writes = 0;
+    const w = throttledLogWriter(async (c) => {
+      stored += c.length;
+      rewritten += stored;
+      writes++;
+    }, 6 * 1024 * 1024);
+    w.add('x'.repeat(5 * 1024 * 1024));
+    await vi.advanceTimersByTimeAsync(FLUSH_MS);
+    rewritten = 0;
+    writes = 0;
+    // A dot every 300 ms for a minute.
+    for (let i = 0; i < 200; i++) {
+      w.add('.');
+      await vi.advanceTimersByTimeAsync(300);
+    }
+    await w.stop();
+    expect(rewritten).toBeLessThanOrEqual(LIVE_REWRITE_BYTES_PER_SECOND * 60 * 1.2);
+    // Still live: a write every few seconds, holding the dots printed meanwhile.
+    expect(writes).toBeGreaterThanOrEqual(10);
+    expect(stored).toBeGreaterThan(5 * 1024 * 1024 + 150);
   });
 });

@@ -10,6 +10,13 @@ export const FLUSH_MS = 300;
  * cost a job of n one-byte chunks ~n²/2 bytes written (4.8 GB of WAL in a minute for 10^6).
  */
 export const STREAM_FLUSH_MS = 100;
+/**
+ * What one job's live text may cost the store per second, in bytes rewritten: each write rewrites
+ * all that was stored before it, so past FLUSH_MS worth of this budget the writes grow further apart
+ * (a 5 MiB log is written again every ~5 s). At a fixed interval, a job that printed 5 MiB and then
+ * a dot every 300 ms made the store write ~21 MB/s for as long as it ran (377 MB in 18 s).
+ */
+export const LIVE_REWRITE_BYTES_PER_SECOND = 1024 * 1024;
 
 export interface ThrottledLogWriter {
   add(text: string): void;
@@ -27,6 +34,9 @@ export function throttledLogWriter(append: (chunk: string) => Promise<void>, max
   let writes = Promise.resolve();
   let stopped = false;
 
+  // The next write waits until the rewrite it costs (all written so far) fits the budget.
+  const nextFlushMs = () => Math.max(flushMs, Math.ceil((written / LIVE_REWRITE_BYTES_PER_SECOND) * 1000));
+
   const flush = () => {
     timer = undefined;
     const room = maxBytes - written;
@@ -43,7 +53,7 @@ export function throttledLogWriter(append: (chunk: string) => Promise<void>, max
     add(text) {
       if (stopped || written >= maxBytes) return;
       pending += text;
-      timer ??= setTimeout(flush, flushMs);
+      timer ??= setTimeout(flush, nextFlushMs());
     },
     async stop(flushPending = false) {
       stopped = true;
