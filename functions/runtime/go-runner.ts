@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chmod, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
 import type { Jail, JailSource } from './confinement.js';
@@ -10,6 +9,7 @@ import type { JobGuard } from './job-guard.js';
 import { endedWithoutResult, inOneShotJobDir, oneShotLog, settleOneShot, superviseOneShot, type TrackProcess } from './one-shot.js';
 import { pythonCall } from './python-runner.js';
 import { sandboxEnv, type SandboxProcess, type SandboxSpawn } from './sandbox-process.js';
+import { LineReader } from './shim-channel.js';
 
 /** Why a Go job cannot run: its binary is built when the version is created, never here. */
 export const GO_BINARY_MISSING =
@@ -49,26 +49,33 @@ export async function runGo(req: RunRequest, hooks: RunHooks, signal: AbortSigna
     } satisfies SandboxSpawn;
     // Only the names the schema declares, as for Python: undeclared arguments never reach main.
     const input = JSON.stringify(pythonCall(req).kwargs);
-    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard));
+    return superviseOneShot(req, signal, jail, track, spawn, input, (proc, guard) => supervise(proc, jail, hooks, guard, req.maxOutputBytes));
   });
 }
 
-async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard): Promise<RunOutcome> {
+async function supervise(proc: SandboxProcess, jail: Jail, hooks: RunHooks, guard: JobGuard, maxOutputBytes: number): Promise<RunOutcome> {
   const log = oneShotLog(hooks, guard);
   proc.child.stdout?.setEncoding('utf8').on('data', log.write);
   proc.child.stderr?.setEncoding('utf8').on('data', log.write);
   let reply: Reply | undefined;
   const results = proc.child.stdio[3] as Readable;
   results.on('error', () => undefined);
-  createInterface({ input: results, crlfDelay: Infinity }).on('line', (line) => {
-    if (reply !== undefined) return;
-    guard.countOutput(line);
-    try {
-      reply = JSON.parse(line) as Reply;
-    } catch {
-      reply = { ok: false, error: { name: 'ExecutionErr', message: 'the Go program wrote something that is not its result on fd 3' } };
-    }
-  });
+  // Bounded lines, as the warm processes' channel (shim-channel.ts): a result line that never ends
+  // fails the job at the output limit instead of growing in the service's memory until it ran out.
+  const lines = new LineReader(
+    (line) => {
+      if (reply !== undefined) return;
+      guard.countOutput(line);
+      try {
+        reply = JSON.parse(line) as Reply;
+      } catch {
+        reply = { ok: false, error: { name: 'ExecutionErr', message: 'the Go program wrote something that is not its result on fd 3' } };
+      }
+    },
+    () => guard.outputExceeded(),
+  );
+  lines.maxLineBytes = maxOutputBytes;
+  results.on('data', (chunk: Buffer) => lines.push(chunk));
 
   const settled = await settleOneShot(proc, jail, guard, 'the Go program');
   if (!settled.ok) return settled;

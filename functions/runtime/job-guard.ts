@@ -54,9 +54,12 @@ export class JobGuard {
 
   countOutput(text: string): void {
     this.outputBytes += Buffer.byteLength(text);
-    if (this.outputBytes > this.limits.maxOutputBytes) {
-      this.stop(outputLimitError(this.limits.maxOutputBytes));
-    }
+    if (this.outputBytes > this.limits.maxOutputBytes) this.outputExceeded();
+  }
+
+  /** Output went past the limit before it could be counted (a line that never ended). */
+  outputExceeded(): void {
+    this.stop(outputLimitError(this.limits.maxOutputBytes));
   }
 
   dispose(): void {

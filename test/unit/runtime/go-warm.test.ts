@@ -118,4 +118,13 @@ describe('Go warm processes', () => {
     expect(readFileSync(binary).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(resultOf((await runOnce(runner, request('go', content))).outcome)).toBe(7);
   }, 240_000);
+  it('fail a binary built before the serve loop at the output limit when its result line never ends', async () => {
+    const content = 'package inner\n\nfunc main() (int, error) {\n\treturn 8, nil\n}\n';
+    const binary = goBinaryPath(cacheDir, content);
+    mkdirSync(dirname(binary), { recursive: true });
+    writeFileSync(binary, "#!/bin/sh\nwhile :; do printf '%01000d' 0; done >&3\n");
+    chmodSync(binary, 0o755);
+    const error = errorOf((await runOnce(runner, request('go', content, { timeoutMs: 20_000 }))).outcome);
+    expect(error.name).toBe('OutputLimitExceeded');
+  }, 60_000);
 });
