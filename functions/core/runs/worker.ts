@@ -15,6 +15,7 @@ import { inferSchema } from '../schema/index.js';
 import { derivedOnce, scriptByHash } from '../scripts/version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.js';
 import { STREAM_FLUSH_MS, throttledLogWriter } from './live-logs.js';
+import { log } from '../common/logger.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
@@ -163,7 +164,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     job,
     outcome.ok
       ? { status: 'success', result: outcome.result, logs }
-      : { status: 'failed', result: { error: shownError(outcome.error) }, logs },
+      : { status: 'failed', result: { error: shownError(job, outcome.error) }, logs },
   );
 }
 
@@ -171,9 +172,13 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
 const SERVICE_ERRORS = new Set(['RuntimeError', 'InternalError']);
 
 /** A job's error as its author reads it (core/runs/user-stack.ts): their frames only, or none of svc's. */
-function shownError(error: JobError): JobError {
+function shownError(job: Job, error: JobError): JobError {
   if (typeof error.stack !== 'string') return error;
   if (SERVICE_ERRORS.has(error.name)) {
+    // The frames are the operator's to read, in the service's log (where they went nowhere before);
+    // the job's author sees the message alone, and the log not the message, which may quote job data.
+    const frames = error.stack.split('\n').filter((line) => /^\s+at /.test(line)).map((line) => line.trim());
+    log.error('job failed in the runner', { job_id: job.id, workspace_id: job.workspace_id, error: error.name, frames });
     const { stack: _serviceFrames, ...rest } = error;
     return rest;
   }

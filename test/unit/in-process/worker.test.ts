@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger, useLogFormat, useLogger } from '../../../functions/core/common/logger.js';
 import { executeJob } from '../../../functions/core/runs/worker.js';
 import { cancelSignal, queuedJob } from '../../../functions/core/jobs/jobs.js';
 import type { JobSignals } from '../../../functions/ports.js';
@@ -108,5 +109,29 @@ describe('the worker', () => {
     // ...and ended with the run, not at its next poll a second later (held its timer, listener and run).
     await new Promise((resolve) => setImmediate(resolve));
     expect([...pending.values()]).not.toContain(cancelSignal(job.id));
+  });
+});
+
+describe("the runner's own failures", () => {
+  it('keep the service frames out of the job and put them, without the message, in the service log', async () => {
+    const lines: string[] = [];
+    useLogger(createLogger({ format: 'json', write: (_level, line) => lines.push(line) }));
+    const run = vi.spyOn(s.runner, 'run').mockResolvedValueOnce({
+      ok: false,
+      error: { name: 'RuntimeError', message: 'the runner failed: spawn EAGAIN with arg sekrit', stack: 'Error: the runner failed: spawn EAGAIN with arg sekrit\n    at spawnSandboxed (/srv/svc/functions/runtime/sandbox-process.ts:10:3)' },
+    });
+    try {
+      const id = await (await s.fetch(`${ws}/jobs/run/p/u/admin/inc`, json({ n: 1 }))).text();
+      await s.settled();
+      const job = (await s.job(id)) as { status: string; result: { error: Record<string, unknown> } };
+      expect(job.status).toBe('failed');
+      expect(job.result.error).toEqual({ name: 'RuntimeError', message: 'the runner failed: spawn EAGAIN with arg sekrit' });
+      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'job failed in the runner');
+      expect(logged).toMatchObject({ level: 'error', job_id: id, error: 'RuntimeError', frames: ['at spawnSandboxed (/srv/svc/functions/runtime/sandbox-process.ts:10:3)'] });
+      expect(JSON.stringify(logged)).not.toContain('sekrit');
+    } finally {
+      run.mockRestore();
+      useLogFormat('text');
+    }
   });
 });
