@@ -162,8 +162,11 @@ export interface JobQueue {
    * awaited jobs it can hold to their end (adapters/aws/api-job-runner.ts); the local pool lets
    * such a caller wait a moment for a busy worker (a promise) rather than queue its job.
    */
-  reserve?(jobId: string, intent: RunIntent): JobSlot | null | Promise<JobSlot | null>;
+  reserve?(job: JobRef, intent: RunIntent): JobSlot | null | Promise<JobSlot | null>;
 }
+
+/** The job a worker is reserved for: which, and whose (the local pool shares its workers fairly between workspaces). */
+export type JobRef = Pick<Job, 'id' | 'workspace_id'>;
 
 /** What the caller of a new job asks of it, for `JobQueue.reserve`. */
 export interface RunIntent {

@@ -115,6 +115,8 @@ export function flowRunnerDefinition(props: FlowRunnerDefinitionProps): Record<s
     Parameters: {
       QueueUrl: props.jobsQueueUrl,
       MessageBody: { 'jobId.$': jobIdPath, 'workspaceId.$': '$.workspaceId', 'taskToken.$': '$$.Task.Token' },
+      // The workspace as the message group, as SqsJobQueue sends it (SQS fair queues).
+      'MessageGroupId.$': '$.workspaceId',
     },
     TimeoutSeconds: props.stepTimeoutSeconds,
     ResultPath: null,

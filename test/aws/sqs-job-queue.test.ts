@@ -24,10 +24,12 @@ describe('SqsJobQueue', () => {
     const job = aJob(uid('ws'), { args: { secret: 'not in the message' } });
     await new SqsJobQueue({ client, queueUrl: queue.queueUrl }).enqueue(job);
 
-    const received = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, WaitTimeSeconds: 5, AttributeNames: ['All'] }));
+    const received = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, WaitTimeSeconds: 5, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
     expect(received.Messages).toHaveLength(1);
     const [message] = received.Messages!;
     expect(decodeJobMessage(message.Body!)).toEqual({ jobId: job.id, workspaceId: job.workspace_id });
+    // Its workspace is its message group: SQS takes turns between workspaces (fair queues).
+    expect(message.Attributes?.MessageGroupId).toBe(job.workspace_id);
     expect(message.Body).not.toContain('not in the message');
     expect(message.Attributes?.ApproximateReceiveCount).toBe('1');
   });

@@ -68,7 +68,7 @@ describe('SqliteStore queue indexes', () => {
       // A finished job leaves the queue's indexes: a run touches a small index, not one of every job ever run.
       const entries = (index: string, status: string) => store.db.prepare(`SELECT id FROM jobs INDEXED BY ${index} WHERE ${status}`).all().map((r) => (r as { id: string }).id).sort();
       expect(entries('jobs_active_by_age', "status = 'queued' OR status = 'running'")).toEqual([queued.id, running.id].sort());
-      expect(entries('jobs_queued_by_priority', "status = 'queued'")).toEqual([queued.id]);
+      expect(entries('jobs_queued_by_workspace', "status = 'queued'")).toEqual([queued.id]);
 
       const later = '2999-01-01T00:00:00.000Z';
       expect((await store.listStaleJobs('running', later, 10)).map((j) => j.id)).toEqual([running.id]);
@@ -76,10 +76,17 @@ describe('SqliteStore queue indexes', () => {
       expect(store.claimQueued(10, nextTimestamp(), later).map((j) => j.id)).toEqual([queued.id]);
       const plans = [
         "SELECT * FROM jobs WHERE status = 'queued' AND created_at < ? ORDER BY created_at, rowid LIMIT 1",
-        "SELECT rowid FROM jobs WHERE status = 'queued' AND held = 0 ORDER BY priority DESC, created_at, rowid LIMIT 1",
+        "SELECT MIN(workspace_id) FROM jobs WHERE status = 'queued' AND held = 0 AND workspace_id > ?",
+        "SELECT rowid FROM jobs WHERE status = 'queued' AND held = 0 AND workspace_id = ? ORDER BY priority DESC, created_at, rowid LIMIT 1",
         "SELECT id FROM jobs WHERE status = 'running'",
       ].map((sql) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(sql.includes('?') ? [later] : [])) as { detail: string }[]).map((r) => r.detail).join(' '));
-      expect(plans).toEqual([expect.stringContaining('jobs_active_by_age'), expect.stringContaining('jobs_queued_by_priority'), expect.stringContaining('jobs_active_by_age')]);
+      // The claim's walk over workspaces and each one's next job are seeks in the queued jobs' index.
+      expect(plans).toEqual([
+        expect.stringContaining('jobs_active_by_age'),
+        expect.stringContaining('jobs_queued_by_workspace (held=? AND workspace_id>?)'),
+        expect.stringContaining('jobs_queued_by_workspace (held=? AND workspace_id=?)'),
+        expect.stringContaining('jobs_active_by_age'),
+      ]);
     } finally {
       store.close();
       rmSync(dir, { recursive: true, force: true });

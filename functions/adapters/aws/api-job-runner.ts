@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { WorkerDeps } from '../../core/deps.js';
 import { errorText, log } from '../../core/common/logger.js';
 import { executeJob } from '../../core/runs/worker.js';
-import type { Job, JobSlot, RunIntent } from '../../ports.js';
+import type { Job, JobRef, JobSlot, RunIntent } from '../../ports.js';
 import { TableStreamJobQueue } from './job-outbox.js';
 
 /**
@@ -40,7 +40,7 @@ export class ApiJobRunner extends TableStreamJobQueue {
     this.deps = deps;
   }
 
-  reserve(jobId: string, intent: RunIntent): JobSlot | null {
+  reserve(_job: JobRef, intent: RunIntent): JobSlot | null {
     const invocation = this.invocations.getStore();
     if (!intent.callerWaits || !this.deps || !invocation) return null;
     if (intent.timeoutMs + OUTCOME_MARGIN_MS > invocation.remainingMs()) return null;

@@ -2,7 +2,7 @@ import type { WorkerDeps } from '../../core/deps.js';
 import { awaitedJobs } from '../../core/flows/awaited-jobs.js';
 import { getFlowRun } from '../../core/flows/run-state.js';
 import { executeJob, jobRunTimeoutMs, leaseUntil } from '../../core/runs/worker.js';
-import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
+import type { Job, JobQueue, JobRef, JobSlot, RunIntent } from '../../ports.js';
 
 /**
  * Plain script steps run inside the flow runner's Advance (docs/aws.md "Costs"): a turn whose next
@@ -88,7 +88,7 @@ export class InlineSteps implements JobQueue {
     return this.base.enqueue(job);
   }
 
-  async reserve(_jobId: string, intent: RunIntent): Promise<JobSlot | null> {
+  async reserve(_job: JobRef, intent: RunIntent): Promise<JobSlot | null> {
     const job = intent.job;
     if (this.reserved || !job || job.kind === 'flow' || !job.parent_job) return null;
     if (!fitsInline(await jobRunTimeoutMs(this.deps, job), this.remainingMs())) return null;

@@ -15,7 +15,11 @@ export interface JobMessage {
   taskToken?: string;
 }
 
-/** Hands accepted script jobs to the worker Lambda through the SQS jobs queue. */
+/**
+ * Hands accepted script jobs to the worker Lambda through the SQS jobs queue. Each message's group
+ * is its workspace: on a standard queue SQS then keeps a workspace with a large backlog from delaying
+ * the others' messages (SQS fair queues), as the local pool takes turns between workspaces.
+ */
 export class SqsJobQueue implements JobQueue {
   private readonly client: SQSClient;
   private readonly queueUrl: string;
@@ -26,7 +30,9 @@ export class SqsJobQueue implements JobQueue {
   }
 
   async enqueue(job: Pick<Job, 'id' | 'workspace_id'>): Promise<void> {
-    await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: job.id, workspaceId: job.workspace_id }) }));
+    await this.client.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeJobMessage({ jobId: job.id, workspaceId: job.workspace_id }), MessageGroupId: job.workspace_id }),
+    );
   }
 }
 

@@ -230,4 +230,10 @@ export const MIGRATIONS: string[] = [
     SELECT kind, workspace_id, key, value, version, created_at, updated_at FROM entities ORDER BY kind, workspace_id, key;
   DROP TABLE entities;
   ALTER TABLE entities_by_rowid RENAME TO entities;`,
+  `-- fairqueue: the pool takes the next queued job from the workspace with the fewest jobs running
+  -- (SqliteStore.claimQueued): each workspace's oldest queued job is found in this index, and the
+  -- workspaces that have one by a walk over its workspace column. It replaces the index of one
+  -- queue order for all workspaces.
+  DROP INDEX jobs_queued_by_priority;
+  CREATE INDEX jobs_queued_by_workspace ON jobs(held, workspace_id, priority DESC, created_at) WHERE status = 'queued';`,
 ];

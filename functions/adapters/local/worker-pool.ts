@@ -1,6 +1,6 @@
 import { executeJob, leaseUntil } from '../../core/runs/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
-import type { Job, JobQueue, JobSlot, RunIntent } from '../../ports.js';
+import type { Job, JobQueue, JobRef, JobSlot, RunIntent } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
 import { errorText, log } from '../../core/common/logger.js';
 
@@ -16,6 +16,7 @@ const CALLERS_PER_WORKER = 4;
 
 interface WaitingCaller {
   jobId: string;
+  workspaceId: string;
   since: number;
   grant(slot: JobSlot | null): void;
 }
@@ -26,7 +27,15 @@ interface WaitingCaller {
  * stays `queued` in SQLite until one frees up (or until the next start, after a crash).
  */
 export class LocalWorkerPool implements JobQueue {
-  private readonly inFlight = new Set<string>();
+  /** The jobs running here, each with its workspace. */
+  private readonly inFlight = new Map<string, string>();
+  /**
+   * Each workspace's turns: how many of its jobs run here, and when it was last given a worker (a
+   * rising count). A free worker goes to the workspace with the fewest running, then to the one
+   * served longest ago (SqliteStore.claimQueued, nextWaiting).
+   */
+  private readonly turns = { running: new Map<string, number>(), lastServed: new Map<string, number>() };
+  private served = 0;
   private deps: WorkerDeps | null = null;
   private stopped = false;
   /** Whether SQLite may hold queued jobs the pool has not taken; saves a query per finished job. */
@@ -63,12 +72,12 @@ export class LocalWorkerPool implements JobQueue {
    * does every caller after it until that backlog is gone; the table is taken oldest first by
    * creation (SqliteStore.claimQueued), so a caller stored late still keeps its turn.
    */
-  reserve(jobId: string, intent: RunIntent): JobSlot | null | Promise<JobSlot | null> {
-    if (!this.deps || this.stopped || this.backlog || this.inFlight.has(jobId)) return null;
-    if (this.inFlight.size < this.concurrency && this.waiting.length === 0) return this.hold(jobId);
+  reserve(job: JobRef, intent: RunIntent): JobSlot | null | Promise<JobSlot | null> {
+    if (!this.deps || this.stopped || this.backlog || this.inFlight.has(job.id)) return null;
+    if (this.inFlight.size < this.concurrency && this.waiting.length === 0) return this.hold(job.id, job.workspace_id);
     if (!intent.callerWaits || this.waiting.length >= this.concurrency * CALLERS_PER_WORKER) return null;
     this.waitTimer ??= setTimeout(() => this.checkWaiting(), this.callerWaitMs).unref();
-    return new Promise((grant) => this.waiting.push({ jobId, since: performance.now(), grant }));
+    return new Promise((grant) => this.waiting.push({ jobId: job.id, workspaceId: job.workspace_id, since: performance.now(), grant }));
   }
 
   async enqueue(job: Job): Promise<void> {
@@ -77,7 +86,7 @@ export class LocalWorkerPool implements JobQueue {
     if (this.inFlight.size >= this.concurrency) this.backlog = true;
     // Older queued jobs go first; the new one is among them in SQLite.
     else if (this.backlog) this.fill();
-    else this.dispatch(job.id);
+    else this.dispatch(job.id, job.workspace_id);
   }
 
   /** Stops taking jobs and waits for the running ones; callers still waiting are queued for the next start. */
@@ -88,8 +97,8 @@ export class LocalWorkerPool implements JobQueue {
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private hold(jobId: string): JobSlot {
-    this.inFlight.add(jobId);
+  private hold(jobId: string, workspaceId: string): JobSlot {
+    this.track(jobId, workspaceId);
     return {
       run: (job) => this.execute(job.id, job),
       cancel: () => this.settle(jobId),
@@ -121,19 +130,25 @@ export class LocalWorkerPool implements JobQueue {
     if (free <= 0) return;
     // Claimed here, oldest first, in one statement: the worker gets them already running.
     const now = this.deps.clock.now();
-    const jobs = this.store.claimQueued(free, now.toISOString(), leaseUntil(now, this.deps.config));
+    const jobs = this.store.claimQueued(free, now.toISOString(), leaseUntil(now, this.deps.config), this.turns);
     // Fewer than asked for: everything queued is now in flight.
     if (jobs.length < free) this.backlog = false;
     for (const job of jobs) {
-      this.inFlight.add(job.id);
+      this.track(job.id, job.workspace_id);
       this.execute(job.id, job);
     }
   }
 
-  private dispatch(id: string): void {
+  private dispatch(id: string, workspaceId: string): void {
     if (this.inFlight.has(id) || !this.deps) return;
-    this.inFlight.add(id);
+    this.track(id, workspaceId);
     this.execute(id);
+  }
+
+  private track(id: string, workspaceId: string): void {
+    this.inFlight.set(id, workspaceId);
+    this.turns.running.set(workspaceId, (this.turns.running.get(workspaceId) ?? 0) + 1);
+    this.turns.lastServed.set(workspaceId, ++this.served);
   }
 
   private execute(id: string, claimed?: Job): void {
@@ -144,11 +159,33 @@ export class LocalWorkerPool implements JobQueue {
   }
 
   private settle(id: string): void {
+    const workspaceId = this.inFlight.get(id);
+    if (workspaceId === undefined) return;
     this.inFlight.delete(id);
+    const left = (this.turns.running.get(workspaceId) ?? 1) - 1;
+    if (left > 0) this.turns.running.set(workspaceId, left);
+    else this.turns.running.delete(workspaceId);
     if (this.stopped && this.inFlight.size === 0) this.idleWaiters.splice(0).forEach((w) => w());
     // A caller waiting in memory came before anything queued in the table (see `reserve`).
-    const next = this.stopped ? undefined : this.waiting.shift();
-    if (next) next.grant(this.hold(next.jobId));
+    const next = this.stopped ? undefined : this.nextWaiting();
+    if (next) next.grant(this.hold(next.jobId, next.workspaceId));
     else this.fill();
+  }
+
+  /**
+   * The waiting caller whose workspace has the fewest jobs running, then was served longest ago,
+   * then has waited longest (the order claimQueued takes the table in).
+   */
+  private nextWaiting(): WaitingCaller | undefined {
+    if (this.waiting.length === 0) return undefined;
+    const { running, lastServed } = this.turns;
+    const rank = (w: WaitingCaller) => [running.get(w.workspaceId) ?? 0, lastServed.get(w.workspaceId) ?? 0];
+    let best = 0;
+    let [bestLoad, bestTurn] = rank(this.waiting[0]);
+    for (let i = 1; i < this.waiting.length; i++) {
+      const [load, turn] = rank(this.waiting[i]);
+      if (load < bestLoad || (load === bestLoad && turn < bestTurn)) [best, bestLoad, bestTurn] = [i, load, turn];
+    }
+    return this.waiting.splice(best, 1)[0];
   }
 }

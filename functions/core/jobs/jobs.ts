@@ -139,7 +139,7 @@ export async function insertRunningHere(deps: Pick<CoreDeps, 'store' | 'queue' |
  * it: running. Null when none is free. The caller stores it, then runs it on the slot (or cancels).
  */
 export async function reserveHere(deps: Pick<CoreDeps, 'queue' | 'clock'>, job: Job, intent: RunIntent): Promise<{ running: Job; slot: JobSlot } | null> {
-  const slot = await deps.queue.reserve?.(job.id, intent);
+  const slot = await deps.queue.reserve?.(job, intent);
   if (!slot) return null;
   // Now, not created_at: a caller may have waited for the worker (JobQueue.reserve).
   return { running: { ...job, status: 'running', started_at: deps.clock.now().toISOString(), attempts: 1 }, slot };

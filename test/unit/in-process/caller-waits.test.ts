@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunIntent } from '../../../functions/ports.js';
+import type { JobRef, RunIntent } from '../../../functions/ports.js';
 import { createScript, inProcessService, json, type InProcessService } from './harness.js';
 
 /**
@@ -17,8 +17,8 @@ beforeAll(async () => {
   s = await inProcessService({ config: { jobTimeoutMs: 120_000 } });
   // The memory queue has no workers to hand out: the spy only listens, and the job is queued as usual.
   Object.assign(s.deps.queue, {
-    reserve: (jobId: string, intent: RunIntent) => {
-      asked.push({ jobId, intent });
+    reserve: (job: JobRef, intent: RunIntent) => {
+      asked.push({ jobId: job.id, intent });
       return null;
     },
   });

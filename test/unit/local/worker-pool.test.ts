@@ -23,6 +23,8 @@ function pool(concurrency: number, callerWaitMs = 60_000): LocalWorkerPool {
   const p = new LocalWorkerPool(store, concurrency, {
     callerWaitMs,
     execute: async (_deps, id) => {
+      // The core's worker claims a job handed over by id before running it (executeJob).
+      store.db.prepare("UPDATE jobs SET status = 'running' WHERE id = ? AND status = 'queued'").run(id);
       ran.push(id);
       await new Promise<void>((resolve) => finish.set(id, resolve));
     },
@@ -33,16 +35,19 @@ function pool(concurrency: number, callerWaitMs = 60_000): LocalWorkerPool {
 
 /** Each job is made when its caller arrives (reserve), as the core makes it; later ones are younger. */
 const arrivals = new Map<string, string>();
+/** A job's workspace: 'main' unless a test puts it elsewhere. */
+const workspaces = new Map<string, string>();
 let clockMs = Date.UTC(2026, 0, 1);
-function arrive(p: LocalWorkerPool, id: string, intent: RunIntent) {
+function arrive(p: LocalWorkerPool, id: string, intent: RunIntent, workspace = 'main') {
   arrivals.set(id, new Date((clockMs += 1)).toISOString());
-  return p.reserve(id, intent);
+  workspaces.set(id, workspace);
+  return p.reserve({ id, workspace_id: workspace }, intent);
 }
 
 function job(id: string): Job {
   return queuedJob(arrivals.get(id) ?? new Date((clockMs += 1)).toISOString(), {
     id,
-    workspace_id: 'main',
+    workspace_id: workspaces.get(id) ?? 'main',
     ...scriptJobTarget({ path: 'u/admin/s', hash: 'abc123', language: 'bun' }),
     parent_job: null,
     args: {},
@@ -58,7 +63,8 @@ async function runIn(slot: JobSlot, id: string) {
 }
 
 /** What the core does without one: store the job queued and tell the queue. */
-async function queue(p: LocalWorkerPool, id: string) {
+async function queue(p: LocalWorkerPool, id: string, workspace?: string) {
+  if (workspace) workspaces.set(id, workspace);
   const queued = job(id);
   await store.insertJob(queued);
   await p.enqueue(queued);
@@ -69,6 +75,7 @@ const turns = () => new Promise((resolve) => setImmediate(resolve));
 
 beforeEach(() => {
   arrivals.clear();
+  workspaces.clear();
   store = new SqliteStore(':memory:');
   ran = [];
   finish = new Map();
@@ -174,5 +181,60 @@ describe('the local worker pool', () => {
     await stopped;
     expect(ran).toEqual(['a']);
     expect(queuedRows().n).toBe(1);
+  });
+  it("gives a workspace's job the next free worker, however many jobs another workspace queued before it", async () => {
+    const p = pool(1);
+    const backlog = Array.from({ length: 20 }, (_, i) => `noisy${i}`);
+    for (const id of backlog) await queue(p, id, 'noisy');
+    await queue(p, 'quiet', 'quiet');
+    for (let i = 0; i < 3; i++) {
+      finish.get(ran[ran.length - 1])!();
+      await turns();
+    }
+    // noisy0 held the worker; the next went to the workspace served longest ago.
+    expect(ran.slice(0, 3)).toEqual(['noisy0', 'quiet', 'noisy1']);
+  });
+
+  it('takes turns between workspaces with jobs queued, and orders by priority only within a workspace', async () => {
+    const p = pool(2);
+    for (const id of ['a1', 'a2', 'a3', 'a4']) await queue(p, id, 'a');
+    for (const id of ['b1', 'b2']) await queue(p, id, 'b');
+    // b's author asks for the highest priority: it orders b's jobs, not a's.
+    store.db.prepare("UPDATE jobs SET priority = 100 WHERE id = 'b2'").run();
+    for (const id of ['c1']) await queue(p, id, 'c');
+    while (ran.length < 7) {
+      const oldest = ran.find((id) => finish.has(id))!;
+      finish.get(oldest)!();
+      finish.delete(oldest);
+      await turns();
+    }
+    expect(ran).toEqual(['a1', 'a2', 'b2', 'c1', 'a3', 'b1', 'a4']);
+  });
+
+  it('gives a free worker to the waiting caller of the workspace with fewest jobs running', async () => {
+    const p = pool(2);
+    await runIn((await arrive(p, 'a1', SYNC, 'a'))!, 'a1');
+    await runIn((await arrive(p, 'a2', SYNC, 'a'))!, 'a2');
+    const waits = new Map(
+      [
+        ['a3', 'a'],
+        ['a4', 'a'],
+        ['b1', 'b'],
+      ].map(([id, ws]) => [id, Promise.resolve(arrive(p, id, SYNC, ws)).then(async (slot) => runIn(slot!, id))]),
+    );
+    finish.get('a1')!();
+    await turns();
+    await waits.get('b1');
+    expect(ran).toEqual(['a1', 'a2', 'b1']);
+    finish.get('a2')!();
+    await turns();
+    await waits.get('a3');
+    expect(ran).toEqual(['a1', 'a2', 'b1', 'a3']);
+    finish.get('b1')!();
+    finish.get('a3')!();
+    await turns();
+    await waits.get('a4');
+    finish.get('a4')!();
+    await turns();
   });
 });
