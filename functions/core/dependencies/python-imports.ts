@@ -108,8 +108,16 @@ function requirementsBlock(content: string): string[] {
 /** A lock line: `name==version --hash=sha256:<hex>` (pip's hash-checking mode). */
 const LOCK_LINE = /^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)\s+--hash=sha256:([0-9a-f]{64})$/;
 
+/**
+ * Where Python's `str.splitlines` (pip's reading of a requirements file) breaks a line and a split
+ * on `\n` does not: a "comment" holding one would be a second line to pip, another requirement or
+ * an option (`-r <url>`, `--index-url`) that the lock's tree key never saw.
+ */
+const PYTHON_ONLY_LINE_BREAK = /\r(?!\n)|[\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
 /** The locked distributions, or null when `text` is not an svc Python lock (a plain pin list of another tool, say). */
 export function readPythonLock(text: string): { name: string; version: string; sha256: string }[] | null {
+  if (PYTHON_ONLY_LINE_BREAK.test(text)) return null;
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   if (lines.length === 0) return null;
   const out = [];
@@ -119,4 +127,13 @@ export function readPythonLock(text: string): { name: string; version: string; s
     out.push({ name: m[1], version: m[2], sha256: m[3] });
   }
   return out;
+}
+
+/**
+ * The requirements file pip installs a lock from: the locked lines alone, rebuilt from what
+ * `readPythonLock` read (and the tree key hashed), so that nothing else of the lock's text (its
+ * comments, an encoding cookie) ever reaches pip.
+ */
+export function pythonLockRequirements(locked: readonly { name: string; version: string; sha256: string }[]): string {
+  return `${locked.map((d) => `${d.name}==${d.version} --hash=sha256:${d.sha256}`).join('\n')}\n`;
 }

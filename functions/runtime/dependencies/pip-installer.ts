@@ -1,6 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Confiner } from '../confinement.js';
+import { pythonLockRequirements, readPythonLock } from '../../core/dependencies/python-imports.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
@@ -58,8 +59,10 @@ export class PipInstaller {
   /** The installed tree of `lock` (its `site` folder goes on the job's sys.path); null when the lock is not svc's. */
   tree(lock: string, retry = false): Promise<string | null> {
     const key = treeKey('pypi', lock);
-    if (!key) return Promise.resolve(null);
-    return this.options.cache.ensure('pypi', key, () => this.install(lock), retry);
+    const locked = readPythonLock(lock);
+    if (!key || !locked) return Promise.resolve(null);
+    // pip gets the locked lines the key names and nothing else of the lock's text.
+    return this.options.cache.ensure('pypi', key, () => this.install(pythonLockRequirements(locked)), retry);
   }
 
   /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
@@ -68,11 +71,11 @@ export class PipInstaller {
     return key ? this.options.cache.hold(key) : () => undefined;
   }
 
-  private async install(lock: string): Promise<string> {
+  private async install(requirements: string): Promise<string> {
     const outcome = await this.inJail(
       'install',
       async (dir, pip) => {
-        await writeFile(join(dir, 'requirements.txt'), lock);
+        await writeFile(join(dir, 'requirements.txt'), requirements);
         // --no-deps: the lock is the whole tree; --require-hashes: a wheel whose hash differs is refused.
         const result = await pip(['install', '--no-deps', '--require-hashes', '--target', join(dir, 'site'), '-r', join(dir, 'requirements.txt')]);
         if (!result.ok) return { ok: false, message: lastLines(result.output, dir, /^ERROR:|^\s+\S+==/) } as const;

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, type TestServer } from './harness.js';
+import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
+
+/**
+ * Hostile locks (red team, dependency installs). A member writes a script's lock; the installed
+ * tree is shared by every version with the same tree key, in any workspace, so whatever the
+ * installer is handed must be exactly what the key names.
+ */
+let s: TestServer;
+let index: FakePypiIndex;
+let depsDir: string;
+const ws = () => `/api/w/${s.workspace}`;
+const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'python3', content, ...extra });
+const runSync = async (path: string, body: unknown = {}) => {
+  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+};
+const getLock = async (path: string) => (await (await s.fetch(`${ws()}/scripts/get/p/${path}`)).json()).lock as string;
+/** The lock a create would store, resolved without creating (or installing) anything. */
+const resolveLock = async (content: string) => {
+  const res = await s.post(`${ws()}/scripts/generate_metadata`, { path: 'u/admin/resolving', language: 'python3', content });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { lock: string }).lock;
+};
+/** A lock line of `name==version` from a resolved lock. */
+const lineOf = (lock: string, pin: string) => lock.split('\n').find((l) => l.startsWith(`${pin} `))!;
+
+beforeAll(async () => {
+  index = await startFakePypiIndex([
+    { name: 'PyYAML', version: '5.0.0', files: { 'yaml/__init__.py': '__version__ = "5.0.0"\n' } },
+    { name: 'PyYAML', version: '6.0.0', files: { 'yaml/__init__.py': '__version__ = "6.0.0"\n' } },
+    { name: 'svc-test-helper', version: '1.0.0', files: { 'svc_test_helper/__init__.py': 'BANG = "planted by another lock"\n' } },
+  ]);
+  depsDir = mkdtempSync(join(tmpdir(), 'svc-deps-attack-'));
+  s = await startServer({ env: { PIP_INDEX_URL: index.url, SVC_DEPS_DIR: depsDir } });
+}, 120_000);
+
+afterAll(async () => {
+  await s?.stop();
+  await index?.close();
+  if (depsDir) rmSync(depsDir, { recursive: true, force: true });
+});
+
+describe('a hostile Python lock', () => {
+  // JavaScript splits the lock on \n only; pip reads it with Python's str.splitlines, which also
+  // breaks at \r, \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029. A "comment" holding one of those is
+  // a second line to pip: another requirement, or an option (-r URL, --index-url, --no-binary).
+  const helper = 'import importlib\nimport yaml\n\ndef main():\n    try:\n        return {"yaml": yaml.__version__, "planted": importlib.import_module("svc_test_" + "helper").BANG}\n    except ImportError:\n        return {"yaml": yaml.__version__, "planted": None}\n';
+
+  it('cannot plant a distribution in the tree another lock with the same packages shares', async () => {
+    const resolved = await resolveLock('# requirements:\n# PyYAML==5.0.0\n\nimport svc_test_helper\nimport yaml\n\ndef main():\n    return 1\n');
+    const yaml5 = lineOf(resolved, 'PyYAML==5.0.0');
+    const planted = lineOf(resolved, 'svc-test-helper==1.0.0');
+
+    // The attacker's create installs the tree of its lock's key (PyYAML 5.0.0 alone) at once.
+    const attack = await create('u/admin/attacker', helper, { lock: `${yaml5}\n# pinned for reproducibility\x1c${planted}\n` });
+    const attackerRun = attack.status === 201 ? await runSync('u/admin/attacker') : undefined;
+    // The victim's lock names PyYAML 5.0.0 alone: its tree is the one the attacker's lock keyed.
+    expect((await create('u/admin/victim', helper, { lock: `${yaml5}\n` })).status).toBe(201);
+    expect(await runSync('u/admin/victim')).toEqual({ status: 200, body: { yaml: '5.0.0', planted: null } });
+    // Stored or resolved afresh, the attacker's own run sees no extra distribution either.
+    if (attackerRun) expect(attackerRun.body.planted ?? null).toBeNull();
+    else expect(attack.status).toBe(400);
+  });
+
+  it('cannot make the installer fetch a URL of its choosing (pip -r URL)', async () => {
+    const yaml6 = lineOf(await resolveLock('# requirements:\n# PyYAML==6.0.0\n\nimport yaml\n\ndef main():\n    return 1\n'), 'PyYAML==6.0.0');
+    const secret = `${index.url.replace(/\/simple\/$/, '')}/internal/secret.txt`;
+    const res = await create('u/admin/ssrf', 'import yaml\n\ndef main():\n    return yaml.__version__\n', { lock: `# see\x1c-r ${secret}\n${yaml6}\n` });
+    if (res.status === 201) await runSync('u/admin/ssrf');
+    expect(index.requests).not.toContain('/internal/secret.txt');
+  });
+});
