@@ -75,3 +75,16 @@ describe('a hostile Python lock', () => {
     expect(index.requests).not.toContain('/internal/secret.txt');
   });
 });
+
+describe('hostile Python imports', () => {
+  // A private module's name (`_x`) maps to a "distribution" `-x`, which went to pip's argv as is:
+  // `import __version` made `pip install ... --version` (an exit 0 with no report), and
+  // `__index_url`, `__proxy`, `__isolated`, `_r` options of the member's choosing.
+  it('never reach pip as options', async () => {
+    for (const option of ['__version', '__help', '__isolated', '_r']) {
+      const res = await create(`u/admin/option${option}`, `import ${option}\nimport yaml\n\ndef main():\n    return yaml.__version__\n`);
+      expect(res.status, option).toBe(201);
+      expect(await getLock(`u/admin/option${option}`)).not.toMatch(/^-/m);
+    }
+  });
+});

@@ -46,6 +46,9 @@ const DISTRIBUTION_OF: Record<string, string> = {
 
 const BUILT_IN = new Set(['svc', 'f', 'u']);
 
+/** A distribution's name (PEP 508): letters, digits, `.`, `_` and `-`, beginning and ending with a letter or digit. */
+const DISTRIBUTION_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
 /** A requirement as pip reads it: a distribution name and what follows (`==1.2`, `>=2,<3`, `[extra]`). */
 const REQUIREMENT = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9._,-]+\])?\s*((?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+)*)?$/;
 
@@ -57,6 +60,10 @@ export function pythonRequirements(content: string): Record<string, string> {
   for (const module of topLevelImports(content)) {
     if (PYTHON_STDLIB.has(module) || BUILT_IN.has(module)) continue;
     const distribution = DISTRIBUTION_OF[module] ?? module.replaceAll('_', '-');
+    // A private module (`_speedups`, `__version`) names no distribution (PEP 508 names begin and
+    // end with a letter or digit), and `-x` would be an option to pip: its distribution, if it
+    // has one, goes in the `# requirements:` block.
+    if (!DISTRIBUTION_NAME.test(distribution)) continue;
     wanted[normalizeName(distribution)] = distribution;
   }
   for (const line of requirementsBlock(content)) {

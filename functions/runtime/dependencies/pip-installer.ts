@@ -38,10 +38,15 @@ export class PipInstaller {
   }
 
   async resolve(requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }> {
+    // Requirements, never options: the core passes names that begin with a letter or digit.
+    const refused = Object.values(requirements).find((r) => !/^[A-Za-z0-9]/.test(r));
+    if (refused !== undefined) return { ok: false, message: `"${refused}" is not a requirement` };
     return this.inJail('resolve', async (dir, pip) => {
       const result = await pip(['install', '--dry-run', '--ignore-installed', '--report', join(dir, 'report.json'), ...Object.values(requirements)]);
       if (!result.ok) return { ok: false, message: lastLines(result.output, dir, /^ERROR:/) } as const;
-      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as PipReport;
+      const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => null);
+      if (text === null) return { ok: false, message: `pip wrote no report: ${lastLines(result.output, dir, /^ERROR:/)}` } as const;
+      const report = JSON.parse(text) as PipReport;
       const lines: string[] = [];
       for (const item of report.install ?? []) {
         const name = item.metadata?.name;

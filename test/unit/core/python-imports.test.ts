@@ -23,6 +23,10 @@ import my_pkg.sub  # a comment
     expect(() => pythonRequirements('# requirements:\n# -e /etc\n')).toThrow(PythonRequirementError);
   });
 
+  it('maps no private module to a distribution: pip would read `-x` as an option', () => {
+    expect(pythonRequirements('import __index_url, _r\nfrom __help import x\nimport yaml_\nimport yaml\n')).toEqual({ pyyaml: 'PyYAML' });
+  });
+
   it("reads svc's hash-pinned lock and nothing else", () => {
     const sha = 'a'.repeat(64);
     expect(readPythonLock(`PyYAML==6.0.0 --hash=sha256:${sha}\n`)).toEqual([{ name: 'PyYAML', version: '6.0.0', sha256: sha }]);
