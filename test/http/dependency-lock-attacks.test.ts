@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type TestServer } from './harness.js';
 import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
+import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 
 /**
  * Hostile locks (red team, dependency installs). A member writes a script's lock; the installed
@@ -12,6 +13,7 @@ import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
  */
 let s: TestServer;
 let index: FakePypiIndex;
+let registry: FakeNpmRegistry;
 let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'python3', content, ...extra });
@@ -35,13 +37,15 @@ beforeAll(async () => {
     { name: 'PyYAML', version: '6.0.0', files: { 'yaml/__init__.py': '__version__ = "6.0.0"\n' } },
     { name: 'svc-test-helper', version: '1.0.0', files: { 'svc_test_helper/__init__.py': 'BANG = "planted by another lock"\n' } },
   ]);
+  registry = await startFakeNpmRegistry([{ name: 'svc-test-ver', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "1.0.0";\n' } }]);
   depsDir = mkdtempSync(join(tmpdir(), 'svc-deps-attack-'));
-  s = await startServer({ env: { PIP_INDEX_URL: index.url, SVC_DEPS_DIR: depsDir } });
+  s = await startServer({ env: { PIP_INDEX_URL: index.url, NPM_CONFIG_REGISTRY: registry.url, SVC_DEPS_DIR: depsDir } });
 }, 120_000);
 
 afterAll(async () => {
   await s?.stop();
   await index?.close();
+  await registry?.close();
   if (depsDir) rmSync(depsDir, { recursive: true, force: true });
 });
 
@@ -87,4 +91,60 @@ describe('hostile Python imports', () => {
       expect(await getLock(`u/admin/option${option}`)).not.toMatch(/^-/m);
     }
   });
+});
+
+describe('a hostile npm lock', () => {
+  const content = `import { version } from 'svc-test-ver';\nexport function main() { return version; }\n`;
+  /** A URL nobody may make the installer fetch (the PyPI index's server records every request). */
+  const canary = (name: string) => `${index.url.replace(/\/simple\/$/, '')}/canary/${name}.tgz`;
+  const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const runJob = async (path: string) => {
+    const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json({}));
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  let lock: any;
+  beforeAll(async () => {
+    expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/npm_source', language: 'bun', content })).status).toBe(201);
+    lock = JSON.parse(await getLock('u/admin/npm_source'));
+  });
+
+  // npm ci fetches what a lock names: a package without `resolved` from whatever its `version`
+  // says (a URL, a path), and a dependency spec the tree lacks from wherever the spec points. The
+  // installer runs on the host's network, so each was a request of the member's choosing.
+  const variants: Record<string, (l: any) => void> = {
+    'a version that is a URL': (l) => {
+      delete l.packages['node_modules/svc-test-ver'].resolved;
+      l.packages['node_modules/svc-test-ver'].version = canary('version');
+    },
+    "a package's dependency on a URL": (l) => {
+      l.packages['node_modules/svc-test-ver'].dependencies = { 'svc-test-other': canary('entrydep') };
+    },
+    "the root's dependency on a URL": (l) => {
+      l.packages[''].dependencies['svc-test-ver'] = canary('root');
+    },
+    'a git dependency': (l) => {
+      l.packages['node_modules/svc-test-ver'].optionalDependencies = { 'svc-test-git': `git+${canary('git')}` };
+    },
+    'a tarball that is not a string': (l) => {
+      l.packages['node_modules/svc-test-ver'].resolved = { url: canary('obj') };
+    },
+    'an entry that is not an object': (l) => {
+      l.packages['node_modules/svc-test-zzz'] = null;
+    },
+  };
+  for (const [name, change] of Object.entries(variants)) {
+    it(`is refused, or installs nothing else: ${name}`, async () => {
+      const given = structuredClone(lock);
+      change(given);
+      const path = `u/admin/npm_${name.replace(/\W+/g, '_')}`;
+      const res = await s.post(`${ws()}/scripts/create`, { path, language: 'bun', content, lock: JSON.stringify(given) });
+      expect([201, 400]).toContain(res.status);
+      if (res.status === 201) {
+        // Another tool's lock (not npm's): resolved afresh, and the run gets the registry's package.
+        expect(JSON.parse(await getLock(path))).not.toEqual(given);
+        expect(await runJob(path)).toEqual({ status: 200, body: '1.0.0' });
+      } else expect(((await res.json()) as any).error.message).toMatch(/^lock: /);
+      expect(index.requests.filter((r) => r.startsWith('/canary/'))).toEqual([]);
+    });
+  }
 });

@@ -7,7 +7,7 @@ import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { denoNpmImports, npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
-import { npmLockProblem, readNpmLock } from './npm-lock.js';
+import { npmLockProblem, npmLockSourceProblem, readNpmLock } from './npm-lock.js';
 import { joinLock, splitLock } from './lock-header.js';
 import { resolveWorkspaceImports } from './workspace-resolution.js';
 import { inferScriptSchema } from './workspace-imports.js';
@@ -61,6 +61,10 @@ export async function lockDependencies(
   }
   const resolved = await installer.resolve('npm', requirements);
   if (!resolved.ok) throw badRequest('invalid_script', `content: the imports could not be resolved from ${installer.registry('npm')}: ${resolved.message}`, { field: 'content' });
+  // A package of the registry may itself depend on a URL, a path or a git repository.
+  const resolvedLock = readNpmLock(resolved.lock);
+  const problem = resolvedLock ? npmLockSourceProblem(resolvedLock, installer.registry('npm')) : 'npm wrote no lock';
+  if (problem) throw badRequest('invalid_script', `content: the imports resolve to packages svc does not install: ${problem}`, { field: 'content' });
   return resolved.lock;
 }
 

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readNpmLock } from '../../core/dependencies/npm-lock.js';
+import { npmLockSourceProblem, readNpmLock, type NpmLock } from '../../core/dependencies/npm-lock.js';
 import type { Confiner } from '../confinement.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
@@ -57,7 +57,7 @@ export class NpmInstaller {
     const parsed = readNpmLock(lock);
     const key = treeKey('npm', lock, this.options.allowInstallScripts);
     if (!parsed || !key) return Promise.resolve(null);
-    return this.options.cache.ensure('npm', key, () => this.install(lock, parsed.dependencies), retry);
+    return this.options.cache.ensure('npm', key, () => this.install(parsed), retry);
   }
 
   /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
@@ -66,11 +66,16 @@ export class NpmInstaller {
     return key ? this.options.cache.hold(key) : () => undefined;
   }
 
-  private async install(lock: string, dependencies: Record<string, string>): Promise<string> {
+  private async install(parsed: NpmLock): Promise<string> {
+    // Checked at create too; a lock stored before that check, or resolved by npm, is checked here.
+    const problem = npmLockSourceProblem(parsed, this.registry);
+    if (problem) throw new DependencyInstallError(`the packages of this version cannot be installed from ${this.registry}: ${problem}`);
+    // npm gets the packages the tree key names and nothing else of the lock's text.
+    const lock = `${JSON.stringify({ name: ROOT_NAME, version: '0.0.0', lockfileVersion: 3, requires: true, packages: parsed.packages }, null, 2)}\n`;
     const outcome = await this.inJail(
       'install',
       async (dir, npm) => {
-        await writeFile(join(dir, 'package.json'), rootPackage(dependencies));
+        await writeFile(join(dir, 'package.json'), rootPackage(parsed.dependencies));
         await writeFile(join(dir, 'package-lock.json'), lock);
         const result = await npm(['ci', ...(this.options.allowInstallScripts ? [] : ['--ignore-scripts'])]);
         if (!result.ok) return { ok: false, message: `${packagesNamedIn(result.output, lock)}${lastLines(result.output, dir, /^npm (error|ERR!)/)}` } as const;
