@@ -1,4 +1,4 @@
-import { chown, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, mkdtemp, readdir, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Confiner, Jail } from '../confinement.js';
 import { SANDBOX_PATH, spawnSandboxed } from '../sandbox-process.js';
@@ -6,6 +6,10 @@ import { removeTree } from './tree-cache.js';
 
 /** What an installer printed, kept to its end: the lines that say why it failed. */
 const OUTPUT_TAIL_BYTES = 64 * 1024;
+/** How often the filesystem's free room is looked at while an installer runs. */
+const DISK_CHECK_MS = 250;
+/** The most files and directories an install may make (each takes an inode of the host's filesystem). */
+export const MAX_INSTALL_ENTRIES = 500_000;
 
 export interface ConfinedCommand {
   /** The working directory, owned by the jail's uid and the only one it may write. */
@@ -31,6 +35,12 @@ export interface ConfinedResult {
  * instance allows them, runs here too (README: Dependencies).
  */
 export async function runConfined(spec: ConfinedCommand): Promise<ConfinedResult> {
+  const diskLimit = spec.jail.limits.diskBytes;
+  let overDisk: string | undefined;
+  const disk = await watchDisk(spec.dir, diskLimit, (why) => {
+    overDisk = why;
+    proc.kill();
+  });
   const proc = spawnSandboxed({
     jail: spec.jail,
     visibleDirs: [spec.dir],
@@ -54,15 +64,85 @@ export async function runConfined(spec: ConfinedCommand): Promise<ConfinedResult
   try {
     const exit = await proc.exited;
     await proc.closed;
+    disk.stop();
     if (exit.error) return { ok: false, output: `could not start ${spec.command}: ${exit.error.message}` };
+    // The watch looks every DISK_CHECK_MS; what a quick install wrote since is counted here.
+    overDisk ??= overLimit(await usage(spec.dir), diskLimit);
+    if (overDisk) return { ok: false, output: `${output}\n${overDisk}` };
     if (timedOut) return { ok: false, output: `${output}\nthe install took longer than ${spec.timeoutMs / 1000}s` };
     const limit = spec.jail.limitError(exit);
     if (limit) return { ok: false, output: `${output}\n${limit.message}` };
     return { ok: exit.code === 0, output };
   } finally {
     clearTimeout(timer);
+    disk.stop();
     proc.kill();
   }
+}
+
+/**
+ * Watches what an install writes under `dir`, which has no disk quota of its own (a job's files
+ * are in a tmpfs of SVC_JOB_DISK_MB; an install's are on the cache's filesystem, beside the
+ * service's data): past `limit` bytes or MAX_INSTALL_ENTRIES entries, `exceeded` is called once.
+ * Walking a large tree is costly, so the walk runs only when the filesystem's free room (or free
+ * inodes) fell by more than the room left since the last walk.
+ */
+async function watchDisk(dir: string, limit: number, exceeded: (why: string) => void): Promise<{ stop(): void }> {
+  const room = async () => {
+    const fs = await statfs(dir);
+    return { bytes: fs.bavail * fs.bsize, files: fs.ffree };
+  };
+  // The free room the filesystem would have if the install had written nothing.
+  let baseline = await room().catch(() => undefined);
+  let busy = false;
+  let done = false;
+  const timer = setInterval(() => {
+    if (busy || done || !baseline) return;
+    busy = true;
+    void (async () => {
+      const now = await room();
+      if (baseline!.bytes - now.bytes <= limit && baseline!.files - now.files <= MAX_INSTALL_ENTRIES) return;
+      const used = await usage(dir);
+      const why = overLimit(used, limit);
+      if (why && !done) {
+        done = true;
+        exceeded(why);
+      } else baseline = { bytes: now.bytes + used.bytes, files: now.files + used.entries };
+    })()
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, DISK_CHECK_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      done = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+function overLimit(used: { bytes: number; entries: number }, limit: number): string | undefined {
+  if (used.bytes > limit) return `the install wrote more than the disk limit of ${Math.round(limit / 1024 / 1024)} MB (SVC_JOB_DISK_MB)`;
+  if (used.entries > MAX_INSTALL_ENTRIES) return `the install made more than ${MAX_INSTALL_ENTRIES} files`;
+  return undefined;
+}
+
+/** The bytes (allocated blocks) and entries under `dir`; what vanishes during the walk is not counted. */
+async function usage(dir: string): Promise<{ bytes: number; entries: number }> {
+  let bytes = 0;
+  let entries = 0;
+  const walk = async (path: string): Promise<void> => {
+    const names = await readdir(path).catch(() => [] as string[]);
+    for (const name of names) {
+      const info = await lstat(join(path, name)).catch(() => null);
+      if (!info) continue;
+      entries++;
+      bytes += Math.max(info.blocks * 512, info.isFile() ? info.size : 0);
+      if (info.isDirectory()) await walk(join(path, name));
+    }
+  };
+  await walk(dir);
+  return { bytes, entries };
 }
 
 /**
