@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startServer, type TestServer } from './harness.js';
 import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
@@ -14,6 +16,10 @@ import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.
 let s: TestServer;
 let index: FakePypiIndex;
 let registry: FakeNpmRegistry;
+let pypiAuthor: FakePypiIndex;
+/** A server of a hostile package author, neither the registry nor an index: it records every request. */
+let author: Server;
+const authorRequests: string[] = [];
 let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'python3', content, ...extra });
@@ -37,15 +43,30 @@ beforeAll(async () => {
     { name: 'PyYAML', version: '6.0.0', files: { 'yaml/__init__.py': '__version__ = "6.0.0"\n' } },
     { name: 'svc-test-helper', version: '1.0.0', files: { 'svc_test_helper/__init__.py': 'BANG = "planted by another lock"\n' } },
   ]);
-  registry = await startFakeNpmRegistry([{ name: 'svc-test-ver', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "1.0.0";\n' } }]);
+  // A hostile package author's packages, which depend on a URL of theirs.
+  author = createServer((req, res) => {
+    authorRequests.push(req.url ?? '');
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => author.listen(0, '127.0.0.1', resolve));
+  const canaryBase = `http://127.0.0.1:${(author.address() as AddressInfo).port}`;
+  pypiAuthor = await startFakePypiIndex([
+    { name: 'svc-test-urldep', version: '1.0.0', files: { 'svc_test_urldep/__init__.py': 'X = 1\n' }, requires: [`svc-canary @ ${canaryBase}/canary/author-wheel-1.0-py3-none-any.whl`] },
+  ]);
+  registry = await startFakeNpmRegistry([
+    { name: 'svc-test-ver', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "1.0.0";\n' } },
+    { name: 'svc-test-urldep', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const x = 1;\n' }, dependencies: { 'svc-test-canary': `${canaryBase}/canary/author-tarball.tgz` } },
+  ]);
   depsDir = mkdtempSync(join(tmpdir(), 'svc-deps-attack-'));
-  s = await startServer({ env: { PIP_INDEX_URL: index.url, NPM_CONFIG_REGISTRY: registry.url, SVC_DEPS_DIR: depsDir } });
+  s = await startServer({ env: { PIP_INDEX_URL: index.url, PIP_EXTRA_INDEX_URL: pypiAuthor.url, NPM_CONFIG_REGISTRY: registry.url, SVC_DEPS_DIR: depsDir } });
 }, 120_000);
 
 afterAll(async () => {
   await s?.stop();
   await index?.close();
   await registry?.close();
+  await pypiAuthor?.close();
+  await new Promise((resolve) => (author ? author.close(resolve) : resolve(undefined)));
   if (depsDir) rmSync(depsDir, { recursive: true, force: true });
 });
 
@@ -147,4 +168,23 @@ describe('a hostile npm lock', () => {
       expect(index.requests.filter((r) => r.startsWith('/canary/'))).toEqual([]);
     });
   }
+});
+
+describe("a hostile package author's dependency on a URL", () => {
+  // Resolution follows what a package's metadata names: npm fetches a dependency's URL to read its
+  // manifest, pip a wheel's direct URL requirement. The installers run on the host's network; what
+  // they reach beyond the registry and indexes goes through the jobs' egress proxy.
+  const canaryRequests = () => authorRequests;
+
+  it('is not fetched from a loopback or private address by npm', async () => {
+    const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/npm_author', language: 'bun', content: `import { x } from 'svc-test-urldep';\nexport function main() { return x; }\n` });
+    expect(res.status).toBe(400);
+    expect(canaryRequests()).toEqual([]);
+  });
+
+  it('is not fetched from a loopback or private address by pip', async () => {
+    const res = await create('u/admin/pip_author', 'import svc_test_urldep\n\ndef main():\n    return svc_test_urldep.X\n');
+    expect(res.status).toBe(400);
+    expect(canaryRequests()).toEqual([]);
+  });
 });

@@ -21,6 +21,8 @@ export interface NpmInstallerOptions {
   token?: string;
   /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run (confined); off by default. */
   allowInstallScripts: boolean;
+  /** The egress proxy npm goes through (install-proxy.ts); none: the host's network. */
+  proxy?: () => Promise<string | undefined>;
 }
 
 /** The name the lock's root package is given, so npm never reads the script's own name. */
@@ -94,7 +96,7 @@ export class NpmInstaller {
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
       prefix,
-      files: { '.npmrc': this.npmrc() },
+      files: { '.npmrc': this.npmrc(await this.options.proxy?.()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>
@@ -111,8 +113,8 @@ export class NpmInstaller {
   }
 
   /** The installer's own config: the registry, and its token where one is set (never in argv or env). */
-  private npmrc(): string {
-    const lines = [`registry=${this.registry}`];
+  private npmrc(proxy: string | undefined): string {
+    const lines = [`registry=${this.registry}`, ...(proxy ? [`proxy=${proxy}`, `https-proxy=${proxy}`, 'noproxy='] : [])];
     if (this.options.token) lines.push(`${this.registry.replace(/^https?:/, '')}:_authToken=${this.options.token}`);
     return `${lines.join('\n')}\n`;
   }

@@ -16,6 +16,8 @@ export interface PipInstallerOptions {
   indexUrl: string;
   /** PIP_EXTRA_INDEX_URL: more indexes, space-separated. */
   extraIndexUrls: string[];
+  /** The egress proxy pip goes through (install-proxy.ts); none: the host's network. */
+  proxy?: () => Promise<string | undefined>;
 }
 
 interface PipReport {
@@ -98,7 +100,7 @@ export class PipInstaller {
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
       prefix,
-      files: { 'pip.conf': this.pipConf() },
+      files: { 'pip.conf': this.pipConf(await this.options.proxy?.()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>
@@ -113,8 +115,8 @@ export class PipInstaller {
   }
 
   /** The indexes in the installer's own config file (they may carry credentials: never in argv). */
-  private pipConf(): string {
+  private pipConf(proxy: string | undefined): string {
     const extra = this.options.extraIndexUrls.length > 0 ? `extra-index-url = ${this.options.extraIndexUrls.join('\n    ')}\n` : '';
-    return `[global]\nindex-url = ${this.options.indexUrl}\n${extra}`;
+    return `[global]\nindex-url = ${this.options.indexUrl}\n${extra}${proxy ? `proxy = ${proxy}\n` : ''}`;
   }
 }
