@@ -10,6 +10,11 @@ const OUTPUT_TAIL_BYTES = 64 * 1024;
 const DISK_CHECK_MS = 250;
 /** The most files and directories an install may make (each takes an inode of the host's filesystem). */
 export const MAX_INSTALL_ENTRIES = 500_000;
+/**
+ * How many installers of one kind (`prefix`: resolutions at create, installs off the run path)
+ * run at once in one service; the others wait their turn. Each holds a job's uid and limits.
+ */
+export const MAX_CONCURRENT_INSTALLS = 4;
 
 export interface ConfinedCommand {
   /** The working directory, owned by the jail's uid and the only one it may write. */
@@ -175,8 +180,19 @@ export interface InstallJailWork<T> {
  * installer's commands run in that jail. The directory is removed afterwards unless kept.
  */
 export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
-  const jail = await spec.confiner.openForInstall(spec.parent);
-  const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`));
+  const done = await installTurns(spec.confiner, spec.prefix).take();
+  let jail: Jail;
+  try {
+    jail = await spec.confiner.openForInstall(spec.parent);
+  } catch (error) {
+    done();
+    throw error;
+  }
+  const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`)).catch(async (error: unknown) => {
+    await jail.release();
+    done();
+    throw error;
+  });
   let kept = false;
   try {
     const own = async (path: string) => {
@@ -195,7 +211,41 @@ export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
     kept = spec.keep?.(result) ?? false;
     return result;
   } finally {
-    await jail.release();
-    if (!kept) await removeTree(dir);
+    try {
+      await jail.release();
+      if (!kept) await removeTree(dir);
+    } finally {
+      done();
+    }
   }
+}
+
+/** Turns of one kind of installer, per Confiner (one per service): MAX_CONCURRENT_INSTALLS at once, first come first served. */
+class InstallTurns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async take(): Promise<() => void> {
+    if (this.running < MAX_CONCURRENT_INSTALLS) this.running++;
+    // The turn is handed over by the one that ends (running stays counted).
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    };
+  }
+}
+
+const turnsOf = new WeakMap<Confiner, Map<string, InstallTurns>>();
+
+function installTurns(confiner: Confiner, kind: string): InstallTurns {
+  let kinds = turnsOf.get(confiner);
+  if (!kinds) turnsOf.set(confiner, (kinds = new Map()));
+  let turns = kinds.get(kind);
+  if (!turns) kinds.set(kind, (turns = new InstallTurns()));
+  return turns;
 }

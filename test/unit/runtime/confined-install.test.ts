@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Confiner } from '../../../functions/runtime/confinement.js';
 import { DEFAULT_LIMITS } from '../../../functions/runtime/job-limits.js';
-import { inInstallJail } from '../../../functions/runtime/dependencies/confined-install.js';
+import { inInstallJail, MAX_CONCURRENT_INSTALLS } from '../../../functions/runtime/dependencies/confined-install.js';
 import { TEST_UIDS } from './runtime-helpers.js';
 
 /**
@@ -30,5 +30,37 @@ describe('an installer past the disk limit', () => {
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/disk limit of 16 MB/);
     expect(Date.now() - started).toBeLessThan(20_000);
+  }, 60_000);
+});
+
+describe('many installs at once', () => {
+  // Every create starts an install (and a resolution) of its lock in the background; a member
+  // creating versions with many distinct locks started as many npm processes, each with a job's
+  // memory limit and a uid of the range jobs need, all at once.
+  it(`run at most ${MAX_CONCURRENT_INSTALLS} at a time; the others wait their turn`, async () => {
+    const confiner = new Confiner({ uidRange: TEST_UIDS });
+    let running = 0;
+    let most = 0;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        inInstallJail({
+          confiner,
+          parent,
+          prefix: 'install',
+          files: {},
+          work: async (_dir, run) => {
+            most = Math.max(most, ++running);
+            try {
+              return await run('/bin/sh', ['-c', 'sleep 0.3'], {}, 30_000);
+            } finally {
+              running--;
+            }
+          },
+        }),
+      ),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(most).toBeLessThanOrEqual(MAX_CONCURRENT_INSTALLS);
+    expect(most).toBeGreaterThan(0);
   }, 60_000);
 });
