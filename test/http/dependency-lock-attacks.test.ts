@@ -52,10 +52,12 @@ beforeAll(async () => {
   const canaryBase = `http://127.0.0.1:${(author.address() as AddressInfo).port}`;
   pypiAuthor = await startFakePypiIndex([
     { name: 'svc-test-urldep', version: '1.0.0', files: { 'svc_test_urldep/__init__.py': 'X = 1\n' }, requires: [`svc-canary @ ${canaryBase}/canary/author-wheel-1.0-py3-none-any.whl`] },
+    { name: 'svc-test-gitdep', version: '1.0.0', files: { 'svc_test_gitdep/__init__.py': 'X = 1\n' }, requires: [`svc-canary @ git+${canaryBase}/canary/author-pip.git`] },
   ]);
   registry = await startFakeNpmRegistry([
     { name: 'svc-test-ver', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const version = "1.0.0";\n' } },
     { name: 'svc-test-urldep', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const x = 1;\n' }, dependencies: { 'svc-test-canary': `${canaryBase}/canary/author-tarball.tgz` } },
+    { name: 'svc-test-gitdep', version: '1.0.0', type: 'module', main: 'index.js', files: { 'index.js': 'export const x = 1;\n' }, dependencies: { 'svc-test-canary': `git+${canaryBase}/canary/author-repo.git` } },
   ]);
   depsDir = mkdtempSync(join(tmpdir(), 'svc-deps-attack-'));
   s = await startServer({ env: { PIP_INDEX_URL: index.url, PIP_EXTRA_INDEX_URL: pypiAuthor.url, NPM_CONFIG_REGISTRY: registry.url, SVC_DEPS_DIR: depsDir } });
@@ -174,17 +176,29 @@ describe("a hostile package author's dependency on a URL", () => {
   // Resolution follows what a package's metadata names: npm fetches a dependency's URL to read its
   // manifest, pip a wheel's direct URL requirement. The installers run on the host's network; what
   // they reach beyond the registry and indexes goes through the jobs' egress proxy.
-  const canaryRequests = () => authorRequests;
+  const canaryRequests = (name: string) => authorRequests.filter((r) => r.includes(name));
 
   it('is not fetched from a loopback or private address by npm', async () => {
     const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/npm_author', language: 'bun', content: `import { x } from 'svc-test-urldep';\nexport function main() { return x; }\n` });
     expect(res.status).toBe(400);
-    expect(canaryRequests()).toEqual([]);
+    expect(canaryRequests('author-tarball')).toEqual([]);
+  });
+
+  it('is not cloned by git, which knows nothing of npm\'s proxy', async () => {
+    const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/npm_author_git', language: 'bun', content: `import { x } from 'svc-test-gitdep';\nexport function main() { return x; }\n` });
+    expect(res.status).toBe(400);
+    expect(canaryRequests('author-repo')).toEqual([]);
+  });
+
+  it('is not cloned by git for pip either', async () => {
+    const res = await create('u/admin/pip_author_git', 'import svc_test_gitdep\n\ndef main():\n    return svc_test_gitdep.X\n');
+    expect(res.status).toBe(400);
+    expect(canaryRequests('author-pip')).toEqual([]);
   });
 
   it('is not fetched from a loopback or private address by pip', async () => {
     const res = await create('u/admin/pip_author', 'import svc_test_urldep\n\ndef main():\n    return svc_test_urldep.X\n');
     expect(res.status).toBe(400);
-    expect(canaryRequests()).toEqual([]);
+    expect(canaryRequests('author-wheel')).toEqual([]);
   });
 });

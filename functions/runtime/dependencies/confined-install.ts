@@ -206,7 +206,9 @@ export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
       await own(join(dir, name));
     }
     const result = await spec.work(dir, (command, args, env, timeoutMs) =>
-      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', ...env }, timeoutMs }),
+      // GIT_ALLOW_PROTOCOL names no protocol: git, which npm and pip run for a git dependency a
+      // package names, refuses them all (http, ssh, file...), and knows nothing of their proxy.
+      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }, timeoutMs }),
     );
     kept = spec.keep?.(result) ?? false;
     return result;

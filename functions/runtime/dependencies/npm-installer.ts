@@ -114,7 +114,15 @@ export class NpmInstaller {
 
   /** The installer's own config: the registry, and its token where one is set (never in argv or env). */
   private npmrc(proxy: string | undefined): string {
-    const lines = [`registry=${this.registry}`, ...(proxy ? [`proxy=${proxy}`, `https-proxy=${proxy}`, 'noproxy='] : [])];
+    const lines = [
+      `registry=${this.registry}`,
+      // Registry packages only (npm 11): a git, file, folder or URL dependency a package names is refused.
+      'allow-git=none',
+      'allow-file=none',
+      'allow-directory=none',
+      'allow-remote=none',
+      ...(proxy ? [`proxy=${proxy}`, `https-proxy=${proxy}`, 'noproxy='] : []),
+    ];
     if (this.options.token) lines.push(`${this.registry.replace(/^https?:/, '')}:_authToken=${this.options.token}`);
     return `${lines.join('\n')}\n`;
   }
