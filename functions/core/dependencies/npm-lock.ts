@@ -8,7 +8,7 @@ export interface NpmLock {
   /** The requirements the lock was resolved for (root entry's dependencies). */
   dependencies: Record<string, string>;
   /** `node_modules/<path>` entries: exact version, tarball URL, integrity. */
-  packages: Record<string, { version?: string; resolved?: string; integrity?: string; link?: boolean }>;
+  packages: Record<string, { version?: string; resolved?: string; integrity?: string; link?: boolean; inBundle?: boolean }>;
 }
 
 /** The lock as npm wrote it, or null when `text` is not an npm lock (a lock of another tool, say). */
@@ -63,10 +63,15 @@ export function npmLockSourceProblem(lock: NpmLock, registry: string): string | 
     if (path !== '') {
       if (!path.startsWith('node_modules/') || path.split('/').includes('..')) return `the lock has an entry outside node_modules: ${path}`;
       if (entry.link) return `the lock links ${path} to a local folder, which svc does not install`;
-      if (typeof entry.resolved !== 'string') return `the lock names no tarball for ${name}`;
-      if (!entry.resolved.startsWith(registry)) return `the lock fetches ${name} from ${entry.resolved}, outside the instance's registry ${registry}`;
       if (typeof entry.version !== 'string' || !EXACT_VERSION.test(entry.version)) return `the lock has no exact version for ${name}`;
-      if (typeof entry.integrity !== 'string' || !entry.integrity.startsWith('sha512-')) return `the lock has no sha512 integrity for ${name}`;
+      // A bundled dependency comes inside the tarball of the package that bundles it (npm writes
+      // no tarball for it): an entry of the lock above it that says it bundles dependencies.
+      const bundled = entry.inBundle === true && entry.resolved === undefined && entry.integrity === undefined && insideABundler(lock, path);
+      if (!bundled) {
+        if (typeof entry.resolved !== 'string') return `the lock names no tarball for ${name}`;
+        if (!entry.resolved.startsWith(registry)) return `the lock fetches ${name} from ${entry.resolved}, outside the instance's registry ${registry}`;
+        if (typeof entry.integrity !== 'string' || !entry.integrity.startsWith('sha512-')) return `the lock has no sha512 integrity for ${name}`;
+      }
     }
     for (const field of DEPENDENCY_FIELDS) {
       const specs = (entry as Record<string, unknown>)[field];
@@ -80,6 +85,15 @@ export function npmLockSourceProblem(lock: NpmLock, registry: string): string | 
     }
   }
   return null;
+}
+
+/** Whether a package entry above `path` (`node_modules/a` above `node_modules/a/node_modules/b`) bundles dependencies. */
+function insideABundler(lock: NpmLock, path: string): boolean {
+  for (let at = path.lastIndexOf('/node_modules/'); at > 0; at = path.lastIndexOf('/node_modules/', at - 1)) {
+    const above = lock.packages[path.slice(0, at)] as Record<string, unknown> | undefined;
+    if (above && above.bundleDependencies !== undefined && above.bundleDependencies !== false) return true;
+  }
+  return false;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -13,7 +13,10 @@ describe("an npm lock's sources", () => {
       'node_modules/@isaacs/cliui': { ...tarball('@isaacs/cliui', '8.0.2'), dependencies: { 'string-width-cjs': 'npm:string-width@^4.2.0', 'wrap-ansi': '>= 2.1.2 < 3.0.0' }, peerDependencies: { react: '^16.8.0 || ^17.0.0-rc.1' } },
       'node_modules/string-width-cjs': { ...tarball('string-width', '4.2.3'), name: 'string-width' },
       'node_modules/JSONStream': { ...tarball('JSONStream', '1.3.5'), bin: { JSONStream: 'bin.js' }, license: '(MIT OR Apache-2.0)' },
-      'node_modules/left': tarball('left', '2.0.0-beta.2+build.7'),
+      'node_modules/left': { ...tarball('left', '2.0.0-beta.2+build.7'), bundleDependencies: ['inside'] },
+      // Inside its parent's tarball: npm writes no tarball or integrity for it.
+      'node_modules/left/node_modules/inside': { version: '1.0.0', inBundle: true, license: 'MIT' },
+      'node_modules/left/node_modules/inside/node_modules/deeper': { version: '1.0.0', inBundle: true },
     });
     expect(npmLockSourceProblem(lock, registry)).toBeNull();
   });
@@ -33,6 +36,10 @@ describe("an npm lock's sources", () => {
       { 'node_modules/ms': { ...ok, dependencies: { x: 'npm:y@http://127.0.0.1/y.tgz' } } },
       { 'node_modules/ms': { ...ok, dependencies: { '../../x': '1.0.0' } } },
       { 'node_modules/ms': { ...ok, dependencies: ['x'] } },
+      { 'node_modules/ms': { version: '2.1.3', inBundle: true } },
+      { 'node_modules/ms': { ...ok, bundleDependencies: ['b'] }, 'node_modules/ms/node_modules/b': { version: 'http://127.0.0.1/b.tgz', inBundle: true } },
+      { 'node_modules/ms': ok, 'node_modules/ms/node_modules/b': { version: '1.0.0', inBundle: true } },
+      { 'node_modules/ms': ok, 'node_modules/ms/node_modules/b': { version: '1.0.0', inBundle: true, resolved: 'http://127.0.0.1/b.tgz' } },
       { '': { dependencies: { ms: 'http://127.0.0.1:9/ms.tgz' } }, 'node_modules/ms': ok },
       { '': { devDependencies: { ms: 'link:../x' } }, 'node_modules/ms': ok },
     ];
