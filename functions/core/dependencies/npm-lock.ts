@@ -46,7 +46,7 @@ const PACKAGE_NAME = /^(?:@[A-Za-z0-9~-][\w.~-]*\/)?[A-Za-z0-9~-][\w.~-]*$/;
  * A spec the registry answers: a range or a tag, or an alias of one (`npm:name@^1`). No URL,
  * path, `file:`, `git+...` or `github:` spec: npm would fetch it from wherever it names.
  */
-const REGISTRY_SPEC = /^(?:npm:(?:@[A-Za-z0-9~-][\w.~-]*\/)?[A-Za-z0-9~-][\w.~-]*@)?[0-9A-Za-z.^~<>=*|+ -]{0,256}$/;
+const REGISTRY_SPEC = /^(?:npm:(?:@[A-Za-z0-9~-][\w.~-]*\/)?[A-Za-z0-9~-][\w.~-]*@)?[0-9A-Za-z.^~<>=*|+ -]{0,1024}$/;
 /** What npm writes as a locked package's version: exact semver. */
 const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
