@@ -155,6 +155,18 @@ describe('a hostile npm lock', () => {
       l.packages['node_modules/svc-test-zzz'] = null;
     },
   };
+  it('is not installed from elsewhere for a script that imports nothing (the create checks no lock then)', async () => {
+    const given = structuredClone(lock);
+    variants['a version that is a URL'](given);
+    const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/npm_no_imports', language: 'bun', content: 'export function main() { return 1; }\n', lock: JSON.stringify(given) });
+    if (res.status === 201) {
+      await runJob('u/admin/npm_no_imports');
+      // The install started at create (off the request path) has had its time.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    } else expect(((await res.json()) as any).error.message).toMatch(/^lock: .*no exact version/);
+    expect(index.requests.filter((r) => r.startsWith('/canary/'))).toEqual([]);
+  });
+
   for (const [name, change] of Object.entries(variants)) {
     it(`is refused, or installs nothing else: ${name}`, async () => {
       const given = structuredClone(lock);

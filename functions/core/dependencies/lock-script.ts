@@ -49,7 +49,13 @@ export async function lockDependencies(
     throw error;
   }
   const names = Object.keys(requirements);
-  if (names.length === 0) return given;
+  if (names.length === 0) {
+    // Kept as given, but an npm lock is still installed for the version's runs: its sources are checked.
+    const kept = given ? readNpmLock(given) : null;
+    const problem = kept && installer?.ecosystems.includes('npm') ? npmLockSourceProblem(kept, installer.registry('npm')) : null;
+    if (problem) throw badRequest('invalid_script', `lock: ${problem}`, { field: 'lock' });
+    return given;
+  }
   if (!installer?.ecosystems.includes('npm')) {
     throw badRequest('language_unavailable', `content imports ${names.join(', ')}: this server installs no npm packages (README: Dependencies)`, { field: 'content' });
   }
