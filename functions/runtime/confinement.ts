@@ -175,6 +175,15 @@ export class Confiner {
     };
   }
 
+  /**
+   * The addresses of the refused ranges an installer may reach anyway (SVC_JOB_NETWORK_ALLOW): its
+   * traffic goes through an egress proxy (dependencies/install-proxy.ts). null where the instance
+   * set SVC_JOB_NETWORK=host: installs, like jobs, then reach the host's network directly.
+   */
+  installAllowList(): AddressAllowList | null {
+    return this.networkSetting.mode === 'host' ? null : this.networkSetting.allow;
+  }
+
   /** One line for the start banner and logs. */
   describe(): string {
     const { isolation, memory, limits, notes } = this.status;

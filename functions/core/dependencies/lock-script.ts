@@ -7,7 +7,7 @@ import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { denoNpmImports, npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
-import { npmLockProblem, readNpmLock } from './npm-lock.js';
+import { npmLockProblem, npmLockSourceProblem, readNpmLock } from './npm-lock.js';
 import { joinLock, splitLock } from './lock-header.js';
 import { resolveWorkspaceImports } from './workspace-resolution.js';
 import { inferScriptSchema } from './workspace-imports.js';
@@ -49,7 +49,13 @@ export async function lockDependencies(
     throw error;
   }
   const names = Object.keys(requirements);
-  if (names.length === 0) return given;
+  if (names.length === 0) {
+    // Kept as given, but an npm lock is still installed for the version's runs: its sources are checked.
+    const kept = given ? readNpmLock(given) : null;
+    const problem = kept && installer?.ecosystems.includes('npm') ? npmLockSourceProblem(kept, installer.registry('npm')) : null;
+    if (problem) throw badRequest('invalid_script', `lock: ${problem}`, { field: 'lock' });
+    return given;
+  }
   if (!installer?.ecosystems.includes('npm')) {
     throw badRequest('language_unavailable', `content imports ${names.join(', ')}: this server installs no npm packages (README: Dependencies)`, { field: 'content' });
   }
@@ -61,6 +67,10 @@ export async function lockDependencies(
   }
   const resolved = await installer.resolve('npm', requirements);
   if (!resolved.ok) throw badRequest('invalid_script', `content: the imports could not be resolved from ${installer.registry('npm')}: ${resolved.message}`, { field: 'content' });
+  // A package of the registry may itself depend on a URL, a path or a git repository.
+  const resolvedLock = readNpmLock(resolved.lock);
+  const problem = resolvedLock ? npmLockSourceProblem(resolvedLock, installer.registry('npm')) : 'npm wrote no lock';
+  if (problem) throw badRequest('invalid_script', `content: the imports resolve to packages svc does not install: ${problem}`, { field: 'content' });
   return resolved.lock;
 }
 

@@ -46,6 +46,9 @@ const DISTRIBUTION_OF: Record<string, string> = {
 
 const BUILT_IN = new Set(['svc', 'f', 'u']);
 
+/** A distribution's name (PEP 508): letters, digits, `.`, `_` and `-`, beginning and ending with a letter or digit. */
+const DISTRIBUTION_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
 /** A requirement as pip reads it: a distribution name and what follows (`==1.2`, `>=2,<3`, `[extra]`). */
 const REQUIREMENT = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9._,-]+\])?\s*((?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[A-Za-z0-9.*+!_-]+)*)?$/;
 
@@ -57,6 +60,10 @@ export function pythonRequirements(content: string): Record<string, string> {
   for (const module of topLevelImports(content)) {
     if (PYTHON_STDLIB.has(module) || BUILT_IN.has(module)) continue;
     const distribution = DISTRIBUTION_OF[module] ?? module.replaceAll('_', '-');
+    // A private module (`_speedups`, `__version`) names no distribution (PEP 508 names begin and
+    // end with a letter or digit), and `-x` would be an option to pip: its distribution, if it
+    // has one, goes in the `# requirements:` block.
+    if (!DISTRIBUTION_NAME.test(distribution)) continue;
     wanted[normalizeName(distribution)] = distribution;
   }
   for (const line of requirementsBlock(content)) {
@@ -108,8 +115,16 @@ function requirementsBlock(content: string): string[] {
 /** A lock line: `name==version --hash=sha256:<hex>` (pip's hash-checking mode). */
 const LOCK_LINE = /^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)\s+--hash=sha256:([0-9a-f]{64})$/;
 
+/**
+ * Where Python's `str.splitlines` (pip's reading of a requirements file) breaks a line and a split
+ * on `\n` does not: a "comment" holding one would be a second line to pip, another requirement or
+ * an option (`-r <url>`, `--index-url`) that the lock's tree key never saw.
+ */
+const PYTHON_ONLY_LINE_BREAK = /\r(?!\n)|[\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
 /** The locked distributions, or null when `text` is not an svc Python lock (a plain pin list of another tool, say). */
 export function readPythonLock(text: string): { name: string; version: string; sha256: string }[] | null {
+  if (PYTHON_ONLY_LINE_BREAK.test(text)) return null;
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   if (lines.length === 0) return null;
   const out = [];
@@ -119,4 +134,13 @@ export function readPythonLock(text: string): { name: string; version: string; s
     out.push({ name: m[1], version: m[2], sha256: m[3] });
   }
   return out;
+}
+
+/**
+ * The requirements file pip installs a lock from: the locked lines alone, rebuilt from what
+ * `readPythonLock` read (and the tree key hashed), so that nothing else of the lock's text (its
+ * comments, an encoding cookie) ever reaches pip.
+ */
+export function pythonLockRequirements(locked: readonly { name: string; version: string; sha256: string }[]): string {
+  return `${locked.map((d) => `${d.name}==${d.version} --hash=sha256:${d.sha256}`).join('\n')}\n`;
 }

@@ -1,4 +1,4 @@
-import { chown, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, mkdtemp, readdir, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Confiner, Jail } from '../confinement.js';
 import { SANDBOX_PATH, spawnSandboxed } from '../sandbox-process.js';
@@ -6,6 +6,15 @@ import { removeTree } from './tree-cache.js';
 
 /** What an installer printed, kept to its end: the lines that say why it failed. */
 const OUTPUT_TAIL_BYTES = 64 * 1024;
+/** How often the filesystem's free room is looked at while an installer runs. */
+const DISK_CHECK_MS = 250;
+/** The most files and directories an install may make (each takes an inode of the host's filesystem). */
+export const MAX_INSTALL_ENTRIES = 500_000;
+/**
+ * How many installers of one kind (`prefix`: resolutions at create, installs off the run path)
+ * run at once in one service; the others wait their turn. Each holds a job's uid and limits.
+ */
+export const MAX_CONCURRENT_INSTALLS = 4;
 
 export interface ConfinedCommand {
   /** The working directory, owned by the jail's uid and the only one it may write. */
@@ -31,6 +40,12 @@ export interface ConfinedResult {
  * instance allows them, runs here too (README: Dependencies).
  */
 export async function runConfined(spec: ConfinedCommand): Promise<ConfinedResult> {
+  const diskLimit = spec.jail.limits.diskBytes;
+  let overDisk: string | undefined;
+  const disk = await watchDisk(spec.dir, diskLimit, (why) => {
+    overDisk = why;
+    proc.kill();
+  });
   const proc = spawnSandboxed({
     jail: spec.jail,
     visibleDirs: [spec.dir],
@@ -54,15 +69,85 @@ export async function runConfined(spec: ConfinedCommand): Promise<ConfinedResult
   try {
     const exit = await proc.exited;
     await proc.closed;
+    disk.stop();
     if (exit.error) return { ok: false, output: `could not start ${spec.command}: ${exit.error.message}` };
+    // The watch looks every DISK_CHECK_MS; what a quick install wrote since is counted here.
+    overDisk ??= overLimit(await usage(spec.dir), diskLimit);
+    if (overDisk) return { ok: false, output: `${output}\n${overDisk}` };
     if (timedOut) return { ok: false, output: `${output}\nthe install took longer than ${spec.timeoutMs / 1000}s` };
     const limit = spec.jail.limitError(exit);
     if (limit) return { ok: false, output: `${output}\n${limit.message}` };
     return { ok: exit.code === 0, output };
   } finally {
     clearTimeout(timer);
+    disk.stop();
     proc.kill();
   }
+}
+
+/**
+ * Watches what an install writes under `dir`, which has no disk quota of its own (a job's files
+ * are in a tmpfs of SVC_JOB_DISK_MB; an install's are on the cache's filesystem, beside the
+ * service's data): past `limit` bytes or MAX_INSTALL_ENTRIES entries, `exceeded` is called once.
+ * Walking a large tree is costly, so the walk runs only when the filesystem's free room (or free
+ * inodes) fell by more than the room left since the last walk.
+ */
+async function watchDisk(dir: string, limit: number, exceeded: (why: string) => void): Promise<{ stop(): void }> {
+  const room = async () => {
+    const fs = await statfs(dir);
+    return { bytes: fs.bavail * fs.bsize, files: fs.ffree };
+  };
+  // The free room the filesystem would have if the install had written nothing.
+  let baseline = await room().catch(() => undefined);
+  let busy = false;
+  let done = false;
+  const timer = setInterval(() => {
+    if (busy || done || !baseline) return;
+    busy = true;
+    void (async () => {
+      const now = await room();
+      if (baseline!.bytes - now.bytes <= limit && baseline!.files - now.files <= MAX_INSTALL_ENTRIES) return;
+      const used = await usage(dir);
+      const why = overLimit(used, limit);
+      if (why && !done) {
+        done = true;
+        exceeded(why);
+      } else baseline = { bytes: now.bytes + used.bytes, files: now.files + used.entries };
+    })()
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, DISK_CHECK_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      done = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+function overLimit(used: { bytes: number; entries: number }, limit: number): string | undefined {
+  if (used.bytes > limit) return `the install wrote more than the disk limit of ${Math.round(limit / 1024 / 1024)} MB (SVC_JOB_DISK_MB)`;
+  if (used.entries > MAX_INSTALL_ENTRIES) return `the install made more than ${MAX_INSTALL_ENTRIES} files`;
+  return undefined;
+}
+
+/** The bytes (allocated blocks) and entries under `dir`; what vanishes during the walk is not counted. */
+async function usage(dir: string): Promise<{ bytes: number; entries: number }> {
+  let bytes = 0;
+  let entries = 0;
+  const walk = async (path: string): Promise<void> => {
+    const names = await readdir(path).catch(() => [] as string[]);
+    for (const name of names) {
+      const info = await lstat(join(path, name)).catch(() => null);
+      if (!info) continue;
+      entries++;
+      bytes += Math.max(info.blocks * 512, info.isFile() ? info.size : 0);
+      if (info.isDirectory()) await walk(join(path, name));
+    }
+  };
+  await walk(dir);
+  return { bytes, entries };
 }
 
 /**
@@ -95,8 +180,19 @@ export interface InstallJailWork<T> {
  * installer's commands run in that jail. The directory is removed afterwards unless kept.
  */
 export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
-  const jail = await spec.confiner.openForInstall(spec.parent);
-  const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`));
+  const done = await installTurns(spec.confiner, spec.prefix).take();
+  let jail: Jail;
+  try {
+    jail = await spec.confiner.openForInstall(spec.parent);
+  } catch (error) {
+    done();
+    throw error;
+  }
+  const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`)).catch(async (error: unknown) => {
+    await jail.release();
+    done();
+    throw error;
+  });
   let kept = false;
   try {
     const own = async (path: string) => {
@@ -110,12 +206,48 @@ export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
       await own(join(dir, name));
     }
     const result = await spec.work(dir, (command, args, env, timeoutMs) =>
-      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', ...env }, timeoutMs }),
+      // GIT_ALLOW_PROTOCOL names no protocol: git, which npm and pip run for a git dependency a
+      // package names, refuses them all (http, ssh, file...), and knows nothing of their proxy.
+      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }, timeoutMs }),
     );
     kept = spec.keep?.(result) ?? false;
     return result;
   } finally {
-    await jail.release();
-    if (!kept) await removeTree(dir);
+    try {
+      await jail.release();
+      if (!kept) await removeTree(dir);
+    } finally {
+      done();
+    }
   }
+}
+
+/** Turns of one kind of installer, per Confiner (one per service): MAX_CONCURRENT_INSTALLS at once, first come first served. */
+class InstallTurns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async take(): Promise<() => void> {
+    if (this.running < MAX_CONCURRENT_INSTALLS) this.running++;
+    // The turn is handed over by the one that ends (running stays counted).
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    };
+  }
+}
+
+const turnsOf = new WeakMap<Confiner, Map<string, InstallTurns>>();
+
+function installTurns(confiner: Confiner, kind: string): InstallTurns {
+  let kinds = turnsOf.get(confiner);
+  if (!kinds) turnsOf.set(confiner, (kinds = new Map()));
+  let turns = kinds.get(kind);
+  if (!turns) kinds.set(kind, (turns = new InstallTurns()));
+  return turns;
 }

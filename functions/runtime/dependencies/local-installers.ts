@@ -1,5 +1,6 @@
 import type { DependencyInstaller, Ecosystem } from '../../ports.js';
 import type { Confiner } from '../confinement.js';
+import { lazyInstallProxy } from './install-proxy.js';
 import { NpmInstaller } from './npm-installer.js';
 import { PipInstaller } from './pip-installer.js';
 import { TreeCache } from './tree-cache.js';
@@ -65,17 +66,19 @@ export class LocalDependencies implements DependencyInstaller {
 /** The local shell's installers; an ecosystem whose tool is missing (no npm, no python3) is left out and said so. */
 export function localDependencies(confiner: Confiner, settings: LocalDependencySettings): LocalDependencies {
   const cache = new TreeCache(settings.cacheDir, settings.cacheMaxBytes);
+  // The installers reach the registry and indexes, and otherwise only what a job may reach.
+  const proxy = lazyInstallProxy(confiner.installAllowList(), [settings.npmRegistry, settings.pipIndexUrl, ...settings.pipExtraIndexUrls]);
   const lines: string[] = [];
   let npm: NpmInstaller | null = null;
   let pip: PipInstaller | null = null;
   try {
-    npm = new NpmInstaller({ cache, confiner, registry: settings.npmRegistry, token: settings.npmToken, allowInstallScripts: settings.installScripts });
+    npm = new NpmInstaller({ cache, confiner, proxy, registry: settings.npmRegistry, token: settings.npmToken, allowInstallScripts: settings.installScripts });
     lines.push(`npm packages from ${npm.registry} (${settings.installScripts ? 'install scripts ALLOWED, confined' : 'install scripts off'})`);
   } catch (error) {
     lines.push(`npm packages CANNOT be installed: ${(error as Error).message}`);
   }
   try {
-    pip = new PipInstaller({ cache, confiner, indexUrl: settings.pipIndexUrl, extraIndexUrls: settings.pipExtraIndexUrls });
+    pip = new PipInstaller({ cache, confiner, proxy, indexUrl: settings.pipIndexUrl, extraIndexUrls: settings.pipExtraIndexUrls });
     lines.push(`Python wheels from ${pip.registry}`);
   } catch (error) {
     lines.push(`Python distributions CANNOT be installed: ${(error as Error).message}`);

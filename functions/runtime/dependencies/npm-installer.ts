@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readNpmLock } from '../../core/dependencies/npm-lock.js';
+import { npmLockSourceProblem, readNpmLock, type NpmLock } from '../../core/dependencies/npm-lock.js';
 import type { Confiner } from '../confinement.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
@@ -21,6 +21,8 @@ export interface NpmInstallerOptions {
   token?: string;
   /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run (confined); off by default. */
   allowInstallScripts: boolean;
+  /** The egress proxy npm goes through (install-proxy.ts); none: the host's network. */
+  proxy?: () => Promise<string | undefined>;
 }
 
 /** The name the lock's root package is given, so npm never reads the script's own name. */
@@ -57,7 +59,7 @@ export class NpmInstaller {
     const parsed = readNpmLock(lock);
     const key = treeKey('npm', lock, this.options.allowInstallScripts);
     if (!parsed || !key) return Promise.resolve(null);
-    return this.options.cache.ensure('npm', key, () => this.install(lock, parsed.dependencies), retry);
+    return this.options.cache.ensure('npm', key, () => this.install(parsed), retry);
   }
 
   /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
@@ -66,11 +68,16 @@ export class NpmInstaller {
     return key ? this.options.cache.hold(key) : () => undefined;
   }
 
-  private async install(lock: string, dependencies: Record<string, string>): Promise<string> {
+  private async install(parsed: NpmLock): Promise<string> {
+    // Checked at create too; a lock stored before that check, or resolved by npm, is checked here.
+    const problem = npmLockSourceProblem(parsed, this.registry);
+    if (problem) throw new DependencyInstallError(`the packages of this version cannot be installed from ${this.registry}: ${problem}`);
+    // npm gets the packages the tree key names and nothing else of the lock's text.
+    const lock = `${JSON.stringify({ name: ROOT_NAME, version: '0.0.0', lockfileVersion: 3, requires: true, packages: parsed.packages }, null, 2)}\n`;
     const outcome = await this.inJail(
       'install',
       async (dir, npm) => {
-        await writeFile(join(dir, 'package.json'), rootPackage(dependencies));
+        await writeFile(join(dir, 'package.json'), rootPackage(parsed.dependencies));
         await writeFile(join(dir, 'package-lock.json'), lock);
         const result = await npm(['ci', ...(this.options.allowInstallScripts ? [] : ['--ignore-scripts'])]);
         if (!result.ok) return { ok: false, message: `${packagesNamedIn(result.output, lock)}${lastLines(result.output, dir, /^npm (error|ERR!)/)}` } as const;
@@ -89,7 +96,7 @@ export class NpmInstaller {
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
       prefix,
-      files: { '.npmrc': this.npmrc() },
+      files: { '.npmrc': this.npmrc(await this.options.proxy?.()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>
@@ -106,8 +113,16 @@ export class NpmInstaller {
   }
 
   /** The installer's own config: the registry, and its token where one is set (never in argv or env). */
-  private npmrc(): string {
-    const lines = [`registry=${this.registry}`];
+  private npmrc(proxy: string | undefined): string {
+    const lines = [
+      `registry=${this.registry}`,
+      // Registry packages only (npm 11): a git, file, folder or URL dependency a package names is refused.
+      'allow-git=none',
+      'allow-file=none',
+      'allow-directory=none',
+      'allow-remote=none',
+      ...(proxy ? [`proxy=${proxy}`, `https-proxy=${proxy}`, 'noproxy='] : []),
+    ];
     if (this.options.token) lines.push(`${this.registry.replace(/^https?:/, '')}:_authToken=${this.options.token}`);
     return `${lines.join('\n')}\n`;
   }

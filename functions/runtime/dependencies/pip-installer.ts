@@ -1,6 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Confiner } from '../confinement.js';
+import { pythonLockRequirements, readPythonLock } from '../../core/dependencies/python-imports.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
@@ -15,6 +16,8 @@ export interface PipInstallerOptions {
   indexUrl: string;
   /** PIP_EXTRA_INDEX_URL: more indexes, space-separated. */
   extraIndexUrls: string[];
+  /** The egress proxy pip goes through (install-proxy.ts); none: the host's network. */
+  proxy?: () => Promise<string | undefined>;
 }
 
 interface PipReport {
@@ -37,10 +40,15 @@ export class PipInstaller {
   }
 
   async resolve(requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }> {
+    // Requirements, never options: the core passes names that begin with a letter or digit.
+    const refused = Object.values(requirements).find((r) => !/^[A-Za-z0-9]/.test(r));
+    if (refused !== undefined) return { ok: false, message: `"${refused}" is not a requirement` };
     return this.inJail('resolve', async (dir, pip) => {
       const result = await pip(['install', '--dry-run', '--ignore-installed', '--report', join(dir, 'report.json'), ...Object.values(requirements)]);
       if (!result.ok) return { ok: false, message: lastLines(result.output, dir, /^ERROR:/) } as const;
-      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as PipReport;
+      const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => null);
+      if (text === null) return { ok: false, message: `pip wrote no report: ${lastLines(result.output, dir, /^ERROR:/)}` } as const;
+      const report = JSON.parse(text) as PipReport;
       const lines: string[] = [];
       for (const item of report.install ?? []) {
         const name = item.metadata?.name;
@@ -58,8 +66,10 @@ export class PipInstaller {
   /** The installed tree of `lock` (its `site` folder goes on the job's sys.path); null when the lock is not svc's. */
   tree(lock: string, retry = false): Promise<string | null> {
     const key = treeKey('pypi', lock);
-    if (!key) return Promise.resolve(null);
-    return this.options.cache.ensure('pypi', key, () => this.install(lock), retry);
+    const locked = readPythonLock(lock);
+    if (!key || !locked) return Promise.resolve(null);
+    // pip gets the locked lines the key names and nothing else of the lock's text.
+    return this.options.cache.ensure('pypi', key, () => this.install(pythonLockRequirements(locked)), retry);
   }
 
   /** Keeps the lock's tree from being removed (the cache's bound) until the returned function is called. */
@@ -68,11 +78,11 @@ export class PipInstaller {
     return key ? this.options.cache.hold(key) : () => undefined;
   }
 
-  private async install(lock: string): Promise<string> {
+  private async install(requirements: string): Promise<string> {
     const outcome = await this.inJail(
       'install',
       async (dir, pip) => {
-        await writeFile(join(dir, 'requirements.txt'), lock);
+        await writeFile(join(dir, 'requirements.txt'), requirements);
         // --no-deps: the lock is the whole tree; --require-hashes: a wheel whose hash differs is refused.
         const result = await pip(['install', '--no-deps', '--require-hashes', '--target', join(dir, 'site'), '-r', join(dir, 'requirements.txt')]);
         if (!result.ok) return { ok: false, message: lastLines(result.output, dir, /^ERROR:|^\s+\S+==/) } as const;
@@ -90,7 +100,7 @@ export class PipInstaller {
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
       prefix,
-      files: { 'pip.conf': this.pipConf() },
+      files: { 'pip.conf': this.pipConf(await this.options.proxy?.()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>
@@ -105,8 +115,8 @@ export class PipInstaller {
   }
 
   /** The indexes in the installer's own config file (they may carry credentials: never in argv). */
-  private pipConf(): string {
+  private pipConf(proxy: string | undefined): string {
     const extra = this.options.extraIndexUrls.length > 0 ? `extra-index-url = ${this.options.extraIndexUrls.join('\n    ')}\n` : '';
-    return `[global]\nindex-url = ${this.options.indexUrl}\n${extra}`;
+    return `[global]\nindex-url = ${this.options.indexUrl}\n${extra}${proxy ? `proxy = ${proxy}\n` : ''}`;
   }
 }

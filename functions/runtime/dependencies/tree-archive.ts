@@ -51,6 +51,7 @@ export async function packTree(dir: string): Promise<Buffer> {
 export async function unpackTree(gzipped: Uint8Array, dir: string): Promise<void> {
   const reader = extract();
   const links = new Set<string>();
+  const through = new Set<string>();
   let total = 0;
   reader.on('entry', (header, stream, next) => {
     const done = (error?: unknown) => {
@@ -66,8 +67,24 @@ export async function unpackTree(gzipped: Uint8Array, dir: string): Promise<void
       if (header.type === 'directory') await mkdir(target, { recursive: true, mode: 0o755 });
       else if (header.type === 'symlink') {
         const link = header.linkname ?? '';
-        const resolved = normalize(join(parts.slice(0, -1).join(sep), link));
-        if (!link || isAbsolute(link) || resolved.split(sep)[0] === '..') throw new Error(`the archive has a link leaving its tree: ${header.name}`);
+        if (!link || isAbsolute(link)) throw new Error(`the archive has a link leaving its tree: ${header.name}`);
+        // Read word by word from the link's folder: `..` may not leave the tree, and no word but
+        // the last may be a link (the kernel follows it before a later `..`, which words alone
+        // cannot tell), nor become one later (`through` keeps the folders links pass through).
+        const at = parts.slice(0, -1);
+        const words = link.split('/').filter((w) => w !== '' && w !== '.');
+        for (const [i, word] of words.entries()) {
+          if (word === '..') {
+            if (at.length === 0) throw new Error(`the archive has a link leaving its tree: ${header.name}`);
+            at.pop();
+            continue;
+          }
+          at.push(word);
+          if (i === words.length - 1) continue;
+          if (links.has(at.join(sep))) throw new Error(`the archive has a link through another link: ${header.name}`);
+          through.add(at.join(sep));
+        }
+        if (through.has(name)) throw new Error(`the archive has a link where another link passes through a folder: ${header.name}`);
         links.add(name);
         await symlink(link, target);
       } else if (header.type === 'file') {

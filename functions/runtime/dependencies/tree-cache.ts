@@ -3,6 +3,12 @@ import { chmod, lchown, lstat, mkdir, readdir, rename, rm, utimes } from 'node:f
 import { join } from 'node:path';
 import { TreeBudget } from './tree-budget.js';
 
+/**
+ * How many failed installs are remembered (their error answers runs at once); the oldest is
+ * forgotten past this, and its next run tries the install again.
+ */
+export const MAX_REMEMBERED_FAILURES = 1_000;
+
 /** Why a version's packages could not be installed: every run of it fails with this. */
 export class DependencyInstallError extends Error {}
 
@@ -103,6 +109,8 @@ export class TreeCache {
       (error: unknown) => {
         this.inFlight.delete(key);
         this.failures.set(key, error instanceof Error ? error : new Error(String(error)));
+        // Map order is insertion order: the first key is the oldest failure.
+        while (this.failures.size > MAX_REMEMBERED_FAILURES) this.failures.delete(this.failures.keys().next().value!);
       },
     );
     return turn;

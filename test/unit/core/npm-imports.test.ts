@@ -72,7 +72,7 @@ describe('npm locks', () => {
     expect(npmLockProblem(parsed, ['a'], 'http://other/')).toContain('outside the instance');
     const linked = readNpmLock(JSON.stringify({ ...lock, packages: { ...lock.packages, 'node_modules/b': { link: true } } }))!;
     expect(npmLockProblem(linked, ['a'], 'http://reg/')).toContain('local folder');
-    const unhashed = readNpmLock(JSON.stringify({ ...lock, packages: { ...lock.packages, 'node_modules/a': { version: '1.0.0' } } }))!;
+    const unhashed = readNpmLock(JSON.stringify({ ...lock, packages: { ...lock.packages, 'node_modules/a': { version: '1.0.0', resolved: 'http://reg/a/-/a-1.0.0.tgz' } } }))!;
     expect(npmLockProblem(unhashed, ['a'], 'http://reg/')).toContain('no sha512 integrity');
   });
 });

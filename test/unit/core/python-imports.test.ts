@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pythonRequirements, PythonRequirementError, readPythonLock } from '../../../functions/core/dependencies/python-imports.js';
+import { pythonLockRequirements, pythonRequirements, PythonRequirementError, readPythonLock } from '../../../functions/core/dependencies/python-imports.js';
 
 describe('distributions of a Python script', () => {
   it('maps imports to distributions and leaves out the standard library, svc and workspace imports', () => {
@@ -23,10 +23,31 @@ import my_pkg.sub  # a comment
     expect(() => pythonRequirements('# requirements:\n# -e /etc\n')).toThrow(PythonRequirementError);
   });
 
+  it('maps no private module to a distribution: pip would read `-x` as an option', () => {
+    expect(pythonRequirements('import __index_url, _r\nfrom __help import x\nimport yaml_\nimport yaml\n')).toEqual({ pyyaml: 'PyYAML' });
+  });
+
   it("reads svc's hash-pinned lock and nothing else", () => {
     const sha = 'a'.repeat(64);
     expect(readPythonLock(`PyYAML==6.0.0 --hash=sha256:${sha}\n`)).toEqual([{ name: 'PyYAML', version: '6.0.0', sha256: sha }]);
     expect(readPythonLock('requests==2.32.0\n')).toBeNull();
     expect(readPythonLock('')).toBeNull();
+  });
+
+  it('refuses a lock whose text pip would split into more lines than it reads (a comment hiding a requirement or an option)', () => {
+    const line = `PyYAML==6.0.0 --hash=sha256:${'a'.repeat(64)}`;
+    expect(readPythonLock(`# made by svc\r\n${line}\r\n`)).toEqual([{ name: 'PyYAML', version: '6.0.0', sha256: 'a'.repeat(64) }]);
+    for (const brk of ['\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029']) {
+      const hidden = `${line}\n# note${brk}-r http://169.254.169.254/latest/meta-data/\n`;
+      // What Python's str.splitlines (pip) sees: a line the lock reader must not have skipped.
+      expect(hidden.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/)).toContain('-r http://169.254.169.254/latest/meta-data/');
+      expect(readPythonLock(hidden)).toBeNull();
+    }
+  });
+
+  it('gives pip the locked lines alone', () => {
+    const sha = 'b'.repeat(64);
+    const locked = readPythonLock(`# -*- coding: utf-7 -*-\nPyYAML==6.0.0+AAo- --hash=sha256:${sha}\n`)!;
+    expect(pythonLockRequirements(locked)).toBe(`PyYAML==6.0.0+AAo- --hash=sha256:${sha}\n`);
   });
 });

@@ -55,6 +55,10 @@ describe('dependency tree archives', () => {
     ['an absolute name', [{ name: '/tmp/escaped-svc.txt', type: 'file' as const, body: 'x' }]],
     ['a link leaving the tree', [{ name: 'out', type: 'symlink' as const, linkname: '../..' }]],
     ['a write through a link', [{ name: 'inside', type: 'symlink' as const, linkname: '.' }, { name: 'inside/x.txt', type: 'file' as const, body: 'x' }]],
+    // x/up is the tree's root; x/c is "up/../.." read by the words, "." (inside), but the kernel
+    // follows up first: the root's parent.
+    ['a link leaving the tree through another link', [{ name: 'x', type: 'directory' as const }, { name: 'x/up', type: 'symlink' as const, linkname: '..' }, { name: 'x/c', type: 'symlink' as const, linkname: 'up/../..' }]],
+    ['a link through a link made after it', [{ name: 'x', type: 'directory' as const }, { name: 'x/c', type: 'symlink' as const, linkname: 'up/../..' }, { name: 'x/up', type: 'symlink' as const, linkname: '..' }]],
   ])('refuse %s', async (_what, entries) => {
     const out = join(dir, 'out');
     mkdirSync(out);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TreeCache } from '../../../functions/runtime/dependencies/tree-cache.js';
+import { MAX_REMEMBERED_FAILURES, TreeCache } from '../../../functions/runtime/dependencies/tree-cache.js';
 
 /**
  * The installed dependency trees' cache (README: Dependencies, docs/dependencies-aws.md): bounded
@@ -49,6 +49,25 @@ describe('the dependency tree cache', () => {
     expect(await cache.ensure('npm', 'a', installer(cache, 1_000, counter))).toBe(join(root, 'npm', 'a'));
     expect(counter.installs).toBe(1);
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('remembers a bounded number of failed installs (the oldest forgotten are tried again)', async () => {
+    // Each version created with a lock that cannot install (a member's loop of distinct locks)
+    // left its error in memory until the service restarted.
+    const cache = new TreeCache(root);
+    const failing = (counter: { installs: number }) => async (): Promise<string> => {
+      counter.installs++;
+      throw new Error('x'.repeat(1_000));
+    };
+    const first = { installs: 0 };
+    await expect(cache.ensure('npm', 'k0', failing(first))).rejects.toThrow();
+    // Remembered: a run of it answers with the error without installing again.
+    await expect(cache.ensure('npm', 'k0', failing(first))).rejects.toThrow();
+    expect(first.installs).toBe(1);
+    const others = { installs: 0 };
+    for (let i = 1; i <= MAX_REMEMBERED_FAILURES; i++) await expect(cache.ensure('npm', `k${i}`, failing(others))).rejects.toThrow();
+    await expect(cache.ensure('npm', 'k0', failing(first))).rejects.toThrow();
+    expect(first.installs).toBe(2);
   });
 
   it('removes a tree kept over the bound by a job as soon as the job lets it go', async () => {
