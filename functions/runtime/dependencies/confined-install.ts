@@ -1,5 +1,6 @@
 import { chown, lstat, mkdir, mkdtemp, readdir, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Confiner, Jail } from '../confinement.js';
 import { SANDBOX_PATH, spawnSandboxed } from '../sandbox-process.js';
 import { removeTree } from './tree-cache.js';
@@ -179,18 +180,14 @@ export interface InstallJailWork<T> {
  * Runs `work` in a fresh directory owned by a new jail's uid (0700, private files 0600): the
  * installer's commands run in that jail. The directory is removed afterwards unless kept.
  */
-export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
-  const done = await installTurns(spec.confiner, spec.prefix).take();
-  let jail: Jail;
-  try {
-    jail = await spec.confiner.openForInstall(spec.parent);
-  } catch (error) {
-    done();
-    throw error;
-  }
+export function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
+  return installTurns(spec.confiner, spec.prefix)(() => installInJail(spec));
+}
+
+async function installInJail<T>(spec: InstallJailWork<T>): Promise<T> {
+  const jail = await spec.confiner.openForInstall(spec.parent);
   const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`)).catch(async (error: unknown) => {
     await jail.release();
-    done();
     throw error;
   });
   let kept = false;
@@ -213,41 +210,18 @@ export async function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
     kept = spec.keep?.(result) ?? false;
     return result;
   } finally {
-    try {
-      await jail.release();
-      if (!kept) await removeTree(dir);
-    } finally {
-      done();
-    }
+    await jail.release();
+    if (!kept) await removeTree(dir);
   }
 }
 
-/** Turns of one kind of installer, per Confiner (one per service): MAX_CONCURRENT_INSTALLS at once, first come first served. */
-class InstallTurns {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+/** Turns of each kind of installer, per Confiner (one per service): MAX_CONCURRENT_INSTALLS at once, first come first served. */
+const turnsOf = new WeakMap<Confiner, Map<string, LimitFunction>>();
 
-  async take(): Promise<() => void> {
-    if (this.running < MAX_CONCURRENT_INSTALLS) this.running++;
-    // The turn is handed over by the one that ends (running stays counted).
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    };
-  }
-}
-
-const turnsOf = new WeakMap<Confiner, Map<string, InstallTurns>>();
-
-function installTurns(confiner: Confiner, kind: string): InstallTurns {
+function installTurns(confiner: Confiner, kind: string): LimitFunction {
   let kinds = turnsOf.get(confiner);
   if (!kinds) turnsOf.set(confiner, (kinds = new Map()));
   let turns = kinds.get(kind);
-  if (!turns) kinds.set(kind, (turns = new InstallTurns()));
+  if (!turns) kinds.set(kind, (turns = pLimit(MAX_CONCURRENT_INSTALLS)));
   return turns;
 }
