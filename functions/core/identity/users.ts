@@ -139,6 +139,11 @@ export async function setPassword(deps: Pick<CoreDeps, 'store'>, principal: Prin
   const user = await deps.store.getUser(principal.username);
   if (!user) throw notFound(`user ${principal.username}`);
   if (!(await deps.store.updateUser({ ...user, password_hash: await hashPassword(input.password) }))) throw notFound(`user ${principal.username}`);
+  // A new password is how a person takes their account back: every other browser session of theirs
+  // (one opened with the old password, or a stolen cookie) ends now; the one that changed it stays.
+  for (const t of await deps.store.listTokens(principal.username)) {
+    if (t.kind === 'session' && t.token_hash !== principal.tokenHash) await deps.store.deleteToken(t.token_hash);
+  }
 }
 
 export async function requireUser(deps: Pick<CoreDeps, 'store'>, name: string, field = 'username'): Promise<User> {

@@ -55,6 +55,27 @@ describe('users and sessions', () => {
     expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie } })).status).toBe(401);
   });
 
+  it('ends every other session of a user whose password changes, and keeps the one that changed it', async () => {
+    // Attack: a session cookie stolen (or a browser left signed in elsewhere) outlives the victim's
+    // password change, the one thing a person does to take their account back.
+    await s.post('/api/users/create', { username: 'pat', email: 'pat@example.com', password: 'old password' });
+    const stolen = await login('pat@example.com', 'old password');
+    const own = await login('pat@example.com', 'old password');
+    const headers = { cookie: own, 'content-type': 'application/json' };
+    const token = await (await s.fetch('/api/users/tokens/create', { ...json({ label: 'laptop' }), token: null, headers })).text();
+    const changed = await s.fetch('/api/users/setpassword', { ...json({ password: 'new password' }), token: null, headers: { ...headers, 'sec-fetch-site': 'same-origin' } });
+    expect(changed.status).toBe(200);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: stolen } })).status).toBe(401);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: own } })).status).toBe(200);
+    // API tokens are the user's own, made on purpose and deleted one by one: they stay.
+    expect((await s.fetch('/api/users/whoami', { token })).status).toBe(200);
+    // A change made with a token ends every session.
+    const again = await login('pat@example.com', 'new password');
+    expect((await s.fetch('/api/users/setpassword', { ...json({ password: 'newer password' }), token })).status).toBe(200);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: again } })).status).toBe(401);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: own } })).status).toBe(401);
+  });
+
   it('lets only an instance admin create users, and refuses bad user input', async () => {
     const carol = await login('carol@example.com', 'correct horse');
     const asCarol = await s.fetch('/api/users/create', { ...json({ username: 'mallory', email: 'm@example.com', password: 'password1' }), token: null, headers: { cookie: carol, 'content-type': 'application/json' } });
