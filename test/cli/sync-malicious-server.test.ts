@@ -91,6 +91,24 @@ describe('svc sync pull from a malicious server', () => {
     ['a flow path', '/tmp/escaped_flow', (path, b) => (path.startsWith('/flows/list') ? b.map((x: any) => ({ ...x, path: '/tmp/escaped_flow' })) : path.startsWith('/flows/get/') ? { ...b, path: '/tmp/escaped_flow' } : b)],
     ['an app path', 'u/../../../../../../escaped_app', (path, b) => (path.startsWith('/apps/list') ? b.map((x: any) => ({ ...x, path: 'u/../../../../../../escaped_app' })) : path.startsWith('/apps/get/') ? { ...b, path: 'u/../../../../../../escaped_app' } : b)],
   ];
+  // Inside the folder, but where the project keeps something else: a CI workflow the user commits.
+  const misplaced: Array<[string, string, (path: string, body: any) => any]> = [
+    ['a resource type name', '.github/workflows/evil', (path, b) => (path.startsWith('/resources/type/list') ? b.map((t: any) => ({ ...t, name: '.github/workflows/evil' })) : b)],
+    ['a script path', '.github/workflows/deploy', (path, b) => (path === '/scripts/list' ? b.map((x: any) => ({ ...x, path: '.github/workflows/deploy' })) : path.startsWith('/scripts/get/') ? { ...b, path: '.github/workflows/deploy' } : b)],
+    ['a flow path', '.github/workflows/ci', (path, b) => (path.startsWith('/flows/list') ? b.map((x: any) => ({ ...x, path: '.github/workflows/ci' })) : path.startsWith('/flows/get/') ? { ...b, path: '.github/workflows/ci' } : b)],
+  ];
+  for (const [what, name, attack] of misplaced) {
+    it(`refuses ${what} that puts a file where no such item lives (${name}), and writes nothing`, async () => {
+      rewrite = attack;
+      const r = await pull();
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toContain(name);
+      expect(r.stderr).toMatch(/is not where .* lives/);
+      expect(r.inside, what).toEqual([]);
+      expect(r.outside, what).toEqual([]);
+    });
+  }
+
   for (const [what, name, attack] of attacks) {
     it(`refuses ${what} that leaves the folder, naming it, and writes nothing`, async () => {
       rewrite = attack;
