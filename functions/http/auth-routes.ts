@@ -48,7 +48,7 @@ export function authRoutes(deps: CoreDeps) {
   r.post('/users/create', async (c) => c.text((await createUser(deps, c.get('principal'), await readJsonBody(c))).username, 201));
   r.get('/users/list', async (c) => c.json(await listUsers(deps, c.get('principal'))));
   r.post('/users/setpassword', async (c) => {
-    await setPassword(deps, c.get('principal'), await readJsonBody(c));
+    await setPassword(deps, c.get('principal'), await readJsonBody(c), clientAddress(c));
     return c.text('password changed');
   });
 
