@@ -116,6 +116,29 @@ describe('the login page after signing in', () => {
   });
 });
 
+describe('the login page and the API', () => {
+  it('never sends whoever signs in to a URL that runs a job', { timeout: 60_000 }, async () => {
+    // Attack: a link to the login page whose `next` is jobs/run_wait_result/...?payload=: once
+    // signed in, the page's own navigation carried the new session, same-origin, and ran the job.
+    const hash = await createScript(s, 'u/admin/by_link', 'bash', 'echo ran');
+    const runs = async () => ((await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/by_link`)).json()) as unknown[]).length;
+    const payload = Buffer.from('{}').toString('base64url');
+    for (const next of [`/api/w/${s.workspace}/jobs/run_wait_result/p/u/admin/by_link?payload=${payload}`, `/%61pi/w/${s.workspace}/jobs/run_wait_result/h/${hash}`]) {
+      const watched = await browser.newPage();
+      opened.push(watched);
+      const { page } = watched;
+      await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
+      await page.getByText('Sign in with an API token').click();
+      await page.getByLabel('API token').fill(s.token);
+      await page.getByRole('button', { name: 'Sign in with token' }).click();
+      await page.waitForURL((url) => url.pathname !== '/login');
+      await page.waitForLoadState();
+      expect(await runs(), next).toBe(0);
+      expect(new URL(page.url()).pathname, next).toBe(`/w/${s.workspace}`);
+    }
+  });
+});
+
 describe('runs that read well', () => {
   it('lists a flow run without its steps until "Show flow steps and sub-flows" is ticked', { timeout: 60_000 }, async () => {
     const flow = await s.post(`${ws()}/flows/create`, {
