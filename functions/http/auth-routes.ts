@@ -35,6 +35,8 @@ export function authRoutes(deps: CoreDeps) {
   r.post('/auth/logout', async (c) => {
     await logout(deps, c.get('principal'));
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    // The console's "Log out" is a plain form: the browser then shows the login page, not this text.
+    if (c.req.header('sec-fetch-mode') === 'navigate') return c.redirect('/login', 303);
     return c.text('logged out');
   });
 

@@ -139,6 +139,24 @@ describe('the login page and the API', () => {
   });
 });
 
+describe('logging out', () => {
+  it('ends the session on the server from every console page, and opens the login page', { timeout: 60_000 }, async () => {
+    // Attack: a console with no way out. A person on a shared computer could only close the tab,
+    // and their session stayed valid for 7 days to whoever opened the browser next.
+    const page = await signedInPage(`/w/${s.workspace}/runs`);
+    const session = (await browser.context.cookies(s.url)).find((c) => c.name === 'svc_session')!.value;
+    const asSession = () => s.fetch('/api/users/whoami', { token: null, headers: { cookie: `svc_session=${session}` } });
+    expect((await asSession()).status).toBe(200);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL((url) => url.pathname === '/login');
+    expect((await browser.context.cookies(s.url)).find((c) => c.name === 'svc_session')).toBeUndefined();
+    // Not only the cookie: the session itself is gone, for a copy of it too.
+    expect((await asSession()).status).toBe(401);
+    await page.goto(`${s.url}/w/${s.workspace}/runs`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+  });
+});
+
 describe('runs that read well', () => {
   it('lists a flow run without its steps until "Show flow steps and sub-flows" is ticked', { timeout: 60_000 }, async () => {
     const flow = await s.post(`${ws()}/flows/create`, {
