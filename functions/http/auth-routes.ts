@@ -25,7 +25,9 @@ export function authRoutes(deps: CoreDeps) {
       httpOnly: true,
       // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).
       sameSite: 'Strict',
-      secure: new URL(c.req.url).protocol === 'https:',
+      // Behind a proxy that ends TLS the request reaches us as http: the proxy's X-Forwarded-Proto
+      // says what the browser used. A client that sets it itself only makes its own cookie stricter.
+      secure: new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto')?.split(',')[0].trim().toLowerCase() === 'https',
       path: '/',
       expires: new Date(session.expires_at),
     });

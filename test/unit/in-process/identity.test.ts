@@ -102,6 +102,16 @@ describe('users and sessions', () => {
     expect((await s.post('/api/users/setpassword', { password: 'admin password 2' })).status).toBe(400);
   });
 
+  it('marks the session cookie Secure when the browser came by https through a proxy that ends TLS', async () => {
+    // Attack: behind such a proxy the request arrives as http, and the cookie lacked Secure: one
+    // http:// request to the host (a link, a downgrade) carried the session in clear.
+    const res = await s.fetch('/api/auth/login', { ...json({ email: 'carol@example.com', password: 'correct horse' }), token: null, headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('set-cookie')).toMatch(/;\s*Secure/i);
+    const plain = await s.fetch('/api/auth/login', { ...json({ email: 'carol@example.com', password: 'correct horse' }), token: null });
+    expect(plain.headers.get('set-cookie')).not.toMatch(/;\s*Secure/i);
+  });
+
   it('lets only an instance admin create users, and refuses bad user input', async () => {
     const carol = await login('carol@example.com', 'correct horse');
     const asCarol = await s.fetch('/api/users/create', { ...json({ username: 'mallory', email: 'm@example.com', password: 'password1' }), token: null, headers: { cookie: carol, 'content-type': 'application/json' } });
