@@ -7,7 +7,7 @@ import { apps } from './kinds/apps.js';
 import { httpTriggers, schedules } from './kinds/triggers.js';
 import { flows } from './kinds/flows.js';
 import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
-import { assertInsideFolder } from './remote-names.js';
+import { assertInsideFolder, assertNoLinks } from './remote-names.js';
 import { CliError, EXIT } from './errors.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
@@ -219,6 +219,8 @@ export async function applyPush(changes: Change[], ctx: SyncContext, progress: P
 /** Writes the remote side into the project: new and changed items' files, deleted items' files removed. */
 export function applyPull(changes: Change[], ctx: SyncContext, progress: Progress): ApplyResult {
   const result: ApplyResult = { applied: [], failed: [], state: new Map() };
+  // Before anything is written: no file of the pull goes through a symbolic link in the folder.
+  for (const change of changes) if (change.op !== '-') assertNoLinks(ctx.root, `${change.kind} ${change.id}`, Object.keys(change.remote!.item.files));
   changes.forEach((change, i) => {
     if (change.local?.bundledFrom) {
       result.failed.push({ change, error: `${change.local.bundledFrom} is a codebase script: its remote version is a bundle, which a pull does not write over the sources` });

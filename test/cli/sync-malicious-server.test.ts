@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +118,43 @@ describe('svc sync pull from a malicious server', () => {
       expect(r.stderr).toContain(name);
       expect(r.stderr).toMatch(/outside the sync folder/);
       expect(r.inside, what).toEqual([]);
+    });
+  }
+});
+
+describe('svc sync pull into a folder with symbolic links', () => {
+  // Attack: a cloned repository brings a link where a pull will write an item's file (the file
+  // itself, or a directory on its way); the pull wrote the server's content wherever it pointed.
+  for (const [what, link] of [
+    ['a script file', join('f', 'ops', 'hello.ts')],
+    ['a folder', 'f'],
+  ] as const) {
+    it(`writes nothing through ${what} that is a link, and says which`, async () => {
+      rewrite = (_p, b) => b;
+      const base = mkdtempSync(join(tmpdir(), 'svc-links-'));
+      try {
+        const dir = join(base, 'project');
+        const victim = join(base, 'victim');
+        mkdirSync(dir);
+        mkdirSync(join(victim, 'ops'), { recursive: true });
+        writeFileSync(join(victim, 'bashrc'), 'mine\n');
+        const env = { SVC_CONFIG_DIR: join(base, 'config') };
+        expect((await runCli(['init'], { cwd: dir, env })).code).toBe(0);
+        mkdirSync(join(dir, 'f', 'ops'), { recursive: true });
+        if (link === 'f') {
+          rmSync(join(dir, 'f'), { recursive: true });
+          symlinkSync(victim, join(dir, 'f'));
+        } else {
+          symlinkSync(join(victim, 'bashrc'), join(dir, link));
+        }
+        const r = await runCli(['sync', 'pull', '--yes', '--base-url', proxyUrl, '--workspace-id', ws, '--token', server().token], { cwd: dir, env });
+        expect(r.code, r.stderr).not.toBe(0);
+        expect(r.stderr).toContain(`${link} is a symbolic link`);
+        expect(readFileSync(join(victim, 'bashrc'), 'utf8')).toBe('mine\n');
+        expect(filesUnder(victim)).toEqual(['bashrc']);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
     });
   }
 });
