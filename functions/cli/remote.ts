@@ -70,12 +70,60 @@ export function boundedLines(limit: number, what: string): TransformStream<strin
   });
 }
 
+/**
+ * How long the CLI waits for a server that sends nothing: neither its answer's headers nor the next
+ * piece of its body. A server that stalls (or never answers) would otherwise hold the command, and
+ * a CI job running it, forever. svc's event streams send a keep-alive every 15 s; its slowest
+ * answers (a save that locks a script's dependencies) come well within this.
+ */
+export const IDLE_TIMEOUT_MS = 10 * 60_000;
+
+/** An abort signal that fires once `idleMs` pass without `touch()`, and the answer's body watched the same way. */
+function idleWatch(idleMs: number, what: string) {
+  const abort = new AbortController();
+  const stalled = () => new CliError(EXIT.unreachable, `${what}: the server sent nothing for ${Math.round(idleMs / 1000)} s; gave up`);
+  let onIdle = (): void => undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      onIdle();
+      abort.abort(stalled());
+    }, idleMs);
+    // Never what keeps the process alive: a pending request does that itself.
+    timer.unref();
+  };
+  const stop = () => clearTimeout(timer);
+  /** The body, erroring with the stall once it sends nothing for `idleMs`. */
+  const watched = (body: ReadableStream<Uint8Array>) =>
+    body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        start(controller) {
+          onIdle = () => {
+            try {
+              controller.error(stalled());
+            } catch {
+              // Already closed or canceled.
+            }
+          };
+        },
+        transform(chunk, controller) {
+          touch();
+          controller.enqueue(chunk);
+        },
+        flush: stop,
+      }),
+    );
+  return { signal: abort.signal, touch, stop, stalled, watched };
+}
+
 export class Remote {
   readonly baseUrl: string;
 
   constructor(
     readonly conn: Connection,
     private readonly maxAnswerBytes = MAX_ANSWER_BYTES,
+    private readonly idleMs = IDLE_TIMEOUT_MS,
   ) {
     this.baseUrl = conn.baseUrl.replace(/\/+$/, '');
   }
@@ -94,17 +142,26 @@ export class Remote {
 
   /** The raw answer of a successful request (a stream, for SSE); errors as in `request`. */
   async open(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-    let res: Response;
+    const idle = idleWatch(this.idleMs, `${method} ${path}`);
+    let fetched: Response;
+    idle.touch();
     try {
-      res = await fetch(this.url(path), {
+      fetched = await fetch(this.url(path), {
         method,
         headers: { authorization: `Bearer ${this.conn.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal: idle.signal,
       });
     } catch (e) {
+      idle.stop();
+      if (idle.signal.aborted) throw idle.stalled();
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       throw new CliError(EXIT.unreachable, `cannot reach ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
     }
+    idle.touch();
+    const bodiless = !fetched.body || [204, 205, 304].includes(fetched.status);
+    if (bodiless) idle.stop();
+    const res = bodiless ? fetched : new Response(idle.watched(fetched.body!), { status: fetched.status, statusText: fetched.statusText, headers: fetched.headers });
     if (!res.ok) await this.fail(method, path, res.status, (await readBounded(res, MAX_ERROR_BYTES)).text, res.statusText);
     return res;
   }

@@ -77,3 +77,37 @@ describe('an event stream whose line never ends', () => {
     await expect(through(['data: 12', '34567'])).rejects.toThrow('the updates of job j: the server sent a line longer than 10 characters');
   });
 });
+
+describe('a server that stops sending', () => {
+  let quiet: Server;
+  let quietBase: string;
+  beforeAll(async () => {
+    quiet = createServer((req, res) => {
+      // /silent never answers; /stalls sends its headers and a first piece, then nothing.
+      if (req.url!.includes('/stalls')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[1,');
+      }
+    });
+    await new Promise<void>((r) => quiet.listen(0, '127.0.0.1', r));
+    quietBase = `http://127.0.0.1:${(quiet.address() as { port: number }).port}`;
+  });
+  afterAll(() => {
+    quiet.closeAllConnections();
+    return new Promise<void>((r) => quiet.close(() => r()));
+  });
+
+  it('gives up on an answer that never comes, naming the request', async () => {
+    const remote = new Remote({ baseUrl: quietBase, workspaceId: 'main', token: 't' }, undefined, 300);
+    await expect(remote.get('/silent')).rejects.toThrow('GET /silent: the server sent nothing for 0 s; gave up');
+  });
+
+  it('gives up on an answer that stops halfway, and on a stream that does', async () => {
+    const remote = new Remote({ baseUrl: quietBase, workspaceId: 'main', token: 't' }, undefined, 300);
+    await expect(remote.get('/stalls')).rejects.toThrow('GET /stalls: the server sent nothing');
+    const res = await remote.open('GET', '/stalls/events');
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    await expect(reader.read()).rejects.toThrow('GET /stalls/events: the server sent nothing');
+  });
+});
