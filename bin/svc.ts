@@ -44,7 +44,7 @@ if (argv.length === 0 || (argv.length === 1 && argv[0] === 'serve')) {
     process.exit(1);
   });
 } else {
-  const [{ askOnStdin }, { main }] = await Promise.all([import('../functions/cli/ask.js'), import('../functions/cli/main.js')]);
+  const [{ askOnStdin }, { main }, { terminalGuard }] = await Promise.all([import('../functions/cli/ask.js'), import('../functions/cli/main.js'), import('../functions/cli/io.js')]);
   // `svc ... | head` closes the pipe early: that ends the command quietly, not with a stack trace.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -59,7 +59,8 @@ if (argv.length === 0 || (argv.length === 1 && argv[0] === 'serve')) {
     cwd: process.cwd(),
     isTty: process.stdout.isTTY === true,
   };
-  main(argv, io, { serve }).then(
+  // What the server sends is printed without the escape sequences a terminal would obey (io.ts).
+  main(argv, terminalGuard(io, io.isTty), { serve }).then(
     (code) => {
       // `svc serve` answers once it listens, and keeps running until a signal ends it.
       process.exitCode = code;

@@ -1,6 +1,6 @@
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import type { TokenView, UserView } from '../core/views/identity-views.js';
-import { connect, namedProfile, profilesOf, type ConnectionFlags } from './connection.js';
+import { connect, namedProfile, profilesOf, warnIfPlainHttp, type ConnectionFlags } from './connection.js';
 import { Remote } from './remote.js';
 import type { Io } from './io.js';
 
@@ -16,6 +16,7 @@ export async function workspaceAdd(name: string, workspaceId: string, baseUrl: s
   const token = flags.token ?? io.env.SVC_TOKEN ?? (await io.ask('token: ', { secret: true }))?.trim();
   if (!token) throw new CliError(EXIT.usage, 'no token: pass it in SVC_TOKEN, answer the prompt, or use --token');
   const url = baseUrl.replace(/\/+$/, '');
+  warnIfPlainHttp(url, io);
   // Refuse a profile that cannot work, with the reason (unreachable, token refused, no such workspace).
   if (flags.check) await new Remote({ baseUrl: url, workspaceId, token }).check();
   profilesOf(io).add({ name, workspaceId, baseUrl: url, token });

@@ -29,7 +29,24 @@ export function knownProfiles(profiles: Profiles): string {
   return names.length ? `the profiles are: ${names.join(', ')}` : 'there are no profiles yet (svc workspace add <name> <workspace_id> <base_url>)';
 }
 
-export function connect(flags: ConnectionFlags, io: Pick<Io, 'env'>): Remote {
+/**
+ * Warns when the token would cross the network in clear: an http:// URL whose host is not this
+ * machine's loopback. Anyone on the way (a café's Wi-Fi, a proxy) reads a Bearer token sent so.
+ */
+export function warnIfPlainHttp(baseUrl: string, io: Pick<Io, 'err'>): void {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return; // Refused where it is used, with the reason.
+  }
+  if (url.protocol !== 'http:') return;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)) return;
+  io.err(`svc: warning: ${url.origin} is plain http: the token crosses the network unencrypted, readable by anyone on the way; use https://`);
+}
+
+export function connect(flags: ConnectionFlags, io: Pick<Io, 'env' | 'err'>): Remote {
   const profiles = profilesOf(io);
   const profile = flags.workspace ? namedProfile(profiles, flags.workspace) : profiles.active();
   const baseUrl = flags.baseUrl ?? profile?.baseUrl;
@@ -39,5 +56,6 @@ export function connect(flags: ConnectionFlags, io: Pick<Io, 'env'>): Remote {
     const missing = [!baseUrl && 'base URL', !workspaceId && 'workspace id', !token && 'token'].filter(Boolean).join(', ');
     throw new CliError(EXIT.usage, `no ${missing}: run svc workspace add, or pass --base-url, --workspace-id and --token`);
   }
+  warnIfPlainHttp(baseUrl, io);
   return new Remote({ baseUrl, workspaceId, token });
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { CliError, EXIT, type ExitCode } from './errors.js';
-import { p, RemoteError, type Remote } from './remote.js';
+import { boundedLines, MAX_ANSWER_BYTES, p, RemoteError, type Remote } from './remote.js';
 import type { Io } from './io.js';
 import type { JobWithFlowStatus } from '../core/views/job-view.js';
 import { LiveOutput, LogLines } from './live-output.js';
@@ -50,8 +50,9 @@ export async function startRun(remote: Remote, kind: 'script' | 'flow', path: st
     throw new CliError(EXIT.failed, `no ${kind} ${path} in workspace ${remote.conn.workspaceId} (a ${other} runs with svc ${other} run)`);
   }
   // Labelled so the console's run list shows these runs as started from the CLI.
-  const res = await remote.open('POST', kind === 'script' ? `/jobs/run/p/${p(path)}` : `/jobs/run/f/${p(path)}`, args, { 'x-svc-trigger': 'cli' });
-  const text = await res.text();
+  const runPath = kind === 'script' ? `/jobs/run/p/${p(path)}` : `/jobs/run/f/${p(path)}`;
+  const res = await remote.open('POST', runPath, args, { 'x-svc-trigger': 'cli' });
+  const text = await remote.text(res, 'POST', runPath);
   try {
     return String(JSON.parse(text));
   } catch {
@@ -114,7 +115,8 @@ export async function followJob(remote: Remote, id: string, io: Io, opts: { step
       const open = async () => {
         const query = `fast=true&log_offset=${offsets.log}&stream_offset=${offsets.stream}`;
         const res = await remote.open('GET', `/jobs_u/getupdate_sse/${encodeURIComponent(id)}?${query}`, undefined, { accept: 'text/event-stream' });
-        return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+        const lines = boundedLines(MAX_ANSWER_BYTES, `the updates of job ${id}`);
+        return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(lines).pipeThrough(new EventSourceParserStream()).getReader();
       };
       let events = await open();
       for (;;) {

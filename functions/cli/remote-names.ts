@@ -1,4 +1,5 @@
-import { posix, resolve, sep } from 'node:path';
+import { lstatSync } from 'node:fs';
+import { join, posix, resolve, sep } from 'node:path';
 import { CliError, EXIT } from './errors.js';
 import { STATE_DIR } from './state.js';
 
@@ -38,6 +39,28 @@ export function assertInsideFolder(root: string, item: string, files: Iterable<s
     const why = unsafeFileName(file) ?? (resolve(base, file).startsWith(base + sep) ? null : 'it resolves outside the folder');
     if (why) {
       throw new CliError(EXIT.failed, `the server named a file outside the sync folder for ${item}: ${JSON.stringify(file)} (${why}); nothing was written`);
+    }
+  }
+}
+
+/**
+ * Throws when writing `file` under `root` would go through a symbolic link already in the folder
+ * (the file itself, or a directory on its way): a link a cloned repository brought along
+ * (`f/ops/hello.ts -> ~/.bashrc`, `f -> ~/.config/autostart`) would otherwise have a pull write
+ * the server's content wherever it points. Checked with the names, before anything is written.
+ */
+export function assertNoLinks(root: string, item: string, files: Iterable<string>): void {
+  for (const file of files) {
+    const segments = file.split('/');
+    for (let i = 1; i <= segments.length; i++) {
+      const at = segments.slice(0, i).join('/');
+      let link = false;
+      try {
+        link = lstatSync(join(root, at)).isSymbolicLink();
+      } catch {
+        break; // Not there yet: nothing below it is either.
+      }
+      if (link) throw new CliError(EXIT.failed, `${at} is a symbolic link: a pull writes no file through one (${item}: ${JSON.stringify(file)}); nothing was written`);
     }
   }
 }

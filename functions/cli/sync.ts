@@ -7,7 +7,8 @@ import { apps } from './kinds/apps.js';
 import { httpTriggers, schedules } from './kinds/triggers.js';
 import { flows } from './kinds/flows.js';
 import { scripts, scriptsWithoutLock } from './kinds/scripts.js';
-import { assertInsideFolder } from './remote-names.js';
+import { assertInsideFolder, assertNoLinks } from './remote-names.js';
+import { CliError, EXIT } from './errors.js';
 import { listLocalFiles, readLocal, scopeFilter, setAsideUnsupported } from './local-files.js';
 import { mapPool } from './pool.js';
 import { importWaves } from './import-order.js';
@@ -46,10 +47,28 @@ export async function readRemote(ctx: SyncContext): Promise<Map<string, RemoteSi
     for (const side of await h.fetchRemote(ctx)) {
       // Before anything is written: a name the server made up may not lead out of the folder.
       assertInsideFolder(ctx.root, `${h.kind} ${side.item.id}`, Object.keys(side.item.files));
+      assertOwnFiles(h, side.item.id, Object.keys(side.item.files), ctx);
       if (inScope(Object.keys(side.item.files))) remote.set(itemKey(h.kind, side.item.id), side);
     }
   }
   return remote;
+}
+
+/**
+ * A name the server made up may not put a file, even inside the folder, where the project keeps
+ * something else: a resource type named `.github/workflows/deploy` would be written as a CI
+ * workflow (`.github/workflows/deploy.resource-type.yaml`) that the user then commits. Every file
+ * of a remote item must be one a push reads back as that very item.
+ */
+function assertOwnFiles(h: KindHandler, id: string, files: string[], ctx: SyncContext): void {
+  const key = itemKey(h.kind, id);
+  // A codebase script's files are its own once its metadata file is there, as it will be.
+  const claiming: SyncContext = { ...ctx, localFiles: new Set([...(ctx.localFiles ?? []), ...files]) };
+  for (const file of files) {
+    const owner = CLAIM_ORDER.map((k) => ({ k, id: k.claim(file, claiming) })).find((c) => c.id !== null);
+    if (owner && itemKey(owner.k.kind, owner.id!) === key) continue;
+    throw new CliError(EXIT.failed, `the server named a file that is not where ${h.kind} ${JSON.stringify(id)} lives: ${JSON.stringify(file)} (${owner ? `it is ${owner.k.kind} ${owner.id}'s` : 'no item lives there'}); nothing was written`);
+  }
 }
 
 export async function readLocalSide(ctx: SyncContext): Promise<Omit<Sides, 'remote'>> {
@@ -200,6 +219,8 @@ export async function applyPush(changes: Change[], ctx: SyncContext, progress: P
 /** Writes the remote side into the project: new and changed items' files, deleted items' files removed. */
 export function applyPull(changes: Change[], ctx: SyncContext, progress: Progress): ApplyResult {
   const result: ApplyResult = { applied: [], failed: [], state: new Map() };
+  // Before anything is written: no file of the pull goes through a symbolic link in the folder.
+  for (const change of changes) if (change.op !== '-') assertNoLinks(ctx.root, `${change.kind} ${change.id}`, Object.keys(change.remote!.item.files));
   changes.forEach((change, i) => {
     if (change.local?.bundledFrom) {
       result.failed.push({ change, error: `${change.local.bundledFrom} is a codebase script: its remote version is a bundle, which a pull does not write over the sources` });

@@ -25,7 +25,9 @@ export function authRoutes(deps: CoreDeps) {
       httpOnly: true,
       // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).
       sameSite: 'Strict',
-      secure: new URL(c.req.url).protocol === 'https:',
+      // Behind a proxy that ends TLS the request reaches us as http: the proxy's X-Forwarded-Proto
+      // says what the browser used. A client that sets it itself only makes its own cookie stricter.
+      secure: new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto')?.split(',')[0].trim().toLowerCase() === 'https',
       path: '/',
       expires: new Date(session.expires_at),
     });
@@ -35,6 +37,8 @@ export function authRoutes(deps: CoreDeps) {
   r.post('/auth/logout', async (c) => {
     await logout(deps, c.get('principal'));
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    // The console's "Log out" is a plain form: the browser then shows the login page, not this text.
+    if (c.req.header('sec-fetch-mode') === 'navigate') return c.redirect('/login', 303);
     return c.text('logged out');
   });
 
@@ -48,7 +52,7 @@ export function authRoutes(deps: CoreDeps) {
   r.post('/users/create', async (c) => c.text((await createUser(deps, c.get('principal'), await readJsonBody(c))).username, 201));
   r.get('/users/list', async (c) => c.json(await listUsers(deps, c.get('principal'))));
   r.post('/users/setpassword', async (c) => {
-    await setPassword(deps, c.get('principal'), await readJsonBody(c));
+    await setPassword(deps, c.get('principal'), await readJsonBody(c), clientAddress(c));
     return c.text('password changed');
   });
 

@@ -67,6 +67,8 @@ function unescapeAttribute(value: string): string {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// Sec-Fetch-Mode of a page script's fetch(); a navigation is `navigate`, an image `no-cors`.
+const PAGE_SCRIPT_MODES = new Set(['cors', 'same-origin']);
 // A GET on these starts a job: as state-changing as a POST.
 const RUNNING_GETS = /^\/api\/w\/[^/]+\/jobs\/(run_wait_result|run_and_stream)\//;
 
@@ -78,10 +80,16 @@ const RUNNING_GETS = /^\/api\/w\/[^/]+\/jobs\/(run_wait_result|run_and_stream)\/
  * sends neither is not a browser page and cannot be forged into sending the cookie.
  */
 export function assertSameOrigin(req: { method: string; path: string; header(name: string): string | undefined }): void {
-  if (SAFE_METHODS.has(req.method) && !RUNNING_GETS.test(req.path)) return;
+  const runningGet = SAFE_METHODS.has(req.method) && RUNNING_GETS.test(req.path);
+  if (SAFE_METHODS.has(req.method) && !runningGet) return;
   const site = req.header('sec-fetch-site');
   if (site !== undefined) {
-    if (site === 'same-origin' || site === 'none') return;
+    if (site === 'none') return;
+    // A GET that runs a job is same-origin too when it is a link followed, a redirect or an image
+    // on one of our pages (a link in a job's logs, an approval form's markdown, the login's `next`):
+    // then whoever wrote the link chose the run, not the person whose session goes with it. Only
+    // a script of ours (fetch: mode cors or same-origin) or the person's own address bar (none) may.
+    if (site === 'same-origin' && (!runningGet || PAGE_SCRIPT_MODES.has(req.header('sec-fetch-mode') ?? ''))) return;
     throw crossOrigin();
   }
   const origin = req.header('origin');

@@ -116,6 +116,47 @@ describe('the login page after signing in', () => {
   });
 });
 
+describe('the login page and the API', () => {
+  it('never sends whoever signs in to a URL that runs a job', { timeout: 60_000 }, async () => {
+    // Attack: a link to the login page whose `next` is jobs/run_wait_result/...?payload=: once
+    // signed in, the page's own navigation carried the new session, same-origin, and ran the job.
+    const hash = await createScript(s, 'u/admin/by_link', 'bash', 'echo ran');
+    const runs = async () => ((await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/by_link`)).json()) as unknown[]).length;
+    const payload = Buffer.from('{}').toString('base64url');
+    for (const next of [`/api/w/${s.workspace}/jobs/run_wait_result/p/u/admin/by_link?payload=${payload}`, `/%61pi/w/${s.workspace}/jobs/run_wait_result/h/${hash}`]) {
+      const watched = await browser.newPage();
+      opened.push(watched);
+      const { page } = watched;
+      await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
+      await page.getByText('Sign in with an API token').click();
+      await page.getByLabel('API token').fill(s.token);
+      await page.getByRole('button', { name: 'Sign in with token' }).click();
+      await page.waitForURL((url) => url.pathname !== '/login');
+      await page.waitForLoadState();
+      expect(await runs(), next).toBe(0);
+      expect(new URL(page.url()).pathname, next).toBe(`/w/${s.workspace}`);
+    }
+  });
+});
+
+describe('logging out', () => {
+  it('ends the session on the server from every console page, and opens the login page', { timeout: 60_000 }, async () => {
+    // Attack: a console with no way out. A person on a shared computer could only close the tab,
+    // and their session stayed valid for 7 days to whoever opened the browser next.
+    const page = await signedInPage(`/w/${s.workspace}/runs`);
+    const session = (await browser.context.cookies(s.url)).find((c) => c.name === 'svc_session')!.value;
+    const asSession = () => s.fetch('/api/users/whoami', { token: null, headers: { cookie: `svc_session=${session}` } });
+    expect((await asSession()).status).toBe(200);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL((url) => url.pathname === '/login');
+    expect((await browser.context.cookies(s.url)).find((c) => c.name === 'svc_session')).toBeUndefined();
+    // Not only the cookie: the session itself is gone, for a copy of it too.
+    expect((await asSession()).status).toBe(401);
+    await page.goto(`${s.url}/w/${s.workspace}/runs`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+  });
+});
+
 describe('runs that read well', () => {
   it('lists a flow run without its steps until "Show flow steps and sub-flows" is ticked', { timeout: 60_000 }, async () => {
     const flow = await s.post(`${ws()}/flows/create`, {

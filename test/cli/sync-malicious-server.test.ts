@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +91,24 @@ describe('svc sync pull from a malicious server', () => {
     ['a flow path', '/tmp/escaped_flow', (path, b) => (path.startsWith('/flows/list') ? b.map((x: any) => ({ ...x, path: '/tmp/escaped_flow' })) : path.startsWith('/flows/get/') ? { ...b, path: '/tmp/escaped_flow' } : b)],
     ['an app path', 'u/../../../../../../escaped_app', (path, b) => (path.startsWith('/apps/list') ? b.map((x: any) => ({ ...x, path: 'u/../../../../../../escaped_app' })) : path.startsWith('/apps/get/') ? { ...b, path: 'u/../../../../../../escaped_app' } : b)],
   ];
+  // Inside the folder, but where the project keeps something else: a CI workflow the user commits.
+  const misplaced: Array<[string, string, (path: string, body: any) => any]> = [
+    ['a resource type name', '.github/workflows/evil', (path, b) => (path.startsWith('/resources/type/list') ? b.map((t: any) => ({ ...t, name: '.github/workflows/evil' })) : b)],
+    ['a script path', '.github/workflows/deploy', (path, b) => (path === '/scripts/list' ? b.map((x: any) => ({ ...x, path: '.github/workflows/deploy' })) : path.startsWith('/scripts/get/') ? { ...b, path: '.github/workflows/deploy' } : b)],
+    ['a flow path', '.github/workflows/ci', (path, b) => (path.startsWith('/flows/list') ? b.map((x: any) => ({ ...x, path: '.github/workflows/ci' })) : path.startsWith('/flows/get/') ? { ...b, path: '.github/workflows/ci' } : b)],
+  ];
+  for (const [what, name, attack] of misplaced) {
+    it(`refuses ${what} that puts a file where no such item lives (${name}), and writes nothing`, async () => {
+      rewrite = attack;
+      const r = await pull();
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toContain(name);
+      expect(r.stderr).toMatch(/is not where .* lives/);
+      expect(r.inside, what).toEqual([]);
+      expect(r.outside, what).toEqual([]);
+    });
+  }
+
   for (const [what, name, attack] of attacks) {
     it(`refuses ${what} that leaves the folder, naming it, and writes nothing`, async () => {
       rewrite = attack;
@@ -100,6 +118,43 @@ describe('svc sync pull from a malicious server', () => {
       expect(r.stderr).toContain(name);
       expect(r.stderr).toMatch(/outside the sync folder/);
       expect(r.inside, what).toEqual([]);
+    });
+  }
+});
+
+describe('svc sync pull into a folder with symbolic links', () => {
+  // Attack: a cloned repository brings a link where a pull will write an item's file (the file
+  // itself, or a directory on its way); the pull wrote the server's content wherever it pointed.
+  for (const [what, link] of [
+    ['a script file', join('f', 'ops', 'hello.ts')],
+    ['a folder', 'f'],
+  ] as const) {
+    it(`writes nothing through ${what} that is a link, and says which`, async () => {
+      rewrite = (_p, b) => b;
+      const base = mkdtempSync(join(tmpdir(), 'svc-links-'));
+      try {
+        const dir = join(base, 'project');
+        const victim = join(base, 'victim');
+        mkdirSync(dir);
+        mkdirSync(join(victim, 'ops'), { recursive: true });
+        writeFileSync(join(victim, 'bashrc'), 'mine\n');
+        const env = { SVC_CONFIG_DIR: join(base, 'config') };
+        expect((await runCli(['init'], { cwd: dir, env })).code).toBe(0);
+        mkdirSync(join(dir, 'f', 'ops'), { recursive: true });
+        if (link === 'f') {
+          rmSync(join(dir, 'f'), { recursive: true });
+          symlinkSync(victim, join(dir, 'f'));
+        } else {
+          symlinkSync(join(victim, 'bashrc'), join(dir, link));
+        }
+        const r = await runCli(['sync', 'pull', '--yes', '--base-url', proxyUrl, '--workspace-id', ws, '--token', server().token], { cwd: dir, env });
+        expect(r.code, r.stderr).not.toBe(0);
+        expect(r.stderr).toContain(`${link} is a symbolic link`);
+        expect(readFileSync(join(victim, 'bashrc'), 'utf8')).toBe('mine\n');
+        expect(filesUnder(victim)).toEqual(['bashrc']);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
     });
   }
 });

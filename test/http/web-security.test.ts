@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, type TestServer } from './harness.js';
 
@@ -14,6 +15,20 @@ beforeAll(async () => {
   s = await startServer();
 });
 afterAll(() => s?.stop());
+
+/** A GET with exactly these headers: fetch() sets Sec-Fetch-Mode itself (always `cors`). */
+function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(s.url + path, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 async function runSync(path: string, result: string): Promise<Response> {
   await createScript(s, path, 'bun', `export function main() { return ${result}; }`);
@@ -101,6 +116,25 @@ describe('session cookie', () => {
     const get = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/web/count`, { token: null, headers: { cookie, 'sec-fetch-site': 'cross-site' } });
     expect(get.status).toBe(403);
     expect(await runs()).toBe(before);
+  });
+
+  it('does not start a run from a GET that is a link followed or an image on one of its own pages', async () => {
+    // Attack: a link on a page of the service (a job's logs, an approval form's markdown, the login
+    // page's `next`) to jobs/run_wait_result/...?payload= is same-origin when followed: the run
+    // was the link author's choice, made with the session of whoever clicked it.
+    const before = await runs();
+    for (const mode of ['navigate', 'no-cors']) {
+      const res = await rawGet(`${ws()}/jobs/run_wait_result/p/f/web/count`, { cookie, 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': mode });
+      expect(res.status, mode).toBe(403);
+      expect(JSON.parse(res.body).error.code).toBe('cross_origin_request');
+    }
+    expect(await runs()).toBe(before);
+    // A page's script may (fetch), and so may the person typing the URL (Sec-Fetch-Site: none).
+    for (const headers of [{ 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' }, { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' }]) {
+      const res = await rawGet(`${ws()}/jobs/run_wait_result/p/f/web/count`, { cookie, ...headers });
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+    }
+    expect(await runs()).toBe(before + 2);
   });
 
   it('still runs for the service\'s own pages and for token clients', async () => {

@@ -32,7 +32,12 @@ export const loginBody = z.object({
 
 export const tokenLoginBody = z.object({ token: z.string().min(1).max(1024) }).strict();
 
-export const setPasswordBody = z.object({ password });
+export const setPasswordBody = z.object({
+  password,
+  // Required once the user has a password: a session someone else holds (a browser left open, a
+  // stolen cookie) must not be enough to take the account over.
+  current_password: z.string().max(1024).optional(),
+});
 
 export type UserView = Omit<User, 'password_hash'>;
 
@@ -133,12 +138,26 @@ export async function logout(deps: Pick<CoreDeps, 'store'>, principal: Principal
   if (principal.via === 'session' && principal.tokenHash) await deps.store.deleteToken(principal.tokenHash);
 }
 
-export async function setPassword(deps: Pick<CoreDeps, 'store'>, principal: Principal, body: unknown): Promise<void> {
+export async function setPassword(deps: Pick<CoreDeps, 'store' | 'clock'>, principal: Principal, body: unknown, address: string | null = null): Promise<void> {
   requireFullIdentity(principal, 'changing a password');
   const input = parseBody(setPasswordBody, body);
   const user = await deps.store.getUser(principal.username);
   if (!user) throw notFound(`user ${principal.username}`);
+  if (user.password_hash !== null) {
+    if (input.current_password === undefined) throw badRequest('invalid_request', 'current_password: the password you have now is required to change it', { field: 'current_password' });
+    // Counted like a login, so a held session cannot be used to guess the password.
+    await assertLoginAllowed(deps, user.username, address);
+    if (!(await verifyPassword(input.current_password, user.password_hash))) {
+      await recordLoginFailure(deps, user.username, address);
+      throw new ApiError(403, 'invalid_credentials', 'current_password: not your current password');
+    }
+  }
   if (!(await deps.store.updateUser({ ...user, password_hash: await hashPassword(input.password) }))) throw notFound(`user ${principal.username}`);
+  // A new password is how a person takes their account back: every other browser session of theirs
+  // (one opened with the old password, or a stolen cookie) ends now; the one that changed it stays.
+  for (const t of await deps.store.listTokens(principal.username)) {
+    if (t.kind === 'session' && t.token_hash !== principal.tokenHash) await deps.store.deleteToken(t.token_hash);
+  }
 }
 
 export async function requireUser(deps: Pick<CoreDeps, 'store'>, name: string, field = 'username'): Promise<User> {

@@ -20,7 +20,7 @@ import { HIGHLIGHT_STYLE } from './highlight.js';
 export const CONSOLE_STYLE = [
   ':root{color-scheme:light;font-family:system-ui,sans-serif;--ok:#1b5e20;--bad:#b00020;--wait:#8a5a00;--run:#0d47a1;--muted:#555}',
   'body{margin:0}main{max-width:80rem;margin:0 auto;padding:1rem}',
-  'nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center;padding:.6rem 1rem;background:#20232a;color:#fff}nav a{color:#fff}',
+  'nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center;padding:.6rem 1rem;background:#20232a;color:#fff}nav a{color:#fff}nav form{margin:0}nav form button{padding:.15rem .6rem}',
   'a{color:#0b57d0}a:focus,button:focus,input:focus,select:focus,textarea:focus,summary:focus{outline:3px solid #f9ab00;outline-offset:1px}',
   'h1{font-size:1.4rem;word-break:break-all}h2{font-size:1.1rem}',
   'table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd;font-size:.9em;vertical-align:top}',
@@ -90,7 +90,7 @@ export function renderPage(p: PageFrame): string {
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">
 <title>${p.title} — svc</title><style>${raw(CONSOLE_STYLE)}</style>${p.libraryStyle ? html`<style>${raw(p.libraryStyle)}</style>` : ''}</head>
 <body data-workspace="${p.workspace}"${data}>
-<nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/w/${ws}/schedules">Schedules</a><a href="/w/${ws}/variables">Variables</a><a href="/w/${ws}/resources">Connections</a><a href="/w/${ws}/folders">Folders</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span></nav>
+<nav aria-label="Console"><strong>svc</strong><a href="/w/${ws}">${p.workspace}</a><a href="/w/${ws}/runs">Runs</a><a href="/w/${ws}/schedules">Schedules</a><a href="/w/${ws}/variables">Variables</a><a href="/w/${ws}/resources">Connections</a><a href="/w/${ws}/folders">Folders</a><a href="/approvals">Approvals</a><a href="/w/${ws}/settings">Settings</a><span class="muted">${p.username}</span><form method="post" action="/api/auth/logout"><button type="submit">Log out</button></form></nav>
 <main>${p.body}</main>
 ${libraries.map((l) => html`<script src="${l.url}" integrity="sha256-${l.hash}"></script>`)}${p.script ? html`<script>${raw(p.script.text)}</script>` : ''}</body></html>`.toString();
 }

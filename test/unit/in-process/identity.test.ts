@@ -55,6 +55,63 @@ describe('users and sessions', () => {
     expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie } })).status).toBe(401);
   });
 
+  it('ends every other session of a user whose password changes, and keeps the one that changed it', async () => {
+    // Attack: a session cookie stolen (or a browser left signed in elsewhere) outlives the victim's
+    // password change, the one thing a person does to take their account back.
+    await s.post('/api/users/create', { username: 'pat', email: 'pat@example.com', password: 'old password' });
+    const stolen = await login('pat@example.com', 'old password');
+    const own = await login('pat@example.com', 'old password');
+    const headers = { cookie: own, 'content-type': 'application/json' };
+    const token = await (await s.fetch('/api/users/tokens/create', { ...json({ label: 'laptop' }), token: null, headers })).text();
+    const changed = await s.fetch('/api/users/setpassword', { ...json({ password: 'new password', current_password: 'old password' }), token: null, headers: { ...headers, 'sec-fetch-site': 'same-origin' } });
+    expect(changed.status).toBe(200);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: stolen } })).status).toBe(401);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: own } })).status).toBe(200);
+    // API tokens are the user's own, made on purpose and deleted one by one: they stay.
+    expect((await s.fetch('/api/users/whoami', { token })).status).toBe(200);
+    // A change made with a token ends every session.
+    const again = await login('pat@example.com', 'new password');
+    expect((await s.fetch('/api/users/setpassword', { ...json({ password: 'newer password', current_password: 'new password' }), token })).status).toBe(200);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: again } })).status).toBe(401);
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: own } })).status).toBe(401);
+  });
+
+  it('changes a password only for someone who knows it, counting wrong guesses like logins', async () => {
+    // Attack: whoever holds a session for a moment (a browser left open, a stolen cookie) sets a
+    // password of their own and, since a change ends the other sessions, keeps the account.
+    await s.post('/api/users/create', { username: 'quinn', email: 'quinn@example.com', password: 'quinn password' });
+    const cookie = await login('quinn@example.com', 'quinn password');
+    const change = (body: object) => s.fetch('/api/users/setpassword', { ...json(body), token: null, headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' } });
+    const missing = await change({ password: 'taken over' });
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error.field).toBe('current_password');
+    const wrong = await change({ password: 'taken over', current_password: 'a guess' });
+    expect(wrong.status).toBe(403);
+    expect((await wrong.json()).error.code).toBe('invalid_credentials');
+    // Nothing changed: the old password still logs in, and the session is still there.
+    await login('quinn@example.com', 'quinn password');
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie } })).status).toBe(200);
+    // The held session is no way around the login limit: the account locks, for this form too.
+    for (let i = 0; i < 20; i++) expect((await change({ password: 'taken over', current_password: `guess ${i}` })).status).toBe(403);
+    expect((await change({ password: 'taken over', current_password: 'quinn password' })).status).toBe(429);
+    expect((await s.fetch('/api/auth/login', { ...json({ email: 'quinn', password: 'quinn password' }), token: null })).status).toBe(429);
+    s.clock.advance(16 * 60_000);
+    expect((await change({ password: 'quinn password 2', current_password: 'quinn password' })).status).toBe(200);
+    // The bootstrap admin has no password yet: it sets one without.
+    expect((await s.post('/api/users/setpassword', { password: 'admin password' })).status).toBe(200);
+    expect((await s.post('/api/users/setpassword', { password: 'admin password 2' })).status).toBe(400);
+  });
+
+  it('marks the session cookie Secure when the browser came by https through a proxy that ends TLS', async () => {
+    // Attack: behind such a proxy the request arrives as http, and the cookie lacked Secure: one
+    // http:// request to the host (a link, a downgrade) carried the session in clear.
+    const res = await s.fetch('/api/auth/login', { ...json({ email: 'carol@example.com', password: 'correct horse' }), token: null, headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('set-cookie')).toMatch(/;\s*Secure/i);
+    const plain = await s.fetch('/api/auth/login', { ...json({ email: 'carol@example.com', password: 'correct horse' }), token: null });
+    expect(plain.headers.get('set-cookie')).not.toMatch(/;\s*Secure/i);
+  });
+
   it('lets only an instance admin create users, and refuses bad user input', async () => {
     const carol = await login('carol@example.com', 'correct horse');
     const asCarol = await s.fetch('/api/users/create', { ...json({ username: 'mallory', email: 'm@example.com', password: 'password1' }), token: null, headers: { cookie: carol, 'content-type': 'application/json' } });

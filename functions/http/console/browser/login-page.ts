@@ -17,10 +17,21 @@ const input = (f: HTMLFormElement, name: string) => f.elements.namedItem(name) a
  * Where to go once signed in: `next` from the query, only a URL of this site (never an open
  * redirect). Resolved the way the browser will resolve it, since a prefix check is not enough:
  * "/\evil.example" starts with one slash, yet the URL parser reads the backslash as a slash.
+ * Never an API URL either: this navigation is the site's own, so it carries the new session and
+ * passes the same-origin check, and some GETs act (`jobs/run_wait_result/...?payload=` starts a
+ * job): a link to the login page would otherwise make whoever signs in run what it names. The
+ * server decodes the path before routing (`/%61pi/...` is `/api/...`), so the check does too.
  */
 function nextPath(): string {
   const next = new URL(new URLSearchParams(location.search).get('next') ?? '/', location.origin);
-  return next.origin === location.origin ? next.pathname + next.search + next.hash : '/';
+  if (next.origin !== location.origin) return '/';
+  let path: string;
+  try {
+    path = decodeURIComponent(next.pathname);
+  } catch {
+    return '/';
+  }
+  return /^\/+api(\/|$)/i.test(path) ? '/' : next.pathname + next.search + next.hash;
 }
 
 function submit(body: Parameters<typeof signIn>[0]): void {
