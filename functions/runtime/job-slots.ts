@@ -181,6 +181,11 @@ export class JobSlots {
       throw new Error('the job slots are closed');
     }
     const [api, proxy] = slot.servers;
+    // One job's connections through each listener, so that no job can take the service's
+    // connections (SVC_MAX_CONNECTIONS) or descriptors from the others: every API connection a
+    // job opens is one the service accepts, on loopback, where no per-client bound applies.
+    api!.maxConnections = JOB_MAX_CONNECTIONS;
+    proxy!.maxConnections = JOB_MAX_CONNECTIONS;
     api!.on('connection', (socket: Socket) => this.handlers.api(socket));
     proxy!.on('connection', (socket: Socket) => this.handlers.proxy(socket));
     return slot;
@@ -194,6 +199,9 @@ export class JobSlots {
     removeLater(slot.root);
   }
 }
+
+/** Connections one job's process may hold open at once to the API, and as many out through the egress proxy. */
+export const JOB_MAX_CONNECTIONS = 64;
 
 /** Removed once no sandbox can be starting with a copy of its (now unmounted) mounts. */
 function removeLater(path: string): void {

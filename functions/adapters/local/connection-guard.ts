@@ -12,7 +12,11 @@ import type { Socket } from 'node:net';
 export interface ConnectionLimits {
   /** Connections open at once, from everyone (0: no bound). */
   maxConnections: number;
-  /** Connections open at once from one peer address (0: no bound; behind a proxy every client has its address). */
+  /**
+   * Connections open at once from one peer address other than this machine's (0: no bound).
+   * Loopback peers are this machine: the jobs' API bridge (job-slots.ts bounds each job's own
+   * connections), a proxy in front of the service, local tools; they count towards the total only.
+   */
   maxPerClient: number;
   /** How long a request body may go without a byte arriving before the request is answered 408 and its connection closed. */
   bodyIdleMs: number;
@@ -28,6 +32,7 @@ function boundPerClient(server: Server, max: number): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const peer = socket.remoteAddress ?? '';
+    if (isLoopback(peer)) return;
     const count = (open.get(peer) ?? 0) + 1;
     if (count > max) {
       socket.destroy();
@@ -40,6 +45,10 @@ function boundPerClient(server: Server, max: number): void {
       else open.delete(peer);
     });
   });
+}
+
+function isLoopback(address: string): boolean {
+  return address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.');
 }
 
 interface BodyWatch {
