@@ -113,6 +113,13 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     if (CHAT_CALLBACKS.test(c.req.path)) return next();
     // Resume and cancel URLs carry their own secret (spec 5.6); a login only adds who approves.
     if (SIGNED_PATHS.test(c.req.path) && !credentials.bearer && !credentials.session) return next();
+    // Logging out with a session that already ended (expired, or ended elsewhere) still logs out:
+    // the cookie goes and the browser lands on the login page, not on a 401.
+    if (c.req.path === '/api/auth/logout' && !credentials.bearer) {
+      const principal = await authenticate(deps, credentials).catch(() => undefined);
+      if (principal) c.set('principal', principal);
+      return next();
+    }
     c.set('principal', await authenticate(deps, credentials));
     await next();
   });

@@ -4,6 +4,7 @@ import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoa
 import { createToken, deleteToken, listTokens } from '../core/identity/tokens.js';
 import { listOutbox } from '../core/identity/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
+import type { Principal } from '../core/identity/auth.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
 import { clientAddress } from './client-address.js';
@@ -35,7 +36,8 @@ export function authRoutes(deps: CoreDeps) {
   });
 
   r.post('/auth/logout', async (c) => {
-    await logout(deps, c.get('principal'));
+    const principal = c.get('principal') as Principal | undefined;
+    if (principal) await logout(deps, principal);
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     // The console's "Log out" is a plain form: the browser then shows the login page, not this text.
     if (c.req.header('sec-fetch-mode') === 'navigate') return c.redirect('/login', 303);

@@ -53,6 +53,11 @@ describe('users and sessions', () => {
 
     expect((await s.fetch('/api/auth/logout', { method: 'POST', token: null, headers: { cookie } })).status).toBe(200);
     expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie } })).status).toBe(401);
+    // The console's Log out button with a session that already ended: still to the login page, the cookie cleared.
+    const again = await s.fetch('/api/auth/logout', { method: 'POST', token: null, redirect: 'manual', headers: { cookie, 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' } });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/login');
+    expect(again.headers.get('set-cookie')).toMatch(/svc_session=;/);
   });
 
   it('ends every other session of a user whose password changes, and keeps the one that changed it', async () => {
