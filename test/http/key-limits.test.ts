@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, waitForJob, type TestServer } from './harness.js';
 
 /**
- * Names past the stores' key limits, sent through the API. The local shell takes a key of any
- * length; DynamoDB refuses a sort key over 1,024 bytes (bytes, not characters: one Chinese
- * character is 3), so a name the core let through became a 500 on AWS. Both shells must answer
- * alike: a 4xx, or the run done.
+ * Names past the stores' key limits, sent through the API (docs/api.md, Errors: names are at most 1,000 bytes). The
+ * local shell takes a key of any length; DynamoDB refuses a sort key over 1,024 bytes (bytes, not
+ * characters: one Chinese character is 3), so a name the core let through became a 500 on AWS,
+ * or a run stored and never started. Both shells must answer alike: a 4xx, or the run done.
  */
 
 let s: TestServer;
@@ -18,6 +18,8 @@ afterAll(() => s?.stop());
 type Json = Record<string, any>;
 const ws = () => `/api/w/${s.workspace}`;
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+/** 1,200 bytes in 400 characters: within every character count, past DynamoDB's 1,024-byte keys. */
+const WIDE = '中'.repeat(400);
 
 async function start(path: string, args: unknown): Promise<string> {
   const res = await s.post(`${ws()}/jobs/run/p/${path}`, args);
@@ -53,4 +55,40 @@ describe('a concurrency key filled in from an argument', () => {
     const lone = await waitForJob(s, await start('u/admin/per_tenant', { tenant: 'a\ud800b' }));
     expect(lone).toMatchObject({ status: 'success', result: 3, concurrency_key: 'tenant-a\ufffdb' });
   });
+});
+
+describe('a name longer than any key, sent where a name is looked up', () => {
+  it("a flow's gate naming a chat connection: 400, no connection of that name", async () => {
+    const gate = { type: 'consentgate', approvers: ['admin'], message: 'ok?', notify: [{ channel: 'chat', resource: WIDE, channel_id: 'C1' }] };
+    const res = await s.post(`${ws()}/flows/create`, { path: 'u/admin/wide_chat', value: { modules: [{ id: 'gate', value: gate }] } });
+    const body = await res.text();
+    expect(res.status, body).toBe(400);
+    expect(body).toContain('has no chat connection');
+  });
+
+  it('a route naming its secret variable: 400, no such variable', async () => {
+    const script = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/routed', language: 'bun', content: 'export function main() { return 1 }' });
+    expect(script.status).toBe(201);
+    const res = await s.post(`${ws()}/http_triggers/create`, {
+      path: 'u/admin/wide_route',
+      route_path: 'wide',
+      http_method: 'post',
+      script_path: 'u/admin/routed',
+      authentication_method: 'api_key',
+      secret_variable: `u/admin/${WIDE}`,
+    });
+    const body = await res.text();
+    expect(res.status, body).toBe(400);
+    expect(body).toContain('does not exist');
+  });
+
+  it("a flow step naming a script version by hash: the flow fails with ScriptNotFound, as for any unknown hash", async () => {
+    const step = { id: 'a', value: { type: 'script', path: 'u/admin/routed', hash: WIDE, input_transforms: {} } };
+    const created = await s.post(`${ws()}/flows/create`, { path: 'u/admin/wide_hash', value: { modules: [step] } });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const job: Json = await waitForJob(s, await start('u/admin/wide_hash', {}), 60_000);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job.result)).toContain('ScriptNotFound');
+  });
+
 });
