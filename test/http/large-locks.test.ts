@@ -50,4 +50,14 @@ describe('a lock past 64 KB', () => {
     const job = await waitForJob(s, await run.text(), 170_000);
     expect(job, JSON.stringify(job.result)).toMatchObject({ status: 'success', result: WIDTH - 1 });
   }, 240_000);
+
+  it('is taken back as given: a version created with the lock another one stored (what svc sync pull, then push, sends) runs', async () => {
+    const stored = (await (await s.fetch(`${ws()}/scripts/get/p/u/admin/wide`)).json()).lock as string;
+    const res = await s.post(`${ws()}/scripts/create`, { path: 'u/admin/wide_again', language: 'bun', lock: stored, content: "import { last } from 'svc-test-wide';\nexport function main() { return last + 1; }\n" });
+    expect(res.status, (await res.clone().text()).slice(0, 300)).toBe(201);
+    expect((await (await s.fetch(`${ws()}/scripts/get/p/u/admin/wide_again`)).json()).lock).toBe(stored);
+    const run = await s.post(`${ws()}/jobs/run/p/u/admin/wide_again`, {});
+    const job = await waitForJob(s, await run.text(), 170_000);
+    expect(job, JSON.stringify(job.result)).toMatchObject({ status: 'success', result: WIDTH });
+  }, 240_000);
 });
