@@ -76,7 +76,18 @@ export async function handler(event: unknown): Promise<ResolveAnswer | { ok: boo
   const { installers, blobs } = await builderFromEnv();
   const request: BuilderRequest = parsed.data;
   if (request.action === 'resolve') return installers.resolve(request.ecosystem, request.requirements);
-  return build(installers, blobs, request.ecosystem, request.lock);
+  const lock = request.lock ?? (await storedLock(blobs, request.ecosystem, request.lock_object!));
+  if (lock === null) return { ok: false, message: `the lock ${request.lock_object} is not in the bucket, or is not the lock its name says` };
+  return build(installers, blobs, request.ecosystem, lock);
+}
+
+/** A lock too long for the request, put in the bucket by the api under its tree's key: read, and checked to be that tree's. */
+async function storedLock(blobs: BlobStore, ecosystem: Ecosystem, object: string): Promise<string | null> {
+  const body = await blobs.get(object);
+  if (!body) return null;
+  const lock = new TextDecoder().decode(body);
+  const key = treeKey(ecosystem, lock);
+  return key && treeObjects(ecosystem, key).lock === object ? lock : null;
 }
 
 async function build(installers: LocalDependencies, blobs: BlobStore, ecosystem: Ecosystem, lock: string): Promise<{ ok: boolean; key: string | null }> {

@@ -8,7 +8,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { CoreDeps } from '../core/deps.js';
-import type { CodeRunner } from '../ports.js';
+import type { BlobStore, CodeRunner } from '../ports.js';
 import { goTargetFromEnv, UploadedGoBinaries, withGoBinaryUrls } from '../adapters/aws/go-binaries.js';
 import { createLambdaSandboxRunner, lambdaInvoke } from '../adapters/aws/lambda-sandbox-runner.js';
 import type { SandboxInvoke } from '../adapters/aws/sandbox-protocol.js';
@@ -92,17 +92,17 @@ export const awsShell = once(async (): Promise<AwsShell> => {
     // Go binaries are built by the CLI for the sandbox's architecture and kept in the bucket.
     compiler: new UploadedGoBinaries(blobs, goTargetFromEnv(process.env)),
     // Packages are resolved and built by the builder function, kept in the bucket by lock.
-    dependencies: dependencyBuilder(config),
+    dependencies: dependencyBuilder(config, blobs),
   };
   const sandboxRunner = (invoke: SandboxInvoke) =>
     withDependencyUrls(withGoBinaryUrls(createLambdaSandboxRunner(withPayloadOffload(invoke, s3, config.bucketName)), s3, config.bucketName), blobs, { maxWaitMs: config.dependencies.buildWaitMs });
   return { config, deps, secrets, flowRunner, sandboxRunner };
 });
 
-function dependencyBuilder(config: AwsConfig): BuiltDependencies | null {
+function dependencyBuilder(config: AwsConfig, blobs: BlobStore): BuiltDependencies | null {
   const { builderFunction } = config.dependencies;
   const invoke = builderOverride ?? (builderFunction ? lambdaBuilderInvoke(traced(new LambdaClient({})), builderFunction) : null);
-  return invoke ? new BuiltDependencies(invoke, config.dependencies) : null;
+  return invoke ? new BuiltDependencies(invoke, config.dependencies, blobs) : null;
 }
 
 /**

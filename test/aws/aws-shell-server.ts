@@ -410,8 +410,8 @@ async function useDependencyBuilderInProcess(): Promise<void> {
   const { handler } = await import('../../functions/handlers/dependency-builder.js');
   useDependencyBuilder({
     resolve: async (ecosystem, requirements) => (await handler({ action: 'resolve', ecosystem, requirements })) as ResolveAnswer,
-    startBuild: async (ecosystem, lock) => {
-      handler({ action: 'build', ecosystem, lock }).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'dependency build failed', error: String(error) })));
+    startBuild: async (request) => {
+      handler({ action: 'build', ...request }).catch((error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'dependency build failed', error: String(error) })));
     },
   });
 }

@@ -211,6 +211,32 @@ describe('DynamoStore with S3 offload: large payloads', () => {
     const left = (await objectsUnder(`_store/scripts/${ws}/`)).filter((o) => o.body !== '');
     expect(left.map((o) => o.key)).toEqual([expect.stringContaining(`/${bigSchema.hash}/schema-`)]);
   });
+
+  it("round-trips a version whose dependency lock alone is past an item's size (npm's lock of a large tree), and blanks it with its path", async () => {
+    // What resolving a script's imports writes: npm's package-lock.json of the whole tree, never
+    // bounded by the API. It was stored inline beside the content, and the version's item passed
+    // DynamoDB's 400 KB: the create failed with a 500.
+    const ws = uid('ws');
+    const lock = JSON.stringify({
+      lockfileVersion: 3,
+      packages: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`node_modules/p${i}`, { version: '1.0.0', resolved: `https://registry.npmjs.org/p${i}/-/p${i}-1.0.0.tgz`, integrity: `sha512-${text(`i${i}`, 88)}` }])),
+    });
+    expect(Buffer.byteLength(lock)).toBeGreaterThan(400 * KB);
+    const v = aScriptVersion(ws, 'f/deps/big_lock', { lock });
+    expect(await h.store.insertScriptVersion(v, null)).toBe(true);
+    expect(await h.store.getLatestScript(ws, v.path)).toEqual(v);
+    expect(await h.store.getScriptByHash(ws, v.hash)).toEqual(v);
+    expect(await h.store.listLatestScripts(ws)).toEqual([v]);
+    // A small lock next stays inline, and the head no longer names the big one.
+    const next = aScriptVersion(ws, v.path, { parent_hash: v.hash, lock: '{"lockfileVersion":3,"packages":{}}' });
+    expect(await h.store.insertScriptVersion(next, v.hash)).toBe(true);
+    expect(await h.store.getLatestScript(ws, v.path)).toEqual(next);
+    expect(await h.store.getScriptByHash(ws, v.hash)).toEqual(v);
+    expect((await objectsUnder(`_store/scripts/${ws}/${v.hash}/`)).map((o) => o.key)).toEqual([expect.stringContaining('/lock-')]);
+
+    expect(await h.store.deleteScriptPath(ws, v.path)).toBe(2);
+    expect((await objectsUnder(`_store/scripts/${ws}/`)).filter((o) => o.body !== '')).toEqual([]);
+  });
 });
 
 // Without a BlobStore, and the limits only the DynamoDB shell has: the 400 KB item and the 100-item transaction.

@@ -14,22 +14,37 @@ import { treeKey } from '../../runtime/dependencies/tree-keys.js';
  * holds no credentials, and unpacks it once per warm environment.
  */
 
+/**
+ * The longest lock a build request carries itself. A Lambda Event invocation takes at most 256 KB,
+ * and npm's lock of a large tree is more: a longer lock is put in the bucket beside the tree it
+ * makes (`deps/<ecosystem>/<tree key>.lock`) and the request names that object instead.
+ */
+export const INLINE_LOCK_CHARS = 64 * 1024;
+
 export const builderRequestSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('resolve'), ecosystem: z.enum(['npm', 'pypi']), requirements: z.record(z.string(), z.string()) }),
-  z.object({ action: z.literal('build'), ecosystem: z.enum(['npm', 'pypi']), lock: z.string().max(64 * 1024) }),
+  z
+    .object({
+      action: z.literal('build'),
+      ecosystem: z.enum(['npm', 'pypi']),
+      lock: z.string().max(INLINE_LOCK_CHARS).optional(),
+      lock_object: z.string().regex(/^deps\/(npm|pypi)\/[0-9a-f]{32}\.lock$/).optional(),
+    })
+    .refine((r) => (r.lock === undefined) !== (r.lock_object === undefined), 'a build names its lock or the object holding it, one of the two'),
 ]);
 export type BuilderRequest = z.infer<typeof builderRequestSchema>;
+export type BuildRequest = Extract<BuilderRequest, { action: 'build' }>;
 export type ResolveAnswer = { ok: true; lock: string } | { ok: false; message: string };
 
 /** How the api reaches the builder: awaited for a resolution, started and left for a build. */
 export interface DependencyBuilderInvoke {
   resolve(ecosystem: Ecosystem, requirements: Record<string, string>): Promise<ResolveAnswer>;
-  startBuild(ecosystem: Ecosystem, lock: string): Promise<void>;
+  startBuild(request: Omit<BuildRequest, 'action'>): Promise<void>;
 }
 
-/** Where a tree's archive and its build error are kept in the bucket. */
-export function treeObjects(ecosystem: Ecosystem, key: string): { archive: string; error: string } {
-  return { archive: `deps/${ecosystem}/${key}.tgz`, error: `deps/${ecosystem}/${key}.error.txt` };
+/** Where a tree's archive, its build error and (when too long for the request) its lock are kept in the bucket. */
+export function treeObjects(ecosystem: Ecosystem, key: string): { archive: string; error: string; lock: string } {
+  return { archive: `deps/${ecosystem}/${key}.tgz`, error: `deps/${ecosystem}/${key}.error.txt`, lock: `deps/${ecosystem}/${key}.lock` };
 }
 
 /** The builder as a Lambda function: RequestResponse for a resolution, Event (queued by Lambda, retried twice) for a build. */
@@ -42,8 +57,8 @@ export function lambdaBuilderInvoke(client: LambdaClient, functionName: string):
       if (response.FunctionError) throw new Error(`the dependency builder failed: ${text.slice(0, 500)}`);
       return JSON.parse(text) as ResolveAnswer;
     },
-    async startBuild(ecosystem, lock) {
-      await client.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: payload({ action: 'build', ecosystem, lock }) }));
+    async startBuild(request) {
+      await client.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: payload({ action: 'build', ...request }) }));
     },
   };
 }
@@ -60,6 +75,8 @@ export class BuiltDependencies implements DependencyInstaller {
   constructor(
     private readonly builder: DependencyBuilderInvoke,
     private readonly settings: BuiltDependenciesSettings,
+    /** Where a lock too long for the build request goes (the data bucket). */
+    private readonly blobs: BlobStore,
   ) {}
 
   registry(ecosystem: Ecosystem): string {
@@ -72,7 +89,16 @@ export class BuiltDependencies implements DependencyInstaller {
   }
 
   prepare(ecosystem: Ecosystem, lock: string): void {
-    this.builder.startBuild(ecosystem, lock).catch((error: unknown) => log.error('could not start a dependency build', { ecosystem, error: errorText(error) }));
+    this.startBuild(ecosystem, lock).catch((error: unknown) => log.error('could not start a dependency build', { ecosystem, error: errorText(error) }));
+  }
+
+  private async startBuild(ecosystem: Ecosystem, lock: string): Promise<void> {
+    if (lock.length <= INLINE_LOCK_CHARS) return this.builder.startBuild({ ecosystem, lock });
+    const key = treeKey(ecosystem, lock);
+    if (!key) return; // installs nothing
+    const object = treeObjects(ecosystem, key).lock;
+    await this.blobs.put(object, new TextEncoder().encode(lock), 'application/json');
+    await this.builder.startBuild({ ecosystem, lock_object: object });
   }
 }
 

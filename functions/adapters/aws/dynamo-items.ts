@@ -68,11 +68,15 @@ export function toWorkspace(i: Item): Workspace {
 }
 
 /**
- * Where a version's content and schema are: inline (`content`, `schema_json`) or in the BlobStore
- * (`content_ref`, `schema_ref`), one of each pair.
+ * Where a version's content, schema and dependency lock are: inline (`content`, `schema_json`,
+ * `lock`) or in the BlobStore (`content_ref`, `schema_ref`, `lock_ref`), one of each pair (a
+ * version without a lock has `lock: null`). A lock that resolution writes is npm's
+ * `package-lock.json` of the whole tree, hundreds of KB for a large one: never bounded by the API.
  */
-export type ScriptPayload = ({ content: string } | { content_ref: string }) & ({ schema_json: string } | { schema_ref: string });
-const SCRIPT_PAYLOAD_ATTRIBUTES = ['content', 'content_ref', 'schema_json', 'schema_ref'];
+export type ScriptPayload = ({ content: string } | { content_ref: string }) &
+  ({ schema_json: string } | { schema_ref: string }) &
+  ({ lock: string | null } | { lock_ref: string });
+const SCRIPT_PAYLOAD_ATTRIBUTES = ['content', 'content_ref', 'schema_json', 'schema_ref', 'lock', 'lock_ref'];
 
 /** The version's own attributes, shared by the immutable version item and the path's head copy. */
 function scriptAttributes(v: ScriptVersion, payload: ScriptPayload): Item {
@@ -88,7 +92,6 @@ function scriptAttributes(v: ScriptVersion, payload: ScriptPayload): Item {
     delete_after_use: v.delete_after_use,
     timeout: v.timeout,
     deployment_message: v.deployment_message ?? null,
-    lock: v.lock ?? null,
     run_settings: storedRunSettings(v),
     created_by: v.created_by,
     created_at: v.created_at,

@@ -12,8 +12,8 @@ import { assertFits, stringList, type Item, type ScriptPayload } from './dynamo-
  *   completion, a racing script version) cannot touch the winner's object, and blanks its own.
  *   Workspace ids start with a letter or digit, so `_store/` never meets an upload key.
  * - Small payloads stay inline: per write, the largest parts go to S3 until the rest fits its
- *   budget. The budgets (jobs: args 64 KB, result and logs 128 KB, stream 64 KB; scripts: content
- *   and schema 128 KB) keep every item far below DynamoDB's 400 KB, and keep each update of a job
+ *   budget. The budgets (jobs: args 64 KB, result and logs 128 KB, stream 64 KB; scripts: content,
+ *   schema and dependency lock 128 KB) keep every item far below DynamoDB's 400 KB, and keep each update of a job
  *   (a claim, a stream append) cheap, since it is billed by the item's whole size.
  * - Objects are "deleted" by overwriting them with an empty body (the BlobStore port has no
  *   delete); a reference to an empty object reads as the scrubbed value (null, or '').
@@ -45,7 +45,7 @@ export const blobKeys = {
   job: (id: string, field: 'args' | 'result' | 'logs' | 'stream') =>
     `_store/jobs/${segment(id)}/${field}-${randomUUID()}.${field === 'args' || field === 'result' ? 'json' : 'txt'}`,
   entity: (workspaceId: string, kind: string, key: string) => `_store/entities/${segment(workspaceId)}/${segment(kind)}/${segment(key)}/value-${randomUUID()}.json`,
-  script: (workspaceId: string, hash: string, field: 'content' | 'schema') =>
+  script: (workspaceId: string, hash: string, field: 'content' | 'schema' | 'lock') =>
     `_store/scripts/${segment(workspaceId)}/${segment(hash)}/${field}-${randomUUID()}.${field === 'schema' ? 'json' : 'txt'}`,
 };
 
@@ -97,21 +97,24 @@ export class Offload {
     return { refs, written: [...refs.values()] };
   }
 
-  /** Where a new version's content and schema go; `written` as for stash. */
+  /** Where a new version's content, schema and lock go; `written` as for stash. */
   async stashScript(v: ScriptVersion): Promise<{ payload: ScriptPayload; written: string[] }> {
     const schemaJson = JSON.stringify(v.schema);
-    const { refs, written } = await this.stash(`script ${v.path}: content and schema`, [
+    const lock = v.lock ?? null;
+    const { refs, written } = await this.stash(`script ${v.path}: content, schema and lock`, [
       {
         budget: INLINE_BUDGET.script,
         parts: [
           { name: 'content', text: v.content, key: () => blobKeys.script(v.workspace_id, v.hash, 'content') },
           { name: 'schema', text: schemaJson, key: () => blobKeys.script(v.workspace_id, v.hash, 'schema') },
+          { name: 'lock', text: lock, key: () => blobKeys.script(v.workspace_id, v.hash, 'lock') },
         ],
       },
     ]);
     const payload = {
       ...(refs.has('content') ? { content_ref: refs.get('content')! } : { content: v.content }),
       ...(refs.has('schema') ? { schema_ref: refs.get('schema')! } : { schema_json: schemaJson }),
+      ...(refs.has('lock') ? { lock_ref: refs.get('lock')! } : { lock }),
     };
     return { payload, written };
   }
@@ -161,12 +164,19 @@ export class Offload {
   }
 
   async resolveScript(item: Item): Promise<Item> {
-    if (!item.content_ref && !item.schema_ref) return item;
-    const [content, schema] = await Promise.all([
+    if (!item.content_ref && !item.schema_ref && !item.lock_ref) return item;
+    const [content, schema, lock] = await Promise.all([
       item.content_ref ? this.load(item.content_ref) : undefined,
       item.schema_ref ? this.load(item.schema_ref) : undefined,
+      item.lock_ref ? this.load(item.lock_ref) : undefined,
     ]);
-    return { ...item, ...(content !== undefined ? { content } : {}), ...(schema !== undefined ? { schema_json: schema || '{}' } : {}) };
+    return {
+      ...item,
+      ...(content !== undefined ? { content } : {}),
+      ...(schema !== undefined ? { schema_json: schema || '{}' } : {}),
+      // A blanked lock (its path deleted) reads as none.
+      ...(lock !== undefined ? { lock: lock || null } : {}),
+    };
   }
 
   private require(): BlobStore {
@@ -180,7 +190,7 @@ export function jobRefs(item: Item): string[] {
   return [item.args_ref, item.result_ref, item.logs_ref, ...stringList(item, 'stream_refs')].filter((k): k is string => typeof k === 'string');
 }
 
-export const SCRIPT_REF_ATTRIBUTES = ['content_ref', 'schema_ref'];
+export const SCRIPT_REF_ATTRIBUTES = ['content_ref', 'schema_ref', 'lock_ref'];
 
 export function scriptRefs(item: Item): string[] {
   return SCRIPT_REF_ATTRIBUTES.map((a) => item[a]).filter((k): k is string => typeof k === 'string');

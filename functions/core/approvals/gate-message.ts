@@ -16,7 +16,28 @@ export interface GateMessageScope {
   context: Record<string, unknown>;
 }
 
+/**
+ * The longest rendered message, in characters: a placeholder may bring a flow input or a step
+ * result of megabytes, and the message travels in every notice, where channels have limits of
+ * their own (an SNS message is at most 256 KB, and a notice past it was never delivered). Past it
+ * the message is cut between characters and says so.
+ */
+export const MAX_GATE_MESSAGE_CHARS = 20_000;
+
 export function renderGateMessage(template: string, scope: GateMessageScope): string {
+  return bounded(render(template, scope));
+}
+
+function bounded(message: string): string {
+  if (message.length <= MAX_GATE_MESSAGE_CHARS) return message;
+  const note = ` [... cut at ${MAX_GATE_MESSAGE_CHARS} characters]`;
+  let end = MAX_GATE_MESSAGE_CHARS - note.length;
+  // Never half a surrogate pair.
+  if (/[\uD800-\uDBFF]/.test(message[end - 1])) end--;
+  return message.slice(0, end) + note;
+}
+
+function render(template: string, scope: GateMessageScope): string {
   return template.replace(PLACEHOLDER, (_, key: string) => {
     if (key === 'workflow.name') return scope.workflowName;
     if (key === 'run.triggered_by') return scope.triggeredBy;

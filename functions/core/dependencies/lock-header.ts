@@ -10,6 +10,14 @@
  * see: two scripts with the same packages share one installed tree.
  */
 
+/**
+ * The longest lock a create (or generate_metadata, or a flow's inline step) takes, in characters:
+ * as long as a script's content. A lock is what an earlier version stored, given back (`svc sync
+ * pull`, then push), and resolution writes npm's lock of the whole tree, hundreds of KB for a
+ * large one: a bound below that refused to take back what the service itself had written.
+ */
+export const MAX_LOCK_CHARS = 1_000_000;
+
 export interface PinnedImport {
   path: string;
   hash: string;

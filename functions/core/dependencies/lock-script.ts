@@ -8,7 +8,7 @@ import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { denoNpmImports, npmImports, npmRequirements, NpmImportError } from './npm-imports.js';
 import { npmLockProblem, npmLockSourceProblem, readNpmLock } from './npm-lock.js';
-import { joinLock, splitLock } from './lock-header.js';
+import { joinLock, MAX_LOCK_CHARS, splitLock } from './lock-header.js';
 import { resolveWorkspaceImports } from './workspace-resolution.js';
 import { inferScriptSchema } from './workspace-imports.js';
 import { normalizeName, pythonRequirements, PythonRequirementError, readPythonLock } from './python-imports.js';
@@ -121,7 +121,7 @@ export const metadataBody = z.object({
   path: z.string(),
   language: z.enum(LANGUAGES),
   content: z.string().max(1_000_000),
-  lock: z.string().max(64 * 1024).nullish(),
+  lock: z.string().max(MAX_LOCK_CHARS).nullish(),
 });
 
 /**

@@ -1,6 +1,7 @@
 import { runSettingsFields, type RunSettingsInput } from '../jobs/run-settings.js';
 import { z } from 'zod';
 import { LANGUAGES } from '../../ports.js';
+import { MAX_LOCK_CHARS } from '../dependencies/lock-header.js';
 
 /**
  * The shape of a flow (spec 2.4, Windmill's OpenFlow): a list of modules run in order, each a
@@ -183,7 +184,7 @@ const moduleValue = z.discriminatedUnion('type', [
     input_transforms: inputTransforms,
     /** Presentation only (the modelled service's label of an inline script, and its dependency lock): kept as given. */
     path: z.string().max(1000).optional(),
-    lock: z.string().max(64 * 1024).nullish(),
+    lock: z.string().max(MAX_LOCK_CHARS).nullish(),
   }),
   z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
   z.strictObject({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),

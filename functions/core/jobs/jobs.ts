@@ -2,7 +2,7 @@ import { ApiError, notFound, conflict } from '../common/errors.js';
 import { legacyScriptHash, scriptJobTarget, type JobTarget } from './run-target.js';
 import { newJobId } from '../common/crypto.js';
 import { answerFromCache } from './result-cache.js';
-import { takeSlotOrWait } from './concurrency.js';
+import { leaveSlot, takeSlotOrWait } from './concurrency.js';
 import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobSlot, type JobStatus, type RunIntent, type ScriptVersion } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
@@ -111,8 +111,32 @@ export async function startLimited(deps: Pick<CoreDeps, 'store' | 'clock' | 'que
   const held: Job = { ...job, concurrency_key: key, held: true };
   await deps.store.insertJob(held);
   Object.assign(job, { concurrency_key: key, held: true });
-  await takeSlotOrWait(deps, held, { limit: settings.concurrent_limit, window_s: settings.concurrency_time_window_s ?? 0 });
+  try {
+    await takeSlotOrWait(deps, held, { limit: settings.concurrent_limit, window_s: settings.concurrency_time_window_s ?? 0 });
+  } catch (e) {
+    await withdrawHeld(deps, held, e);
+    throw e;
+  }
   return true;
+}
+
+/**
+ * A run stored held that could not take its place under its key (the slots document could not be
+ * written: lost races past the retries, a store error): no slot names it, so nothing would ever
+ * let it go, and it would show `queued` for good while its caller was told it failed. It is
+ * canceled, saying why; one a slot let go meanwhile (no longer held) is left to run.
+ */
+async function withdrawHeld(deps: Pick<CoreDeps, 'store' | 'clock' | 'queue'>, job: Job, cause: unknown): Promise<void> {
+  try {
+    const stored = await deps.store.getJob(job.workspace_id, job.id);
+    if (stored?.status !== 'queued' || !stored.held) return;
+    const why = cause instanceof ApiError ? cause.message : 'the store could not record it';
+    const result = { error: { name: 'Canceled', message: `withdrawn: the run could not wait for a slot of its concurrency key (${why})` } };
+    await deps.store.completeJob(job.id, { status: 'canceled', result, logs: '' }, deps.clock.now().toISOString());
+    await leaveSlot(deps, job);
+  } catch {
+    // The caller hears the first error; a run left held is what it was before this.
+  }
 }
 
 /**

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ScriptVersion } from '../../ports.js';
+import { sha256Hex } from '../common/crypto.js';
+import { keyTooLong, MAX_KEY_BYTES, utf8Length } from '../common/key-bytes.js';
 
 /**
  * How runs of a script or flow are scheduled: the modelled service's `cache_ttl`,
@@ -68,12 +70,36 @@ export function storedRunSettings(v: RunSettings): string | null {
 export function concurrencyKeyOf(settings: RunSettings, workspaceId: string, kind: 'script' | 'flow', path: string, args: Record<string, unknown>): string | null {
   if (!settings.concurrent_limit) return null;
   if (!settings.concurrency_key) return `${kind}/${path}`;
-  return settings.concurrency_key
-    .replaceAll('$workspace', workspaceId)
-    .replaceAll('$path', path)
-    .replace(/\$args\[([A-Za-z0-9_]+)\]/g, (_m, name: string) => {
-      const v = Object.hasOwn(args, name) ? args[name] : undefined;
-      return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
-    })
-    .slice(0, 1000);
+  return boundedKey(
+    settings.concurrency_key
+      .replaceAll('$workspace', workspaceId)
+      .replaceAll('$path', path)
+      .replace(/\$args\[([A-Za-z0-9_]+)\]/g, (_m, name: string) => {
+        const v = Object.hasOwn(args, name) ? args[name] : undefined;
+        return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+      }),
+  );
+}
+
+/**
+ * `key` as a concurrency key: it names the document holding its slots, so it is at most
+ * MAX_KEY_BYTES of UTF-8 (bytes, not characters: 1,000 characters of an argument in Chinese are
+ * 3,000 bytes, past DynamoDB's 1,024 for a key) and well-formed (a lone surrogate from an argument
+ * becomes U+FFFD, as a store would keep it). A longer key keeps its beginning, cut between
+ * characters, and ends with `#` and a hash of the whole key, so two keys that differ only past
+ * the cut still count apart.
+ */
+function boundedKey(key: string): string {
+  const whole = key.replace(/\p{Cs}/gu, '\uFFFD');
+  if (!keyTooLong(whole)) return whole;
+  const suffix = `#${sha256Hex(whole).slice(0, 32)}`;
+  let kept = '';
+  let bytes = 0;
+  for (const ch of whole) {
+    const size = utf8Length(ch);
+    if (bytes + size > MAX_KEY_BYTES - suffix.length) break;
+    kept += ch;
+    bytes += size;
+  }
+  return kept + suffix;
 }

@@ -11,7 +11,7 @@ import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { definedRunSettings, runSettingsFields } from '../jobs/run-settings.js';
 import { lockEcosystem, lockScript } from '../dependencies/lock-script.js';
-import { splitLock } from '../dependencies/lock-header.js';
+import { MAX_LOCK_CHARS, splitLock } from '../dependencies/lock-header.js';
 import { inferScriptSchema } from '../dependencies/workspace-imports.js';
 
 /** Script versions: every create is a new immutable version addressed by its hash (spec 2.1, 9). */
@@ -47,7 +47,7 @@ export const createScriptBody = z.strictObject({
   /** Recorded on the version: why it was made (the CLI's `message`). */
   deployment_message: z.string().max(1000).nullish(),
   /** The dependency lock (README: Dependencies): installed exactly; resolved from the imports when absent. */
-  lock: z.string().max(64 * 1024).nullish(),
+  lock: z.string().max(MAX_LOCK_CHARS).nullish(),
   /** A Go script's binary built off the server, for shells that build nothing (README: Go scripts on AWS). */
   go_binary: goBinaryBody.nullish(),
   /** Result cache, concurrency limit and priority (core/jobs/run-settings.ts, docs/flows.md). */

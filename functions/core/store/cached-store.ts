@@ -14,6 +14,7 @@ import type {
   Workspace,
 } from '../../ports.js';
 import { deepFreeze } from '../common/deep-freeze.js';
+import { keyTooLong, MAX_KEY_BYTES } from '../common/key-bytes.js';
 
 /**
  * The store as the service reads it on every request. A webhook call reads the same few rows each
@@ -30,6 +31,10 @@ import { deepFreeze } from '../common/deep-freeze.js';
  * "no limits set" is the common answer.
  *
  * Everything else passes straight through. Values handed out are frozen: they are shared.
+ *
+ * A name longer than MAX_KEY_BYTES (core/common/key-bytes.ts) names nothing: reads and deletes by
+ * it answer "none" without asking the store, which may not even take it as a key (DynamoDB's 1,024
+ * bytes), and a write by it is refused with the same error in every shell.
  */
 export class CachedStore implements Store {
   /** What both shells use: short, as it bounds how stale another process's write may be seen. */
@@ -76,10 +81,12 @@ export class CachedStore implements Store {
   }
 
   getLatestScript(workspaceId: string, path: string) {
+    if (keyTooLong(path)) return Promise.resolve(null);
     return this.heads.read(headKey(workspaceId, path), () => this.inner.getLatestScript(workspaceId, path), (script) => script !== null);
   }
 
   getScriptByHash(workspaceId: string, hash: string) {
+    if (keyTooLong(hash)) return Promise.resolve(null);
     return this.inner.getScriptByHash(workspaceId, hash);
   }
 
@@ -88,6 +95,7 @@ export class CachedStore implements Store {
   }
 
   deleteScriptPath(workspaceId: string, path: string, events?: OutboxEvent[]) {
+    if (keyTooLong(path)) return Promise.resolve(0);
     return this.inner.deleteScriptPath(workspaceId, path, events).finally(() => this.heads.forget(headKey(workspaceId, path)));
   }
 
@@ -180,20 +188,24 @@ export class CachedStore implements Store {
   }
 
   createEntity(e: Entity, events?: OutboxEvent[], jobs?: Job[]) {
+    if (keyTooLong(e.key)) return Promise.reject(keyError(e));
     return this.inner.createEntity(e, events, jobs).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
   replaceEntity(e: Entity, expectedVersion: number, events?: OutboxEvent[], jobs?: Job[]) {
+    if (keyTooLong(e.key)) return Promise.reject(keyError(e));
     // Also when the replace lost a race: the version this process held is then stale.
     return this.inner.replaceEntity(e, expectedVersion, events, jobs).finally(() => this.forgetEntity(e.kind, e.workspace_id, e.key));
   }
 
   getEntity(kind: EntityKind, workspaceId: string, key: string) {
+    if (keyTooLong(key)) return Promise.resolve(null);
     if (!CACHED_KINDS.has(kind)) return this.inner.getEntity(kind, workspaceId, key);
     return this.entities.read(entityKey(kind, workspaceId, key), () => this.inner.getEntity(kind, workspaceId, key));
   }
 
   getEntityStamp(kind: EntityKind, workspaceId: string, key: string) {
+    if (keyTooLong(key)) return Promise.resolve(null);
     return this.inner.getEntityStamp(kind, workspaceId, key);
   }
 
@@ -203,6 +215,7 @@ export class CachedStore implements Store {
   }
 
   deleteEntity(kind: EntityKind, workspaceId: string, key: string, events?: OutboxEvent[]) {
+    if (keyTooLong(key)) return Promise.resolve(false);
     return this.inner.deleteEntity(kind, workspaceId, key, events).finally(() => this.forgetEntity(kind, workspaceId, key));
   }
 
@@ -238,6 +251,11 @@ export class CachedStore implements Store {
  * move it on, and it is read to decide what happens next.
  */
 const CACHED_KINDS: ReadonlySet<EntityKind> = new Set<EntityKind>(['member', 'group', 'folder', 'flow', 'flow_version', 'job_limits']);
+
+/** A write by a name no read would find: a rule of the core was missed before it (its names are bounded). */
+function keyError(e: Entity): Error {
+  return new Error(`the ${e.kind} key ${JSON.stringify(e.key.slice(0, 100))}... is longer than ${MAX_KEY_BYTES} bytes: it cannot be stored`);
+}
 
 const headKey = (workspaceId: string, path: string) => `${workspaceId}\n${path}`;
 const entityKey = (kind: EntityKind, workspaceId: string, key: string) => `${kind}\n${workspaceId}\n${key}`;

@@ -272,4 +272,29 @@ describe('ConsentGate', () => {
     expect(JSON.parse(published[0].text)).toMatchObject({ type: 'consent.requested', data: { run_id: id, message: 'ok?' } });
     expect(job.flow_status.gate.deliveries.map((d: { channel: string; target: string; ok: boolean }) => [d.channel, d.target, d.ok])).toEqual([['sns', 'approvals topic', true], ['sns', topic, true]]);
   });
+
+  it('delivers an SNS notice whose message names a flow input of megabytes: the rendered message is cut, not the notice lost', async () => {
+    // SNS refuses a message over 256 KB, as this fake does: a notice carrying the whole input was never delivered.
+    const published: string[] = [];
+    const aws = await inProcessService({
+      topics: {
+        publish: async (n) => {
+          if (Buffer.byteLength(n.text) > 256 * 1024) throw new Error('InvalidParameter: Message too long');
+          published.push(n.text);
+        },
+      },
+      maxBodyBytes: 8 * 1024 * 1024,
+    });
+    const flow = { modules: [{ id: 'gate', value: { type: 'consentgate', approvers: ['admin'], self_approval: true, message: 'pay {{ context.invoice }}?', notify: [{ channel: 'sns' }] } }] };
+    expect((await aws.post(`${ws}/flows/create`, { path: 'u/admin/big_gate', value: flow })).status).toBe(201);
+    const id = await (await aws.post(`${ws}/jobs/run/p/u/admin/big_gate`, { invoice: '€'.repeat(1_000_000) })).text();
+    const job = await aws.job(id);
+    expect(job.status).toBe('awaiting_approval');
+    expect(job.flow_status.gate.deliveries.map((d: { ok: boolean; error?: string }) => [d.ok, d.error])).toEqual([[true, undefined]]);
+    const message = JSON.parse(published[0]).data.message as string;
+    expect(message.length).toBeLessThanOrEqual(20_000);
+    expect(message.startsWith('pay €€€')).toBe(true);
+    expect(message.endsWith('[... cut at 20000 characters]')).toBe(true);
+    expect(job.flow_status.gate.message).toBe(message);
+  });
 });
