@@ -110,7 +110,14 @@ function checkStepSettings(m: FlowModule, path: string): void {
   // An approval step waits on the job it ran (its resume URLs name it): a module that runs none has nothing to approve.
   if (m.suspend && type === 'consentgate') refuse('suspend', 'does not apply to a ConsentGate: it waits for its own decision');
   if (m.suspend && (type === 'identity' || type === 'branchall' || loop)) refuse('suspend', 'applies to steps that run one job (rawscript, script, flow or branchone) only');
+  // Each branch of a branchall is a job of every run (a branchone's conditions one evaluation): as a step list, 200 at most.
+  if ((m.value.type === 'branchall' || m.value.type === 'branchone') && m.value.branches.length > MAX_BRANCHES) {
+    throw badRequest('invalid_flow', `${path}.value.branches: module ${m.id}: at most ${MAX_BRANCHES} branches`, { field: `${path}.value.branches`, step: m.id });
+  }
 }
+
+/** Checked at create and update only: a version stored before the limit still runs. */
+const MAX_BRANCHES = 200;
 
 /** The failure module is one script step that runs once: what would make it wait or run again is refused. */
 function checkFailureModule(m: FlowModule): void {

@@ -79,6 +79,18 @@ describe('a for loop over a long list', () => {
   });
 });
 
+describe('a branchall with many branches', () => {
+  it('is refused at create beyond 200 branches, naming the field', async () => {
+    const branches = (n: number) => Array.from({ length: n }, () => ({ modules: [] }));
+    const make = (path: string, n: number) => s.post(`${ws}/flows/create`, { path, value: { modules: [{ id: 'fan', value: { type: 'branchall', branches: branches(n) } }] } });
+    expect((await make('u/admin/fan_ok', 200)).status).toBe(201);
+    const res = await make('u/admin/fan_out', 201);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ field: 'value.modules.0.value.branches' });
+    expect((await s.fetch(`${ws}/flows/get/u/admin/fan_out`)).status).toBe(404);
+  });
+});
+
 describe('a loop whose results together are too large', () => {
   // The memory service's output cap is 1 MiB: the results together may be 16 MiB.
   const big = 'export function main() { return "x".repeat(900_000) }';
