@@ -45,6 +45,8 @@ const versionKey = (id: number) => String(id).padStart(12, '0');
 const what = (path: string) => `flow ${path}`;
 
 export function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
+  const count = flowModules(value).length;
+  if (count > MAX_MODULES) throw badRequest('invalid_flow', `value.modules: the flow has ${count} modules, nested ones included; at most ${MAX_MODULES}`, { field: 'value.modules' });
   const seen = new Set<string>();
   for (const [m, path] of modulePaths(value)) checkStepSettings(m, path);
   for (const m of flowModules(value)) {
@@ -118,6 +120,12 @@ function checkStepSettings(m: FlowModule, path: string): void {
 
 /** Checked at create and update only: a version stored before the limit still runs. */
 const MAX_BRANCHES = 200;
+/**
+ * Modules of a flow, nested ones and the failure module included: each inline script's parameters
+ * are read at save, and every turn of a run walks the list, so 80,000 in a 10 MB body held the
+ * API process for seconds per request.
+ */
+export const MAX_MODULES = 1000;
 
 /** The failure module is one script step that runs once: what would make it wait or run again is refused. */
 function checkFailureModule(m: FlowModule): void {

@@ -117,3 +117,16 @@ describe('a loop whose results together are too large', () => {
     expect(job.flow_status.module_jobs.loop.length).toBeLessThan(20);
   });
 });
+
+describe('a flow of many modules', () => {
+  it('is refused at create beyond 1,000 modules, nested ones included', async () => {
+    let n = 0;
+    const loops = (perLoop: number) =>
+      Array.from({ length: 5 }, (_, i) => ({ id: `loop${i}`, value: { type: 'forloopflow', iterator: { type: 'static', value: [] }, modules: Array.from({ length: perLoop }, () => ({ id: `m${n++}`, value: { type: 'identity' } })) } }));
+    const make = (path: string, perLoop: number) => s.post(`${ws}/flows/create`, { path, value: { modules: loops(perLoop) } });
+    expect((await make('u/admin/many_ok', 199)).status).toBe(201);
+    const res = await make('u/admin/many_out', 200);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_flow', field: 'value.modules' });
+  });
+});
