@@ -22,16 +22,18 @@ export const DEFAULT_MAX_LOOP_ITEMS = 10_000;
 
 /**
  * A loop's or a branchall's results together (the list it returns), in characters of JSON, may
- * be this many times a job's output cap (SVC_MAX_OUTPUT_BYTES): read and stored at once, a list of
- * thousands of large results would exhaust the memory of the process that holds it (and, past
- * V8's longest string, fail every turn of the flow for ever).
+ * be this many times a job's output cap (SVC_MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES on AWS), and
+ * COLLECTED_RESULTS_FLOOR at least (AWS's cap is small: its results are many small ones): read and
+ * stored at once, a list of thousands of large results would exhaust the memory of the process
+ * that holds it (and, past V8's longest string, fail every turn of the flow for ever).
  */
 export const COLLECTED_RESULTS_FACTOR = 16;
+export const COLLECTED_RESULTS_FLOOR = 64 * 1024 * 1024;
 /** Ended branches or iterations whose results are read at once. */
 const READ_AT_ONCE = 32;
 
 export function collectedResultsLimit(deps: Pick<WorkerDeps, 'config'>): number {
-  return deps.config.maxOutputBytes * COLLECTED_RESULTS_FACTOR;
+  return Math.max(deps.config.maxOutputBytes * COLLECTED_RESULTS_FACTOR, COLLECTED_RESULTS_FLOOR);
 }
 
 /** A value's size as stored, in characters of JSON. */

@@ -92,7 +92,7 @@ describe('a branchall with many branches', () => {
 });
 
 describe('a loop whose results together are too large', () => {
-  // The memory service's output cap is 1 MiB: the results together may be 16 MiB.
+  // The memory service's output cap is 1 MiB: the results together may be 64 MiB (the floor), 75 of these.
   const big = 'export function main() { return "x".repeat(900_000) }';
 
   it('fails a branchall (and so a for loop: the same step) whose branches return more than the limit together, with ResultTooLarge', async () => {
@@ -101,7 +101,7 @@ describe('a loop whose results together are too large', () => {
     const small = await s.job(await start('u/admin/big_fan_ok'));
     expect(small.status).toBe('success');
     expect(small.result).toHaveLength(2);
-    await createFlow('u/admin/big_fan', fan(20));
+    await createFlow('u/admin/big_fan', fan(80));
     const job = await s.job(await start('u/admin/big_fan'));
     expect(job.status).toBe('failed');
     expect(job.result.error).toMatchObject({ name: 'ResultTooLarge', step_id: 'fan' });
@@ -113,8 +113,8 @@ describe('a loop whose results together are too large', () => {
     const job = await s.job(id);
     expect(job.status).toBe('failed');
     expect(job.result.error).toMatchObject({ name: 'ResultTooLarge', step_id: 'loop' });
-    // It stopped at the limit: about 16 MiB of 900,000-character results, not the 1,000 iterations of the cap.
-    expect(job.flow_status.module_jobs.loop.length).toBeLessThan(20);
+    // It stopped at the limit: 64 MiB of 900,000-character results, not the 1,000 iterations of the cap.
+    expect(job.flow_status.module_jobs.loop.length).toBeLessThan(80);
   });
 });
 
