@@ -35,6 +35,8 @@ export interface CoreConfig {
   uploads: UploadSettings;
   /** The most iterations a flow's while loop may run (docs/flows.md); 1,000 when unset. */
   flowMaxWhileIterations?: number;
+  /** The most items a flow's for loop may go over (docs/flows.md); 10,000 when unset. */
+  flowMaxLoopItems?: number;
 }
 
 export interface CoreDeps {

@@ -115,6 +115,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, ''),
       flowMaxWhileIterations: int(env, 'FLOW_MAX_WHILE_ITERATIONS', 1000),
+      flowMaxLoopItems: int(env, 'FLOW_MAX_LOOP_ITEMS', 10_000),
     },
   };
 }

@@ -117,6 +117,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       webhookRetry: retryScheduleFromEnv(env),
       uploads: uploadSettingsFromEnv(env, 'SVC_'),
       flowMaxWhileIterations: int(env, 'SVC_FLOW_MAX_WHILE_ITERATIONS', 1000),
+      flowMaxLoopItems: int(env, 'SVC_FLOW_MAX_LOOP_ITEMS', 10_000),
     },
   };
 }

@@ -163,6 +163,7 @@ export async function resumeStep(
       const used = resumeIdUsed(run, req.resumeId);
       if (used) throw conflict('this resume URL was already used: it counts once');
       if (person && approvedAlready(run, key, person)) throw conflict(`${person} already approved this step: a person counts once`);
+      assertRoomForApproval(run, action.payload);
       events.approvals.push({ resume_id: req.resumeId, approver, payload: action.payload, at, logged_in: req.principal !== null });
     }
     return { ...run, events: { ...run.events, [key]: events } };
@@ -172,6 +173,25 @@ export async function resumeStep(
     approvals_received: approvalsReceived(stored.value, key),
     approvals_required: ctx.settings.required_events,
   };
+}
+
+/**
+ * What a run keeps of its approvals, all of them written again with each of its turns: whoever may
+ * read a step job can mint resume URLs with new resume ids (getResumeUrls), so without a bound one
+ * member's requests of 10 MB each would grow one run document until it no longer fits in a string.
+ */
+export const MAX_APPROVALS_PER_RUN = 1000;
+/** Characters of JSON of every approval's payload (a resume form's values) together. */
+export const MAX_APPROVAL_PAYLOAD_CHARS = 1024 * 1024;
+
+function assertRoomForApproval(run: Pick<FlowRun, 'events'>, payload: unknown): void {
+  const approvals = Object.values(run.events).flatMap((e) => e.approvals);
+  if (approvals.length >= MAX_APPROVALS_PER_RUN) throw conflict(`this flow run has ${MAX_APPROVALS_PER_RUN} approvals, the most a run keeps`);
+  let chars = JSON.stringify(payload ?? null).length;
+  for (const a of approvals) chars += JSON.stringify(a.payload ?? null).length;
+  if (chars > MAX_APPROVAL_PAYLOAD_CHARS) {
+    throw new ApiError(413, 'payload_too_large', `the approvals' payloads of this flow run would be more than ${MAX_APPROVAL_PAYLOAD_CHARS} characters of JSON together, the most a run keeps`, { limit: MAX_APPROVAL_PAYLOAD_CHARS });
+  }
 }
 
 /** A GET that cannot decide (the step needs a login): the approval page decides, with a POST. */

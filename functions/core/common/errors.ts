@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'self_approval_disabled'
   | 'sync_wait_timeout'
   | 'too_many_login_attempts'
+  | 'too_many_schedules'
   | 'unauthorized'
   | 'unknown_member'
   | 'unknown_resource_type'

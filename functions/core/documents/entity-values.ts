@@ -215,7 +215,7 @@ const flowStep = z.preprocess(upgradeLegacyChildren, z.discriminatedUnion('kind'
   }),
   z.object({ kind: z.literal('gate'), module: z.string(), deadline: timestamp.nullable() }),
   z.object({ kind: z.literal('wait'), module: z.string(), until: timestamp, reason: z.enum(['retry', 'sleep']) }),
-  z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()), results_apart: stringMap.optional() }),
+  z.object({ kind: z.literal('while'), module: z.string(), job: jobRecord, iteration: z.number().int().nonnegative(), results: z.array(z.unknown()), results_apart: stringMap.optional(), results_chars: z.number().int().nonnegative().optional() }),
 ]));
 
 const stepAttempt = z.object({

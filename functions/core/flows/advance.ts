@@ -23,7 +23,8 @@ import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { findCachedResult, stepResultCacheKey, storeCachedResult, storeCacheHit } from '../jobs/result-cache.js';
 import type { CachedResultValue } from '../documents/entity-values.js';
 import { leaveSlot } from '../jobs/concurrency.js';
-import { collectChildren, runningAtOnce, type ChildrenStep } from './children-step.js';
+import { collectChildren, DEFAULT_MAX_LOOP_ITEMS, jsonChars, runningAtOnce, type ChildrenStep } from './children-step.js';
+import { jobDepth, MAX_FLOW_DEPTH } from '../runs/job-lineage.js';
 import { awaitedJobs, cancelJobs, type AwaitedJob } from './awaited-jobs.js';
 
 /**
@@ -149,7 +150,7 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       const settled = await settleIteration(deps, job, run, module, current, ended);
       if (settled === 'next') {
         const next = await iterationJob(run, module, current.iteration + 1, (jobs) => inlineFlow(deps, job, run, module, module.value.type === 'whileloopflow' ? module.value.modules : [], jobs));
-        run.step = { ...current, job: next, iteration: current.iteration + 1, results: [...current.results, ended.value] };
+        run.step = { ...current, job: next, iteration: current.iteration + 1, results: [...current.results, ended.value], results_chars: (current.results_chars ?? 0) + jsonChars(ended.value) };
         effects.push.push(next);
         return;
       }
@@ -240,6 +241,10 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
       case 'flow': {
+        // A flow that runs itself (directly or through others) would nest for ever, each level a job.
+        if ((await jobDepth(deps.store, flowJob.workspace_id, flowJob, MAX_FLOW_DEPTH)) >= MAX_FLOW_DEPTH) {
+          throw new StepError('FlowDepthLimit', `step ${module.id}: flow ${v.path} would run ${MAX_FLOW_DEPTH + 1} levels of flows deep, beyond the limit of ${MAX_FLOW_DEPTH}`);
+        }
         const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
         const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
         return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority));
@@ -259,6 +264,9 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'forloopflow': {
         const [items] = v.iterator.type === 'static' ? [v.iterator.value] : await evaluate(deps, flowJob, [v.iterator.expr], scope);
         if (!Array.isArray(items)) throw new StepError('InvalidIterator', `step ${module.id}: the iterator is not an array`);
+        // Every iteration's run is written now: a list of millions would be millions of writes in one turn.
+        const most = deps.config.flowMaxLoopItems ?? DEFAULT_MAX_LOOP_ITEMS;
+        if (items.length > most) throw new StepError('ForLoopLimit', `step ${module.id}: the iterator has ${items.length} items, more than this instance's limit of ${most}`);
         // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
         const now = deps.clock.now().toISOString();
         const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } }, now)));

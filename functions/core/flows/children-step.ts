@@ -14,6 +14,39 @@ import type { FinishedStep, Job } from '../../ports.js';
 
 export type ChildrenStep = Extract<FlowStep, { kind: 'children' }>;
 
+/**
+ * The most items a for loop goes over (SVC_FLOW_MAX_LOOP_ITEMS locally, FLOW_MAX_LOOP_ITEMS on AWS):
+ * each iteration's run is written when the loop starts, so a longer list fails the step instead.
+ */
+export const DEFAULT_MAX_LOOP_ITEMS = 10_000;
+
+/**
+ * A loop's or a branchall's results together (the list it returns), in characters of JSON, may
+ * be this many times a job's output cap (SVC_MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES on AWS), and
+ * COLLECTED_RESULTS_FLOOR at least (AWS's cap is small: its results are many small ones): read and
+ * stored at once, a list of thousands of large results would exhaust the memory of the process
+ * that holds it (and, past V8's longest string, fail every turn of the flow for ever).
+ */
+export const COLLECTED_RESULTS_FACTOR = 16;
+export const COLLECTED_RESULTS_FLOOR = 64 * 1024 * 1024;
+/** Ended branches or iterations whose results are read at once. */
+const READ_AT_ONCE = 32;
+
+export function collectedResultsLimit(deps: Pick<WorkerDeps, 'config'>): number {
+  return Math.max(deps.config.maxOutputBytes * COLLECTED_RESULTS_FACTOR, COLLECTED_RESULTS_FLOOR);
+}
+
+/** A value's size as stored, in characters of JSON. */
+export function jsonChars(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}
+
+/** The step's failure when its results together passed the limit. */
+export function resultsTooLarge(moduleId: string, chars: number, limit: number): Outcome {
+  const message = `step ${moduleId}: its results together are more than ${limit} characters of JSON (${chars} read so far), this instance's limit`;
+  return { ok: false, value: { error: { name: 'ResultTooLarge', message, step_id: moduleId, limit } }, stepJob: null };
+}
+
 /** What a turn of the interpreter lends the step: how to remake a job, and where jobs to insert go. */
 export interface ChildrenTurn {
   /** The job of branch or iteration `index`, as it was made when the step started. */
@@ -69,7 +102,16 @@ export async function collectChildren(
     return null;
   }
   if (open > 0) return null;
-  const jobs = await Promise.all(current.jobs.map((id) => deps.store.getJob(flowJob.workspace_id, id)));
+  // Read a few at a time and measured as they come: 10,000 results of 5 MiB must not all be read first.
+  const limit = collectedResultsLimit(deps);
+  const jobs: (Job | null)[] = [];
+  let chars = 0;
+  for (let at = 0; at < current.jobs.length; at += READ_AT_ONCE) {
+    const read = await Promise.all(current.jobs.slice(at, at + READ_AT_ONCE).map((id) => deps.store.getJob(flowJob.workspace_id, id)));
+    for (const job of read) if (job && isFinished(job.status)) chars += jsonChars(job.result);
+    if (chars > limit) return resultsTooLarge(module.id, chars, limit);
+    jobs.push(...read);
+  }
   const done = jobs.filter((j): j is Job => !!j && isFinished(j.status));
   if (done.length < jobs.length) {
     // One gone since (deleted by hand): run again, as a crash's lost insert is.

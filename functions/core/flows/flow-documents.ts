@@ -171,7 +171,8 @@ export type FlowStep =
   | { kind: 'wait'; module: string; until: string; reason: 'retry' | 'sleep' }
   /** A while loop runs iteration `iteration` (a flow job); `results` are the earlier ones'. */
   /** `results_apart`: the iterations' results kept apart (by index, results-apart.ts); null in `results` when stored. */
-  | { kind: 'while'; module: string; job: Job; iteration: number; results: unknown[]; results_apart?: Record<string, string> };
+  /** `results_chars`: their size together in characters of JSON (children-step.ts, COLLECTED_RESULTS_FACTOR). */
+  | { kind: 'while'; module: string; job: Job; iteration: number; results: unknown[]; results_apart?: Record<string, string>; results_chars?: number };
 
 /** One attempt of a step with `retry`: which, its job, how it ended, and when the next one starts. */
 export interface StepAttempt {

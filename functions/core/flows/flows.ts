@@ -45,6 +45,8 @@ const versionKey = (id: number) => String(id).padStart(12, '0');
 const what = (path: string) => `flow ${path}`;
 
 export function checkDefinition(value: FlowValue, snsAvailable: boolean): void {
+  const count = flowModules(value).length;
+  if (count > MAX_MODULES) throw badRequest('invalid_flow', `value.modules: the flow has ${count} modules, nested ones included; at most ${MAX_MODULES}`, { field: 'value.modules' });
   const seen = new Set<string>();
   for (const [m, path] of modulePaths(value)) checkStepSettings(m, path);
   for (const m of flowModules(value)) {
@@ -110,7 +112,20 @@ function checkStepSettings(m: FlowModule, path: string): void {
   // An approval step waits on the job it ran (its resume URLs name it): a module that runs none has nothing to approve.
   if (m.suspend && type === 'consentgate') refuse('suspend', 'does not apply to a ConsentGate: it waits for its own decision');
   if (m.suspend && (type === 'identity' || type === 'branchall' || loop)) refuse('suspend', 'applies to steps that run one job (rawscript, script, flow or branchone) only');
+  // Each branch of a branchall is a job of every run (a branchone's conditions one evaluation): as a step list, 200 at most.
+  if ((m.value.type === 'branchall' || m.value.type === 'branchone') && m.value.branches.length > MAX_BRANCHES) {
+    throw badRequest('invalid_flow', `${path}.value.branches: module ${m.id}: at most ${MAX_BRANCHES} branches`, { field: `${path}.value.branches`, step: m.id });
+  }
 }
+
+/** Checked at create and update only: a version stored before the limit still runs. */
+const MAX_BRANCHES = 200;
+/**
+ * Modules of a flow, nested ones and the failure module included: each inline script's parameters
+ * are read at save, and every turn of a run walks the list, so 80,000 in a 10 MB body held the
+ * API process for seconds per request.
+ */
+export const MAX_MODULES = 1000;
 
 /** The failure module is one script step that runs once: what would make it wait or run again is refused. */
 function checkFailureModule(m: FlowModule): void {

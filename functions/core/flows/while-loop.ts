@@ -1,4 +1,5 @@
 import { evaluate, ExpressionError, type ExpressionOwner } from './expressions.js';
+import { collectedResultsLimit, jsonChars, resultsTooLarge } from './children-step.js';
 import { expressionScope, type FlowRun, type FlowStep } from './run-state.js';
 import type { FlowModule } from './definition.js';
 import type { Outcome } from './module-outcome.js';
@@ -34,6 +35,10 @@ export async function settleIteration(
   const skipFailures = module.value.type === 'whileloopflow' && module.value.skip_failures;
   if (!ended.ok && !skipFailures) return { ok: false, value: ended.value, stepJob: null };
   const results = [...current.results, ended.value];
+  // Counted as they come (results_chars), as a for loop's are once it ends.
+  const limit = collectedResultsLimit(deps);
+  const chars = (current.results_chars ?? 0) + jsonChars(ended.value);
+  if (chars > limit) return resultsTooLarge(module.id, chars, limit);
   const rule = module.stop_after_if;
   if (rule) {
     try {

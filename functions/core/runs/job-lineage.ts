@@ -1,8 +1,15 @@
 import { derivedOnce } from '../scripts/version-cache.js';
 import type { Job, Store } from '../../ports.js';
 
-/** Nesting deeper than this is not something a flow builds; the walk stops rather than loop. */
-const MAX_FLOW_DEPTH = 20;
+/**
+ * The most levels of flow jobs above a sub-flow a flow step may start (docs/flows.md, "Sub-flows"):
+ * a flow that runs itself, directly or through other flows, stops there instead of nesting for ever.
+ * Branches and loop iterations are levels too (each is a flow job); one definition holds at most
+ * about 20 of them (the JSON depth limit), so this leaves room for sub-flows of sub-flows.
+ */
+export const MAX_FLOW_DEPTH = 32;
+/** The walk up stops here rather than loop: below the deepest sub-flow, a definition's own levels. */
+const MAX_WALK = MAX_FLOW_DEPTH + 32;
 
 /** What the walk up a job's flows needs of each: none of it ever changes once the job exists. */
 export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'>;
@@ -16,12 +23,23 @@ export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'>;
  */
 export async function rootJob(store: Store, workspaceId: string, job: Lineage): Promise<Lineage> {
   let root = job;
-  for (let depth = 0; root.parent_job && depth < MAX_FLOW_DEPTH; depth++) {
+  for (let depth = 0; root.parent_job && depth < MAX_WALK; depth++) {
     const up = await lineageOf(store, workspaceId, root.parent_job);
     if (!up) break;
     root = up;
   }
   return root;
+}
+
+/** How many jobs are above `job` (0 for a top-level job), counted up to `limit` at most. */
+export async function jobDepth(store: Store, workspaceId: string, job: Lineage, limit: number): Promise<number> {
+  let depth = 0;
+  for (let up = job; up.parent_job && depth < limit; depth++) {
+    const parent = await lineageOf(store, workspaceId, up.parent_job);
+    if (!parent) break;
+    up = parent;
+  }
+  return depth;
 }
 
 /** The lineage of job `id`, or null when there is no such job (not remembered: it may be inserted yet). */

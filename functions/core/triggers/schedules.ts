@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, conflict } from '../common/errors.js';
+import { ApiError, badRequest, conflict } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
 import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../store/entities.js';
@@ -45,6 +45,14 @@ type Input = z.infer<typeof updateBody>;
 
 const what = (path: string) => `schedule ${path}`;
 
+/**
+ * Schedules a workspace may hold. Each one ticks in the local ticker's every pass and, on AWS,
+ * is a Scheduler schedule whose sub-minute ticks keep a Lambda running: without a bound one member
+ * (or a scheduled script that creates schedules with its job token, doubling them each tick)
+ * would slow every workspace's schedules and take the account's Lambda concurrency.
+ */
+export const MAX_SCHEDULES_PER_WORKSPACE = 1000;
+
 export type ScheduleView = EntityView<'schedule'>;
 
 const view = entityView<'schedule'>;
@@ -53,6 +61,10 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
   const input = parseBody(createBody, body);
   assertItemPath(input.path);
   rights.check('schedules', 'write', input.path);
+  // Counted before the write: creates racing each other may pass the bound by their number, no more.
+  if ((await listEntityValues(deps.store, 'schedule', rights.workspaceId)).length >= MAX_SCHEDULES_PER_WORKSPACE) {
+    throw new ApiError(409, 'too_many_schedules', `workspace ${rights.workspaceId} has ${MAX_SCHEDULES_PER_WORKSPACE} schedules, the most it may hold: delete one first`, { limit: MAX_SCHEDULES_PER_WORKSPACE });
+  }
   const now = deps.clock.now().toISOString();
   const schedule: Schedule = {
     ...(await checkedSchedule(deps, rights, input.path, input)),
