@@ -97,19 +97,25 @@ async function signedInPage(path: string) {
   return page;
 }
 
+/** A new page signing in with the admin token on the login page of `next`, once it has left the login. */
+async function signInWithNext(next: string) {
+  const watched = await browser.newPage();
+  opened.push(watched);
+  const { page } = watched;
+  await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
+  await page.getByText('Sign in with an API token').click();
+  await page.getByLabel('API token').fill(s.token);
+  await page.getByRole('button', { name: 'Sign in with token' }).click();
+  await page.waitForURL((url) => url.pathname !== '/login');
+  return page;
+}
+
 describe('the login page after signing in', () => {
   it('goes only to a path on this site, whatever `next` says', { timeout: 60_000 }, async () => {
     const here = new URL(s.url).origin;
     // A backslash is a slash to the browser's URL parser: "/\host" is "//host", another site.
     for (const next of ['//evil.example/x', '/\\evil.example/x', '/\\/evil.example/x', 'https://evil.example/x', '/tokens']) {
-      const watched = await browser.newPage();
-      opened.push(watched);
-      const { page } = watched;
-      await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
-      await page.getByText('Sign in with an API token').click();
-      await page.getByLabel('API token').fill(s.token);
-      await page.getByRole('button', { name: 'Sign in with token' }).click();
-      await page.waitForURL((url) => url.pathname !== '/login');
+      const page = await signInWithNext(next);
       expect(new URL(page.url()).origin, next).toBe(here);
       expect(new URL(page.url()).pathname, next).toBe(next === '/tokens' ? '/tokens' : `/w/${s.workspace}`);
     }
@@ -124,14 +130,7 @@ describe('the login page and the API', () => {
     const runs = async () => ((await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/by_link`)).json()) as unknown[]).length;
     const payload = Buffer.from('{}').toString('base64url');
     for (const next of [`/api/w/${s.workspace}/jobs/run_wait_result/p/u/admin/by_link?payload=${payload}`, `/%61pi/w/${s.workspace}/jobs/run_wait_result/h/${hash}`]) {
-      const watched = await browser.newPage();
-      opened.push(watched);
-      const { page } = watched;
-      await page.goto(`${s.url}/login?next=${encodeURIComponent(next)}`);
-      await page.getByText('Sign in with an API token').click();
-      await page.getByLabel('API token').fill(s.token);
-      await page.getByRole('button', { name: 'Sign in with token' }).click();
-      await page.waitForURL((url) => url.pathname !== '/login');
+      const page = await signInWithNext(next);
       await page.waitForLoadState();
       expect(await runs(), next).toBe(0);
       expect(new URL(page.url()).pathname, next).toBe(`/w/${s.workspace}`);

@@ -85,9 +85,8 @@ function boundBodyIdle(server: Server, idleMs: number): void {
   server.prependListener('request', (req: IncomingMessage) => {
     if (req.complete || !hasBody(req)) return;
     receiving.set(req, { socket: req.socket, bytesRead: req.socket.bytesRead, since: Date.now() });
-    const done = () => receiving.delete(req);
-    req.once('end', done);
-    req.once('close', done);
+    // A body that ends leaves at once; one whose connection closes first, at the next sweep.
+    req.once('end', () => receiving.delete(req));
     if (!sweeper) {
       sweeper = setInterval(sweep, Math.max(10, Math.floor(idleMs / 4)));
       sweeper.unref();

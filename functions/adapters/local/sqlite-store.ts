@@ -6,6 +6,8 @@ import { jobQuerySql, planJobQuery, registerJobQueryFunctions } from './sqlite-j
 import { parseStored } from '../../core/documents/parse.js';
 import { deliveryRecord, entityStamp, jobRecord, jobStatus, newDelivery, scriptVersionRecord, tokenRecord, workspaceRecord } from '../../core/documents/records.js';
 import { storedRunSettings } from '../../core/jobs/run-settings.js';
+import type { QueueTurns } from './fair-turns.js';
+import { claimFairly } from './sqlite-fair-queue.js';
 import { entityRow, INSERT_JOB, jobInsertValues, toDelivery, toEntity, toJob, toScript, toToken, toUser, toWorkspace, userRow, type Row } from './sqlite-rows.js';
 import type { Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 
@@ -186,40 +188,13 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Claims (as claimJob does) up to `limit` queued jobs for the local worker pool, fairly between
-   * workspaces: each goes to the workspace with the fewest jobs running, then to the one served
-   * least recently (`turns`, what the pool knows, plus what this claim took), then to the oldest
-   * job; within a workspace, higher priority first, then the oldest by creation, then by
-   * insertion. A workspace with thousands of jobs queued delays another's next job by about one
-   * job per worker, not by its whole backlog, and a script's priority orders its own workspace's
-   * jobs only.
+   * Claims (as claimJob does) up to `limit` queued jobs for the local worker pool, in one
+   * transaction, taking turns between workspaces (sqlite-fair-queue.ts): a workspace with thousands
+   * of jobs queued delays another's next job by about one job per worker, not by its whole backlog,
+   * and a script's priority orders its own workspace's jobs only.
    */
   claimQueued(limit: number, startedAt: string, leaseUntil: string, turns: QueueTurns = { running: new Map(), lastServed: new Map() }): Job[] {
-    return this.db.transaction(() => {
-      const heads = this.stmt(QUEUED_HEADS).all() as QueueHead[];
-      const running = new Map(turns.running);
-      const lastServed = new Map(turns.lastServed);
-      let served = Math.max(0, ...lastServed.values());
-      const claimed: Job[] = [];
-      while (claimed.length < limit && heads.length > 0) {
-        let best = 0;
-        for (let i = 1; i < heads.length; i++) if (fairlyBefore(heads[i], heads[best], running, lastServed)) best = i;
-        const head = heads[best];
-        const row = this.stmt(
-          `UPDATE jobs SET status = 'running', started_at = @startedAt, lease_until = @leaseUntil, attempts = attempts + 1
-           WHERE rowid = @rowid AND status = 'queued' AND held = 0 RETURNING *`,
-        ).get({ rowid: head.queue_rowid, startedAt, leaseUntil }) as Row | undefined;
-        if (row) {
-          claimed.push(toJob(row));
-          running.set(head.workspace_id, (running.get(head.workspace_id) ?? 0) + 1);
-          lastServed.set(head.workspace_id, ++served);
-        }
-        const next = this.stmt(QUEUED_HEAD_OF).get(head.workspace_id) as QueueHead | undefined;
-        if (next) heads[best] = next;
-        else heads.splice(best, 1);
-      }
-      return claimed;
-    })();
+    return this.db.transaction(() => claimFairly((sql) => this.stmt(sql), limit, startedAt, leaseUntil, turns))();
   }
 
   async appendJobStream(id: string, chunk: string) {
@@ -441,45 +416,4 @@ export class SqliteStore implements Store {
     }
     return s;
   }
-}
-
-/** A workspace's next queued job, as claimQueued weighs it. */
-interface QueueHead {
-  queue_rowid: number;
-  workspace_id: string;
-  priority: number;
-  created_at: string;
-}
-
-/** The next job of one workspace: higher priority, then oldest (jobs_queued_by_workspace). */
-const QUEUED_HEAD_OF = `SELECT rowid AS queue_rowid, workspace_id, priority, created_at FROM jobs
-  WHERE status = 'queued' AND held = 0 AND workspace_id = ? ORDER BY priority DESC, created_at, rowid LIMIT 1`;
-
-/**
- * The next job of every workspace that has one queued. The workspaces are found by a walk over the
- * workspace column of jobs_queued_by_workspace (each step a seek to the next workspace), not by reading every queued job.
- */
-const QUEUED_HEADS = `WITH RECURSIVE queued(ws) AS (
-    SELECT MIN(workspace_id) FROM jobs WHERE status = 'queued' AND held = 0
-    UNION ALL
-    SELECT (SELECT MIN(workspace_id) FROM jobs WHERE status = 'queued' AND held = 0 AND workspace_id > queued.ws) FROM queued WHERE queued.ws IS NOT NULL
-  )
-  SELECT j.rowid AS queue_rowid, j.workspace_id, j.priority, j.created_at FROM queued
-  JOIN jobs j ON j.rowid = (SELECT rowid FROM jobs WHERE status = 'queued' AND held = 0 AND workspace_id = queued.ws ORDER BY priority DESC, created_at, rowid LIMIT 1)
-  WHERE queued.ws IS NOT NULL`;
-
-/** What the pool knows of each workspace's turns: its jobs running, and when it was last given a worker (a rising count). */
-export interface QueueTurns {
-  running: ReadonlyMap<string, number>;
-  lastServed: ReadonlyMap<string, number>;
-}
-
-/** Whether `a` goes before `b`: its workspace has fewer jobs running, else was served longer ago, else the job is older. */
-function fairlyBefore(a: QueueHead, b: QueueHead, running: ReadonlyMap<string, number>, lastServed: ReadonlyMap<string, number>): boolean {
-  const load = (running.get(a.workspace_id) ?? 0) - (running.get(b.workspace_id) ?? 0);
-  if (load !== 0) return load < 0;
-  const turn = (lastServed.get(a.workspace_id) ?? 0) - (lastServed.get(b.workspace_id) ?? 0);
-  if (turn !== 0) return turn < 0;
-  if (a.created_at !== b.created_at) return a.created_at < b.created_at;
-  return a.queue_rowid < b.queue_rowid;
 }

@@ -2,6 +2,7 @@ import { executeJob, leaseUntil } from '../../core/runs/worker.js';
 import type { WorkerDeps } from '../../core/deps.js';
 import type { Job, JobQueue, JobRef, JobSlot, RunIntent } from '../../ports.js';
 import type { SqliteStore } from './sqlite-store.js';
+import { turnOrder } from './fair-turns.js';
 import { errorText, log } from '../../core/common/logger.js';
 
 export interface PoolOptions {
@@ -29,11 +30,7 @@ interface WaitingCaller {
 export class LocalWorkerPool implements JobQueue {
   /** The jobs running here, each with its workspace. */
   private readonly inFlight = new Map<string, string>();
-  /**
-   * Each workspace's turns: how many of its jobs run here, and when it was last given a worker (a
-   * rising count). A free worker goes to the workspace with the fewest running, then to the one
-   * served longest ago (SqliteStore.claimQueued, nextWaiting).
-   */
+  /** Each workspace's turns (fair-turns.ts): how many of its jobs run here, and when it was last given a worker. */
   private readonly turns = { running: new Map<string, number>(), lastServed: new Map<string, number>() };
   private served = 0;
   private deps: WorkerDeps | null = null;
@@ -173,19 +170,14 @@ export class LocalWorkerPool implements JobQueue {
   }
 
   /**
-   * The waiting caller whose workspace has the fewest jobs running, then was served longest ago,
-   * then has waited longest (the order claimQueued takes the table in).
+   * The waiting caller whose workspace's turn comes first (fair-turns.ts), the longest waiting
+   * among equals: the order the queue table is claimed in.
    */
   private nextWaiting(): WaitingCaller | undefined {
     if (this.waiting.length === 0) return undefined;
-    const { running, lastServed } = this.turns;
-    const rank = (w: WaitingCaller) => [running.get(w.workspaceId) ?? 0, lastServed.get(w.workspaceId) ?? 0];
     let best = 0;
-    let [bestLoad, bestTurn] = rank(this.waiting[0]);
-    for (let i = 1; i < this.waiting.length; i++) {
-      const [load, turn] = rank(this.waiting[i]);
-      if (load < bestLoad || (load === bestLoad && turn < bestTurn)) [best, bestLoad, bestTurn] = [i, load, turn];
-    }
+    for (let i = 1; i < this.waiting.length; i++) if (turnOrder(this.waiting[i].workspaceId, this.waiting[best].workspaceId, this.turns) < 0) best = i;
     return this.waiting.splice(best, 1)[0];
   }
+
 }
