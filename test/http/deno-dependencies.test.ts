@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type TestServer } from './harness.js';
+import { runSync, startServer, type TestServer } from './harness.js';
 import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 
 /**
@@ -17,10 +17,6 @@ let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'deno', content, ...extra });
-const runSync = async (path: string, body: unknown = {}) => {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json(body));
-  return { status: res.status, body: (await res.json()) as any };
-};
 const esm = (name: string, version: string, files: Record<string, string>, extra: Record<string, unknown> = {}) => ({ name, version, type: 'module' as const, main: 'index.js', files, ...extra });
 
 beforeAll(async () => {
@@ -51,21 +47,21 @@ describe('npm: packages in deno scripts', () => {
     expect(lock.packages['node_modules/svc-test-punct'].integrity).toMatch(/^sha512-/);
 
     // The first run may wait for the install; after it the registry hears nothing more.
-    expect(await runSync('u/admin/deno_shout', { name: 'hi' })).toEqual({ status: 200, body: { shout: 'HI!', deno: 'string' } });
+    expect(await runSync(s, 'u/admin/deno_shout', { name: 'hi' })).toEqual({ status: 200, body: { shout: 'HI!', deno: 'string' } });
     const heard = registry.requests.length;
-    expect(await runSync('u/admin/deno_shout', { name: 'again' })).toEqual({ status: 200, body: { shout: 'AGAIN!', deno: 'string' } });
+    expect(await runSync(s, 'u/admin/deno_shout', { name: 'again' })).toEqual({ status: 200, body: { shout: 'AGAIN!', deno: 'string' } });
     // Another script given that lock: nothing to resolve, the tree is there, a fresh Deno process imports it.
     expect((await create('u/admin/deno_shout_locked', content, { lock: version.lock })).status).toBe(201);
-    expect((await runSync('u/admin/deno_shout_locked', { name: 'locked' })).body.shout).toBe('LOCKED!');
+    expect((await runSync(s, 'u/admin/deno_shout_locked', { name: 'locked' })).body.shout).toBe('LOCKED!');
     expect(registry.requests.slice(heard)).toEqual([]);
   });
 
   it('runs the version the pin names, and the version a given lock names', async () => {
     expect((await create('u/admin/deno_ver_pinned', `import { version } from 'npm:svc-test-ver@1.0.0';\nexport function main() { return version; }\n`)).status).toBe(201);
-    expect((await runSync('u/admin/deno_ver_pinned')).body).toBe('1.0.0');
+    expect((await runSync(s, 'u/admin/deno_ver_pinned')).body).toBe('1.0.0');
     const older = (await (await s.fetch(`${ws()}/scripts/get/p/u/admin/deno_ver_pinned`)).json()).lock as string;
     expect((await create('u/admin/deno_ver_locked', `import { version } from 'npm:svc-test-ver';\nexport function main() { return version; }\n`, { lock: older })).status).toBe(201);
-    expect((await runSync('u/admin/deno_ver_locked')).body).toBe('1.0.0');
+    expect((await runSync(s, 'u/admin/deno_ver_locked')).body).toBe('1.0.0');
   });
 
   it('a job cannot write into the cache', async () => {
@@ -84,7 +80,7 @@ export async function main() {
 }
 `;
     expect((await create('u/admin/deno_tamper', content)).status).toBe(201);
-    const run = await runSync('u/admin/deno_tamper');
+    const run = await runSync(s, 'u/admin/deno_tamper');
     expect(run.status, JSON.stringify(run.body)).toBe(200);
     // The installed file is the cache's, not a copy in the job's directory.
     expect(run.body.real.startsWith(depsDir) || process.env.SVC_TEST_SHELL === 'aws').toBe(true);
@@ -93,7 +89,7 @@ export async function main() {
     expect(run.body.before).toBe('X!');
     // Another version importing the package still gets it as installed.
     expect((await create('u/admin/deno_after_tamper', `import { shout } from 'npm:svc-test-shout@1';\nexport function main() { return shout('ok'); }\n`)).status).toBe(201);
-    expect((await runSync('u/admin/deno_after_tamper')).body).toBe('OK!');
+    expect((await runSync(s, 'u/admin/deno_after_tamper')).body).toBe('OK!');
   });
 
   it('refuses an npm: package the registry does not have, naming it, and stores nothing', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, waitForJob, type TestServer } from './harness.js';
+import { runSync, startServer, waitForJob, type TestServer } from './harness.js';
 import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 
 /**
@@ -17,10 +17,6 @@ let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'bun', content, ...extra });
-const runSync = async (path: string, body: unknown = {}) => {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json(body));
-  return { status: res.status, body: (await res.json()) as any };
-};
 const esm = (name: string, version: string, files: Record<string, string>, extra: Record<string, unknown> = {}) => ({ name, version, type: 'module' as const, main: 'index.js', files, ...extra });
 
 beforeAll(async () => {
@@ -64,29 +60,29 @@ export async function main(name: string) { return { shout: shout(name), deep }; 
     expect(Object.keys(lock.packages[''].dependencies).sort()).toEqual(['@svc-test/scoped', 'svc-test-shout']);
     // The first run may wait for the install; the second is served warm.
     for (const name of ['hi', 'again']) {
-      const run = await runSync('u/admin/shout', { name });
+      const run = await runSync(s, 'u/admin/shout', { name });
       expect(run).toEqual({ status: 200, body: { shout: `${name.toUpperCase()}!`, deep: 'deep import' } });
     }
   });
 
   it('runs the version a pin names, and the version a given lock names', async () => {
     expect((await create('u/admin/ver_pinned', `import { version } from 'svc-test-ver@1.0.0';\nexport function main() { return version; }\n`)).status).toBe(201);
-    expect((await runSync('u/admin/ver_pinned')).body).toBe('1.0.0');
+    expect((await runSync(s, 'u/admin/ver_pinned')).body).toBe('1.0.0');
     expect((await create('u/admin/ver_latest', `import { version } from 'svc-test-ver';\nexport function main() { return version; }\n`)).status).toBe(201);
-    expect((await runSync('u/admin/ver_latest')).body).toBe('2.0.0');
+    expect((await runSync(s, 'u/admin/ver_latest')).body).toBe('2.0.0');
 
     // The same unpinned script, created with the older lock: it installs exactly that lock.
     const older = (await (await s.fetch(`${ws()}/scripts/get/p/u/admin/ver_pinned`)).json()).lock as string;
     const res = await create('u/admin/ver_locked', `import { version } from 'svc-test-ver';\nexport function main() { return version; }\n`, { lock: older });
     expect(res.status).toBe(201);
-    expect((await runSync('u/admin/ver_locked')).body).toBe('1.0.0');
+    expect((await runSync(s, 'u/admin/ver_locked')).body).toBe('1.0.0');
     const stored = await (await s.fetch(`${ws()}/scripts/get/p/u/admin/ver_locked`)).json();
     expect(stored.lock).toBe(older);
   });
 
   it("does not run a package's install script", async () => {
     expect((await create('u/admin/canary', `import { ranInstallScript } from 'svc-test-canary';\nexport function main() { return ranInstallScript(); }\n`)).status).toBe(201);
-    expect(await runSync('u/admin/canary')).toEqual({ status: 200, body: false });
+    expect(await runSync(s, 'u/admin/canary')).toEqual({ status: 200, body: false });
   });
 
   it('a job cannot change the installed packages, by Node or by a shell', async () => {
@@ -103,13 +99,13 @@ export function main() {
 }
 `;
     expect((await create('u/admin/tamper', content)).status).toBe(201);
-    const run = await runSync('u/admin/tamper');
+    const run = await runSync(s, 'u/admin/tamper');
     expect(run.status).toBe(200);
     expect(run.body.node).not.toBe('wrote');
     expect(run.body.shell).not.toBe('wrote');
     // Another version importing the package still gets the package as installed.
     expect((await create('u/admin/after_tamper', `import { shout } from 'svc-test-shout';\nexport function main() { return shout('ok'); }\n`)).status).toBe(201);
-    expect((await runSync('u/admin/after_tamper')).body).toBe('OK!');
+    expect((await runSync(s, 'u/admin/after_tamper')).body).toBe('OK!');
   });
 
   it('refuses a package or a version the registry does not have, naming it, and stores nothing', async () => {

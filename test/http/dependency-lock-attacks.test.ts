@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { startServer, type TestServer } from './harness.js';
+import { runSync, startServer, type TestServer } from './harness.js';
 import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
 import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 
@@ -23,10 +23,6 @@ const authorRequests: string[] = [];
 let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'python3', content, ...extra });
-const runSync = async (path: string, body: unknown = {}) => {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as any };
-};
 const getLock = async (path: string) => (await (await s.fetch(`${ws()}/scripts/get/p/${path}`)).json()).lock as string;
 /** The lock a create would store, resolved without creating (or installing) anything. */
 const resolveLock = async (content: string) => {
@@ -85,10 +81,10 @@ describe('a hostile Python lock', () => {
 
     // The attacker's create installs the tree of its lock's key (PyYAML 5.0.0 alone) at once.
     const attack = await create('u/admin/attacker', helper, { lock: `${yaml5}\n# pinned for reproducibility\x1c${planted}\n` });
-    const attackerRun = attack.status === 201 ? await runSync('u/admin/attacker') : undefined;
+    const attackerRun = attack.status === 201 ? await runSync(s, 'u/admin/attacker') : undefined;
     // The victim's lock names PyYAML 5.0.0 alone: its tree is the one the attacker's lock keyed.
     expect((await create('u/admin/victim', helper, { lock: `${yaml5}\n` })).status).toBe(201);
-    expect(await runSync('u/admin/victim')).toEqual({ status: 200, body: { yaml: '5.0.0', planted: null } });
+    expect(await runSync(s, 'u/admin/victim')).toEqual({ status: 200, body: { yaml: '5.0.0', planted: null } });
     // Stored or resolved afresh, the attacker's own run sees no extra distribution either.
     if (attackerRun) expect(attackerRun.body.planted ?? null).toBeNull();
     else expect(attack.status).toBe(400);
@@ -98,7 +94,7 @@ describe('a hostile Python lock', () => {
     const yaml6 = lineOf(await resolveLock('# requirements:\n# PyYAML==6.0.0\n\nimport yaml\n\ndef main():\n    return 1\n'), 'PyYAML==6.0.0');
     const secret = `${index.url.replace(/\/simple\/$/, '')}/internal/secret.txt`;
     const res = await create('u/admin/ssrf', 'import yaml\n\ndef main():\n    return yaml.__version__\n', { lock: `# see\x1c-r ${secret}\n${yaml6}\n` });
-    if (res.status === 201) await runSync('u/admin/ssrf');
+    if (res.status === 201) await runSync(s, 'u/admin/ssrf');
     expect(index.requests).not.toContain('/internal/secret.txt');
   });
 });

@@ -135,6 +135,12 @@ export async function createScript(s: TestServer, path: string, language: string
   return text;
 }
 
+/** Calls a script's sync webhook (`run_wait_result`) with a JSON body: the status and the parsed answer. */
+export async function runSync(s: TestServer, path: string, body: unknown = {}): Promise<{ status: number; body: any }> {
+  const res = await s.fetch(`/api/w/${s.workspace}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
 export async function waitForJob(s: TestServer, id: string, timeoutMs = 20_000): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

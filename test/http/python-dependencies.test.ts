@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type TestServer } from './harness.js';
+import { runSync, startServer, type TestServer } from './harness.js';
 import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
 
 /**
@@ -16,10 +16,6 @@ let index: FakePypiIndex;
 let depsDir: string;
 const ws = () => `/api/w/${s.workspace}`;
 const create = (path: string, content: string, extra: Record<string, unknown> = {}) => s.post(`${ws()}/scripts/create`, { path, language: 'python3', content, ...extra });
-const runSync = async (path: string, body: unknown = {}) => {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as any };
-};
 const getLock = async (path: string) => (await (await s.fetch(`${ws()}/scripts/get/p/${path}`)).json()).lock as string;
 
 beforeAll(async () => {
@@ -47,23 +43,23 @@ describe('Python distributions', () => {
     expect(lock.split('\n').filter(Boolean).map((l) => l.split(' ')[0]).sort()).toEqual(['PyYAML==6.0.0', 'svc-test-greet==1.0.0', 'svc-test-helper==1.0.0'].sort());
     expect(lock).toMatch(/--hash=sha256:[0-9a-f]{64}/);
     for (const name of ['ada', 'bob']) {
-      expect(await runSync('u/admin/greet', { name })).toEqual({ status: 200, body: { greeting: `hello ${name}!`, yaml: '6.0.0' } });
+      expect(await runSync(s, 'u/admin/greet', { name })).toEqual({ status: 200, body: { greeting: `hello ${name}!`, yaml: '6.0.0' } });
     }
   });
 
   it('takes pins from the # requirements: block, and a given lock as it is', async () => {
     const pinned = '# requirements:\n# PyYAML==5.0.0\n\nimport yaml\n\ndef main():\n    return yaml.__version__\n';
     expect((await create('u/admin/yaml_pinned', pinned)).status).toBe(201);
-    expect((await runSync('u/admin/yaml_pinned')).body).toBe('5.0.0');
+    expect((await runSync(s, 'u/admin/yaml_pinned')).body).toBe('5.0.0');
     const unpinned = 'import yaml\n\ndef main():\n    return yaml.__version__\n';
     expect((await create('u/admin/yaml_locked', unpinned, { lock: await getLock('u/admin/yaml_pinned') })).status).toBe(201);
-    expect((await runSync('u/admin/yaml_locked')).body).toBe('5.0.0');
+    expect((await runSync(s, 'u/admin/yaml_locked')).body).toBe('5.0.0');
   });
 
   it('a job cannot change the installed distributions', async () => {
     const content = 'import subprocess, yaml\n\ndef main():\n    path = yaml.__file__\n    try:\n        open(path, "a").write("x = 1\\n")\n        wrote = "wrote"\n    except OSError as e:\n        wrote = type(e).__name__\n    shell = subprocess.run(["/bin/sh", "-c", "echo x >> \\"$1\\" && echo wrote", "sh", path], capture_output=True, text=True).stdout.strip()\n    return {"python": wrote, "shell": shell}\n';
     expect((await create('u/admin/py_tamper', content)).status).toBe(201);
-    const run = await runSync('u/admin/py_tamper');
+    const run = await runSync(s, 'u/admin/py_tamper');
     expect(run.status).toBe(200);
     expect(run.body.python).not.toBe('wrote');
     expect(run.body.shell).not.toBe('wrote');

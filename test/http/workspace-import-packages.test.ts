@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type TestServer } from './harness.js';
+import { runSync, startServer, type TestServer } from './harness.js';
 import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 import { startFakePypiIndex, type FakePypiIndex } from './fake-pypi-index.js';
 
@@ -19,10 +19,6 @@ const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const create = (path: string, language: string, content: string) => s.post(`${ws()}/scripts/create`, { path, language, content });
 const lockOf = async (path: string) => ((await (await s.fetch(`${ws()}/scripts/get/p/${path}`)).json()) as { lock: string }).lock;
-const runSync = async (path: string, body: unknown = {}) => {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json(body));
-  return { status: res.status, body: await res.json() };
-};
 
 beforeAll(async () => {
   registry = await startFakeNpmRegistry([
@@ -51,7 +47,7 @@ describe('packages of imported workspace scripts', () => {
     const lock = await lockOf('u/admin/ver_importer');
     expect(lock).toMatch(/^# workspace-import u\/admin\/ver_helper [0-9a-f]+\n/);
     expect(JSON.parse(lock.slice(lock.indexOf('\n') + 1)).packages['node_modules/svc-test-ver'].version).toBe('1.0.0');
-    expect(await runSync('u/admin/ver_importer')).toEqual({ status: 200, body: '1.0.0' });
+    expect(await runSync(s, 'u/admin/ver_importer')).toEqual({ status: 200, body: '1.0.0' });
   });
 
   it('Python: the helper pins a distribution in its # requirements: block', async () => {
@@ -59,6 +55,6 @@ describe('packages of imported workspace scripts', () => {
     expect((await create('u/admin/yaml_importer', 'python3', 'from u.admin.yaml_helper import yaml_version\n\ndef main():\n    return yaml_version()\n')).status).toBe(201);
     const lock = await lockOf('u/admin/yaml_importer');
     expect(lock).toMatch(/^# workspace-import u\/admin\/yaml_helper [0-9a-f]+\nPyYAML==5\.0\.0 --hash=sha256:/);
-    expect(await runSync('u/admin/yaml_importer')).toEqual({ status: 200, body: '5.0.0' });
+    expect(await runSync(s, 'u/admin/yaml_importer')).toEqual({ status: 200, body: '5.0.0' });
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './harness.js';
+import { runSync, startServer, type TestServer } from './harness.js';
 
 /**
  * Workspace imports (issue 31 item 5, docs/workspace-imports.md), as a user meets them over HTTP
@@ -32,11 +32,6 @@ async function version(path: string): Promise<{ hash: string; lock?: string }> {
   return (await s.fetch(`${ws()}/scripts/get/p/${path}`)).json();
 }
 
-async function runSync(path: string, body: unknown = {}): Promise<{ status: number; body: any }> {
-  const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, json(body));
-  return { status: res.status, body: await res.json() };
-}
-
 beforeAll(async () => {
   s = await startServer();
   alice = await memberToken('alice', 'developer');
@@ -57,16 +52,16 @@ describe('a script imports another script of its workspace', () => {
     const helperV1 = await version('f/common/py_text');
     expect(first.lock).toContain(`# workspace-import f/common/py_text ${helperV1.hash}`);
     expect(first.lock).toContain(`# workspace-import f/common/py_greet ${(await version('f/common/py_greet')).hash}`);
-    expect(await runSync('u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
+    expect(await runSync(s, 'u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
 
     // The helper gets a new version: the importer's jobs keep the one it pinned.
     expect((await create('f/common/py_text', 'python3', 'def shout(s):\n    return s.upper() + " (v2)"\n')).status).toBe(201);
-    expect(await runSync('u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
+    expect(await runSync(s, 'u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
 
     // A new version of the importer picks the new helper up, and its lock says so.
     expect((await create('u/admin/py_importer', 'python3', importer)).status).toBe(201);
     expect((await version('u/admin/py_importer')).lock).toContain(`# workspace-import f/common/py_text ${(await version('f/common/py_text')).hash}`);
-    expect(await runSync('u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v2)', 'X (v2)'] });
+    expect(await runSync(s, 'u/admin/py_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v2)', 'X (v2)'] });
   });
 
   it('TypeScript: "/f/folder/name.ts" and relative paths, pinned the same way', async () => {
@@ -75,19 +70,19 @@ describe('a script imports another script of its workspace', () => {
     const importer = 'import { greet } from "../../f/common/ts_greet.ts";\nimport * as text from "/f/common/ts_text.ts";\nexport function main(name: string) { return [greet(name), text.shout("x")]; }\n';
     expect((await create('u/admin/ts_importer', 'bun', importer)).status).toBe(201);
     expect((await version('u/admin/ts_importer')).lock).toContain(`# workspace-import f/common/ts_text ${(await version('f/common/ts_text')).hash}`);
-    expect(await runSync('u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
+    expect(await runSync(s, 'u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
 
     expect((await create('f/common/ts_text', 'bun', 'export function shout(s: string): string { return s.toUpperCase() + " (v2)"; }\n')).status).toBe(201);
-    expect(await runSync('u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
+    expect(await runSync(s, 'u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v1)', 'X (v1)'] });
     expect((await create('u/admin/ts_importer', 'bun', importer)).status).toBe(201);
-    expect(await runSync('u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v2)', 'X (v2)'] });
+    expect(await runSync(s, 'u/admin/ts_importer', { name: 'ada' })).toEqual({ status: 200, body: ['hello ADA (v2)', 'X (v2)'] });
   });
 
   it('the imported files are read-only to the job', async () => {
     expect((await create('f/common/py_const', 'python3', 'VALUE = 1\n')).status).toBe(201);
     const content = 'import f.common.py_const\n\ndef main():\n    path = f.common.py_const.__file__\n    try:\n        open(path, "a").write("VALUE = 2\\n")\n        return "written"\n    except OSError as e:\n        return type(e).__name__\n';
     expect((await create('u/admin/py_writer', 'python3', content)).status).toBe(201);
-    const run = await runSync('u/admin/py_writer');
+    const run = await runSync(s, 'u/admin/py_writer');
     expect(run.status).toBe(200);
     expect(['PermissionError', 'OSError']).toContain(run.body);
   });
@@ -109,8 +104,8 @@ describe('a script imports another script of its workspace', () => {
 
   it('keeps a script of shared code without main, as Windmill does; running it says it has none', async () => {
     // The helpers above have no main either. Running one fails the job, naming what is missing.
-    expect(await runSync('f/common/py_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
-    expect(await runSync('f/common/ts_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
+    expect(await runSync(s, 'f/common/py_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
+    expect(await runSync(s, 'f/common/ts_text')).toMatchObject({ status: 200, body: { error: { name: 'TypeError', message: expect.stringContaining('main') } } });
     // A language no script imports still needs its main.
     const deno = await create('u/admin/deno_no_main', 'deno', 'export const x = 1;\n');
     expect(deno.status).toBe(400);
@@ -120,9 +115,9 @@ describe('a script imports another script of its workspace', () => {
   it('fails a job whose pinned import was deleted since, naming it', async () => {
     expect((await create('f/common/doomed', 'bun', 'export const word = "still here";\n')).status).toBe(201);
     expect((await create('u/admin/uses_doomed', 'bun', 'import { word } from "/f/common/doomed.ts";\nexport function main() { return word; }\n')).status).toBe(201);
-    expect(await runSync('u/admin/uses_doomed')).toEqual({ status: 200, body: 'still here' });
+    expect(await runSync(s, 'u/admin/uses_doomed')).toEqual({ status: 200, body: 'still here' });
     expect((await s.fetch(`${ws()}/scripts/delete/p/f/common/doomed`, { method: 'POST' })).status).toBe(200);
-    const run = await runSync('u/admin/uses_doomed');
+    const run = await runSync(s, 'u/admin/uses_doomed');
     // The sync endpoint answers a failed job with its error (spec 8).
     expect(run.body.error.name).toBe('WorkspaceImportMissing');
     expect(run.body.error.message).toContain('f/common/doomed');
