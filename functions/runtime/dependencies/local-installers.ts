@@ -1,6 +1,6 @@
 import type { DependencyInstaller, Ecosystem } from '../../ports.js';
 import type { Confiner } from '../confinement.js';
-import { lazyInstallProxy } from './install-proxy.js';
+import { installRoute, type InstallRoute } from './install-proxy.js';
 import { NpmInstaller } from './npm-installer.js';
 import { PipInstaller } from './pip-installer.js';
 import { TreeCache } from './tree-cache.js';
@@ -28,6 +28,8 @@ export class LocalDependencies implements DependencyInstaller {
     private readonly pip: PipInstaller | null,
     /** One line per ecosystem for the start banner. */
     readonly description: string,
+    /** How the installers reach the network; closed with the service. */
+    private readonly route?: InstallRoute,
   ) {
     this.ecosystems = [...(npm ? (['npm'] as const) : []), ...(pip ? (['pypi'] as const) : [])];
   }
@@ -56,6 +58,11 @@ export class LocalDependencies implements DependencyInstaller {
     return installer ? installer.hold(lock) : () => undefined;
   }
 
+  /** Lets go of the installers' network namespaces or proxy (the service stops). */
+  close(): Promise<void> {
+    return this.route?.close() ?? Promise.resolve();
+  }
+
   private installer(ecosystem: Ecosystem): NpmInstaller | PipInstaller {
     const installer = ecosystem === 'npm' ? this.npm : this.pip;
     if (!installer) throw new Error(`this server installs no ${ecosystem} packages`);
@@ -67,21 +74,22 @@ export class LocalDependencies implements DependencyInstaller {
 export function localDependencies(confiner: Confiner, settings: LocalDependencySettings): LocalDependencies {
   const cache = new TreeCache(settings.cacheDir, settings.cacheMaxBytes);
   // The installers reach the registry and indexes, and otherwise only what a job may reach.
-  const proxy = lazyInstallProxy(confiner.installAllowList(), [settings.npmRegistry, settings.pipIndexUrl, ...settings.pipExtraIndexUrls]);
+  const route = installRoute(confiner, [settings.npmRegistry, settings.pipIndexUrl, ...settings.pipExtraIndexUrls]);
   const lines: string[] = [];
   let npm: NpmInstaller | null = null;
   let pip: PipInstaller | null = null;
   try {
-    npm = new NpmInstaller({ cache, confiner, proxy, registry: settings.npmRegistry, token: settings.npmToken, allowInstallScripts: settings.installScripts });
+    npm = new NpmInstaller({ cache, confiner, route, registry: settings.npmRegistry, token: settings.npmToken, allowInstallScripts: settings.installScripts });
     lines.push(`npm packages from ${npm.registry} (${settings.installScripts ? 'install scripts ALLOWED, confined' : 'install scripts off'})`);
   } catch (error) {
     lines.push(`npm packages CANNOT be installed: ${(error as Error).message}`);
   }
   try {
-    pip = new PipInstaller({ cache, confiner, proxy, indexUrl: settings.pipIndexUrl, extraIndexUrls: settings.pipExtraIndexUrls });
+    pip = new PipInstaller({ cache, confiner, route, indexUrl: settings.pipIndexUrl, extraIndexUrls: settings.pipExtraIndexUrls });
     lines.push(`Python wheels from ${pip.registry}`);
   } catch (error) {
     lines.push(`Python distributions CANNOT be installed: ${(error as Error).message}`);
   }
-  return new LocalDependencies(npm, pip, `${lines.join('; ')}; trees in ${settings.cacheDir}${settings.cacheMaxBytes === undefined ? '' : ` (at most ${Math.round(settings.cacheMaxBytes / 1024 / 1024)} MB, least recently used removed first)`}`);
+  const trees = `trees in ${settings.cacheDir}${settings.cacheMaxBytes === undefined ? '' : ` (at most ${Math.round(settings.cacheMaxBytes / 1024 / 1024)} MB, least recently used removed first)`}`;
+  return new LocalDependencies(npm, pip, `${lines.join('; ')}; ${route.description}; ${trees}`, route);
 }
