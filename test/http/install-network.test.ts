@@ -9,8 +9,8 @@ import { startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.
 /**
  * An install is held to the jobs' network boundary (docs/security.md): with install scripts allowed
  * (SVC_NPM_INSTALL_SCRIPTS=1), a package's postinstall that ignores npm's proxy settings and
- * connects straight to a service on the host's loopback (here a listener the test opens: the
- * service's own API, a database, any local daemon) or to the cloud metadata address reaches
+ * connects straight to a service on the host's loopback (here a listener the test opens, standing
+ * for the service's own API, a database, any local daemon) or to the cloud metadata address reaches
  * nothing, while npm itself still installs from the instance's registry, which is on loopback too
  * (through the installer's egress proxy). Local shell only: on AWS install scripts never run.
  */
