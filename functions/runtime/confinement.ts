@@ -5,7 +5,7 @@ import type { JobError } from '../ports.js';
 import { AddressAllowList } from '../core/common/address-rules.js';
 import { JobCgroup, type CgroupKind } from './job-cgroup.js';
 import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.js';
-import { JobNetwork, type NetworkSetting } from './job-network.js';
+import { JobNetwork, type NetworkSetting, type SlotNetwork } from './job-network.js';
 import type { JobSlot } from './job-slots.js';
 import { largestCpuSeconds } from './process-tree.js';
 import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
@@ -220,18 +220,21 @@ export class Confiner {
 
   /**
    * A jail for installing a script's packages (runtime/dependencies): a job's uid, cgroup and
-   * filesystem rules, but the host's network, so that the registry the instance is configured with
-   * (often a private one on the operator's network or loopback) is reachable. The installer is
-   * npm or pip itself; packages' install scripts are off unless the instance allows them.
+   * filesystem rules. With `network` (where the network boundary holds, dependencies/install-proxy.ts)
+   * the installer runs in a network namespace of its own whose only way out is that network's
+   * proxy, which reaches the registry the instance is configured with (often a private one on the
+   * operator's network or loopback) and otherwise only what a job may reach; without it, on the
+   * host's network. The installer is npm or pip itself; packages' install scripts are off unless
+   * the instance allows them.
    */
-  openForInstall(workRoot: string, limits?: Partial<ResourceLimits>): Promise<Jail> {
-    return this.open(workRoot, undefined, limits, 'one job');
+  openForInstall(workRoot: string, limits?: Partial<ResourceLimits>, network?: SlotNetwork): Promise<Jail> {
+    return this.open(workRoot, network, limits, 'one job');
   }
 
   /** A jail with its own uid, cgroup and slot; `limits` may lower the instance's (a workspace setting). */
   private async open(
     workRoot: string,
-    network: JobNetwork | undefined,
+    network: SlotNetwork | undefined,
     limits: Partial<ResourceLimits> = {},
     use: JailUse = 'one job',
     releasing?: Set<Promise<void>>,
@@ -293,7 +296,7 @@ class ProcessJail implements Jail {
     private readonly use: JailUse,
     private readonly hiddenPaths: string[],
     workRoot: string,
-    private readonly boundary: { network: JobNetwork; slot: JobSlot } | undefined,
+    private readonly boundary: { network: SlotNetwork; slot: JobSlot } | undefined,
     /** Where releases in flight are kept until done, for the runner's close to wait on. */
     private readonly releasing?: Set<Promise<void>>,
   ) {

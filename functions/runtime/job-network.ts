@@ -20,10 +20,20 @@ const PROXY_URL = `http://127.0.0.1:${NAMESPACE_PROXY_PORT}`;
 const PROXY_NAMES: ReadonlySet<string> = new Set(['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'NO_PROXY', 'no_proxy']);
 
 /**
+ * What a jail with the network boundary needs of its network: the namespaces and tmpfs it takes a
+ * slot of, and the environment its process gets there. Jobs have a JobNetwork per runner; installs
+ * one of their own, whose proxy reaches the instance's registries (dependencies/install-proxy.ts).
+ */
+export interface SlotNetwork {
+  readonly slots: JobSlots;
+  jobEnv(env: Record<string, string>): Record<string, string>;
+}
+
+/**
  * The network side of one runner's jails: their namespaces and tmpfs (job-slots.ts), the egress
  * proxy behind them, and where their API port leads.
  */
-export class JobNetwork {
+export class JobNetwork implements SlotNetwork {
   readonly slots: JobSlots;
   private readonly proxy: EgressProxy;
   /** The API as the service reaches it; learnt from the jobs' BASE_INTERNAL_URL. */

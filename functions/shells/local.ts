@@ -152,6 +152,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
       await flows.stop();
       await pool.stop();
       await runner.close();
+      await dependencies.close();
       await checkpoints.stop();
       store.close();
       rmSync(runDir, { recursive: true, force: true });

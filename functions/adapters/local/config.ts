@@ -64,6 +64,8 @@ export interface LocalConfig {
     cacheDir: string;
     /** SVC_DEPS_CACHE_MB (default 2048): the most the trees may take together; least recently used go first. */
     cacheMaxBytes: number;
+    /** SVC_DEPS_WAIT_SECONDS (default 960): the longest a run waits for its version's packages to install. */
+    waitMs: number;
   };
 }
 
@@ -105,6 +107,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       pipExtraIndexUrls: (env.PIP_EXTRA_INDEX_URL ?? '').split(/\s+/).filter(Boolean),
       // Not inside the data dir: job uids must reach their tree, and may never enter the data dir.
       cacheMaxBytes: int(env, 'SVC_DEPS_CACHE_MB', 2048) * 1024 * 1024,
+      // As long as the AWS shell's runs wait for a build (DEPS_BUILD_WAIT_SECONDS).
+      waitMs: int(env, 'SVC_DEPS_WAIT_SECONDS', 960) * 1000,
       cacheDir: resolve(env.SVC_DEPS_DIR || join(tmpdir(), `svc-deps-${createHash('sha256').update(resolve(env.SVC_DATA_DIR ?? '.svc')).digest('hex').slice(0, 12)}`)),
     },
     core: {

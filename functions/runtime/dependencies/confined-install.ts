@@ -2,6 +2,7 @@ import { chown, lstat, mkdir, mkdtemp, readdir, statfs, writeFile } from 'node:f
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Confiner, Jail } from '../confinement.js';
+import type { SlotNetwork } from '../job-network.js';
 import { SANDBOX_PATH, spawnSandboxed } from '../sandbox-process.js';
 import { removeTree } from './tree-cache.js';
 
@@ -169,6 +170,8 @@ export interface InstallJailWork<T> {
   /** Where the work directory is made (the cache's, traversable by a job uid). */
   parent: string;
   prefix: string;
+  /** The network namespaces the installer runs in (install-proxy.ts); undefined: the host's network. */
+  network?: SlotNetwork;
   /** Files written into the directory before the installer runs (its config), by name. */
   files: Record<string, string>;
   work: (dir: string, run: (command: string, args: string[], env: Record<string, string>, timeoutMs: number) => Promise<ConfinedResult>) => Promise<T>;
@@ -185,7 +188,7 @@ export function inInstallJail<T>(spec: InstallJailWork<T>): Promise<T> {
 }
 
 async function installInJail<T>(spec: InstallJailWork<T>): Promise<T> {
-  const jail = await spec.confiner.openForInstall(spec.parent);
+  const jail = await spec.confiner.openForInstall(spec.parent, undefined, spec.network);
   const dir = await mkdtemp(join(spec.parent, `${spec.prefix}-`)).catch(async (error: unknown) => {
     await jail.release();
     throw error;
@@ -205,7 +208,8 @@ async function installInJail<T>(spec: InstallJailWork<T>): Promise<T> {
     const result = await spec.work(dir, (command, args, env, timeoutMs) =>
       // GIT_ALLOW_PROTOCOL names no protocol: git, which npm and pip run for a git dependency a
       // package names, refuses them all (http, ssh, file...), and knows nothing of their proxy.
-      runConfined({ dir, jail, command, args, env: { PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }, timeoutMs }),
+      // In a network namespace, the proxy variables lead to its egress proxy.
+      runConfined({ dir, jail, command, args, env: jail.jobEnv({ PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }), timeoutMs }),
     );
     kept = spec.keep?.(result) ?? false;
     return result;

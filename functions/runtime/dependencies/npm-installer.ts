@@ -5,6 +5,7 @@ import { npmLockSourceProblem, readNpmLock, type NpmLock } from '../../core/depe
 import type { Confiner } from '../confinement.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
+import type { InstallRoute } from './install-proxy.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
 import { treeKey } from './tree-keys.js';
 
@@ -21,8 +22,8 @@ export interface NpmInstallerOptions {
   token?: string;
   /** SVC_NPM_INSTALL_SCRIPTS=1: packages' install scripts run (confined); off by default. */
   allowInstallScripts: boolean;
-  /** The egress proxy npm goes through (install-proxy.ts); none: the host's network. */
-  proxy?: () => Promise<string | undefined>;
+  /** How npm and what it starts reach the network (install-proxy.ts); none: the host's network. */
+  route?: InstallRoute;
 }
 
 /** The name the lock's root package is given, so npm never reads the script's own name. */
@@ -95,8 +96,9 @@ export class NpmInstaller {
     return inInstallJail<T>({
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
+      network: this.options.route?.network,
       prefix,
-      files: { '.npmrc': this.npmrc(await this.options.proxy?.()) },
+      files: { '.npmrc': this.npmrc(await this.options.route?.proxyUrl()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>

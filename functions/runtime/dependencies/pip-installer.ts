@@ -4,6 +4,7 @@ import type { Confiner } from '../confinement.js';
 import { pythonLockRequirements, readPythonLock } from '../../core/dependencies/python-imports.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
+import type { InstallRoute } from './install-proxy.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
 import { treeKey } from './tree-keys.js';
 
@@ -16,8 +17,8 @@ export interface PipInstallerOptions {
   indexUrl: string;
   /** PIP_EXTRA_INDEX_URL: more indexes, space-separated. */
   extraIndexUrls: string[];
-  /** The egress proxy pip goes through (install-proxy.ts); none: the host's network. */
-  proxy?: () => Promise<string | undefined>;
+  /** How pip and what it starts reach the network (install-proxy.ts); none: the host's network. */
+  route?: InstallRoute;
 }
 
 interface PipReport {
@@ -99,8 +100,9 @@ export class PipInstaller {
     return inInstallJail<T>({
       confiner: this.options.confiner,
       parent: await this.options.cache.workDir(),
+      network: this.options.route?.network,
       prefix,
-      files: { 'pip.conf': this.pipConf(await this.options.proxy?.()) },
+      files: { 'pip.conf': this.pipConf(await this.options.route?.proxyUrl()) },
       keep,
       work: (dir, run) =>
         work(dir, (args) =>
