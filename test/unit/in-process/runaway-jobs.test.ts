@@ -3,6 +3,7 @@ import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
 import { MAX_FLOW_DEPTH } from '../../../functions/core/runs/job-lineage.js';
 import { DEFAULT_MAX_RUN_DEPTH } from '../../../functions/core/jobs/run-admission.js';
 import { aJob } from '../../contract/store-fixtures.js';
+import { renderRunPage } from '../../../functions/http/console/run-page.js';
 import { createScript, inProcessService, until, type InProcessService } from './harness.js';
 import type { Job } from '../../../functions/ports.js';
 
@@ -56,6 +57,9 @@ describe('a script that runs itself through the API with its job token', () => {
     expect(deepest.result.error.message).toContain('beyond the limit of 3');
     // The API shows the lineage too.
     expect(deepest).toMatchObject({ started_by_job: runs[2].id, run_depth: 3, parent_job: null });
+    // And the console's run page links the run that started it.
+    const page = renderRunPage({ workspace: 'main', username: 'admin', job: runs[3], canCancel: false, canRerun: true, modules: null });
+    expect(page).toContain(`started by <a id="started-by" href="/w/main/run/${runs[2].id}">`);
   });
 
   it('stops a run that starts itself twice too: the tree is as deep as the limit, not more', async () => {
