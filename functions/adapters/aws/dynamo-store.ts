@@ -257,6 +257,7 @@ export class DynamoStore implements Store {
     // are its queued jobs alone), counted in parallel, each only as far as `atMost`: Select COUNT
     // of a keys-only index reads ~150 bytes per queued job and returns no items. Eventually
     // consistent, like every GSI: a job queued or started a moment ago may be counted or not.
+    if (atMost <= 0) return 0;
     const counts = await Promise.all(
       gsi1.jobPartitionsOf(workspaceId).map(async (pk) => {
         let count = 0;
