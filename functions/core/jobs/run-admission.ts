@@ -33,7 +33,7 @@ export type RunLineage = Partial<Pick<Job, 'started_by_job' | 'run_depth'>>;
  * Checks both bounds for a new run in `workspaceId` started by `principal`, and answers the lineage
  * the run's job records. Throws the refusal otherwise; nothing is stored either way.
  */
-export async function admitRun(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
+export async function admitRun(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
   const lineage = await lineageOfCaller(deps, principal, workspaceId);
   await checkBacklog(deps, workspaceId);
   return lineage;
@@ -57,15 +57,34 @@ async function lineageOfCaller(deps: Pick<CoreDeps, 'store' | 'config'>, princip
   return { started_by_job: principal.jobId, run_depth: depth };
 }
 
+/**
+ * How long a workspace found at its limit is refused without counting again, in this process. A
+ * count at the limit reads the limit's worth of index entries (on AWS ~180 read units for 10,000),
+ * so a job hammering the API once its backlog is full would otherwise make each refusal cost that;
+ * new runs are accepted again at most this long after the backlog shrinks.
+ */
+export const FULL_BACKLOG_MEMO_MS = 1000;
+/** Per store, the workspaces last found full and until when that is believed. */
+const fullUntil = new WeakMap<object, Map<string, number>>();
+
 /** 429 when the workspace has its limit of queued jobs already. */
-async function checkBacklog(deps: Pick<CoreDeps, 'store' | 'config'>, workspaceId: string): Promise<void> {
+async function checkBacklog(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, workspaceId: string): Promise<void> {
   const limit = deps.config.maxQueuedJobsPerWorkspace ?? DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE;
-  const queued = await deps.store.countQueuedJobs(workspaceId, limit);
-  if (queued < limit) return;
+  let full = fullUntil.get(deps.store);
+  const now = deps.clock.now().getTime();
+  if (!((full?.get(workspaceId) ?? 0) > now)) {
+    const queued = await deps.store.countQueuedJobs(workspaceId, limit);
+    if (queued < limit) {
+      full?.delete(workspaceId);
+      return;
+    }
+    if (!full) fullUntil.set(deps.store, (full = new Map()));
+    full.set(workspaceId, now + FULL_BACKLOG_MEMO_MS);
+  }
   throw new ApiError(
     429,
     'too_many_queued_jobs',
     `workspace ${workspaceId} has ${limit} jobs queued, the most it may have waiting to start: no new run is accepted until some of them start or are canceled`,
-    { limit },
+    { limit, retry_after: Math.ceil(FULL_BACKLOG_MEMO_MS / 1000) },
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
 import { MAX_FLOW_DEPTH } from '../../../functions/core/runs/job-lineage.js';
-import { DEFAULT_MAX_RUN_DEPTH } from '../../../functions/core/jobs/run-admission.js';
+import { DEFAULT_MAX_RUN_DEPTH, FULL_BACKLOG_MEMO_MS } from '../../../functions/core/jobs/run-admission.js';
 import { aJob } from '../../contract/store-fixtures.js';
 import { renderRunPage } from '../../../functions/http/console/run-page.js';
 import { createScript, inProcessService, until, type InProcessService } from './harness.js';
@@ -131,12 +131,15 @@ describe("a workspace's queued jobs", () => {
       const body = await res.json();
       expect(body.error).toMatchObject({ code: 'too_many_queued_jobs' });
       expect(body.error.message).toContain(`has ${LIMIT} jobs queued`);
+      expect(res.headers.get('retry-after')).toBe('1');
     }
     // Nothing was stored for the refused runs.
     expect((await s.store.listJobs({ workspace_id: 'main', limit: 10_000 })).length).toBe(jobsBefore);
 
-    // One leaves the queue: runs are accepted again, up to the limit.
+    // One leaves the queue: runs are accepted again, once the refusal this process remembers ran out.
     await s.store.completeJob(stuck[0].id, { status: 'canceled', result: null, logs: '' }, s.clock.now().toISOString());
+    expect((await s.post(`${ws}/jobs/run/p/u/admin/hello`, {})).status).toBe(429);
+    s.clock.advance(FULL_BACKLOG_MEMO_MS);
     const res = await s.post(`${ws}/jobs/run_wait_result/p/u/admin/hello`, {});
     expect(res.status, await res.clone().text()).toBe(200);
     expect(await res.json()).toBe('hi');
