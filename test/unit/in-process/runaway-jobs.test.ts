@@ -135,6 +135,13 @@ describe("a workspace's queued jobs", () => {
     }
     // Nothing was stored for the refused runs.
     expect((await s.store.listJobs({ workspace_id: 'main', limit: 10_000 })).length).toBe(jobsBefore);
+    // Another workspace runs as before.
+    expect((await s.post('/api/workspaces/create', { id: 'other', name: 'Other' })).status).toBeLessThan(300);
+    const other = await s.post('/api/w/other/scripts/create', { path: 'u/admin/hello', language: 'bun', content: 'export function main() { return "there" }' });
+    expect(other.status, await other.clone().text()).toBe(201);
+    const there = await s.post('/api/w/other/jobs/run_wait_result/p/u/admin/hello', {});
+    expect(there.status, await there.clone().text()).toBe(200);
+    expect(await there.json()).toBe('there');
 
     // One leaves the queue: runs are accepted again, once the refusal this process remembers ran out.
     await s.store.completeJob(stuck[0].id, { status: 'canceled', result: null, logs: '' }, s.clock.now().toISOString());
