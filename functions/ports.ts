@@ -61,6 +61,11 @@ export interface Store {
    * created before it; for `running`, started before it. Oldest first. What the reaper looks for.
    */
   listStaleJobs(status: 'queued' | 'running', before: string, limit: number): Promise<Job[]>;
+  /**
+   * How many jobs of the workspace are `queued` (held ones too), counted up to `atMost`: what a new
+   * run's admission checks (core/jobs/run-admission.ts), so it reads at most that many index entries.
+   */
+  countQueuedJobs(workspaceId: string, atMost: number): Promise<number>;
 
   /** Inserts the user unless one with that username exists; returns whether it was created. */
   createUser(u: User, events?: OutboxEvent[]): Promise<boolean>;

@@ -37,6 +37,10 @@ export interface CoreConfig {
   flowMaxWhileIterations?: number;
   /** The most items a flow's for loop may go over (docs/flows.md); 10,000 when unset. */
   flowMaxLoopItems?: number;
+  /** The most levels of jobs above a run a job started with its token (core/jobs/run-admission.ts); 32 when unset. */
+  maxRunDepth?: number;
+  /** The most queued (not yet started) jobs of a workspace before new runs are refused (run-admission.ts); 10,000 when unset. */
+  maxQueuedJobsPerWorkspace?: number;
 }
 
 export interface CoreDeps {

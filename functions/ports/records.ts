@@ -66,6 +66,18 @@ export interface Job {
   kind: JobKind;
   /** The flow job this job is a step or sub-flow of. */
   parent_job: string | null;
+  /**
+   * The job whose job token (OV_TOKEN / WM_TOKEN) started this run through the API; absent on runs
+   * anything else started. Windmill records it as `parent_job`; svc keeps `parent_job` for a flow's
+   * own steps (a step's completion wakes its flow), so a run a script started is not a step.
+   */
+  started_by_job?: string | null;
+  /**
+   * How many jobs are above this one, counting the jobs that started it or the flows above it with
+   * their job tokens and the flow jobs it or they are steps of; set on runs a job started (with
+   * `started_by_job`), absent otherwise (core/runs/run-admission.ts).
+   */
+  run_depth?: number | null;
   script_path: string;
   script_hash: string | null;
   flow_version: number | null;

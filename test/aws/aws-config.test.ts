@@ -51,6 +51,8 @@ describe('AWS shell config', () => {
       baseInternalUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
       flowMaxWhileIterations: 1000,
       flowMaxLoopItems: 10_000,
+      maxRunDepth: 32,
+      maxQueuedJobsPerWorkspace: 10_000,
       jobTimeoutMs: 2_000,
       // The stack sets no lease margin: the default.
       jobLeaseMarginMs: 60_000,

@@ -63,7 +63,7 @@ describe('DynamoDB table', () => {
 
   it("has the sparse index of a workspace's running flows, beside the job list and status indexes", () => {
     const indexes = propsOf(stack.data.table).GlobalSecondaryIndexes as Array<{ IndexName: string; KeySchema: unknown; Projection: unknown }>;
-    expect(indexes.map((i) => i.IndexName)).toEqual(['gsi1', 'gsi2', 'gsi3']);
+    expect(indexes.map((i) => i.IndexName)).toEqual(['gsi1', 'gsi2', 'gsi3', 'gsi4']);
     expect(indexes[2]).toEqual({
       IndexName: 'gsi3',
       KeySchema: [
@@ -71,6 +71,15 @@ describe('DynamoDB table', () => {
         { AttributeName: 'gsi3sk', KeyType: 'RANGE' },
       ],
       Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['script_path'] },
+    });
+    // A workspace's queued jobs, counted before a new run is admitted (docs/security.md, "Runaway jobs").
+    expect(indexes[3]).toEqual({
+      IndexName: 'gsi4',
+      KeySchema: [
+        { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+        { AttributeName: 'gsi4sk', KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
     });
   });
 

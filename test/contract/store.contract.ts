@@ -394,6 +394,34 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await store.listStaleJobs('queued', at(0), 10)).toEqual([]);
       });
 
+      it("counts a workspace's queued jobs, held ones too, up to the count asked for", async () => {
+        const ws = await newWorkspace();
+        const queued = [aJob(ws), aJob(ws), aJob(ws, { held: true, concurrency_key: 'k' })];
+        const claimed = aJob(ws);
+        const canceled = aJob(ws);
+        const requeued = aJob(ws);
+        for (const j of [...queued, claimed, canceled, requeued]) await store.insertJob(j);
+        // Another workspace's queued job and a job stored already running are not counted.
+        await store.insertJob(aJob(await newWorkspace()));
+        const running = aJob(ws, { status: 'running', started_at: nextTimestamp(), attempts: 1 });
+        await store.insertJob(running);
+        expect(await store.claimJob(claimed.id, nextTimestamp(), FAR_FUTURE)).not.toBeNull();
+        expect(await store.completeJob(canceled.id, { status: 'canceled', result: null, logs: '' }, nextTimestamp())).toBe(true);
+        expect(await eventually(() => store.countQueuedJobs(ws, 100), (n) => n === queued.length + 1)).toBe(queued.length + 1);
+        // Claimed, then back in the queue after a crash (requeueInterrupted puts back every running
+        // job of the store, these three too): queued again.
+        expect(await store.claimJob(requeued.id, nextTimestamp(), FAR_FUTURE)).not.toBeNull();
+        const back: string[] = [];
+        await eventually(async () => back.push(...(await store.requeueInterrupted())), () => [claimed.id, requeued.id, running.id].every((id) => back.includes(id)));
+        const expected = queued.length + 3;
+        expect(await eventually(() => store.countQueuedJobs(ws, 100), (n) => n === expected)).toBe(expected);
+        expect(await store.countQueuedJobs(ws, 2)).toBe(2);
+        expect(await store.countQueuedJobs(uid('empty-ws'), 100)).toBe(0);
+        // Leaving the queue takes a job out of the count.
+        for (const j of [...queued.slice(0, 2), claimed]) await store.completeJob(j.id, { status: 'failed', result: null, logs: '' }, nextTimestamp());
+        expect(await eventually(() => store.countQueuedJobs(ws, 100), (n) => n === expected - 3)).toBe(expected - 3);
+      });
+
       it('lists jobs newest first, filtered by status and script path, up to the limit', async () => {
         const ws = await newWorkspace();
         const j1 = aJob(ws, { script_path: 'f/list/a' });

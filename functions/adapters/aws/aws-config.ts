@@ -2,6 +2,7 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
+import { DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE, DEFAULT_MAX_RUN_DEPTH } from '../../core/jobs/run-admission.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**
@@ -116,6 +117,8 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       uploads: uploadSettingsFromEnv(env, ''),
       flowMaxWhileIterations: int(env, 'FLOW_MAX_WHILE_ITERATIONS', 1000),
       flowMaxLoopItems: int(env, 'FLOW_MAX_LOOP_ITEMS', 10_000),
+      maxRunDepth: int(env, 'MAX_RUN_DEPTH', DEFAULT_MAX_RUN_DEPTH),
+      maxQueuedJobsPerWorkspace: int(env, 'MAX_QUEUED_JOBS_PER_WORKSPACE', DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE),
     },
   };
 }

@@ -2,7 +2,7 @@ import { parseStoredRunSettings, storedRunSettings } from '../../core/jobs/run-s
 import { parseStored, parseStoredJson, StoredDocumentError } from '../../core/documents/parse.js';
 import { jobRecord, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { FINISHED_STATUSES, type Job, type ScriptVersion, type TokenRecord, type User, type Workspace } from '../../ports.js';
-import { gsi1, gsi2, gsi3, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
+import { gsi1, gsi2, gsi3, gsi4, keys, TTL_ATTRIBUTE, type ItemType } from './dynamo-keys.js';
 
 /**
  * Translation between the port's records and table items. Free-form JSON (job args and results,
@@ -174,11 +174,15 @@ export function jobItem(job: Job, payload: JobPayload): Item {
     // A flow's running-flows entry (gsi3): the partition always, the sort key while it runs.
     ...(job.kind === 'flow' ? { gsi3pk: gsi3.runningFlowsOf(job.workspace_id, job.id) } : {}),
     ...(job.kind === 'flow' && job.status === 'running' ? { gsi3sk: gsi3.sortKey(job.created_at, job.id) } : {}),
+    // A queued job's entry in the workspace's queued jobs (gsi4), until it leaves `queued`.
+    ...(job.status === 'queued' ? { gsi4sk: gsi4.sortKey(job.created_at, job.id) } : {}),
     ...entity('job'),
     id: job.id,
     workspace_id: job.workspace_id,
     kind: job.kind,
     parent_job: job.parent_job,
+    ...(job.started_by_job ? { started_by_job: job.started_by_job } : {}),
+    ...(typeof job.run_depth === 'number' ? { run_depth: job.run_depth } : {}),
     script_path: job.script_path,
     script_hash: job.script_hash,
     flow_version: job.flow_version,
@@ -215,6 +219,8 @@ export function toJob(i: Item): Job {
       workspace_id: i.workspace_id,
       kind: i.kind,
       parent_job: i.parent_job ?? null,
+      ...(i.started_by_job ? { started_by_job: i.started_by_job } : {}),
+      ...(typeof i.run_depth === 'number' ? { run_depth: i.run_depth } : {}),
       script_path: i.script_path,
       // Items from before flow_version existed lack it: the schema reads them in today's shape.
       script_hash: i.script_hash,

@@ -70,8 +70,8 @@ export class DynamoJobWrites {
     const resultRef = refs.get('result');
     const logsRef = refs.get('logs');
     const set = ['#status = :status', 'success = :success', 'completed_at = :completedAt', 'log_chunks = :logs'];
-    // Leaving the unfinished states also takes the job out of the sparse status and running-flows indexes.
-    const remove = ['gsi2pk', 'gsi2sk', 'gsi3sk'];
+    // Leaving the unfinished states also takes the job out of the sparse status, running-flows and queued indexes.
+    const remove = ['gsi2pk', 'gsi2sk', 'gsi3sk', 'gsi4sk'];
     const values: Item = {
       ':status': c.status,
       ':success': c.status === 'success',

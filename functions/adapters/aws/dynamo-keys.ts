@@ -14,6 +14,9 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  *
  * A flow job also carries gsi3 keys (a workspace's running flows): `WS#<ws>#FLOWS#<w>` /
  * `<created_at>#<id>`, the sort key only while it runs, so the index holds only running flows.
+ * Every job carries `gsi4sk` (`<created_at>#<id>`) only while it is queued: GSI4 is keyed by its
+ * GSI1 partition (`gsi1pk`, the workspace's job shard) and that sort key, so it holds a
+ * workspace's queued jobs and nothing else, counted before a new run is admitted.
  * | live log chunk | `JOB#<id>`       | `LOG#<ms>#<seq>`        |                                          |                                       |
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
@@ -36,6 +39,7 @@ export const SK = 'sk';
 export const GSI1 = 'gsi1';
 export const GSI2 = 'gsi2';
 export const GSI3 = 'gsi3';
+export const GSI4 = 'gsi4';
 
 /**
  * Epoch seconds after which DynamoDB may delete the item (tokens with an expiry). Deletion is lazy
@@ -150,12 +154,20 @@ export const gsi3 = {
   sortKey: (createdAt: string, id: string) => `${createdAt}#${id}`,
 };
 
+export const gsi4 = {
+  // Sparse: the sort key is set while the job is queued (insert, a requeue) and removed when it
+  // leaves `queued` (a claim, a completion); the partition is the job's gsi1pk, which it always
+  // has. A workspace's queued jobs are then counted in its GSI1 partitions of this index
+  // (countQueuedJobs), reading only queued jobs' keys, never its whole history.
+  sortKey: (createdAt: string, id: string) => `${createdAt}#${id}`,
+};
+
 /** The CreateTable input: keys, indexes, on-demand billing. */
 export function tableDefinition(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk', 'gsi4sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
     KeySchema: [
       { AttributeName: PK, KeyType: 'HASH' },
       { AttributeName: SK, KeyType: 'RANGE' },
@@ -187,6 +199,15 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
         ],
         // The path, for the console's path filter; the flows are then read from the table.
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['script_path'] },
+      },
+      {
+        IndexName: GSI4,
+        KeySchema: [
+          { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi4sk', KeyType: 'RANGE' },
+        ],
+        // Only counted: the keys are all a count reads.
+        Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ],
     // Change events for workspace webhooks are read from the stream (see docs/architecture.md).

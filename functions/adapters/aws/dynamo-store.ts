@@ -4,13 +4,14 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore, Delivery, Entity, EntityKind, Job, JobCompletion, JobListFilter, JobQuery, OutboxEvent, ScriptVersion, Store, TokenRecord, User, Workspace } from '../../ports.js';
 import { DynamoOutbox, TRANSACTION_MAX_ITEMS } from './dynamo-outbox.js';
-import { GSI1, GSI2, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
+import { GSI1, GSI2, GSI4, SCRIPT_HEAD_PREFIX, gsi1, gsi2, keys } from './dynamo-keys.js';
 import { readLogChunks } from './dynamo-log-chunks.js';
 import {
   scriptHeadUpdate, scriptVersionItem, stringList, toJob, toScript, toToken, toUser, toWorkspace, tokenItem, userItem, workspaceItem, type Item, type ScriptPayload,
@@ -251,14 +252,46 @@ export class DynamoStore implements Store {
     return Promise.all(stale.slice(0, limit).map((i) => this.toJob(i)));
   }
 
+  async countQueuedJobs(workspaceId: string, atMost: number) {
+    // The workspace's partitions of the sparse queued index (gsi4: its GSI1 shards, whose entries
+    // are its queued jobs alone), counted in parallel, each only as far as `atMost`: Select COUNT
+    // of a keys-only index reads ~150 bytes per queued job and returns no items. Eventually
+    // consistent, like every GSI: a job queued or started a moment ago may be counted or not.
+    if (atMost <= 0) return 0;
+    const counts = await Promise.all(
+      gsi1.jobPartitionsOf(workspaceId).map(async (pk) => {
+        let count = 0;
+        let start: Item | undefined;
+        do {
+          const page = await this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: GSI4,
+              KeyConditionExpression: 'gsi1pk = :pk',
+              ExpressionAttributeValues: { ':pk': pk },
+              Select: 'COUNT',
+              Limit: atMost - count,
+              ExclusiveStartKey: start,
+            }),
+          );
+          count += page.Count ?? 0;
+          start = page.LastEvaluatedKey;
+        } while (start && count < atMost);
+        return count;
+      }),
+    );
+    return Math.min(atMost, counts.reduce((sum, n) => sum + n, 0));
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     try {
       const r = await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: keys.job(id),
-          // gsi3sk: a flow enters the running-flows index (a script job has no gsi3pk: no entry).
-          UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk, gsi3sk = gsi1sk',
+          // gsi3sk: a flow enters the running-flows index (a script job has no gsi3pk: no entry);
+          // it leaves the workspace's queued jobs (gsi4sk).
+          UpdateExpression: 'SET #status = :running, started_at = :startedAt, lease_until = :leaseUntil, attempts = attempts + :one, gsi2pk = :gsi2pk, gsi3sk = gsi1sk REMOVE gsi4sk',
           // ISO timestamps compare as strings; an item without a lease is never reclaimed.
           // A job held for a concurrency slot is never taken, whatever message names it.
           ConditionExpression: '(#status = :queued AND (attribute_not_exists(held) OR held = :notHeld)) OR (#status = :running AND lease_until < :startedAt)',
@@ -309,7 +342,8 @@ export class DynamoStore implements Store {
     const requeued: string[] = [];
     for (const ref of running) {
       const id = (ref.pk as string).slice('JOB#'.length);
-      const won = await this.updateJob(id, 'SET #status = :queued, gsi2pk = :gsi2pk REMOVE gsi3sk', '#status = :running', {
+      // Queued again: back in the workspace's queued jobs (gsi4sk is gsi1sk's `<created_at>#<id>`).
+      const won = await this.updateJob(id, 'SET #status = :queued, gsi2pk = :gsi2pk, gsi4sk = gsi1sk REMOVE gsi3sk', '#status = :running', {
         ':queued': 'queued',
         ':running': 'running',
         ':gsi2pk': gsi2.status('queued', id),

@@ -236,4 +236,7 @@ export const MIGRATIONS: string[] = [
   -- queue order for all workspaces.
   DROP INDEX jobs_queued_by_priority;
   CREATE INDEX jobs_queued_by_workspace ON jobs(held, workspace_id, priority DESC, created_at) WHERE status = 'queued';`,
+  `-- lineage: a run a job started with its job token records that job and its depth (core/jobs/run-admission.ts).
+  ALTER TABLE jobs ADD COLUMN started_by_job TEXT;
+  ALTER TABLE jobs ADD COLUMN run_depth INTEGER;`,
 ];

@@ -177,6 +177,16 @@ export class SqliteStore implements Store {
     return rows.map(toJob);
   }
 
+  async countQueuedJobs(workspaceId: string, atMost: number) {
+    // jobs_queued_by_workspace (held, workspace_id, ...) WHERE status = 'queued': the status as a
+    // literal and both values of held, so SQLite reads the workspace's two runs of that partial
+    // index, and no more than `atMost` entries of them.
+    const row = this.stmt(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_queued_by_workspace WHERE status = 'queued' AND held IN (0, 1) AND workspace_id = ? LIMIT ?)`,
+    ).get(workspaceId, atMost) as { n: number };
+    return row.n;
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     return this.write(() => {
       const row = this.stmt(

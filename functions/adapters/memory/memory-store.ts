@@ -123,6 +123,15 @@ export class MemoryStore implements Store {
     return sortedBy(stale, since).slice(0, limit).map(copy);
   }
 
+  async countQueuedJobs(workspaceId: string, atMost: number) {
+    let queued = 0;
+    for (const { job } of this.jobs.values()) {
+      if (queued >= atMost) break;
+      if (job.workspace_id === workspaceId && job.status === 'queued') queued += 1;
+    }
+    return queued;
+  }
+
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
     const stored = this.jobs.get(id);
     if (!stored) return null;

@@ -57,6 +57,8 @@ const jobFields = {
   id: z.string().min(1),
   workspace_id: z.string().min(1),
   parent_job: z.string().nullable(),
+  started_by_job: z.string().nullable().optional(),
+  run_depth: z.number().int().nonnegative().nullable().optional(),
   script_path: z.string(),
   language,
   args: jsonObject.nullable(),

@@ -4,6 +4,7 @@ import { queuedJob, scopeTexts, startLimited, type JobOrigin } from '../jobs/job
 import { definedRunSettings } from '../jobs/run-settings.js';
 import { newJobId } from '../common/crypto.js';
 import { answerFromCache } from '../jobs/result-cache.js';
+import { admitRun } from '../jobs/run-admission.js';
 import { flowJobTarget } from '../jobs/run-target.js';
 import type { FlowVersion } from './flow-documents.js';
 import type { Principal } from '../identity/auth.js';
@@ -37,6 +38,8 @@ export async function pushFlowJob(
   origin: JobOrigin = {},
 ): Promise<Job> {
   validateInputs(flow, args);
+  // Refused before anything is stored: too deep a chain of runs started by jobs, or a full backlog.
+  const lineage = await admitRun(deps, principal, workspaceId);
   const job = queuedJob(
     deps.clock.now().toISOString(),
     {
@@ -44,6 +47,7 @@ export async function pushFlowJob(
       workspace_id: workspaceId,
       ...flowJobTarget(flow.path, flow.id),
       parent_job: null,
+      ...lineage,
       args,
       created_by: principal.username,
       created_scopes: scopeTexts(principal),

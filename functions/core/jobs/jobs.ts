@@ -4,6 +4,7 @@ import { newJobId } from '../common/crypto.js';
 import { answerFromCache } from './result-cache.js';
 import { leaveSlot, takeSlotOrWait } from './concurrency.js';
 import { concurrencyKeyOf, type RunSettings } from './run-settings.js';
+import { admitRun } from './run-admission.js';
 import { FINISHED_STATUSES, type Job, type JobListFilter, type JobSlot, type JobStatus, type RunIntent, type ScriptVersion } from '../../ports.js';
 import type { CoreDeps } from '../deps.js';
 import type { Principal } from '../identity/auth.js';
@@ -24,7 +25,7 @@ export function isFinished(status: JobStatus): boolean {
 /** A new job in `queued`, with nothing run yet. */
 export function queuedJob(
   createdAt: string,
-  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger' | 'priority'>>,
+  fields: JobTarget & Pick<Job, 'workspace_id' | 'parent_job' | 'args' | 'created_by'> & Partial<Pick<Job, 'id' | 'delete_after_use' | 'created_scopes' | 'schedule_path' | 'trigger' | 'priority' | 'started_by_job' | 'run_depth'>>,
   origin: JobOrigin = {},
 ): Job {
   const job: Job = {
@@ -74,6 +75,8 @@ export async function pushJob(
   origin: JobOrigin = {},
   wait: CallerWait = {},
 ): Promise<Job> {
+  // Refused before anything is stored: too deep a chain of runs started by jobs, or a full backlog.
+  const lineage = await admitRun(deps, principal, script.workspace_id);
   const job = queuedJob(
     deps.clock.now().toISOString(),
     {
@@ -81,6 +84,7 @@ export async function pushJob(
       workspace_id: script.workspace_id,
       ...scriptJobTarget(script),
       parent_job: null,
+      ...lineage,
       args,
       created_by: principal.username,
       created_scopes: scopeTexts(principal),
@@ -233,6 +237,8 @@ export function jobView(job: Job): JobView {
     cache_hit: job.cache_hit ?? false,
     priority: job.priority ?? 0,
     ...(job.concurrency_key ? { concurrency_key: job.concurrency_key } : {}),
+    ...(job.started_by_job ? { started_by_job: job.started_by_job } : {}),
+    ...(typeof job.run_depth === 'number' ? { run_depth: job.run_depth } : {}),
     ...(job.status === 'queued' && job.held ? { waiting_for_concurrency_slot: true } : {}),
   };
 }

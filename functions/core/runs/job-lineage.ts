@@ -12,7 +12,7 @@ export const MAX_FLOW_DEPTH = 32;
 const MAX_WALK = MAX_FLOW_DEPTH + 32;
 
 /** What the walk up a job's flows needs of each: none of it ever changes once the job exists. */
-export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'>;
+export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'> & Partial<Pick<Job, 'run_depth'>>;
 
 /**
  * Walks `parent_job` up to the top: the flow context of a step and getRootJobId share this rule.
@@ -42,10 +42,25 @@ export async function jobDepth(store: Store, workspaceId: string, job: Lineage, 
   return depth;
 }
 
+/**
+ * How many jobs are above `job` in its whole lineage (0 for a job nothing above started), counted up
+ * to `limit` at most: the flow jobs above it by `parent_job` until one that records its own depth
+ * (`run_depth`, a run a job started with its token: run-admission.ts), whose depth is then added.
+ */
+export async function runDepth(store: Store, workspaceId: string, job: Lineage, limit: number): Promise<number> {
+  let depth = 0;
+  for (let up: Lineage | null = job; up && depth <= limit; depth++) {
+    if (typeof up.run_depth === 'number') return Math.min(depth + up.run_depth, limit + 1);
+    if (!up.parent_job) return depth;
+    up = await lineageOf(store, workspaceId, up.parent_job);
+  }
+  return depth;
+}
+
 /** The lineage of job `id`, or null when there is no such job (not remembered: it may be inserted yet). */
 export function lineageOf(store: Store, workspaceId: string, id: string): Promise<Lineage | null> {
   return derivedOnce(store, `lineage\n${workspaceId}\n${id}`, async () => {
     const job = await store.getJob(workspaceId, id);
-    return job && { id: job.id, script_path: job.script_path, parent_job: job.parent_job };
+    return job && { id: job.id, script_path: job.script_path, parent_job: job.parent_job, ...(typeof job.run_depth === 'number' ? { run_depth: job.run_depth } : {}) };
   });
 }

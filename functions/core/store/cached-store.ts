@@ -151,6 +151,10 @@ export class CachedStore implements Store {
     return this.inner.listStaleJobs(status, before, limit);
   }
 
+  countQueuedJobs(workspaceId: string, atMost: number) {
+    return this.inner.countQueuedJobs(workspaceId, atMost);
+  }
+
   createUser(u: User, events?: OutboxEvent[]) {
     return this.inner.createUser(u, events).finally(() => this.users.forget(u.username));
   }

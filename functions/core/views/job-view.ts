@@ -24,6 +24,10 @@ export const jobViewSchema = z.object({
   logs: z.string(),
   job_kind: z.enum(JOB_KINDS as [JobKind, ...JobKind[]]),
   parent_job: z.string().nullable(),
+  /** The job whose job token started this run through the API (Windmill's `parent_job` of such a run), when one did. */
+  started_by_job: z.string().optional(),
+  /** How many jobs are above a run a job started: the limit is SVC_MAX_RUN_DEPTH (docs/security.md). */
+  run_depth: z.number().int().optional(),
   script_path: z.string(),
   /** A script job's hash; a flow's version id, or `<version>:<module>` for a flow step (Windmill's shape). */
   script_hash: z.string(),

@@ -71,6 +71,19 @@ describe('DynamoDB job keys', () => {
     expect(item('flow', 'success')).not.toHaveProperty('gsi3sk');
     expect(item('script', 'running')).not.toHaveProperty('gsi3pk');
   });
+
+  it("key a workspace's queued jobs in a sparse keys-only index over its job list's partitions", () => {
+    const id = '0d9c6f52-1b1e-4c2a-9a57-5f0f3c1f7a11';
+    const index = tableDefinition('t').GlobalSecondaryIndexes?.find((i) => i.IndexName === 'gsi4');
+    expect(index).toMatchObject({ KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi4sk', KeyType: 'RANGE' }], Projection: { ProjectionType: 'KEYS_ONLY' } });
+    // The sort key only while queued, on every kind of job; the partition is the job list's.
+    const at = '2030-01-01T00:00:00.000Z';
+    const item = (kind: Job['kind'], status: Job['status']) => jobItem(aJob('main', { id, kind, status, created_at: at }), payload);
+    for (const kind of ['script', 'flow'] as const) {
+      expect(item(kind, 'queued')).toMatchObject({ gsi1pk: gsi1.jobsOf('main', id), gsi4sk: `${at}#${id}` });
+      for (const status of ['running', 'suspended', 'success', 'canceled'] as const) expect(item(kind, status)).not.toHaveProperty('gsi4sk');
+    }
+  });
 });
 
 const payload: JobPayload = { args_json: '{}', result_json: 'null', log_chunks: [], stream_chunks: [], stream_refs: [], stream_bytes: 0, stream_seq: 0 };

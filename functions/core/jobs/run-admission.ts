@@ -1,0 +1,90 @@
+import { ApiError } from '../common/errors.js';
+import { lineageOf, MAX_FLOW_DEPTH, runDepth } from '../runs/job-lineage.js';
+import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../identity/auth.js';
+import type { Job } from '../../ports.js';
+
+/**
+ * Whether a new run may be stored at all (docs/security.md, "Runaway jobs"): every script is
+ * hostile, and one that runs itself through the API with its job token would otherwise grow for
+ * ever (once per run) or exponentially (twice per run), filling the queue and the disk of every
+ * workspace. Two bounds, both checked before anything is stored:
+ *
+ * - depth: a run a job starts with its token records that job (`started_by_job`) and its depth
+ *   (`run_depth`: the starter's own depth, flows above it included, plus one); past the instance's
+ *   limit (SVC_MAX_RUN_DEPTH, MAX_FLOW_DEPTH = 32 by default) it is refused with 400 `run_depth_limit`.
+ * - backlog: a workspace with the instance's limit of queued (not yet started) jobs already
+ *   (SVC_MAX_QUEUED_JOBS_PER_WORKSPACE, 10,000 by default) is refused a new run with 429
+ *   `too_many_queued_jobs`, whoever starts it: a webhook, a job, a route, a schedule's tick (which
+ *   is then spent and recorded as a failed start, schedule-ticks.ts).
+ *
+ * A flow's own steps are not new runs: they are stored by the flow (advance.ts), never refused here.
+ */
+
+/** The most levels of jobs above a run a job started with its token (the same as a flow's sub-flows). */
+export const DEFAULT_MAX_RUN_DEPTH = MAX_FLOW_DEPTH;
+/** The most queued (not yet started) jobs a workspace may have before a new run is refused. */
+export const DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE = 10_000;
+
+/** What a new run records of the job that started it; empty when no job did. */
+export type RunLineage = Partial<Pick<Job, 'started_by_job' | 'run_depth'>>;
+
+/**
+ * Checks both bounds for a new run in `workspaceId` started by `principal`, and answers the lineage
+ * the run's job records. Throws the refusal otherwise; nothing is stored either way.
+ */
+export async function admitRun(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
+  const lineage = await lineageOfCaller(deps, principal, workspaceId);
+  await checkBacklog(deps, workspaceId);
+  return lineage;
+}
+
+/** The depth a run started by `principal` would have, refused past the limit. */
+async function lineageOfCaller(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
+  if (principal.via !== 'job' || !principal.jobId) return {};
+  const limit = deps.config.maxRunDepth ?? DEFAULT_MAX_RUN_DEPTH;
+  // The starter was found running when its token was checked; its lineage never changes.
+  const starter = await lineageOf(deps.store, workspaceId, principal.jobId);
+  const depth = starter ? (await runDepth(deps.store, workspaceId, starter, limit)) + 1 : 1;
+  if (depth > limit) {
+    throw new ApiError(
+      400,
+      'run_depth_limit',
+      `job ${principal.jobId} may not start another run: it would be ${depth} levels of jobs deep, beyond the limit of ${limit} (runs started by jobs with their job tokens, and the flows above them, count)`,
+      { limit, started_by_job: principal.jobId },
+    );
+  }
+  return { started_by_job: principal.jobId, run_depth: depth };
+}
+
+/**
+ * How long a workspace found at its limit is refused without counting again, in this process. A
+ * count at the limit reads the limit's worth of index entries (on AWS ~180 read units for 10,000),
+ * so a job hammering the API once its backlog is full would otherwise make each refusal cost that;
+ * new runs are accepted again at most this long after the backlog shrinks.
+ */
+export const FULL_BACKLOG_MEMO_MS = 1000;
+/** Per store, the workspaces last found full and until when that is believed. */
+const fullUntil = new WeakMap<object, Map<string, number>>();
+
+/** 429 when the workspace has its limit of queued jobs already. */
+async function checkBacklog(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, workspaceId: string): Promise<void> {
+  const limit = deps.config.maxQueuedJobsPerWorkspace ?? DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE;
+  let full = fullUntil.get(deps.store);
+  const now = deps.clock.now().getTime();
+  if (!((full?.get(workspaceId) ?? 0) > now)) {
+    const queued = await deps.store.countQueuedJobs(workspaceId, limit);
+    if (queued < limit) {
+      full?.delete(workspaceId);
+      return;
+    }
+    if (!full) fullUntil.set(deps.store, (full = new Map()));
+    full.set(workspaceId, now + FULL_BACKLOG_MEMO_MS);
+  }
+  throw new ApiError(
+    429,
+    'too_many_queued_jobs',
+    `workspace ${workspaceId} has ${limit} jobs queued, the most it may have waiting to start: no new run is accepted until some of them start or are canceled`,
+    { limit, retry_after: Math.ceil(FULL_BACKLOG_MEMO_MS / 1000) },
+  );
+}
