@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runDueTick } from '../../../functions/core/triggers/schedule-ticks.js';
 import { MAX_FLOW_DEPTH } from '../../../functions/core/runs/job-lineage.js';
-import { DEFAULT_MAX_RUN_DEPTH, FULL_BACKLOG_MEMO_MS } from '../../../functions/core/jobs/run-admission.js';
+import { DEFAULT_MAX_RUN_DEPTH, BACKLOG_MEMO_MS } from '../../../functions/core/jobs/run-admission.js';
 import { aJob } from '../../contract/store-fixtures.js';
 import { renderRunPage } from '../../../functions/http/console/run-page.js';
 import { createScript, inProcessService, until, type InProcessService } from './harness.js';
@@ -124,6 +124,8 @@ describe("a workspace's queued jobs", () => {
     expect(before.status).toBe('success');
 
     const stuck = await backlog(s, LIMIT);
+    // Stored behind this process's back (as another process would): it knows once its last count runs out.
+    s.clock.advance(BACKLOG_MEMO_MS);
     const jobsBefore = (await s.store.listJobs({ workspace_id: 'main', limit: 10_000 })).length;
     for (const path of [`${ws}/jobs/run/p/u/admin/hello`, `${ws}/jobs/run_wait_result/p/u/admin/hello`, `${ws}/jobs/run/f/u/admin/f`, `${ws}/jobs/run_wait_result/f/u/admin/f`]) {
       const res = await s.post(path, {});
@@ -146,10 +148,35 @@ describe("a workspace's queued jobs", () => {
     // One leaves the queue: runs are accepted again, once the refusal this process remembers ran out.
     await s.store.completeJob(stuck[0].id, { status: 'canceled', result: null, logs: '' }, s.clock.now().toISOString());
     expect((await s.post(`${ws}/jobs/run/p/u/admin/hello`, {})).status).toBe(429);
-    s.clock.advance(FULL_BACKLOG_MEMO_MS);
+    s.clock.advance(BACKLOG_MEMO_MS);
     const res = await s.post(`${ws}/jobs/run_wait_result/p/u/admin/hello`, {});
     expect(res.status, await res.clone().text()).toBe(200);
     expect(await res.json()).toBe('hi');
+  });
+
+  it('counts the backlog once for a run of admissions far below the limit, and still stops at the limit', async () => {
+    const s = await inProcessService({ config: { maxQueuedJobsPerWorkspace: 40 } });
+    await createScript(s, 'u/admin/hello', 'export function main() { return "hi" }');
+    const count = s.store.countQueuedJobs.bind(s.store);
+    let counts = 0;
+    s.store.countQueuedJobs = (workspaceId: string, atMost: number) => {
+      counts++;
+      return count(workspaceId, atMost);
+    };
+    // Runs nothing takes: each new run stays queued, as a runaway's do.
+    const held = await backlog(s, 0);
+    expect(held).toHaveLength(0);
+    const statuses: number[] = [];
+    for (let i = 0; i < 45; i++) {
+      const res = await s.post(`${ws}/jobs/run/p/u/admin/hello`, {});
+      statuses.push(res.status);
+      if (res.status === 201) await s.store.insertJob(aJob('main', { script_path: 'u/admin/stuck' })); // one more queued, as if this run had not started yet
+    }
+    // Each count's room is halved before the next: 40 places take about log2(40) counts, not 40.
+    expect(counts).toBeLessThanOrEqual(8);
+    const admitted = statuses.filter((status) => status === 201).length;
+    expect(admitted).toBeLessThanOrEqual(40);
+    expect(statuses.slice(admitted).every((status) => status === 429)).toBe(true);
   });
 
   it('refuses a job starting a run with its token, the refusal in its result', async () => {
@@ -158,7 +185,10 @@ describe("a workspace's queued jobs", () => {
     await createScript(s, 'u/admin/starter', selfStarter('u/admin/hello', 1));
     // The backlog fills while the starter runs, before it starts its run.
     const hook = globalThis as { beforeStarting?: () => Promise<unknown> };
-    hook.beforeStarting = () => backlog(s, LIMIT);
+    hook.beforeStarting = async () => {
+      await backlog(s, LIMIT);
+      s.clock.advance(BACKLOG_MEMO_MS);
+    };
     try {
       const job = await s.job(await start(s, 'u/admin/starter'));
       expect(job.status).toBe('failed');
