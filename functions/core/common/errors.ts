@@ -41,6 +41,7 @@ export type ErrorCode =
   | 'not_in_group'
   | 'object_storage_not_configured'
   | 'payload_too_large'
+  | 'reference_not_allowed'
   | 'result_deleted'
   | 'schema_inference_failed'
   | 'self_approval_disabled'

@@ -37,6 +37,36 @@ export function isReference(value: unknown): value is string {
   return typeof value === 'string' && (value.startsWith(VARIABLE) || value.startsWith(RESOURCE));
 }
 
+/**
+ * Where the first `$var:`/`$res:` reference sits in `args` (`body.items[0]`), at any depth, or null.
+ * Arguments whose sender is not a svc identity (a route authenticated by its own key, signature,
+ * password or nothing) must hold none: the run resolves them as the route's author, so a caller
+ * would read whatever secret the author may by naming it, through a script that echoes, logs or
+ * sends on its input, or through a flow step whose input comes from it.
+ */
+export function findReference(args: Record<string, unknown>): string | null {
+  const stack: Array<[string, unknown]> = Object.entries(args).map(([name, value]) => [name, value]);
+  while (stack.length > 0) {
+    const [at, value] = stack.pop()!;
+    if (isReference(value)) return at;
+    if (Array.isArray(value)) value.forEach((v, i) => stack.push([`${at}[${i}]`, v]));
+    else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) stack.push([`${at}.${k}`, v]);
+  }
+  return null;
+}
+
+/** 400 naming the argument when `args`, sent by a caller who is not a svc identity, hold a reference (see findReference). */
+export function refuseCallerReferences(args: Record<string, unknown>): void {
+  const at = findReference(args);
+  if (at === null) return;
+  throw new ApiError(
+    400,
+    'reference_not_allowed',
+    `${at}: a $var: or $res: reference cannot be passed by a caller without a svc token: the run would read it as the route's author. Send the value itself, or call with a token (authentication_method svc)`,
+    { field: at },
+  );
+}
+
 /** The job's arguments with every top-level reference replaced by its value. */
 export async function resolveArgs(deps: Deps, rights: Rights, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};

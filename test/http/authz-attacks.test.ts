@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * Authorization attacks by hostile workspace members and outsiders (red team), over real HTTP in
+ * both shells: each one is tried as an attacker would, and must end in a clear 4xx (or a run that
+ * reveals nothing) and change nothing.
+ */
+
+let s: TestServer;
+const ws = () => `/api/w/${s.workspace}`;
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const SECRET = `s3cret-${Math.random().toString(36).slice(2)}`;
+
+interface Person {
+  cookie: string;
+  token: string;
+}
+const people: Record<string, Person> = {};
+
+async function person(username: string, role: 'admin' | 'developer' | 'operator'): Promise<Person> {
+  expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password-1` })).status).toBe(201);
+  expect((await s.post(`${ws()}/workspaces/add_user`, { username, role })).status).toBe(201);
+  const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password-1` }), token: null });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'own' }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+  expect(created.status).toBe(201);
+  return { cookie, token: await created.text() };
+}
+
+const as = (who: string, path: string, init: RequestInit = {}) => s.fetch(path, { ...init, token: people[who].token });
+/** A call to a workspace route without any token. */
+const call = (path: string, init: RequestInit = {}) => s.fetch(`/api/r/${s.workspace}/${path}`, { ...init, token: null });
+
+beforeAll(async () => {
+  s = await startServer();
+  for (const [name, role] of [['dev', 'developer'], ['op', 'operator']] as const) people[name] = await person(name, role);
+  expect((await s.post(`${ws()}/variables/create`, { path: 'u/admin/db_password', value: SECRET, is_secret: true })).status).toBe(201);
+  expect((await s.post(`${ws()}/folders/create`, { name: 'vault', owners: ['u/admin'] })).status).toBe(201);
+  expect((await s.post(`${ws()}/variables/create`, { path: 'f/vault/key', value: SECRET, is_secret: true })).status).toBe(201);
+  await createScript(s, 'u/admin/echo', 'bun', 'export function main(x: unknown) { return { x }; }');
+  expect((await s.post(`${ws()}/folders/create`, { name: 'open', owners: ['u/admin'], extra_perms: { 'g/all': false } })).status).toBe(201);
+  await createScript(s, 'f/open/echo', 'bun', 'export function main(x: unknown) { return { x }; }');
+  expect((await as('dev', `${ws()}/variables/create`, json({ path: 'u/dev/mine', value: 'dev-value', is_secret: true }))).status).toBe(201);
+}, 120_000);
+afterAll(() => s?.stop());
+
+describe('a route called without a svc token', () => {
+  it("may not pass a $var: or $res: reference, which the run would read as the route's author: a 400 naming the argument, no run", async () => {
+    const created = await s.post(`${ws()}/http_triggers/create`, { path: 'u/admin/echo_route', route_path: 'echo', http_method: 'post', script_path: 'u/admin/echo', authentication_method: 'none' });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const runsBefore = (await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/echo`)).json()).length;
+    for (const [body, at] of [
+      [{ x: '$var:u/admin/db_password' }, 'x'],
+      [{ x: '$var:f/vault/key' }, 'x'],
+      // Deep inside the body too: a flow's step may take it as its own argument.
+      [{ x: { nested: ['fine', '$res:f/vault/conn'] } }, 'x.nested[1]'],
+    ] as const) {
+      const res = await call('echo', json(body));
+      const text = await res.text();
+      expect(text).not.toContain(SECRET);
+      expect(res.status, text).toBe(400);
+      expect(JSON.parse(text).error).toMatchObject({ code: 'reference_not_allowed' });
+      expect(JSON.parse(text).error.message).toContain(`${at}:`);
+    }
+    // The raw body of a raw_string route, and a query parameter, alike.
+    expect((await call('echo?x=%24var%3Af%2Fvault%2Fkey', { method: 'POST' })).status).toBe(400);
+    expect((await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/echo`)).json()).length).toBe(runsBefore);
+    // Anything else still runs.
+    const plain = await call('echo', json({ x: 'hello $var: in the middle' }));
+    expect(plain.status).toBe(200);
+    expect(await plain.json()).toEqual({ x: 'hello $var: in the middle' });
+  });
+
+  it("resolves a reference a svc-authenticated caller passes with that caller's own rights only", async () => {
+    const created = await s.post(`${ws()}/http_triggers/create`, { path: 'u/admin/echo_svc', route_path: 'echo_svc', http_method: 'post', script_path: 'f/open/echo', authentication_method: 'svc' });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const res = await call('echo_svc', { ...json({ x: '$var:f/vault/key' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${people.dev.token}` } });
+    const text = await res.text();
+    expect(text).not.toContain(SECRET);
+    expect(JSON.parse(text).error).toMatchObject({ name: 'BindingError' });
+    const mine = await call('echo_svc', { ...json({ x: '$var:u/dev/mine' }), headers: { 'content-type': 'application/json', authorization: `Bearer ${people.dev.token}` } });
+    expect(await mine.json()).toEqual({ x: 'dev-value' });
+  });
+});
+
+describe('what held', () => {
+  it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
+    for (const p of [
+      `${ws()}/variables/get/f/vault/key`,
+      `${ws()}/variables/get_value/f/vault/key`,
+      `${ws()}/variables/exists/f/vault/key`,
+      `${ws()}/variables/get/u/admin/db_password?encrypted=true`,
+    ]) {
+      const res = await as('dev', p);
+      expect(res.status, p).toBe(403);
+    }
+    const list = await (await as('dev', `${ws()}/variables/list`)).json();
+    expect(JSON.stringify(list)).not.toContain('vault');
+  });
+
+  it("a job's token stops working when its job ends", async () => {
+    await createScript(s, 'u/dev/tok', 'bun', 'export function main() { return process.env.OV_TOKEN ?? process.env.WM_TOKEN; }', {});
+    const id = await (await as('dev', `${ws()}/jobs/run/p/u/dev/tok`, json({}))).text();
+    const job = await waitForJob(s, id);
+    expect(job.status, JSON.stringify(job)).toBe('success');
+    const token = job.result as string;
+    const res = await s.fetch(`${ws()}/jobs_u/get/${id}`, { token });
+    expect(res.status).toBe(401);
+  });
+});
