@@ -84,6 +84,45 @@ describe('a route called without a svc token', () => {
   });
 });
 
+describe("an approval step's form values", () => {
+  it("may not hold a $var: or $res: reference, which the flow's next step would read as the flow's creator: an operator who reads the flow gets a 400, not the admin's secret", async () => {
+    expect((await s.post(`${ws()}/folders/create`, { name: 'ops', owners: ['u/admin'], extra_perms: { 'g/all': false } })).status).toBe(201);
+    const value = {
+      modules: [
+        {
+          id: 'ask',
+          value: { type: 'rawscript', language: 'bun', input_transforms: {}, content: 'import * as svc from "svc-client";\nexport async function main() { return await svc.getResumeUrls(); }' },
+          suspend: { required_events: 1, timeout: 3600, resume_form: { schema: { properties: { note: { type: 'string' } }, required: ['note'], order: ['note'] } } },
+        },
+        { id: 'pay', value: { type: 'rawscript', language: 'bun', content: 'export function main(note: string) { return `paid (${note})`; }', input_transforms: { note: { type: 'javascript', expr: 'resume.note' } } } },
+      ],
+    };
+    expect((await s.post(`${ws()}/flows/create`, { path: 'f/ops/refund', value })).status).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/ops/refund`, json({}))).text();
+    let resume = '';
+    for (const deadline = Date.now() + 30_000; !resume; await new Promise((r) => setTimeout(r, 50))) {
+      // The operator reads the run (and with it the step's resume URLs): they may read f/ops.
+      const job = await (await as('op', `${ws()}/jobs_u/get/${id}`)).json();
+      if (job.status === 'suspended') resume = job.flow_status.results.ask.resume;
+      if (Date.now() > deadline) throw new Error(`flow still ${job.status}`);
+    }
+    const local = resume.replace(/^https?:\/\/[^/]+/, '');
+    for (const note of ['$var:f/vault/key', '$res:f/vault/conn']) {
+      const res = await s.fetch(local, { ...json({ note }), token: null });
+      const text = await res.text();
+      expect(res.status, text).toBe(400);
+      expect(JSON.parse(text).error).toMatchObject({ code: 'reference_not_allowed' });
+      expect(JSON.parse(text).error.message).toContain('note:');
+    }
+    // Nothing was counted: an honest note still resumes the flow.
+    const ok = await s.fetch(local, { ...json({ note: 'approved' }), token: null });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.result).toBe('paid (approved)');
+    expect(JSON.stringify(done)).not.toContain(SECRET);
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [

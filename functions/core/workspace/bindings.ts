@@ -39,10 +39,11 @@ export function isReference(value: unknown): value is string {
 
 /**
  * Where the first `$var:`/`$res:` reference sits in `args` (`body.items[0]`), at any depth, or null.
- * Arguments whose sender is not a svc identity (a route authenticated by its own key, signature,
- * password or nothing) must hold none: the run resolves them as the route's author, so a caller
- * would read whatever secret the author may by naming it, through a script that echoes, logs or
- * sends on its input, or through a flow step whose input comes from it.
+ * Values sent by someone the run does not act as must hold none: the run resolves them as its own
+ * identity, so the sender would read whatever secret that identity may by naming it, through a
+ * script that returns, logs or sends on its input, or a flow step whose input comes from it.
+ * That is a route's caller without a svc token (the run is the route's author's) and an approver
+ * (the flow's next steps are its creator's).
  */
 export function findReference(args: Record<string, unknown>): string | null {
   const stack: Array<[string, unknown]> = Object.entries(args).map(([name, value]) => [name, value]);
@@ -55,16 +56,11 @@ export function findReference(args: Record<string, unknown>): string | null {
   return null;
 }
 
-/** 400 naming the argument when `args`, sent by a caller who is not a svc identity, hold a reference (see findReference). */
-export function refuseCallerReferences(args: Record<string, unknown>): void {
+/** 400 `reference_not_allowed` naming where, when `args` hold a reference (see findReference); `why` ends the message. */
+export function refuseReferences(args: Record<string, unknown>, why: string): void {
   const at = findReference(args);
   if (at === null) return;
-  throw new ApiError(
-    400,
-    'reference_not_allowed',
-    `${at}: a $var: or $res: reference cannot be passed by a caller without a svc token: the run would read it as the route's author. Send the value itself, or call with a token (authentication_method svc)`,
-    { field: at },
-  );
+  throw new ApiError(400, 'reference_not_allowed', `${at}: a $var: or $res: reference cannot be passed here: ${why}`, { field: at });
 }
 
 /** The job's arguments with every top-level reference replaced by its value. */
