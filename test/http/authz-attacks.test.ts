@@ -123,6 +123,40 @@ describe("an approval step's form values", () => {
   });
 });
 
+describe('a session opened with an API token', () => {
+  const login = async (token: string) => {
+    const res = await s.fetch('/api/auth/login', { ...json({ token }), token: null });
+    expect(res.status, await res.clone().text()).toBe(200);
+    return (res.headers.get('set-cookie') ?? '').split(';')[0];
+  };
+  const whoami = (cookie: string) => s.fetch('/api/users/whoami', { token: null, headers: { cookie } });
+  const newToken = async (body: Record<string, unknown>) => {
+    const res = await as('dev', '/api/users/tokens/create', json({ label: 'leaked', ...body }));
+    expect(res.status).toBe(201);
+    return res.text();
+  };
+
+  it('ends when the token is deleted: a stolen token turned into a cookie does not outlive its revocation', async () => {
+    const leaked = await newToken({});
+    const cookie = await login(leaked);
+    expect((await whoami(cookie)).status).toBe(200);
+    const prefix = (await (await as('dev', '/api/users/tokens/list')).json()).find((t: { label: string }) => t.label === 'leaked').token_prefix;
+    expect((await as('dev', `/api/users/tokens/delete/${prefix}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await whoami(cookie)).status).toBe(401);
+    // The owner's other sessions and tokens are untouched.
+    expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie: people.dev.cookie } })).status).toBe(200);
+    expect((await as('dev', '/api/users/whoami')).status).toBe(200);
+  });
+
+  it('ends when the token expires, not 7 days later', async () => {
+    const expiration = new Date(Date.now() + 3000).toISOString();
+    const cookie = await login(await newToken({ label: 'short', expiration }));
+    expect((await whoami(cookie)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, Date.parse(expiration) - Date.now() + 300));
+    expect((await whoami(cookie)).status).toBe(401);
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [
