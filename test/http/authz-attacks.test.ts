@@ -157,6 +157,39 @@ describe('a session opened with an API token', () => {
   });
 });
 
+describe('the workspace error handler, which runs as the admin who set it', () => {
+  it("is not handed a $var: or $res: reference from a member's failed run to resolve as that admin", async () => {
+    await createScript(s, 'f/open/on_error', 'bun', 'export function main(path: string, error: unknown) { console.log(path, JSON.stringify(error)); return { path, error }; }');
+    expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: 'f/open/on_error' })).status).toBe(200);
+    // The developer's flow fails, and its failure module answers what the handler gets as `error`.
+    const value = {
+      modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', input_transforms: {}, content: 'export function main() { throw new Error("$var:f/vault/key"); }' } }],
+      failure_module: { id: 'failure', value: { type: 'rawscript', language: 'bun', input_transforms: {}, content: 'export function main() { return "$var:f/vault/key"; }' } },
+    };
+    expect((await as('dev', `${ws()}/flows/create`, json({ path: 'u/dev/fails', value }))).status).toBe(201);
+    await createScript(s, 'u/dev/throws', 'bun', 'export function main() { throw new Error("$var:f/vault/key"); }');
+    const failed = [
+      await (await as('dev', `${ws()}/jobs/run/p/u/dev/fails`, json({}))).text(),
+      await (await as('dev', `${ws()}/jobs/run/p/u/dev/throws`, json({}))).text(),
+    ];
+    for (const id of failed) expect((await waitForJob(s, id)).status).toBe('failed');
+    // The handler's runs, as the developer may read them (f/open is readable by every member).
+    const handled: Array<Record<string, any>> = [];
+    for (const deadline = Date.now() + 30_000; handled.length < failed.length; await new Promise((r) => setTimeout(r, 100))) {
+      const runs = await (await as('dev', `${ws()}/jobs/list?script_path_exact=f/open/on_error`)).json();
+      handled.splice(0, handled.length, ...(await Promise.all(runs.filter((j: { status: string }) => ['success', 'failed'].includes(j.status)).map(async (j: { id: string }) => (await as('dev', `${ws()}/jobs_u/get/${j.id}`)).json()))));
+      if (Date.now() > deadline) throw new Error(`handler runs: ${JSON.stringify(handled)}`);
+    }
+    for (const job of handled) {
+      expect(JSON.stringify(job)).not.toContain(SECRET);
+      expect(job.status, JSON.stringify(job)).toBe('success');
+    }
+    const flowHandled = handled.find((j) => j.result.path === 'u/dev/fails')!;
+    expect(flowHandled.result.error).toMatchObject({ name: 'ReferenceLeftOut' });
+    expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: null })).status).toBe(200);
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [
