@@ -157,6 +157,33 @@ describe('a session opened with an API token', () => {
   });
 });
 
+describe("a ConsentGate decision's reason", () => {
+  it("may not hold a $var: or $res: reference, which the flow's next step would read as the flow's creator", async () => {
+    const value = {
+      modules: [
+        { id: 'gate', value: { type: 'consentgate', approvers: ['op'], timeout: 3600, message: 'go?' } },
+        { id: 'after', value: { type: 'rawscript', language: 'bun', content: 'export function main(why: string) { return why; }', input_transforms: { why: { type: 'javascript', expr: 'results.gate.reason' } } } },
+      ],
+    };
+    expect((await s.post(`${ws()}/flows/create`, { path: 'f/ops/gated', value })).status).toBe(201);
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/ops/gated`, json({}))).text();
+    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 50))) {
+      const job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+      if (job.status === 'awaiting_approval') break;
+      if (Date.now() > deadline) throw new Error(`flow still ${job.status}`);
+    }
+    const decide = (reason: string) => s.fetch(`/api/v1/runs/${id}/consent`, { ...json({ decision: 'approved', reason }), token: null, headers: { 'content-type': 'application/json', cookie: people.op.cookie, origin: s.url } });
+    const refused = await decide('$var:f/vault/key');
+    const text = await refused.text();
+    expect(refused.status, text).toBe(400);
+    expect(JSON.parse(text).error).toMatchObject({ code: 'reference_not_allowed' });
+    const ok = await decide('looks fine');
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const done = await waitForJob(s, id, 30_000);
+    expect(done.result).toBe('looks fine');
+  });
+});
+
 describe('the workspace error handler, which runs as the admin who set it', () => {
   it("is not handed a $var: or $res: reference from a member's failed run to resolve as that admin", async () => {
     await createScript(s, 'f/open/on_error', 'bun', 'export function main(path: string, error: unknown) { console.log(path, JSON.stringify(error)); return { path, error }; }');
