@@ -100,10 +100,11 @@ describe("an approval step's form values", () => {
     expect((await s.post(`${ws()}/flows/create`, { path: 'f/ops/refund', value })).status).toBe(201);
     const id = await (await s.fetch(`${ws()}/jobs/run/p/f/ops/refund`, json({}))).text();
     let resume = '';
+    let cancel = '';
     for (const deadline = Date.now() + 30_000; !resume; await new Promise((r) => setTimeout(r, 50))) {
       // The operator reads the run (and with it the step's resume URLs): they may read f/ops.
       const job = await (await as('op', `${ws()}/jobs_u/get/${id}`)).json();
-      if (job.status === 'suspended') resume = job.flow_status.results.ask.resume;
+      if (job.status === 'suspended') ({ resume, cancel } = job.flow_status.results.ask);
       if (Date.now() > deadline) throw new Error(`flow still ${job.status}`);
     }
     const local = resume.replace(/^https?:\/\/[^/]+/, '');
@@ -114,6 +115,9 @@ describe("an approval step's form values", () => {
       expect(JSON.parse(text).error).toMatchObject({ code: 'reference_not_allowed' });
       expect(JSON.parse(text).error.message).toContain('note:');
     }
+    // Nor a cancel's reason, which a step that goes on after a cancel would see.
+    const canceled = await s.fetch(cancel.replace(/^https?:\/\/[^/]+/, ''), { ...json({ reason: '$var:f/vault/key' }), token: null });
+    expect(canceled.status, await canceled.clone().text()).toBe(400);
     // Nothing was counted: an honest note still resumes the flow.
     const ok = await s.fetch(local, { ...json({ note: 'approved' }), token: null });
     expect(ok.status, await ok.clone().text()).toBe(200);

@@ -146,6 +146,8 @@ export async function resumeStep(
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   if (blocker) throw req.byGet && blocker.status === 401 ? confirmOnPage(deps, req) : blocker;
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
+  // A cancel's reason reaches the next steps too when the step goes on after a cancel (continue_on_error).
+  if (action.kind === 'cancel') refuseReferences({ reason: action.reason }, "a cancel's reason may reach the flow's next steps, which would read it as the flow's creator. Write the reason itself");
   if (action.kind === 'approve') assertFormFields(ctx.settings, action.payload, req.byGet === true);
   // The approver's values reach the flow's next steps, which resolve references as the flow's creator.
   if (action.kind === 'approve') refuseReferences(action.payload !== null && typeof action.payload === 'object' && !Array.isArray(action.payload) ? (action.payload as Record<string, unknown>) : { payload: action.payload }, "an approval's values reach the flow's next steps, which would read it as the flow's creator. Send the value itself");
