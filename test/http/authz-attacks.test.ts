@@ -221,6 +221,20 @@ describe('the workspace error handler, which runs as the admin who set it', () =
   });
 });
 
+describe("an item's console page", () => {
+  it("answers a flow one may not read exactly as a path that holds nothing (it told 'flows' from 'scripts')", async () => {
+    expect((await s.post(`${ws()}/flows/create`, { path: 'f/vault/rotate', value: { modules: [] } })).status).toBe(201);
+    const page = async (path: string) => {
+      const res = await s.fetch(`/w/${s.workspace}/item/${path}`, { token: null, headers: { cookie: people.dev.cookie } });
+      return { status: res.status, text: (await res.text()).replaceAll(path, '<path>') };
+    };
+    const flow = await page('f/vault/rotate');
+    const nothing = await page('f/vault/nothing');
+    expect(flow.status).toBe(403);
+    expect(flow).toEqual(nothing);
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [
