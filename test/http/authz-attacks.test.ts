@@ -235,6 +235,20 @@ describe("an item's console page", () => {
   });
 });
 
+describe('a pending invitation', () => {
+  it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
+    const eve = await person('eve', 'operator');
+    // The admin had invited eve as an admin, then added her as an operator instead (the invitation stayed pending).
+    expect((await s.post(`${ws()}/workspaces/remove_user`, { username: 'eve' })).status).toBe(200);
+    expect((await s.post(`${ws()}/workspaces/invite_user`, { username: 'eve', role: 'admin' })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/add_user`, { username: 'eve', role: 'operator' })).status).toBe(201);
+    expect((await s.post(`${ws()}/workspaces/remove_user`, { username: 'eve' })).status).toBe(200);
+    const accepted = await s.fetch('/api/users/accept_invite', { ...json({ workspace_id: s.workspace }), token: eve.token });
+    expect(accepted.status, await accepted.clone().text()).toBe(404);
+    expect((await s.fetch(`${ws()}/variables/list`, { token: eve.token })).status).toBe(403);
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [
