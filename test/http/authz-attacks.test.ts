@@ -249,6 +249,47 @@ describe('a pending invitation', () => {
   });
 });
 
+describe('a stream that lasts minutes', () => {
+  /** Reads the stream until it ends, or until `ms` pass: whether it ended. */
+  async function endsWithin(res: Response, ms: number): Promise<boolean> {
+    const reader = res.body!.getReader();
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        await reader.cancel();
+        return false;
+      }
+      const chunk = await Promise.race([reader.read(), new Promise<'late'>((r) => setTimeout(() => r('late'), left))]);
+      if (chunk === 'late') continue;
+      if (chunk.done) return true;
+    }
+  }
+  const tokenOfDev = async (label: string) => {
+    const res = await as('dev', '/api/users/tokens/create', json({ label }));
+    return { token: await res.text(), prefix: async () => (await (await as('dev', '/api/users/tokens/list')).json()).find((t: { label: string }) => t.label === label).token_prefix };
+  };
+
+  it('stops once its token is deleted: the run list feed (with every run\'s arguments) does not go on for 10 minutes', async () => {
+    const t = await tokenOfDev('feed');
+    const res = await s.fetch(`${ws()}/jobs/runs_sse`, { token: t.token });
+    expect(res.status).toBe(200);
+    expect((await as('dev', `/api/users/tokens/delete/${await t.prefix()}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await endsWithin(res, 8000)).toBe(true);
+  });
+
+  it("stops once its token is deleted: a job's updates (and logs) do not go on while the job runs", async () => {
+    await createScript(s, 'u/dev/slow', 'bun', 'export async function main() { for (let i = 0; i < 40; i++) { console.log("tick", i); await new Promise((r) => setTimeout(r, 250)); } }');
+    const id = await (await as('dev', `${ws()}/jobs/run/p/u/dev/slow`, json({}))).text();
+    const t = await tokenOfDev('follow');
+    const res = await s.fetch(`${ws()}/jobs_u/getupdate_sse/${id}`, { token: t.token });
+    expect(res.status).toBe(200);
+    expect((await as('dev', `/api/users/tokens/delete/${await t.prefix()}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await endsWithin(res, 5000)).toBe(true);
+    await as('dev', `${ws()}/jobs_u/queue/cancel/${id}`, json({}));
+  });
+});
+
 describe('what held', () => {
   it("a developer without rights on a folder reads none of its secrets, by any route, and does not see them listed", async () => {
     for (const p of [
