@@ -305,6 +305,85 @@ describe('what held', () => {
     expect(JSON.stringify(list)).not.toContain('vault');
   });
 
+  it('a developer or operator without rights on a folder reads nothing of it by any route, and changes nothing', async () => {
+    await createScript(s, 'f/vault/rotate_keys', 'bun', 'export function main(k: string) { return k.length; }');
+    expect((await s.post(`${ws()}/resources/type/create`, { name: 'vault_conn', schema: { type: 'object' } })).status).toBe(201);
+    expect((await s.post(`${ws()}/resources/create`, { path: 'f/vault/conn', resource_type: 'vault_conn', value: { password: '$var:f/vault/key' } })).status).toBe(201);
+    const hash = await (await s.fetch(`${ws()}/scripts/get/p/f/vault/rotate_keys`)).json().then((v: { hash: string }) => v.hash);
+    const adminRun = await (await s.fetch(`${ws()}/jobs/run/p/f/vault/rotate_keys`, json({ k: '$var:f/vault/key' }))).text();
+    await waitForJob(s, adminRun);
+    for (const who of ['dev', 'op']) {
+      for (const p of [
+        `${ws()}/scripts/get/p/f/vault/rotate_keys`,
+        `${ws()}/scripts/get/h/${hash}`,
+        `${ws()}/scripts/history/p/f/vault/rotate_keys`,
+        `${ws()}/resources/get/f/vault/conn`,
+        `${ws()}/resources/get_value_interpolated/f/vault/conn`,
+        `${ws()}/resources/exists/f/vault/conn`,
+        `${ws()}/variables/get/f/vault/key?encrypted=true`,
+        `${ws()}/jobs_u/get/${adminRun}`,
+        `${ws()}/jobs_u/getupdate/${adminRun}`,
+        `${ws()}/jobs_u/completed/get_result/${adminRun}`,
+        `${ws()}/jobs_u/completed/get_result_maybe/${adminRun}`,
+        `${ws()}/folders/get/vault`,
+      ]) {
+        const res = await as(who, p);
+        const text = await res.text();
+        expect([403, 404], `${who} ${p}: ${text}`).toContain(res.status);
+        expect(text).not.toContain(SECRET);
+      }
+      for (const p of [`${ws()}/scripts/list`, `${ws()}/resources/list`, `${ws()}/variables/list`, `${ws()}/jobs/list`, `${ws()}/jobs/runs?path=f/vault`, `${ws()}/folders/list`]) {
+        const text = await (await as(who, p)).text();
+        expect(text, `${who} ${p}`).not.toContain('f/vault');
+        expect(text).not.toContain(SECRET);
+      }
+      const generated = await as(who, `${ws()}/openapi/generate`, json({}));
+      expect(await generated.text()).not.toContain('vault');
+      for (const [p, body] of [
+        ['variables/update/f/vault/key', { value: 'mine' }],
+        ['resources/update/f/vault/conn', { value: { password: 'mine' } }],
+        ['resources/update_value/f/vault/conn', { value: { password: 'mine' } }],
+        ['folders/update/vault', { extra_perms: { [`u/${who}`]: true } }],
+        ['groups/adduser/admins', { username: who }],
+        [`users/update/${who}`, { role: 'admin' }],
+        ['workspaces/add_user', { username: who, role: 'admin' }],
+        ['workspaces/invite_user', { username: who, role: 'admin' }],
+        ['schedules/create', { path: `u/${who}/steal`, schedule: '0 0 0 * * *', script_path: 'f/vault/rotate_keys', args: { k: '$var:f/vault/key' } }],
+        ['http_triggers/create', { path: `u/${who}/steal`, route_path: `steal_${who}`, http_method: 'post', script_path: 'f/vault/rotate_keys', authentication_method: 'none' }],
+        ['jobs/run/p/f/vault/rotate_keys', { k: 'x' }],
+        [`jobs/run/h/${hash}`, { k: 'x' }],
+        ['workspaces/edit_error_handler', { path: 'f/vault/rotate_keys' }],
+      ] as const) {
+        const res = await as(who, `${ws()}/${p}`, json(body));
+        expect([400, 403, 404], `${who} ${p}: ${await res.clone().text()}`).toContain(res.status);
+      }
+    }
+    expect((await (await s.fetch(`${ws()}/variables/get/f/vault/key`)).json()).value).toBe(SECRET);
+  });
+
+  it("a token limited by scope or workspace does nothing else, and a removed member's token nothing at all", async () => {
+    const mint = async (body: Record<string, unknown>) => (await as('dev', '/api/users/tokens/create', json({ label: 'narrow', ...body }))).text();
+    const runOnly = await mint({ scopes: ['jobs:run:u/dev/tok'] });
+    expect((await s.fetch(`${ws()}/variables/get/u/dev/mine`, { token: runOnly })).status).toBe(403);
+    expect((await s.fetch(`${ws()}/scripts/list`, { token: runOnly })).status).toBe(403);
+    expect((await s.fetch('/api/users/tokens/create', { ...json({ label: 'wider' }), token: runOnly })).status).toBe(403);
+    expect((await s.fetch('/api/auth/login', { ...json({ token: runOnly }), token: null })).status).toBe(403);
+    // Its job acts with the token's scopes: its own token cannot read the variable either.
+    await createScript(s, 'u/dev/reader', 'bun', 'import * as svc from "svc-client";\nexport async function main() { return await svc.getVariable("u/dev/mine"); }');
+    const readerOnly = await mint({ scopes: ['jobs:run:u/dev/reader'] });
+    const run = await s.fetch(`${ws()}/jobs/run_wait_result/p/u/dev/reader`, { ...json({}), token: readerOnly });
+    expect(await run.text()).not.toContain('dev-value');
+    expect((await s.post('/api/workspaces/create', { id: 'other', name: 'Other' })).status).toBe(201);
+    expect((await s.post('/api/w/other/workspaces/add_user', { username: 'dev', role: 'admin' })).status).toBe(201);
+    const mainOnly = await mint({ workspace_id: s.workspace });
+    expect((await s.fetch('/api/w/other/variables/list', { token: mainOnly })).status).toBe(403);
+    expect((await s.fetch(`${ws()}/variables/list`, { token: mainOnly })).status).toBe(200);
+    const kept = await person('fred', 'developer');
+    expect((await s.post(`${ws()}/workspaces/remove_user`, { username: 'fred' })).status).toBe(200);
+    expect((await s.fetch(`${ws()}/scripts/list`, { token: kept.token })).status).toBe(403);
+    expect((await s.fetch(`/w/${s.workspace}/runs`, { token: null, headers: { cookie: kept.cookie } })).status).toBe(403);
+  });
+
   it("a job's token stops working when its job ends", async () => {
     await createScript(s, 'u/dev/tok', 'bun', 'export function main() { return process.env.OV_TOKEN ?? process.env.WM_TOKEN; }', {});
     const id = await (await as('dev', `${ws()}/jobs/run/p/u/dev/tok`, json({}))).text();
