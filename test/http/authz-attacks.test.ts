@@ -235,6 +235,22 @@ describe("an item's console page", () => {
   });
 });
 
+describe('a route whose URL is taken', () => {
+  it("is a 409 that names the route holding it only to a caller who may read that route", async () => {
+    await createScript(s, 'f/vault/hook', 'bun', 'export function main() { return 1; }');
+    expect((await s.post(`${ws()}/http_triggers/create`, { path: 'f/vault/hook', route_path: 'vaulthook', http_method: 'post', script_path: 'f/vault/hook', authentication_method: 'svc' })).status).toBe(201);
+    await createScript(s, 'u/dev/hook', 'bun', 'export function main() { return 2; }');
+    const clash = await as('dev', `${ws()}/http_triggers/create`, json({ path: 'u/dev/hook', route_path: 'vaulthook', http_method: 'post', script_path: 'u/dev/hook', authentication_method: 'svc' }));
+    const text = await clash.text();
+    expect(clash.status, text).toBe(409);
+    expect(text).not.toContain('f/vault');
+    expect(JSON.parse(text).error.message).toContain('another route');
+    // The admin, who may read it, is told which.
+    const own = await s.post(`${ws()}/http_triggers/create`, { path: 'u/admin/hook', route_path: 'vaulthook', http_method: 'post', script_path: 'f/vault/hook', authentication_method: 'svc' });
+    expect(await own.text()).toContain('f/vault/hook');
+  });
+});
+
 describe('a pending invitation', () => {
   it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
     const eve = await person('eve', 'operator');
