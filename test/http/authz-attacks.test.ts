@@ -251,6 +251,24 @@ describe('a route whose URL is taken', () => {
   });
 });
 
+describe("a job's own token in its logs", () => {
+  it("is redacted, so a member who may read the run cannot act as its creator while it runs", async () => {
+    // An admin's job that dumps its environment (a common debugging line), in a folder every member reads.
+    await createScript(s, 'f/open/debug_env', 'bun', 'export async function main() { console.log(JSON.stringify(process.env)); await new Promise((r) => setTimeout(r, 4000)); return "done"; }');
+    const id = await (await s.fetch(`${ws()}/jobs/run/p/f/open/debug_env`, json({}))).text();
+    let logs = '';
+    for (const deadline = Date.now() + 20_000; !logs.includes('OV_JOB_ID'); await new Promise((r) => setTimeout(r, 100))) {
+      logs = (await (await as('dev', `${ws()}/jobs_u/getupdate/${id}`)).json()).new_logs ?? '';
+      if (Date.now() > deadline) throw new Error(`no logs yet: ${logs}`);
+    }
+    const env = JSON.parse(logs.trim().split('\n').find((l) => l.includes('OV_JOB_ID'))!);
+    expect(env.OV_TOKEN).toBe('[redacted: this job\'s token]');
+    expect(env.WM_TOKEN).toBe('[redacted: this job\'s token]');
+    const done = await waitForJob(s, id);
+    expect(done.logs).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+  });
+});
+
 describe('a pending invitation', () => {
   it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
     const eve = await person('eve', 'operator');
@@ -350,7 +368,10 @@ describe('what held', () => {
       }
       for (const p of [`${ws()}/scripts/list`, `${ws()}/resources/list`, `${ws()}/variables/list`, `${ws()}/jobs/list`, `${ws()}/jobs/runs?path=f/vault`, `${ws()}/folders/list`]) {
         const text = await (await as(who, p)).text();
-        expect(text, `${who} ${p}`).not.toContain('f/vault');
+        const body = JSON.parse(text);
+        const items: Array<Record<string, unknown>> = Array.isArray(body) ? body : body.runs;
+        const named = items.map((i) => String(i.path ?? i.script_path ?? i.name));
+        expect(named.filter((n) => n.startsWith('f/vault') || n === 'vault'), `${who} ${p}`).toEqual([]);
         expect(text).not.toContain(SECRET);
       }
       const generated = await as(who, `${ws()}/openapi/generate`, json({}));
