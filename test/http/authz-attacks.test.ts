@@ -217,6 +217,10 @@ describe('the workspace error handler, which runs as the admin who set it', () =
     }
     const flowHandled = handled.find((j) => j.result.path === 'u/dev/fails')!;
     expect(flowHandled.result.error).toMatchObject({ name: 'ReferenceLeftOut' });
+    // Its extra arguments (a webhook URL with its key, say) are shown to admins only, as the events webhook's URL is.
+    expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: 'f/open/on_error', extra_args: { hook: 'https://hooks.example.com/T0/B0/key' } })).status).toBe(200);
+    expect((await (await as('dev', `${ws()}/workspaces/get_settings`)).json()).error_handler).toEqual({ path: 'f/open/on_error', extra_args: {} });
+    expect((await (await s.fetch(`${ws()}/workspaces/get_settings`)).json()).error_handler.extra_args).toEqual({ hook: 'https://hooks.example.com/T0/B0/key' });
     expect((await s.post(`${ws()}/workspaces/edit_error_handler`, { path: null })).status).toBe(200);
   });
 });
