@@ -121,6 +121,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
       return next();
     }
     c.set('principal', await authenticate(deps, credentials));
+    c.set('credentials', credentials);
     await next();
   });
   app.use('/api/w/:workspace/*', async (c, next) => {

@@ -8,6 +8,7 @@ import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { freshRights } from './fresh-rights.js';
 
 /**
  * The API the console's pages call (and any client may): the run list with its filters and
@@ -56,7 +57,10 @@ export function consoleApiRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxM
         }
         await stream.sleep(interval);
         if (stream.aborted) break;
-        page = await listRuns(deps, rights, filter);
+        // Who asks, again: the feed lasts minutes, its caller's token or membership may not.
+        const now = await freshRights(deps, c);
+        if (!now?.can('jobs', 'read')) break;
+        page = await listRuns(deps, now, filter);
       }
     });
   });

@@ -1,4 +1,4 @@
-import type { Principal } from '../core/identity/auth.js';
+import type { Credentials, Principal } from '../core/identity/auth.js';
 import type { Rights } from '../core/identity/permissions.js';
 import type { Workspace } from '../ports.js';
 
@@ -6,6 +6,8 @@ import type { Workspace } from '../ports.js';
 export interface AppEnv {
   Variables: {
     principal: Principal;
+    /** What the request authenticated with, for a long stream to check again that it still may (fresh-rights.ts). */
+    credentials: Credentials;
     workspace: Workspace;
     /** The caller's rights in `workspace`, loaded once per request. */
     rights: Rights;

@@ -17,6 +17,7 @@ import { parseLogOffset } from '../core/jobs/job-log-update.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
+import { freshRights } from './fresh-rights.js';
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: number) {
@@ -120,11 +121,20 @@ function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: str
   return streamSSE(c, async (stream) => {
     const updates = jobUpdates(deps, workspaceId, jobId, { fast, streamOffset, logOffset, endBy });
     let next = updates.next();
+    let checkedAt = Date.now();
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const silence = new Promise<'silence'>((resolve) => (timer = setTimeout(() => resolve('silence'), keepAliveMs)));
       const step = await Promise.race([next, silence]);
       clearTimeout(timer);
+      // Who asks, again, once a second at most: a stream may outlast its caller's token or membership.
+      if (!stream.aborted && Date.now() - checkedAt >= STILL_ALLOWED_EVERY_MS) {
+        checkedAt = Date.now();
+        if (!(await stillReads(deps, c, jobId))) {
+          await updates.return(undefined);
+          return;
+        }
+      }
       if (stream.aborted) {
         await updates.return(undefined);
         return;
@@ -138,4 +148,16 @@ function sse(c: Context<AppEnv>, deps: CoreDeps, workspaceId: string, jobId: str
       next = updates.next();
     }
   });
+}
+
+const STILL_ALLOWED_EVERY_MS = 1000;
+
+/** Whether the caller, as they are now, may still read the job (fresh-rights.ts). */
+async function stillReads(deps: CoreDeps, c: Context<AppEnv>, jobId: string): Promise<boolean> {
+  const rights = await freshRights(deps, c);
+  if (!rights) return false;
+  return getVisibleJob(deps, rights, jobId).then(
+    () => true,
+    () => false,
+  );
 }

@@ -35,7 +35,9 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
     // receiver's URL often carries a token of its own (chat webhooks do).
     const webhook: Partial<Awaited<ReturnType<typeof webhookView>>> = rights.can('workspaces', 'write') ? await webhookView(deps, c.get('workspace').id) : {};
     const handler = await getErrorHandler(deps, c.get('workspace').id);
-    const answer = { ...c.get('workspace'), ...webhook, error_handler: handler ? { path: handler.path, extra_args: handler.extra_args } : null };
+    // The handler's extra arguments likewise (a channel's webhook URL, a key): to admins only, `{}` to others.
+    const extraArgs = rights.can('workspaces', 'write') ? (handler?.extra_args ?? {}) : {};
+    const answer = { ...c.get('workspace'), ...webhook, error_handler: handler ? { path: handler.path, extra_args: extraArgs } : null };
     // The answer is what the API document says it is (core/views/settings-views.ts), or this fails to compile.
     const described: Same<typeof answer, WorkspaceSettingsView> = true;
     void described;

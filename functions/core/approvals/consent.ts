@@ -7,6 +7,7 @@ import { gateRules, memberRefusal, refusalError } from './approval-count.js';
 import { findModule } from '../flows/definition.js';
 import { getFlowRun, type FlowRun, type GateDecision } from '../flows/run-state.js';
 import { awaitedJobs } from '../flows/awaited-jobs.js';
+import { refuseReferences } from '../workspace/bindings.js';
 import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
@@ -34,6 +35,8 @@ export async function decideConsent(deps: Pick<CoreDeps, 'store' | 'clock' | 'fl
   const input = parseBody(consentBody, body);
   const reason = input.reason?.trim() ?? '';
   if (input.decision === 'rejected' && !reason) throw badRequest('invalid_request', 'reason: a rejection needs a reason', { field: 'reason' });
+  // The decision reaches the flow's next steps (`results.<gate>`, `resume`), which run as the flow's creator.
+  refuseReferences({ reason }, "a decision reaches the flow's next steps, which would read it as the flow's creator. Write the reason itself");
   const { flowJob, moduleId } = await consentDecider(deps, principal, runId);
   const decision: GateDecision = { decision: input.decision, approver: principal.username, reason, at: deps.clock.now().toISOString() };
   await updateEntity(deps.store, deps.clock, 'flow_run', flowJob.workspace_id, flowJob.id, `run ${runId}`, (current) => {

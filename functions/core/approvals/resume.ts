@@ -7,6 +7,7 @@ import { approvalRefusal, approvalsReceived, approvedAlready, FLOW_LEVEL, resume
 import type { Rights } from '../identity/permissions.js';
 import { findModule, suspendSettings, type SuspendSettings } from '../flows/definition.js';
 import { assertFormFields } from './resume-form.js';
+import { refuseReferences } from '../workspace/bindings.js';
 import { findFlowVersion } from '../flows/flows.js';
 import { getFlowRun, type FlowRun } from '../flows/run-state.js';
 import type { Principal } from '../identity/auth.js';
@@ -145,7 +146,11 @@ export async function resumeStep(
   const blocker = await approvalBlocker(deps, ctx, req.principal);
   if (blocker) throw req.byGet && blocker.status === 401 ? confirmOnPage(deps, req) : blocker;
   if (action.kind === 'cancel' && ctx.settings.hide_cancel) throw new ApiError(403, 'cancel_hidden', 'this approval step cannot be canceled');
+  // A cancel's reason reaches the next steps too when the step goes on after a cancel (continue_on_error).
+  if (action.kind === 'cancel') refuseReferences({ reason: action.reason }, "a cancel's reason may reach the flow's next steps, which would read it as the flow's creator. Write the reason itself");
   if (action.kind === 'approve') assertFormFields(ctx.settings, action.payload, req.byGet === true);
+  // The approver's values reach the flow's next steps, which resolve references as the flow's creator.
+  if (action.kind === 'approve') refuseReferences(action.payload !== null && typeof action.payload === 'object' && !Array.isArray(action.payload) ? (action.payload as Record<string, unknown>) : { payload: action.payload }, "an approval's values reach the flow's next steps, which would read it as the flow's creator. Send the value itself");
   // With a login required, approvals are people: one person counts once whichever URLs they use.
   const person = req.principal && contextRules(ctx).loginRequired ? req.principal.username : null;
   const approver = req.principal?.username ?? req.approver ?? 'anonymous';

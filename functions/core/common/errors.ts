@@ -41,6 +41,7 @@ export type ErrorCode =
   | 'not_in_group'
   | 'object_storage_not_configured'
   | 'payload_too_large'
+  | 'reference_not_allowed'
   | 'result_deleted'
   | 'run_depth_limit'
   | 'schema_inference_failed'

@@ -161,6 +161,11 @@ export function requireFullIdentity(principal: Principal, what: string): void {
   }
 }
 
+/** The label of a session opened with an API token (`auth/login {token}`): deleting the token ends it too (tokens.ts). */
+export function tokenSessionLabel(prefix: string): string {
+  return `session from token ${prefix}`;
+}
+
 /** Issues a token, storing only its keyed digest; the value is returned once and never again. */
 export async function issueToken(
   deps: { store: Store; clock: Clock; signingKey: Uint8Array },

@@ -18,6 +18,8 @@ export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights:
   await requireUser(deps, input.username);
   const member: Member = { username: input.username, role: input.role, added_by: rights.principal.username };
   await createEntity(deps.store, deps.clock, 'member', rights.workspaceId, input.username, member, `${input.username} as a member of ${rights.workspaceId}`);
+  // An invitation still pending is spent: accepted later (say after a removal), it would bring its role back.
+  await deps.store.deleteEntity('invite', rights.workspaceId, input.username);
   return member;
 }
 
@@ -29,7 +31,8 @@ export async function updateMember(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
 }
 
 /**
- * Ends a membership, and with it every group of the workspace the member was in: a group rule of
+ * Ends a membership, and with it every group of the workspace the member was in and any invitation
+ * still pending: a group rule of
  * an approval step or a ConsentGate (`group:<name>`) must not go on naming someone who left, and
  * adding them back later does not restore old groups.
  */
@@ -43,6 +46,8 @@ export async function removeMember(deps: Pick<CoreDeps, 'store' | 'clock'>, righ
     await updateEntity(deps.store, deps.clock, 'group', rights.workspaceId, g.key, `group ${g.key}`, (group) => ({ ...group, members: group.members.filter((m) => m !== input.username) }));
   }
   await deleteEntity(deps.store, 'member', rights.workspaceId, input.username, `member ${input.username}`);
+  // Nor does an invitation still pending let them back in (with its role) once they are removed.
+  await deps.store.deleteEntity('invite', rights.workspaceId, input.username);
 }
 
 export async function listMembers(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<Member[]> {

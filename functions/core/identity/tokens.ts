@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, notFound } from '../common/errors.js';
-import { issueToken, requireFullIdentity, type Principal } from './auth.js';
+import { issueToken, requireFullIdentity, tokenSessionLabel, type Principal } from './auth.js';
 import { EXPIRY_NOTICE_DAYS } from './token-expiry.js';
 import { parseScopes } from './scopes.js';
 import { parseBody } from '../common/validation.js';
@@ -95,4 +95,8 @@ export async function deleteToken(deps: Pick<CoreDeps, 'store'>, principal: Prin
   const matches: TokenRecord[] = (await deps.store.listTokens(principal.username)).filter((t) => t.kind === 'api' && t.prefix === prefix);
   if (matches.length === 0) throw notFound(`token ${prefix}`);
   for (const t of matches) await deps.store.deleteToken(t.token_hash);
+  // The sessions opened with it (`auth/login {token}`) end with it.
+  for (const t of await deps.store.listTokens(principal.username)) {
+    if (t.kind === 'session' && t.label === tokenSessionLabel(prefix)) await deps.store.deleteToken(t.token_hash);
+  }
 }

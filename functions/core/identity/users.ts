@@ -2,12 +2,12 @@ import { instanceAnnouncer } from '../events/announce.js';
 import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
-import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, type Principal } from './auth.js';
+import { authenticate, issueToken, requireFullIdentity, requireInstanceAdmin, tokenSessionLabel, type Principal } from './auth.js';
 import { parseBody } from '../common/validation.js';
 import { USERNAME } from './username.js';
 import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './login-throttle.js';
 import type { CoreDeps } from '../deps.js';
-import type { User } from '../../ports.js';
+import type { TokenRecord, User } from '../../ports.js';
 
 /** Users of the instance, password login and browser sessions. */
 
@@ -117,13 +117,19 @@ async function loginWithToken(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>
   if (principal.via !== 'token' || principal.scopes !== null || principal.workspaceId !== null) {
     throw new ApiError(403, 'forbidden', 'only an unrestricted API token signs in (not a scoped, workspace-bound or job token)');
   }
-  return openSession(deps, principal.username);
+  // The session is the token's: it ends when the token expires or is deleted (tokens.ts), so a
+  // stolen token turned into a cookie does not outlive its revocation, nor a short token its expiry.
+  const record = principal.tokenHash ? await deps.store.getToken(principal.tokenHash) : null;
+  if (!record) throw new ApiError(401, 'invalid_credentials', 'the token is unknown or expired');
+  return openSession(deps, principal.username, record);
 }
 
-async function openSession(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, username: string): Promise<Session> {
-  const expiresAt = new Date(deps.clock.now().getTime() + SESSION_TTL_MS).toISOString();
+async function openSession(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, username: string, from?: Pick<TokenRecord, 'prefix' | 'expires_at'>): Promise<Session> {
+  const ttlEnd = deps.clock.now().getTime() + SESSION_TTL_MS;
+  const tokenEnd = from?.expires_at ? Date.parse(from.expires_at) : Infinity;
+  const expiresAt = new Date(Math.min(ttlEnd, tokenEnd)).toISOString();
   const token = await issueToken({ ...deps, signingKey: deps.config.signingKey }, {
-    label: 'session',
+    label: from ? tokenSessionLabel(from.prefix) : 'session',
     owner: username,
     kind: 'session',
     workspace_id: null,

@@ -15,6 +15,7 @@ import { inferSchema } from '../schema/index.js';
 import { derivedOnce, scriptByHash } from '../scripts/version-cache.js';
 import type { Job, JobCompletion, RunOutcome, ScriptVersion } from '../../ports.js';
 import { STREAM_FLUSH_MS, throttledLogWriter } from './live-logs.js';
+import { secretRedactor } from '../common/secret-redactor.js';
 import { log } from '../common/logger.js';
 import { userStack } from './user-stack.js';
 import type { JobError } from '../../ports/code-runner.js';
@@ -100,6 +101,9 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const abort = new AbortController();
   const stopWatching = watchForCancel(deps, job.workspace_id, jobId, abort);
   let logs = '';
+  // The job's own token never reaches its logs (an `env` dump): whoever may read them would act as its creator while it runs.
+  const redactToken = secretRedactor(token, "[redacted: this job's token]");
+  const redactStreamToken = secretRedactor(token, "[redacted: this job's token]");
   // Waiters (SSE streams carrying new_logs) are woken as the logs land, like stream chunks.
   const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes);
   // Stream chunks are written in order even when the store is asynchronous, those of one period together.
@@ -138,10 +142,11 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
         ...(code.lock ? { lock: code.lock } : {}),
       },
       {
-        onStream: (chunk) => liveStream.add(chunk),
+        onStream: (chunk) => liveStream.add(redactStreamToken.push(chunk)),
         onLog: (text) => {
-          logs += text;
-          liveLogs.add(text);
+          const shown = redactToken.push(text);
+          logs += shown;
+          liveLogs.add(shown);
         },
       },
       abort.signal,
@@ -150,6 +155,13 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     outcome = { ok: false, error: { name: 'InternalError', message: `the job could not be run: ${(e as Error).message}` } };
   } finally {
     stopWatching();
+    const rest = redactToken.flush();
+    if (rest) {
+      logs += rest;
+      liveLogs.add(rest);
+    }
+    const streamRest = redactStreamToken.flush();
+    if (streamRest) liveStream.add(streamRest);
   }
   await liveStream.stop(true);
   await liveLogs.stop();

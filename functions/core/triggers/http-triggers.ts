@@ -62,7 +62,7 @@ export async function createHttpTrigger(deps: Deps, rights: Rights, body: unknow
   assertItemPath(input.path);
   rights.check('http_triggers', 'write', input.path);
   const trigger = await checkedTrigger(deps, rights, input.path, input, rights.principal.username);
-  await claimRoute(deps, rights.workspaceId, trigger);
+  await claimRoute(deps, rights, trigger);
   const created = await tryCreateEntity(deps.store, deps.clock, 'http_trigger', rights.workspaceId, input.path, trigger);
   if (!created) {
     await releaseRoute(deps, rights.workspaceId, trigger);
@@ -79,7 +79,7 @@ export async function updateHttpTrigger(deps: Deps, rights: Rights, path: string
   const current = await requireEntity(deps.store, 'http_trigger', rights.workspaceId, path, what(path));
   const next = await checkedTrigger(deps, rights, path, input, current.value.created_by);
   const moved = routeKey(next.http_method, next.route_path) !== routeKey(current.value.http_method, current.value.route_path);
-  if (moved) await claimRoute(deps, rights.workspaceId, next);
+  if (moved) await claimRoute(deps, rights, next);
   const saved = await tryReplaceEntity(deps.store, deps.clock, current, next);
   if (!saved) {
     if (moved) await releaseRoute(deps, rights.workspaceId, next);
@@ -169,7 +169,8 @@ async function assertReadable(field: string, read: () => Promise<unknown>, name:
   }
 }
 
-async function claimRoute(deps: Deps, workspaceId: string, t: HttpTrigger): Promise<void> {
+async function claimRoute(deps: Deps, rights: Rights, t: HttpTrigger): Promise<void> {
+  const workspaceId = rights.workspaceId;
   const key = routeKey(t.http_method, t.route_path);
   const entry = { workspace_id: workspaceId, path: t.path, route_path: t.route_path, http_method: t.http_method };
   if (await tryCreateEntity(deps.store, deps.clock, 'http_route', workspaceId, key, entry)) {
@@ -177,17 +178,18 @@ async function claimRoute(deps: Deps, workspaceId: string, t: HttpTrigger): Prom
     const older = (await listEntityValues(deps.store, 'http_trigger', workspaceId)).find((e) => e.key !== t.path && routeKey(e.value.http_method, e.value.route_path) === key);
     if (!older) return;
     await deps.store.deleteEntity('http_route', workspaceId, key);
-    throw taken(t, older.value);
+    throw taken(rights, t, older.value);
   }
   const other = await readEntity(deps.store, 'http_route', workspaceId, key);
   // An entry left behind by a save that failed half-way holds the URL for nobody: take it over.
   if (other && !(await holdsEntry(deps, other.value)) && (await tryReplaceEntity(deps.store, deps.clock, other, entry))) return;
-  throw taken(t, other?.value ?? null);
+  throw taken(rights, t, other?.value ?? null);
 }
 
 /** The 409 of a clash inside the workspace: it names the workspace's own route holding the URL. */
-function taken(t: HttpTrigger, by: Pick<HttpRouteIndex, 'path' | 'http_method' | 'route_path'> | null) {
-  const holder = by ? `route ${by.path} (${by.http_method.toUpperCase()} ${by.route_path})` : 'another route';
+function taken(rights: Rights, t: HttpTrigger, by: Pick<HttpRouteIndex, 'path' | 'http_method' | 'route_path'> | null) {
+  // Named only to a caller who may read it: the URL is public, the item's path (its folder) is not.
+  const holder = by && rights.can('http_triggers', 'read', by.path) ? `route ${by.path} (${by.http_method.toUpperCase()} ${by.route_path})` : 'another route';
   return conflict(`${t.http_method.toUpperCase()} ${t.route_path} is already served in this workspace by ${holder}`);
 }
 

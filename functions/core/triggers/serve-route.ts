@@ -8,6 +8,7 @@ import { requireWorkspace } from '../workspace/workspaces.js';
 import { bySpecificity, matchRoute, HTTP_METHODS } from './route-paths.js';
 import { workspaceOfRouteSegment } from './route-prefix.js';
 import { authorizeRouteCall } from './route-auth.js';
+import { refuseReferences } from '../workspace/bindings.js';
 import type { HttpTrigger } from './http-trigger-document.js';
 import type { ShapedResponse } from '../runs/sync-response.js';
 import type { CoreDeps } from '../deps.js';
@@ -46,6 +47,8 @@ export async function answerRoute(deps: CoreDeps, req: RouteRequest): Promise<Ro
   const rights = await authorizeRouteCall(deps, workspaceId, trigger, { headers: req.incoming.headers, body: req.incoming.body, bearer: req.bearer });
   const runnable = await resolveForCaller(deps, rights, { by: 'path', path: trigger.script_path, only: trigger.is_flow ? 'flow' : 'script' });
   const args = await routeArgs(deps, workspaceId, trigger, req.incoming, params);
+  // Only a caller with a svc identity of their own may name variables and resources to read: any other runs as the route's author.
+  if (trigger.authentication_method !== 'svc') refuseReferences(args, "a caller without a svc token would read it as the route's author. Send the value itself, or call the route with a token (authentication_method svc)");
   if (trigger.is_async) return { kind: 'async', jobId: (await startRun(deps, rights, runnable, args, undefined, ROUTE)).id };
   // Only a caller who proved a credential in a header may be redirected or asked for one (sync-response.ts).
   const navigation = trigger.authentication_method === 'svc' ? req.bearerInHeader : trigger.authentication_method !== 'none';

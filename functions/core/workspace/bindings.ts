@@ -37,6 +37,32 @@ export function isReference(value: unknown): value is string {
   return typeof value === 'string' && (value.startsWith(VARIABLE) || value.startsWith(RESOURCE));
 }
 
+/**
+ * Where the first `$var:`/`$res:` reference sits in `args` (`body.items[0]`), at any depth, or null.
+ * Values sent by someone the run does not act as must hold none: the run resolves them as its own
+ * identity, so the sender would read whatever secret that identity may by naming it, through a
+ * script that returns, logs or sends on its input, or a flow step whose input comes from it.
+ * That is a route's caller without a svc token (the run is the route's author's) and an approver
+ * (the flow's next steps are its creator's).
+ */
+export function findReference(args: Record<string, unknown>): string | null {
+  const stack: Array<[string, unknown]> = Object.entries(args).map(([name, value]) => [name, value]);
+  while (stack.length > 0) {
+    const [at, value] = stack.pop()!;
+    if (isReference(value)) return at;
+    if (Array.isArray(value)) value.forEach((v, i) => stack.push([`${at}[${i}]`, v]));
+    else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) stack.push([`${at}.${k}`, v]);
+  }
+  return null;
+}
+
+/** 400 `reference_not_allowed` naming where, when `args` hold a reference (see findReference); `why` ends the message. */
+export function refuseReferences(args: Record<string, unknown>, why: string): void {
+  const at = findReference(args);
+  if (at === null) return;
+  throw new ApiError(400, 'reference_not_allowed', `${at}: a $var: or $res: reference cannot be passed here: ${why}`, { field: at });
+}
+
 /** The job's arguments with every top-level reference replaced by its value. */
 export async function resolveArgs(deps: Deps, rights: Rights, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};

@@ -9,6 +9,7 @@ import { resolveHandler, startHandlerRun, type HandlerRunnable } from '../trigge
 import { errorText, log } from '../common/logger.js';
 import { derivedUuid } from '../common/crypto.js';
 import { errorOf } from '../jobs/jobs.js';
+import { findReference } from './bindings.js';
 import type { ErrorHandlerSetting } from '../documents/entity-values.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -134,6 +135,21 @@ export async function settleErrorHandlers(deps: CoreDeps, now: Date): Promise<nu
   return started;
 }
 
+/**
+ * The failed run's error, unless it holds a `$var:`/`$res:` reference: whoever wrote the failed
+ * run (any developer) chose it, and the handler runs as the admin who set it, whose rights would
+ * resolve it (as its argument, or as a step's input in a handler flow). Such an error is replaced
+ * by one that says where the reference was.
+ */
+function withoutReferences(error: unknown): unknown {
+  const at = findReference({ error });
+  if (at === null) return error;
+  return {
+    name: 'ReferenceLeftOut',
+    message: `the failed run's error held a $var: or $res: reference (at ${at}), left out: the error handler runs as the admin who set it and would have read it with their rights`,
+  };
+}
+
 /** Starts the handler run of a failed run under its id, unless it exists (it started). */
 async function startHandler(deps: CoreDeps, handler: ErrorHandlerSetting, target: HandlerRunnable, job: Job, error: unknown): Promise<boolean> {
   return startHandlerRun(deps, job.workspace_id, errorHandlerJobId(job.workspace_id, job.id), { trigger: 'error_handler' }, async () => {
@@ -147,7 +163,7 @@ async function startHandler(deps: CoreDeps, handler: ErrorHandlerSetting, target
       started_at: job.started_at,
       email: user?.email ?? job.created_by,
       schedule_path: job.schedule_path ?? null,
-      error,
+      error: withoutReferences(error),
     };
     return { target, args };
   });

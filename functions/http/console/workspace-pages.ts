@@ -49,7 +49,8 @@ export function workspacePageRoutes(deps: CoreDeps) {
     const path = c.req.param('path');
     const ws = rights.workspaceId;
     const origin = new URL(c.req.url).origin;
-    const isFlow = (await findLatestFlow(deps.store, ws, path)) !== null;
+    // Looked up only for a caller who may read a flow there: to anyone else a flow answers as a script that is not theirs to read.
+    const isFlow = rights.can('flows', 'read', path) && (await findLatestFlow(deps.store, ws, path)) !== null;
     try {
       const item = isFlow ? await flowItem(deps, rights, path) : await scriptItem(deps, rights, path);
       const body = itemBody(ws, origin, item, rights.can(isFlow ? 'flows' : 'scripts', 'write', path));
