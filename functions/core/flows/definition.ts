@@ -137,8 +137,8 @@ export interface FlowModule {
 }
 
 export type ModuleValue =
-  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform>; path?: string; lock?: string | null }
-  | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform> }
+  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform>; path?: string; lock?: string | null; is_trigger?: boolean }
+  | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform>; is_trigger?: boolean }
   | { type: 'flow'; path: string; input_transforms: Record<string, Transform> }
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
@@ -185,8 +185,10 @@ const moduleValue = z.discriminatedUnion('type', [
     /** Presentation only (the modelled service's label of an inline script, and its dependency lock): kept as given. */
     path: z.string().max(1000).optional(),
     lock: z.string().max(MAX_LOCK_CHARS).nullish(),
+    /** Where Windmill's editor writes a step's `is_trigger`: the same as on the step (`isTriggerStep`). */
+    is_trigger: z.boolean().optional(),
   }),
-  z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
+  z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms, is_trigger: z.boolean().optional() }),
   z.strictObject({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
   z.strictObject({
     type: z.literal('branchone'),
@@ -233,6 +235,12 @@ export const flowValue = z.strictObject({
   ...runSettingsFields,
 });
 export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean } & RunSettingsInput;
+
+/** A trigger step: `is_trigger` on the step (svc's place) or on its script (where Windmill's editor writes it). */
+export function isTriggerStep(module: FlowModule): boolean {
+  const v = module.value;
+  return module.is_trigger === true || ((v.type === 'rawscript' || v.type === 'script') && v.is_trigger === true);
+}
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {
