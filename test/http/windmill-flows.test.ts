@@ -166,6 +166,29 @@ describe('flows as Windmill writes them', () => {
     expect(quiet.flow_status.stopped_early).toBe('a');
   });
 
+  it('retries a failing step as the editor writes `retry`, the script keeping its state between attempts', async () => {
+    await createScript(s, 'f/flows/flaky', 'bun', `import * as wmill from "windmill-client";
+
+export async function main() {
+  const attempts = ((await wmill.getState()) ?? 0) + 1;
+  await wmill.setState(attempts);
+  if (attempts < 3) throw new Error(\`attempt \${attempts} failed\`);
+  return attempts;
+}
+`);
+    await createFlow('f/flows/retrying', {
+      modules: [{
+        id: 'a',
+        summary: '',
+        value: { type: 'script', path: 'f/flows/flaky', input_transforms: {} },
+        retry: { constant: { attempts: 3, seconds: 0 }, exponential: { attempts: 0, multiplier: 1, seconds: 0, random_factor: 0 } },
+      }],
+    });
+    const job = await runFlow('f/flows/retrying');
+    expect(job.status, JSON.stringify(job.result)).toBe('success');
+    expect(job.result).toBe(3);
+  });
+
   it('runs the failure_module with the error when a step fails', async () => {
     await createFlow('f/flows/with_handler', {
       modules: [

@@ -91,7 +91,7 @@ export const retrySettings = z.strictObject({
     .strictObject({
       attempts: z.number().int().min(0).max(100),
       multiplier: z.number().min(0).max(1000).default(1),
-      seconds: z.number().min(1).max(3600),
+      seconds: z.number().min(0).max(3600),
       random_factor: z.number().int().min(0).max(100).optional(),
     })
     .optional(),
