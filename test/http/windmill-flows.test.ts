@@ -213,4 +213,41 @@ export async function main() {
     expect(failed.status).toBe('failed');
     expect(failed.result).toMatchObject({ handled: true, reason: 'Demanded failure from inner_script', name: 'Error' });
   });
+
+  it('suspends for an approval, sends resume URLs from the step with windmill-client, and resumes with the payload', async () => {
+    await createFlow('f/flows/approval', {
+      modules: [
+        bun('ask', `import * as wmill from "windmill-client";
+
+export async function main(amount: number) {
+  const urls = await wmill.getResumeUrls("approver");
+  return { amount, resume: urls.resume, cancel: urls.cancel };
+}
+`, { amount: js('flow_input.amount') }, { suspend: { required_events: 1, timeout: 1800 } }),
+        bun('pay', 'export async function main(amount: number, note: string, approvers: string[]) {\n  return `paid ${amount} (${note}) by ${approvers.length}`;\n}\n', {
+          amount: js('results.ask.amount'),
+          note: js('resume.note'),
+          approvers: js('approvers'),
+        }),
+      ],
+    }, schema({ amount: { type: 'number' } }, ['amount']));
+    const id = await (await s.post(`${ws()}/jobs/run/f/f/flows/approval`, { amount: 12 })).text();
+    let job: any;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+      if (job.status === 'suspended') break;
+      expect(['queued', 'running'], JSON.stringify(job.result)).toContain(job.status);
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ask = job.flow_status.results.ask;
+    expect(ask.amount).toBe(12);
+    const resume = new URL(ask.resume);
+    const res = await fetch(s.url + resume.pathname + resume.search, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ note: 'ok' }) });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const done = await waitForJob(s, id, 60_000);
+    expect(done.status, JSON.stringify(done.result)).toBe('success');
+    expect(done.result).toBe('paid 12 (ok) by 1');
+  });
 });
