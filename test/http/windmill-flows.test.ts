@@ -250,4 +250,41 @@ export async function main(amount: number) {
     expect(done.status, JSON.stringify(done.result)).toBe('success');
     expect(done.result).toBe('paid 12 (ok) by 1');
   });
+
+  it('validates inputs against a schema as the editor writes it (empty format, nullable, originalType, password)', async () => {
+    const editorProperty = (type: string, extra: Record<string, unknown> = {}) => ({ type, description: '', default: null, format: '', nullable: false, originalType: type, password: false, ...extra });
+    await createFlow('f/flows/editor_schema', {
+      modules: [bun('a', 'export async function main(name: string, count: number) {\n  return `${name}:${count ?? "none"}`;\n}\n', { name: js('flow_input.name'), count: js('flow_input.count') })],
+    }, schema({ name: editorProperty('string', { customErrorMessage: '', minRows: 1 }), count: editorProperty('integer') }, ['name']));
+    expect((await runSync(s, 'f/flows/editor_schema', { name: 'x', count: 2 })).body).toBe('x:2');
+    expect((await runSync(s, 'f/flows/editor_schema', { name: 'x' })).body).toBe('x:none');
+  });
+
+  it('reads outer results and flow inputs from the steps of a loop, and branches per item', async () => {
+    await createFlow('f/flows/nested', {
+      modules: [
+        bun('prefix', 'export async function main(p: string) {\n  return p;\n}\n', { p: js('flow_input.prefix') }),
+        {
+          id: 'loop',
+          summary: '',
+          value: {
+            type: 'forloopflow',
+            iterator: js('flow_input.numbers'),
+            skip_failures: false,
+            parallel: false,
+            modules: [{
+              id: 'kind',
+              summary: '',
+              value: {
+                type: 'branchone',
+                branches: [{ summary: 'even', expr: 'flow_input.iter.value % 2 === 0', modules: [bun('even', 'export async function main(p: string, n: number) {\n  return `${p}${n} even`;\n}\n', { p: js('results.prefix'), n: js('flow_input.iter.value') })] }],
+                default: [bun('odd', 'export async function main(p: string, n: number) {\n  return `${p}${n} odd`;\n}\n', { p: js('results.prefix'), n: js('flow_input.iter.value') })],
+              },
+            }],
+          },
+        },
+      ],
+    }, schema({ prefix: { type: 'string' }, numbers: { type: 'array', items: { type: 'number' } } }));
+    expect((await runSync(s, 'f/flows/nested', { prefix: '#', numbers: [1, 2] })).body).toEqual(['#1 odd', '#2 even']);
+  });
 });

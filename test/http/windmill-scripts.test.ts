@@ -185,4 +185,13 @@ echo "Hello $name"
     expect(Object.keys(script.schema.properties)).toEqual(['name', 'times']);
     expect(await runSync(s, 'f/ops/greet_sh', { name: 'world', times: '2' })).toEqual({ status: 200, body: 'Hello world' });
   });
+
+  it('takes a Bash script\'s last line as JSON when it is JSON', async () => {
+    await createScript(s, 'f/ops/json_sh', 'bash', `name="$1"
+count="$2"
+echo "processing"
+echo "{\\"name\\": \\"$name\\", \\"count\\": $count}"
+`);
+    expect(await runSync(s, 'f/ops/json_sh', { name: 'a', count: 3 })).toEqual({ status: 200, body: { name: 'a', count: 3 } });
+  });
 });
