@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { getVariable } from '../core/workspace/variables.js';
 import { updateResource } from '../core/workspace/resources.js';
-import { jobResultMaybe, resourceExists, rootJobId, variableExists } from '../core/runs/windmill-compat.js';
+import { getFlowUserState, jobResultMaybe, resourceExists, rootJobId, setFlowUserState, variableExists } from '../core/runs/windmill-compat.js';
 import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -34,6 +34,13 @@ export function windmillCompatRoutes(deps: CoreDeps) {
   // waitJob / wait_job poll this until `completed`.
   r.get('/jobs_u/completed/get_result_maybe/:id', async (c) => c.json(await jobResultMaybe(deps, c.get('rights'), c.req.param('id'))));
   r.get('/jobs_u/get_root_job_id/:id', async (c) => c.json(await rootJobId(deps, c.get('rights'), c.req.param('id'))));
+
+  // setFlowUserState / getFlowUserState: values the steps of one flow run share by key (the body is the value).
+  r.post('/jobs/flow/user_states/:id/:key{.+}', async (c) => {
+    await setFlowUserState(deps, c.get('rights'), c.req.param('id'), c.req.param('key'), await readJsonBody(c));
+    return c.text('flow user state set');
+  });
+  r.get('/jobs/flow/user_states/:id/:key{.+}', async (c) => c.json(await getFlowUserState(deps, c.get('rights'), c.req.param('id'), c.req.param('key'))));
 
   return r;
 }

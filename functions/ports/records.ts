@@ -184,6 +184,7 @@ export const ENTITY_KINDS = [
   'result_cache',
   'concurrency_slots',
   'script_preview',
+  'flow_user_state',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -287,4 +287,28 @@ export async function main(amount: number) {
     }, schema({ prefix: { type: 'string' }, numbers: { type: 'array', items: { type: 'number' } } }));
     expect((await runSync(s, 'f/flows/nested', { prefix: '#', numbers: [1, 2] })).body).toEqual(['#1 odd', '#2 even']);
   });
+
+  it('shares values between the steps of one run with setFlowUserState / getFlowUserState', async () => {
+    await createFlow('f/flows/user_state', {
+      modules: [
+        bun('a', `import * as wmill from "windmill-client";
+
+export async function main(n: number) {
+  const before = await wmill.getFlowUserState("seen");
+  await wmill.setFlowUserState("seen", { n });
+  return before ?? null;
+}
+`, { n: js('flow_input.n') }),
+        bun('b', `import * as wmill from "windmill-client";
+
+export async function main(before: unknown) {
+  return { before, now: await wmill.getFlowUserState("seen", true) };
+}
+`, { before: js('results.a') }),
+      ],
+    }, schema({ n: { type: 'number' } }, ['n']));
+    expect((await runSync(s, 'f/flows/user_state', { n: 5 })).body).toEqual({ before: null, now: { n: 5 } });
+    // Each run has its own.
+    expect((await runSync(s, 'f/flows/user_state', { n: 6 })).body).toEqual({ before: null, now: { n: 6 } });
+  });
 });

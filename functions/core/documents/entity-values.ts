@@ -172,6 +172,8 @@ export interface EntityValues {
   schedule: Schedule;
   /** The code of a test run from the script editor, kept until its job ends (core/scripts/script-preview.ts). */
   script_preview: ScriptVersion;
+  /** Windmill's flow user state: values a flow run's steps share by key, kept with the run (core/runs/windmill-compat.ts). */
+  flow_user_state: { states: Record<string, unknown> };
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -376,4 +378,5 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   route_prefix: routePrefixValue,
   schedule: scheduleValue,
   script_preview: scriptVersionRecord,
+  flow_user_state: z.object({ states: z.record(z.string(), z.unknown()) }),
 };

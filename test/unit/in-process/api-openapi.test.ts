@@ -89,6 +89,7 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'get /api/w/:workspace/jobs_u/completed/get_result_maybe/:id',
     'get /api/w/:workspace/resources/get_value_interpolated/:path{.+}',
     'get /api/w/:workspace/variables/get_value/:path{.+}',
+    'get /api/w/:workspace/jobs/flow/user_states/:id/:key{.+}',
   ],
   'a yes or no, or one id (Windmill clients)': [
     'get /api/w/:workspace/resources/exists/:path{.+}',
