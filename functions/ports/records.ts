@@ -185,6 +185,7 @@ export const ENTITY_KINDS = [
   'concurrency_slots',
   'script_preview',
   'flow_user_state',
+  'job_progress',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -91,6 +91,24 @@ export async function main(n: number) {
     expect(r.result).toEqual({ sync: 6, waited: 12, rootIsMe: true });
   });
 
+  it('reports its progress with setProgress, which getProgress and the API read back', async () => {
+    await createScript(s, 'f/ops/batch', 'bun', `import * as wmill from "windmill-client";
+
+export async function main(items: string[]) {
+  const done: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    done.push(items[i].toUpperCase());
+    await wmill.setProgress(((i + 1) / items.length) * 100);
+  }
+  return { done, progress: await wmill.getProgress() };
+}
+`);
+    const r = await run('f/ops/batch', { items: ['a', 'b', 'c'] });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ done: ['A', 'B', 'C'], progress: 100 });
+    expect(await (await s.fetch(`${ws()}/job_metrics/get_progress/${r.id}`)).json()).toBe(100);
+  });
+
   it('reads its job context from the environment', async () => {
     await createScript(s, 'f/ops/context', 'bun', `export async function main() {
   return {

@@ -87,3 +87,21 @@ export async function setFlowUserState(deps: CoreDeps, rights: Rights, id: strin
     return stored ? true : AGAIN;
   });
 }
+
+/** `job_metrics/set_progress/<job>` `{percent}`: the progress a running job reports, for a caller who may cancel it. */
+export async function setJobProgress(deps: CoreDeps, rights: Rights, id: string, percent: number): Promise<void> {
+  const job = await getVisibleJob(deps, rights, id, 'cancel');
+  await retry({ attempts: 5, ...RACE, exhausted: () => conflict(`the progress of job ${id} is being changed by someone else; retry`) }, async () => {
+    const current = await readEntity(deps.store, 'job_progress', job.workspace_id, job.id);
+    const stored = current
+      ? await tryReplaceEntity(deps.store, deps.clock, current, { percent })
+      : await tryCreateEntity(deps.store, deps.clock, 'job_progress', job.workspace_id, job.id, { percent });
+    return stored ? true : AGAIN;
+  });
+}
+
+/** `job_metrics/get_progress/<job>`: the last progress the job set, null when it set none. */
+export async function getJobProgress(deps: CoreDeps, rights: Rights, id: string): Promise<number | null> {
+  const job = await getVisibleJob(deps, rights, id);
+  return (await getEntityValue(deps.store, 'job_progress', job.workspace_id, job.id))?.percent ?? null;
+}
