@@ -212,4 +212,15 @@ echo "{\\"name\\": \\"$name\\", \\"count\\": $count}"
 `);
     expect(await runSync(s, 'f/ops/json_sh', { name: 'a', count: 3 })).toEqual({ status: 200, body: { name: 'a', count: 3 } });
   });
+
+  it('refuses Bun\'s own modules at create, naming the import, rather than failing each run', async () => {
+    for (const [name, code] of [
+      ['shell', 'import { $ } from "bun";\n\nexport async function main() {\n  return await $`echo hi`.text();\n}\n'],
+      ['sqlite', 'import { Database } from "bun:sqlite";\n\nexport async function main() {\n  return new Database(":memory:").query("select 1 as x").get();\n}\n'],
+    ]) {
+      const res = await s.post(`${ws()}/scripts/create`, { path: `f/ops/bun_${name}`, language: 'bun', content: code });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: 'invalid_script', field: 'content', message: expect.stringContaining('is Bun\'s own module') });
+    }
+  });
 });
