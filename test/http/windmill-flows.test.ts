@@ -311,4 +311,36 @@ export async function main(before: unknown) {
     // Each run has its own.
     expect((await runSync(s, 'f/flows/user_state', { n: 6 })).body).toEqual({ before: null, now: { n: 6 } });
   });
+
+  it('takes the suspend settings as the editor writes them, and goes on after a cancel with continue_on_disapprove_timeout', async () => {
+    const suspend = (goOn: boolean) => ({
+      required_events: 1,
+      timeout: 86400,
+      resume_form: { schema: { type: 'object', properties: { approved: { type: 'boolean' } } } },
+      user_auth_required: false,
+      user_groups_required: { type: 'static', value: [] },
+      self_approval_disabled: false,
+      hide_cancel: false,
+      continue_on_disapprove_timeout: goOn,
+    });
+    const ask = 'import * as wmill from "windmill-client";\n\nexport async function main() {\n  return await wmill.getResumeUrls("approver");\n}\n';
+    const after = 'export async function main(decision: any) {\n  return decision;\n}\n';
+    for (const goOn of [false, true]) {
+      const path = `f/flows/ask_${goOn}`;
+      await createFlow(path, { modules: [bun('ask', ask, {}, { suspend: suspend(goOn) }), bun('after', after, { decision: js('resume') })] });
+      const id = await (await s.post(`${ws()}/jobs/run/f/${path}`, {})).text();
+      let job: any;
+      const deadline = Date.now() + 60_000;
+      do {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 50));
+        job = await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json();
+      } while (job.status !== 'suspended');
+      const cancel = new URL(job.flow_status.results.ask.cancel);
+      expect((await fetch(s.url + cancel.pathname + cancel.search, { method: 'POST' })).status).toBe(200);
+      const done = await waitForJob(s, id, 60_000);
+      if (goOn) expect(done).toMatchObject({ status: 'success', result: { error: { name: 'Canceled' } } });
+      else expect(done.status).toBe('canceled');
+    }
+  });
 });

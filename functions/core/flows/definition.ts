@@ -37,6 +37,8 @@ export const suspendSettings = z.strictObject({
   user_auth_required: z.boolean().default(false),
   /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
   self_approval_disabled: z.boolean().default(false),
+  /** Windmill's name for the step's `continue_on_error` as it applies to the approval: a cancel or a timeout lets the flow go on. */
+  continue_on_disapprove_timeout: z.boolean().optional(),
   /**
    * Only logged-in members of these groups may approve: a group name, a list of them, or a
    * transform (an expression over other nodes' output may return either).
