@@ -188,6 +188,25 @@ def main(db: postgresql, limit: int = 10, verbose: bool = False):
     expect(r).toEqual({ status: 200, body: { dsn: 'postgresql://app:s3cr3t@db.internal:5432/orders', limit: 10, verbose: false } });
   });
 
+  it('parses datetime, date and bytes parameters of a Python main, and keeps a default when given null', async () => {
+    await createScript(s, 'f/ops/py_when', 'python3', `from datetime import datetime, date
+from typing import Optional
+
+
+def main(when: datetime, day: Optional[date] = None, payload: bytes = b"", limit: int = 10):
+    return {
+        "hour": when.hour,
+        "tz": str(when.tzinfo),
+        "weekday": day.isoweekday() if day else None,
+        "payload": payload.decode(),
+        "limit": limit,
+    }
+`);
+    const r = await runSync(s, 'f/ops/py_when', { when: '2024-05-06T07:08:09+00:00', day: '2024-05-06', payload: 'aGVsbG8=', limit: null });
+    expect(r).toEqual({ status: 200, body: { hour: 7, tz: 'UTC', weekday: 1, payload: 'hello', limit: 10 } });
+    expect((await runSync(s, 'f/ops/py_when', { when: '2024-05-06T23:00:00+00:00', day: '06/05/2024' })).body).toMatchObject({ hour: 23, weekday: 3 });
+  });
+
   it('passes Bash arguments as $1, $2 ... and takes the last line as the result', async () => {
     await createScript(s, 'f/ops/greet_sh', 'bash', `# shellcheck shell=bash
 # arguments of the form X="$I" are parsed as parameters X of type string
