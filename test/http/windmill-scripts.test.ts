@@ -188,6 +188,15 @@ def main(db: postgresql, limit: int = 10, verbose: bool = False):
     expect(r).toEqual({ status: 200, body: { dsn: 'postgresql://app:s3cr3t@db.internal:5432/orders', limit: 10, verbose: false } });
   });
 
+  it('gives a TypeScript `Date` parameter a Date', async () => {
+    await createScript(s, 'f/ops/ts_when', 'bun', `export async function main(when: Date, since?: Date) {
+  return { year: when.getUTCFullYear(), iso: when.toISOString(), since: since === undefined ? "none" : since.getTime() };
+}
+`);
+    expect((await runSync(s, 'f/ops/ts_when', { when: '2024-05-06T07:08:09Z' })).body).toEqual({ year: 2024, iso: '2024-05-06T07:08:09.000Z', since: 'none' });
+    expect((await runSync(s, 'f/ops/ts_when', { when: '2024-05-06T07:08:09Z', since: '1970-01-01T00:00:01Z' })).body).toMatchObject({ since: 1000 });
+  });
+
   it('parses datetime, date and bytes parameters of a Python main, and keeps a default when given null', async () => {
     await createScript(s, 'f/ops/py_when', 'python3', `from datetime import datetime, date
 from typing import Optional

@@ -83,6 +83,11 @@ async function callMain(job) {
     return { ok: false, error: { name: 'TypeError', message: 'the script does not export a function named main' } };
   }
   const args = job.params.map((name) => (Object.hasOwn(job.values, name) ? job.values[name] : undefined));
+  // A `Date` parameter gets a Date, as Windmill's wrapper makes it (an empty value: undefined).
+  for (const name of job.dates ?? []) {
+    const i = job.params.indexOf(name);
+    if (i !== -1) args[i] = args[i] ? new Date(args[i]) : undefined;
+  }
   const value = await userModule.main(...args);
   if (isStream(value)) {
     // Stepped by hand rather than with for-await, which drops what the generator returns.
