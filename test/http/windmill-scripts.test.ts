@@ -188,6 +188,22 @@ def main(db: postgresql, limit: int = 10, verbose: bool = False):
     expect(r).toEqual({ status: 200, body: { dsn: 'postgresql://app:s3cr3t@db.internal:5432/orders', limit: 10, verbose: false } });
   });
 
+  it('fails with the error\'s own properties under `extra`, as Windmill shows an HTTP client\'s error', async () => {
+    await createScript(s, 'f/ops/http_error', 'bun', `class HttpError extends Error {
+  constructor(public status: number, public body: unknown) {
+    super(\`request failed with status \${status}\`);
+    this.name = "HttpError";
+  }
+}
+
+export async function main() {
+  throw new HttpError(422, { detail: "missing field" });
+}
+`);
+    const r = await runSync(s, 'f/ops/http_error', {});
+    expect(r.body.error).toMatchObject({ name: 'HttpError', message: 'request failed with status 422', extra: { status: 422, body: { detail: 'missing field' } } });
+  });
+
   it('gives a TypeScript `Date` parameter a Date', async () => {
     await createScript(s, 'f/ops/ts_when', 'bun', `export async function main(when: Date, since?: Date) {
   return { year: when.getUTCFullYear(), iso: when.toISOString(), since: since === undefined ? "none" : since.getTime() };
