@@ -248,6 +248,19 @@ echo "Hello $name"
     expect(await runSync(s, 'f/ops/greet_sh', { name: 'world', times: '2' })).toEqual({ status: 200, body: 'Hello world' });
   });
 
+  it('takes a Bash script\'s ./result.json as its result, as Windmill does', async () => {
+    await createScript(s, 'f/ops/sh_result_file', 'bash', `name="$1"
+cat > ./result.json <<EOF
+{
+  "name": "$name",
+  "items": [1, 2]
+}
+EOF
+echo "wrote the result"
+`);
+    expect(await runSync(s, 'f/ops/sh_result_file', { name: 'n' })).toEqual({ status: 200, body: { name: 'n', items: [1, 2] } });
+  });
+
   it('takes a Bash script\'s last line as JSON when it is JSON', async () => {
     await createScript(s, 'f/ops/json_sh', 'bash', `name="$1"
 count="$2"
