@@ -232,6 +232,13 @@ def main(when: datetime, day: Optional[date] = None, payload: bytes = b"", limit
     expect((await runSync(s, 'f/ops/py_when', { when: '2024-05-06T23:00:00+00:00', day: '06/05/2024' })).body).toMatchObject({ hour: 23, weekday: 3 });
   });
 
+  it('gives a Python main(**kwargs) every argument its other parameters do not name', async () => {
+    await createScript(s, 'f/ops/py_hook', 'python3', `def main(event: str, **kwargs):
+    return {"event": event, "rest": kwargs}
+`);
+    expect((await runSync(s, 'f/ops/py_hook', { event: 'push', ref: 'main', commits: [1] })).body).toEqual({ event: 'push', rest: { ref: 'main', commits: [1] } });
+  });
+
   it('passes Bash arguments as $1, $2 ... and takes the last line as the result', async () => {
     await createScript(s, 'f/ops/greet_sh', 'bash', `# shellcheck shell=bash
 # arguments of the form X="$I" are parsed as parameters X of type string

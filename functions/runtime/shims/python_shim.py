@@ -73,7 +73,7 @@ class Shim:
         main = getattr(module, "main", None)
         if not callable(main):
             return {"ok": False, "error": {"name": "TypeError", "message": "the script does not define a function named main"}}
-        value = main(**windmill_arguments(main, job["kwargs"]))
+        value = main(**windmill_arguments(main, job["kwargs"], job.get("rest")))
         if inspect.iscoroutine(value):
             value = asyncio.run(value)
         if inspect.isasyncgen(value):
@@ -125,17 +125,22 @@ class Shim:
         return self.module
 
 
-def windmill_arguments(main, kwargs):
+def windmill_arguments(main, kwargs, rest=None):
     """The arguments as Windmill's Python wrapper passes them (docs/windmill.md).
 
     A parameter annotated `datetime`, `date` or `bytes` gets its JSON text parsed (ISO 8601, or
-    base64), and None for a parameter that has a default leaves the default.
+    base64), None for a parameter that has a default leaves the default, and a `main(**kwargs)`
+    also gets the arguments its other parameters do not name (`rest`).
     """
     try:
         parameters = inspect.signature(main).parameters
     except (TypeError, ValueError):
         return kwargs
     out = dict(kwargs)
+    if rest and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        for name, value in rest.items():
+            if name not in parameters:
+                out[name] = value
     for name, value in kwargs.items():
         parameter = parameters.get(name)
         if parameter is None:
