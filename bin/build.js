@@ -24,6 +24,8 @@ const DIST = join(ROOT, 'dist');
 const ASSETS = [
   ['functions/runtime/shims', 'shims'],
   ['clients/ts/svc-client', 'clients/ts/svc-client'],
+  // Windmill's TypeScript client, for code that imports it without a lock naming it (functions/runtime/client-libraries.ts).
+  ['node_modules/windmill-client', 'clients/ts/windmill-client'],
   ['clients/python/svc', 'clients/python/svc'],
   ['clients/go', 'clients/go'],
 ];

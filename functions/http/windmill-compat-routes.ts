@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { getVariable } from '../core/workspace/variables.js';
 import { updateResource } from '../core/workspace/resources.js';
-import { jobResultMaybe, resourceExists, rootJobId, variableExists } from '../core/runs/windmill-compat.js';
+import { getFlowUserState, getJobProgress, jobResultMaybe, resourceExists, rootJobId, setFlowUserState, setJobProgress, variableExists } from '../core/runs/windmill-compat.js';
 import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -35,8 +35,25 @@ export function windmillCompatRoutes(deps: CoreDeps) {
   r.get('/jobs_u/completed/get_result_maybe/:id', async (c) => c.json(await jobResultMaybe(deps, c.get('rights'), c.req.param('id'))));
   r.get('/jobs_u/get_root_job_id/:id', async (c) => c.json(await rootJobId(deps, c.get('rights'), c.req.param('id'))));
 
+  // setFlowUserState / getFlowUserState: values the steps of one flow run share by key (the body is the value).
+  r.post('/jobs/flow/user_states/:id/:key{.+}', async (c) => {
+    await setFlowUserState(deps, c.get('rights'), c.req.param('id'), c.req.param('key'), await readJsonBody(c));
+    return c.text('flow user state set');
+  });
+  r.get('/jobs/flow/user_states/:id/:key{.+}', async (c) => c.json(await getFlowUserState(deps, c.get('rights'), c.req.param('id'), c.req.param('key'))));
+
+  // setProgress / getProgress: a job's progress in percent (the clients send whole numbers; `flow_job_id` is not used).
+  r.post('/job_metrics/set_progress/:id', async (c) => {
+    const { percent } = parseBody(progressBody, await readJsonBody(c));
+    await setJobProgress(deps, c.get('rights'), c.req.param('id'), percent);
+    return c.text('progress set');
+  });
+  r.get('/job_metrics/get_progress/:id', async (c) => c.json(await getJobProgress(deps, c.get('rights'), c.req.param('id'))));
+
   return r;
 }
+
+export const progressBody = z.object({ percent: z.number().int().min(0).max(100), flow_job_id: z.string().optional() });
 
 // `value` must be present (null is a value); the resource's type decides what it may be.
 export const updateValueBody = z.object({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });

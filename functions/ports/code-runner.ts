@@ -70,6 +70,8 @@ export interface JobError {
   name: string;
   message: string;
   stack?: string;
+  /** A TypeScript error's own properties besides these (Windmill's `extra`). */
+  extra?: Record<string, unknown>;
 }
 
 /**

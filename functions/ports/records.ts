@@ -196,6 +196,8 @@ export const ENTITY_KINDS = [
   'result_cache',
   'concurrency_slots',
   'script_preview',
+  'flow_user_state',
+  'job_progress',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

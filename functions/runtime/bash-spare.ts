@@ -19,6 +19,20 @@ const SPARE_LAUNCH = [
   '[ -n "$__svc_job" ] || exit 70',
   'eval "$__svc_job"',
   'unset __svc_job',
+  // As Windmill runs Bash (docs/windmill.md): a non-empty ./result.json left in the job's folder
+  // by a script that succeeded is the result, printed as the last line (JSON holds no raw line
+  // break but between tokens, so the document is joined onto one line).
+  '__svc_dir=$PWD',
+  '__svc_result_json() {',
+  '  local status=$? text',
+  '  if [ "$status" -eq 0 ] && [ -f "$__svc_dir/result.json" ] && [ ! -L "$__svc_dir/result.json" ] && [ -s "$__svc_dir/result.json" ]; then',
+  '    text=$(<"$__svc_dir/result.json")',
+  "    text=${text//$'\\n'/}",
+  '    printf \'\\n%s\\n\' "${text//$\'\\r\'/}"',
+  '  fi',
+  '  return $status',
+  '}',
+  'trap __svc_result_json EXIT',
   '. "$0"',
 ].join('\n');
 

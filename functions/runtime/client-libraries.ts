@@ -15,6 +15,8 @@ import { copyCodeFile, makeCodeDir, writeCodeFile } from './sandbox-process.js';
 const TS_CLIENT = 'clients/ts/svc-client';
 const PY_CLIENT = 'clients/python/svc';
 const GO_CLIENT = 'clients/go';
+/** Windmill's TypeScript client as svc ships it (the version pinned in package.json), in a bundle; `node_modules/windmill-client` in a checkout. */
+const WINDMILL_CLIENT = 'clients/ts/windmill-client';
 
 /** Copies `svc-client` so that `import … from 'svc-client'` in `<procDir>/main.mjs` resolves. */
 export async function installTypeScriptClient(procDir: string): Promise<void> {
@@ -25,6 +27,26 @@ export async function installTypeScriptClient(procDir: string): Promise<void> {
   const modules = join(procDir, 'node_modules');
   await makeCodeDir(modules);
   await copyTree(clientSource(TS_CLIENT), join(modules, 'svc-client'));
+}
+
+/**
+ * Whether TypeScript code imports Windmill's client by name (`import * as wmill from
+ * "windmill-client"`, a named or dynamic import).
+ */
+export function importsWindmillClient(code: string): boolean {
+  return /(?:\bfrom|\bimport\s*\(?)\s*['"]windmill-client['"]/.test(code);
+}
+
+/**
+ * Makes `windmill-client` importable from `<procDir>/main.mjs` when nothing else does: code
+ * without a lock naming it (an inline flow step, which svc keeps no lock for) gets the version svc
+ * ships, as it gets `svc-client`; a script whose lock installed the package keeps its own (the
+ * tree's link is already there). Only the ES modules Node loads are copied.
+ */
+export async function installWindmillClient(procDir: string): Promise<void> {
+  const target = join(procDir, 'node_modules', 'windmill-client');
+  if (existsSync(target)) return;
+  await copyTree(windmillClientSource(), target, (name) => name === 'package.json' || name.endsWith('.mjs') || !name.includes('.'));
 }
 
 /** Copies `svc-client` to `<dir>/svc-client`, where a Deno job's import map points the bare name. */
@@ -59,14 +81,24 @@ function clientSource(relative: string): string {
   return found;
 }
 
-/** A read-only copy for the sandbox user: dirs 0755, files 0644, no bytecode caches. */
-async function copyTree(from: string, to: string): Promise<void> {
+/** The shipped windmill-client: beside the bundle, or the checkout's installed package. */
+function windmillClientSource(): string {
+  const candidates = [new URL(`./${WINDMILL_CLIENT}`, import.meta.url), new URL('../../node_modules/windmill-client', import.meta.url)].map((url) =>
+    fileURLToPath(url),
+  );
+  const found = candidates.find((dir) => existsSync(join(dir, 'package.json')));
+  if (!found) throw new Error(`the client library windmill-client was not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+/** A read-only copy for the sandbox user: dirs 0755, files 0644, no bytecode caches; `keep` chooses the files copied. */
+async function copyTree(from: string, to: string, keep: (name: string) => boolean = () => true): Promise<void> {
   await makeCodeDir(to);
   for (const entry of await readdir(from, { withFileTypes: true })) {
     if (entry.name === '__pycache__' || entry.name.endsWith('.pyc')) continue;
     const source = join(from, entry.name);
     const target = join(to, entry.name);
-    if (entry.isDirectory()) await copyTree(source, target);
-    else if (entry.isFile()) await copyCodeFile(source, target);
+    if (entry.isDirectory()) await copyTree(source, target, keep);
+    else if (entry.isFile() && keep(entry.name)) await copyCodeFile(source, target);
   }
 }

@@ -1,5 +1,6 @@
 import { totalmem } from 'node:os';
 import type { CodeRunner, Ecosystem, JobError, RunHooks, RunOutcome, RunRequest } from '../ports.js';
+import { importsWindmillClient, installWindmillClient } from './client-libraries.js';
 import { runBash } from './bash-runner.js';
 import { BashSpare } from './bash-spare.js';
 import { Confiner } from './confinement.js';
@@ -118,7 +119,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       // A spare has never held code, so it carries no other script's module state.
       const worker = await spares.take(JSON.stringify([...identity, req.language, depsTree]), startSpare);
       try {
-        await worker.loadCode(code, modules);
+        await worker.loadCode(code, modules, !python && !deno && importsWindmillClient(code) ? installWindmillClient : undefined);
       } catch (error) {
         await worker.dispose();
         throw error;

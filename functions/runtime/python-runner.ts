@@ -20,7 +20,10 @@ const PYTHON_SHIM = fileURLToPath(new URL('./shims/python_shim.py', import.meta.
 /** Keyword arguments: only the names the schema declares, so undeclared args never reach main. */
 export function pythonCall(req: RunRequest): Record<string, unknown> {
   const params = Object.keys(req.schema.properties).filter((name) => Object.hasOwn(req.args, name));
-  return { kwargs: Object.fromEntries(params.map((name) => [name, req.args[name]])) };
+  const kwargs = Object.fromEntries(params.map((name) => [name, req.args[name]]));
+  // The arguments the schema does not name, for a `main(**kwargs)` (the shim passes them only then).
+  const rest = Object.keys(req.args).filter((name) => !Object.hasOwn(req.schema.properties, name));
+  return rest.length > 0 ? { kwargs, rest: Object.fromEntries(rest.map((name) => [name, req.args[name]])) } : { kwargs };
 }
 
 /**

@@ -25,7 +25,9 @@ const NODE_SHIM = fileURLToPath(new URL('./shims/node-shim.mjs', import.meta.url
 export function typeScriptCall(req: RunRequest): Record<string, unknown> {
   const params = Object.keys(req.schema.properties);
   const values = Object.fromEntries(params.filter((name) => Object.hasOwn(req.args, name)).map((name) => [name, req.args[name]]));
-  return { params, values };
+  // Parameters typed `Date` (inferred as date-time strings): the shim makes them Dates (docs/windmill.md).
+  const dates = params.filter((name) => req.schema.properties[name]?.format === 'date-time');
+  return dates.length > 0 ? { params, values, dates } : { params, values };
 }
 
 /** The JavaScript a spare gets through `WarmWorker.loadCode`; a syntax error fails the job. */

@@ -207,9 +207,11 @@ export class WarmWorker {
    * Writes the one script version this process will ever import. Once only: a process that held
    * one version never takes another, so no module state crosses scripts.
    */
-  async loadCode(code: string, modules: Record<string, string> = {}): Promise<void> {
+  async loadCode(code: string, modules: Record<string, string> = {}, prepare?: (procDir: string) => Promise<void>): Promise<void> {
     if (this.codeLoaded) throw new Error('a warm process takes code once');
     this.codeLoaded = true;
+    // What the code needs beside it before its first import (a client library it names).
+    if (prepare) await prepare(this.procDir);
     // The workspace scripts it imports go beside it, at the paths its imports now name.
     await writeWorkspaceModules(this.procDir, modules);
     await writeCodeFile(this.codePath, code);

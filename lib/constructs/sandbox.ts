@@ -14,6 +14,7 @@ const SANDBOX_MEMORY_MB = 1024;
 const SANDBOX_EPHEMERAL_STORAGE = Size.mebibytes(1024);
 /** The client libraries scripts import with no install step, as the repository keeps them. */
 const TS_CLIENT = 'clients/ts/svc-client';
+const WINDMILL_CLIENT = 'clients/ts/windmill-client';
 
 /**
  * The functions that run user code: Node (TypeScript, Bash) and Python. Only the worker, the api
@@ -78,6 +79,9 @@ export class Sandboxes extends Construct {
             `mkdir -p "${outputDir}/shims" "${outputDir}/${TS_CLIENT}"`,
             `cp -R "${inputDir}/functions/runtime/shims/." "${outputDir}/shims/"`,
             `cp -R "${inputDir}/${TS_CLIENT}/." "${outputDir}/${TS_CLIENT}/"`,
+            // Windmill's TypeScript client as pinned in package.json, for code that imports it without a lock.
+            `mkdir -p "${outputDir}/${WINDMILL_CLIENT}"`,
+            `cp -R "${inputDir}/node_modules/windmill-client/package.json" "${inputDir}/node_modules/windmill-client/dist" "${outputDir}/${WINDMILL_CLIENT}/"`,
           ],
         },
       },

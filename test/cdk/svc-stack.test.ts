@@ -216,6 +216,10 @@ describe('functions', () => {
       const client = `clients/ts/svc-client/${file}`;
       expect(readFileSync(join(assetDir, client), 'utf8')).toBe(readFileSync(client, 'utf8'));
     }
+    // Windmill's client as pinned in package.json, for code that imports it without a lock.
+    for (const file of ['package.json', 'dist/index.mjs', 'dist/client.mjs']) {
+      expect(readFileSync(join(assetDir, 'clients/ts/windmill-client', file), 'utf8')).toBe(readFileSync(`node_modules/windmill-client/${file}`, 'utf8'));
+    }
   });
 
   it('ship the api with the console chart library and editor bundles beside its bundle, which has no node_modules', () => {
@@ -333,6 +337,12 @@ describe('the bundled Node sandbox, run as Lambda would load it', () => {
       ok: true,
       result: { workspace: 'ws', jobId: 'job-1', flowPath: null },
     });
+  });
+
+  it('runs a TypeScript job that imports windmill-client without a lock (an inline flow step)', async () => {
+    const content = "import wmill from 'windmill-client';\nexport function main() { return [wmill.getWorkspace(), wmill.getStatePath()]; }";
+    const outcome = await outcomeOf('nativets', content, { WM_WORKSPACE: 'ws', WM_STATE_PATH: 'f/a/b/user' });
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, result: ['ws', 'f/a/b/user'] });
   });
 });
 

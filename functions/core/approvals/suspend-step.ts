@@ -73,9 +73,10 @@ function settleSuspend(now: Date, run: FlowRun, current: Extract<FlowStep, { kin
   run.step = null;
   run.status = 'running';
   if (error) {
-    // Spec 3 / 7.6: the flow is canceled, or with continue_on_error goes on with an `error` payload.
+    // Spec 3 / 7.6: the flow is canceled, or with continue_on_error (or the suspend's
+    // continue_on_disapprove_timeout, as Windmill names it) goes on with an `error` payload.
     // (The flow's failure module runs first, and gives the canceled flow its result.)
-    if (!module.continue_on_error) {
+    if (!module.continue_on_error && !module.suspend?.continue_on_disapprove_timeout) {
       failFlow(run, module.id, { error: { ...error, step_id: module.id } }, 'canceled');
       return true;
     }

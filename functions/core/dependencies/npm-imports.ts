@@ -5,7 +5,8 @@ import { ts } from '../common/typescript-compiler.js';
 /**
  * The npm packages a TypeScript script imports (README: Dependencies). Bare specifiers only:
  * relative and absolute paths, URLs and `node:`/`npm:`/`jsr:` schemes, Node's built-in modules,
- * the built-in `svc-client` and type-only imports need no install. A version may be pinned in the
+ * the built-in `svc-client` and type-only imports need no install; Bun's own modules (`bun`,
+ * `bun:sqlite`, ...) are refused. A version may be pinned in the
  * specifier (`"lodash-es@4.17.21"`, `"@scope/pkg@^2/sub"`); the runner imports it without the pin.
  */
 export interface NpmImport {
@@ -34,6 +35,10 @@ const RANGE = /^[0-9A-Za-z.^~<>=*|+ -]{1,64}$/;
 export function npmImports(content: string): NpmImport[] {
   const found: NpmImport[] = [];
   for (const literal of moduleSpecifierLiterals(content)) {
+    // Bun's own modules: svc runs these scripts on Node, and the npm package "bun" is Bun's installer.
+    if (literal.text === 'bun' || literal.text.startsWith('bun:')) {
+      throw new NpmImportError(`import "${literal.text}" is Bun's own module, which svc does not have: svc runs bun scripts on Node (docs/windmill.md)`);
+    }
     const parsed = parseBareSpecifier(literal.text);
     if (parsed) found.push({ ...parsed, start: literal.start, end: literal.end });
   }

@@ -172,6 +172,10 @@ export interface EntityValues {
   schedule: Schedule;
   /** The code of a test run from the script editor, kept until its job ends (core/scripts/script-preview.ts). */
   script_preview: ScriptVersion;
+  /** Windmill's flow user state: values a flow run's steps share by key, kept with the run (core/runs/windmill-compat.ts). */
+  flow_user_state: { states: Record<string, unknown> };
+  /** A job's progress as it last set it (Windmill's setProgress; core/runs/windmill-compat.ts). */
+  job_progress: { percent: number };
 }
 
 const approval = z.object({ resume_id: z.number().int(), approver: z.string(), payload: z.unknown(), at: timestamp, logged_in: z.boolean().optional() });
@@ -376,4 +380,6 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
   route_prefix: routePrefixValue,
   schedule: scheduleValue,
   script_preview: scriptVersionRecord,
+  flow_user_state: z.object({ states: z.record(z.string(), z.unknown()) }),
+  job_progress: z.object({ percent: z.number().int().min(0).max(100) }),
 };

@@ -37,6 +37,8 @@ export const suspendSettings = z.strictObject({
   user_auth_required: z.boolean().default(false),
   /** The user who triggered the flow may not approve (spec 2.4 option b, 7.4). */
   self_approval_disabled: z.boolean().default(false),
+  /** Windmill's name for the step's `continue_on_error` as it applies to the approval: a cancel or a timeout lets the flow go on. */
+  continue_on_disapprove_timeout: z.boolean().optional(),
   /**
    * Only logged-in members of these groups may approve: a group name, a list of them, or a
    * transform (an expression over other nodes' output may return either).
@@ -91,7 +93,7 @@ export const retrySettings = z.strictObject({
     .strictObject({
       attempts: z.number().int().min(0).max(100),
       multiplier: z.number().min(0).max(1000).default(1),
-      seconds: z.number().min(1).max(3600),
+      seconds: z.number().min(0).max(3600),
       random_factor: z.number().int().min(0).max(100).optional(),
     })
     .optional(),
@@ -137,8 +139,8 @@ export interface FlowModule {
 }
 
 export type ModuleValue =
-  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform>; path?: string; lock?: string | null }
-  | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform> }
+  | { type: 'rawscript'; content: string; language: (typeof LANGUAGES)[number]; input_transforms: Record<string, Transform>; path?: string; lock?: string | null; is_trigger?: boolean }
+  | { type: 'script'; path: string; hash?: string; input_transforms: Record<string, Transform>; is_trigger?: boolean }
   | { type: 'flow'; path: string; input_transforms: Record<string, Transform> }
   | { type: 'branchone'; branches: { summary?: string; expr: string; modules: FlowModule[] }[]; default: FlowModule[] }
   | { type: 'branchall'; branches: { summary?: string; skip_failure?: boolean; modules: FlowModule[] }[]; parallel: boolean }
@@ -185,8 +187,10 @@ const moduleValue = z.discriminatedUnion('type', [
     /** Presentation only (the modelled service's label of an inline script, and its dependency lock): kept as given. */
     path: z.string().max(1000).optional(),
     lock: z.string().max(MAX_LOCK_CHARS).nullish(),
+    /** Where Windmill's editor writes a step's `is_trigger`: the same as on the step (`isTriggerStep`). */
+    is_trigger: z.boolean().optional(),
   }),
-  z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms }),
+  z.strictObject({ type: z.literal('script'), path: z.string().min(1), hash: z.string().optional(), input_transforms: inputTransforms, is_trigger: z.boolean().optional() }),
   z.strictObject({ type: z.literal('flow'), path: z.string().min(1), input_transforms: inputTransforms }),
   z.strictObject({
     type: z.literal('branchone'),
@@ -233,6 +237,12 @@ export const flowValue = z.strictObject({
   ...runSettingsFields,
 });
 export type FlowValue = { modules: FlowModule[]; notes?: Record<string, unknown>[]; failure_module?: FlowModule; early_return?: string; same_worker?: boolean } & RunSettingsInput;
+
+/** A trigger step: `is_trigger` on the step (svc's place) or on its script (where Windmill's editor writes it). */
+export function isTriggerStep(module: FlowModule): boolean {
+  const v = module.value;
+  return module.is_trigger === true || ((v.type === 'rawscript' || v.type === 'script') && v.is_trigger === true);
+}
 
 /** Every module of the flow, nested ones included, in definition order. */
 export function allModules(list: readonly FlowModule[]): FlowModule[] {

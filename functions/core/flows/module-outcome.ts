@@ -1,7 +1,7 @@
 import { evaluate, ExpressionError, type ExpressionOwner } from './expressions.js';
 import { retryDelaySeconds } from './retry-policy.js';
 import { expressionScope, finish, type FlowRun, type StepAttempt } from './run-state.js';
-import type { FlowModule, SecondsSetting, StopAfterIf } from './definition.js';
+import { isTriggerStep, type FlowModule, type SecondsSetting, type StopAfterIf } from './definition.js';
 import type { WorkerDeps } from '../deps.js';
 
 /**
@@ -39,7 +39,7 @@ export async function settleModule(deps: WorkerDeps, owner: ExpressionOwner, run
   const stopRule = isLoop(module) ? module.stop_after_all_iters_if : module.stop_after_if;
   if (stopRule && (await stopsHere(deps, owner, run, module, stopRule, outcome.value))) return;
   // A trigger step watches for new events: with none (an empty list), the flow has nothing to do.
-  if (module.is_trigger && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
+  if (isTriggerStep(module) && outcome.ok && Array.isArray(outcome.value) && outcome.value.length === 0) {
     run.stopped_early = module.id;
     return finish(run, { status: 'success', result: outcome.value });
   }

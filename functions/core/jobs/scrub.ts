@@ -8,7 +8,11 @@ import type { Job, Store } from '../../ports.js';
  */
 export async function scrubJobPayloads(store: Store, job: Pick<Job, 'id' | 'kind' | 'workspace_id'>): Promise<void> {
   await store.scrubJob(job.id);
+  // The progress it reported (Windmill's setProgress).
+  await store.deleteEntity('job_progress', job.workspace_id, job.id);
   if (job.kind !== 'flow') return;
+  // The values its steps shared (Windmill's flow user state).
+  await store.deleteEntity('flow_user_state', job.workspace_id, job.id);
   const run = await store.getEntity('flow_run', job.workspace_id, job.id);
   await store.deleteEntity('flow_run', job.workspace_id, job.id);
   // Its large results, kept apart (core/flows/results-apart.ts), after the run that names them.

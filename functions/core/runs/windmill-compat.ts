@@ -1,4 +1,6 @@
-import { getEntityValue } from '../store/entities.js';
+import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import { ApiError, badRequest, conflict } from '../common/errors.js';
+import { AGAIN, RACE, retry } from '../common/retry.js';
 import { getVisibleJob, isFinished } from '../jobs/jobs.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -46,4 +48,60 @@ export async function jobResultMaybe(deps: CoreDeps, rights: Rights, id: string)
 export async function rootJobId(deps: CoreDeps, rights: Rights, id: string): Promise<string> {
   const job = await getVisibleJob(deps, rights, id);
   return (await rootJob(deps.store, job.workspace_id, job)).id;
+}
+
+/** What a flow run's user state may hold in all, as JSON: one stored document. */
+export const MAX_FLOW_USER_STATE_CHARS = 128 * 1024;
+
+/**
+ * The flow run whose user state a client names (Windmill's `setFlowUserState`/`getFlowUserState`
+ * name the root flow job): one the caller may see, and for a write one they may also cancel.
+ */
+async function userStateFlow(deps: CoreDeps, rights: Rights, id: string, key: string, verb: 'read' | 'cancel') {
+  const job = await getVisibleJob(deps, rights, id, verb);
+  if (job.kind !== 'flow') throw badRequest('invalid_request', `job ${id} is not a flow job: a flow user state belongs to a flow run`);
+  if (key.length === 0 || key.length > 255 || key in Object.prototype) throw badRequest('invalid_request', 'key: 1 to 255 characters, not a name every JavaScript object has', { field: 'key' });
+  return job;
+}
+
+/** `jobs/flow/user_states/<flow job>/<key>` (GET): the value set under the key in this run, null when none was. */
+export async function getFlowUserState(deps: CoreDeps, rights: Rights, id: string, key: string): Promise<unknown> {
+  const job = await userStateFlow(deps, rights, id, key, 'read');
+  const doc = await getEntityValue(deps.store, 'flow_user_state', job.workspace_id, job.id);
+  return doc && Object.hasOwn(doc.states, key) ? doc.states[key] : null;
+}
+
+/** `jobs/flow/user_states/<flow job>/<key>` (POST): sets the key's value for the run; removed with the run's payloads. */
+export async function setFlowUserState(deps: CoreDeps, rights: Rights, id: string, key: string, value: unknown): Promise<void> {
+  const job = await userStateFlow(deps, rights, id, key, 'cancel');
+  await retry({ attempts: 5, ...RACE, exhausted: () => conflict(`the user state of flow ${id} is being changed by someone else; retry`) }, async () => {
+    const current = await readEntity(deps.store, 'flow_user_state', job.workspace_id, job.id);
+    const states: Record<string, unknown> = { ...current?.value.states };
+    Object.defineProperty(states, key, { value: value ?? null, enumerable: true, writable: true, configurable: true });
+    if (JSON.stringify(states).length > MAX_FLOW_USER_STATE_CHARS) {
+      throw new ApiError(413, 'value_too_large', `a flow run's user state holds at most ${MAX_FLOW_USER_STATE_CHARS} characters of JSON in all`);
+    }
+    const stored = current
+      ? await tryReplaceEntity(deps.store, deps.clock, current, { states })
+      : await tryCreateEntity(deps.store, deps.clock, 'flow_user_state', job.workspace_id, job.id, { states });
+    return stored ? true : AGAIN;
+  });
+}
+
+/** `job_metrics/set_progress/<job>` `{percent}`: the progress a running job reports, for a caller who may cancel it. */
+export async function setJobProgress(deps: CoreDeps, rights: Rights, id: string, percent: number): Promise<void> {
+  const job = await getVisibleJob(deps, rights, id, 'cancel');
+  await retry({ attempts: 5, ...RACE, exhausted: () => conflict(`the progress of job ${id} is being changed by someone else; retry`) }, async () => {
+    const current = await readEntity(deps.store, 'job_progress', job.workspace_id, job.id);
+    const stored = current
+      ? await tryReplaceEntity(deps.store, deps.clock, current, { percent })
+      : await tryCreateEntity(deps.store, deps.clock, 'job_progress', job.workspace_id, job.id, { percent });
+    return stored ? true : AGAIN;
+  });
+}
+
+/** `job_metrics/get_progress/<job>`: the last progress the job set, null when it set none. */
+export async function getJobProgress(deps: CoreDeps, rights: Rights, id: string): Promise<number | null> {
+  const job = await getVisibleJob(deps, rights, id);
+  return (await getEntityValue(deps.store, 'job_progress', job.workspace_id, job.id))?.percent ?? null;
 }

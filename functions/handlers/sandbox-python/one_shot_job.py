@@ -204,6 +204,8 @@ class OneShotJob:
             "cwd": self.job_dir,
             "marker": self.marker,
             "kwargs": keyword_arguments(self.request),
+            # The others, which the shim passes only to a `main(**kwargs)` (functions/runtime/python-runner.ts).
+            "rest": other_arguments(self.request),
         }
         try:
             # Closing the channel after the one job lets the shim exit once it is done.
@@ -466,9 +468,15 @@ def crash_error(status, tail):
 
 
 def keyword_arguments(request):
-    """Only the names the schema declares, so undeclared args never reach main."""
+    """Only the names the schema declares, so undeclared args never reach main's named parameters."""
     args = request["args"]
     return {name: args[name] for name in request["schema"]["properties"] if name in args}
+
+
+def other_arguments(request):
+    """The args the schema does not declare: a `main(**kwargs)` gets them, as in Windmill."""
+    declared = request["schema"]["properties"]
+    return {name: value for name, value in request["args"].items() if name not in declared}
 
 
 def sandbox_env(job_env, home):

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { previewFlowBody } from '../../core/flows/flow-preview.js';
 import type { ApiOperation, ApiResponse } from '../../core/openapi/api-document.js';
 import { createBody as createUploadBody, completeBody, abortBody } from '../../core/uploads/upload-sessions.js';
@@ -9,6 +10,7 @@ import { body as teamsMessageBody } from '../../core/chat/teams-basic.js';
 import { cancelBody, listQuery } from '../job-routes.js';
 import { cancelSelection } from '../console-api-routes.js';
 import { cancelStepBody } from '../flow-routes.js';
+import { progressBody } from '../windmill-compat-routes.js';
 import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-view.js';
 import { previewBody } from '../../core/scripts/script-preview.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
@@ -45,6 +47,10 @@ export const jobOperations: ApiOperation[] = [
   { method: 'get', path: ws('/job_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events (Windmill\'s spelling)', response: sse('Updates until the job completes') },
   { method: 'get', path: ws('/jobs_u/completed/get_result/:id'), tag: 'jobs', summary: 'A completed job\'s result', response: json('The result') },
   { method: 'get', path: ws('/jobs_u/completed/get_result_maybe/:id'), tag: 'jobs', summary: 'A job\'s result if it has completed (Windmill clients)', response: json('`{completed, result}`') },
+  { method: 'post', path: ws('/jobs/flow/user_states/:id/:key{.+}'), tag: 'jobs', summary: 'Set a value the steps of a flow run share by key (Windmill clients\' setFlowUserState); the body is the value', body: z.unknown().describe('The value: any JSON'), response: text('Set') },
+  { method: 'get', path: ws('/jobs/flow/user_states/:id/:key{.+}'), tag: 'jobs', summary: 'The value a flow run\'s steps set under a key, null when none (Windmill clients\' getFlowUserState)', response: json('The value') },
+  { method: 'post', path: ws('/job_metrics/set_progress/:id'), tag: 'jobs', summary: 'Set a job\'s progress in percent (Windmill clients\' setProgress): for a caller who may cancel the job', body: progressBody, response: text('Set') },
+  { method: 'get', path: ws('/job_metrics/get_progress/:id'), tag: 'jobs', summary: 'A job\'s progress in percent as it last set it, null when it set none (Windmill clients\' getProgress)', response: json('The percent, or null') },
   { method: 'get', path: ws('/jobs_u/get_root_job_id/:id'), tag: 'jobs', summary: 'The id of the flow a job belongs to, or its own (Windmill clients)', response: json('The root job id') },
   { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
   { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs', jobListSchema) },

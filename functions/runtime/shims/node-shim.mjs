@@ -83,6 +83,11 @@ async function callMain(job) {
     return { ok: false, error: { name: 'TypeError', message: 'the script does not export a function named main' } };
   }
   const args = job.params.map((name) => (Object.hasOwn(job.values, name) ? job.values[name] : undefined));
+  // A `Date` parameter gets a Date, as Windmill's wrapper makes it (an empty value: undefined).
+  for (const name of job.dates ?? []) {
+    const i = job.params.indexOf(name);
+    if (i !== -1) args[i] = args[i] ? new Date(args[i]) : undefined;
+  }
   const value = await userModule.main(...args);
   if (isStream(value)) {
     // Stepped by hand rather than with for-await, which drops what the generator returns.
@@ -166,12 +171,36 @@ function setEnvironment(env) {
   applied = env;
 }
 
+// An error's own properties besides the standard ones (an HTTP client's `status`, `body`, ...),
+// as Windmill's wrapper puts them under `extra`: each that JSON can hold, 64 KiB of it at most.
+const STANDARD_ERROR_KEYS = new Set(['line', 'name', 'stack', 'column', 'message', 'sourceURL', 'originalLine', 'originalColumn']);
+function errorExtra(error) {
+  const extra = {};
+  let size = 0;
+  for (const key of Object.getOwnPropertyNames(error)) {
+    if (STANDARD_ERROR_KEYS.has(key)) continue;
+    let json;
+    try {
+      json = JSON.stringify(error[key]);
+    } catch {
+      continue;
+    }
+    if (json === undefined) continue;
+    size += key.length + json.length;
+    if (size > 65536) return undefined;
+    extra[key] = JSON.parse(json);
+  }
+  return Object.keys(extra).length > 0 ? extra : undefined;
+}
+
 function toJobError(error) {
   if (error !== null && typeof error === 'object' && 'message' in error) {
+    const extra = errorExtra(error);
     return {
       name: typeof error.name === 'string' ? error.name : 'Error',
       message: String(error.message),
       ...(typeof error.stack === 'string' ? { stack: error.stack } : {}),
+      ...(extra ? { extra } : {}),
     };
   }
   let message;

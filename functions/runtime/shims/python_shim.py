@@ -6,8 +6,10 @@ user's, because they are the job's log.
 """
 import ast
 import asyncio
+import base64
 import builtins
 import collections.abc
+import datetime
 import importlib.util
 import inspect
 import json
@@ -15,6 +17,8 @@ import os
 import sys
 import threading
 import traceback
+import types
+import typing
 
 REQUESTS_FD = 3
 REPLIES_FD = 4
@@ -69,7 +73,7 @@ class Shim:
         main = getattr(module, "main", None)
         if not callable(main):
             return {"ok": False, "error": {"name": "TypeError", "message": "the script does not define a function named main"}}
-        value = main(**job["kwargs"])
+        value = main(**windmill_arguments(main, job["kwargs"], job.get("rest")))
         if inspect.iscoroutine(value):
             value = asyncio.run(value)
         if inspect.isasyncgen(value):
@@ -119,6 +123,78 @@ class Shim:
             spec.loader.exec_module(module)
             self.module = module
         return self.module
+
+
+def windmill_arguments(main, kwargs, rest=None):
+    """The arguments as Windmill's Python wrapper passes them (docs/windmill.md).
+
+    A parameter annotated `datetime`, `date` or `bytes` gets its JSON text parsed (ISO 8601, or
+    base64), None for a parameter that has a default leaves the default, and a `main(**kwargs)`
+    also gets the arguments its other parameters do not name (`rest`).
+    """
+    try:
+        parameters = inspect.signature(main).parameters
+    except (TypeError, ValueError):
+        return kwargs
+    out = dict(kwargs)
+    if rest and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        for name, value in rest.items():
+            if name not in parameters:
+                out[name] = value
+    for name, value in kwargs.items():
+        parameter = parameters.get(name)
+        if parameter is None:
+            continue
+        if value is None:
+            if parameter.default is not inspect.Parameter.empty:
+                del out[name]
+            continue
+        convert = PARSERS.get(parsed_type(parameter.annotation))
+        if convert is not None and isinstance(value, str):
+            out[name] = convert(value)
+    return out
+
+
+def parse_date(text):
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        # The other day-first and month-first forms Windmill's wrapper accepts.
+        for form in ("%d-%m-%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d"):
+            try:
+                return datetime.datetime.strptime(text, form).date()
+            except ValueError:
+                continue
+        raise
+
+
+PARSERS = {
+    "datetime": datetime.datetime.fromisoformat,
+    "date": parse_date,
+    "bytes": base64.b64decode,
+}
+
+
+def parsed_type(annotation):
+    """`datetime`, `date` or `bytes` when the annotation is one of them (or Optional of one)."""
+    if annotation is datetime.datetime:
+        return "datetime"
+    if annotation is datetime.date:
+        return "date"
+    if annotation is bytes:
+        return "bytes"
+    if isinstance(annotation, str):
+        # Postponed annotations (`from __future__ import annotations`) are their source text.
+        text = annotation.replace(" ", "")
+        for prefix in ("Optional[", "typing.Optional["):
+            if text.startswith(prefix) and text.endswith("]"):
+                text = text[len(prefix):-1]
+        return {"datetime": "datetime", "datetime.datetime": "datetime", "date": "date", "datetime.date": "date", "bytes": "bytes"}.get(text)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        others = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if len(others) == 1:
+            return parsed_type(others[0])
+    return None
 
 
 def undefined_annotation_names(script_path):

@@ -89,11 +89,13 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'get /api/w/:workspace/jobs_u/completed/get_result_maybe/:id',
     'get /api/w/:workspace/resources/get_value_interpolated/:path{.+}',
     'get /api/w/:workspace/variables/get_value/:path{.+}',
+    'get /api/w/:workspace/jobs/flow/user_states/:id/:key{.+}',
   ],
-  'a yes or no, or one id (Windmill clients)': [
+  'a yes or no, one id or a percent (Windmill clients)': [
     'get /api/w/:workspace/resources/exists/:path{.+}',
     'get /api/w/:workspace/variables/exists/:path{.+}',
     'get /api/w/:workspace/jobs_u/get_root_job_id/:id',
+    'get /api/w/:workspace/job_metrics/get_progress/:id',
   ],
   'an OpenAPI document': ['get /api/openapi.json', 'post /api/w/:workspace/openapi/generate'],
   'the chat platforms\' callbacks and what they posted': [

@@ -1,0 +1,290 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScript, runSync, startServer, waitForJob, type TestServer } from './harness.js';
+
+/**
+ * Scripts as Windmill users write them, created in svc unchanged and run as jobs: the
+ * `windmill-client` package imported in a job (installed from the npm registry as any import),
+ * typed resource parameters, the `main` signature conventions, Bash arguments. Each asserts what
+ * a Windmill user would see (docs/windmill.md says where svc differs on purpose).
+ */
+
+let s: TestServer;
+const ws = () => `/api/w/${s.workspace}`;
+
+beforeAll(async () => {
+  s = await startServer();
+  expect((await s.post(`${ws()}/folders/create`, { name: 'ops' })).status).toBe(201);
+  expect((await s.post(`${ws()}/variables/create`, { path: 'f/ops/api_key', value: 's3cr3t', is_secret: true, description: '' })).status).toBe(201);
+  expect((await s.post(`${ws()}/variables/create`, { path: 'f/ops/greeting', value: 'Hello', is_secret: false, description: '' })).status).toBe(201);
+  const db = { host: 'db.internal', port: 5432, user: 'app', dbname: 'orders', sslmode: 'disable', password: '$var:f/ops/api_key' };
+  expect((await s.post(`${ws()}/resources/create`, { path: 'f/ops/db', value: db, resource_type: 'postgresql' })).status).toBe(201);
+  await createScript(s, 'f/ops/double', 'bun', 'export async function main(x: number) {\n  return x * 2;\n}\n');
+});
+afterAll(() => s?.stop());
+
+/** Runs a script by path and waits for its job: its status and result. */
+async function run(path: string, args: unknown = {}): Promise<{ status: string; result: any; id: string }> {
+  const id = await (await s.post(`${ws()}/jobs/run/p/${path}`, args)).text();
+  const job = await waitForJob(s, id, 60_000);
+  return { status: job.status, result: job.result, id };
+}
+
+describe('TypeScript scripts importing windmill-client', () => {
+  it('reads variables and resources with `import * as wmill`', async () => {
+    await createScript(s, 'f/ops/read_config', 'bun', `import * as wmill from "windmill-client";
+
+export async function main() {
+  const key = await wmill.getVariable("f/ops/api_key");
+  const greeting = await wmill.getVariable("f/ops/greeting");
+  const db = await wmill.getResource("f/ops/db");
+  return { key, greeting, host: db.host, password: db.password };
+}
+`);
+    const r = await run('f/ops/read_config');
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ key: 's3cr3t', greeting: 'Hello', host: 'db.internal', password: 's3cr3t' });
+  });
+
+  it('keeps state between runs with getState/setState (a cursor as Windmill users keep one)', async () => {
+    await createScript(s, 'f/ops/counter', 'bun', `import * as wmill from "windmill-client";
+
+export async function main() {
+  const state = (await wmill.getState()) ?? { count: 0 };
+  state.count += 1;
+  await wmill.setState(state);
+  return state.count;
+}
+`);
+    expect((await run('f/ops/counter')).result).toBe(1);
+    expect((await run('f/ops/counter')).result).toBe(2);
+    expect((await run('f/ops/counter')).result).toBe(3);
+  });
+
+  it('sets variables and resources with named imports', async () => {
+    await createScript(s, 'f/ops/writer', 'bun', `import { getVariable, setVariable, setResource, getResource } from "windmill-client";
+
+export async function main(value: string) {
+  await setVariable("f/ops/last_value", value);
+  await setResource({ value }, "f/ops/last_object", "any");
+  return { variable: await getVariable("f/ops/last_value"), resource: await getResource("f/ops/last_object") };
+}
+`);
+    const r = await run('f/ops/writer', { value: 'first' });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ variable: 'first', resource: { value: 'first' } });
+    expect((await run('f/ops/writer', { value: 'second' })).result).toEqual({ variable: 'second', resource: { value: 'second' } });
+  });
+
+  it('runs other scripts, sync and async, and waits for them', async () => {
+    await createScript(s, 'f/ops/orchestrate', 'bun', `import * as wmill from "windmill-client";
+
+export async function main(n: number) {
+  const sync = await wmill.runScriptByPath("f/ops/double", { x: n });
+  const id = await wmill.runScriptByPathAsync("f/ops/double", { x: sync });
+  const waited = await wmill.waitJob(id);
+  const root = await wmill.getRootJobId();
+  return { sync, waited, rootIsMe: root === process.env.WM_JOB_ID };
+}
+`);
+    const r = await run('f/ops/orchestrate', { n: 3 });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ sync: 6, waited: 12, rootIsMe: true });
+  });
+
+  it('reports its progress with setProgress, which getProgress and the API read back', async () => {
+    await createScript(s, 'f/ops/batch', 'bun', `import * as wmill from "windmill-client";
+
+export async function main(items: string[]) {
+  const done: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    done.push(items[i].toUpperCase());
+    await wmill.setProgress(((i + 1) / items.length) * 100);
+  }
+  return { done, progress: await wmill.getProgress() };
+}
+`);
+    const r = await run('f/ops/batch', { items: ['a', 'b', 'c'] });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ done: ['A', 'B', 'C'], progress: 100 });
+    expect(await (await s.fetch(`${ws()}/job_metrics/get_progress/${r.id}`)).json()).toBe(100);
+  });
+
+  it('reads its job context from the environment', async () => {
+    await createScript(s, 'f/ops/context', 'bun', `export async function main() {
+  return {
+    job: process.env.WM_JOB_ID,
+    workspace: process.env.WM_WORKSPACE,
+    path: process.env.WM_JOB_PATH,
+    user: process.env.WM_USERNAME,
+    flow: process.env.WM_FLOW_JOB_ID,
+    base: typeof process.env.WM_BASE_URL,
+  };
+}
+`);
+    const r = await run('f/ops/context');
+    expect(r.result).toEqual({ job: r.id, workspace: s.workspace, path: 'f/ops/context', user: 'admin', flow: '', base: 'string' });
+  });
+});
+
+describe('typed resource parameters and main signatures', () => {
+  it('gets a `$res:` argument as the resource value for a resource-typed parameter', async () => {
+    await createScript(s, 'f/ops/connect', 'bun', `type Postgresql = {
+  host: string;
+  port: number;
+  user: string;
+  dbname: string;
+  sslmode: string;
+  password: string;
+};
+
+export async function main(db: Postgresql, table: string = "orders") {
+  return \`postgres://\${db.user}:\${db.password}@\${db.host}:\${db.port}/\${db.dbname}?table=\${table}\`;
+}
+`);
+    const script = await (await s.fetch(`${ws()}/scripts/get/p/f/ops/connect`)).json();
+    expect(script.schema.properties.db.format).toBe('resource-postgresql');
+    expect(script.schema.required).toEqual(['db']);
+    const r = await runSync(s, 'f/ops/connect', { db: '$res:f/ops/db' });
+    expect(r).toEqual({ status: 200, body: 'postgres://app:s3cr3t@db.internal:5432/orders?table=orders' });
+  });
+
+  it('applies defaults and accepts the usual parameter types', async () => {
+    await createScript(s, 'f/ops/signature', 'bun', `export async function main(
+  name: string,
+  count: number = 2,
+  tags: string[] = [],
+  mode: "fast" | "slow" = "fast",
+  options: { verbose: boolean } = { verbose: false },
+  note?: string,
+) {
+  return { name, count, tags, mode, options, note: note ?? null };
+}
+`);
+    const script = await (await s.fetch(`${ws()}/scripts/get/p/f/ops/signature`)).json();
+    expect(script.schema.required).toEqual(['name']);
+    expect(script.schema.properties.mode.enum).toEqual(['fast', 'slow']);
+    expect((await runSync(s, 'f/ops/signature', { name: 'a' })).body).toEqual({ name: 'a', count: 2, tags: [], mode: 'fast', options: { verbose: false }, note: null });
+    expect((await runSync(s, 'f/ops/signature', { name: 'b', count: 5, tags: ['x'], mode: 'slow', note: 'n' })).body).toMatchObject({ count: 5, tags: ['x'], mode: 'slow', note: 'n' });
+  });
+
+  it('runs a Python main with defaults and a TypedDict resource parameter', async () => {
+    await createScript(s, 'f/ops/py_connect', 'python3', `from typing import TypedDict
+
+
+class postgresql(TypedDict):
+    host: str
+    port: int
+    user: str
+    dbname: str
+    password: str
+
+
+def main(db: postgresql, limit: int = 10, verbose: bool = False):
+    return {"dsn": f"postgresql://{db['user']}:{db['password']}@{db['host']}:{db['port']}/{db['dbname']}", "limit": limit, "verbose": verbose}
+`);
+    const script = await (await s.fetch(`${ws()}/scripts/get/p/f/ops/py_connect`)).json();
+    expect(script.schema.properties.db.format).toBe('resource-postgresql');
+    const r = await runSync(s, 'f/ops/py_connect', { db: '$res:f/ops/db' });
+    expect(r).toEqual({ status: 200, body: { dsn: 'postgresql://app:s3cr3t@db.internal:5432/orders', limit: 10, verbose: false } });
+  });
+
+  it('fails with the error\'s own properties under `extra`, as Windmill shows an HTTP client\'s error', async () => {
+    await createScript(s, 'f/ops/http_error', 'bun', `class HttpError extends Error {
+  constructor(public status: number, public body: unknown) {
+    super(\`request failed with status \${status}\`);
+    this.name = "HttpError";
+  }
+}
+
+export async function main() {
+  throw new HttpError(422, { detail: "missing field" });
+}
+`);
+    const r = await runSync(s, 'f/ops/http_error', {});
+    expect(r.body.error).toMatchObject({ name: 'HttpError', message: 'request failed with status 422', extra: { status: 422, body: { detail: 'missing field' } } });
+  });
+
+  it('gives a TypeScript `Date` parameter a Date', async () => {
+    await createScript(s, 'f/ops/ts_when', 'bun', `export async function main(when: Date, since?: Date) {
+  return { year: when.getUTCFullYear(), iso: when.toISOString(), since: since === undefined ? "none" : since.getTime() };
+}
+`);
+    expect((await runSync(s, 'f/ops/ts_when', { when: '2024-05-06T07:08:09Z' })).body).toEqual({ year: 2024, iso: '2024-05-06T07:08:09.000Z', since: 'none' });
+    expect((await runSync(s, 'f/ops/ts_when', { when: '2024-05-06T07:08:09Z', since: '1970-01-01T00:00:01Z' })).body).toMatchObject({ since: 1000 });
+  });
+
+  it('parses datetime, date and bytes parameters of a Python main, and keeps a default when given null', async () => {
+    await createScript(s, 'f/ops/py_when', 'python3', `from datetime import datetime, date
+from typing import Optional
+
+
+def main(when: datetime, day: Optional[date] = None, payload: bytes = b"", limit: int = 10):
+    return {
+        "hour": when.hour,
+        "tz": str(when.tzinfo),
+        "weekday": day.isoweekday() if day else None,
+        "payload": payload.decode(),
+        "limit": limit,
+    }
+`);
+    const r = await runSync(s, 'f/ops/py_when', { when: '2024-05-06T07:08:09+00:00', day: '2024-05-06', payload: 'aGVsbG8=', limit: null });
+    expect(r).toEqual({ status: 200, body: { hour: 7, tz: 'UTC', weekday: 1, payload: 'hello', limit: 10 } });
+    expect((await runSync(s, 'f/ops/py_when', { when: '2024-05-06T23:00:00+00:00', day: '06/05/2024' })).body).toMatchObject({ hour: 23, weekday: 3 });
+  });
+
+  it('gives a Python main(**kwargs) every argument its other parameters do not name', async () => {
+    await createScript(s, 'f/ops/py_hook', 'python3', `def main(event: str, **kwargs):
+    return {"event": event, "rest": kwargs}
+`);
+    expect((await runSync(s, 'f/ops/py_hook', { event: 'push', ref: 'main', commits: [1] })).body).toEqual({ event: 'push', rest: { ref: 'main', commits: [1] } });
+  });
+
+  it('passes Bash arguments as $1, $2 ... and takes the last line as the result', async () => {
+    await createScript(s, 'f/ops/greet_sh', 'bash', `# shellcheck shell=bash
+# arguments of the form X="$I" are parsed as parameters X of type string
+name="$1"
+times="\${2:-1}"
+
+for i in $(seq 1 "$times"); do
+  echo "working $i"
+done
+echo "Hello $name"
+`);
+    const script = await (await s.fetch(`${ws()}/scripts/get/p/f/ops/greet_sh`)).json();
+    expect(Object.keys(script.schema.properties)).toEqual(['name', 'times']);
+    expect(await runSync(s, 'f/ops/greet_sh', { name: 'world', times: '2' })).toEqual({ status: 200, body: 'Hello world' });
+  });
+
+  it('takes a Bash script\'s ./result.json as its result, as Windmill does', async () => {
+    await createScript(s, 'f/ops/sh_result_file', 'bash', `name="$1"
+cat > ./result.json <<EOF
+{
+  "name": "$name",
+  "items": [1, 2]
+}
+EOF
+echo "wrote the result"
+`);
+    expect(await runSync(s, 'f/ops/sh_result_file', { name: 'n' })).toEqual({ status: 200, body: { name: 'n', items: [1, 2] } });
+  });
+
+  it('takes a Bash script\'s last line as JSON when it is JSON', async () => {
+    await createScript(s, 'f/ops/json_sh', 'bash', `name="$1"
+count="$2"
+echo "processing"
+echo "{\\"name\\": \\"$name\\", \\"count\\": $count}"
+`);
+    expect(await runSync(s, 'f/ops/json_sh', { name: 'a', count: 3 })).toEqual({ status: 200, body: { name: 'a', count: 3 } });
+  });
+
+  it('refuses Bun\'s own modules at create, naming the import, rather than failing each run', async () => {
+    for (const [name, code] of [
+      ['shell', 'import { $ } from "bun";\n\nexport async function main() {\n  return await $`echo hi`.text();\n}\n'],
+      ['sqlite', 'import { Database } from "bun:sqlite";\n\nexport async function main() {\n  return new Database(":memory:").query("select 1 as x").get();\n}\n'],
+    ]) {
+      const res = await s.post(`${ws()}/scripts/create`, { path: `f/ops/bun_${name}`, language: 'bun', content: code });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: 'invalid_script', field: 'content', message: expect.stringContaining('is Bun\'s own module') });
+    }
+  });
+});
