@@ -273,6 +273,18 @@ describe("a job's own token in its logs", () => {
   });
 });
 
+describe('a resource type', () => {
+  it('is deleted by workspace admins only (as in Windmill): a developer cannot take the type every connection of it needs', async () => {
+    expect((await s.post(`${ws()}/resources/type/create`, { name: 'shared_api', schema: { type: 'object' } })).status).toBe(201);
+    expect((await s.post(`${ws()}/resources/create`, { path: 'f/vault/api', resource_type: 'shared_api', value: { key: 'k' } })).status).toBe(201);
+    const refused = await as('dev', `${ws()}/resources/type/delete/shared_api`, { method: 'DELETE' });
+    expect(refused.status, await refused.clone().text()).toBe(403);
+    expect((await refused.json()).error.message).toContain('only workspace admins');
+    expect((await s.fetch(`${ws()}/resources/type/get/shared_api`)).status).toBe(200);
+    expect((await s.fetch(`${ws()}/resources/type/delete/shared_api`, { method: 'DELETE' })).status).toBe(200);
+  });
+});
+
 describe('a pending invitation', () => {
   it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
     const eve = await person('eve', 'operator');
