@@ -285,6 +285,16 @@ describe('a resource type', () => {
   });
 });
 
+describe("a webhook caller's ?token=", () => {
+  it('is never passed to the job as an argument, where every reader of its runs would find a working token', async () => {
+    const res = await s.fetch(`${ws()}/jobs/run/p/u/admin/echo?token=${s.token}&include_query=token,x&x=1`, { method: 'POST', token: null });
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(JSON.parse(text).error).toMatchObject({ code: 'credential_header' });
+    expect(text).not.toContain(s.token);
+  });
+});
+
 describe('a pending invitation', () => {
   it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
     const eve = await person('eve', 'operator');
