@@ -273,6 +273,28 @@ describe("a job's own token in its logs", () => {
   });
 });
 
+describe('a resource type', () => {
+  it('is deleted by workspace admins only (as in Windmill): a developer cannot take the type every connection of it needs', async () => {
+    expect((await s.post(`${ws()}/resources/type/create`, { name: 'shared_api', schema: { type: 'object' } })).status).toBe(201);
+    expect((await s.post(`${ws()}/resources/create`, { path: 'f/vault/api', resource_type: 'shared_api', value: { key: 'k' } })).status).toBe(201);
+    const refused = await as('dev', `${ws()}/resources/type/delete/shared_api`, { method: 'DELETE' });
+    expect(refused.status, await refused.clone().text()).toBe(403);
+    expect((await refused.json()).error.message).toContain('only workspace admins');
+    expect((await s.fetch(`${ws()}/resources/type/get/shared_api`)).status).toBe(200);
+    expect((await s.fetch(`${ws()}/resources/type/delete/shared_api`, { method: 'DELETE' })).status).toBe(200);
+  });
+});
+
+describe("a webhook caller's ?token=", () => {
+  it('is never passed to the job as an argument, where every reader of its runs would find a working token', async () => {
+    const res = await s.fetch(`${ws()}/jobs/run/p/u/admin/echo?token=${s.token}&include_query=token,x&x=1`, { method: 'POST', token: null });
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(JSON.parse(text).error).toMatchObject({ code: 'credential_header' });
+    expect(text).not.toContain(s.token);
+  });
+});
+
 describe('a pending invitation', () => {
   it('is spent when its user is added directly, so a removed member cannot accept it to come back (as an admin)', async () => {
     const eve = await person('eve', 'operator');

@@ -82,7 +82,10 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
     const value = req.headers[name.toLowerCase()];
     if (value !== undefined) args[headerArgName(name)] = value;
   }
-  for (const name of splitList(req.query.include_query)) {
+  const queryNames = splitList(req.query.include_query);
+  // `?token=` is the caller's credential, as the Authorization header is.
+  if (queryNames.includes('token')) throw badRequest('credential_header', "include_query may not name token: the caller's credentials are never passed to a job", { field: 'include_query' });
+  for (const name of queryNames) {
     if (req.query[name] !== undefined) args[name] = req.query[name];
   }
   return args;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../common/errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
 import { jsonSchemaProblem, jsonSchemaValidator, type JsonSchemaValidator } from '../common/json-schema.js';
@@ -114,6 +114,10 @@ export async function updateResourceType(deps: Deps, rights: Rights, name: strin
 
 export async function deleteResourceType(deps: Deps, rights: Rights, name: string): Promise<void> {
   rights.check('resources', 'write');
+  // Every resource of the type depends on it (it can no longer be saved without it): workspace admins only, as in Windmill.
+  if (rights.role !== 'admin' && rights.role !== 'instance_admin') {
+    throw new ApiError(403, 'forbidden', `${rights.principal.username} (${rights.role}) may not delete ${what(name)}: only workspace admins delete resource types`);
+  }
   if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be deleted`);
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   await deleteEntity(deps.store, 'resource_type', rights.workspaceId, name, what(name), announce('DeleteResourceType', { kind: 'resource_type', path: name }));
