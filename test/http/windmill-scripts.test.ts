@@ -288,3 +288,28 @@ echo "{\\"name\\": \\"$name\\", \\"count\\": $count}"
     }
   });
 });
+
+describe('sync webhook responses shaped as Windmill scripts shape them', () => {
+  it('takes windmill_status_code, windmill_content_type and windmill_headers', async () => {
+    await createScript(s, 'f/ops/verify', 'bun', `export async function main(signature: string = "") {
+  if (signature !== "good") {
+    return { windmill_status_code: 401 };
+  }
+  return { windmill_status_code: 201, windmill_headers: { "X-Request-Id": "abc" }, result: { success: true } };
+}
+`);
+    await createScript(s, 'f/ops/page', 'python3', `def main(name: str = "world"):
+    return {"windmill_status_code": 200, "windmill_content_type": "text/html", "result": f"<h1>Hello {name}</h1>"}
+`);
+    const call = (path: string, body: unknown) => s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refused = await call('f/ops/verify', { signature: 'bad' });
+    expect(refused.status).toBe(401);
+    const created = await call('f/ops/verify', { signature: 'good' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-request-id')).toBe('abc');
+    expect(await created.json()).toEqual({ success: true });
+    const page = await call('f/ops/page', { name: 'Ada' });
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toBe('<h1>Hello Ada</h1>');
+  });
+});
