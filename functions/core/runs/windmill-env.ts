@@ -19,8 +19,9 @@ export function windmillJobEnv(
   token: string,
   baseUrl: string,
   flow: FlowContextEnv,
+  /** The step's id in its flow (core/flows/step-id.ts): an inline step's, or a script step's by path. */
+  stepId: string | null = job.kind === 'flowstep' && job.flow_module ? job.flow_module : null,
 ): Record<string, string> {
-  const stepId = job.kind === 'flowstep' && job.flow_module ? job.flow_module : null;
   const statePath = windmillStatePath(job, flow.OV_FLOW_PATH ?? null, stepId);
   return {
     WM_TOKEN: token,
