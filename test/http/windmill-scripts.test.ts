@@ -116,13 +116,16 @@ export async function main(items: string[]) {
     workspace: process.env.WM_WORKSPACE,
     path: process.env.WM_JOB_PATH,
     user: process.env.WM_USERNAME,
+    email: process.env.WM_EMAIL,
     flow: process.env.WM_FLOW_JOB_ID,
     base: typeof process.env.WM_BASE_URL,
   };
 }
 `);
     const r = await run('f/ops/context');
-    expect(r.result).toEqual({ job: r.id, workspace: s.workspace, path: 'f/ops/context', user: 'admin', flow: '', base: 'string' });
+    const admin = await (await s.fetch('/api/users/whoami')).json();
+    expect(admin.email).toMatch(/@/);
+    expect(r.result).toEqual({ job: r.id, workspace: s.workspace, path: 'f/ops/context', user: 'admin', email: admin.email, flow: '', base: 'string' });
   });
 });
 
