@@ -235,6 +235,17 @@ def main(when: datetime, day: Optional[date] = None, payload: bytes = b"", limit
     expect((await runSync(s, 'f/ops/py_when', { when: '2024-05-06T23:00:00+00:00', day: '06/05/2024' })).body).toMatchObject({ hour: 23, weekday: 3 });
   });
 
+  it('returns a Python result as Windmill writes it: bytes as base64, NaN and infinities as null', async () => {
+    await createScript(s, 'f/ops/py_stats', 'python3', `import math
+
+
+def main():
+    values = [1.0, float("nan"), 3.0]
+    return {"mean": sum(v for v in values if not math.isnan(v)) / 2, "raw": values, "worst": float("-inf"), "digest": b"hi", "note": "NaN stays a word"}
+`);
+    expect((await runSync(s, 'f/ops/py_stats')).body).toEqual({ mean: 2, raw: [1, null, 3], worst: null, digest: 'aGk=', note: 'NaN stays a word' });
+  });
+
   it('gives a Python main(**kwargs) every argument its other parameters do not name', async () => {
     await createScript(s, 'f/ops/py_hook', 'python3', `def main(event: str, **kwargs):
     return {"event": event, "rest": kwargs}
