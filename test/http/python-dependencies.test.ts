@@ -56,6 +56,12 @@ describe('Python distributions', () => {
     expect((await runSync(s, 'u/admin/yaml_locked')).body).toBe('5.0.0');
   });
 
+  it("takes Windmill's # extra_requirements: block as additions and pins too", async () => {
+    const content = '# extra_requirements:\n# PyYAML==5.0.0\n# svc-test-helper\n\nimport yaml\nimport svc_test_helper\n\ndef main():\n    return [yaml.__version__, svc_test_helper.BANG]\n';
+    expect((await create('u/admin/yaml_extra', content)).status).toBe(201);
+    expect((await runSync(s, 'u/admin/yaml_extra')).body).toEqual(['5.0.0', '!']);
+  });
+
   it('a job cannot change the installed distributions', async () => {
     const content = 'import subprocess, yaml\n\ndef main():\n    path = yaml.__file__\n    try:\n        open(path, "a").write("x = 1\\n")\n        wrote = "wrote"\n    except OSError as e:\n        wrote = type(e).__name__\n    shell = subprocess.run(["/bin/sh", "-c", "echo x >> \\"$1\\" && echo wrote", "sh", path], capture_output=True, text=True).stdout.strip()\n    return {"python": wrote, "shell": shell}\n';
     expect((await create('u/admin/py_tamper', content)).status).toBe(201);

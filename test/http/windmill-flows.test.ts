@@ -343,4 +343,29 @@ export async function main(before: unknown) {
       else expect(done.status).toBe('canceled');
     }
   });
+
+  it('gives each step that runs a script by path its step id and a state of its own, as in Windmill', async () => {
+    await createScript(s, 'f/flows/poll', 'bun', `import * as wmill from "windmill-client";
+
+export async function main() {
+  const seen = ((await wmill.getState()) ?? 0) + 1;
+  await wmill.setState(seen);
+  return { seen, step: process.env.WM_FLOW_STEP_ID, state: process.env.WM_STATE_PATH };
+}
+`);
+    await createFlow('f/flows/two_polls', {
+      modules: [
+        { id: 'first', summary: '', value: { type: 'script', path: 'f/flows/poll', input_transforms: {} } },
+        { id: 'second', summary: '', value: { type: 'script', path: 'f/flows/poll', input_transforms: {} } },
+        bun('both', 'export async function main(a: any, b: any) {\n  return [a, b];\n}\n', { a: js('results.first'), b: js('results.second') }),
+      ],
+    });
+    await createFlow('f/flows/one_poll', { modules: [{ id: 'watch', summary: '', value: { type: 'script', path: 'f/flows/poll', input_transforms: {} } }] });
+    expect((await runSync(s, 'f/flows/two_polls')).body).toEqual([
+      { seen: 1, step: 'first', state: 'f/flows/two_polls/first_user' },
+      { seen: 1, step: 'second', state: 'f/flows/two_polls/second_user' },
+    ]);
+    expect((await runSync(s, 'f/flows/two_polls')).body.map((r: any) => r.seen)).toEqual([2, 2]);
+    expect((await runSync(s, 'f/flows/one_poll')).body).toEqual({ seen: 1, step: 'watch', state: 'f/flows/one_poll/watch_user' });
+  });
 });

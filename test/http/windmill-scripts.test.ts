@@ -116,13 +116,16 @@ export async function main(items: string[]) {
     workspace: process.env.WM_WORKSPACE,
     path: process.env.WM_JOB_PATH,
     user: process.env.WM_USERNAME,
+    email: process.env.WM_EMAIL,
     flow: process.env.WM_FLOW_JOB_ID,
     base: typeof process.env.WM_BASE_URL,
   };
 }
 `);
     const r = await run('f/ops/context');
-    expect(r.result).toEqual({ job: r.id, workspace: s.workspace, path: 'f/ops/context', user: 'admin', flow: '', base: 'string' });
+    const admin = await (await s.fetch('/api/users/whoami')).json();
+    expect(admin.email).toMatch(/@/);
+    expect(r.result).toEqual({ job: r.id, workspace: s.workspace, path: 'f/ops/context', user: 'admin', email: admin.email, flow: '', base: 'string' });
   });
 });
 
@@ -232,6 +235,17 @@ def main(when: datetime, day: Optional[date] = None, payload: bytes = b"", limit
     expect((await runSync(s, 'f/ops/py_when', { when: '2024-05-06T23:00:00+00:00', day: '06/05/2024' })).body).toMatchObject({ hour: 23, weekday: 3 });
   });
 
+  it('returns a Python result as Windmill writes it: bytes as base64, NaN and infinities as null', async () => {
+    await createScript(s, 'f/ops/py_stats', 'python3', `import math
+
+
+def main():
+    values = [1.0, float("nan"), 3.0]
+    return {"mean": sum(v for v in values if not math.isnan(v)) / 2, "raw": values, "worst": float("-inf"), "digest": b"hi", "note": "NaN stays a word"}
+`);
+    expect((await runSync(s, 'f/ops/py_stats')).body).toEqual({ mean: 2, raw: [1, null, 3], worst: null, digest: 'aGk=', note: 'NaN stays a word' });
+  });
+
   it('gives a Python main(**kwargs) every argument its other parameters do not name', async () => {
     await createScript(s, 'f/ops/py_hook', 'python3', `def main(event: str, **kwargs):
     return {"event": event, "rest": kwargs}
@@ -286,5 +300,30 @@ echo "{\\"name\\": \\"$name\\", \\"count\\": $count}"
       expect(res.status).toBe(400);
       expect((await res.json()).error).toMatchObject({ code: 'invalid_script', field: 'content', message: expect.stringContaining('is Bun\'s own module') });
     }
+  });
+});
+
+describe('sync webhook responses shaped as Windmill scripts shape them', () => {
+  it('takes windmill_status_code, windmill_content_type and windmill_headers', async () => {
+    await createScript(s, 'f/ops/verify', 'bun', `export async function main(signature: string = "") {
+  if (signature !== "good") {
+    return { windmill_status_code: 401 };
+  }
+  return { windmill_status_code: 201, windmill_headers: { "X-Request-Id": "abc" }, result: { success: true } };
+}
+`);
+    await createScript(s, 'f/ops/page', 'python3', `def main(name: str = "world"):
+    return {"windmill_status_code": 200, "windmill_content_type": "text/html", "result": f"<h1>Hello {name}</h1>"}
+`);
+    const call = (path: string, body: unknown) => s.fetch(`${ws()}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refused = await call('f/ops/verify', { signature: 'bad' });
+    expect(refused.status).toBe(401);
+    const created = await call('f/ops/verify', { signature: 'good' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-request-id')).toBe('abc');
+    expect(await created.json()).toEqual({ success: true });
+    const page = await call('f/ops/page', { name: 'Ada' });
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toBe('<h1>Hello Ada</h1>');
   });
 });

@@ -66,10 +66,13 @@ export function pythonRequirements(content: string): Record<string, string> {
     if (!DISTRIBUTION_NAME.test(distribution)) continue;
     wanted[normalizeName(distribution)] = distribution;
   }
-  for (const line of requirementsBlock(content)) {
-    const match = REQUIREMENT.exec(line);
-    if (!match) throw new PythonRequirementError(`# requirements: "${line}" is not a requirement pip can install from an index (name, optional [extras], optional version specifiers)`);
-    wanted[normalizeName(match[1])] = line.replace(/\s+/g, '');
+  // Windmill's `# extra_requirements:` block adds to the imports as `# requirements:` does here.
+  for (const label of ['requirements', 'extra_requirements']) {
+    for (const line of requirementsBlock(content, label)) {
+      const match = REQUIREMENT.exec(line);
+      if (!match) throw new PythonRequirementError(`# ${label}: "${line}" is not a requirement pip can install from an index (name, optional [extras], optional version specifiers)`);
+      wanted[normalizeName(match[1])] = line.replace(/\s+/g, '');
+    }
   }
   return wanted;
 }
@@ -98,15 +101,16 @@ function topLevelImports(content: string): Set<string> {
   return names;
 }
 
-/** The lines of the `# requirements:` comment block (Windmill's), up to its first non-comment or empty comment line. */
-function requirementsBlock(content: string): string[] {
+/** The lines of the `# requirements:` (or `# extra_requirements:`) comment block (Windmill's), up to its first non-comment or empty comment line. */
+function requirementsBlock(content: string, label: string): string[] {
   const lines = content.split('\n');
-  const start = lines.findIndex((l) => /^#\s*requirements:\s*$/i.test(l.trim()));
+  const start = lines.findIndex((l) => new RegExp(`^#\\s*${label}:\\s*$`, 'i').test(l.trim()));
   if (start === -1) return [];
   const out: string[] = [];
   for (const line of lines.slice(start + 1)) {
     const m = /^#\s*(.*)$/.exec(line.trim());
-    if (!m || !m[1].trim()) break;
+    // The block ends at an empty comment, code, or the next block's label.
+    if (!m || !m[1].trim() || /^[a-z_]+:$/i.test(m[1].trim())) break;
     out.push(m[1].trim());
   }
   return out;

@@ -1,7 +1,8 @@
 /**
  * Spec 4.4: how a sync endpoint turns a finished job into an HTTP response. A script can steer
  * the status, content type and headers by returning `svc_status_code`, `svc_content_type`,
- * `svc_headers` next to `result`.
+ * `svc_headers` next to `result`, or Windmill's `windmill_status_code`, `windmill_content_type`
+ * and `windmill_headers`, which mean the same (docs/windmill.md).
  */
 
 export interface ShapedResponse {
@@ -11,6 +12,8 @@ export interface ShapedResponse {
 }
 
 const SHAPING_KEYS = ['svc_status_code', 'svc_content_type', 'svc_headers'] as const;
+/** Windmill's names for the same keys; svc's own win where a result has both. */
+const WINDMILL_KEYS = { svc_status_code: 'windmill_status_code', svc_content_type: 'windmill_content_type', svc_headers: 'windmill_headers' } as const;
 
 // Statuses that forbid a body (RFC 9110 15.3.5, 15.4.5).
 const NO_BODY = new Set([204, 205, 304]);
@@ -29,7 +32,8 @@ export interface ShapeOptions {
   navigation?: boolean;
 }
 
-export function shapeSyncResponse(result: unknown, options: ShapeOptions = {}): ShapedResponse {
+export function shapeSyncResponse(value: unknown, options: ShapeOptions = {}): ShapedResponse {
+  const result = withSvcKeys(value);
   if (!isShaped(result)) return json(200, result);
 
   const status = result.svc_status_code ?? 200;
@@ -139,4 +143,14 @@ function isShaped(result: unknown): result is {
 
 function json(status: number, value: unknown): ShapedResponse {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value ?? null) };
+}
+
+/** A result that shapes its response with Windmill's key names, as one that uses svc's. */
+function withSvcKeys(result: unknown): unknown {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+  const entries = Object.entries(WINDMILL_KEYS).filter(([svc, windmill]) => windmill in result && !(svc in result));
+  if (entries.length === 0) return result;
+  const out: Record<string, unknown> = { ...(result as Record<string, unknown>) };
+  for (const [svc, windmill] of entries) out[svc] = out[windmill];
+  return out;
 }

@@ -19,8 +19,11 @@ export function windmillJobEnv(
   token: string,
   baseUrl: string,
   flow: FlowContextEnv,
+  /** The step's id in its flow (core/flows/step-id.ts): an inline step's, or a script step's by path. */
+  stepId: string | null = job.kind === 'flowstep' && job.flow_module ? job.flow_module : null,
+  /** The email of the user the job runs as (core/runs/user-email.ts). */
+  email = '',
 ): Record<string, string> {
-  const stepId = job.kind === 'flowstep' && job.flow_module ? job.flow_module : null;
   const statePath = windmillStatePath(job, flow.OV_FLOW_PATH ?? null, stepId);
   return {
     WM_TOKEN: token,
@@ -28,6 +31,7 @@ export function windmillJobEnv(
     WM_JOB_ID: job.id,
     WM_JOB_PATH: job.script_path,
     WM_USERNAME: job.created_by,
+    WM_EMAIL: email,
     WM_PERMISSIONED_AS: `u/${job.created_by}`,
     // Windmill sets these to "" outside a flow; its clients test them for emptiness.
     WM_FLOW_JOB_ID: flow.OV_FLOW_JOB_ID ?? '',

@@ -92,7 +92,7 @@ class Shim:
             result = "" if returned is None else json.dumps(returned, default=str)
             return {"ok": True, "result": result, "streamed": True}
         try:
-            result = json.dumps(value, default=str, allow_nan=False)
+            result = result_json(value)
         except (TypeError, ValueError) as error:
             return {"ok": False, "error": {"name": "SerializationError", "message": f"the result is not JSON-serialisable: {error}"}}
         return {"ok": True, "result": result, "streamed": False}
@@ -153,6 +153,32 @@ def windmill_arguments(main, kwargs, rest=None):
         if convert is not None and isinstance(value, str):
             out[name] = convert(value)
     return out
+
+
+def result_json(value):
+    """The result as JSON, as Windmill's wrapper writes it (docs/windmill.md): bytes as base64, a
+    pandas or polars DataFrame as its rows, NaN and the infinities as null, anything else JSON has
+    no type for as its str()."""
+    try:
+        return json.dumps(value, default=json_default, allow_nan=False)
+    except ValueError as error:
+        if "Out of range float values" not in str(error):
+            raise
+    # JSON's own parser finds the NaN and Infinity tokens, never a word inside a string.
+    loose = json.dumps(value, default=json_default, allow_nan=True)
+    return json.dumps(json.loads(loose, parse_constant=lambda _: None), allow_nan=False)
+
+
+def json_default(value):
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    kind = type(value)
+    if kind.__name__ == "DataFrame":
+        if kind.__module__ == "pandas.core.frame":
+            return value.values.tolist()
+        if kind.__module__.startswith("polars"):
+            return value.rows()
+    return str(value)
 
 
 def parse_date(text):

@@ -23,6 +23,11 @@ import my_pkg.sub  # a comment
     expect(() => pythonRequirements('# requirements:\n# -e /etc\n')).toThrow(PythonRequirementError);
   });
 
+  it("takes Windmill's # extra_requirements: block as the # requirements: one, each block ending at the next", () => {
+    expect(pythonRequirements('# extra_requirements:\n# PyYAML==5.4.1\n\nimport yaml\n')).toEqual({ pyyaml: 'PyYAML==5.4.1' });
+    expect(pythonRequirements('# requirements:\n# requests\n# extra_requirements:\n# PyYAML==5.4.1\n')).toEqual({ requests: 'requests', pyyaml: 'PyYAML==5.4.1' });
+  });
+
   it('maps no private module to a distribution: pip would read `-x` as an option', () => {
     expect(pythonRequirements('import __index_url, _r\nfrom __help import x\nimport yaml_\nimport yaml\n')).toEqual({ pyyaml: 'PyYAML' });
   });

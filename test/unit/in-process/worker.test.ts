@@ -83,7 +83,7 @@ describe('the worker', () => {
     expect(env).toMatchObject({ OV_JOB_ID: quick, OV_JOB_PATH: 'u/admin/quick', OV_USERNAME: 'admin', OV_WORKSPACE: 'main' });
     // Nothing else: the rest are the same values under Windmill's names (docs/windmill.md).
     expect(Object.keys(env).filter((k) => !own.includes(k)).sort()).toEqual([
-      'BASE_URL', 'WM_BASE_URL', 'WM_FLOW_JOB_ID', 'WM_FLOW_PATH', 'WM_FLOW_STEP_ID', 'WM_JOB_ID', 'WM_JOB_PATH', 'WM_PERMISSIONED_AS',
+      'BASE_URL', 'WM_BASE_URL', 'WM_EMAIL', 'WM_FLOW_JOB_ID', 'WM_FLOW_PATH', 'WM_FLOW_STEP_ID', 'WM_JOB_ID', 'WM_JOB_PATH', 'WM_PERMISSIONED_AS',
       'WM_ROOT_FLOW_JOB_ID', 'WM_SCHEDULE_PATH', 'WM_STATE_PATH', 'WM_STATE_PATH_NEW', 'WM_TOKEN', 'WM_USERNAME', 'WM_WORKSPACE',
     ]);
     expect(env).toMatchObject({ WM_TOKEN: env.OV_TOKEN, WM_JOB_ID: quick, WM_WORKSPACE: 'main', WM_BASE_URL: env.BASE_INTERNAL_URL, WM_STATE_PATH: 'u/admin/quick/user' });
