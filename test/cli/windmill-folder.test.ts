@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { installedPackage, startFakeNpmRegistry, type FakeNpmRegistry } from '../http/fake-npm-registry.js';
 import { startFakePypiIndex, type FakePypiIndex } from '../http/fake-pypi-index.js';
 import { apiGet, changesOf, newProject, newWorkspace, target, useServer } from './cli-harness.js';
 
@@ -12,13 +13,19 @@ import { apiGet, changesOf, newProject, newWorkspace, target, useServer } from '
  */
 
 let index: FakePypiIndex | undefined;
+let registry: FakeNpmRegistry | undefined;
 // The folder's Python script imports `wmill`, locked to 1.818.0: a PEP 503 index on loopback serves
-// a stand-in distribution of that version, since the test machines reach no Python index.
+// a stand-in distribution of that version, since the test machines reach no Python index. Its
+// TypeScript scripts import `windmill-client`, served on loopback as this checkout installed it.
 const server = useServer(async () => {
   index = await startFakePypiIndex([{ name: 'wmill', version: '1.818.0', files: { 'wmill/__init__.py': 'def get_variable(path):\n    return path\n' } }]);
-  return { PIP_INDEX_URL: index.url };
+  registry = await startFakeNpmRegistry([installedPackage('windmill-client')]);
+  return { PIP_INDEX_URL: index.url, NPM_CONFIG_REGISTRY: registry.url };
 });
-afterAll(() => index?.close());
+afterAll(async () => {
+  await index?.close();
+  await registry?.close();
+});
 
 const SCHEMA = `schema:
   $schema: 'https://json-schema.org/draft/2020-12/schema'

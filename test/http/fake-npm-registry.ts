@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,8 @@ export interface FakePackage {
   /** `"module"` for ESM packages. */
   type?: 'module' | 'commonjs';
   main?: string;
+  /** Other package.json fields as they are (`module`, `exports`, `types`...). */
+  fields?: Record<string, unknown>;
 }
 
 export interface FakeNpmRegistry {
@@ -104,7 +106,25 @@ function manifest(pkg: FakePackage): Record<string, unknown> {
     ...(pkg.main ? { main: pkg.main } : {}),
     ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}),
     ...(pkg.scripts ? { scripts: pkg.scripts } : {}),
+    ...pkg.fields,
   };
+}
+
+/**
+ * A package installed in this checkout's node_modules as the registry would serve it (its own
+ * package.json, its files): for code that imports a real package (windmill-client) without the
+ * tests reaching the public registry.
+ */
+export function installedPackage(name: string): FakePackage {
+  const dir = join(import.meta.dirname, '../../node_modules', name);
+  // Its scripts (build steps of its own repository) are not served: nothing runs at install.
+  const { version, dependencies, scripts: _scripts, name: _name, ...fields } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  if (dependencies && Object.keys(dependencies).length > 0) throw new Error(`${name} has dependencies, which installedPackage does not serve`);
+  const files: Record<string, string> = {};
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (file !== 'package.json' && statSync(join(dir, file)).isFile()) files[file] = readFileSync(join(dir, file), 'utf8');
+  }
+  return { name, version, files, fields };
 }
 
 /** The packument as served: tarball paths become URLs of this server. */

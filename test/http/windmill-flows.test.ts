@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installedPackage, startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 import { createScript, runSync, startServer, waitForJob, type TestServer } from './harness.js';
 
 /**
@@ -9,6 +10,7 @@ import { createScript, runSync, startServer, waitForJob, type TestServer } from 
  */
 
 let s: TestServer;
+let registry: FakeNpmRegistry;
 const ws = () => `/api/w/${s.workspace}`;
 const js = (expr: string) => ({ type: 'javascript', expr });
 const fixed = (value: unknown) => ({ type: 'static', value });
@@ -38,12 +40,17 @@ async function runFlow(path: string, args: unknown = {}): Promise<Record<string,
 }
 
 beforeAll(async () => {
-  s = await startServer();
+  // `windmill-client` as this checkout installed it, from a registry on loopback.
+  registry = await startFakeNpmRegistry([installedPackage('windmill-client')]);
+  s = await startServer({ env: { NPM_CONFIG_REGISTRY: registry.url } });
   expect((await s.post(`${ws()}/folders/create`, { name: 'flows' })).status).toBe(201);
   expect((await s.post(`${ws()}/variables/create`, { path: 'f/flows/greeting', value: 'Hello', is_secret: false, description: '' })).status).toBe(201);
   await createScript(s, 'f/flows/add', 'bun', 'export async function main(a: number, b: number) {\n  return a + b;\n}\n');
 });
-afterAll(() => s?.stop());
+afterAll(async () => {
+  await s?.stop();
+  await registry?.close();
+});
 
 describe('flows as Windmill writes them', () => {
   it('passes flow_input, results.<id> and static `$var:` inputs between TypeScript, Python, Bash and script steps', async () => {

@@ -1,18 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installedPackage, startFakeNpmRegistry, type FakeNpmRegistry } from './fake-npm-registry.js';
 import { createScript, runSync, startServer, waitForJob, type TestServer } from './harness.js';
 
 /**
  * Scripts as Windmill users write them, created in svc unchanged and run as jobs: the
- * `windmill-client` package imported in a job (installed from the npm registry as any import),
+ * `windmill-client` package imported in a job (installed as any import, here from a registry on loopback),
  * typed resource parameters, the `main` signature conventions, Bash arguments. Each asserts what
  * a Windmill user would see (docs/windmill.md says where svc differs on purpose).
  */
 
 let s: TestServer;
+let registry: FakeNpmRegistry;
 const ws = () => `/api/w/${s.workspace}`;
 
 beforeAll(async () => {
-  s = await startServer();
+  // `windmill-client` as this checkout installed it, from a registry on loopback.
+  registry = await startFakeNpmRegistry([installedPackage('windmill-client')]);
+  s = await startServer({ env: { NPM_CONFIG_REGISTRY: registry.url } });
   expect((await s.post(`${ws()}/folders/create`, { name: 'ops' })).status).toBe(201);
   expect((await s.post(`${ws()}/variables/create`, { path: 'f/ops/api_key', value: 's3cr3t', is_secret: true, description: '' })).status).toBe(201);
   expect((await s.post(`${ws()}/variables/create`, { path: 'f/ops/greeting', value: 'Hello', is_secret: false, description: '' })).status).toBe(201);
@@ -20,7 +24,10 @@ beforeAll(async () => {
   expect((await s.post(`${ws()}/resources/create`, { path: 'f/ops/db', value: db, resource_type: 'postgresql' })).status).toBe(201);
   await createScript(s, 'f/ops/double', 'bun', 'export async function main(x: number) {\n  return x * 2;\n}\n');
 });
-afterAll(() => s?.stop());
+afterAll(async () => {
+  await s?.stop();
+  await registry?.close();
+});
 
 /** Runs a script by path and waits for its job: its status and result. */
 async function run(path: string, args: unknown = {}): Promise<{ status: string; result: any; id: string }> {
@@ -40,6 +47,8 @@ export async function main() {
   return { key, greeting, host: db.host, password: db.password };
 }
 `);
+    // Resolved from the loopback registry, as a user's svc resolves it from theirs.
+    expect(registry.requests).toContain('/windmill-client');
     const r = await run('f/ops/read_config');
     expect(r.status, JSON.stringify(r.result)).toBe('success');
     expect(r.result).toEqual({ key: 's3cr3t', greeting: 'Hello', host: 'db.internal', password: 's3cr3t' });
