@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, waitForJob, type TestServer } from './harness.js';
+import { signUpMember, startServer, waitForJob, type Member, type TestServer } from './harness.js';
 import { startFakeSlack, type FakeSlack, type SlackMessage } from './fake-slack.js';
 
 /**
@@ -21,21 +21,8 @@ const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
 
-interface Person {
-  cookie: string;
-  token: string;
-}
-const people: Record<string, Person> = {};
-
-async function person(username: string, role: 'admin' | 'developer' | 'operator'): Promise<Person> {
-  expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password-1` })).status).toBe(201);
-  expect((await s.post(`${ws()}/workspaces/add_user`, { username, role })).status).toBe(201);
-  const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password-1` }), token: null });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-  const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'own' }), token: null, headers: { cookie, 'content-type': 'application/json' } });
-  expect(created.status).toBe(201);
-  return { cookie, token: await created.text() };
-}
+const people: Record<string, Member> = {};
+const person = (username: string, role: 'admin' | 'developer' | 'operator') => signUpMember(s, username, role);
 
 beforeAll(async () => {
   slack = await startFakeSlack([CAROL], ['C0FINANCE']);

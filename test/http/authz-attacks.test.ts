@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
+import { createScript, signUpMember, startServer, waitForJob, type Member, type TestServer } from './harness.js';
 
 /**
  * Authorization attacks by hostile workspace members and outsiders (red team), over real HTTP in
@@ -12,21 +12,8 @@ const ws = () => `/api/w/${s.workspace}`;
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const SECRET = `s3cret-${Math.random().toString(36).slice(2)}`;
 
-interface Person {
-  cookie: string;
-  token: string;
-}
-const people: Record<string, Person> = {};
-
-async function person(username: string, role: 'admin' | 'developer' | 'operator'): Promise<Person> {
-  expect((await s.post('/api/users/create', { username, email: `${username}@example.com`, password: `${username}-password-1` })).status).toBe(201);
-  expect((await s.post(`${ws()}/workspaces/add_user`, { username, role })).status).toBe(201);
-  const login = await s.fetch('/api/auth/login', { ...json({ email: `${username}@example.com`, password: `${username}-password-1` }), token: null });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-  const created = await s.fetch('/api/users/tokens/create', { ...json({ label: 'own' }), token: null, headers: { cookie, 'content-type': 'application/json' } });
-  expect(created.status).toBe(201);
-  return { cookie, token: await created.text() };
-}
+const people: Record<string, Member> = {};
+const person = (username: string, role: 'admin' | 'developer' | 'operator') => signUpMember(s, username, role);
 
 const as = (who: string, path: string, init: RequestInit = {}) => s.fetch(path, { ...init, token: people[who].token });
 /** A call to a workspace route without any token. */

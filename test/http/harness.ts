@@ -135,6 +135,27 @@ export async function createScript(s: TestServer, path: string, language: string
   return text;
 }
 
+/** A person in the server's workspace: their login session's cookie and a personal token of theirs. */
+export interface Member {
+  cookie: string;
+  token: string;
+}
+
+/** Creates a user with a password, adds them to the workspace with `role`, signs them in and makes them a token. */
+export async function signUpMember(s: TestServer, username: string, role: 'admin' | 'developer' | 'operator'): Promise<Member> {
+  const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const credentials = { email: `${username}@example.com`, password: `${username}-password-1` };
+  const created = await s.post('/api/users/create', { username, ...credentials });
+  if (created.status !== 201) throw new Error(`create user ${username}: ${created.status} ${await created.text()}`);
+  const added = await s.post(`/api/w/${s.workspace}/workspaces/add_user`, { username, role });
+  if (added.status !== 201) throw new Error(`add ${username}: ${added.status} ${await added.text()}`);
+  const login = await s.fetch('/api/auth/login', { ...json(credentials), token: null });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const token = await s.fetch('/api/users/tokens/create', { ...json({ label: 'own' }), token: null, headers: { cookie, 'content-type': 'application/json' } });
+  if (token.status !== 201) throw new Error(`token of ${username}: ${token.status} ${await token.text()}`);
+  return { cookie, token: await token.text() };
+}
+
 /** Calls a script's sync webhook (`run_wait_result`) with a JSON body: the status and the parsed answer. */
 export async function runSync(s: TestServer, path: string, body: unknown = {}): Promise<{ status: number; body: any }> {
   const res = await s.fetch(`/api/w/${s.workspace}/jobs/run_wait_result/p/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
