@@ -1,4 +1,4 @@
-import { paginateQuery, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { compare } from './dynamo-ops.js';
 import type { Item } from './dynamo-items.js';
 
@@ -67,4 +67,34 @@ export async function queryPartitions(doc: DynamoDBDocumentClient, table: string
     }),
   );
   return all.flat();
+}
+
+/**
+ * How many entries the partitions hold together, at most `atMost`: each partition counted in
+ * parallel (`Select: COUNT`, no items returned), page by page only as far as `atMost`.
+ */
+export async function countPartitions(doc: DynamoDBDocumentClient, table: string, input: Omit<QueryCommandInput, 'TableName' | 'Select' | 'Limit' | 'ExclusiveStartKey'>, partitions: string[], atMost: number): Promise<number> {
+  if (atMost <= 0) return 0;
+  const counts = await Promise.all(
+    partitions.map(async (pk) => {
+      let count = 0;
+      let start: Item | undefined;
+      do {
+        const page = await doc.send(
+          new QueryCommand({
+            ...input,
+            TableName: table,
+            ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': pk },
+            Select: 'COUNT',
+            Limit: atMost - count,
+            ExclusiveStartKey: start,
+          }),
+        );
+        count += page.Count ?? 0;
+        start = page.LastEvaluatedKey;
+      } while (start && count < atMost);
+      return count;
+    }),
+  );
+  return Math.min(atMost, counts.reduce((sum, n) => sum + n, 0));
 }

@@ -4,7 +4,6 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type QueryCommandInput,
@@ -22,7 +21,7 @@ import { parseStored } from '../../core/documents/parse.js';
 import { jobStatus, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
 import { jobIndexOf, queryJobItems } from './dynamo-job-query.js';
-import { mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
+import { countPartitions, mergedQuery, queryPartitions } from './dynamo-sharded-query.js';
 import { Offload, SCRIPT_REF_ATTRIBUTES, scriptRefs } from './dynamo-offload.js';
 import { RACE, retry } from '../../core/common/retry.js';
 import { batchDelete, batchGet, compare, conditionalUpdate, isConditionFailure, queryAll, transactionFailures } from './dynamo-ops.js';
@@ -254,33 +253,9 @@ export class DynamoStore implements Store {
 
   async countQueuedJobs(workspaceId: string, atMost: number) {
     // The workspace's partitions of the sparse queued index (gsi4: its GSI1 shards, whose entries
-    // are its queued jobs alone), counted in parallel, each only as far as `atMost`: Select COUNT
-    // of a keys-only index reads ~150 bytes per queued job and returns no items. Eventually
+    // are its queued jobs alone): a keys-only index, ~150 bytes read per queued job. Eventually
     // consistent, like every GSI: a job queued or started a moment ago may be counted or not.
-    if (atMost <= 0) return 0;
-    const counts = await Promise.all(
-      gsi1.jobPartitionsOf(workspaceId).map(async (pk) => {
-        let count = 0;
-        let start: Item | undefined;
-        do {
-          const page = await this.doc.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: GSI4,
-              KeyConditionExpression: 'gsi1pk = :pk',
-              ExpressionAttributeValues: { ':pk': pk },
-              Select: 'COUNT',
-              Limit: atMost - count,
-              ExclusiveStartKey: start,
-            }),
-          );
-          count += page.Count ?? 0;
-          start = page.LastEvaluatedKey;
-        } while (start && count < atMost);
-        return count;
-      }),
-    );
-    return Math.min(atMost, counts.reduce((sum, n) => sum + n, 0));
+    return countPartitions(this.doc, this.table, { IndexName: GSI4, KeyConditionExpression: 'gsi1pk = :pk' }, gsi1.jobPartitionsOf(workspaceId), atMost);
   }
 
   async claimJob(id: string, startedAt: string, leaseUntil: string) {
