@@ -21,7 +21,7 @@ export function windmillJobEnv(
   flow: FlowContextEnv,
   /** The step's id in its flow (core/flows/step-id.ts): an inline step's, or a script step's by path. */
   stepId: string | null = job.kind === 'flowstep' && job.flow_module ? job.flow_module : null,
-  /** The email of the user the job runs as (core/runs/user-email.ts). */
+  /** The email of the user the job runs as (read through the store's cache of users, core/store/cached-store.ts). */
   email = '',
 ): Record<string, string> {
   const statePath = windmillStatePath(job, flow.OV_FLOW_PATH ?? null, stepId);

@@ -22,7 +22,6 @@ import type { JobError } from '../../ports/code-runner.js';
 import { onJobFailed, onJobSucceeded } from '../jobs/job-outcome.js';
 import { windmillJobEnv } from './windmill-env.js';
 import { flowStepId } from '../flows/step-id.js';
-import { userEmail } from './user-email.js';
 import { lineageOf, rootJob } from './job-lineage.js';
 import { withinDepthLimit } from '../common/json-limits.js';
 import { storeCachedResult } from '../jobs/result-cache.js';
@@ -135,7 +134,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
           OV_JOB_ATTEMPT: String(job.attempts),
           ...flow,
           // The same values under the names Windmill's client libraries read (docs/windmill.md).
-          ...windmillJobEnv(job, token, config.baseInternalUrl, flow, await flowStepId(deps, job), await userEmail(deps, job.created_by)),
+          ...windmillJobEnv(job, token, config.baseInternalUrl, flow, await flowStepId(deps, job), (await store.getUser(job.created_by))?.email ?? ''),
         },
         timeoutMs,
         maxOutputBytes: config.maxOutputBytes,
