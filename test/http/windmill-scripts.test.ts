@@ -336,3 +336,45 @@ describe('sync webhook responses shaped as Windmill scripts shape them', () => {
     expect(await page.text()).toBe('<h1>Hello Ada</h1>');
   });
 });
+
+describe('script bodies as Windmill clients build them', () => {
+  it('takes Windmill-only fields at their defaults and refuses one that is set, naming it and why', async () => {
+    // What Windmill's client and editor send with a new script: its own fields at their defaults.
+    const body = {
+      path: 'f/ops/from_client',
+      summary: 'From a Windmill client',
+      description: '',
+      content: 'export async function main(x: number) {\n  return x + 1;\n}\n',
+      language: 'bun',
+      kind: 'script',
+      tag: null,
+      is_template: false,
+      envs: [],
+      dedicated_worker: false,
+      ws_error_handler_muted: false,
+      restart_unless_cancelled: false,
+      visible_to_runner_only: false,
+      no_main_func: null,
+      has_preprocessor: false,
+      codebase: null,
+      assets: [],
+    };
+    const created = await s.post(`${ws()}/scripts/create`, body);
+    expect(created.status, await created.clone().text()).toBe(201);
+    expect(await runSync(s, 'f/ops/from_client', { x: 41 })).toEqual({ status: 200, body: 42 });
+
+    // A field set to something svc does not do is refused, nothing is stored.
+    for (const [field, value, reason] of [
+      ['tag', 'gpu', 'worker groups'],
+      ['envs', ['FOO=bar'], 'environment variables'],
+      ['kind', 'approval', 'plain script'],
+    ] as const) {
+      const res = await s.post(`${ws()}/scripts/create`, { ...body, path: 'f/ops/tagged', [field]: value });
+      expect(res.status).toBe(400);
+      const error = (await res.json()).error;
+      expect(error.field).toBe(field);
+      expect(error.message).toContain(reason);
+    }
+    expect((await s.fetch(`${ws()}/scripts/get/p/f/ops/tagged`)).status).toBe(404);
+  });
+});

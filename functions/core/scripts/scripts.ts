@@ -4,6 +4,7 @@ import { conflict, notFound, badRequest } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
 import { sha256Hex } from '../common/crypto.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../../ports.js';
 import type { Rights } from '../identity/permissions.js';
@@ -56,7 +57,7 @@ export const createScriptBody = z.strictObject({
 
 export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
   const { store, clock } = deps;
-  const input = parseBody(createScriptBody, body);
+  const input = parseBody(createScriptBody, withoutWindmillDefaults('script', body));
   assertItemPath(input.path);
   rights.check('scripts', 'write', input.path);
   const workspaceId = rights.workspaceId;
