@@ -378,3 +378,23 @@ describe('script bodies as Windmill clients build them', () => {
     expect((await s.fetch(`${ws()}/scripts/get/p/f/ops/tagged`)).status).toBe(404);
   });
 });
+
+describe('variable, resource and schedule bodies as Windmill clients build them', () => {
+  it('takes their Windmill-only fields at defaults and refuses one that is set', async () => {
+    const variable = { path: 'f/ops/region', value: 'eu-west-1', is_secret: false, description: '', is_oauth: false, account: null };
+    expect((await s.post(`${ws()}/variables/create`, variable)).status).toBe(201);
+    const oauth = await s.post(`${ws()}/variables/create`, { ...variable, path: 'f/ops/oauth_token', is_oauth: true, account: 7 });
+    expect(oauth.status).toBe(400);
+    expect((await oauth.json()).error).toMatchObject({ field: 'is_oauth', message: expect.stringContaining('OAuth') });
+    expect((await s.fetch(`${ws()}/variables/get/f/ops/oauth_token`)).status).toBe(404);
+
+    const resource = { path: 'f/ops/queue', value: { url: 'https://queue.example' }, resource_type: 'any', description: '', is_oauth: false };
+    expect((await s.post(`${ws()}/resources/create`, resource)).status).toBe(201);
+
+    const schedule = { path: 'f/ops/nightly', schedule: '0 0 3 * * *', timezone: 'UTC', script_path: 'f/ops/double', is_flow: false, args: { x: 1 }, enabled: false, summary: '', description: '', no_flow_overlap: false, ws_error_handler_muted: false, retry: null, tag: null, paused_until: null, cron_version: null };
+    expect((await s.post(`${ws()}/schedules/create`, schedule)).status).toBe(201);
+    const overlap = await s.post(`${ws()}/schedules/create`, { ...schedule, path: 'f/ops/hourly', no_flow_overlap: true });
+    expect(overlap.status).toBe(400);
+    expect((await overlap.json()).error.field).toBe('no_flow_overlap');
+  });
+});

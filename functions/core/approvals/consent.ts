@@ -19,7 +19,7 @@ import type { Job } from '../../ports.js';
  * timeout) is in, and the loser gets 409.
  */
 
-export const consentBody = z.object({
+export const consentBody = z.strictObject({
   decision: z.enum(['approved', 'rejected']),
   reason: z.string().max(2000).optional(),
 });

@@ -255,7 +255,7 @@ export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights, s
   return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path) && (showArchived || !h.archived));
 }
 
-export const archiveBody = z.object({ archived: z.boolean().default(true) });
+export const archiveBody = z.strictObject({ archived: z.boolean().default(true) });
 
 /** Archives (or, with `archived: false`, restores) a flow: announced as ArchiveFlow with `data.archived`. */
 export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string, body: unknown): Promise<{ path: string; archived: boolean }> {

@@ -17,9 +17,10 @@ import type { Invite } from './identity-documents.js';
 
 export const inviteBody = z
   .object({ username: USERNAME.optional(), email: z.string().min(1).max(320).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })
+  .strict()
   .refine((b) => (b.username === undefined) !== (b.email === undefined), 'give the username or the email of the user to invite, one of them');
-export const usernameBody = z.object({ username: USERNAME });
-export const workspaceBody = z.object({ workspace_id: z.string().min(1).max(50) });
+export const usernameBody = z.strictObject({ username: USERNAME });
+export const workspaceBody = z.strictObject({ workspace_id: z.string().min(1).max(50) });
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 

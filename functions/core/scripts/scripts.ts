@@ -30,7 +30,7 @@ const inputSchemaShape = z.object({
  */
 export const GO_BINARY_MAX_BASE64_CHARS = 3_000_000;
 
-const goBinaryBody = z.object({
+const goBinaryBody = z.strictObject({
   gzip_base64: z.string().min(1).max(GO_BINARY_MAX_BASE64_CHARS).regex(/^[A-Za-z0-9+/]+=*$/, 'base64'),
   sha256: z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha256 of the binary'),
 });

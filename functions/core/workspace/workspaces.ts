@@ -8,7 +8,7 @@ import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
 import type { Member, Rights } from '../identity/permissions.js';
 import type { Clock, Store, Workspace } from '../../ports.js';
 
-export const createWorkspaceBody = z.object({
+export const createWorkspaceBody = z.strictObject({
   id: z.string(),
   name: z.string().min(1).max(200),
 });
@@ -45,7 +45,7 @@ export async function requireWorkspace(store: Store, id: string): Promise<Worksp
   return ws;
 }
 
-export const objectStorageBody = z.object({ enabled: z.boolean() });
+export const objectStorageBody = z.strictObject({ enabled: z.boolean() });
 
 export async function setObjectStorage(store: Store, rights: Rights, body: unknown): Promise<Workspace> {
   rights.check('workspaces', 'write');
