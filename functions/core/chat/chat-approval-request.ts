@@ -38,7 +38,7 @@ export const approvalMessageFields = {
   dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
 };
 
-export const requestBody = z.object({
+export const requestBody = z.strictObject({
   chat_resource_path: z.string().min(1).max(500),
   channel_id: z.string().min(1).max(200),
   ...approvalMessageFields,

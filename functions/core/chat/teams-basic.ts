@@ -21,7 +21,7 @@ import type { CoreDeps } from '../deps.js';
  * message is recorded on the run like the others.
  */
 
-export const body = z.object({
+export const body = z.strictObject({
   conversation_id: z.string().min(1).max(500),
   text: z.string().max(3000).default(''),
   card_block: z.record(z.string(), z.unknown()).nullish(),

@@ -20,7 +20,7 @@ import type { CoreDeps } from '../deps.js';
  * whose `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
  */
 
-export const requestBody = z.object({
+export const requestBody = z.strictObject({
   team_name: z.string().min(1).max(200),
   channel_name: z.string().min(1).max(200),
   ...approvalMessageFields,
