@@ -36,6 +36,26 @@ async function run(path: string, args: unknown = {}): Promise<{ status: string; 
   return { status: job.status, result: job.result, id };
 }
 
+describe('Deno scripts importing npm:windmill-client', () => {
+  it('read variables and resources as Windmill users write them for Deno', async () => {
+    await s.post(`${ws()}/scripts/create`, {
+      path: 'f/ops/deno_config',
+      language: 'deno',
+      content: `import * as wmill from "npm:windmill-client@1";
+
+export async function main(name: string) {
+  const greeting = await wmill.getVariable("f/ops/greeting");
+  const db = await wmill.getResource("f/ops/db");
+  return { text: \`\${greeting} \${name}\`, host: db.host, password: db.password };
+}
+`,
+    }).then(async (res) => expect(res.status, await res.clone().text()).toBe(201));
+    const r = await run('f/ops/deno_config', { name: 'Ada' });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ text: 'Hello Ada', host: 'db.internal', password: 's3cr3t' });
+  });
+});
+
 describe('TypeScript scripts importing windmill-client', () => {
   it('reads variables and resources with `import * as wmill`', async () => {
     await createScript(s, 'f/ops/read_config', 'bun', `import * as wmill from "windmill-client";
