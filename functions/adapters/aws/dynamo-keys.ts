@@ -21,6 +21,8 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
+ * | member entity  | `WS#<ws>#MEMBER` | `<username>`            | `MEMBERS#<username>` / `<ws>`            |                                       |
+ * | index state    | `INDEX#MEMBERS`  | `BUILT`                 |                                          |                                       |
  * | delivery       | `OUTBOX#<scope>` | `<event id>`            |                                          | `OUTBOX#pending` / `<event id>`       |
  *
  * A job's index partitions are sharded (`<w>` of WORKSPACE_JOB_SHARDS, `<s>` of JOB_STATUS_SHARDS,
@@ -74,6 +76,9 @@ export const keys = {
   // in key order, and kinds and workspaces cannot see each other's items.
   entitiesOf: (kind: EntityKind, workspaceId: string) => `WS#${workspaceId}#${kind.toUpperCase()}`,
   entity: (kind: EntityKind, workspaceId: string, key: string) => ({ [PK]: keys.entitiesOf(kind, workspaceId), [SK]: key }),
+  // Present once every member item written before members carried their GSI1 keys has them
+  // (dynamo-memberships.ts): the memberships index is then complete.
+  memberIndexBuilt: () => ({ [PK]: 'INDEX#MEMBERS', [SK]: 'BUILT' }),
   // A scope's webhook deliveries (a workspace, or `*instance`), sorted by event id: the log is one Query, newest first.
   delivery: (scope: string, id: string) => ({ [PK]: `OUTBOX#${scope}`, [SK]: id }),
 };
@@ -126,6 +131,11 @@ export const gsi1 = {
   // itself; its lag is covered by reading the tokens from the table afterwards (see listTokens).
   tokensOf: (owner: string) => `TOKENS#${owner}`,
   token: (owner: string, createdAt: string, tokenHash: string) => ({ gsi1pk: gsi1.tokensOf(owner), gsi1sk: `${createdAt}#${tokenHash}` }),
+  // A person's memberships: each `member` entity item carries these keys (written with it, gone
+  // with it), so the workspaces a user belongs to are one Query of their partition, sorted by
+  // workspace id, instead of a read in every workspace of the instance.
+  membershipsOf: (username: string) => `MEMBERS#${username}`,
+  membership: (username: string, workspaceId: string) => ({ gsi1pk: gsi1.membershipsOf(username), gsi1sk: workspaceId }),
 };
 
 export const gsi2 = {
