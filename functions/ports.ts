@@ -25,6 +25,11 @@ export interface Store {
    * never listed; a member added a moment ago may be missing for that moment (AWS: an index).
    */
   listMemberWorkspaces(username: string): Promise<Workspace[]>;
+  /**
+   * The `invite` entities keyed by this username, in every workspace, ordered by workspace id:
+   * a person's pending invitations, read as listMemberWorkspaces reads memberships.
+   */
+  listInvitesOf(username: string): Promise<Entity[]>;
   setObjectStorage(id: string, enabled: boolean): Promise<void>;
 
   /**

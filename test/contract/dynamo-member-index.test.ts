@@ -11,8 +11,8 @@ import { anEntity, aWorkspace, uid } from './store-fixtures.js';
 /**
  * The DynamoStore's memberships index (dynamo-memberships.ts): member items carry GSI1 keys under
  * their user, so the workspaces a user belongs to cost the same requests however many workspaces
- * the instance has; member items written before they carried the keys get them on the first
- * listing, once per table.
+ * the instance has; member and invite items written before they carried the keys get them on the
+ * first listing, once per table.
  */
 
 // Before any DynamoDB client of this file sends (the counter patches http.request).
@@ -42,22 +42,26 @@ const newProcessStore = () => new DynamoStore({ client, tableName: table.tableNa
 const raw = async (key: Record<string, string>) => (await doc.send(new GetCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }))).Item;
 
 describe('DynamoStore memberships index', () => {
-  it('keys the members stored before the index on the first listing, once for the table', async () => {
+  it('keys the members and invitations stored before the index on the first listing, once for the table', async () => {
     const writer = newProcessStore();
     const [a, b, c] = [aWorkspace({ id: uid('old-a') }), aWorkspace({ id: uid('old-b') }), aWorkspace({ id: uid('old-c') })];
     for (const ws of [a, b, c]) await writer.createWorkspace(ws);
     const ada = uid('ada');
     for (const ws of [a, b]) await writer.createEntity(anEntity('member', ws.id, ada));
     await writer.createEntity(anEntity('member', c.id, uid('bob')));
+    const invite = anEntity('invite', c.id, ada, { value: { username: ada, role: 'developer', invited_by: 'admin' } });
+    await writer.createEntity(invite);
     // As an earlier version wrote them: no GSI1 keys.
-    for (const ws of [a, b]) {
-      await doc.send(new UpdateCommand({ TableName: table.tableName, Key: keys.entity('member', ws.id, ada), UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }));
+    for (const key of [keys.entity('member', a.id, ada), keys.entity('member', b.id, ada), keys.entity('invite', c.id, ada)]) {
+      await doc.send(new UpdateCommand({ TableName: table.tableName, Key: key, UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }));
     }
-    expect(await raw(keys.memberIndexBuilt())).toBeUndefined();
+    expect(await raw(keys.userIndexBuilt())).toBeUndefined();
 
     expect(await newProcessStore().listMemberWorkspaces(ada)).toEqual([a, b]);
     expect((await raw(keys.entity('member', a.id, ada)))?.gsi1pk).toBe(`MEMBERS#${ada}`);
-    expect(await raw(keys.memberIndexBuilt())).toBeDefined();
+    expect((await raw(keys.entity('invite', c.id, ada)))?.gsi1pk).toBe(`INVITES#${ada}`);
+    expect(await newProcessStore().listInvitesOf(ada)).toEqual([invite]);
+    expect(await raw(keys.userIndexBuilt())).toBeDefined();
     // Another process finds the index built and reads only the user's entries.
     const next = newProcessStore();
     const counts = emptyRequests();

@@ -8,9 +8,10 @@ import { MIGRATIONS } from '../../functions/adapters/local/sqlite-schema.js';
 import { anEntity, aWorkspace } from './store-fixtures.js';
 
 /**
- * The workspaces a user belongs to (Store.listMemberWorkspaces) are a seek in the partial index
- * `members_by_user`, not a read of every workspace's members; a data directory written before the
- * index answers the same once opened (the migration builds it over the members stored).
+ * The workspaces a user belongs to (Store.listMemberWorkspaces) and their invitations
+ * (listInvitesOf) are a seek in the partial indexes `members_by_user` and `invites_by_user`, not a
+ * read in every workspace; a data directory written before them answers the same once opened (the
+ * migration builds them over the entities stored).
  */
 
 const dirs: string[] = [];
@@ -44,6 +45,7 @@ describe('SQLite members index', () => {
     try {
       expect((await store.listMemberWorkspaces('ada')).map((w) => w.id)).toEqual(['ws-a', 'ws-b']);
       expect((await store.listMemberWorkspaces('bob')).map((w) => w.id)).toEqual(['ws-c']);
+      expect((await store.listInvitesOf('ada')).map((e) => [e.kind, e.workspace_id])).toEqual([['invite', 'ws-c']]);
       // Kept by member writes from then on.
       await store.createEntity(anEntity('member', 'ws-c', 'ada'));
       expect(await store.deleteEntity('member', 'ws-a', 'ada')).toBe(true);
@@ -53,7 +55,7 @@ describe('SQLite members index', () => {
     }
   });
 
-  it("reads a user's memberships by a seek in the index", () => {
+  it("reads a user's memberships and invitations by a seek in an index", () => {
     const store = new SqliteStore(':memory:');
     try {
       const plan = (store.db.prepare(`EXPLAIN QUERY PLAN SELECT w.* FROM entities e JOIN workspaces w ON w.id = e.workspace_id WHERE e.kind = 'member' AND e.key = ? ORDER BY e.workspace_id`).all('ada') as { detail: string }[])
@@ -61,6 +63,9 @@ describe('SQLite members index', () => {
         .join(' | ');
       expect(plan).toContain('members_by_user (key=?)');
       expect(plan).not.toMatch(/SCAN (e|entities|w|workspaces)\b/);
+      const invites = (store.db.prepare(`EXPLAIN QUERY PLAN SELECT * FROM entities WHERE kind = 'invite' AND key = ? ORDER BY workspace_id`).all('ada') as { detail: string }[]).map((r) => r.detail).join(' | ');
+      expect(invites).toContain('invites_by_user (key=?)');
+      expect(invites).not.toContain('TEMP B-TREE');
     } finally {
       store.close();
     }

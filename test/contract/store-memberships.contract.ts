@@ -5,8 +5,8 @@ import { aJob, anEntity, aWorkspace, eventually, uid } from './store-fixtures.js
 
 /**
  * The Store contract for what a person's own listings read without a look in every workspace
- * (part of describeStoreContract): the workspaces a user is a member of, and a job by its id
- * alone. Additions may reach a listing a moment late (an index in DynamoDB): `eventually`.
+ * (part of describeStoreContract): the workspaces a user is a member of, their invitations, and
+ * a job by its id alone. Additions may reach a listing a moment late (an index in DynamoDB): `eventually`.
  */
 export function describeMembershipContract(getStore: () => Store) {
   const ids = (workspaces: Workspace[]) => workspaces.map((w) => w.id);
@@ -65,6 +65,25 @@ export function describeMembershipContract(getStore: () => Store) {
       await store.createEntity(anEntity('member', ws.id, user));
       await store.createEntity(anEntity('member', uid('gone'), user));
       expect(ids(await eventually(() => store.listMemberWorkspaces(user), (l) => l.length >= 1))).toEqual([ws.id]);
+    });
+
+    it("lists the user's invitations in every workspace, ordered by workspace, until each is removed", async () => {
+      const store = getStore();
+      const user = uid('ada');
+      const [b, a] = [await workspaceWith(store, uid('inv-b')), await workspaceWith(store, uid('inv-a'))];
+      const invite = (ws: string) => anEntity('invite', ws, user, { value: { username: user, role: 'developer', invited_by: 'admin' } });
+      await store.createEntity(invite(b.id));
+      await store.createEntity(invite(a.id));
+      await store.createEntity(anEntity('member', a.id, user));
+      await store.createEntity(anEntity('invite', a.id, uid('bob')));
+      const listed = await eventually(() => store.listInvitesOf(user), (l) => l.length === 2);
+      expect(listed).toEqual([await store.getEntity('invite', a.id, user), await store.getEntity('invite', b.id, user)]);
+      expect(listed.map((e) => e.workspace_id)).toEqual([a.id, b.id]);
+
+      // Accepted or declined: gone at once.
+      expect(await store.deleteEntity('invite', a.id, user)).toBe(true);
+      expect((await store.listInvitesOf(user)).map((e) => e.workspace_id)).toEqual([b.id]);
+      expect(await store.listInvitesOf(uid('nobody'))).toEqual([]);
     });
 
     it('finds a job by its id alone, in whichever workspace holds it', async () => {

@@ -81,6 +81,13 @@ export class DynamoStore implements Store {
     return this.memberships.workspacesOf(username);
   }
 
+  async listInvitesOf(username: string) {
+    const ids = await this.memberships.workspaceIdsOf('invite', username);
+    // Each from the table (strongly consistent): an invitation answered a moment ago is gone there first.
+    const invites = await Promise.all(ids.map((id) => this.entities.get('invite', id, username)));
+    return invites.filter((e): e is Entity => e !== null);
+  }
+
   async setObjectStorage(id: string, enabled: boolean) {
     await this.updateIfExists(keys.workspace(id), 'SET object_storage_enabled = :on', { ':on': enabled });
   }

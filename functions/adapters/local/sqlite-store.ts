@@ -81,6 +81,11 @@ export class SqliteStore implements Store {
     return rows.map(toWorkspace);
   }
 
+  async listInvitesOf(username: string) {
+    // The partial index invites_by_user (sqlite-schema.ts), as for members.
+    return (this.stmt(`SELECT * FROM entities WHERE kind = 'invite' AND key = ? ORDER BY workspace_id`).all(username) as Row[]).map(toEntity);
+  }
+
   async setObjectStorage(id: string, enabled: boolean) {
     return this.write(() => {
       this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);

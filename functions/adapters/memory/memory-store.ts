@@ -45,6 +45,11 @@ export class MemoryStore implements Store {
     return sortedBy([...this.workspaces.values()].filter((w) => ids.has(w.id)), (w) => w.id).map(copy);
   }
 
+  async listInvitesOf(username: string) {
+    const invites = [...this.entities.values()].filter((e) => e.kind === 'invite' && e.key === username);
+    return sortedBy(invites, (e) => e.workspace_id).map(copy);
+  }
+
   async setObjectStorage(id: string, enabled: boolean) {
     const ws = this.workspaces.get(id);
     if (ws) ws.object_storage_enabled = enabled;

@@ -76,6 +76,10 @@ export class CachedStore implements Store {
     return this.inner.listMemberWorkspaces(username);
   }
 
+  listInvitesOf(username: string) {
+    return this.inner.listInvitesOf(username);
+  }
+
   setObjectStorage(id: string, enabled: boolean) {
     return this.inner.setObjectStorage(id, enabled).finally(() => this.workspaces.forget(id));
   }

@@ -6,7 +6,7 @@ import type { Store } from '../../../functions/ports.js';
 /**
  * What a person's own requests read follows their memberships, not the instance's workspaces:
  * `workspaces/list`, the consent endpoint (any signed-in person may POST it, so a read per
- * workspace made each request an amplifier) and the approvals inbox read as much with 50 more
+ * workspace made each request an amplifier), the approvals inbox and the person's invitations read as much with 50 more
  * workspaces the person is not in as without them. Reads are counted at the store: each call of
  * a read method, and each record a listing returns.
  */
@@ -72,6 +72,7 @@ const requests = () => ({
   finishedRun: () => status(s.fetch(`/api/v1/runs/${finishedFlow}/consent`, { ...json({ decision: 'approved' }), token: adaToken })),
   notARun: () => status(s.fetch(`/api/v1/runs/${scriptJob}/consent`, { ...json({ decision: 'approved' }), token: adaToken })),
   inbox: () => status(s.fetch('/approvals', { token: null, headers: { cookie: adaCookie } })),
+  invites: () => status(s.fetch('/api/users/list_invites', { token: adaToken })),
 });
 
 describe("a person's requests on an instance of many workspaces", () => {
@@ -86,12 +87,15 @@ describe("a person's requests on an instance of many workspaces", () => {
       return out;
     };
     const before = await measure();
-    expect(Object.fromEntries(Object.entries(before).map(([k, v]) => [k, v.status]))).toEqual({ list: 200, unknownRun: 404, finishedRun: 409, notARun: 404, inbox: 200 });
+    expect(Object.fromEntries(Object.entries(before).map(([k, v]) => [k, v.status]))).toEqual({ list: 200, unknownRun: 404, finishedRun: 409, notARun: 404, inbox: 200, invites: 200 });
 
     for (let i = 0; i < 50; i++) expect((await s.post('/api/workspaces/create', { id: `other-${i}`, name: `Other ${i}` })).status).toBe(201);
     const after = await measure();
     expect(after).toEqual(before);
     const listed = (await (await s.fetch('/api/workspaces/list', { token: adaToken })).json()) as { id: string }[];
     expect(listed.map((w) => w.id)).toEqual(['main']);
+    expect((await s.post('/api/w/other-7/workspaces/invite_user', { username: 'ada', role: 'operator' })).status).toBe(201);
+    const invites = (await (await s.fetch('/api/users/list_invites', { token: adaToken })).json()) as { workspace_id: string; role: string }[];
+    expect(invites).toMatchObject([{ workspace_id: 'other-7', role: 'operator' }]);
   });
 });
