@@ -1,6 +1,6 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { buildApiDocument } from '../core/openapi/api-document.js';
-import { SESSION_COOKIE } from '../core/identity/users.js';
+import { sessionCookieName } from './session-cookie.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { API_OPERATIONS } from './api-catalog/index.js';
@@ -14,16 +14,19 @@ import { renderApiReferencePage } from './api-reference-page.js';
 export function apiOpenApiRoutes(deps: CoreDeps, version: string) {
   const r = new Hono<AppEnv>();
   const built = new Map<string, Record<string, unknown>>();
-  const documentFor = (requestUrl: string) => {
-    const serverUrl = deps.config.baseInternalUrl || new URL(requestUrl).origin;
-    let document = built.get(serverUrl);
+  // The session cookie's name follows the scheme the browser uses (session-cookie.ts).
+  const documentFor = (c: Context) => {
+    const serverUrl = deps.config.baseInternalUrl || new URL(c.req.url).origin;
+    const sessionCookie = sessionCookieName(c);
+    const key = `${sessionCookie} ${serverUrl}`;
+    let document = built.get(key);
     if (!document) {
-      document = buildApiDocument({ version, serverUrl, sessionCookie: SESSION_COOKIE, operations: API_OPERATIONS });
-      if (built.size < 8) built.set(serverUrl, document);
+      document = buildApiDocument({ version, serverUrl, sessionCookie, operations: API_OPERATIONS });
+      if (built.size < 8) built.set(key, document);
     }
     return document;
   };
-  r.get('/api/openapi.json', (c) => c.json(documentFor(c.req.url)));
-  r.get('/openapi', (c) => c.html(renderApiReferencePage(documentFor(c.req.url))));
+  r.get('/api/openapi.json', (c) => c.json(documentFor(c)));
+  r.get('/openapi', (c) => c.html(renderApiReferencePage(documentFor(c))));
   return r;
 }

@@ -3,10 +3,9 @@ import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Context } from 'hono';
 import { ApiError } from '../core/common/errors.js';
-import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/identity/auth.js';
 import { Rights } from '../core/identity/permissions.js';
-import { SESSION_COOKIE } from '../core/identity/users.js';
+import { sessionOf } from './session-cookie.js';
 import { requireWorkspace } from '../core/workspace/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { RuntimeView } from '../core/views/approval-views.js';
@@ -105,7 +104,7 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
   app.route('/api/r', servedRoutes(deps));
 
   app.use('/api/*', async (c, next) => {
-    const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: getCookie(c, SESSION_COOKIE) ?? null };
+    const credentials = { bearer: bearerToken(c.req.header('authorization'), c.req.query('token')), session: sessionOf(c) };
     // What a browser sends on its own (the cookie, or a login form's password) must come from our pages.
     if (!credentials.bearer && (credentials.session || c.req.path === '/api/auth/login')) assertSameOrigin(c.req);
     if (PUBLIC_PATHS.has(c.req.path)) return next();

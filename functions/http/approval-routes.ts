@@ -1,10 +1,9 @@
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../core/identity/auth.js';
 import { ApiError } from '../core/common/errors.js';
 import { approvalView, resumeUrls } from '../core/approvals/resume.js';
 import { requireWorkspace } from '../core/workspace/workspaces.js';
-import { SESSION_COOKIE } from '../core/identity/users.js';
+import { sessionOf } from './session-cookie.js';
 import type { CoreDeps } from '../core/deps.js';
 import { renderApprovalPage } from './approval-page.js';
 import { resumeIdOf } from './flow-routes.js';
@@ -20,7 +19,7 @@ export function approvalRoutes(deps: CoreDeps) {
   r.get('/approve/:workspace/:job/:resumeId/:signature', async (c) => {
     try {
       const workspace = await requireWorkspace(deps.store, c.req.param('workspace'));
-      const session = getCookie(c, SESSION_COOKIE) ?? null;
+      const session = sessionOf(c);
       const principal: Principal | null = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
       const approver = c.req.query('approver') || null;
       const flowLevel = c.req.query('flow_level') === 'true';

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { authenticate } from '../core/identity/auth.js';
 import { inboxFor, type Inbox, type WaitingGate, type WaitingStep } from '../core/approvals/approvals-inbox.js';
 import type { ApprovalAuditEntry } from '../core/flows/run-state.js';
-import { SESSION_COOKIE } from '../core/identity/users.js';
+import { sessionOf } from './session-cookie.js';
 import type { CoreDeps } from '../core/deps.js';
 import { renderFormFields, type ResumeFormSchema } from './approval-form.js';
 import { APPROVAL_STYLE } from './approval-page.js';
@@ -85,7 +84,7 @@ function history(entries: ApprovalAuditEntry[]): Markup | string {
 export function approvalsPageRoutes(deps: CoreDeps) {
   const r = new Hono();
   r.get('/approvals', async (c) => {
-    const session = getCookie(c, SESSION_COOKIE) ?? null;
+    const session = sessionOf(c);
     const principal = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
     const login = `/login?next=${encodeURIComponent('/approvals')}`;
     if (!principal) return c.redirect(login, 302);

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { createUser, listUsers, login, logout, setPassword, SESSION_COOKIE, whoami } from '../core/identity/users.js';
+import { createUser, listUsers, login, logout, setPassword, whoami } from '../core/identity/users.js';
+import { clearSession, sessionOf, setSession } from './session-cookie.js';
 import { createToken, deleteToken, listTokens } from '../core/identity/tokens.js';
 import { listOutbox } from '../core/identity/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -17,28 +17,19 @@ export function authRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/auth/login', async (c) => {
-    const previous = getCookie(c, SESSION_COOKIE) ?? null;
+    const previous = sessionOf(c);
     const session = await login(deps, await readJsonBody(c), clientAddress(c));
     // Logging in again (switching account) ends the session this browser had, not just its cookie.
     const before = previous ? await authenticate(deps, { bearer: null, session: previous }).catch(() => null) : null;
     if (before) await logout(deps, before);
-    setCookie(c, SESSION_COOKIE, session.token, {
-      httpOnly: true,
-      // Strict: no other site can make a browser send the session along (no CSRF on POST or GET runs).
-      sameSite: 'Strict',
-      // Behind a proxy that ends TLS the request reaches us as http: the proxy's X-Forwarded-Proto
-      // says what the browser used. A client that sets it itself only makes its own cookie stricter.
-      secure: new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto')?.split(',')[0].trim().toLowerCase() === 'https',
-      path: '/',
-      expires: new Date(session.expires_at),
-    });
+    setSession(c, session.token, new Date(session.expires_at));
     return c.json({ username: session.username, expires_at: session.expires_at } satisfies LoginView);
   });
 
   r.post('/auth/logout', async (c) => {
     const principal = c.get('principal') as Principal | undefined;
     if (principal) await logout(deps, principal);
-    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    clearSession(c);
     // The console's "Log out" is a plain form: the browser then shows the login page, not this text.
     if (c.req.header('sec-fetch-mode') === 'navigate') return c.redirect('/login', 303);
     return c.text('logged out');

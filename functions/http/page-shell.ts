@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../core/identity/auth.js';
 import { Rights } from '../core/identity/permissions.js';
 import type { CoreDeps } from '../core/deps.js';
 import { ApiError } from '../core/common/errors.js';
-import { SESSION_COOKIE } from '../core/identity/users.js';
+import { sessionOf } from './session-cookie.js';
 import { requireWorkspace } from '../core/workspace/workspaces.js';
 import { html, raw, type Markup } from './html.js';
 import type { StaticAsset } from './console/static-assets.js';
@@ -50,7 +49,7 @@ export async function signedInUsername(deps: CoreDeps, c: Context): Promise<stri
 }
 
 async function signedIn(deps: CoreDeps, c: Context): Promise<Principal | null> {
-  const session = getCookie(c, SESSION_COOKIE) ?? null;
+  const session = sessionOf(c);
   try {
     return await authenticate(deps, { bearer: null, session });
   } catch (error) {

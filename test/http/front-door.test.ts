@@ -50,6 +50,25 @@ describe('front door', () => {
     expect((await s.fetch('/api/users/whoami', { token: null, headers: { cookie } })).status).toBe(200);
   });
 
+  it('over HTTPS (a proxy ending TLS) names the session __Host-svc_session, which a sibling subdomain cannot set, and reads no other', async () => {
+    const https = { 'x-forwarded-proto': 'https' };
+    const res = await s.fetch('/api/auth/login', { ...json({ token: s.token }), token: null, headers: { ...https, 'content-type': 'application/json' } });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const setCookie = res.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^__Host-svc_session=[^;]+;/);
+    expect(setCookie).toMatch(/; Path=\//);
+    expect(setCookie).toMatch(/; Secure/);
+    expect(setCookie).not.toMatch(/Domain=/i);
+    const session = cookieOf(res).slice('__Host-svc_session='.length);
+    const whoami = (cookie: string) => s.fetch('/api/users/whoami', { token: null, headers: { ...https, cookie } });
+    expect((await whoami(`__Host-svc_session=${session}`)).status).toBe(200);
+    // A plain svc_session cookie is what a page on a sibling subdomain could plant: over HTTPS it is not read.
+    expect((await whoami(`svc_session=${session}`)).status).toBe(401);
+    const out = await s.fetch('/api/auth/logout', { method: 'POST', token: null, headers: { ...https, cookie: `__Host-svc_session=${session}` } });
+    expect(out.headers.get('set-cookie')).toMatch(/^__Host-svc_session=;.*Max-Age=0/);
+    expect((await whoami(`__Host-svc_session=${session}`)).status).toBe(401);
+  });
+
   it('refuses a scoped, a workspace-bound, an unknown token and a session value as sign-in tokens', async () => {
     const scoped = await (await s.post('/api/users/tokens/create', { label: 'scoped', scopes: ['jobs:read'] })).text();
     const bound = await (await s.post('/api/users/tokens/create', { label: 'bound', workspace_id: s.workspace })).text();

@@ -1,12 +1,11 @@
 import { Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../../core/identity/auth.js';
 import { ApiError } from '../../core/common/errors.js';
 import { inboxFor } from '../../core/approvals/approvals-inbox.js';
 import { listRuns, type RunSummary } from '../../core/console/runs.js';
 import { runFilterSchema } from '../../core/console/run-filter.js';
 import { listSchedules } from '../../core/triggers/schedules.js';
-import { SESSION_COOKIE } from '../../core/identity/users.js';
+import { sessionOf } from '../session-cookie.js';
 import { listWorkspacesOf } from '../../core/workspace/workspaces.js';
 import type { CoreDeps } from '../../core/deps.js';
 import type { Rights } from '../../core/identity/permissions.js';
@@ -24,7 +23,7 @@ import { formatTime } from './time-format.js';
 export function frontDoorRoutes(deps: CoreDeps) {
   const r = new Hono();
   r.get('/', async (c) => {
-    const principal = await authenticate(deps, { bearer: null, session: getCookie(c, SESSION_COOKIE) ?? null }).catch((error: unknown) => {
+    const principal = await authenticate(deps, { bearer: null, session: sessionOf(c) }).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 401) return null;
       throw error;
     });

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { authenticate, type Principal } from '../../core/identity/auth.js';
 import { ApiError } from '../../core/common/errors.js';
 import { Rights } from '../../core/identity/permissions.js';
-import { SESSION_COOKIE } from '../../core/identity/users.js';
+import { sessionOf } from '../session-cookie.js';
 import { requireWorkspace } from '../../core/workspace/workspaces.js';
 import type { CoreDeps } from '../../core/deps.js';
 import { html, raw, type Markup } from '../html.js';
@@ -102,7 +101,7 @@ export type PageAccess = { ok: true; principal: Principal; rights: Rights } | { 
  * the browser goes to the login page and comes back.
  */
 export async function pageAccess(deps: CoreDeps, c: Context): Promise<PageAccess> {
-  const session = getCookie(c, SESSION_COOKIE) ?? null;
+  const session = sessionOf(c);
   let principal: Principal;
   try {
     principal = await authenticate(deps, { bearer: null, session });
