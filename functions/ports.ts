@@ -66,6 +66,14 @@ export interface Store {
    * run's admission checks (core/jobs/run-admission.ts), so it reads at most that many index entries.
    */
   countQueuedJobs(workspaceId: string, atMost: number): Promise<number>;
+  /**
+   * Adds `count` to the jobs counted under job `id` (0 at first), atomically, unless the sum would
+   * pass `limit`: the jobs a top-level run made in all, which its flow's turns count before they
+   * store any (core/flows/run-budget.ts). Answers whether it added; false, adding nothing, when the
+   * sum would pass the limit or there is no such job. A negative `count` (giving back what a turn
+   * that stored nothing had counted) is always added to an existing job.
+   */
+  countRunJobs(id: string, count: number, limit: number): Promise<boolean>;
 
   /** Inserts the user unless one with that username exists; returns whether it was created. */
   createUser(u: User, events?: OutboxEvent[]): Promise<boolean>;

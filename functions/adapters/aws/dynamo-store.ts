@@ -306,6 +306,13 @@ export class DynamoStore implements Store {
     await this.jobs.scrub(id);
   }
 
+  async countRunJobs(id: string, count: number, limit: number) {
+    // An atomic add on the job's item: the branches of a run counting at once never conflict.
+    if (count <= 0) return this.updateJob(id, 'ADD jobs_made :count', 'attribute_exists(pk)', { ':count': count });
+    if (count > limit) return false;
+    return this.updateJob(id, 'ADD jobs_made :count', 'attribute_not_exists(jobs_made) OR jobs_made <= :most', { ':count': count, ':most': limit - count });
+  }
+
   async releaseHeldJob(id: string) {
     return this.updateJob(id, 'SET held = :no', '#status = :queued AND held = :yes', { ':no': false, ':yes': true, ':queued': 'queued' });
   }

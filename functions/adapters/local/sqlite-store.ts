@@ -235,6 +235,13 @@ export class SqliteStore implements Store {
     });
   }
 
+  async countRunJobs(id: string, count: number, limit: number) {
+    return this.write(() => {
+      const within = count > 0 ? 'AND jobs_made + @count <= @limit' : '';
+      return this.stmt(`UPDATE jobs SET jobs_made = jobs_made + @count WHERE id = @id ${within}`).run({ id, count, ...(count > 0 ? { limit } : {}) }).changes === 1;
+    });
+  }
+
   async releaseHeldJob(id: string) {
     return this.write(() => {
       return this.stmt(`UPDATE jobs SET held = 0 WHERE id = ? AND held = 1 AND status = 'queued'`).run(id).changes === 1;
