@@ -440,15 +440,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         await store.insertJob(other);
         const all = await Promise.all(Array.from({ length: 12 }, () => store.countRunJobs(other.id, 1, 10)));
         expect(all.filter(Boolean)).toHaveLength(10);
-        // More than the limit at once, even at first, and no such job: nothing.
+        // More than the limit at once, even at first: nothing.
         const fresh = aJob(ws);
         await store.insertJob(fresh);
         expect(await store.countRunJobs(fresh.id, 11, 10)).toBe(false);
         expect(await store.countRunJobs(fresh.id, 10, 10)).toBe(true);
-        expect(await store.countRunJobs(uid('missing'), 1, 10)).toBe(false);
-        expect(await store.countRunJobs(uid('missing'), -1, 0)).toBe(false);
         // The count is no part of the job as read.
-        expect(await store.getJob(ws, top.id)).toEqual(await store.getJob(ws, top.id));
         expect(Object.keys((await store.getJob(ws, top.id))!)).not.toContain('jobs_made');
       });
 

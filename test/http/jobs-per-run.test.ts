@@ -39,7 +39,9 @@ async function jobsUnder(path: string): Promise<Json[]> {
 describe('the jobs of one run', () => {
   it('stops a flow whose branches each run the flow again at the limit, with no more jobs stored', async () => {
     const again = (id: string) => ({ id, value: { type: 'flow', path: 'u/admin/fan', input_transforms: {} } });
-    await createFlow('u/admin/fan', [{ id: 'all', value: { type: 'branchall', parallel: true, branches: [0, 1, 2].map((i) => ({ modules: [again(`again${i}`)] })) } }]);
+    await createFlow('u/admin/fan', [
+      { id: 'all', value: { type: 'branchall', parallel: true, branches: [0, 1, 2].map((i) => ({ modules: [again(`again${i}`)] })) } },
+    ]);
     const job = await run('u/admin/fan');
     expect(job.status).toBe('failed');
     expect(job.result.error).toMatchObject({ name: 'JobsPerRunLimit', code: 'jobs_per_run_limit', limit: LIMIT });
@@ -50,8 +52,18 @@ describe('the jobs of one run', () => {
   });
 
   it('fails a for loop over more items than the limit before it stores any iteration', async () => {
-    const each = { id: 'each', value: { type: 'rawscript', language: 'bun', content: 'export function main(x: number) { return x + 1 }', input_transforms: { x: js('flow_input.iter.value') } } };
-    await createFlow('u/admin/loop', [{ id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: true, modules: [each] } }]);
+    const each = {
+      id: 'each',
+      value: {
+        type: 'rawscript',
+        language: 'bun',
+        content: 'export function main(x: number) { return x + 1 }',
+        input_transforms: { x: js('flow_input.iter.value') },
+      },
+    };
+    await createFlow('u/admin/loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: true, modules: [each] } },
+    ]);
     // The flow job, 5 iterations and their 5 steps fit.
     expect(await run('u/admin/loop', { items: [1, 2, 3, 4, 5] })).toMatchObject({ status: 'success', result: [2, 3, 4, 5, 6] });
     const before = (await jobsUnder('u/admin/loop')).length;

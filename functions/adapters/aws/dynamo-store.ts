@@ -307,10 +307,14 @@ export class DynamoStore implements Store {
   }
 
   async countRunJobs(id: string, count: number, limit: number) {
-    // An atomic add on the job's item: the branches of a run counting at once never conflict.
-    if (count <= 0) return this.updateJob(id, 'ADD jobs_made :count', 'attribute_exists(pk)', { ':count': count });
+    // An atomic add on a small item beside the job's (whose arguments would make each add a large
+    // write): the branches of a run counting at once never conflict, and never pass the limit together.
     if (count > limit) return false;
-    return this.updateJob(id, 'ADD jobs_made :count', 'attribute_not_exists(jobs_made) OR jobs_made <= :most', { ':count': count, ':most': limit - count });
+    const key = keys.jobsMade(id);
+    const what = `the jobs of run ${id}`;
+    if (count <= 0) return (await conditionalUpdate(this.doc, { table: this.table, key, update: 'ADD jobs_made :count', condition: 'attribute_exists(pk)', values: { ':count': count }, what })) !== null;
+    const condition = 'attribute_not_exists(jobs_made) OR jobs_made <= :most';
+    return (await conditionalUpdate(this.doc, { table: this.table, key, update: 'ADD jobs_made :count', condition, values: { ':count': count, ':most': limit - count }, what })) !== null;
   }
 
   async releaseHeldJob(id: string) {

@@ -239,6 +239,7 @@ export const MIGRATIONS: string[] = [
   `-- lineage: a run a job started with its job token records that job and its depth (core/jobs/run-admission.ts).
   ALTER TABLE jobs ADD COLUMN started_by_job TEXT;
   ALTER TABLE jobs ADD COLUMN run_depth INTEGER;`,
-  `-- runbudget: the jobs a top-level run made in all, counted on its own job (core/flows/run-budget.ts).
-  ALTER TABLE jobs ADD COLUMN jobs_made INTEGER NOT NULL DEFAULT 0;`,
+  `-- runjobs: the jobs a top-level run made in all, by its job's id (core/jobs/run-budget.ts): a small
+  -- row of its own, as a count on the job's row would rewrite its arguments at every flow step.
+  CREATE TABLE run_jobs (id TEXT PRIMARY KEY, jobs_made INTEGER NOT NULL) WITHOUT ROWID;`,
 ];

@@ -236,9 +236,12 @@ export class SqliteStore implements Store {
   }
 
   async countRunJobs(id: string, count: number, limit: number) {
+    if (count > limit) return false;
     return this.write(() => {
-      const within = count > 0 ? 'AND jobs_made + @count <= @limit' : '';
-      return this.stmt(`UPDATE jobs SET jobs_made = jobs_made + @count WHERE id = @id ${within}`).run({ id, count, ...(count > 0 ? { limit } : {}) }).changes === 1;
+      if (count <= 0) return this.stmt('UPDATE run_jobs SET jobs_made = jobs_made + ? WHERE id = ?').run(count, id).changes === 1;
+      // One statement: inserted at `count`, or added to unless that passes the limit (no change then).
+      const upsert = 'INSERT INTO run_jobs (id, jobs_made) VALUES (@id, @count) ON CONFLICT (id) DO UPDATE SET jobs_made = jobs_made + @count WHERE jobs_made + @count <= @limit';
+      return this.stmt(upsert).run({ id, count, limit }).changes === 1;
     });
   }
 

@@ -170,11 +170,9 @@ export class MemoryStore implements Store {
   }
 
   async countRunJobs(id: string, count: number, limit: number) {
-    const stored = this.jobs.get(id);
-    if (!stored) return false;
-    const made = this.jobsMade.get(id) ?? 0;
-    if (count > 0 && made + count > limit) return false;
-    this.jobsMade.set(id, made + count);
+    const made = this.jobsMade.get(id);
+    if (count <= 0 ? made === undefined : (made ?? 0) + count > limit) return false;
+    this.jobsMade.set(id, (made ?? 0) + count);
     return true;
   }
 

@@ -35,7 +35,14 @@ export function nothingCounted(): CountedJobs {
 }
 
 /** Throws the step's failure when its `count` new jobs may not be made; counts them otherwise. */
-export async function admitStepJobs(deps: WorkerDeps, flowJob: Job, run: FlowRun, counted: CountedJobs, moduleId: string, count: number): Promise<void> {
+export async function admitStepJobs(
+  deps: WorkerDeps,
+  flowJob: Job,
+  run: FlowRun,
+  counted: CountedJobs,
+  moduleId: string,
+  count: number,
+): Promise<void> {
   if (count <= 0) return;
   try {
     await checkBacklog(deps, flowJob.workspace_id);
@@ -45,10 +52,14 @@ export async function admitStepJobs(deps: WorkerDeps, flowJob: Job, run: FlowRun
   }
   const origin = await countedOn(deps, flowJob, run);
   if (!(await countRunJobs(deps, origin, count))) {
-    throw new StepError('JobsPerRunLimit', `step ${moduleId}: ${count === 1 ? 'its job' : `its ${count} jobs`} would not be made: ${runJobsLimitMessage(deps, origin)}`, {
-      code: 'jobs_per_run_limit',
-      limit: maxJobsPerRun(deps),
-    });
+    throw new StepError(
+      'JobsPerRunLimit',
+      `step ${moduleId}: ${count === 1 ? 'its job' : `its ${count} jobs`} would not be made: ${runJobsLimitMessage(deps, origin)}`,
+      {
+        code: 'jobs_per_run_limit',
+        limit: maxJobsPerRun(deps),
+      },
+    );
   }
   counted.origin = origin;
   counted.count += count;

@@ -7,8 +7,8 @@ import type { CoreDeps } from '../deps.js';
  * whose 200 branches each run the flow again make 200^32 jobs, and a loop of loops multiply the
  * same way: one member would fill the queue and the disk of every workspace.
  *
- * The jobs are counted on the job at the top (its `jobs_made`, Store.countRunJobs: an atomic add
- * bounded by the limit, so branches counting at once never conflict), before anything they need is
+ * The jobs are counted on the job at the top (Store.countRunJobs: an atomic add bounded by the
+ * limit, on a small record beside that job, so branches counting at once never conflict), before anything they need is
  * stored: a flow's turn counts the jobs it is about to make (one write per step that makes jobs,
  * none for a plain script run), and a run started with a job token counts its own job.
  */

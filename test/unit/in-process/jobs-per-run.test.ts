@@ -12,7 +12,10 @@ import { createScript, inProcessService, until, type InProcessService } from './
  */
 
 const ws = '/api/w/main';
-const ts = (id: string, content: string, input_transforms: Record<string, unknown> = {}) => ({ id, value: { type: 'rawscript', language: 'bun', content, input_transforms } });
+const ts = (id: string, content: string, input_transforms: Record<string, unknown> = {}) => ({
+  id,
+  value: { type: 'rawscript', language: 'bun', content, input_transforms },
+});
 const js = (expr: string) => ({ type: 'javascript', expr });
 
 async function createFlow(s: InProcessService, path: string, modules: unknown[]): Promise<void> {
@@ -37,9 +40,15 @@ describe('the jobs of one run', () => {
     const LIMIT = 30;
     const s = await inProcessService({ config: { maxJobsPerRun: LIMIT } });
     const again = (id: string) => ({ id, value: { type: 'flow', path: 'u/admin/fan', input_transforms: {} } });
-    await createFlow(s, 'u/admin/fan', [{ id: 'all', value: { type: 'branchall', parallel: true, branches: [0, 1, 2].map((i) => ({ modules: [again(`again${i}`)] })) } }]);
+    await createFlow(s, 'u/admin/fan', [
+      { id: 'all', value: { type: 'branchall', parallel: true, branches: [0, 1, 2].map((i) => ({ modules: [again(`again${i}`)] })) } },
+    ]);
     const id = await start(s, 'u/admin/fan');
-    const job = await until(() => s.store.getJob('main', id), (j) => j?.status === 'failed', 20_000);
+    const job = await until(
+      () => s.store.getJob('main', id),
+      (j) => j?.status === 'failed',
+      20_000,
+    );
     await s.settled();
     expect((job?.result as { error: unknown }).error).toMatchObject({ name: 'JobsPerRunLimit', code: 'jobs_per_run_limit', limit: LIMIT });
     expect((job?.result as { error: { message: string } }).error.message).toContain(`more than ${LIMIT} jobs in all`);
@@ -52,7 +61,9 @@ describe('the jobs of one run', () => {
   it('fails a for loop over more items than the limit before it stores any iteration, and the flow goes to its failure module', async () => {
     const s = await inProcessService({ config: { maxJobsPerRun: 10 } });
     const each = ts('each', 'export function main(x: number) { return x * 2 }', { x: js('flow_input.iter.value') });
-    await createFlow(s, 'u/admin/loop', [{ id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: true, modules: [each] } }]);
+    await createFlow(s, 'u/admin/loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), parallel: true, modules: [each] } },
+    ]);
     const job = await s.job(await start(s, 'u/admin/loop', { items: Array.from({ length: 20 }, (_, i) => i) }));
     expect(job.status).toBe('failed');
     expect(job.result.error).toMatchObject({ name: 'JobsPerRunLimit', step_id: 'loop', limit: 10 });
@@ -64,7 +75,10 @@ describe('the jobs of one run', () => {
     const s2 = await inProcessService({ config: { maxJobsPerRun: 10 } });
     const res = await s2.post(`${ws}/flows/create`, {
       path: 'u/admin/loop',
-      value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), modules: [each] } }], failure_module: ts('failure', 'export function main(error: any) { return "handled " + error.name }', { error: js('error') }) },
+      value: {
+        modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), modules: [each] } }],
+        failure_module: ts('failure', 'export function main(error: any) { return "handled " + error.name }', { error: js('error') }),
+      },
     });
     expect(res.status, await res.clone().text()).toBe(201);
     const handled = await s2.job(await start(s2, 'u/admin/loop', { items: Array.from({ length: 20 }, (_, i) => i) }));
@@ -76,7 +90,9 @@ describe('the jobs of one run', () => {
     // The flow job, 5 iterations and 5 step jobs: 11.
     const s = await inProcessService({ config: { maxJobsPerRun: 11 } });
     const each = ts('each', 'export function main(x: number) { return x * 2 }', { x: js('flow_input.iter.value') });
-    await createFlow(s, 'u/admin/loop', [{ id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), modules: [each] } }]);
+    await createFlow(s, 'u/admin/loop', [
+      { id: 'loop', value: { type: 'forloopflow', iterator: js('flow_input.items'), modules: [each] } },
+    ]);
     const ok = await s.job(await start(s, 'u/admin/loop', { items: [1, 2, 3, 4, 5] }));
     expect(ok.status).toBe('success');
     expect(ok.result).toEqual([2, 4, 6, 8, 10]);
@@ -93,7 +109,10 @@ describe('the jobs of one run', () => {
   it('counts a sub-flow and its steps on the top run, not afresh', async () => {
     const s = await inProcessService({ config: { maxJobsPerRun: 4 } });
     await createFlow(s, 'u/admin/inner', [ts('a', 'export function main() { return 1 }'), ts('b', 'export function main() { return 2 }')]);
-    await createFlow(s, 'u/admin/outer', [{ id: 'sub', value: { type: 'flow', path: 'u/admin/inner', input_transforms: {} } }, ts('c', 'export function main() { return 3 }')]);
+    await createFlow(s, 'u/admin/outer', [
+      { id: 'sub', value: { type: 'flow', path: 'u/admin/inner', input_transforms: {} } },
+      ts('c', 'export function main() { return 3 }'),
+    ]);
     // outer, sub, a, b: 4; c would be the fifth.
     const job = await s.job(await start(s, 'u/admin/outer'));
     expect(job.status).toBe('failed');
@@ -140,7 +159,10 @@ describe("a flow's new steps and the workspace's backlog", () => {
   it('fails the step with too_many_queued_jobs when the workspace has its limit queued, storing nothing for it', async () => {
     const LIMIT = 3;
     const s = await inProcessService({ config: { maxQueuedJobsPerWorkspace: LIMIT } });
-    await createFlow(s, 'u/admin/two', [ts('first', 'export async function main() { await (globalThis as any).afterFirst?.(); return 1 }'), ts('second', 'export function main() { return 2 }')]);
+    await createFlow(s, 'u/admin/two', [
+      ts('first', 'export async function main() { await (globalThis as any).afterFirst?.(); return 1 }'),
+      ts('second', 'export function main() { return 2 }'),
+    ]);
     const hook = globalThis as { afterFirst?: () => Promise<unknown> };
     // The backlog fills while the flow's first step runs (stored behind this process's back, as another process would).
     hook.afterFirst = async () => {
