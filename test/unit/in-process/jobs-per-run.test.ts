@@ -106,6 +106,16 @@ describe('the jobs of one run', () => {
     expect((await allJobs(s)).length - 11).toBe(10);
   });
 
+  it('ends a while loop that would run on past the limit, at the iteration that would pass it', async () => {
+    const s = await inProcessService({ config: { maxJobsPerRun: 9 } });
+    await createFlow(s, 'u/admin/forever', [{ id: 'loop', stop_after_if: { expr: 'false' }, value: { type: 'whileloopflow', modules: [ts('each', 'export function main() { return 1 }')] } }]);
+    // The flow job and 4 iterations of 2 jobs each: the fifth iteration is refused.
+    const job = await s.job(await start(s, 'u/admin/forever'));
+    expect(job.status).toBe('failed');
+    expect(job.result.error).toMatchObject({ name: 'JobsPerRunLimit', step_id: 'loop', limit: 9 });
+    expect(await allJobs(s)).toHaveLength(9);
+  });
+
   it('counts a sub-flow and its steps on the top run, not afresh', async () => {
     const s = await inProcessService({ config: { maxJobsPerRun: 4 } });
     await createFlow(s, 'u/admin/inner', [ts('a', 'export function main() { return 1 }'), ts('b', 'export function main() { return 2 }')]);
