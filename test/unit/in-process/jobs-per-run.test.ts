@@ -108,7 +108,13 @@ describe('the jobs of one run', () => {
 
   it('ends a while loop that would run on past the limit, at the iteration that would pass it', async () => {
     const s = await inProcessService({ config: { maxJobsPerRun: 9 } });
-    await createFlow(s, 'u/admin/forever', [{ id: 'loop', stop_after_if: { expr: 'false' }, value: { type: 'whileloopflow', modules: [ts('each', 'export function main() { return 1 }')] } }]);
+    await createFlow(s, 'u/admin/forever', [
+      {
+        id: 'loop',
+        stop_after_if: { expr: 'false' },
+        value: { type: 'whileloopflow', modules: [ts('each', 'export function main() { return 1 }')] },
+      },
+    ]);
     // The flow job and 4 iterations of 2 jobs each: the fifth iteration is refused.
     const job = await s.job(await start(s, 'u/admin/forever'));
     expect(job.status).toBe('failed');
