@@ -18,6 +18,18 @@ export interface Store {
   createWorkspace(ws: Workspace): Promise<'created' | 'exists'>;
   getWorkspace(id: string): Promise<Workspace | null>;
   listWorkspaces(): Promise<Workspace[]>;
+  /**
+   * The workspaces that hold a `member` entity keyed by this username, ordered by id (a member
+   * entity of a workspace that does not exist is left out): what a person's own listings read,
+   * at a cost that follows their memberships, not the instance's workspaces. A removed member is
+   * never listed; a member added a moment ago may be missing for that moment (AWS: an index).
+   */
+  listMemberWorkspaces(username: string): Promise<Workspace[]>;
+  /**
+   * The `invite` entities keyed by this username, in every workspace, ordered by workspace id:
+   * a person's pending invitations, read as listMemberWorkspaces reads memberships.
+   */
+  listInvitesOf(username: string): Promise<Entity[]>;
   setObjectStorage(id: string, enabled: boolean): Promise<void>;
 
   /**
@@ -33,6 +45,11 @@ export interface Store {
 
   insertJob(job: Job): Promise<void>;
   getJob(workspaceId: string, id: string): Promise<Job | null>;
+  /**
+   * The job with this id in whichever workspace holds it (every store keys jobs by id alone): one
+   * read. The caller must then decide whether the person may see that workspace's job.
+   */
+  findJobById(id: string): Promise<Job | null>;
   /** The job's status alone, or null when there is none: what a flow's next turn checks of its flow job (core/flows/run-cache.ts). */
   getJobStatus(workspaceId: string, id: string): Promise<JobStatus | null>;
   listJobs(filter: JobListFilter): Promise<Job[]>;

@@ -12,7 +12,8 @@ import { readJsonBody } from './json-body.js';
 /**
  * Chat approvals (README: Chat approvals): the workspace's chat connections (admins set them up),
  * and the platforms' endpoints. `request_approval` is what the client libraries'
- * requestInteractiveChatApproval calls from inside a step, with the job's token; `interactions`
+ * requestInteractiveChatApproval calls from inside a step, with the job's token (only that step's
+ * own token, or a workspace admin as a person, may: core/chat/chat-requester.ts); `interactions`
  * is the Slack app's interactivity URL, authenticated by Slack's signature alone under a connected app's signing secret (app.ts lets it
  * through without a token), so it reads the raw body the signature covers. The Teams pair is the
  * same for requestInteractiveCollabApproval and the bot's messaging endpoint (a Bot Framework JWT).

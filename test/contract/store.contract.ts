@@ -3,6 +3,7 @@ import type { Job, JobListFilter, Store } from '../../functions/ports.js';
 import { describeEntityContract } from './store-entities.contract.js';
 import { describeOutboxContract } from './store-outbox.contract.js';
 import { describeJobQueryContract } from './store-job-query.contract.js';
+import { describeMembershipContract } from './store-memberships.contract.js';
 import { aJob, anEntity, aScriptVersion, aToken, aUser, aWorkspace, eventually, FAR_FUTURE, nextTimestamp, uid } from './store-fixtures.js';
 
 /**
@@ -627,5 +628,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
     describeEntityContract(() => store, newWorkspace);
     describeOutboxContract(() => store, newWorkspace);
     describeJobQueryContract(() => store, newWorkspace);
+    describeMembershipContract(() => store);
   });
 }

@@ -189,3 +189,36 @@ describe('a token asked for with a label or workspace it cannot have', () => {
     expect(await (await s.fetch('/api/users/tokens/list')).text()).toBe(tokens);
   });
 });
+
+describe('a field svc does not know in a request body', () => {
+  it('is refused with 400 naming it, on every create and update, and nothing is stored', async () => {
+    // Each of these was accepted before and the field dropped without a word: Windmill's
+    // `super_admin` made an ordinary user, a token's `scope` (singular) a token for everything.
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['/api/users/create', { username: 'mallory', email: 'mallory@example.com', password: 'correct horse battery', super_admin: true }, 'super_admin'],
+      ['/api/users/tokens/create', { label: 'ci', scope: 'jobs:run' }, 'scope'],
+      [`${ws()}/variables/create`, { path: 'f/bad/var', value: 'x', secret: true }, 'secret'],
+      [`${ws()}/resources/create`, { path: 'f/bad/res', value: {}, resource_type: 'any', type: 'any' }, 'type'],
+      [`${ws()}/folders/create`, { name: 'badfolder', owner: 'u/admin' }, 'owner'],
+      [`${ws()}/groups/create`, { name: 'badgroup', members: ['admin'] }, 'members'],
+      [`${ws()}/workspaces/add_user`, { username: 'admin', role: 'admin', is_admin: true }, 'is_admin'],
+    ];
+    for (const [path, body, field] of cases) {
+      const res = await s.post(path, body);
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBe(400);
+      expect((await res.json()).error.field, path).toBe(field);
+    }
+    expect((await s.fetch('/api/users/list')).ok).toBe(true);
+    expect(JSON.stringify(await (await s.fetch('/api/users/list')).json())).not.toContain('mallory');
+    expect((await s.fetch(`${ws()}/variables/get/f/bad/var`)).status).toBe(404);
+    expect((await s.fetch(`${ws()}/resources/get/f/bad/res`)).status).toBe(404);
+    expect((await s.fetch(`${ws()}/folders/get/badfolder`)).status).toBe(404);
+
+    // Windmill's clients repeat the path in an update body: taken when it is the path updated.
+    expect((await s.post(`${ws()}/variables/create`, { path: 'f/bad/region', value: 'eu' })).status).toBe(201);
+    expect((await s.post(`${ws()}/variables/update/f/bad/region`, { path: 'f/bad/region', value: 'us' })).status).toBe(200);
+    const moved = await s.post(`${ws()}/variables/update/f/bad/region`, { path: 'f/bad/elsewhere', value: 'us' });
+    expect(moved.status).toBe(400);
+    expect((await moved.json()).error.field).toBe('path');
+  });
+});

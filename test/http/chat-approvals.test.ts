@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, waitForJob, type TestServer } from './harness.js';
+import { runSync, signUpMember, startServer, waitForJob, type Member, type TestServer } from './harness.js';
 import { startFakeSlack, type FakeSlack, type SlackMessage, type SlackUser } from './fake-slack.js';
 
 /**
@@ -266,6 +266,114 @@ describe('Slack chat approvals', () => {
     expect(await late('slack')).toBe(409);
     const missing = await s.fetch(`${ws()}/chat/slack/request_approval/${id}`, json({ channel_id: 'C0REFUNDS', message: 'hi' }));
     expect(missing.status).toBe(400);
+  });
+
+  describe('who may ask a chat for approvals', () => {
+    let viewer: Member;
+    const ask = (job: string, token: string, message = 'Approve the payout to IBAN DE00 1234?') =>
+      s.fetch(`${ws()}/chat/slack/request_approval/${job}`, { ...json({ chat_resource_path: 'slack', channel_id: 'C0FINANCE', message }), token });
+    const posts = () => slack.calls.filter((c) => c.method === 'chat.postMessage').length;
+    const stepOf = async (id: string) => (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.suspend.step_job as string;
+
+    beforeAll(async () => {
+      // A member who may read (and run) the folder's flows and their jobs, and nothing more.
+      viewer = await signUpMember(s, 'viewer', 'operator');
+      expect((await s.post(`${ws()}/folders/create`, { name: 'chatops', extra_perms: { 'u/viewer': false } })).status).toBe(201);
+    });
+
+    it("refuses a member who can read the step's job, and the one who started the flow, before looking the job up; a workspace admin may ask", async () => {
+      const { id } = await runUntilSuspended('f/chatops/payout', flow('bun', ASK_TS, { required_events: 1 }), { channels: [], approver: '' });
+      const stepJob = await stepOf(id);
+      expect((await s.fetch(`${ws()}/jobs_u/get/${stepJob}`, { token: viewer.token })).status).toBe(200);
+      const before = posts();
+
+      const refused = await ask(stepJob, viewer.token);
+      expect(refused.status).toBe(403);
+      const body = await refused.json();
+      expect(body.error.message).toContain('only the approval step itself');
+      // An unknown job answers alike: nothing tells the viewer whether the job exists.
+      const unknownJob = '00000000-0000-4000-8000-000000000000';
+      const unknown = await ask(unknownJob, viewer.token);
+      expect(unknown.status).toBe(403);
+      expect(JSON.stringify(await unknown.json()).replaceAll(unknownJob, 'JOB')).toBe(JSON.stringify(body).replaceAll(stepJob, 'JOB'));
+      // With the viewer's login session too.
+      const bySession = await s.fetch(`${ws()}/chat/slack/request_approval/${stepJob}`, { ...json({ chat_resource_path: 'slack', channel_id: 'C0FINANCE', message: 'hi' }), token: null, headers: { cookie: viewer.cookie, 'content-type': 'application/json' } });
+      expect(bySession.status).toBe(403);
+      // The Teams entry points of the same step refuse as well.
+      expect((await s.fetch(`${ws()}/chat/teams/request_approval/${stepJob}`, { ...json({ team_name: 'Finance', channel_name: 'approvals', message: 'hi' }), token: viewer.token })).status).toBe(403);
+      expect((await s.fetch(`${ws()}/chat/teams/send_message/${stepJob}`, { ...json({ conversation_id: '19:x', text: 'hi' }), token: viewer.token })).status).toBe(403);
+
+      // The one who started a run is not its approval step either.
+      const own = await (await s.fetch(`${ws()}/jobs/run/p/f/chatops/payout`, { ...json({ channels: [], approver: '' }), token: viewer.token })).text();
+      await expect.poll(async () => status(own)).toBe('suspended');
+      const byStarter = await ask(await stepOf(own), viewer.token);
+      expect(byStarter.status).toBe(403);
+      expect((await byStarter.json()).error.message).toContain('only the approval step itself');
+      expect(posts()).toBe(before);
+      expect(await status(id)).toBe('suspended');
+
+      // A workspace admin, as a person, may ask (again) for a waiting step.
+      const byAdmin = await ask(stepJob, s.token, 'Payout 1: please decide');
+      expect(byAdmin.status).toBe(200);
+      expect(await byAdmin.json()).toMatchObject({ channel: 'C0FINANCE', posted: true });
+      expect(posts()).toBe(before + 1);
+      expect(slack.messages.at(-1)!.text).toBe('Payout 1: please decide');
+      for (const run of [id, own]) await s.fetch(`${ws()}/jobs_u/queue/cancel/${run}`, json({ reason: 'done here' }));
+    });
+
+    it("refuses a job's token for any job but its own, an admin's job included", async () => {
+      const { id } = await runUntilSuspended('u/admin/payout_target', flow('bun', ASK_TS, { required_events: 1 }), { channels: [], approver: '' });
+      const stepJob = await stepOf(id);
+      const content = `import * as svc from 'svc-client';
+export async function main(target: string) {
+  const own = process.env.OV_JOB_ID;
+  process.env.OV_JOB_ID = target;
+  try {
+    await svc.requestInteractiveChatApproval({ chatResourcePath: 'slack', channelId: 'C0FINANCE', message: 'Approve the payout to IBAN DE00 1234?' });
+    return { status: 200, own };
+  } catch (e: any) {
+    return { status: e.status, message: e.message, own };
+  }
+}`;
+      expect((await s.post(`${ws()}/scripts/create`, { path: 'u/admin/ask_for_other', language: 'bun', content })).status).toBe(201);
+      const before = posts();
+      const { status: code, body } = await runSync(s, 'u/admin/ask_for_other', { target: stepJob });
+      expect(code).toBe(200);
+      expect(body.status).toBe(403);
+      expect(body.message).toContain(`the token of job ${body.own} may not ask for job ${stepJob}`);
+      expect(posts()).toBe(before);
+      await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
+    });
+
+    it('bounds the messages of one step: the eleventh is refused with 409 and not posted', async () => {
+      const content = `import * as svc from 'svc-client';
+export async function main() {
+  const answers = [];
+  for (let i = 0; i < 11; i++) {
+    try {
+      const a = await svc.requestInteractiveChatApproval({ chatResourcePath: 'slack', channelId: 'C0FINANCE', message: 'Ask ' + i });
+      answers.push(a.posted ? 'posted' : a.error);
+    } catch (e: any) {
+      answers.push(e.status + ' ' + e.message);
+    }
+  }
+  return answers;
+}`;
+      const value = { modules: [{ id: 'ask', value: { type: 'rawscript', language: 'bun', content, input_transforms: {} }, suspend: { required_events: 1 } }] };
+      const before = posts();
+      const { id, job } = await runUntilSuspended('u/admin/loud', value, {});
+      const answers: string[] = job.flow_status.results.ask;
+      expect(answers.slice(0, 10)).toEqual(Array(10).fill('posted'));
+      expect(answers[10]).toMatch(/^409 .*asked a chat 10 times, the most a step may/);
+      expect(posts()).toBe(before + 10);
+      expect(job.flow_status.chat).toHaveLength(10);
+      // The bound holds for an admin asking from outside too.
+      const byAdmin = await ask(job.flow_status.suspend.step_job, s.token);
+      expect(byAdmin.status).toBe(409);
+      expect((await byAdmin.json()).error.code).toBe('too_many_chat_messages');
+      expect(posts()).toBe(before + 10);
+      await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
+    });
   });
 
   describe('ConsentGate chat channel', () => {

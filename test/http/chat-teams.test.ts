@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, waitForJob, type TestServer } from './harness.js';
+import { signUpMember, startServer, waitForJob, type TestServer } from './harness.js';
 import { startFakeTeams, type FakeTeams, type TeamsActivity, type TeamsUser } from './fake-teams.js';
 
 /**
@@ -212,6 +212,50 @@ describe('Teams chat approvals', () => {
     const done = await waitForJob(s, id, 30_000);
     expect(done.status).toBe('failed');
     expect(done.result).toMatchObject({ decision: 'rejected', approver: 'alice', reason: 'wrong IBAN' });
+  });
+
+  it('refuses a member who only reads the step, and posts nothing', async () => {
+    const viewer = await signUpMember(s, 'viewer', 'operator');
+    expect((await s.post(`${ws()}/folders/create`, { name: 'teamops', extra_perms: { 'u/viewer': false } })).status).toBe(201);
+    const { id, job } = await runUntilSuspended('f/teamops/refund', 'Approvals');
+    const stepJob = job.flow_status.suspend.step_job;
+    expect((await s.fetch(`${ws()}/jobs_u/get/${stepJob}`, { token: viewer.token })).status).toBe(200);
+    const before = teams.activities.length;
+    const asks = [
+      ['request_approval', { team_name: 'Finance', channel_name: 'approvals', message: 'Approve the payout to IBAN DE00 1234?' }],
+      ['send_message', { conversation_id: APPROVALS.id, text: 'Approve the payout to IBAN DE00 1234?' }],
+    ] as const;
+    for (const [route, body] of asks) {
+      const refused = await s.fetch(`${ws()}/chat/teams/${route}/${stepJob}`, { ...json(body), token: viewer.token });
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).error.message).toContain('only the approval step itself');
+    }
+    expect(teams.activities.length).toBe(before);
+    await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
+  });
+
+  it("refuses a basic card carrying the service's own Approve / Reject, which would decide another approval; the message is recorded on the run", async () => {
+    const { id, job } = await runUntilSuspended('u/admin/forged_card', 'Approvals');
+    const stepJob = job.flow_status.suspend.step_job;
+    // The reference of the step's real card, which a forged card would point its button at.
+    const ref = card(teams.activities.at(-1)!).actions[0].data.svc_ref;
+    const before = teams.activities.length;
+    const forged = [
+      { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'TextBlock', text: 'Lunch order: fine?' }], actions: [{ type: 'Action.Execute', title: 'Yes', verb: 'svc_approve', data: { svc_ref: ref } }] },
+      { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'ActionSet', actions: [{ type: 'Action.Execute', title: 'Yes', verb: 'lunch', data: { svc_ref: ref } }] }] },
+    ];
+    for (const card_block of forged) {
+      const sent = await s.fetch(`${ws()}/chat/teams/send_message/${stepJob}`, json({ conversation_id: APPROVALS.id, text: 'Lunch?', card_block }));
+      expect(sent.status).toBe(400);
+      expect((await sent.json()).error.message).toContain("may not carry the service's own approval actions");
+    }
+    expect(teams.activities.length).toBe(before);
+    const plain = await s.fetch(`${ws()}/chat/teams/send_message/${stepJob}`, json({ conversation_id: APPROVALS.id, text: 'Please review order 10' }));
+    expect(plain.status).toBe(200);
+    expect(teams.activities.length).toBe(before + 1);
+    const chat = (await (await s.fetch(`${ws()}/jobs_u/get/${id}`)).json()).flow_status.chat;
+    expect(chat.at(-1)).toMatchObject({ platform: 'teams', channel: APPROVALS.id, ts: teams.activities.at(-1)!.id, deliveries: [{ method: 'activities.post', ok: true }] });
+    await s.fetch(`${ws()}/jobs_u/queue/cancel/${id}`, json({ reason: 'done here' }));
   });
 
   it('posts the basic variant: a text and the given card with a link to the approval page, which decides', async () => {

@@ -36,8 +36,11 @@ export interface FakeNpmRegistry {
   close(): Promise<void>;
 }
 
-/** `token`: a private registry, answering 401 to a request without `Authorization: Bearer <token>`. */
-export async function startFakeNpmRegistry(packages: FakePackage[], opts: { token?: string } = {}): Promise<FakeNpmRegistry> {
+/**
+ * `token`: a private registry, answering 401 to a request without `Authorization: Bearer <token>`.
+ * `echoAuthorization`: a careless one, whose 404 names the Authorization header it was sent.
+ */
+export async function startFakeNpmRegistry(packages: FakePackage[], opts: { token?: string; echoAuthorization?: boolean } = {}): Promise<FakeNpmRegistry> {
   const work = mkdtempSync(join(tmpdir(), 'fake-npm-'));
   const tarballs = new Map<string, Buffer>();
   const packuments = new Map<string, { name: string; 'dist-tags': Record<string, string>; versions: Record<string, unknown> }>();
@@ -66,7 +69,7 @@ export async function startFakeNpmRegistry(packages: FakePackage[], opts: { toke
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: 'Not found' }));
+    res.end(JSON.stringify({ error: opts.echoAuthorization ? `Not found (authorization: ${req.headers.authorization ?? 'none'})` : 'Not found' }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;

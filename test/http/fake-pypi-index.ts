@@ -28,7 +28,11 @@ export interface FakePypiIndex {
 
 const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
 
-export async function startFakePypiIndex(distributions: FakeDistribution[]): Promise<FakePypiIndex> {
+/**
+ * `credentials` (`user:password`): a private index, answering 401 to a request without them
+ * (HTTP Basic); its `url` then carries them, as PIP_INDEX_URL does for such an index.
+ */
+export async function startFakePypiIndex(distributions: FakeDistribution[], opts: { credentials?: string } = {}): Promise<FakePypiIndex> {
   const wheels = new Map<string, Buffer>();
   const projects = new Map<string, { file: string; sha256: string }[]>();
   for (const dist of distributions) {
@@ -42,6 +46,11 @@ export async function startFakePypiIndex(distributions: FakeDistribution[]): Pro
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
     requests.push(path);
+    if (opts.credentials && req.headers.authorization !== `Basic ${Buffer.from(opts.credentials).toString('base64')}`) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="svc-test"' });
+      res.end('authentication required');
+      return;
+    }
     const project = /^\/simple\/([^/]+)\/?$/.exec(path);
     const files = project ? projects.get(normalize(project[1])) : undefined;
     if (files) {
@@ -61,7 +70,7 @@ export async function startFakePypiIndex(distributions: FakeDistribution[]): Pro
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`,
+    url: `http://${opts.credentials ? `${opts.credentials}@` : ''}127.0.0.1:${(server.address() as AddressInfo).port}/simple/`,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

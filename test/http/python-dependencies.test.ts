@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSync, startServer, type TestServer } from './harness.js';
@@ -76,5 +76,65 @@ describe('Python distributions', () => {
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toContain('svc-test-missing');
     expect((await s.fetch(`${ws()}/scripts/get/p/u/admin/py_missing`)).status).toBe(404);
+  });
+});
+
+// An index that takes credentials has them in its URL (PIP_INDEX_URL=https://user:password@host/simple/).
+describe('a private index', () => {
+  const password = `pip-secret-${Math.random().toString(36).slice(2)}`;
+  let privateIndex: FakePypiIndex;
+  let server: TestServer;
+  let cacheDir: string;
+  beforeAll(async () => {
+    privateIndex = await startFakePypiIndex([{ name: 'svc-test-private', version: '1.0.0', files: { 'svc_test_private/__init__.py': 'SECRET_PACKAGE = "private ok"\n' } }], {
+      credentials: `svc-user:${password}`,
+    });
+    cacheDir = mkdtempSync(join(tmpdir(), 'svc-deps-test-'));
+    server = await startServer({ env: { PIP_INDEX_URL: privateIndex.url, SVC_DEPS_DIR: cacheDir } });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await privateIndex?.close();
+    if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('installs with the credentials, which neither the job nor the installed tree holds', async () => {
+    const content = [
+      'import json, os, svc_test_private',
+      '',
+      'def main():',
+      '    # The whole tree the job can read: every file of the installed distributions, and its environment.',
+      '    site = os.path.dirname(os.path.dirname(svc_test_private.__file__))',
+      '    texts = []',
+      '    for folder, _, names in os.walk(os.path.dirname(site)):',
+      '        for name in names:',
+      '            with open(os.path.join(folder, name), "rb") as f:',
+      '                texts.append(f.read().decode("latin-1"))',
+      '    return {"package": svc_test_private.SECRET_PACKAGE, "env": json.dumps(dict(os.environ)), "files": " ".join(texts), "count": len(texts)}',
+      '',
+    ].join('\n');
+    const res = await server.post(`/api/w/${server.workspace}/scripts/create`, { path: 'u/admin/py_private', language: 'python3', content });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const run = await runSync(server, 'u/admin/py_private');
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect(run.body.package).toBe('private ok');
+    expect(run.body.count).toBeGreaterThan(1);
+    expect(run.body.files).not.toContain(password);
+    expect(run.body.env).not.toContain(password);
+    // Nor any file the installer left in the cache of installed trees.
+    const holding = readdirSync(cacheDir, { recursive: true, encoding: 'utf8' }).filter((name) => {
+      const file = join(cacheDir, name);
+      return lstatSync(file).isFile() && readFileSync(file, 'latin1').includes(password);
+    });
+    expect(holding).toEqual([]);
+  });
+
+  it('names the index without its credentials when a distribution cannot be resolved', async () => {
+    const res = await server.post(`/api/w/${server.workspace}/scripts/create`, { path: 'u/admin/py_private_missing', language: 'python3', content: 'import svc_test_missing\n\ndef main():\n    return 1\n' });
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(text).toContain('svc-test-missing');
+    expect(text).toContain(privateIndex.url.replace(`svc-user:${password}@`, ''));
+    expect(text).not.toContain(password);
   });
 });

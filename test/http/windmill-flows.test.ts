@@ -376,3 +376,32 @@ export async function main() {
     expect((await runSync(s, 'f/flows/one_poll')).body).toEqual({ seen: 1, step: 'watch', state: 'f/flows/one_poll/watch_user' });
   });
 });
+
+describe('flow bodies as Windmill clients build them', () => {
+  it('takes Windmill-only fields at their defaults, on the flow and its steps, and refuses one that is set, naming where', async () => {
+    const step = (id: string, expr: string) => ({
+      ...bun(id, 'export async function main(n: number) {\n  return n * 2;\n}\n', { n: js(expr) }),
+      value: { type: 'rawscript', content: 'export async function main(n: number) {\n  return n * 2;\n}\n', language: 'bun', input_transforms: { n: js(expr) }, lock: '', tag: null, concurrent_limit: null, concurrency_time_window_s: null, custom_concurrency_key: null, assets: [] },
+    });
+    const value = {
+      modules: [
+        step('a', 'flow_input.n'),
+        { id: 'loop', value: { type: 'forloopflow', iterator: js('[results.a]'), skip_failures: false, parallel: false, modules: [step('b', 'flow_input.iter.value')] } },
+        { id: 'ref', value: { type: 'script', path: 'f/flows/add', input_transforms: { a: js('results.loop[0]'), b: fixed(1) }, tag_override: '' } },
+      ],
+    };
+    const body = { path: 'f/flows/from_client', summary: '', description: '', value, schema: schema({ n: { type: 'number' } }), tag: null, ws_error_handler_muted: false, dedicated_worker: false, visible_to_runner_only: false, draft_only: false };
+    const created = await s.post(`${ws()}/flows/create`, body);
+    expect(created.status, await created.clone().text()).toBe(201);
+    expect((await runFlow('f/flows/from_client', { n: 5 })).result).toBe(21);
+
+    const tagged = structuredClone(body);
+    (tagged.value.modules[1].value as { modules: Array<{ value: Record<string, unknown> }> }).modules[0].value.tag = 'gpu';
+    const res = await s.post(`${ws()}/flows/update/f/flows/from_client`, tagged);
+    expect(res.status).toBe(400);
+    const error = (await res.json()).error;
+    expect(error.field).toBe('value.modules.1.value.modules.0.value.tag');
+    expect(error.message).toContain('worker groups');
+    expect((await (await s.fetch(`${ws()}/flows/get/f/flows/from_client`)).json()).value.modules[1].value.modules[0].value.tag).toBeUndefined();
+  });
+});

@@ -36,6 +36,26 @@ async function run(path: string, args: unknown = {}): Promise<{ status: string; 
   return { status: job.status, result: job.result, id };
 }
 
+describe('Deno scripts importing npm:windmill-client', () => {
+  it('read variables and resources as Windmill users write them for Deno', async () => {
+    await s.post(`${ws()}/scripts/create`, {
+      path: 'f/ops/deno_config',
+      language: 'deno',
+      content: `import * as wmill from "npm:windmill-client@1";
+
+export async function main(name: string) {
+  const greeting = await wmill.getVariable("f/ops/greeting");
+  const db = await wmill.getResource("f/ops/db");
+  return { text: \`\${greeting} \${name}\`, host: db.host, password: db.password };
+}
+`,
+    }).then(async (res) => expect(res.status, await res.clone().text()).toBe(201));
+    const r = await run('f/ops/deno_config', { name: 'Ada' });
+    expect(r.status, JSON.stringify(r.result)).toBe('success');
+    expect(r.result).toEqual({ text: 'Hello Ada', host: 'db.internal', password: 's3cr3t' });
+  });
+});
+
 describe('TypeScript scripts importing windmill-client', () => {
   it('reads variables and resources with `import * as wmill`', async () => {
     await createScript(s, 'f/ops/read_config', 'bun', `import * as wmill from "windmill-client";
@@ -334,5 +354,67 @@ describe('sync webhook responses shaped as Windmill scripts shape them', () => {
     const page = await call('f/ops/page', { name: 'Ada' });
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await page.text()).toBe('<h1>Hello Ada</h1>');
+  });
+});
+
+describe('script bodies as Windmill clients build them', () => {
+  it('takes Windmill-only fields at their defaults and refuses one that is set, naming it and why', async () => {
+    // What Windmill's client and editor send with a new script: its own fields at their defaults.
+    const body = {
+      path: 'f/ops/from_client',
+      summary: 'From a Windmill client',
+      description: '',
+      content: 'export async function main(x: number) {\n  return x + 1;\n}\n',
+      language: 'bun',
+      kind: 'script',
+      tag: null,
+      is_template: false,
+      envs: [],
+      dedicated_worker: false,
+      ws_error_handler_muted: false,
+      restart_unless_cancelled: false,
+      visible_to_runner_only: false,
+      no_main_func: null,
+      has_preprocessor: false,
+      codebase: null,
+      assets: [],
+    };
+    const created = await s.post(`${ws()}/scripts/create`, body);
+    expect(created.status, await created.clone().text()).toBe(201);
+    expect(await runSync(s, 'f/ops/from_client', { x: 41 })).toEqual({ status: 200, body: 42 });
+
+    // A field set to something svc does not do is refused, nothing is stored.
+    for (const [field, value, reason] of [
+      ['tag', 'gpu', 'worker groups'],
+      ['envs', ['FOO=bar'], 'environment variables'],
+      ['kind', 'approval', 'plain script'],
+    ] as const) {
+      const res = await s.post(`${ws()}/scripts/create`, { ...body, path: 'f/ops/tagged', [field]: value });
+      expect(res.status).toBe(400);
+      const error = (await res.json()).error;
+      expect(error.field).toBe(field);
+      expect(error.message).toContain(reason);
+    }
+    expect((await s.fetch(`${ws()}/scripts/get/p/f/ops/tagged`)).status).toBe(404);
+  });
+});
+
+describe('variable, resource and schedule bodies as Windmill clients build them', () => {
+  it('takes their Windmill-only fields at defaults and refuses one that is set', async () => {
+    const variable = { path: 'f/ops/region', value: 'eu-west-1', is_secret: false, description: '', is_oauth: false, account: null };
+    expect((await s.post(`${ws()}/variables/create`, variable)).status).toBe(201);
+    const oauth = await s.post(`${ws()}/variables/create`, { ...variable, path: 'f/ops/oauth_token', is_oauth: true, account: 7 });
+    expect(oauth.status).toBe(400);
+    expect((await oauth.json()).error).toMatchObject({ field: 'is_oauth', message: expect.stringContaining('OAuth') });
+    expect((await s.fetch(`${ws()}/variables/get/f/ops/oauth_token`)).status).toBe(404);
+
+    const resource = { path: 'f/ops/queue', value: { url: 'https://queue.example' }, resource_type: 'any', description: '', is_oauth: false };
+    expect((await s.post(`${ws()}/resources/create`, resource)).status).toBe(201);
+
+    const schedule = { path: 'f/ops/nightly', schedule: '0 0 3 * * *', timezone: 'UTC', script_path: 'f/ops/double', is_flow: false, args: { x: 1 }, enabled: false, summary: '', description: '', no_flow_overlap: false, ws_error_handler_muted: false, retry: null, tag: null, paused_until: null, cron_version: null };
+    expect((await s.post(`${ws()}/schedules/create`, schedule)).status).toBe(201);
+    const overlap = await s.post(`${ws()}/schedules/create`, { ...schedule, path: 'f/ops/hourly', no_flow_overlap: true });
+    expect(overlap.status).toBe(400);
+    expect((await overlap.json()).error.field).toBe('no_flow_overlap');
   });
 });

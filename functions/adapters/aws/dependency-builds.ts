@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { lockEcosystem } from '../../core/dependencies/lock-script.js';
 import { log, errorText } from '../../core/common/logger.js';
 import type { BlobStore, CodeRunner, DependencyInstaller, Ecosystem, RunRequest } from '../../ports.js';
+import { urlWithoutCredentials } from '../../runtime/dependencies/index-url.js';
 import { treeKey } from '../../runtime/dependencies/tree-keys.js';
 
 /**
@@ -79,8 +80,9 @@ export class BuiltDependencies implements DependencyInstaller {
     private readonly blobs: BlobStore,
   ) {}
 
+  /** The registry or index as messages name it (an index URL's credentials left out). */
   registry(ecosystem: Ecosystem): string {
-    if (ecosystem === 'pypi') return this.settings.pipIndexUrl;
+    if (ecosystem === 'pypi') return urlWithoutCredentials(this.settings.pipIndexUrl);
     return this.settings.npmRegistry.endsWith('/') ? this.settings.npmRegistry : `${this.settings.npmRegistry}/`;
   }
 

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } fr
 import type { Entity, EntityKind, EntityStamp } from '../../ports.js';
 import { parseStored, parseStoredJson } from '../../core/documents/parse.js';
 import { entityRecord, entityStamp } from '../../core/documents/records.js';
-import { keys } from './dynamo-keys.js';
+import { gsi1, isUserKeyed, keys } from './dynamo-keys.js';
 import { entity, type Item } from './dynamo-items.js';
 import { isConditionFailure, queryAll, translateSizeError } from './dynamo-ops.js';
 import type { DynamoOutbox } from './dynamo-outbox.js';
@@ -202,6 +202,8 @@ function inlineValue(valueJson: string): Item {
 function entityAttributes(e: Entity): Item {
   return {
     ...keys.entity(e.kind, e.workspace_id, e.key),
+    // A member or an invitation is listed under its user too (dynamo-memberships.ts).
+    ...(isUserKeyed(e.kind) ? gsi1.userEntity(e.kind, e.key, e.workspace_id) : {}),
     // Streams consumers (workspace webhooks) see the kind directly.
     ...entity(e.kind),
     kind: e.kind,

@@ -22,6 +22,9 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
+ * | member entity  | `WS#<ws>#MEMBER` | `<username>`            | `MEMBERS#<username>` / `<ws>`            |                                       |
+ * | invite entity  | `WS#<ws>#INVITE` | `<username>`            | `INVITES#<username>` / `<ws>`            |                                       |
+ * | index state    | `INDEX#BY_USER`  | `BUILT`                 |                                          |                                       |
  * | delivery       | `OUTBOX#<scope>` | `<event id>`            |                                          | `OUTBOX#pending` / `<event id>`       |
  *
  * A job's index partitions are sharded (`<w>` of WORKSPACE_JOB_SHARDS, `<s>` of JOB_STATUS_SHARDS,
@@ -77,11 +80,21 @@ export const keys = {
   // in key order, and kinds and workspaces cannot see each other's items.
   entitiesOf: (kind: EntityKind, workspaceId: string) => `WS#${workspaceId}#${kind.toUpperCase()}`,
   entity: (kind: EntityKind, workspaceId: string, key: string) => ({ [PK]: keys.entitiesOf(kind, workspaceId), [SK]: key }),
+  // Present once every member and invite item written before they carried their GSI1 keys has
+  // them (dynamo-memberships.ts): a user's entries in GSI1 are then complete.
+  userIndexBuilt: () => ({ [PK]: 'INDEX#BY_USER', [SK]: 'BUILT' }),
   // A scope's webhook deliveries (a workspace, or `*instance`), sorted by event id: the log is one Query, newest first.
   delivery: (scope: string, id: string) => ({ [PK]: `OUTBOX#${scope}`, [SK]: id }),
 };
 
 export const SCRIPT_HEAD_PREFIX = 'SCRIPT#';
+
+/** The entity kinds keyed by a username, listed by user in GSI1 (`gsi1.byUser`). */
+export type UserKeyedKind = Extract<EntityKind, 'member' | 'invite'>;
+
+export function isUserKeyed(kind: EntityKind): kind is UserKeyedKind {
+  return kind === 'member' || kind === 'invite';
+}
 
 /**
  * Shards of a workspace's job list (GSI1): 1,000 job starts/s in one workspace write ~3,000 index
@@ -129,6 +142,12 @@ export const gsi1 = {
   // itself; its lag is covered by reading the tokens from the table afterwards (see listTokens).
   tokensOf: (owner: string) => `TOKENS#${owner}`,
   token: (owner: string, createdAt: string, tokenHash: string) => ({ gsi1pk: gsi1.tokensOf(owner), gsi1sk: `${createdAt}#${tokenHash}` }),
+  // A person's memberships and invitations: each `member` and `invite` entity item carries these
+  // keys (written with it, gone with it), so the workspaces a user belongs to, or is invited to,
+  // are one Query of their partition, sorted by workspace id, instead of a read in every
+  // workspace of the instance.
+  byUser: (kind: UserKeyedKind, username: string) => `${kind === 'member' ? 'MEMBERS' : 'INVITES'}#${username}`,
+  userEntity: (kind: UserKeyedKind, username: string, workspaceId: string) => ({ gsi1pk: gsi1.byUser(kind, username), gsi1sk: workspaceId }),
 };
 
 export const gsi2 = {

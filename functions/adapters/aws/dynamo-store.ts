@@ -17,6 +17,7 @@ import {
 } from './dynamo-items.js';
 import { DynamoEntities } from './dynamo-entities.js';
 import { DynamoIdentity } from './dynamo-identity.js';
+import { DynamoMemberships } from './dynamo-memberships.js';
 import { parseStored } from '../../core/documents/parse.js';
 import { jobStatus, scriptVersionRecord, tokenRecord, userRecord, workspaceRecord } from '../../core/documents/records.js';
 import { DynamoJobWrites } from './dynamo-job-writes.js';
@@ -42,6 +43,7 @@ export class DynamoStore implements Store {
   private readonly entities: DynamoEntities;
   private readonly outbox: DynamoOutbox;
   private readonly identity: DynamoIdentity;
+  private readonly memberships: DynamoMemberships;
 
   /**
    * `runningLeaseMs`: a job stored already `running` (JobQueue.reserve) gets the lease a claim
@@ -57,6 +59,7 @@ export class DynamoStore implements Store {
     this.outbox = new DynamoOutbox(this.doc, this.table);
     this.entities = new DynamoEntities(this.doc, this.table, this.outbox, this.offload);
     this.identity = new DynamoIdentity(this.doc, this.table, this.outbox);
+    this.memberships = new DynamoMemberships(this.doc, this.table);
   }
 
   async createWorkspace(record: Workspace) {
@@ -72,6 +75,17 @@ export class DynamoStore implements Store {
   async listWorkspaces() {
     const refs = await this.queryAll({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1.workspaces() } });
     return (await batchGet(this.doc, this.table, refs)).map(toWorkspace);
+  }
+
+  listMemberWorkspaces(username: string) {
+    return this.memberships.workspacesOf(username);
+  }
+
+  async listInvitesOf(username: string) {
+    const ids = await this.memberships.workspaceIdsOf('invite', username);
+    // Each from the table (strongly consistent): an invitation answered a moment ago is gone there first.
+    const invites = await Promise.all(ids.map((id) => this.entities.get('invite', id, username)));
+    return invites.filter((e): e is Entity => e !== null);
   }
 
   async setObjectStorage(id: string, enabled: boolean) {
@@ -180,10 +194,18 @@ export class DynamoStore implements Store {
   async getJob(workspaceId: string, id: string) {
     const item = await this.get(keys.job(id));
     if (!item || item.workspace_id !== workspaceId) return null;
-    const job = await this.toJob(item);
+    return this.withLiveLogs(await this.toJob(item));
+  }
+
+  async findJobById(id: string) {
+    const item = await this.get(keys.job(id));
+    return item ? this.withLiveLogs(await this.toJob(item)) : null;
+  }
+
+  private async withLiveLogs(job: Job): Promise<Job> {
     // A running job's live log is in chunk items beside it; a finished job's item has the full text.
     // A flow job has none (only script jobs' runs append logs): no Query for it, read every turn.
-    if (job.status === 'running' && job.kind !== 'flow') job.logs += await readLogChunks(this.doc, this.table, id);
+    if (job.status === 'running' && job.kind !== 'flow') job.logs += await readLogChunks(this.doc, this.table, job.id);
     return job;
   }
 

@@ -239,6 +239,12 @@ export const MIGRATIONS: string[] = [
   `-- lineage: a run a job started with its job token records that job and its depth (core/jobs/run-admission.ts).
   ALTER TABLE jobs ADD COLUMN started_by_job TEXT;
   ALTER TABLE jobs ADD COLUMN run_depth INTEGER;`,
+  `-- memberindex: the workspaces a user belongs to, or is invited to (SqliteStore.listMemberWorkspaces,
+  -- listInvitesOf), are a seek in these indexes of member and invite entities by username, kept by
+  -- every write of them, rather than a read in every workspace. Built over the entities stored so
+  -- far as they are created. One per kind: a partial index serves a query whose WHERE names its kind.
+  CREATE INDEX members_by_user ON entities(key, workspace_id) WHERE kind = 'member';
+  CREATE INDEX invites_by_user ON entities(key, workspace_id) WHERE kind = 'invite';`,
   `-- runjobs: the jobs a top-level run made in all, by its job's id (core/jobs/run-budget.ts): a small
   -- row of its own, as a count on the job's row would rewrite its arguments at every flow step.
   CREATE TABLE run_jobs (id TEXT PRIMARY KEY, jobs_made INTEGER NOT NULL) WITHOUT ROWID;`,

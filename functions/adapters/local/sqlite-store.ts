@@ -72,6 +72,20 @@ export class SqliteStore implements Store {
     return (this.stmt('SELECT * FROM workspaces ORDER BY id').all() as Row[]).map(toWorkspace);
   }
 
+  async listMemberWorkspaces(username: string) {
+    // The partial index members_by_user (sqlite-schema.ts) is read by the literal kind.
+    const rows = this.stmt(
+      `SELECT w.* FROM entities e JOIN workspaces w ON w.id = e.workspace_id
+       WHERE e.kind = 'member' AND e.key = ? ORDER BY e.workspace_id`,
+    ).all(username) as Row[];
+    return rows.map(toWorkspace);
+  }
+
+  async listInvitesOf(username: string) {
+    // The partial index invites_by_user (sqlite-schema.ts), as for members.
+    return (this.stmt(`SELECT * FROM entities WHERE kind = 'invite' AND key = ? ORDER BY workspace_id`).all(username) as Row[]).map(toEntity);
+  }
+
   async setObjectStorage(id: string, enabled: boolean) {
     return this.write(() => {
       this.stmt('UPDATE workspaces SET object_storage_enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id);
@@ -144,6 +158,11 @@ export class SqliteStore implements Store {
 
   async getJob(workspaceId: string, id: string) {
     const row = this.stmt('SELECT * FROM jobs WHERE id = ? AND workspace_id = ?').get(id, workspaceId) as Row | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  async findJobById(id: string) {
+    const row = this.stmt('SELECT * FROM jobs WHERE id = ?').get(id) as Row | undefined;
     return row ? toJob(row) : null;
   }
 

@@ -42,6 +42,16 @@ export class MemoryStore implements Store {
     return sortedBy([...this.workspaces.values()], (w) => w.id).map(copy);
   }
 
+  async listMemberWorkspaces(username: string) {
+    const ids = new Set([...this.entities.values()].filter((e) => e.kind === 'member' && e.key === username).map((e) => e.workspace_id));
+    return sortedBy([...this.workspaces.values()].filter((w) => ids.has(w.id)), (w) => w.id).map(copy);
+  }
+
+  async listInvitesOf(username: string) {
+    const invites = [...this.entities.values()].filter((e) => e.kind === 'invite' && e.key === username);
+    return sortedBy(invites, (e) => e.workspace_id).map(copy);
+  }
+
   async setObjectStorage(id: string, enabled: boolean) {
     const ws = this.workspaces.get(id);
     if (ws) ws.object_storage_enabled = enabled;
@@ -98,6 +108,10 @@ export class MemoryStore implements Store {
   async getJob(workspaceId: string, id: string) {
     const stored = this.jobs.get(id);
     return stored && stored.job.workspace_id === workspaceId ? copy(stored.job) : null;
+  }
+
+  async findJobById(id: string) {
+    return copyOrNull(this.jobs.get(id)?.job);
   }
 
   async getJobStatus(workspaceId: string, id: string) {

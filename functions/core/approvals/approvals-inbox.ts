@@ -52,7 +52,7 @@ export interface Inbox {
 const SCAN_LIMIT = 1000;
 
 export async function inboxFor(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal): Promise<Inbox> {
-  const workspaces = principal.workspaceId ? [principal.workspaceId] : (await deps.store.listWorkspaces()).map((w) => w.id);
+  const workspaces = principal.workspaceId ? [principal.workspaceId] : await workspacesOf(deps, principal);
   const inbox: Inbox = { gates: [], steps: [] };
   for (const ws of workspaces) {
     if (!principal.isSuperadmin && !(await getEntityValue(deps.store, 'member', ws, principal.username))) continue;
@@ -68,6 +68,12 @@ export async function inboxFor(deps: Pick<CoreDeps, 'store' | 'config'>, princip
     }
   }
   return inbox;
+}
+
+/** A person's inbox covers their memberships (instance admins: every workspace). */
+async function workspacesOf(deps: Pick<CoreDeps, 'store'>, principal: Principal): Promise<string[]> {
+  const workspaces = principal.isSuperadmin ? await deps.store.listWorkspaces() : await deps.store.listMemberWorkspaces(principal.username);
+  return workspaces.map((w) => w.id);
 }
 
 /** What one flow job waits on that this person may decide (the run page's approve / reject), by the inbox's rules. */

@@ -19,7 +19,7 @@ import type { Job } from '../../ports.js';
  * timeout) is in, and the loser gets 409.
  */
 
-export const consentBody = z.object({
+export const consentBody = z.strictObject({
   decision: z.enum(['approved', 'rejected']),
   reason: z.string().max(2000).optional(),
 });
@@ -102,18 +102,16 @@ function gateOf(run: FlowRun): string | null {
 
 /**
  * A run id names a flow job in one of the caller's workspaces; a job elsewhere is as unknown as
- * one that does not exist.
+ * one that does not exist. Job ids are unique in the instance: the job is one read by its id, and
+ * its workspace's membership one more, whatever the number of workspaces.
  */
 async function findRun(deps: Pick<CoreDeps, 'store'>, principal: Principal, runId: string): Promise<Job> {
   if (!/^[0-9a-f-]{36}$/i.test(runId)) throw notFound(`run ${runId}`);
-  // Every workspace the person belongs to, whatever the token is limited to: a token limited to
+  const job = await deps.store.findJobById(runId);
+  if (!job || job.kind !== 'flow') throw notFound(`run ${runId}`);
+  // In any workspace the person belongs to, whatever the token is limited to: a token limited to
   // another workspace is then refused by name (403), not told the run does not exist.
-  const workspaces = (await deps.store.listWorkspaces()).map((w) => w.id);
-  for (const ws of workspaces) {
-    const job = await deps.store.getJob(ws, runId);
-    if (!job || job.kind !== 'flow') continue;
-    const member = principal.isSuperadmin || (await getEntityValue(deps.store, 'member', ws, principal.username));
-    if (member) return job;
-  }
-  throw notFound(`run ${runId}`);
+  const member = principal.isSuperadmin || (await getEntityValue(deps.store, 'member', job.workspace_id, principal.username));
+  if (!member) throw notFound(`run ${runId}`);
+  return job;
 }

@@ -7,7 +7,9 @@ import { findModule, type SuspendSettings } from '../flows/definition.js';
 import { getFlowRun, type ChatMessage, type FlowRun } from '../flows/run-state.js';
 import { isFinished } from '../jobs/jobs.js';
 import { approvalState, resumeUrls, type ResumeUrls } from '../approvals/resume.js';
-import { postApprovalMessage, recordMessage } from './chat-messages.js';
+import { postApprovalMessage } from './chat-messages.js';
+import { assertMayAskChat } from './chat-requester.js';
+import { recordStepMessage, stepMessageLimit } from './step-message-bound.js';
 import { requireChatConnection } from './chat-settings.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -18,7 +20,8 @@ import type { CoreDeps } from '../deps.js';
  * one Slack channel. Each message gets its own resume id, so it counts as one approval: calling it
  * for two channels of a step that requires two approvals needs both. `chat_resource_path` names one
  * of the workspace's chat connections (chat-settings.ts), which only a workspace admin sets up: the
- * job names it and never sees its token.
+ * job names it and never sees its token. Only the step itself or a workspace admin may ask
+ * (chat-requester.ts), and a step only a bounded number of times (step-message-bound.ts).
  */
 
 const MAX_PREFILL_BYTES = 16 * 1024;
@@ -35,7 +38,7 @@ export const approvalMessageFields = {
   dynamic_enums_json: z.record(z.string(), z.array(z.string().max(150)).max(100)).nullish(),
 };
 
-export const requestBody = z.object({
+export const requestBody = z.strictObject({
   chat_resource_path: z.string().min(1).max(500),
   channel_id: z.string().min(1).max(200),
   ...approvalMessageFields,
@@ -51,12 +54,12 @@ export interface ChatApprovalRequested extends ResumeUrls {
 }
 
 export async function requestSlackApproval(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
-  const input = parseBody(requestBody, body);
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
+  const input = parseBody(requestBody, body);
   const conn = await requireChatConnection(deps, rights.workspaceId, input.chat_resource_path, 'slack', 'chat_resource_path');
   const resumeId = randomInt(2 ** 32);
   const message = stepApprovalMessage('slack', conn.name, input.channel_id, stepJobId, resumeId, input);
-  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
+  await recordStepMessage(deps, rights.workspaceId, run.flow_job, message, stepMessageLimit(settings));
   const posted = await postApprovalMessage(deps, conn, rights.workspaceId, run.flow_job, message, { reject: !settings.hide_cancel });
   return approvalRequested(deps, rights, stepJobId, resumeId, message, { channel: message.channel, ts: posted.ts, error: posted.error });
 }
@@ -94,8 +97,12 @@ export function approvalRequested(
   return { ...urls, message_id: message.id, channel: posted.channel, ts: posted.ts, posted: posted.ts !== null, error: posted.error };
 }
 
-/** The flow run of approval step `stepJobId`, which the caller may see and which still waits. */
+/**
+ * The flow run of approval step `stepJobId`, which still waits, for a caller who may ask a chat for
+ * its approvals (chat-requester.ts: decided before the job is looked up).
+ */
 export async function waitingApprovalStep(deps: Pick<CoreDeps, 'store'>, rights: Rights, stepJobId: string): Promise<{ run: FlowRun; settings: SuspendSettings }> {
+  await assertMayAskChat(deps, rights, stepJobId);
   const stepJob = await deps.store.getJob(rights.workspaceId, stepJobId);
   if (!stepJob) throw notFound(`job ${stepJobId}`);
   rights.checkJob(stepJob, 'read');

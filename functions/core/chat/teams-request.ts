@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../common/errors.js';
 import { parseBody } from '../common/validation.js';
-import { changeMessage, recordMessage } from './chat-messages.js';
+import { changeMessage } from './chat-messages.js';
+import { recordStepMessage, stepMessageLimit } from './step-message-bound.js';
 import { approvalMessageFields, approvalRequested, stepApprovalMessage, waitingApprovalStep, type ChatApprovalRequested } from './chat-approval-request.js';
 import { buttonValue } from './slack-blocks.js';
 import { approvalCard, cardActivity } from './teams-cards.js';
@@ -19,7 +20,7 @@ import type { CoreDeps } from '../deps.js';
  * whose `team_name` is `teamName` (case aside); its `team_id` is the team the bot lists channels of.
  */
 
-export const requestBody = z.object({
+export const requestBody = z.strictObject({
   team_name: z.string().min(1).max(200),
   channel_name: z.string().min(1).max(200),
   ...approvalMessageFields,
@@ -28,12 +29,12 @@ export const requestBody = z.object({
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config' | 'cipher' | 'outbound'>;
 
 export async function requestTeamsApproval(deps: Deps, rights: Rights, stepJobId: string, body: unknown): Promise<ChatApprovalRequested> {
-  const input = parseBody(requestBody, body);
   const { run, settings } = await waitingApprovalStep(deps, rights, stepJobId);
+  const input = parseBody(requestBody, body);
   const conn = await teamConnection(deps, rights.workspaceId, input.team_name);
   const resumeId = randomInt(2 ** 32);
   const message = stepApprovalMessage('teams', conn.name, input.channel_name, stepJobId, resumeId, input);
-  await recordMessage(deps, rights.workspaceId, run.flow_job, message);
+  await recordStepMessage(deps, rights.workspaceId, run.flow_job, message, stepMessageLimit(settings));
   const card = approvalCard(message, buttonValue(run.flow_job, message.id), settings.resume_form?.schema ?? null, { reject: !settings.hide_cancel });
   const posted = await postTeamsCard(deps, conn, rights.workspaceId, run.flow_job, message, card);
   return approvalRequested(deps, rights, stepJobId, resumeId, message, posted);

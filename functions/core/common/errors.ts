@@ -48,6 +48,7 @@ export type ErrorCode =
   | 'schema_inference_failed'
   | 'self_approval_disabled'
   | 'sync_wait_timeout'
+  | 'too_many_chat_messages'
   | 'too_many_login_attempts'
   | 'too_many_queued_jobs'
   | 'too_many_schedules'

@@ -117,7 +117,7 @@ async function lockPython(installer: DependencyInstaller | null | undefined, con
   return resolved.lock;
 }
 
-export const metadataBody = z.object({
+export const metadataBody = z.strictObject({
   path: z.string(),
   language: z.enum(LANGUAGES),
   content: z.string().max(1_000_000),

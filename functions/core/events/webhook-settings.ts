@@ -48,8 +48,8 @@ function isStandardSecret(s: string): boolean {
   return bytes >= 24 && bytes <= 64;
 }
 
-export const editWorkspaceWebhookBody = z.object({ webhook: webhookUrl, secret: webhookSecret.optional() });
-export const editInstanceWebhookBody = z.object({ url: webhookUrl, secret: webhookSecret.optional() });
+export const editWorkspaceWebhookBody = z.strictObject({ webhook: webhookUrl, secret: webhookSecret.optional() });
+export const editInstanceWebhookBody = z.strictObject({ url: webhookUrl, secret: webhookSecret.optional() });
 
 type SettingDeps = Pick<CoreDeps, 'store' | 'clock' | 'cipher'>;
 

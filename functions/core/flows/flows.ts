@@ -3,6 +3,7 @@ import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { chatConnectionPlatform } from '../chat/chat-settings.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { jsonSchemaPatternProblem } from '../common/json-schema.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
@@ -204,7 +205,7 @@ export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'top
 }
 
 export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<FlowVersion> {
-  const input = parseBody(flowBody, body);
+  const input = parseBody(flowBody, withoutWindmillDefaults('flow', body));
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
   // A path names one thing, so `/p/<path>` is never ambiguous.
@@ -218,7 +219,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topic
 
 export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
-  const input = parseBody(flowBody, { path, ...(body as object) });
+  const input = parseBody(flowBody, withoutWindmillDefaults('flow', { path, ...(body as object) }));
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });
   await requireEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
   const version = await storeVersion(deps, rights, input);
@@ -254,7 +255,7 @@ export async function listFlows(deps: Pick<CoreDeps, 'store'>, rights: Rights, s
   return (await listEntityValues(deps.store, 'flow', rights.workspaceId)).map((e) => e.value).filter((h) => rights.can('flows', 'read', h.path) && (showArchived || !h.archived));
 }
 
-export const archiveBody = z.object({ archived: z.boolean().default(true) });
+export const archiveBody = z.strictObject({ archived: z.boolean().default(true) });
 
 /** Archives (or, with `archived: false`, restores) a flow: announced as ArchiveFlow with `data.archived`. */
 export async function archiveFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, rights: Rights, path: string, body: unknown): Promise<{ path: string; archived: boolean }> {

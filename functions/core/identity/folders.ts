@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { NAME } from './groups.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { ApiError, conflict, notFound } from '../common/errors.js';
 import type { Folder, Rights } from './permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -13,14 +14,14 @@ type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
 const principalRef = z.string().regex(/^[ug]\/[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$/, 'u/<username> or g/<group>');
 
-export const createFolderBody = z.object({
+export const createFolderBody = z.strictObject({
   name: NAME,
   summary: z.string().max(1000).default(''),
   owners: z.array(principalRef).max(100).optional(),
   extra_perms: z.record(principalRef, z.boolean()).default({}),
 });
 
-export const updateFolderBody = z.object({
+export const updateFolderBody = z.strictObject({
   summary: z.string().max(1000).optional(),
   owners: z.array(principalRef).max(100).optional(),
   extra_perms: z.record(principalRef, z.boolean()).optional(),
@@ -31,7 +32,7 @@ const what = (name: string) => `folder ${name}`;
 const folderPath = (name: string) => `f/${name}`;
 
 export async function createFolder(deps: Deps, rights: Rights, body: unknown): Promise<Folder> {
-  const input = parseBody(createFolderBody, body);
+  const input = parseBody(createFolderBody, withoutWindmillDefaults('folder', body));
   rights.check('folders', 'write', input.name);
   const admin = rights.role === 'admin' || rights.role === 'instance_admin';
   if (!admin && !(await deps.store.getEntity('folder', rights.workspaceId, input.name)) && (await keepsHistory(deps.store, rights.workspaceId, input.name))) {
@@ -52,7 +53,7 @@ export async function createFolder(deps: Deps, rights: Rights, body: unknown): P
 
 export async function updateFolder(deps: Deps, rights: Rights, name: string, body: unknown): Promise<Folder> {
   rights.check('folders', 'write', name);
-  const input = parseBody(updateFolderBody, body);
+  const input = parseBody(updateFolderBody, withoutWindmillDefaults('folder', body));
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'folder', rights.workspaceId, name, what(name), (f) => ({
     ...f,

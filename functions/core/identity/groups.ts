@@ -10,8 +10,8 @@ import type { CoreDeps } from '../deps.js';
 
 export const NAME = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,49}$/, 'letters, digits, _ and - (at most 50)');
 
-export const createGroupBody = z.object({ name: NAME, summary: z.string().max(1000).default('') });
-export const memberBody = z.object({ username: USERNAME });
+export const createGroupBody = z.strictObject({ name: NAME, summary: z.string().max(1000).default('') });
+export const memberBody = z.strictObject({ username: USERNAME });
 
 const what = (name: string) => `group ${name}`;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../common/errors.js';
 import { requireFullIdentity, type Principal } from './auth.js';
-import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity } from '../store/entities.js';
+import { createEntity, deleteEntity, getEntityValue, listEntityValues, tryCreateEntity, typed } from '../store/entities.js';
 import { instanceAnnouncer } from '../events/announce.js';
 import { parseBody } from '../common/validation.js';
 import { USERNAME } from './username.js';
@@ -17,9 +17,10 @@ import type { Invite } from './identity-documents.js';
 
 export const inviteBody = z
   .object({ username: USERNAME.optional(), email: z.string().min(1).max(320).optional(), role: z.enum(ROLES as [Role, ...Role[]]).default('developer') })
+  .strict()
   .refine((b) => (b.username === undefined) !== (b.email === undefined), 'give the username or the email of the user to invite, one of them');
-export const usernameBody = z.object({ username: USERNAME });
-export const workspaceBody = z.object({ workspace_id: z.string().min(1).max(50) });
+export const usernameBody = z.strictObject({ username: USERNAME });
+export const workspaceBody = z.strictObject({ workspace_id: z.string().min(1).max(50) });
 
 type Deps = Pick<CoreDeps, 'store' | 'clock' | 'config'>;
 
@@ -52,13 +53,8 @@ export async function cancelInvite(deps: Pick<CoreDeps, 'store'>, rights: Rights
 /** The caller's pending invitations, in every workspace. */
 export async function listMyInvites(deps: Pick<CoreDeps, 'store'>, principal: Principal): Promise<Array<Invite & { workspace_id: string }>> {
   requireFullIdentity(principal, 'listing invitations');
-  const found = await Promise.all(
-    (await deps.store.listWorkspaces()).map(async (w) => {
-      const invite = await getEntityValue(deps.store, 'invite', w.id, principal.username);
-      return invite ? { ...invite, workspace_id: w.id } : null;
-    }),
-  );
-  return found.filter((i) => i !== null);
+  // Read by the person's own invitations, never by a look in every workspace of the instance.
+  return (await deps.store.listInvitesOf(principal.username)).map((e) => ({ ...typed('invite', e).value, workspace_id: e.workspace_id }));
 }
 
 /**

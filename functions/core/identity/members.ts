@@ -8,9 +8,9 @@ import type { CoreDeps } from '../deps.js';
 
 /** Workspace membership and roles. */
 
-export const addMemberBody = z.object({ username: USERNAME, role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
-export const updateMemberBody = z.object({ role: z.enum(ROLES as [Role, ...Role[]]) });
-export const removeMemberBody = z.object({ username: USERNAME });
+export const addMemberBody = z.strictObject({ username: USERNAME, role: z.enum(ROLES as [Role, ...Role[]]).default('developer') });
+export const updateMemberBody = z.strictObject({ role: z.enum(ROLES as [Role, ...Role[]]) });
+export const removeMemberBody = z.strictObject({ username: USERNAME });
 
 export async function addMember(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, body: unknown): Promise<Member> {
   rights.check('workspaces', 'write');

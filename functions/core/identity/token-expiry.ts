@@ -48,10 +48,9 @@ export async function sweepTokens(deps: Pick<CoreDeps, 'store' | 'clock' | 'emai
  * the token by label and owner, never by any part of its value.
  */
 async function tokenEvents(deps: Pick<CoreDeps, 'store' | 'clock' | 'config'>, type: Extract<WorkspaceEventType, 'TokenExpired' | 'TokenExpiringSoon'>, token: TokenRecord): Promise<OutboxEvent[]> {
-  const workspaces = token.workspace_id ? [token.workspace_id] : (await deps.store.listWorkspaces()).map((w) => w.id);
+  const workspaces = token.workspace_id ? [token.workspace_id] : (await deps.store.listMemberWorkspaces(token.owner)).map((w) => w.id);
   const events: OutboxEvent[] = [];
   for (const ws of workspaces) {
-    if (!token.workspace_id && !(await deps.store.getEntity('member', ws, token.owner))) continue;
     const announce = await workspaceAnnouncer(deps, ws, token.owner);
     events.push(...announce(type, { kind: 'token', path: token.label, extra: { owner: token.owner, expires_at: token.expires_at } }));
   }

@@ -9,7 +9,7 @@ import type { TokenRecord } from '../../ports.js';
 
 /** API tokens a user creates for themselves (spec 2.8, 5.2-5.3, 5.8). */
 
-export const createTokenBody = z.object({
+export const createTokenBody = z.strictObject({
   // Shown on one line of the token listing: a NUL or line break would be stored as sent. The
   // control characters spelled out, not \p{Cc}: the pattern is also the OpenAPI document's, read
   // by clients whose regular expressions know no Unicode classes.

@@ -17,14 +17,14 @@ export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 const username = USERNAME;
 const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
 
-export const createUserBody = z.object({
+export const createUserBody = z.strictObject({
   username,
   email: z.email(),
   password: password.optional(),
   is_admin: z.boolean().default(false),
 });
 
-export const loginBody = z.object({
+export const loginBody = z.strictObject({
   // Windmill logs in by email; a username works too.
   email: z.string().min(1).max(320),
   password: z.string().max(1024),
@@ -32,7 +32,7 @@ export const loginBody = z.object({
 
 export const tokenLoginBody = z.object({ token: z.string().min(1).max(1024) }).strict();
 
-export const setPasswordBody = z.object({
+export const setPasswordBody = z.strictObject({
   password,
   // Required once the user has a password: a session someone else holds (a browser left open, a
   // stolen cookie) must not be enough to take the account over.

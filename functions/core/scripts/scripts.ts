@@ -4,6 +4,7 @@ import { conflict, notFound, badRequest } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
 import { sha256Hex } from '../common/crypto.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { LANGUAGES, type Clock, type InputSchema, type Language, type PrebuiltBinary, type ScriptCompiler, type ScriptVersion, type Store } from '../../ports.js';
 import type { Rights } from '../identity/permissions.js';
@@ -29,7 +30,7 @@ const inputSchemaShape = z.object({
  */
 export const GO_BINARY_MAX_BASE64_CHARS = 3_000_000;
 
-const goBinaryBody = z.object({
+const goBinaryBody = z.strictObject({
   gzip_base64: z.string().min(1).max(GO_BINARY_MAX_BASE64_CHARS).regex(/^[A-Za-z0-9+/]+=*$/, 'base64'),
   sha256: z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha256 of the binary'),
 });
@@ -56,7 +57,7 @@ export const createScriptBody = z.strictObject({
 
 export async function createScript(deps: Pick<CoreDeps, 'store' | 'clock' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, body: unknown): Promise<ScriptVersion> {
   const { store, clock } = deps;
-  const input = parseBody(createScriptBody, body);
+  const input = parseBody(createScriptBody, withoutWindmillDefaults('script', body));
   assertItemPath(input.path);
   rights.check('scripts', 'write', input.path);
   const workspaceId = rights.workspaceId;

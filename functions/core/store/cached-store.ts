@@ -72,6 +72,14 @@ export class CachedStore implements Store {
     return this.inner.listWorkspaces();
   }
 
+  listMemberWorkspaces(username: string) {
+    return this.inner.listMemberWorkspaces(username);
+  }
+
+  listInvitesOf(username: string) {
+    return this.inner.listInvitesOf(username);
+  }
+
   setObjectStorage(id: string, enabled: boolean) {
     return this.inner.setObjectStorage(id, enabled).finally(() => this.workspaces.forget(id));
   }
@@ -105,6 +113,10 @@ export class CachedStore implements Store {
 
   getJob(workspaceId: string, id: string) {
     return this.inner.getJob(workspaceId, id);
+  }
+
+  findJobById(id: string) {
+    return this.inner.findJobById(id);
   }
 
   getJobStatus(workspaceId: string, id: string) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError, badRequest, conflict } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { deleteEntity, entityView, type EntityView, listEntityValues, requireEntity, tryCreateEntity, updateEntity, type StoredEntity } from '../store/entities.js';
 import { resolveRunTarget } from '../jobs/run-target.js';
 import { audit } from '../identity/login-throttle.js';
@@ -58,7 +59,7 @@ export type ScheduleView = EntityView<'schedule'>;
 const view = entityView<'schedule'>;
 
 export async function createSchedule(deps: Deps, rights: Rights, body: unknown): Promise<ScheduleView> {
-  const input = parseBody(createBody, body);
+  const input = parseBody(createBody, withoutWindmillDefaults('schedule', body));
   assertItemPath(input.path);
   rights.check('schedules', 'write', input.path);
   // Counted before the write: creates racing each other may pass the bound by their number, no more.
@@ -100,7 +101,7 @@ export async function createSchedule(deps: Deps, rights: Rights, body: unknown):
 
 export async function updateSchedule(deps: Deps, rights: Rights, path: string, body: unknown): Promise<ScheduleView> {
   rights.check('schedules', 'write', path);
-  const input = parseBody(updateBody, body);
+  const input = parseBody(updateBody, withoutWindmillDefaults('schedule', body));
   if (input.path !== undefined && input.path !== path)
     throw badRequest('invalid_request', 'path: a schedule cannot be moved; delete it and create it at the new path', { field: 'path' });
   await requireEntity(deps.store, 'schedule', rights.workspaceId, path, what(path));

@@ -25,7 +25,7 @@ import { MAX_PARTS } from './upload-settings.js';
 // The settings live in upload-settings.ts (CoreConfig carries them); the shells' config readers import them from here.
 export { DEFAULT_UPLOAD_SETTINGS, uploadSettingsFromEnv, type UploadSettings } from './upload-settings.js';
 
-export const createBody = z.object({
+export const createBody = z.strictObject({
   /** The script or flow that will receive the file: its jobs may read it, its runners may upload it. */
   path: z.string().min(1).max(255),
   size: z.number().int().min(1),
@@ -33,12 +33,12 @@ export const createBody = z.object({
   filename: z.string().min(1).max(255).optional(),
 });
 
-export const completeBody = z.object({
+export const completeBody = z.strictObject({
   upload: z.string().min(1).max(4096),
   parts: z.array(z.object({ part_number: z.number().int(), etag: z.string().min(1).max(200) })).min(1).max(MAX_PARTS),
 });
 
-export const abortBody = z.object({ upload: z.string().min(1).max(4096) });
+export const abortBody = z.strictObject({ upload: z.string().min(1).max(4096) });
 
 /** What the signed token carries. */
 interface UploadClaims {

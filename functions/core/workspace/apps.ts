@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
 import { nextSequence } from '../store/sequences.js';
@@ -19,7 +20,7 @@ import type { AppHead, AppVersion } from './workspace-documents.js';
 /** Kept well under DynamoDB's 400 KB item with the rest of the record. */
 export const MAX_APP_BYTES = 300 * 1024;
 
-export const appBody = z.object({
+export const appBody = z.strictObject({
   path: z.string(),
   summary: z.string().max(1000).default(''),
   value: z.record(z.string(), z.unknown()),
@@ -51,7 +52,7 @@ async function storeVersion(deps: Deps, rights: Rights, input: z.infer<typeof ap
 }
 
 export async function createApp(deps: Deps, rights: Rights, body: unknown): Promise<AppVersion> {
-  const input = parseBody(appBody, body);
+  const input = parseBody(appBody, withoutWindmillDefaults('app', body));
   assertItemPath(input.path);
   rights.check('apps', 'write', input.path);
   if (await deps.store.getEntity('app', rights.workspaceId, input.path)) throw conflict(`${what(input.path)} already exists: update it instead`);
@@ -67,7 +68,7 @@ export async function updateApp(deps: Deps, rights: Rights, path: string, body: 
   rights.check('apps', 'write', path);
   const current = await latestApp(deps, rights.workspaceId, path);
   // An update may leave out what it does not change.
-  const input = parseBody(appBody, { summary: current.summary, value: current.value, policy: current.policy, ...(body as object), path });
+  const input = parseBody(appBody, withoutWindmillDefaults('app', { summary: current.summary, value: current.value, policy: current.policy, ...(body as object), path }));
   if (input.path !== path) throw badRequest('invalid_request', 'path: an app cannot be moved by an update', { field: 'path' });
   const version = await storeVersion(deps, rights, input);
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { createEntity, deleteEntity, getEntityValue, listEntityValues, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { jsonSchemaProblem, jsonSchemaValidator, type JsonSchemaValidator } from '../common/json-schema.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -84,15 +85,15 @@ const jsonSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this service can validate with: ${problem}` });
 });
 
-export const createBody = z.object({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
-export const updateBody = z.object({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
+export const createBody = z.strictObject({ name: RESOURCE_TYPE_NAME, schema: jsonSchema, description: z.string().max(10_000).default('') });
+export const updateBody = z.strictObject({ schema: jsonSchema.optional(), description: z.string().max(10_000).optional() });
 
 const builtin = (name: string) => BUILTIN_RESOURCE_TYPES.find((t) => t.name === name);
 const what = (name: string) => `resource type ${name}`;
 
 export async function createResourceType(deps: Deps, rights: Rights, body: unknown): Promise<ResourceType> {
   rights.check('resources', 'write');
-  const input = parseBody(createBody, body);
+  const input = parseBody(createBody, withoutWindmillDefaults('resource_type', body));
   if (builtin(input.name)) throw conflict(`${what(input.name)} is built in`);
   const type: ResourceType = { name: input.name, schema: input.schema, description: input.description, builtin: false };
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
@@ -102,7 +103,7 @@ export async function createResourceType(deps: Deps, rights: Rights, body: unkno
 export async function updateResourceType(deps: Deps, rights: Rights, name: string, body: unknown): Promise<ResourceType> {
   rights.check('resources', 'write');
   if (builtin(name)) throw conflict(`${what(name)} is built in and cannot be changed`);
-  const input = parseBody(updateBody, body);
+  const input = parseBody(updateBody, withoutWindmillDefaults('resource_type', body));
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'resource_type', rights.workspaceId, name, what(name), (t) => ({
     ...t,

@@ -4,6 +4,7 @@ import { assertItemPath } from '../common/paths.js';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { findResourceType, validateResourceValue } from './resource-types.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -17,14 +18,16 @@ import type { Resource } from './workspace-documents.js';
 /** Kept well under DynamoDB's 400 KB item limit together with the rest of the record. */
 export const MAX_VALUE_BYTES = 64 * 1024;
 
-export const createBody = z.object({
+export const createBody = z.strictObject({
   path: z.string(),
   value: z.unknown(),
   resource_type: z.string().min(1).max(100),
   description: z.string().max(10_000).default(''),
 });
 
-export const updateBody = z.object({
+export const updateBody = z.strictObject({
+  /** Windmill's clients send it (a rename there): svc takes it when it is the path updated. */
+  path: z.string().optional(),
   value: z.unknown().optional(),
   resource_type: z.string().min(1).max(100).optional(),
   description: z.string().max(10_000).optional(),
@@ -47,7 +50,7 @@ async function checkedValue(deps: Pick<CoreDeps, 'store'>, workspaceId: string, 
 }
 
 export async function createResource(deps: Deps, rights: Rights, body: unknown): Promise<Resource> {
-  const input = parseBody(createBody, body);
+  const input = parseBody(createBody, withoutWindmillDefaults('resource', body));
   assertItemPath(input.path);
   rights.check('resources', 'write', input.path);
   await checkedValue(deps, rights.workspaceId, input.resource_type, input.value);
@@ -64,7 +67,8 @@ export async function createResource(deps: Deps, rights: Rights, body: unknown):
 
 export async function updateResource(deps: Deps, rights: Rights, path: string, body: unknown): Promise<Resource> {
   rights.check('resources', 'write', path);
-  const input = parseBody(updateBody, body);
+  const input = parseBody(updateBody, withoutWindmillDefaults('resource', body));
+  if (input.path !== undefined && input.path !== path) throw badRequest('invalid_request', `path: a resource cannot be moved by an update`, { field: 'path' });
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'resource', rights.workspaceId, path, what(path), async (r) => {
     const next = { ...r, value: input.value ?? r.value, resource_type: input.resource_type ?? r.resource_type, description: input.description ?? r.description };

@@ -25,7 +25,7 @@ const PREFIX = 'svc-sync:v1:';
 const CONTEXT = (workspaceId: string) => ({ workspace: workspaceId, purpose: 'sync_key' });
 
 
-export const setKeyBody = z.object({ key: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'a 32-byte key in base64url (43 characters)') });
+export const setKeyBody = z.strictObject({ key: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'a 32-byte key in base64url (43 characters)') });
 
 async function loadKey(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher'>, workspaceId: string): Promise<Buffer> {
   for (;;) {

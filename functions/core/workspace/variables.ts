@@ -3,6 +3,7 @@ import { assertItemPath } from '../common/paths.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, deleteEntity, listEntityValues, requireEntity, updateEntity } from '../store/entities.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { badRequest } from '../common/errors.js';
 import { MAX_VALUE_BYTES } from './resources.js';
 import { openFromSync, sealForSync } from './sync-key.js';
@@ -19,7 +20,7 @@ import type { Variable } from './workspace-documents.js';
 
 const value = z.string().refine((v) => Buffer.byteLength(v) <= MAX_VALUE_BYTES, `at most ${MAX_VALUE_BYTES} bytes`);
 
-export const createBody = z.object({
+export const createBody = z.strictObject({
   path: z.string(),
   value,
   is_secret: z.boolean().default(false),
@@ -28,7 +29,9 @@ export const createBody = z.object({
   encrypted: z.boolean().default(false),
 });
 
-export const updateBody = z.object({
+export const updateBody = z.strictObject({
+  /** Windmill's clients send it (a rename there): svc takes it when it is the path updated. */
+  path: z.string().optional(),
   value: value.optional(),
   is_secret: z.boolean().optional(),
   description: z.string().max(10_000).optional(),
@@ -57,7 +60,7 @@ function view(e: Entity<Variable>, plain: string | undefined): VariableView {
 }
 
 export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'config'>, rights: Rights, body: unknown): Promise<VariableView> {
-  const input = parseBody(createBody, body);
+  const input = parseBody(createBody, withoutWindmillDefaults('variable', body));
   assertItemPath(input.path);
   rights.check('variables', 'write', input.path);
   const plain = input.encrypted ? await openFromSync(deps, rights.workspaceId, input.path, input.value) : input.value;
@@ -76,7 +79,8 @@ export async function createVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'c
 
 export async function updateVariable(deps: Pick<CoreDeps, 'store' | 'clock' | 'cipher' | 'config'>, rights: Rights, path: string, body: unknown): Promise<VariableView> {
   rights.check('variables', 'write', path);
-  const input = parseBody(updateBody, body);
+  const input = parseBody(updateBody, withoutWindmillDefaults('variable', body));
+  if (input.path !== undefined && input.path !== path) throw badRequest('invalid_request', `path: a variable cannot be moved by an update`, { field: 'path' });
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);
   const e = await updateEntity(deps.store, deps.clock, 'variable', rights.workspaceId, path, what(path), async (v) => {
     const secret = input.is_secret ?? v.is_secret;

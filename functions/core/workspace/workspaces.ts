@@ -8,7 +8,7 @@ import { requireInstanceAdmin, type Principal } from '../identity/auth.js';
 import type { Member, Rights } from '../identity/permissions.js';
 import type { Clock, Store, Workspace } from '../../ports.js';
 
-export const createWorkspaceBody = z.object({
+export const createWorkspaceBody = z.strictObject({
   id: z.string(),
   name: z.string().min(1).max(200),
 });
@@ -31,12 +31,19 @@ export async function addCreatorAsAdmin(store: Store, clock: Clock, workspaceId:
   await tryCreateEntity(store, clock, 'member', workspaceId, username, member);
 }
 
-/** Workspaces the caller belongs to (instance admins: all). */
+/**
+ * Workspaces the caller belongs to (instance admins: all), within the one their token is limited
+ * to. A person's are read by their memberships, never by a look in every workspace of the instance.
+ */
 export async function listWorkspacesOf(store: Store, principal: Principal): Promise<Workspace[]> {
-  const all = await store.listWorkspaces();
-  if (principal.isSuperadmin && principal.workspaceId === null) return all;
-  const visible = await Promise.all(all.map(async (w) => (principal.workspaceId === null || principal.workspaceId === w.id) && (principal.isSuperadmin || (await store.getEntity('member', w.id, principal.username)) !== null)));
-  return all.filter((_, i) => visible[i]);
+  const only = principal.workspaceId;
+  if (principal.isSuperadmin) {
+    if (only === null) return store.listWorkspaces();
+    const ws = await store.getWorkspace(only);
+    return ws ? [ws] : [];
+  }
+  const mine = await store.listMemberWorkspaces(principal.username);
+  return only === null ? mine : mine.filter((w) => w.id === only);
 }
 
 export async function requireWorkspace(store: Store, id: string): Promise<Workspace> {
@@ -45,7 +52,7 @@ export async function requireWorkspace(store: Store, id: string): Promise<Worksp
   return ws;
 }
 
-export const objectStorageBody = z.object({ enabled: z.boolean() });
+export const objectStorageBody = z.strictObject({ enabled: z.boolean() });
 
 export async function setObjectStorage(store: Store, rights: Rights, body: unknown): Promise<Workspace> {
   rights.check('workspaces', 'write');

@@ -27,6 +27,8 @@ export interface ConfinedCommand {
   args: string[];
   env: Record<string, string>;
   timeoutMs: number;
+  /** When `timeoutMs` began to count (epoch ms; default now): commands that share one timeout. */
+  startedAt?: number;
 }
 
 export interface ConfinedResult {
@@ -64,10 +66,13 @@ export async function runConfined(spec: ConfinedCommand): Promise<ConfinedResult
   proc.child.stdout?.on('data', collect);
   proc.child.stderr?.on('data', collect);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    proc.kill();
-  }, spec.timeoutMs);
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      proc.kill();
+    },
+    Math.max(0, (spec.startedAt ?? Date.now()) + spec.timeoutMs - Date.now()),
+  );
   try {
     const exit = await proc.exited;
     await proc.closed;
@@ -174,10 +179,22 @@ export interface InstallJailWork<T> {
   network?: SlotNetwork;
   /** Files written into the directory before the installer runs (its config), by name. */
   files: Record<string, string>;
-  work: (dir: string, run: (command: string, args: string[], env: Record<string, string>, timeoutMs: number) => Promise<ConfinedResult>) => Promise<T>;
+  /**
+   * `run` runs a command in the jail; the commands of one work share their timeout, counted from
+   * the first. `replaceFiles` puts the installer's own files anew (see InstallFiles).
+   */
+  work: (dir: string, run: (command: string, args: string[], env: Record<string, string>, timeoutMs: number) => Promise<ConfinedResult>, replaceFiles: InstallFiles) => Promise<T>;
   /** Keeps the directory when `work` returns this (an install hands it to the cache). */
   keep?: (result: T) => boolean;
 }
+
+/**
+ * Between two commands of one install: each named file is removed (whatever the jail's uid made
+ * of it) and written anew with `text`, private to the uid, and the temporary directory (TMPDIR) is
+ * emptied; a null text removes the file or directory only. The next command finds nothing of the
+ * files the last one was given but what is written here.
+ */
+export type InstallFiles = (files: Record<string, string | null>) => Promise<void>;
 
 /**
  * Runs `work` in a fresh directory owned by a new jail's uid (0700, private files 0600): the
@@ -199,17 +216,34 @@ async function installInJail<T>(spec: InstallJailWork<T>): Promise<T> {
       if (jail.uid !== undefined) await chown(path, jail.uid, jail.uid);
     };
     await own(dir);
-    await mkdir(join(dir, '.tmp'));
-    await own(join(dir, '.tmp'));
-    for (const [name, text] of Object.entries(spec.files)) {
-      await writeFile(join(dir, name), text, { mode: 0o600 });
-      await own(join(dir, name));
-    }
-    const result = await spec.work(dir, (command, args, env, timeoutMs) =>
-      // GIT_ALLOW_PROTOCOL names no protocol: git, which npm and pip run for a git dependency a
-      // package names, refuses them all (http, ssh, file...), and knows nothing of their proxy.
-      // In a network namespace, the proxy variables lead to its egress proxy.
-      runConfined({ dir, jail, command, args, env: jail.jobEnv({ PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }), timeoutMs }),
+    const putFiles = async (files: Record<string, string | null>) => {
+      for (const name of ['.tmp', ...Object.keys(files)]) await removeTree(join(dir, name));
+      await mkdir(join(dir, '.tmp'));
+      await own(join(dir, '.tmp'));
+      for (const [name, text] of Object.entries(files)) {
+        if (text === null) continue;
+        await writeFile(join(dir, name), text, { mode: 0o600, flag: 'wx' });
+        await own(join(dir, name));
+      }
+    };
+    await putFiles(spec.files);
+    let startedAt: number | undefined;
+    const result = await spec.work(
+      dir,
+      (command, args, env, timeoutMs) =>
+        // GIT_ALLOW_PROTOCOL names no protocol: git, which npm and pip run for a git dependency a
+        // package names, refuses them all (http, ssh, file...), and knows nothing of their proxy.
+        // In a network namespace, the proxy variables lead to its egress proxy.
+        runConfined({
+          dir,
+          jail,
+          command,
+          args,
+          env: jail.jobEnv({ PATH: SANDBOX_PATH, HOME: dir, TMPDIR: join(dir, '.tmp'), LANG: 'C.UTF-8', GIT_ALLOW_PROTOCOL: 'none', ...env }),
+          timeoutMs,
+          startedAt: (startedAt ??= Date.now()),
+        }),
+      putFiles,
     );
     kept = spec.keep?.(result) ?? false;
     return result;

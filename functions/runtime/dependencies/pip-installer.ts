@@ -4,6 +4,7 @@ import type { Confiner } from '../confinement.js';
 import { pythonLockRequirements, readPythonLock } from '../../core/dependencies/python-imports.js';
 import { resolveExecutable } from '../sandbox-process.js';
 import { inInstallJail, lastLines, type ConfinedResult } from './confined-install.js';
+import { urlWithoutCredentials } from './index-url.js';
 import type { InstallRoute } from './install-proxy.js';
 import { DependencyInstallError, type TreeCache } from './tree-cache.js';
 import { treeKey } from './tree-keys.js';
@@ -32,12 +33,13 @@ interface PipReport {
  * `name==version --hash=sha256:...` line per distribution of the whole tree.
  */
 export class PipInstaller {
+  /** The index as messages and the start banner name it: without the credentials its URL may carry. */
   readonly registry: string;
   private readonly python: string;
 
   constructor(private readonly options: PipInstallerOptions) {
     this.python = resolveExecutable('python3');
-    this.registry = options.indexUrl;
+    this.registry = urlWithoutCredentials(options.indexUrl);
   }
 
   async resolve(requirements: Record<string, string>): Promise<{ ok: true; lock: string } | { ok: false; message: string }> {

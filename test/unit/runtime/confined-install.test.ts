@@ -33,6 +33,44 @@ describe('an installer past the disk limit', () => {
   }, 60_000);
 });
 
+describe('the commands of one install', () => {
+  // An npm install with install scripts allowed is two npm ci (npm-installer.ts): together they
+  // take no longer than one install may.
+  it('share one timeout: a command started once it is spent is stopped at once', async () => {
+    const confiner = new Confiner({ uidRange: TEST_UIDS });
+    const results = await inInstallJail({
+      confiner,
+      parent,
+      prefix: 'install',
+      files: {},
+      // The second would end well within a timeout of its own.
+      work: async (_dir, run) => [await run('/bin/sh', ['-c', 'sleep 60'], {}, 2_000), await run('/bin/sh', ['-c', 'sleep 1'], {}, 2_000)],
+    });
+    expect(results.map((r) => r.ok)).toEqual([false, false]);
+    for (const result of results) expect(result.output).toContain('the install took longer than 2s');
+  }, 60_000);
+
+  it('find the files given anew, and nothing of the old ones or of TMPDIR', async () => {
+    const confiner = new Confiner({ uidRange: TEST_UIDS });
+    const seen = await inInstallJail({
+      confiner,
+      parent,
+      prefix: 'install',
+      files: { config: 'secret=1\n' },
+      work: async (_dir, run, replaceFiles) => {
+        // The first command leaves its own things beside the config, and in TMPDIR.
+        const first = await run('/bin/sh', ['-c', 'echo more >> config; mkdir -p cache/logs; echo log > cache/logs/x; echo > cache/kept; echo tmp > "$TMPDIR/left"'], {}, 30_000);
+        await replaceFiles({ config: 'public=1\n', 'cache/logs': null });
+        const second = await run('/bin/sh', ['-c', 'cat config; ls -A cache; ls -A "$TMPDIR"; touch "$TMPDIR/mine" && echo writable'], {}, 30_000);
+        return { first, second };
+      },
+    });
+    expect(seen.first.ok, seen.first.output).toBe(true);
+    expect(seen.second.ok, seen.second.output).toBe(true);
+    expect(seen.second.output).toBe('public=1\nkept\nwritable\n');
+  }, 60_000);
+});
+
 describe('many installs at once', () => {
   // Every create starts an install (and a resolution) of its lock in the background; a member
   // creating versions with many distinct locks started as many npm processes, each with a job's
