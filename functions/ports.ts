@@ -83,6 +83,15 @@ export interface Store {
    * run's admission checks (core/jobs/run-admission.ts), so it reads at most that many index entries.
    */
   countQueuedJobs(workspaceId: string, atMost: number): Promise<number>;
+  /**
+   * Adds `count` to the jobs counted under job `id` (0 at first), atomically, unless the sum would
+   * pass `limit`: the jobs a top-level run made in all, which its flow's turns count before they
+   * store any (core/jobs/run-budget.ts). Answers whether it added; false, adding nothing, when the
+   * sum would pass the limit. A negative `count` (giving back what a turn that stored nothing had
+   * counted) is always added. The count is a small record of its own beside the job (not the job's
+   * row or item, whose arguments would make every count a large write), kept as long as the job.
+   */
+  countRunJobs(id: string, count: number, limit: number): Promise<boolean>;
 
   /** Inserts the user unless one with that username exists; returns whether it was created. */
   createUser(u: User, events?: OutboxEvent[]): Promise<boolean>;

@@ -41,6 +41,8 @@ export interface CoreConfig {
   maxRunDepth?: number;
   /** The most queued (not yet started) jobs of a workspace before new runs are refused (run-admission.ts); 10,000 when unset. */
   maxQueuedJobsPerWorkspace?: number;
+  /** The most jobs one top-level run may consist of, at every level (core/jobs/run-budget.ts); 100,000 when unset. */
+  maxJobsPerRun?: number;
 }
 
 export interface CoreDeps {

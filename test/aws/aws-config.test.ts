@@ -53,6 +53,7 @@ describe('AWS shell config', () => {
       flowMaxLoopItems: 10_000,
       maxRunDepth: 32,
       maxQueuedJobsPerWorkspace: 10_000,
+      maxJobsPerRun: 100_000,
       jobTimeoutMs: 2_000,
       // The stack sets no lease margin: the default.
       jobLeaseMarginMs: 60_000,

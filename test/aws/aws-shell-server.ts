@@ -71,6 +71,7 @@ const RENAMED_SETTINGS: Record<string, string> = {
   SVC_FLOW_MAX_LOOP_ITEMS: 'FLOW_MAX_LOOP_ITEMS',
   SVC_MAX_RUN_DEPTH: 'MAX_RUN_DEPTH',
   SVC_MAX_QUEUED_JOBS_PER_WORKSPACE: 'MAX_QUEUED_JOBS_PER_WORKSPACE',
+  SVC_MAX_JOBS_PER_RUN: 'MAX_JOBS_PER_RUN',
 };
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -423,6 +423,33 @@ export function describeStoreContract(name: string, makeStore: () => Promise<{ s
         expect(await eventually(() => store.countQueuedJobs(ws, 100), (n) => n === expected - 3)).toBe(expected - 3);
       });
 
+      it("counts a run's jobs on its job up to a limit, atomically, and gives them back", async () => {
+        const ws = await newWorkspace();
+        const top = aJob(ws);
+        await store.insertJob(top);
+        expect(await store.countRunJobs(top.id, 3, 5)).toBe(true);
+        // 3 + 3 would pass 5: nothing is added.
+        expect(await store.countRunJobs(top.id, 3, 5)).toBe(false);
+        expect(await store.countRunJobs(top.id, 2, 5)).toBe(true);
+        expect(await store.countRunJobs(top.id, 1, 5)).toBe(false);
+        // Given back, there is room again.
+        expect(await store.countRunJobs(top.id, -2, 0)).toBe(true);
+        expect(await store.countRunJobs(top.id, 2, 5)).toBe(true);
+        expect(await store.countRunJobs(top.id, 1, 5)).toBe(false);
+        // Counting at once never passes the limit, whatever the interleaving.
+        const other = aJob(ws);
+        await store.insertJob(other);
+        const all = await Promise.all(Array.from({ length: 12 }, () => store.countRunJobs(other.id, 1, 10)));
+        expect(all.filter(Boolean)).toHaveLength(10);
+        // More than the limit at once, even at first: nothing.
+        const fresh = aJob(ws);
+        await store.insertJob(fresh);
+        expect(await store.countRunJobs(fresh.id, 11, 10)).toBe(false);
+        expect(await store.countRunJobs(fresh.id, 10, 10)).toBe(true);
+        // The count is no part of the job as read.
+        expect(Object.keys((await store.getJob(ws, top.id))!)).not.toContain('jobs_made');
+      });
+
       it('lists jobs newest first, filtered by status and script path, up to the limit', async () => {
         const ws = await newWorkspace();
         const j1 = aJob(ws, { script_path: 'f/list/a' });

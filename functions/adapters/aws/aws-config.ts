@@ -3,6 +3,7 @@ import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE, DEFAULT_MAX_RUN_DEPTH } from '../../core/jobs/run-admission.js';
+import { DEFAULT_MAX_JOBS_PER_RUN } from '../../core/jobs/run-budget.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**
@@ -119,6 +120,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       flowMaxLoopItems: int(env, 'FLOW_MAX_LOOP_ITEMS', 10_000),
       maxRunDepth: int(env, 'MAX_RUN_DEPTH', DEFAULT_MAX_RUN_DEPTH),
       maxQueuedJobsPerWorkspace: int(env, 'MAX_QUEUED_JOBS_PER_WORKSPACE', DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE),
+      maxJobsPerRun: int(env, 'MAX_JOBS_PER_RUN', DEFAULT_MAX_JOBS_PER_RUN),
     },
   };
 }

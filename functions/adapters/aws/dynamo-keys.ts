@@ -18,6 +18,7 @@ import type { EntityKind, JobStatus } from '../../ports.js';
  * GSI1 partition (`gsi1pk`, the workspace's job shard) and that sort key, so it holds a
  * workspace's queued jobs and nothing else, counted before a new run is admitted.
  * | live log chunk | `JOB#<id>`       | `LOG#<ms>#<seq>`        |                                          |                                       |
+ * | jobs of a run  | `JOB#<id>`       | `JOBS_MADE`             |                                          |                                       |
  * | user           | `USER#<name>`    | `USER`                  | `USERS` / `<name>`                       |                                       |
  * | token          | `TOKEN#<hash>`   | `TOKEN`                 | `TOKENS#<owner>` / `<created_at>#<hash>` |                                       |
  * | entity         | `WS#<ws>#<KIND>` | `<key>`                 |                                          |                                       |
@@ -71,6 +72,8 @@ export const keys = {
   job: (id: string) => ({ [PK]: `JOB#${id}`, [SK]: 'JOB' }),
   // A running job's live log, a chunk per item beside it (dynamo-log-chunks.ts), in sequence order.
   logChunk: (jobId: string, seq: string) => ({ [PK]: `JOB#${jobId}`, [SK]: `${LOG_CHUNK_PREFIX}${seq}` }),
+  /** The count of the jobs a top-level run made in all (Store.countRunJobs). */
+  jobsMade: (jobId: string) => ({ [PK]: `JOB#${jobId}`, [SK]: 'JOBS_MADE' }),
   user: (username: string) => ({ [PK]: `USER#${username}`, [SK]: 'USER' }),
   token: (tokenHash: string) => ({ [PK]: `TOKEN#${tokenHash}`, [SK]: 'TOKEN' }),
   // One partition per kind and workspace, sorted by key: listing is one strongly consistent Query

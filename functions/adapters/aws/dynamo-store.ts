@@ -328,6 +328,17 @@ export class DynamoStore implements Store {
     await this.jobs.scrub(id);
   }
 
+  async countRunJobs(id: string, count: number, limit: number) {
+    // An atomic add on a small item beside the job's (whose arguments would make each add a large
+    // write): the branches of a run counting at once never conflict, and never pass the limit together.
+    if (count > limit) return false;
+    const key = keys.jobsMade(id);
+    const what = `the jobs of run ${id}`;
+    if (count <= 0) return (await conditionalUpdate(this.doc, { table: this.table, key, update: 'ADD jobs_made :count', condition: 'attribute_exists(pk)', values: { ':count': count }, what })) !== null;
+    const condition = 'attribute_not_exists(jobs_made) OR jobs_made <= :most';
+    return (await conditionalUpdate(this.doc, { table: this.table, key, update: 'ADD jobs_made :count', condition, values: { ':count': count, ':most': limit - count }, what })) !== null;
+  }
+
   async releaseHeldJob(id: string) {
     return this.updateJob(id, 'SET held = :no', '#status = :queued AND held = :yes', { ':no': false, ':yes': true, ':queued': 'queued' });
   }

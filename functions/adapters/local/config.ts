@@ -5,6 +5,7 @@ import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE, DEFAULT_MAX_RUN_DEPTH } from '../../core/jobs/run-admission.js';
+import { DEFAULT_MAX_JOBS_PER_RUN } from '../../core/jobs/run-budget.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 import { networkFromEnv, type NetworkSetting } from '../../runtime/job-network.js';
 import type { ConnectionLimits } from './connection-guard.js';
@@ -125,6 +126,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       flowMaxLoopItems: int(env, 'SVC_FLOW_MAX_LOOP_ITEMS', 10_000),
       maxRunDepth: int(env, 'SVC_MAX_RUN_DEPTH', DEFAULT_MAX_RUN_DEPTH),
       maxQueuedJobsPerWorkspace: int(env, 'SVC_MAX_QUEUED_JOBS_PER_WORKSPACE', DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE),
+      maxJobsPerRun: int(env, 'SVC_MAX_JOBS_PER_RUN', DEFAULT_MAX_JOBS_PER_RUN),
     },
   };
 }

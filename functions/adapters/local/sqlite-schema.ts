@@ -245,4 +245,7 @@ export const MIGRATIONS: string[] = [
   -- far as they are created. One per kind: a partial index serves a query whose WHERE names its kind.
   CREATE INDEX members_by_user ON entities(key, workspace_id) WHERE kind = 'member';
   CREATE INDEX invites_by_user ON entities(key, workspace_id) WHERE kind = 'invite';`,
+  `-- runjobs: the jobs a top-level run made in all, by its job's id (core/jobs/run-budget.ts): a small
+  -- row of its own, as a count on the job's row would rewrite its arguments at every flow step.
+  CREATE TABLE run_jobs (id TEXT PRIMARY KEY, jobs_made INTEGER NOT NULL) WITHOUT ROWID;`,
 ];

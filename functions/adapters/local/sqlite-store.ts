@@ -254,6 +254,16 @@ export class SqliteStore implements Store {
     });
   }
 
+  async countRunJobs(id: string, count: number, limit: number) {
+    if (count > limit) return false;
+    return this.write(() => {
+      if (count <= 0) return this.stmt('UPDATE run_jobs SET jobs_made = jobs_made + ? WHERE id = ?').run(count, id).changes === 1;
+      // One statement: inserted at `count`, or added to unless that passes the limit (no change then).
+      const upsert = 'INSERT INTO run_jobs (id, jobs_made) VALUES (@id, @count) ON CONFLICT (id) DO UPDATE SET jobs_made = jobs_made + @count WHERE jobs_made + @count <= @limit';
+      return this.stmt(upsert).run({ id, count, limit }).changes === 1;
+    });
+  }
+
   async releaseHeldJob(id: string) {
     return this.write(() => {
       return this.stmt(`UPDATE jobs SET held = 0 WHERE id = ? AND held = 1 AND status = 'queued'`).run(id).changes === 1;

@@ -19,6 +19,8 @@ export class MemoryStore implements Store {
   private readonly scriptHeads = new Map<string, string>();
   /** In insertion order, which breaks ties of created_at in listings as SQLite's rowid does. */
   private readonly jobs = new Map<string, StoredJob>();
+  /** Store.countRunJobs: the jobs counted under each job, by id. */
+  private readonly jobsMade = new Map<string, number>();
   private readonly users = new Map<string, User>();
   private readonly tokens = new Map<string, TokenRecord>();
   /** By `kind\0workspace\0key`. */
@@ -179,6 +181,13 @@ export class MemoryStore implements Store {
   async scrubJob(id: string) {
     const job = this.jobs.get(id)?.job;
     if (job) Object.assign(job, { args: null, result: null, logs: '', result_stream: '', deleted: true });
+  }
+
+  async countRunJobs(id: string, count: number, limit: number) {
+    const made = this.jobsMade.get(id);
+    if (count <= 0 ? made === undefined : (made ?? 0) + count > limit) return false;
+    this.jobsMade.set(id, (made ?? 0) + count);
+    return true;
   }
 
   async releaseHeldJob(id: string) {

@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'invalid_svc_response'
   | 'invalid_upload_parts'
   | 'invalid_workspace_id'
+  | 'jobs_per_run_limit'
   | 'json_too_deep'
   | 'login_required'
   | 'misconfigured'

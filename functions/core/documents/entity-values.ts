@@ -301,6 +301,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   early_result: z.object({ value: z.unknown() }).optional(),
   same_worker: z.boolean().optional(),
   shared_folder: z.string().optional(),
+  jobs_counted_on: z.string().min(1).optional(),
   stopped_early: z.string().optional(),
   attempts: z.record(z.string(), z.array(stepAttempt)).optional(),
   skipped: z.array(z.string()).optional(),

@@ -2,6 +2,7 @@ import { errorOf, insertRunningHere, isFinished, queuedJob } from '../jobs/jobs.
 import { getEntityValue, tryCreateEntity } from '../store/entities.js';
 import { readFlowJob, readFlowRun, rememberFlowRun } from './run-cache.js';
 import { storeTurn, type Start } from './store-turn.js';
+import { admitStepJobs, nothingCounted, uncount, type CountedJobs } from './step-admission.js';
 import { childModulesAt, copyRun, inputFromEnclosing, ownInput, runDocument, TOP_LEVEL_MODULES } from './flow-run-document.js';
 import { applyTransforms, evaluate, ExpressionError } from './expressions.js';
 import { findFlowVersion } from './flows.js';
@@ -55,6 +56,8 @@ interface Effects {
   cacheHits: { job: Job; cached: CachedResultValue; ttl: number }[];
   /** Steps with `cache_ttl` that succeeded: their result answers identical steps within the TTL. */
   cacheStores: { job: Job; result: unknown; ttl: number; key: string }[];
+  /** The new jobs this turn counted on its run's top (step-admission.ts): given back when it stores nothing. */
+  counted: CountedJobs;
 }
 
 /** `finishedStep`: a step job whose completion was just stored (the worker's wake), so it is not read back. */
@@ -65,9 +68,14 @@ export async function advanceFlow(deps: WorkerDeps, workspaceId: string, flowJob
     const entity = await readFlowRun(deps.store, workspaceId, flowJobId);
     const run = entity ? copyRun(entity.value) : await initialRun(deps, job);
     if (!run) return;
-    const effects: Effects = { push: [], restart: [], cancel: [], discard: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [] };
-    await step(deps, job, run, effects, finishedStep);
-    const starts = await storeTurn(deps, workspaceId, flowJobId, run, entity, effects.push);
+    const effects: Effects = { push: [], restart: [], cancel: [], discard: [], wakeAt: null, notify: [], cacheHits: [], cacheStores: [], counted: nothingCounted() };
+    let starts: Start[] | null = null;
+    try {
+      await step(deps, job, run, effects, finishedStep);
+      starts = await storeTurn(deps, workspaceId, flowJobId, run, entity, effects.push);
+    } finally {
+      if (!starts) await uncount(deps, effects.counted);
+    }
     if (!starts) return AGAIN;
     await carryOut(deps, job, run, effects, starts);
   });
@@ -149,6 +157,11 @@ async function step(deps: WorkerDeps, job: Job, run: FlowRun, effects: Effects, 
       if (!ended) return;
       const settled = await settleIteration(deps, job, run, module, current, ended);
       if (settled === 'next') {
+        const refused = await refusedJobs(deps, job, run, effects, module.id, 1);
+        if (refused) {
+          await moduleEnded(deps, job, run, module, refused);
+          continue;
+        }
         const next = await iterationJob(run, module, current.iteration + 1, (jobs) => inlineFlow(deps, job, run, module, module.value.type === 'whileloopflow' ? module.value.modules : [], jobs));
         run.step = { ...current, job: next, iteration: current.iteration + 1, results: [...current.results, ended.value], results_chars: (current.results_chars ?? 0) + jsonChars(ended.value) };
         effects.push.push(next);
@@ -217,6 +230,8 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
   const scope = expressionScope(run);
   const v = module.value;
   if (module === run.failure_module && run.failure) run.failure.started = true;
+  // Before anything the step makes is stored: a branch's or iteration's run is written as it starts.
+  const admit = (count: number) => admitStepJobs(deps, flowJob, run, effects.counted, module.id, count);
   try {
     switch (v.type) {
       case 'identity':
@@ -229,6 +244,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
       case 'rawscript': {
         const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
         const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob, run, module.timeout, `step ${module.id}: timeout`);
+        await admit(1);
         const job = stepJob(deps.clock.now().toISOString(), flowJob, run, flowStepJobTarget(run.path, run.version, module.id, v.language), args, module.priority);
         return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
@@ -237,6 +253,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         const runnable = await resolveStep(deps, flowJob, target, module.id, `no script ${v.hash ?? v.path}`);
         const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
         const timeout = module.timeout === undefined ? undefined : await secondsOf(deps, flowJob, run, module.timeout, `step ${module.id}: timeout`);
+        await admit(1);
         const job = stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority);
         return (await cachedStep(deps, run, module, job, effects)) ?? child(run, module, effects, job, timeout);
       }
@@ -247,6 +264,7 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         }
         const runnable = await resolveStep(deps, flowJob, { by: 'path', path: v.path, only: 'flow' }, module.id, `no flow ${v.path}`);
         const args = await applyTransforms(deps, flowJob, v.input_transforms, scope);
+        await admit(1);
         return child(run, module, effects, stepJob(deps.clock.now().toISOString(), flowJob, run, jobTargetOf(runnable), args, module.priority));
       }
       case 'branchone': {
@@ -254,9 +272,11 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         const index = taken.findIndex(Boolean);
         const modules = index === -1 ? v.default : v.branches[index].modules;
         if (modules.length === 0) return { ok: true, value: run.previous_result, stepJob: null };
+        await admit(1);
         return child(run, module, effects, await inlineFlow(deps, flowJob, run, module, modules, run.flow_input));
       }
       case 'branchall': {
+        await admit(v.branches.length);
         const now = deps.clock.now().toISOString();
         const jobs = await Promise.all(v.branches.map((b) => inlineFlow(deps, flowJob, run, module, b.modules, run.flow_input, now)));
         return children(run, module, effects, jobs, v.parallel, v.branches.map((b) => b.skip_failure ?? false));
@@ -267,12 +287,14 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
         // Every iteration's run is written now: a list of millions would be millions of writes in one turn.
         const most = deps.config.flowMaxLoopItems ?? DEFAULT_MAX_LOOP_ITEMS;
         if (items.length > most) throw new StepError('ForLoopLimit', `step ${module.id}: the iterator has ${items.length} items, more than this instance's limit of ${most}`);
+        await admit(items.length);
         // Each iteration is a flow of its own that reads the item as flow_input.iter (Windmill's habit).
         const now = deps.clock.now().toISOString();
         const jobs = await Promise.all(items.map((value, index) => inlineFlow(deps, flowJob, run, module, v.modules, { ...run.flow_input, iter: { value, index } }, now)));
         return children(run, module, effects, jobs, v.parallel, jobs.map(() => v.skip_failures));
       }
       case 'whileloopflow': {
+        await admit(1);
         const first = await iterationJob(run, module, 0, (input) => inlineFlow(deps, flowJob, run, module, v.modules, input));
         run.step = { kind: 'while', module: module.id, job: first, iteration: 0, results: [] };
         effects.push.push(first);
@@ -281,7 +303,22 @@ async function startModule(deps: WorkerDeps, flowJob: Job, run: FlowRun, module:
     }
   } catch (e) {
     if (!(e instanceof ExpressionError || e instanceof StepError)) throw e;
-    return { ok: false, value: { error: { name: e.name, message: e.message, step_id: module.id } }, stepJob: null };
+    return stepFailed(module.id, e);
+  }
+}
+
+function stepFailed(moduleId: string, e: ExpressionError | StepError): Outcome {
+  return { ok: false, value: { error: { name: e.name, message: e.message, step_id: moduleId, ...(e instanceof StepError ? e.details : {}) } }, stepJob: null };
+}
+
+/** The step's failure when its `count` new jobs may not be made (step-admission.ts); null when they were counted. */
+async function refusedJobs(deps: WorkerDeps, flowJob: Job, run: FlowRun, effects: Effects, moduleId: string, count: number): Promise<Outcome | null> {
+  try {
+    await admitStepJobs(deps, flowJob, run, effects.counted, moduleId, count);
+    return null;
+  } catch (e) {
+    if (!(e instanceof StepError)) throw e;
+    return stepFailed(moduleId, e);
   }
 }
 
@@ -327,6 +364,7 @@ async function inlineFlow(deps: WorkerDeps, flowJob: Job, run: FlowRun, module: 
     ...(modulesAt === undefined ? {} : { modules_at: modulesAt }),
     same_worker: run.same_worker,
     shared_folder: run.shared_folder,
+    ...(run.jobs_counted_on ? { jobs_counted_on: run.jobs_counted_on } : {}),
   };
   const written = await tryCreateEntity(deps.store, deps.clock, 'flow_run', job.workspace_id, job.id, runDocument(inner));
   if (written) rememberFlowRun({ ...written, value: inner });

@@ -274,6 +274,12 @@ export interface FlowRun {
   same_worker?: boolean;
   /** The flow job whose shared folder this run's steps use: the flow's own, for branches and iterations the enclosing flow's. */
   shared_folder?: string;
+  /**
+   * The job at the top of the run's lineage, on which the jobs its steps make are counted
+   * (core/flows/step-admission.ts): found at the run's first step that makes jobs, and handed down
+   * to its branches and iterations.
+   */
+  jobs_counted_on?: string;
   /** The trigger step (`is_trigger`) that found no new events and so ended the flow there. */
   stopped_early?: string;
   /** Attempts of the steps that have `retry`, by module id. */

@@ -7,10 +7,15 @@ import type { Job } from '../../ports.js';
 /** The script or sub-flow a flow step names, found and checked by the rules every run follows. */
 
 /** Why a step could not start; the name is the `error.name` the flow's result carries. */
-type StepErrorName = 'InvalidIterator' | 'ForLoopLimit' | 'FlowDepthLimit' | 'PermissionDenied' | 'FlowNotFound' | 'ScriptNotFound';
+type StepErrorName = 'InvalidIterator' | 'ForLoopLimit' | 'FlowDepthLimit' | 'JobsPerRunLimit' | 'TooManyQueuedJobs' | 'PermissionDenied' | 'FlowNotFound' | 'ScriptNotFound';
 
 export class StepError extends Error {
-  constructor(name: StepErrorName, message: string) {
+  constructor(
+    name: StepErrorName,
+    message: string,
+    /** More of the error the flow's result carries: a limit's value, say. */
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = name;
   }

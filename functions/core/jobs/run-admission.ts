@@ -1,5 +1,6 @@
 import { ApiError } from '../common/errors.js';
-import { lineageOf, MAX_FLOW_DEPTH, runDepth } from '../runs/job-lineage.js';
+import { lineageOf, MAX_FLOW_DEPTH, originJob, runDepth, type Lineage } from '../runs/job-lineage.js';
+import { countRunJobs, maxJobsPerRun, runJobsLimitMessage } from './run-budget.js';
 import type { CoreDeps } from '../deps.js';
 import type { Principal } from '../identity/auth.js';
 import type { Job } from '../../ports.js';
@@ -18,7 +19,11 @@ import type { Job } from '../../ports.js';
  *   `too_many_queued_jobs`, whoever starts it: a webhook, a job, a route, a schedule's tick (which
  *   is then spent and recorded as a failed start, schedule-ticks.ts).
  *
- * A flow's own steps are not new runs: they are stored by the flow (advance.ts), never refused here.
+ * - jobs of the run: a run a job starts with its token is one more job of the run at the top of
+ *   that job's lineage, refused with 400 `jobs_per_run_limit` past SVC_MAX_JOBS_PER_RUN (run-budget.ts).
+ *
+ * A flow's own steps are not new runs: they are stored by the flow (advance.ts), which checks the
+ * same backlog and counts them on its run's top (core/flows/step-admission.ts).
  */
 
 /** The most levels of jobs above a run a job started with its token (the same as a flow's sub-flows). */
@@ -34,17 +39,18 @@ export type RunLineage = Partial<Pick<Job, 'started_by_job' | 'run_depth'>>;
  * the run's job records. Throws the refusal otherwise; nothing is stored either way.
  */
 export async function admitRun(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
-  const lineage = await lineageOfCaller(deps, principal, workspaceId);
+  const starter = principal.via === 'job' && principal.jobId ? await lineageOf(deps.store, workspaceId, principal.jobId) : null;
+  const lineage = await lineageOfCaller(deps, principal, workspaceId, starter);
   await checkBacklog(deps, workspaceId);
+  if (starter) await countOnOrigin(deps, workspaceId, starter);
   return lineage;
 }
 
 /** The depth a run started by `principal` would have, refused past the limit. */
-async function lineageOfCaller(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, workspaceId: string): Promise<RunLineage> {
+async function lineageOfCaller(deps: Pick<CoreDeps, 'store' | 'config'>, principal: Principal, workspaceId: string, starter: Lineage | null): Promise<RunLineage> {
   if (principal.via !== 'job' || !principal.jobId) return {};
   const limit = deps.config.maxRunDepth ?? DEFAULT_MAX_RUN_DEPTH;
   // The starter was found running when its token was checked; its lineage never changes.
-  const starter = await lineageOf(deps.store, workspaceId, principal.jobId);
   const depth = starter ? (await runDepth(deps.store, workspaceId, starter, limit)) + 1 : 1;
   if (depth > limit) {
     throw new ApiError(
@@ -55,6 +61,20 @@ async function lineageOfCaller(deps: Pick<CoreDeps, 'store' | 'config'>, princip
     );
   }
   return { started_by_job: principal.jobId, run_depth: depth };
+}
+
+/**
+ * A run a job starts with its token is one more job of the run at the top of that job's lineage
+ * (run-budget.ts): a script that starts itself twice per run stops there, not at 2^32 runs.
+ */
+async function countOnOrigin(deps: Pick<CoreDeps, 'store' | 'config'>, workspaceId: string, starter: Lineage): Promise<void> {
+  const origin = await originJob(deps.store, workspaceId, starter, deps.config.maxRunDepth ?? DEFAULT_MAX_RUN_DEPTH);
+  if (await countRunJobs(deps, origin.id, 1)) return;
+  throw new ApiError(400, 'jobs_per_run_limit', `job ${starter.id} may not start another run: ${runJobsLimitMessage(deps, origin.id)}`, {
+    limit: maxJobsPerRun(deps),
+    started_by_job: starter.id,
+    origin: origin.id,
+  });
 }
 
 /**
@@ -77,8 +97,8 @@ interface BacklogMemo {
 /** Per store, the workspaces' last counts. */
 const memos = new WeakMap<object, Map<string, BacklogMemo>>();
 
-/** 429 when the workspace has its limit of queued jobs already. */
-async function checkBacklog(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, workspaceId: string): Promise<void> {
+/** 429 when the workspace has its limit of queued jobs already (a flow's new steps are checked here too). */
+export async function checkBacklog(deps: Pick<CoreDeps, 'store' | 'config' | 'clock'>, workspaceId: string): Promise<void> {
   const limit = deps.config.maxQueuedJobsPerWorkspace ?? DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE;
   let byWorkspace = memos.get(deps.store);
   if (!byWorkspace) memos.set(deps.store, (byWorkspace = new Map()));

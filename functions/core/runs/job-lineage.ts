@@ -12,7 +12,7 @@ export const MAX_FLOW_DEPTH = 32;
 const MAX_WALK = MAX_FLOW_DEPTH + 32;
 
 /** What the walk up a job's flows needs of each: none of it ever changes once the job exists. */
-export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'> & Partial<Pick<Job, 'run_depth'>>;
+export type Lineage = Pick<Job, 'id' | 'script_path' | 'parent_job'> & Partial<Pick<Job, 'run_depth' | 'started_by_job'>>;
 
 /**
  * Walks `parent_job` up to the top: the flow context of a step and getRootJobId share this rule.
@@ -29,6 +29,24 @@ export async function rootJob(store: Store, workspaceId: string, job: Lineage): 
     root = up;
   }
   return root;
+}
+
+/**
+ * The job at the top of `job`'s whole lineage: up its flows (`parent_job`) and, from a run a job
+ * started with its token, up to that job (`started_by_job`), and so on. The jobs of everything
+ * below it are counted on it (core/jobs/run-budget.ts). The walk is as long as the run depth limit
+ * allows (each level a flow's own levels and one more), and stops at a job no longer found.
+ */
+export async function originJob(store: Store, workspaceId: string, job: Lineage, maxRunDepth: number): Promise<Lineage> {
+  let origin = job;
+  for (let hops = 0; hops < (maxRunDepth + 1) * MAX_WALK; hops++) {
+    const above = origin.parent_job ?? origin.started_by_job;
+    if (!above) break;
+    const up = await lineageOf(store, workspaceId, above);
+    if (!up) break;
+    origin = up;
+  }
+  return origin;
 }
 
 /** How many jobs are above `job` (0 for a top-level job), counted up to `limit` at most. */
@@ -61,6 +79,14 @@ export async function runDepth(store: Store, workspaceId: string, job: Lineage, 
 export function lineageOf(store: Store, workspaceId: string, id: string): Promise<Lineage | null> {
   return derivedOnce(store, `lineage\n${workspaceId}\n${id}`, async () => {
     const job = await store.getJob(workspaceId, id);
-    return job && { id: job.id, script_path: job.script_path, parent_job: job.parent_job, ...(typeof job.run_depth === 'number' ? { run_depth: job.run_depth } : {}) };
+    return (
+      job && {
+        id: job.id,
+        script_path: job.script_path,
+        parent_job: job.parent_job,
+        ...(typeof job.run_depth === 'number' ? { run_depth: job.run_depth } : {}),
+        ...(job.started_by_job ? { started_by_job: job.started_by_job } : {}),
+      }
+    );
   });
 }

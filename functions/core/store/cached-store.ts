@@ -139,6 +139,10 @@ export class CachedStore implements Store {
     return this.inner.releaseHeldJob(id);
   }
 
+  countRunJobs(id: string, count: number, limit: number) {
+    return this.inner.countRunJobs(id, count, limit);
+  }
+
   appendJobStream(id: string, chunk: string) {
     return this.inner.appendJobStream(id, chunk);
   }
