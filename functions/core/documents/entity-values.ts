@@ -302,6 +302,7 @@ const flowRun: z.ZodType<FlowRunDocument> = z.object({
   same_worker: z.boolean().optional(),
   shared_folder: z.string().optional(),
   jobs_counted_on: z.string().min(1).optional(),
+  jobs_reserved: z.number().int().min(0).optional(),
   stopped_early: z.string().optional(),
   attempts: z.record(z.string(), z.array(stepAttempt)).optional(),
   skipped: z.array(z.string()).optional(),

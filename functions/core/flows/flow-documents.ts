@@ -280,6 +280,11 @@ export interface FlowRun {
    * to its branches and iterations.
    */
   jobs_counted_on?: string;
+  /**
+   * Jobs a top-level run counted on itself ahead of its next steps and has not made yet
+   * (step-admission.ts): its steps then take from them without a write of their own.
+   */
+  jobs_reserved?: number;
   /** The trigger step (`is_trigger`) that found no new events and so ended the flow there. */
   stopped_early?: string;
   /** Attempts of the steps that have `retry`, by module id. */

@@ -51,7 +51,8 @@ export async function admitStepJobs(
     throw new StepError('TooManyQueuedJobs', `step ${moduleId}: ${e.message}`, { code: 'too_many_queued_jobs', limit: e.details?.limit });
   }
   const origin = await countedOn(deps, flowJob, run);
-  if (!(await countRunJobs(deps, origin, count))) {
+  const admitted = origin === flowJob.id ? await reserved(deps, run, counted, origin, count) : await counts(deps, counted, origin, count);
+  if (!admitted) {
     throw new StepError(
       'JobsPerRunLimit',
       `step ${moduleId}: ${count === 1 ? 'its job' : `its ${count} jobs`} would not be made: ${runJobsLimitMessage(deps, origin)}`,
@@ -61,8 +62,42 @@ export async function admitStepJobs(
       },
     );
   }
+}
+
+/** Counts `count` jobs on `origin`, remembering them to give back. False when they do not fit. */
+async function counts(deps: WorkerDeps, counted: CountedJobs, origin: string, count: number): Promise<boolean> {
+  if (!(await countRunJobs(deps, origin, count))) return false;
   counted.origin = origin;
   counted.count += count;
+  return true;
+}
+
+/**
+ * How many jobs a top-level run counts on itself ahead, past what a step asks for. Its turns come
+ * one after another (each stores the run or starts again), so what it counted ahead is kept in its
+ * run and taken by its next steps without a write each: a flow of 40 steps counts 3 times, not 40.
+ * What is left when the run ends stays counted, which only ever errs towards the limit.
+ */
+export const RESERVE_AHEAD = 15;
+
+/**
+ * For a run counted on its own job: takes `count` jobs from what it counted ahead, or counts them
+ * with RESERVE_AHEAD more (only them when the limit leaves no more room). False when not even
+ * `count` fits.
+ */
+async function reserved(deps: WorkerDeps, run: FlowRun, counted: CountedJobs, origin: string, count: number): Promise<boolean> {
+  const ahead = run.jobs_reserved ?? 0;
+  if (ahead >= count) {
+    run.jobs_reserved = ahead - count;
+    return true;
+  }
+  for (const more of [RESERVE_AHEAD, 0]) {
+    // Given back if this turn stores nothing; the run as stored keeps what is left over.
+    if (!(await counts(deps, counted, origin, count - ahead + more))) continue;
+    run.jobs_reserved = more;
+    return true;
+  }
+  return false;
 }
 
 /** Gives back what a turn that stored nothing counted. */

@@ -106,6 +106,34 @@ describe('the jobs of one run', () => {
     expect((await allJobs(s)).length - 11).toBe(10);
   });
 
+  it("counts a top-level flow's own steps ahead, a few writes for many steps, and still fits a run exactly at the limit", async () => {
+    const steps = Array.from({ length: 40 }, (_, i) => ts(`s${i}`, `export function main() { return ${i} }`));
+    for (const [limit, mostWrites] of [
+      [1000, 3],
+      // The flow job and its 40 steps are the limit: once no more fits ahead, each step counts exactly.
+      [41, 40],
+    ]) {
+      const s = await inProcessService({ config: { maxJobsPerRun: limit } });
+      await createFlow(s, 'u/admin/forty', steps);
+      const store = s.deps.store as unknown as { countRunJobs: (...a: unknown[]) => Promise<boolean> };
+      const original = store.countRunJobs;
+      let writes = 0;
+      store.countRunJobs = (...args) => {
+        if (args[1] as number > 0) writes++;
+        return original.apply(s.deps.store, args);
+      };
+      try {
+        const job = await s.job(await start(s, 'u/admin/forty'));
+        expect(job.status, JSON.stringify(job.result)).toBe('success');
+        expect(await allJobs(s)).toHaveLength(41);
+        // 40 steps counted 16 at a time (one step and 15 ahead) where the limit leaves room.
+        expect(writes, `limit ${limit}`).toBeLessThanOrEqual(mostWrites);
+      } finally {
+        store.countRunJobs = original;
+      }
+    }
+  });
+
   it('ends a while loop that would run on past the limit, at the iteration that would pass it', async () => {
     const s = await inProcessService({ config: { maxJobsPerRun: 9 } });
     await createFlow(s, 'u/admin/forever', [
