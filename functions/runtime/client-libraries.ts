@@ -39,7 +39,7 @@ export function importsWindmillClient(code: string): boolean {
 
 /**
  * Makes `windmill-client` importable from `<procDir>/main.mjs` when nothing else does: code
- * without a lock naming it (an inline flow step, which svc keeps no lock for) gets the version svc
+ * without a lock naming it (an inline flow step that imports no other package) gets the version svc
  * ships, as it gets `svc-client`; a script whose lock installed the package keeps its own (the
  * tree's link is already there). Only the ES modules Node loads are copied.
  */

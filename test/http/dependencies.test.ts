@@ -183,3 +183,30 @@ export function main() {
     expect(body.files).not.toContain(token);
   });
 });
+
+describe('npm packages in inline flow steps', () => {
+  it('are resolved when the flow is created, kept beside its definition, and imported by the step', async () => {
+    const step = (id: string, content: string) => ({ id, value: { type: 'rawscript', language: 'bun', content, input_transforms: { name: { type: 'javascript', expr: 'flow_input.name' } } } });
+    const created = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/shouting_flow',
+      value: { modules: [step('a', "import { shout } from 'svc-test-shout';\nexport async function main(name: string) { return shout(name); }\n")] },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const flow = await (await s.fetch(`${ws()}/flows/get/u/admin/shouting_flow`)).json();
+    // The definition is as written; the lock is the version's, by step.
+    expect(flow.value.modules[0].value.lock).toBeUndefined();
+    expect(JSON.parse(flow.step_locks.a).packages['node_modules/svc-test-shout'].version).toBe('1.0.0');
+    const run = await s.fetch(`${ws()}/jobs/run_wait_result/p/u/admin/shouting_flow`, json({ name: 'ada' }));
+    expect(run.status, await run.clone().text()).toBe(200);
+    expect(await run.json()).toBe('ADA!');
+
+    // A package the registry does not have is refused at create, naming the step, and nothing is stored.
+    const missing = await s.post(`${ws()}/flows/create`, {
+      path: 'u/admin/missing_flow',
+      value: { modules: [step('b', "import x from 'svc-test-no-such-package';\nexport function main() { return x; }\n")] },
+    });
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error).toMatchObject({ code: 'invalid_flow', step: 'b', message: expect.stringContaining('svc-test-no-such-package') });
+    expect((await s.fetch(`${ws()}/flows/get/u/admin/missing_flow`)).status).toBe(404);
+  });
+});

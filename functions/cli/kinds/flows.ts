@@ -82,10 +82,10 @@ export const flows: KindHandler = {
     const dir = posix.dirname(yamlPath);
     const value = structuredClone(parsed.data.value) as FlowPayload['value'];
     for (const m of modulesOf(value)) {
-      // Windmill's CLI writes an inline step's lock beside it; svc keeps no lock for a flow step.
+      // Windmill's CLI writes an inline step's lock beside it; svc resolves the step's packages itself.
       const step = m.value as { lock?: unknown } | undefined;
       if (step && 'lock' in step) {
-        if (step.lock) ctx.skip?.(yamlPath, `module ${m.id}: lock: svc keeps no lock for an inline flow step; left out`);
+        if (step.lock) ctx.skip?.(yamlPath, `module ${m.id}: lock: svc resolves an inline step's packages itself when the flow is created; left out`);
         delete step.lock;
       }
       if (m.value?.type !== 'rawscript' || typeof m.value.content !== 'string' || !m.value.content.startsWith(INLINE)) continue;

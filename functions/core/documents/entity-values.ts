@@ -358,6 +358,7 @@ export const ENTITY_VALUES: { [K in EntityKind]: z.ZodType<EntityValues[K]> } = 
     created_by: z.string(),
     created_at: timestamp,
     preview: z.literal(true).optional(),
+    step_locks: z.record(z.string(), z.string()).optional(),
   }),
   flow_run: flowRun,
   flow_result: z.object({ value: z.unknown() }),

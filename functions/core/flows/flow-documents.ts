@@ -26,6 +26,11 @@ export interface FlowVersion {
    * no `fv/` URL runs it; it is kept only for that run (its steps, its run page).
    */
   preview?: true;
+  /**
+   * The lock of each inline step that imports packages, by step id (inline-step-locks.ts): beside
+   * the definition, which stays as its author wrote it.
+   */
+  step_locks?: Record<string, string>;
 }
 
 /**

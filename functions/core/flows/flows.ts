@@ -10,6 +10,7 @@ import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEn
 import { inferSchema, SchemaInferenceError } from '../schema/index.js';
 import { nextSequence } from '../store/sequences.js';
 import { compileIfNeeded } from '../scripts/scripts.js';
+import { lockInlineSteps, prepareInlineSteps } from './inline-step-locks.js';
 import { derivedOnce } from '../scripts/version-cache.js';
 import { deepFreeze } from '../common/deep-freeze.js';
 import { allModules, flowModules, flowValue, type ConsentGateValue, type FlowModule, type FlowValue } from './definition.js';
@@ -183,10 +184,11 @@ export async function checkChatChannels(deps: Pick<CoreDeps, 'store'>, rights: R
   }
 }
 
-export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler'>, rights: Rights, input: z.infer<typeof flowBody>, preview = false): Promise<FlowVersion> {
+export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'compiler' | 'dependencies'>, rights: Rights, input: z.infer<typeof flowBody>, preview = false): Promise<FlowVersion> {
   checkDefinition(input.value, !!deps.topics);
   await checkChatChannels(deps, rights, input.value);
   await compileInlineScripts(deps, input.value);
+  const stepLocks = await lockInlineSteps(deps, rights, input.path, input.value);
   const id = await nextSequence(deps.store, deps.clock, VERSIONS);
   const version: FlowVersion = {
     id,
@@ -199,12 +201,14 @@ export async function storeVersion(deps: Pick<CoreDeps, 'store' | 'clock' | 'top
     created_by: rights.principal.username,
     created_at: deps.clock.now().toISOString(),
     ...(preview ? { preview: true as const } : {}),
+    ...(Object.keys(stepLocks).length > 0 ? { step_locks: stepLocks } : {}),
   };
   await createEntity(deps.store, deps.clock, 'flow_version', rights.workspaceId, versionKey(id), version, `flow version ${id}`);
+  prepareInlineSteps(deps, input.value, stepLocks);
   return version;
 }
 
-export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, body: unknown): Promise<FlowVersion> {
+export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, body: unknown): Promise<FlowVersion> {
   const input = parseBody(flowBody, withoutWindmillDefaults('flow', body));
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
@@ -217,7 +221,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topic
   return version;
 }
 
-export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
+export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
   const input = parseBody(flowBody, withoutWindmillDefaults('flow', { path, ...(body as object) }));
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });

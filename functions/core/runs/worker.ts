@@ -268,6 +268,8 @@ async function flowStepCode(deps: WorkerDeps, workspaceId: string, path: string,
     timeout: null,
     created_by: flow.created_by,
     created_at: flow.created_at,
+    // The packages it imports, resolved when the flow version was created (inline-step-locks.ts).
+    ...(flow.step_locks?.[moduleId] ? { lock: flow.step_locks[moduleId] } : {}),
   };
 }
 
