@@ -253,7 +253,7 @@ export function buildProgram(io: Io, exit: (code: ExitCode) => void, hooks: Prog
     withConnection(
       job
         .command('reject')
-        .description('reject (cancel) the approval step or ConsentGate the flow run <id> waits at; the flow fails')
+        .description('reject (cancel) the approval step or ConsentGate the flow run <id> waits at: the run ends canceled at an approval step, failed at a ConsentGate')
         .argument('<id>', 'the flow run\'s job id')
         .option('--reason <text>', 'why (a ConsentGate requires one)'),
     ).action(async (id: string, opts) => done(await jobDecide('reject', id, opts, io))),
