@@ -200,6 +200,13 @@ describe('npm packages in inline flow steps', () => {
     expect(run.status, await run.clone().text()).toBe(200);
     expect(await run.json()).toBe('ADA!');
 
+    // Steps that import the same packages share one resolution: the registry is asked once for all three.
+    const before = registry.requests.filter((r) => r === '/svc-test-shout').length;
+    const three = ['x', 'y', 'z'].map((id) => step(id, `import { shout } from 'svc-test-shout';\nexport async function main(name: string) { return shout(name) + '${id}'; }\n`));
+    const shared = await s.post(`${ws()}/flows/create`, { path: 'u/admin/three_shouts', value: { modules: three } });
+    expect(shared.status, await shared.clone().text()).toBe(201);
+    expect(registry.requests.filter((r) => r === '/svc-test-shout').length - before).toBe(1);
+
     // A package the registry does not have is refused at create, naming the step, and nothing is stored.
     const missing = await s.post(`${ws()}/flows/create`, {
       path: 'u/admin/missing_flow',

@@ -1,8 +1,9 @@
 import { ApiError, badRequest } from '../common/errors.js';
 import { lockEcosystem, lockScript } from '../dependencies/lock-script.js';
 import { splitLock } from '../dependencies/lock-header.js';
-import { denoNpmImports, npmImports, NpmImportError } from '../dependencies/npm-imports.js';
+import { denoNpmImports, npmImports, NpmImportError, npmRequirements } from '../dependencies/npm-imports.js';
 import { pythonRequirements, PythonRequirementError } from '../dependencies/python-imports.js';
+import { workspaceImports } from '../dependencies/workspace-imports.js';
 import { flowModules, type FlowValue } from './definition.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
@@ -36,20 +37,51 @@ export function importsPackages(language: Language, content: string): boolean {
   return false;
 }
 
+/**
+ * The most package sets one flow version resolves: each is a confined npm or pip run of its own
+ * (seconds), all within the create request. Steps that import the same packages share one.
+ */
+export const MAX_INLINE_RESOLUTIONS = 20;
+
 /** The lock of each inline step that imports packages, by step id; a step that cannot be locked is refused, named. */
 export async function lockInlineSteps(deps: Pick<CoreDeps, 'store' | 'dependencies'>, rights: Rights, flowPath: string, value: FlowValue): Promise<Record<string, string>> {
   const locks: Record<string, string> = {};
+  const resolved = new Map<string, string | undefined>();
   for (const m of flowModules(value)) {
     if (m.value.type !== 'rawscript' || !importsPackages(m.value.language, m.value.content)) continue;
+    const path = `${flowPath}/${m.id}`;
+    const given = m.value.lock || undefined;
+    const key = packageSetKey(m.value.language, path, m.value.content, given);
     try {
-      const lock = await lockScript(deps, rights, { path: `${flowPath}/${m.id}`, language: m.value.language, content: m.value.content }, m.value.lock || undefined);
+      if (key === null || !resolved.has(key)) {
+        if (resolved.size >= MAX_INLINE_RESOLUTIONS) {
+          throw badRequest('invalid_flow', `value.modules: module ${m.id}: the flow's inline steps import more than ${MAX_INLINE_RESOLUTIONS} different sets of packages; put shared code in a script and call it with a script step`, { field: 'value.modules', step: m.id });
+        }
+        const lock = await lockScript(deps, rights, { path, language: m.value.language, content: m.value.content }, given);
+        resolved.set(key ?? `step ${m.id}`, lock);
+      }
+      const lock = resolved.get(key ?? `step ${m.id}`);
       if (lock) locks[m.id] = lock;
     } catch (e) {
-      if (e instanceof ApiError && e.status === 400) throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules', step: m.id });
+      if (e instanceof ApiError && e.status === 400 && e.code !== 'invalid_flow') throw badRequest('invalid_flow', `value.modules: module ${m.id}: ${e.message}`, { field: 'value.modules', step: m.id });
       throw e;
     }
   }
   return locks;
+}
+
+/**
+ * What a step's lock depends on, for steps that import the same packages to share one: null when
+ * it imports workspace scripts too (their pins are its own).
+ */
+function packageSetKey(language: Language, path: string, content: string, given: string | undefined): string | null {
+  try {
+    if (workspaceImports(language, path, content).length > 0) return null;
+    const packages = language === 'python3' ? pythonRequirements(content) : npmRequirements(language === 'deno' ? denoNpmImports(content) : npmImports(content));
+    return JSON.stringify([language, Object.entries(packages).sort(), given ?? null]);
+  } catch {
+    return null;
+  }
 }
 
 /** Starts installing the steps' packages off the request path: a run of a step waits for its own. */
