@@ -222,3 +222,18 @@ describe('a field svc does not know in a request body', () => {
     expect((await moved.json()).error.field).toBe('path');
   });
 });
+
+describe('an update body that is no JSON object', () => {
+  it('is refused with 400 naming the body on the updates that merge it over what they leave out, and stores no version', async () => {
+    expect((await s.post(`${ws()}/apps/create`, { path: 'f/bad/app', value: { v: 1 } })).status).toBe(201);
+    for (const path of [`${ws()}/apps/update/f/bad/app`, `${ws()}/flows/update/f/bad/flow`]) {
+      for (const body of ['null', '[]', '""', '0', 'true', '"abc"', '[{"value":{}}]']) {
+        const res = await s.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(res.status, `${path} ${body}: ${await res.clone().text()}`).toBe(400);
+        expect((await res.json()).error.field, `${path} ${body}`).toBe('body');
+      }
+    }
+    expect(await (await s.fetch(`${ws()}/apps/history/p/f/bad/app`)).json()).toHaveLength(1);
+    expect(await (await s.fetch(`${ws()}/flows/history/p/f/bad/flow`)).json()).toHaveLength(1);
+  });
+});
