@@ -202,6 +202,10 @@ describe('a field svc does not know in a request body', () => {
       [`${ws()}/folders/create`, { name: 'badfolder', owner: 'u/admin' }, 'owner'],
       [`${ws()}/groups/create`, { name: 'badgroup', members: ['admin'] }, 'members'],
       [`${ws()}/workspaces/add_user`, { username: 'admin', role: 'admin', is_admin: true }, 'is_admin'],
+      // Windmill clients' own routes too: a job's cancel, a resource's new value, a job's progress.
+      [`${ws()}/jobs_u/queue/cancel/00000000-0000-4000-8000-000000000000`, { reason: 'stop', force_cancel: true }, 'force_cancel'],
+      [`${ws()}/resources/update_value/f/bad/res`, { value: {}, is_secret: true }, 'is_secret'],
+      [`${ws()}/job_metrics/set_progress/00000000-0000-4000-8000-000000000000`, { percent: 50, percentage: 50 }, 'percentage'],
     ];
     for (const [path, body, field] of cases) {
       const res = await s.post(path, body);
