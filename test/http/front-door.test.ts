@@ -69,6 +69,19 @@ describe('front door', () => {
     expect((await whoami(`__Host-svc_session=${session}`)).status).toBe(401);
   });
 
+  it('ends the session a logout carries under either name, whatever scheme the proxy reports for the logout', async () => {
+    const https = { 'x-forwarded-proto': 'https' };
+    const res = await s.fetch('/api/auth/login', { ...json({ token: s.token }), token: null, headers: { ...https, 'content-type': 'application/json' } });
+    const hostCookie = cookieOf(res);
+    expect(hostCookie).toMatch(/^__Host-svc_session=/);
+    const whoami = () => s.fetch('/api/users/whoami', { token: null, headers: { ...https, cookie: hostCookie } });
+    expect((await whoami()).status).toBe(200);
+    // Reported as plain http (no X-Forwarded-Proto): the answer said "logged out" while the session lived on.
+    const out = await s.fetch('/api/auth/logout', { method: 'POST', token: null, headers: { cookie: hostCookie } });
+    expect(out.status).toBe(200);
+    expect((await whoami()).status).toBe(401);
+  });
+
   it('refuses a scoped, a workspace-bound, an unknown token and a session value as sign-in tokens', async () => {
     const scoped = await (await s.post('/api/users/tokens/create', { label: 'scoped', scopes: ['jobs:read'] })).text();
     const bound = await (await s.post('/api/users/tokens/create', { label: 'bound', workspace_id: s.workspace })).text();
