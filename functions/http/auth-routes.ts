@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { createUser, listUsers, login, logout, setPassword, whoami } from '../core/identity/users.js';
-import { clearSession, sessionOf, setSession } from './session-cookie.js';
+import { clearSession, sessionOf, sessionsToEnd, setSession } from './session-cookie.js';
 import { createToken, deleteToken, listTokens } from '../core/identity/tokens.js';
 import { listOutbox } from '../core/identity/notifications.js';
 import type { CoreDeps } from '../core/deps.js';
@@ -29,6 +29,10 @@ export function authRoutes(deps: CoreDeps) {
   r.post('/auth/logout', async (c) => {
     const principal = c.get('principal') as Principal | undefined;
     if (principal) await logout(deps, principal);
+    for (const session of sessionsToEnd(c)) {
+      const other = await authenticate(deps, { bearer: null, session }).catch(() => null);
+      if (other) await logout(deps, other);
+    }
     clearSession(c);
     // The console's "Log out" is a plain form: the browser then shows the login page, not this text.
     if (c.req.header('sec-fetch-mode') === 'navigate') return c.redirect('/login', 303);

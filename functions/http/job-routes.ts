@@ -19,7 +19,7 @@ export const listQuery = z.object({
   per_page: z.coerce.number().int().min(1).max(1000).default(30),
 });
 
-export const cancelBody = z.object({ reason: z.string().max(1000).optional() });
+export const cancelBody = z.strictObject({ reason: z.string().max(1000).optional() });
 
 export function jobRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();

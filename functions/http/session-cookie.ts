@@ -30,6 +30,16 @@ export function sessionOf(c: Context): string | null {
   return (overHttps(c) ? getCookie(c, SESSION_COOKIE, 'host') : getCookie(c, SESSION_COOKIE)) ?? null;
 }
 
+/**
+ * Every session this request carries, under either name: a logout ends them all. Ending one is
+ * never a risk (a session planted under the other name is the planter's own to lose), and a proxy
+ * that reports the scheme of the logout otherwise than the login's would leave alive a session
+ * its browser asked to end, under an answer saying it was.
+ */
+export function sessionsToEnd(c: Context): string[] {
+  return [...new Set([getCookie(c, SESSION_COOKIE, 'host'), getCookie(c, SESSION_COOKIE)])].filter((v): v is string => !!v);
+}
+
 export function setSession(c: Context, token: string, expires: Date): void {
   setCookie(c, SESSION_COOKIE, token, {
     httpOnly: true,

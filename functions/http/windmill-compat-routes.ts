@@ -53,7 +53,7 @@ export function windmillCompatRoutes(deps: CoreDeps) {
   return r;
 }
 
-export const progressBody = z.object({ percent: z.number().int().min(0).max(100), flow_job_id: z.string().optional() });
+export const progressBody = z.strictObject({ percent: z.number().int().min(0).max(100), flow_job_id: z.string().nullish() });
 
 // `value` must be present (null is a value); the resource's type decides what it may be.
-export const updateValueBody = z.object({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });
+export const updateValueBody = z.strictObject({ value: z.unknown() }).refine((b) => 'value' in b, { message: 'value: required', path: ['value'] });

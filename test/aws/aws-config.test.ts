@@ -86,6 +86,15 @@ describe('AWS shell config', () => {
     expect(() => requireSandboxFunctions(awsConfigFromEnv(base))).toThrow(/SANDBOX_NODE_FUNCTION/);
   });
 
+  it('refuses a jobs-per-run limit a run cannot keep or DynamoDB cannot count to, at cold start rather than as a 500 on every run a job starts', () => {
+    // A run is at least its own job; DynamoDB's client refuses numbers past 2^53 - 1 in a condition.
+    for (const bad of ['0', '9007199254740992', '1e30']) {
+      expect(() => awsConfigFromEnv({ ...base, MAX_JOBS_PER_RUN: bad }), bad).toThrow(`MAX_JOBS_PER_RUN: expected a whole number from 1 to 9007199254740991, got "${bad}"`);
+    }
+    expect(awsConfigFromEnv({ ...base, MAX_JOBS_PER_RUN: '1' }).core.maxJobsPerRun).toBe(1);
+    expect(awsConfigFromEnv({ ...base, MAX_JOBS_PER_RUN: '9007199254740991' }).core.maxJobsPerRun).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('leaves the admin token out where the stack does not give it (the worker), and the api asks for it', async () => {
     const worker = awsConfigFromEnv({ ...base, ADMIN_TOKEN_SECRET_ARN: undefined });
     expect(worker.secrets.adminToken).toBeNull();

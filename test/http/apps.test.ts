@@ -61,6 +61,19 @@ describe('apps', () => {
     expect((await (await s.fetch(`${ws()}/apps/list`)).json()).map((a: any) => a.path)).toEqual(['u/admin/once']);
   });
 
+  it('refuses an update whose body names another path with 400, rather than saving it at its own and dropping that', async () => {
+    expect((await s.fetch(`${ws()}/apps/create`, json({ path: 'u/admin/stays', value: { v: 1 } }))).status).toBe(201);
+    const moved = await s.fetch(`${ws()}/apps/update/u/admin/stays`, json({ path: 'u/admin/elsewhere', value: { v: 2 } }));
+    expect(moved.status, await moved.clone().text()).toBe(400);
+    expect((await moved.json()).error.field).toBe('path');
+    expect((await (await s.fetch(`${ws()}/apps/get/p/u/admin/stays`)).json()).value).toEqual({ v: 1 });
+    expect((await s.fetch(`${ws()}/apps/get/p/u/admin/elsewhere`)).status).toBe(404);
+    // Its own path, as Windmill's clients repeat it, is taken.
+    const same = await s.fetch(`${ws()}/apps/update/u/admin/stays`, json({ path: 'u/admin/stays', value: { v: 3 } }));
+    expect(same.status, await same.clone().text()).toBe(200);
+    expect((await same.json()).value).toEqual({ v: 3 });
+  });
+
   it('follow folder permissions: a developer writes where the folder lets them, and sees only what they may read', async () => {
     expect((await s.fetch(`${ws()}/folders/create`, json({ name: 'team', extra_perms: { 'u/dev': true } }))).status).toBe(201);
     expect((await s.fetch(`${ws()}/folders/create`, json({ name: 'closed' }))).status).toBe(201);

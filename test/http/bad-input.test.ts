@@ -202,6 +202,10 @@ describe('a field svc does not know in a request body', () => {
       [`${ws()}/folders/create`, { name: 'badfolder', owner: 'u/admin' }, 'owner'],
       [`${ws()}/groups/create`, { name: 'badgroup', members: ['admin'] }, 'members'],
       [`${ws()}/workspaces/add_user`, { username: 'admin', role: 'admin', is_admin: true }, 'is_admin'],
+      // Windmill clients' own routes too: a job's cancel, a resource's new value, a job's progress.
+      [`${ws()}/jobs_u/queue/cancel/00000000-0000-4000-8000-000000000000`, { reason: 'stop', force_cancel: true }, 'force_cancel'],
+      [`${ws()}/resources/update_value/f/bad/res`, { value: {}, is_secret: true }, 'is_secret'],
+      [`${ws()}/job_metrics/set_progress/00000000-0000-4000-8000-000000000000`, { percent: 50, percentage: 50 }, 'percentage'],
     ];
     for (const [path, body, field] of cases) {
       const res = await s.post(path, body);
@@ -220,5 +224,20 @@ describe('a field svc does not know in a request body', () => {
     const moved = await s.post(`${ws()}/variables/update/f/bad/region`, { path: 'f/bad/elsewhere', value: 'us' });
     expect(moved.status).toBe(400);
     expect((await moved.json()).error.field).toBe('path');
+  });
+});
+
+describe('an update body that is no JSON object', () => {
+  it('is refused with 400 naming the body on the updates that merge it over what they leave out, and stores no version', async () => {
+    expect((await s.post(`${ws()}/apps/create`, { path: 'f/bad/app', value: { v: 1 } })).status).toBe(201);
+    for (const path of [`${ws()}/apps/update/f/bad/app`, `${ws()}/flows/update/f/bad/flow`]) {
+      for (const body of ['null', '[]', '""', '0', 'true', '"abc"', '[{"value":{}}]']) {
+        const res = await s.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(res.status, `${path} ${body}: ${await res.clone().text()}`).toBe(400);
+        expect((await res.json()).error.field, `${path} ${body}`).toBe('body');
+      }
+    }
+    expect(await (await s.fetch(`${ws()}/apps/history/p/f/bad/app`)).json()).toHaveLength(1);
+    expect(await (await s.fetch(`${ws()}/flows/history/p/f/bad/flow`)).json()).toHaveLength(1);
   });
 });

@@ -49,6 +49,16 @@ describe('a test run of an unsaved flow', () => {
     expect((await (await s.fetch(`${ws()}/flows/get/u/admin/saved_flow`)).json()).value.modules).toHaveLength(2);
   });
 
+  it("takes Windmill's own fields at their defaults, on the body and its steps, as a save does, and refuses one that is set naming where", async () => {
+    const windmill = (tag: string | null) => ({ modules: VALUE.modules.map((m) => ({ ...m, value: { ...m.value, tag, concurrent_limit: null, assets: [] } })) });
+    const res = await s.fetch(`${ws()}/jobs/run/preview_flow`, json({ path: 'u/admin/draft_flow', value: windmill(null), args: { name: 'di' }, tag: null }));
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect((await waitForJob(s, await res.text(), 45_000)).result).toBe('HELLO DI');
+    const tagged = await s.fetch(`${ws()}/jobs/run/preview_flow`, json({ path: 'u/admin/draft_flow', value: windmill('gpu'), args: { name: 'di' } }));
+    expect(tagged.status).toBe(400);
+    expect((await tagged.json()).error).toMatchObject({ field: 'value.modules.0.value.tag', message: expect.stringContaining('worker groups') });
+  });
+
   it('refuses what a save would refuse, and those who may not write a flow there, with 4xx and starts nothing', async () => {
     const before = (await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length;
     for (const body of [

@@ -29,6 +29,18 @@ describe('flows/validate', () => {
     expect((await s.fetch(`${ws()}/flows/get/u/admin/checked`)).status).toBe(404);
   });
 
+  it("says what a create says of Windmill's own fields: none at their defaults, the one set named where it is", async () => {
+    const windmillStep = (id: string, tag: string | null) => ({ id, value: { type: 'rawscript', language: 'bun', content: 'export function main() { return 1 }', input_transforms: {}, tag, concurrent_limit: null, assets: [] } });
+    const flow = (tag: string | null) => ({ path: 'u/admin/from_windmill', value: { modules: [{ id: 'loop', value: { type: 'forloopflow', iterator: { type: 'static', value: [1] }, modules: [windmillStep('a', tag)] } }] }, tag: null, ws_error_handler_muted: false, draft_only: false });
+    expect(await validate(flow(null))).toEqual([]);
+    expect((await s.post(`${ws()}/flows/create`, flow(null))).status).toBe(201);
+    const [tagged] = await validate(flow('gpu'));
+    const refused = await s.post(`${ws()}/flows/update/u/admin/from_windmill`, flow('gpu'));
+    expect(refused.status).toBe(400);
+    const { error } = await refused.json();
+    expect(tagged).toMatchObject({ field: error.field, message: error.message, step: { id: 'a' } });
+  });
+
   it('names the step of a shape error inside a loop inside a branch', async () => {
     const loop = { id: 'each', value: { type: 'forloopflow', iterator: { type: 'javascript', expr: '[1]' }, modules: [step('ok'), { id: 'bad', value: { type: 'rawscript', language: 'cobol', content: '', input_transforms: {} } }] } };
     const branch = { id: 'pick', value: { type: 'branchone', branches: [{ expr: 'true', modules: [loop] }], default: [] } };

@@ -37,7 +37,8 @@ describe('front door', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     expect(await res.json()).toMatchObject({ username: 'admin' });
     const cookie = cookieOf(res);
-    expect(cookie).toMatch(/^svc_session=/);
+    // The AWS shell is reached through API Gateway, HTTPS only: its session is the __Host- one.
+    expect(cookie).toMatch(process.env.SVC_TEST_SHELL === 'aws' ? /^__Host-svc_session=/ : /^svc_session=/);
     // The session is a session, not the token: it works on its own.
     expect(cookie).not.toContain(s.token);
     const root = await page('/', cookie);
@@ -67,6 +68,19 @@ describe('front door', () => {
     const out = await s.fetch('/api/auth/logout', { method: 'POST', token: null, headers: { ...https, cookie: `__Host-svc_session=${session}` } });
     expect(out.headers.get('set-cookie')).toMatch(/^__Host-svc_session=;.*Max-Age=0/);
     expect((await whoami(`__Host-svc_session=${session}`)).status).toBe(401);
+  });
+
+  it('ends the session a logout carries under either name, whatever scheme the proxy reports for the logout', async () => {
+    const https = { 'x-forwarded-proto': 'https' };
+    const res = await s.fetch('/api/auth/login', { ...json({ token: s.token }), token: null, headers: { ...https, 'content-type': 'application/json' } });
+    const hostCookie = cookieOf(res);
+    expect(hostCookie).toMatch(/^__Host-svc_session=/);
+    const whoami = () => s.fetch('/api/users/whoami', { token: null, headers: { ...https, cookie: hostCookie } });
+    expect((await whoami()).status).toBe(200);
+    // Reported as plain http (no X-Forwarded-Proto): the answer said "logged out" while the session lived on.
+    const out = await s.fetch('/api/auth/logout', { method: 'POST', token: null, headers: { cookie: hostCookie } });
+    expect(out.status).toBe(200);
+    expect((await whoami()).status).toBe(401);
   });
 
   it('refuses a scoped, a workspace-bound, an unknown token and a session value as sign-in tokens', async () => {

@@ -14,3 +14,14 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.inf
   const field = issue.path.join('.') || 'body';
   throw badRequest('invalid_request', `${field}: ${issue.message}`, { field });
 }
+
+/**
+ * A body an update merges over what it leaves out: a JSON object, else 400 as parseBody answers one.
+ * Spread into an object, `null`, `[]`, `""`, `0` or `true` would add nothing and pass as an empty
+ * update, and a string or an array would be taken apart into fields named `0`, `1`, ...
+ */
+export function objectBody(value: unknown): Record<string, unknown> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  const received = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  throw badRequest('invalid_request', `body: Invalid input: expected object, received ${received}`, { field: 'body' });
+}

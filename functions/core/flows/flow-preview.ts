@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { assertItemPath } from '../common/paths.js';
 import { flowValue } from './definition.js';
 import { flowBody, storeVersion } from './flows.js';
@@ -26,7 +27,8 @@ export const previewFlowBody = z.strictObject({
 });
 
 export async function startFlowPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}): Promise<Job> {
-  const input = parseBody(previewFlowBody, body);
+  // Windmill's own fields as a save takes them (its editor sends its preview so).
+  const input = parseBody(previewFlowBody, withoutWindmillDefaults('flow', body));
   assertItemPath(input.path);
   rights.check('flows', 'write', input.path);
   rights.check('jobs', 'run', input.path);

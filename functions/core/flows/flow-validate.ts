@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../common/errors.js';
 import { parseBody } from '../common/validation.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { assertItemPath } from '../common/paths.js';
 import { moduleFields } from './definition.js';
 import { checkChatChannels, checkDefinition, flowBody } from './flows.js';
@@ -30,7 +31,8 @@ export async function validateFlow(deps: Pick<CoreDeps, 'store' | 'topics'>, rig
   rights.check('flows', 'write');
   let parsed: z.infer<typeof validateFlowBody> | undefined;
   try {
-    const input = (parsed = parseBody(validateFlowBody, body));
+    // Windmill's own fields as a create takes them: none at their defaults, the one set named.
+    const input = (parsed = parseBody(validateFlowBody, withoutWindmillDefaults('flow', body)));
     if (input.path !== undefined && input.path !== '') assertItemPath(input.path);
     checkDefinition(input.value, !!deps.topics);
     await checkChatChannels(deps, rights, input.value);

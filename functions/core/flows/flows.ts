@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { chatConnectionPlatform } from '../chat/chat-settings.js';
 import { assertItemPath } from '../common/paths.js';
-import { parseBody } from '../common/validation.js';
+import { objectBody, parseBody } from '../common/validation.js';
 import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { jsonSchemaPatternProblem } from '../common/json-schema.js';
 import { workspaceAnnouncer } from '../events/announce.js';
@@ -223,7 +223,7 @@ export async function createFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topic
 
 export async function updateFlow(deps: Pick<CoreDeps, 'store' | 'clock' | 'topics' | 'config' | 'compiler' | 'dependencies'>, rights: Rights, path: string, body: unknown): Promise<FlowVersion> {
   rights.check('flows', 'write', path);
-  const input = parseBody(flowBody, withoutWindmillDefaults('flow', { path, ...(body as object) }));
+  const input = parseBody(flowBody, withoutWindmillDefaults('flow', { path, ...objectBody(body) }));
   if (input.path !== path) throw badRequest('invalid_request', 'path: a flow cannot be moved by an update', { field: 'path' });
   await requireEntity(deps.store, 'flow', rights.workspaceId, path, what(path));
   const version = await storeVersion(deps, rights, input);

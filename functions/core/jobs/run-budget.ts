@@ -13,6 +13,13 @@ import type { CoreDeps } from '../deps.js';
  * none for a plain script run), and a run started with a job token counts its own job.
  */
 export const DEFAULT_MAX_JOBS_PER_RUN = 100_000;
+/**
+ * What the setting may be: a run is at least its own job, and the count is exact (and a number
+ * DynamoDB's client writes into a condition at all) only up to 2^53 - 1. The shells' configs refuse
+ * anything else at start, where the store would otherwise fail every count (a 500 on every run a
+ * job starts).
+ */
+export const JOBS_PER_RUN_RANGE = { min: 1, max: Number.MAX_SAFE_INTEGER } as const;
 
 export function maxJobsPerRun(deps: Pick<CoreDeps, 'config'>): number {
   return deps.config.maxJobsPerRun ?? DEFAULT_MAX_JOBS_PER_RUN;

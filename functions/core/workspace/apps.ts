@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../common/errors.js';
 import { assertItemPath } from '../common/paths.js';
-import { parseBody } from '../common/validation.js';
+import { objectBody, parseBody } from '../common/validation.js';
 import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { workspaceAnnouncer } from '../events/announce.js';
 import { createEntity, getEntityValue, listEntityValues, requireEntity, updateEntity, deleteEntity } from '../store/entities.js';
@@ -67,8 +67,8 @@ export async function createApp(deps: Deps, rights: Rights, body: unknown): Prom
 export async function updateApp(deps: Deps, rights: Rights, path: string, body: unknown): Promise<AppVersion> {
   rights.check('apps', 'write', path);
   const current = await latestApp(deps, rights.workspaceId, path);
-  // An update may leave out what it does not change.
-  const input = parseBody(appBody, withoutWindmillDefaults('app', { summary: current.summary, value: current.value, policy: current.policy, ...(body as object), path }));
+  // An update may leave out what it does not change; a path it gives is the app's own or refused below, never ignored.
+  const input = parseBody(appBody, withoutWindmillDefaults('app', { summary: current.summary, value: current.value, policy: current.policy, path, ...objectBody(body) }));
   if (input.path !== path) throw badRequest('invalid_request', 'path: an app cannot be moved by an update', { field: 'path' });
   const version = await storeVersion(deps, rights, input);
   const announce = await workspaceAnnouncer(deps, rights.workspaceId, rights.principal.username);

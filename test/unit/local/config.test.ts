@@ -18,4 +18,12 @@ describe('the local shell config', () => {
     expect(() => configFromEnv({ SVC_JOB_TIMEOUT_SECONDS: '15m' })).toThrow(/^SVC_JOB_TIMEOUT_SECONDS: expected a non-negative integer, got "15m"$/);
     expect(() => configFromEnv({ PORT: 'http' })).toThrow(/^PORT: /);
   });
+
+  it('refuses a jobs-per-run limit a run cannot keep or the store cannot count to exactly (SVC_MAX_JOBS_PER_RUN)', () => {
+    for (const bad of ['0', '9007199254740992', '1e30']) {
+      expect(() => configFromEnv({ SVC_MAX_JOBS_PER_RUN: bad }), bad).toThrow(`SVC_MAX_JOBS_PER_RUN: expected a whole number from 1 to 9007199254740991, got "${bad}"`);
+    }
+    expect(configFromEnv({}).core.maxJobsPerRun).toBe(100_000);
+    expect(configFromEnv({ SVC_MAX_JOBS_PER_RUN: '1' }).core.maxJobsPerRun).toBe(1);
+  });
 });
