@@ -13,10 +13,14 @@ import type { Job } from '../../ports.js';
  * the flow again) would otherwise make jobs without bound. Checked before the step stores anything
  * (a branch's or iteration's run is written as the step starts):
  *
- * - the workspace's backlog: with SVC_MAX_QUEUED_JOBS_PER_WORKSPACE jobs queued, the step fails
- *   with `TooManyQueuedJobs` (code `too_many_queued_jobs`) rather than wait: a waiting step would
- *   hold its flow (and a worker's turn) for as long as someone else's backlog lasts, and a failed
- *   step is what the flow's retries and failure module already know how to handle;
+ * - the workspace's backlog, for a step that fans out (a `branchall`'s branches, a for loop's
+ *   iterations): with SVC_MAX_QUEUED_JOBS_PER_WORKSPACE jobs queued, the step fails with
+ *   `TooManyQueuedJobs` (code `too_many_queued_jobs`) rather than wait: a waiting step would hold
+ *   its flow (and a worker's turn) for as long as someone else's backlog lasts, and a failed step
+ *   is what the flow's retries and failure module already know how to handle. A step that makes
+ *   one job takes the place of the one that just ended, so it cannot grow the backlog past the
+ *   runs admitted, and is not counted against it: on AWS a count is nine queries, and a step of a
+ *   flow often runs in a process that has not counted within the last second;
  * - the run's jobs in all: the step's jobs are counted on the job at the top of the run
  *   (run-budget.ts), and past SVC_MAX_JOBS_PER_RUN the step fails with `JobsPerRunLimit`.
  *
@@ -44,12 +48,7 @@ export async function admitStepJobs(
   count: number,
 ): Promise<void> {
   if (count <= 0) return;
-  try {
-    await checkBacklog(deps, flowJob.workspace_id);
-  } catch (e) {
-    if (!(e instanceof ApiError) || e.code !== 'too_many_queued_jobs') throw e;
-    throw new StepError('TooManyQueuedJobs', `step ${moduleId}: ${e.message}`, { code: 'too_many_queued_jobs', limit: e.details?.limit });
-  }
+  if (count > 1) await checkFanOut(deps, flowJob, moduleId);
   const origin = await countedOn(deps, flowJob, run);
   const admitted = origin === flowJob.id ? await reserved(deps, run, counted, origin, count) : await counts(deps, counted, origin, count);
   if (!admitted) {
@@ -61,6 +60,16 @@ export async function admitStepJobs(
         limit: maxJobsPerRun(deps),
       },
     );
+  }
+}
+
+/** A step that fans out fails when the workspace's backlog is full. */
+async function checkFanOut(deps: WorkerDeps, flowJob: Job, moduleId: string): Promise<void> {
+  try {
+    await checkBacklog(deps, flowJob.workspace_id);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 'too_many_queued_jobs') throw e;
+    throw new StepError('TooManyQueuedJobs', `step ${moduleId}: ${e.message}`, { code: 'too_many_queued_jobs', limit: e.details?.limit });
   }
 }
 

@@ -200,29 +200,39 @@ describe('the jobs of one run', () => {
 });
 
 describe("a flow's new steps and the workspace's backlog", () => {
-  it('fails the step with too_many_queued_jobs when the workspace has its limit queued, storing nothing for it', async () => {
+  it('fails a step that fans out with too_many_queued_jobs when the workspace has its limit queued, storing nothing for it; a step of one job goes on', async () => {
     const LIMIT = 3;
-    const s = await inProcessService({ config: { maxQueuedJobsPerWorkspace: LIMIT } });
-    await createFlow(s, 'u/admin/two', [
-      ts('first', 'export async function main() { await (globalThis as any).afterFirst?.(); return 1 }'),
-      ts('second', 'export function main() { return 2 }'),
-    ]);
     const hook = globalThis as { afterFirst?: () => Promise<unknown> };
-    // The backlog fills while the flow's first step runs (stored behind this process's back, as another process would).
-    hook.afterFirst = async () => {
-      for (let i = 0; i < LIMIT; i++) await s.store.insertJob(aJob('main', { script_path: 'u/admin/stuck' }));
-      s.clock.advance(BACKLOG_MEMO_MS);
-    };
-    try {
-      const id = await start(s, 'u/admin/two');
-      const job = await s.job(id);
-      expect(job.status).toBe('failed');
-      expect(job.result.error).toMatchObject({ name: 'TooManyQueuedJobs', code: 'too_many_queued_jobs', step_id: 'second', limit: LIMIT });
-      expect(job.result.error.message).toContain(`has ${LIMIT} jobs queued`);
-      const steps = (await allJobs(s)).filter((j) => j.parent_job === id);
-      expect(steps).toHaveLength(1);
-    } finally {
-      delete hook.afterFirst;
+    const first = ts('first', 'export async function main() { await (globalThis as any).afterFirst?.(); return 1 }');
+    const fanOut = { id: 'second', value: { type: 'branchall', branches: [{ modules: [ts('b1', 'export function main() { return 2 }')] }, { modules: [ts('b2', 'export function main() { return 3 }')] }] } };
+    for (const [second, fails] of [
+      [fanOut, true],
+      [ts('second', 'export function main() { return 2 }'), false],
+    ] as const) {
+      const s = await inProcessService({ config: { maxQueuedJobsPerWorkspace: LIMIT } });
+      await createFlow(s, 'u/admin/two', [first, second]);
+      // The backlog fills while the flow's first step runs (stored behind this process's back, as another process would).
+      hook.afterFirst = async () => {
+        for (let i = 0; i < LIMIT; i++) await s.store.insertJob(aJob('main', { script_path: 'u/admin/stuck' }));
+        s.clock.advance(BACKLOG_MEMO_MS);
+      };
+      try {
+        const id = await start(s, 'u/admin/two');
+        const job = await s.job(id);
+        const steps = (await allJobs(s)).filter((j) => j.parent_job === id);
+        if (fails) {
+          expect(job.status).toBe('failed');
+          expect(job.result.error).toMatchObject({ name: 'TooManyQueuedJobs', code: 'too_many_queued_jobs', step_id: 'second', limit: LIMIT });
+          expect(job.result.error.message).toContain(`has ${LIMIT} jobs queued`);
+          expect(steps).toHaveLength(1);
+        } else {
+          // It takes the place of the step that just ended: the backlog cannot grow by it.
+          expect(job.status, JSON.stringify(job.result)).toBe('success');
+          expect(steps).toHaveLength(2);
+        }
+      } finally {
+        delete hook.afterFirst;
+      }
     }
   });
 });
