@@ -17,7 +17,8 @@ import { SESSION_COOKIE } from '../core/identity/users.js';
  * cookies is read, never another's.
  */
 export function overHttps(c: Context): boolean {
-  return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto')?.split(',')[0].trim().toLowerCase() === 'https';
+  // A prefix test, not a parse: this runs for every API request, webhooks included.
+  return c.req.url.startsWith('https:') || c.req.header('x-forwarded-proto')?.split(',')[0].trim().toLowerCase() === 'https';
 }
 
 /** The name the session cookie has on this request's scheme (the API document names it). */

@@ -3,7 +3,7 @@ import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE, DEFAULT_MAX_RUN_DEPTH } from '../../core/jobs/run-admission.js';
-import { DEFAULT_MAX_JOBS_PER_RUN, JOBS_PER_RUN_RANGE } from '../../core/jobs/run-budget.js';
+import { maxJobsPerRunFromEnv } from '../../core/jobs/run-budget.js';
 import type { SandboxFunctions } from './lambda-sandbox-runner.js';
 
 /**
@@ -120,7 +120,7 @@ export function awsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AwsConfi
       flowMaxLoopItems: int(env, 'FLOW_MAX_LOOP_ITEMS', 10_000),
       maxRunDepth: int(env, 'MAX_RUN_DEPTH', DEFAULT_MAX_RUN_DEPTH),
       maxQueuedJobsPerWorkspace: int(env, 'MAX_QUEUED_JOBS_PER_WORKSPACE', DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE),
-      maxJobsPerRun: intIn(env, 'MAX_JOBS_PER_RUN', DEFAULT_MAX_JOBS_PER_RUN, JOBS_PER_RUN_RANGE),
+      maxJobsPerRun: maxJobsPerRunFromEnv(env, 'MAX_JOBS_PER_RUN'),
     },
   };
 }
@@ -178,14 +178,5 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-/** A whole-number setting within `range` (both ends included). */
-function intIn(env: NodeJS.ProcessEnv, name: string, fallback: number, range: { min: number; max: number }): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < range.min || n > range.max) throw new Error(`${name}: expected a whole number from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`);
   return n;
 }

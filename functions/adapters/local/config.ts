@@ -5,7 +5,7 @@ import type { CoreConfig } from '../../core/deps.js';
 import { retryScheduleFromEnv } from '../../core/events/retry-schedule.js';
 import { uploadSettingsFromEnv } from '../../core/uploads/upload-sessions.js';
 import { DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE, DEFAULT_MAX_RUN_DEPTH } from '../../core/jobs/run-admission.js';
-import { DEFAULT_MAX_JOBS_PER_RUN, JOBS_PER_RUN_RANGE } from '../../core/jobs/run-budget.js';
+import { maxJobsPerRunFromEnv } from '../../core/jobs/run-budget.js';
 import { limitsFromEnv, uidRangeFromEnv, type ResourceLimits } from '../../runtime/job-limits.js';
 import { networkFromEnv, type NetworkSetting } from '../../runtime/job-network.js';
 import type { ConnectionLimits } from './connection-guard.js';
@@ -126,7 +126,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       flowMaxLoopItems: int(env, 'SVC_FLOW_MAX_LOOP_ITEMS', 10_000),
       maxRunDepth: int(env, 'SVC_MAX_RUN_DEPTH', DEFAULT_MAX_RUN_DEPTH),
       maxQueuedJobsPerWorkspace: int(env, 'SVC_MAX_QUEUED_JOBS_PER_WORKSPACE', DEFAULT_MAX_QUEUED_JOBS_PER_WORKSPACE),
-      maxJobsPerRun: intIn(env, 'SVC_MAX_JOBS_PER_RUN', DEFAULT_MAX_JOBS_PER_RUN, JOBS_PER_RUN_RANGE),
+      maxJobsPerRun: maxJobsPerRunFromEnv(env, 'SVC_MAX_JOBS_PER_RUN'),
     },
   };
 }
@@ -136,14 +136,5 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-/** A whole-number setting within `range` (both ends included). */
-function intIn(env: NodeJS.ProcessEnv, name: string, fallback: number, range: { min: number; max: number }): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < range.min || n > range.max) throw new Error(`${name}: expected a whole number from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`);
   return n;
 }

@@ -21,6 +21,16 @@ export const DEFAULT_MAX_JOBS_PER_RUN = 100_000;
  */
 export const JOBS_PER_RUN_RANGE = { min: 1, max: Number.MAX_SAFE_INTEGER } as const;
 
+/** The setting as the shells' configs read it (`SVC_MAX_JOBS_PER_RUN` locally, `MAX_JOBS_PER_RUN` on AWS), refused out of range. */
+export function maxJobsPerRunFromEnv(env: Record<string, string | undefined>, name: string): number {
+  const value = env[name];
+  if (value === undefined || value === '') return DEFAULT_MAX_JOBS_PER_RUN;
+  const n = Number(value);
+  const { min, max } = JOBS_PER_RUN_RANGE;
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 export function maxJobsPerRun(deps: Pick<CoreDeps, 'config'>): number {
   return deps.config.maxJobsPerRun ?? DEFAULT_MAX_JOBS_PER_RUN;
 }
