@@ -69,7 +69,7 @@ const SCHEDULE_FIELDS: Record<string, string> = {
   permissioned_as: RUN_AS,
 };
 
-export const WINDMILL_ONLY_FIELDS: Record<WindmillFileKind, Record<string, string>> = {
+const WINDMILL_ONLY_FIELDS: Record<WindmillFileKind, Record<string, string>> = {
   script: SCRIPT_FIELDS,
   flow: FLOW_FIELDS,
   schedule: SCHEDULE_FIELDS,
@@ -93,7 +93,7 @@ const STEP_VALUE_FIELDS: Record<string, Record<string, string>> = {
 };
 
 /** Whether a value is what Windmill writes when the field is not used. */
-export function isUnset(value: unknown): boolean {
+function isUnset(value: unknown): boolean {
   if (value === null || value === undefined || value === false || value === '' || value === 0) return true;
   if (Array.isArray(value)) return value.length === 0;
   return typeof value === 'object' && Object.keys(value).length === 0;

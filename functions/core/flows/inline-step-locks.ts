@@ -24,7 +24,7 @@ import type { Language } from '../../ports.js';
 const SHIPPED = new Set(['windmill-client', 'svc-client']);
 
 /** Whether the code of an inline step imports packages svc installs, past the clients it ships. */
-export function importsPackages(language: Language, content: string): boolean {
+function importsPackages(language: Language, content: string): boolean {
   try {
     if (language === 'python3') return Object.keys(pythonRequirements(content)).length > 0;
     if (language === 'deno') return denoNpmImports(content).some((i) => !SHIPPED.has(i.name));
@@ -41,7 +41,7 @@ export function importsPackages(language: Language, content: string): boolean {
  * The most package sets one flow version resolves: each is a confined npm or pip run of its own
  * (seconds), all within the create request. Steps that import the same packages share one.
  */
-export const MAX_INLINE_RESOLUTIONS = 20;
+const MAX_INLINE_RESOLUTIONS = 20;
 
 /** The lock of each inline step that imports packages, by step id; a step that cannot be locked is refused, named. */
 export async function lockInlineSteps(deps: Pick<CoreDeps, 'store' | 'dependencies'>, rights: Rights, flowPath: string, value: FlowValue): Promise<Record<string, string>> {

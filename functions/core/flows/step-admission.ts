@@ -87,7 +87,7 @@ async function counts(deps: WorkerDeps, counted: CountedJobs, origin: string, co
  * run and taken by its next steps without a write each: a flow of 40 steps counts 3 times, not 40.
  * What is left when the run ends stays counted, which only ever errs towards the limit.
  */
-export const RESERVE_AHEAD = 15;
+const RESERVE_AHEAD = 15;
 
 /**
  * For a run counted on its own job: takes `count` jobs from what it counted ahead, or counts them
