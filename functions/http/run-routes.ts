@@ -46,12 +46,14 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: num
 
   const runAsync = async (c: Context<AppEnv>, target: RunTarget) => c.text((await push(c, target)).id, 201);
 
-  const runSync = async (c: Context<AppEnv>, target: RunTarget) => {
+  /** Starts a job with `start` and answers its result when it ends (the sync endpoints). */
+  const answerSync = async (c: Context<AppEnv>, start: (id: string, wait: CallerWait) => Promise<Job>) => {
     // A token in the URL or a session cookie travel with a link: no redirects or credential prompts then (sync-response.ts).
     const navigation = bearerToken(c.req.header('authorization'), undefined) !== null;
-    const shaped = await syncResponse(deps, (id, wait) => push(c, target, id, wait), { navigation });
+    const shaped = await syncResponse(deps, start, { navigation });
     return new Response(shaped.body, { status: shaped.status, headers: shaped.headers });
   };
+  const runSync = (c: Context<AppEnv>, target: RunTarget) => answerSync(c, (id, wait) => push(c, target, id, wait));
 
   const runStream = async (c: Context<AppEnv>, target: RunTarget) => {
     // The stream lasts as long as the job: its caller waits too.
@@ -64,10 +66,13 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: num
   const byHash = (c: Context<AppEnv>): RunTarget => ({ by: 'hash', hash: c.req.param('hash') as string });
   const byFlowPath = (c: Context<AppEnv>): RunTarget => ({ by: 'path', path: c.req.param('path') as string, only: 'flow' });
 
-  // A test run of unsaved code (the script editor; Windmill's jobs/run/preview).
-  r.post('/jobs/run/preview', async (c) => c.text((await startPreview(deps, c.get('rights'), await readJsonBody(c), webhookOrigin(c.req.header('x-svc-trigger')))).id, 201));
-  // A test run of an unsaved flow (the flow editor; Windmill's jobs/run/preview_flow).
-  r.post('/jobs/run/preview_flow', async (c) => c.text((await startFlowPreview(deps, c.get('rights'), await readJsonBody(c), webhookOrigin(c.req.header('x-svc-trigger')))).id, 201));
+  // A test run of unsaved code (the script editor; Windmill's jobs/run/preview), and of an unsaved
+  // flow (the flow editor; jobs/run/preview_flow); Windmill's clients also wait for their results.
+  const origin = (c: Context<AppEnv>) => webhookOrigin(c.req.header('x-svc-trigger'));
+  r.post('/jobs/run/preview', async (c) => c.text((await startPreview(deps, c.get('rights'), await readJsonBody(c), origin(c))).id, 201));
+  r.post('/jobs/run/preview_flow', async (c) => c.text((await startFlowPreview(deps, c.get('rights'), await readJsonBody(c), origin(c))).id, 201));
+  r.post('/jobs/run_wait_result/preview', (c) => answerSync(c, async (id, wait) => startPreview(deps, c.get('rights'), await readJsonBody(c), origin(c), wait, id)));
+  r.post('/jobs/run_wait_result/preview_flow', (c) => answerSync(c, async (id) => startFlowPreview(deps, c.get('rights'), await readJsonBody(c), origin(c), id)));
   r.post('/jobs/run/p/:path{.+}', (c) => runAsync(c, byPath(c)));
   r.post('/jobs/run/h/:hash', (c) => runAsync(c, byHash(c)));
   r.on(['GET', 'POST'], '/jobs/run_wait_result/p/:path{.+}', (c) => runSync(c, byPath(c)));

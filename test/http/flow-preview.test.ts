@@ -59,6 +59,18 @@ describe('a test run of an unsaved flow', () => {
     expect((await tagged.json()).error).toMatchObject({ field: 'value.modules.0.value.tag', message: expect.stringContaining('worker groups') });
   });
 
+  it("waits for the result at run_wait_result/preview_flow, in the caller's own folder without a path", async () => {
+    const res = await s.fetch(`${ws()}/jobs/run_wait_result/preview_flow`, json({ value: VALUE, args: { name: 'fay' }, tag: null, restarted_from: null }));
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toBe('HELLO FAY');
+    const [run] = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/preview_flow&job_kinds=flow`)).json();
+    expect(run).toMatchObject({ status: 'success', result: 'HELLO FAY' });
+    expect((await s.fetch(`${ws()}/flows/get/u/admin/preview_flow`)).status).toBe(404);
+    const restarted = await s.fetch(`${ws()}/jobs/run_wait_result/preview_flow`, json({ value: VALUE, args: { name: 'fay' }, restarted_from: { step_id: 'shout' } }));
+    expect(restarted.status).toBe(400);
+    expect((await restarted.json()).error.field).toBe('restarted_from');
+  });
+
   it('refuses what a save would refuse, and those who may not write a flow there, with 4xx and starts nothing', async () => {
     const before = (await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length;
     for (const body of [

@@ -68,6 +68,26 @@ describe('a test run of unsaved code', () => {
     expect((await s.fetch(`${ws()}/jobs/run/preview`, { ...json(body), token: null })).status).toBe(401);
   });
 
+  it("waits for the result at run_wait_result/preview, runs in the caller's own folder without a path, and takes Windmill's fields at their defaults", async () => {
+    const windmill = { language: 'bash', content: 'name="$1"\necho "\\"hi $name\\""', args: { name: 'eve' }, kind: 'code', tag: null, dedicated_worker: false, lock: null, modules: null, script_hash: null };
+    const res = await s.fetch(`${ws()}/jobs/run_wait_result/preview`, { ...json(windmill), token: tokens.dev });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toBe('hi eve');
+    const jobs = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/devi/preview`)).json();
+    expect(jobs).toHaveLength(1);
+    expect((await s.fetch(`${ws()}/scripts/get/p/u/devi/preview`)).status).toBe(404);
+    // A Windmill field that asks for something svc does not do is named, and nothing runs.
+    for (const [field, value] of [['kind', 'identity'], ['tag', 'gpu'], ['script_hash', 'abc']] as const) {
+      const refused = await s.fetch(`${ws()}/jobs/run_wait_result/preview`, { ...json({ ...windmill, [field]: value }), token: tokens.dev });
+      expect(refused.status, field).toBe(400);
+      expect((await refused.json()).error.field).toBe(field);
+    }
+    // An operator writes no script, so has no test run of its own either.
+    expect((await s.fetch(`${ws()}/jobs/run_wait_result/preview`, { ...json(windmill), token: tokens.op })).status).toBe(403);
+    expect(await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/devi/preview`)).json()).toHaveLength(1);
+    expect(await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/opal/preview`)).json()).toHaveLength(0);
+  });
+
   it('refuses bad input with a 400 and starts nothing', async () => {
     const before = (await (await s.fetch(`${ws()}/jobs/list?per_page=1000`)).json()).length;
     for (const body of [

@@ -178,6 +178,21 @@ describe('the windmill-client package with a job\'s environment', () => {
     await expect(wmill.runScriptByPath('u/alice/boom', {})).rejects.toThrow(/was not successful: .*boom/);
   });
 
+  it('test-runs unsaved code and flows and waits for their results, as its JobService calls them (no path given)', async () => {
+    const workspace = wmill.getWorkspace();
+    const code = 'export function main(x: number) { return { doubled: x * 2 } }';
+    expect(await wmill.JobService.runScriptPreviewAndWaitResult({ workspace, requestBody: { content: code, language: 'bun', args: { x: 21 } } })).toEqual({ doubled: 42 });
+    const id = await wmill.JobService.runScriptPreview({ workspace, requestBody: { content: code, language: 'bun', args: { x: 2 }, kind: 'code', tag: undefined } });
+    expect(await wmill.waitJob(id)).toEqual({ doubled: 4 });
+    // Without a path, the run is in the caller's own folder (the job's creator: alice).
+    expect((await (await s.fetch(`${ws()}/jobs_u/get/${id}`, { token: alice })).json()).script_path).toBe('u/alice/preview');
+    const value = { modules: [{ id: 'a', value: { type: 'rawscript', language: 'bun', content: code, input_transforms: { x: { type: 'javascript', expr: 'flow_input.x' } } } }] };
+    expect(await wmill.JobService.runFlowPreviewAndWaitResult({ workspace, requestBody: { value, args: { x: 5 } } as never })).toEqual({ doubled: 10 });
+    // Nothing was saved at those paths.
+    expect((await s.fetch(`${ws()}/scripts/get/p/u/alice/preview`, { token: alice })).status).toBe(404);
+    expect((await s.fetch(`${ws()}/flows/get/u/alice/preview_flow`, { token: alice })).status).toBe(404);
+  });
+
   it('finds the root job: the job itself outside a flow', async () => {
     expect(await wmill.getRootJobId()).toBe(holder.jobId);
   });

@@ -11,6 +11,8 @@ import { badRequest } from './errors.js';
  */
 
 export type WindmillFileKind = 'script' | 'flow' | 'schedule' | 'resource' | 'variable' | 'folder' | 'resource_type' | 'app';
+/** Request bodies of the API that no file holds: the editors' test runs (Windmill's Preview and FlowPreview). */
+type WindmillBodyKind = WindmillFileKind | 'script_preview' | 'flow_preview';
 
 const NO_WORKERS = 'svc has no worker groups or tags';
 const NO_CONCURRENCY = 'svc has no debouncing';
@@ -69,9 +71,24 @@ const SCHEDULE_FIELDS: Record<string, string> = {
   permissioned_as: RUN_AS,
 };
 
-const WINDMILL_ONLY_FIELDS: Record<WindmillFileKind, Record<string, string>> = {
+const NO_TEMP_SCRIPTS = 'svc runs what the body holds, not drafts of other scripts';
+
+const WINDMILL_ONLY_FIELDS: Record<WindmillBodyKind, Record<string, string>> = {
   script: SCRIPT_FIELDS,
   flow: FLOW_FIELDS,
+  script_preview: {
+    tag: NO_WORKERS,
+    dedicated_worker: NO_WORKERS,
+    script_hash: 'svc test-runs the code in the body; a saved version runs at jobs/run/h/{hash}',
+    flow_path: "svc test-runs a flow's inline step as code of its own",
+    modules: 'svc scripts are one file; shared code is a script the script imports',
+    temp_script_refs: NO_TEMP_SCRIPTS,
+  },
+  flow_preview: {
+    tag: NO_WORKERS,
+    restarted_from: 'svc test-runs a flow from its first step',
+    temp_script_refs: NO_TEMP_SCRIPTS,
+  },
   schedule: SCHEDULE_FIELDS,
   resource: { is_oauth: OAUTH, account: OAUTH },
   variable: { is_oauth: OAUTH, account: OAUTH, expires_at: OAUTH },
@@ -108,18 +125,22 @@ export interface SetWindmillField {
 
 /**
  * Takes the Windmill-only fields out of `data` (in place), a flow's steps included, and answers
- * those that were set. Nothing else of `data` is touched. `kind: script` is what every script is.
+ * those that were set. Nothing else of `data` is touched. Windmill's `kind` of a script (`script`) or of a test run (`code`) is what every svc script is.
  */
-export function takeWindmillOnlyFields(kind: WindmillFileKind, data: Record<string, unknown>): SetWindmillField[] {
+export function takeWindmillOnlyFields(kind: WindmillBodyKind, data: Record<string, unknown>): SetWindmillField[] {
   const set: SetWindmillField[] = [];
-  if (kind === 'script' && 'kind' in data) {
-    if (data.kind !== 'script' && !isUnset(data.kind)) set.push({ field: 'kind', reason: `${String(data.kind)}: svc runs every script as a plain script` });
+  const plainKind = PLAIN_KIND[kind];
+  if (plainKind && 'kind' in data) {
+    if (data.kind !== plainKind && !isUnset(data.kind)) set.push({ field: 'kind', reason: `${String(data.kind)}: svc runs every script as a plain script` });
     delete data.kind;
   }
   takeFields(data, WINDMILL_ONLY_FIELDS[kind], '', set);
-  if (kind === 'flow' && isObject(data.value)) takeStepFields(data.value, 'value', set);
+  if ((kind === 'flow' || kind === 'flow_preview') && isObject(data.value)) takeStepFields(data.value, 'value', set);
   return set;
 }
+
+/** Windmill's `kind` of a script (`script`) and of a test run (`code`): the one svc has. */
+const PLAIN_KIND: Partial<Record<WindmillBodyKind, string>> = { script: 'script', script_preview: 'code' };
 
 function takeFields(data: Record<string, unknown>, known: Record<string, string>, at: string, set: SetWindmillField[]): void {
   for (const field of Object.keys(data)) {
@@ -157,7 +178,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * client or editor built is taken as it is; 400 naming the first one that is set. The caller's
  * object is not changed. Anything but an object is answered as it came, for its schema to refuse.
  */
-export function withoutWindmillDefaults(kind: WindmillFileKind, body: unknown): unknown {
+export function withoutWindmillDefaults(kind: WindmillBodyKind, body: unknown): unknown {
   if (!isObject(body)) return body;
   const copy = structuredClone(body);
   const [first] = takeWindmillOnlyFields(kind, copy);

@@ -5,6 +5,8 @@ import { assertItemPath } from '../common/paths.js';
 import { flowValue } from './definition.js';
 import { flowBody, storeVersion } from './flows.js';
 import { pushFlowJob } from './run-flow.js';
+import { defaultPreviewPath } from '../scripts/script-preview.js';
+import { newJobId } from '../common/crypto.js';
 import type { JobOrigin } from '../jobs/jobs.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
@@ -20,18 +22,20 @@ import type { Job } from '../../ports.js';
  * nothing a save followed by a run could not.
  */
 export const previewFlowBody = z.strictObject({
-  path: z.string(),
+  path: z.string().optional(),
   value: flowValue,
   schema: flowBody.shape.schema,
   args: z.record(z.string(), z.unknown()).default({}),
 });
 
-export async function startFlowPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}): Promise<Job> {
+/** Starts a test run of an unsaved flow (as job `id`). Without a path, at `u/<caller>/preview_flow`. */
+export async function startFlowPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}, id: string = newJobId()): Promise<Job> {
   // Windmill's own fields as a save takes them (its editor sends its preview so).
-  const input = parseBody(previewFlowBody, withoutWindmillDefaults('flow', body));
-  assertItemPath(input.path);
-  rights.check('flows', 'write', input.path);
-  rights.check('jobs', 'run', input.path);
-  const version = await storeVersion(deps, rights, { path: input.path, summary: '', description: '', value: input.value, schema: input.schema, deployment_message: null }, true);
-  return pushFlowJob(deps, rights.principal, version, rights.workspaceId, input.args, undefined, origin);
+  const input = parseBody(previewFlowBody, withoutWindmillDefaults('flow_preview', body));
+  const path = input.path ?? defaultPreviewPath(rights, 'preview_flow');
+  assertItemPath(path);
+  rights.check('flows', 'write', path);
+  rights.check('jobs', 'run', path);
+  const version = await storeVersion(deps, rights, { path, summary: '', description: '', value: input.value, schema: input.schema, deployment_message: null }, true);
+  return pushFlowJob(deps, rights.principal, version, rights.workspaceId, input.args, id, origin);
 }

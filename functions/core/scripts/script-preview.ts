@@ -6,7 +6,8 @@ import { parseBody } from '../common/validation.js';
 import { SchemaInferenceError } from '../schema/index.js';
 import { inferScriptSchema } from '../dependencies/workspace-imports.js';
 import { lockEcosystem, lockScript } from '../dependencies/lock-script.js';
-import { splitLock } from '../dependencies/lock-header.js';
+import { MAX_LOCK_CHARS, splitLock } from '../dependencies/lock-header.js';
+import { withoutWindmillDefaults } from '../common/windmill-only-fields.js';
 import { compileIfNeeded } from './scripts.js';
 import { getEntityValue, tryCreateEntity } from '../store/entities.js';
 import { pushJob, type CallerWait, type JobOrigin } from '../jobs/jobs.js';
@@ -21,17 +22,26 @@ import type { Rights } from '../identity/permissions.js';
  * finds a saved version; the job is an ordinary script job whose hash is `preview-<job id>`.
  *
  * Who may: whoever may both write a script at the path and run what is there — a test run does
- * nothing a save followed by a run could not.
+ * nothing a save followed by a run could not. Windmill's clients may leave the path out (its
+ * `runScriptPreviewAndWaitResult` sends code, language and arguments only): the run is then at
+ * `u/<caller>/preview`, in the caller's own folder.
  */
 
 export const PREVIEW_HASH_PREFIX = 'preview-';
 
 export const previewBody = z.strictObject({
-  path: z.string(),
+  path: z.string().optional(),
   language: z.enum(LANGUAGES),
   content: z.string().max(1_000_000),
   args: z.record(z.string(), z.unknown()).default({}),
+  /** As at create: installed exactly when given, else resolved from the imports. */
+  lock: z.string().max(MAX_LOCK_CHARS).nullish(),
 });
+
+/** Where a test run without a path runs: the caller's own folder, as Windmill runs it under the caller. */
+export function defaultPreviewPath(rights: Rights, name: string): string {
+  return `u/${rights.principal.username}/${name}`;
+}
 
 export const inferSchemaBody = z.strictObject({
   language: z.enum(LANGUAGES),
@@ -55,19 +65,19 @@ function schemaOrBadRequest(language: Language, content: string): InputSchema {
   }
 }
 
-/** Starts a test run of unsaved code; answers the job, which runs like a saved script's. */
-export async function startPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}, wait: CallerWait = {}): Promise<Job> {
-  const input = parseBody(previewBody, body);
-  assertItemPath(input.path);
-  rights.check('scripts', 'write', input.path);
-  rights.check('jobs', 'run', input.path);
+/** Starts a test run of unsaved code (as job `id`); answers the job, which runs like a saved script's. */
+export async function startPreview(deps: CoreDeps, rights: Rights, body: unknown, origin: JobOrigin = {}, wait: CallerWait = {}, id: string = newJobId()): Promise<Job> {
+  const input = parseBody(previewBody, withoutWindmillDefaults('script_preview', body));
+  const path = input.path ?? defaultPreviewPath(rights, 'preview');
+  assertItemPath(path);
+  rights.check('scripts', 'write', path);
+  rights.check('jobs', 'run', path);
   const schema = schemaOrBadRequest(input.language, input.content);
   await compileIfNeeded(deps.compiler, input.language, input.content);
-  const lock = await lockScript(deps, rights, { path: input.path, language: input.language, content: input.content }, undefined);
-  const id = newJobId();
+  const lock = await lockScript(deps, rights, { path, language: input.language, content: input.content }, input.lock ?? undefined);
   const version: ScriptVersion = {
     workspace_id: rights.workspaceId,
-    path: input.path,
+    path,
     hash: `${PREVIEW_HASH_PREFIX}${id}`,
     parent_hash: null,
     content: input.content,

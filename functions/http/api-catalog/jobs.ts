@@ -41,6 +41,8 @@ export const jobOperations: ApiOperation[] = [
   ...runOperations,
   { method: 'post', path: ws('/jobs/run/preview'), tag: 'webhooks', summary: 'Test-run code that is not saved (the script editor): needs the rights to write a script at `path` and to run it', body: previewBody, response: createdText('The job id (poll GET jobs_u/get/{id})') },
   { method: 'post', path: ws('/jobs/run/preview_flow'), tag: 'webhooks', summary: 'Test-run a flow that is not saved (the flow editor): checked as a save is; needs the rights to write a flow at `path` and to run it', body: previewFlowBody, response: createdText('The flow job id (poll GET jobs_u/get/{id})') },
+  { method: 'post', path: ws('/jobs/run_wait_result/preview'), tag: 'webhooks', summary: 'Test-run code that is not saved and wait for its result (Windmill clients\' runScriptPreviewAndWaitResult)', body: previewBody, response: SYNC },
+  { method: 'post', path: ws('/jobs/run_wait_result/preview_flow'), tag: 'webhooks', summary: 'Test-run a flow that is not saved and wait for its result (Windmill clients\' runFlowPreviewAndWaitResult)', body: previewFlowBody, response: SYNC },
   { method: 'get', path: ws('/jobs_u/get/:id'), tag: 'jobs', summary: 'A job: its state, arguments, result and logs (a flow: its steps)', response: json('The job', jobWithFlowStatusSchema) },
   { method: 'get', path: ws('/jobs_u/getupdate/:id'), tag: 'jobs', summary: 'What a running job wrote since a log offset', response: json('Whether it runs or ended, and its logs from `log_offset`', jobLogUpdateSchema) },
   { method: 'get', path: ws('/jobs_u/getupdate_sse/:id'), tag: 'jobs', summary: 'A job\'s updates as server-sent events', response: sse('Updates until the job completes') },

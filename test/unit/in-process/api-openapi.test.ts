@@ -85,6 +85,8 @@ const DESCRIBED_IN_WORDS: Record<string, string[]> = {
     'get /api/w/:workspace/jobs/run_wait_result/f/:path{.+}',
     'post /api/w/:workspace/jobs/run_wait_result/fv/:version',
     'get /api/w/:workspace/jobs/run_wait_result/fv/:version',
+    'post /api/w/:workspace/jobs/run_wait_result/preview',
+    'post /api/w/:workspace/jobs/run_wait_result/preview_flow',
     'get /api/w/:workspace/jobs_u/completed/get_result/:id',
     'get /api/w/:workspace/jobs_u/completed/get_result_maybe/:id',
     'get /api/w/:workspace/resources/get_value_interpolated/:path{.+}',
