@@ -8,6 +8,7 @@ import { JobGuard, OutputTail, outputLimitError } from './job-guard.js';
 import { JobOutputRouter, type OutputEnd } from './job-output.js';
 import { largestCpuSeconds, openFileCount, processWithMostFiles, treeRssBytes } from './process-tree.js';
 import { withSharedFolder, writeSharedFolder } from './shared-folder.js';
+import { resultWithStream } from '../core/runs/stream-lines.js';
 import {
   emptyDirCheck,
   makeJobDir,
@@ -391,13 +392,7 @@ function crashError(info: ExitInfo, tail: OutputTail): JobError {
   return { name: 'ExecutionErr', message: `the process ${how} before the job finished${output ? `:\n${output}` : ''}` };
 }
 
-/**
- * A streamed job's result is its stream; a generator that also returns a value keeps it, with the
- * stream under `wm_stream` (spec 4.5 `only_result`).
- */
+/** A generator's result (core/runs/stream-lines.ts): its stream, beside what it returned if anything. */
 export function streamResult(stream: string, returnedJson: string): unknown {
-  if (!returnedJson) return stream;
-  const returned = JSON.parse(returnedJson) as unknown;
-  if (typeof returned === 'object' && returned !== null && !Array.isArray(returned)) return { ...returned, wm_stream: stream };
-  return { result: returned, wm_stream: stream };
+  return returnedJson ? resultWithStream(stream, JSON.parse(returnedJson), true) : stream;
 }

@@ -82,6 +82,31 @@ describe('webhook defects', () => {
     expect(py.result).toEqual({ result: 7, wm_stream: 'pq' });
   });
 
+  it("streams with Windmill's `WM_STREAM: ` output lines (windmill-client's streamResult) as a generator does", async () => {
+    const TS = `import * as wmill from 'windmill-client';
+export async function main() {
+  console.log('before');
+  wmill.appendToResultStream('hello ');
+  await wmill.streamResult((async function* () { yield 'big\\n'; yield 'world'; })());
+  console.log('after');
+}`;
+    await createScript(s, 'f/defects/wm_stream_ts', 'bun', TS);
+    await createScript(s, 'f/defects/wm_stream_py', 'python3', 'def main():\n    print("WM_STREAM: p\\\\nq", flush=True)\n    print("a log line")\n    return {"n": 1}\n');
+    const ts = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/defects/wm_stream_ts`, { method: 'POST' });
+    expect(await ts.json()).toBe('hello big\nworld');
+    const [tsJob] = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=f/defects/wm_stream_ts`)).json();
+    const shown = await (await s.fetch(`${ws()}/jobs_u/get/${tsJob.id}`)).json();
+    expect(shown.logs).toContain('before');
+    expect(shown.logs).toContain('after');
+    expect(shown.logs).not.toContain('WM_STREAM');
+    const events = await readSse(await s.fetch(`${ws()}/jobs_u/getupdate_sse/${tsJob.id}`));
+    expect(events.map((e) => e.new_result_stream ?? '').join('')).toBe('hello big\nworld');
+    const py = await waitForJob(s, await (await s.fetch(`${ws()}/jobs/run/p/f/defects/wm_stream_py`, { method: 'POST' })).text());
+    expect(py.result).toEqual({ n: 1, wm_stream: 'p\nq' });
+    expect(py.logs).toContain('a log line');
+    expect(py.logs).not.toContain('WM_STREAM');
+  });
+
   it("runs the README's Python example: a parameter typed with a resource type", async () => {
     await createScript(s, 'f/defects/py_db', 'python3', 'def main(db: postgresql, n: int = 1):\n    return {"host": db["host"], "n": n}\n');
     const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/defects/py_db`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"db":{"host":"pg.local"}}' });

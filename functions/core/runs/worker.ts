@@ -1,3 +1,4 @@
+import { resultWithStream, StreamLines, type SplitOutput } from './stream-lines.js';
 import { signJobToken } from './job-tokens.js';
 import { getJobLimits, runLimitsOf } from '../workspace/job-limits-setting.js';
 import { cancelSignal, errorOf, isFinished, runTimeoutMs } from '../jobs/jobs.js';
@@ -109,6 +110,17 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   const liveLogs = throttledLogWriter((chunk) => store.appendJobLogs(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes);
   // Stream chunks are written in order even when the store is asynchronous, those of one period together.
   const liveStream = throttledLogWriter((chunk) => store.appendJobStream(jobId, chunk).then(() => signals.notify(jobId)), config.maxOutputBytes, STREAM_FLUSH_MS);
+  // `WM_STREAM: ` lines of output (Windmill's result stream from anywhere in a script) are stream chunks, not logs.
+  const streamLines = new StreamLines();
+  let lineStream = '';
+  /** Sends the stream lines' text on to the stream; answers the rest of the output, the logs. */
+  const takeStream = ({ log: logText, stream }: SplitOutput) => {
+    if (stream) {
+      lineStream += stream;
+      liveStream.add(redactStreamToken.push(stream));
+    }
+    return logText;
+  };
   let outcome: RunOutcome;
   try {
     const flow = await flowContext(deps, job);
@@ -145,7 +157,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
       {
         onStream: (chunk) => liveStream.add(redactStreamToken.push(chunk)),
         onLog: (text) => {
-          const shown = redactToken.push(text);
+          const shown = redactToken.push(takeStream(streamLines.push(text)));
           logs += shown;
           liveLogs.add(shown);
         },
@@ -156,7 +168,7 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
     outcome = { ok: false, error: { name: 'InternalError', message: `the job could not be run: ${(e as Error).message}` } };
   } finally {
     stopWatching();
-    const rest = redactToken.flush();
+    const rest = redactToken.push(takeStream(streamLines.flush())) + redactToken.flush();
     if (rest) {
       logs += rest;
       liveLogs.add(rest);
@@ -169,6 +181,8 @@ export async function executeJob(deps: WorkerDeps, jobId: string, claimed?: Job)
   if (sharedFolder && outcome.shared) await saveSharedFolder(deps, sharedFolder, outcome.shared);
   // Whatever a script returns, from any runner or shell, is walked by the store and the callers:
   // a result nested beyond the limit fails the job here, before anything recursive touches it.
+  // A script that streamed with `WM_STREAM: ` lines: its result carries the stream, as a generator's does.
+  if (outcome.ok && streamLines.seen && !outcome.streamed) outcome = { ...outcome, result: resultWithStream(lineStream, outcome.result, outcome.result !== null) };
   outcome = withinDepthLimit(outcome);
   // A script with `cache_ttl`: an identical run within the TTL is answered with this result.
   if (outcome.ok && job.kind === 'script' && script.cache_ttl) await storeCachedResult(deps, job, outcome.result, script.cache_ttl);
