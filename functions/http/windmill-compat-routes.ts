@@ -2,7 +2,15 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { getVariable } from '../core/workspace/variables.js';
 import { updateResource } from '../core/workspace/resources.js';
-import { getFlowUserState, getJobProgress, jobResultMaybe, resourceExists, rootJobId, setFlowUserState, setJobProgress, variableExists } from '../core/runs/windmill-compat.js';
+import { completedJob, flowExists, getFlowUserState, getJobProgress, jobLogs, jobResultMaybe, namesOf, resourceExists, rootJobId, scriptDeploymentStatus, scriptExists, setFlowUserState, setJobProgress, variableExists } from '../core/runs/windmill-compat.js';
+import { listScripts } from '../core/scripts/scripts.js';
+import { listFlows } from '../core/flows/flows.js';
+import { listFolders } from '../core/identity/folders.js';
+import { listGroups } from '../core/identity/groups.js';
+import { listMembers } from '../core/identity/members.js';
+import { listResourceTypes } from '../core/workspace/resource-types.js';
+import { jobView } from '../core/jobs/jobs.js';
+import { getFlowRun, withFlowStatus } from '../core/flows/run-state.js';
 import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
@@ -49,6 +57,26 @@ export function windmillCompatRoutes(deps: CoreDeps) {
     return c.text('progress set');
   });
   r.get('/job_metrics/get_progress/:id', async (c) => c.json(await getJobProgress(deps, c.get('rights'), c.req.param('id'))));
+
+  // Existence checks and name lists (ScriptService, FlowService, FolderService, ... of windmill-client).
+  r.get('/scripts/exists/p/:path{.+}', async (c) => c.json(await scriptExists(deps, c.get('rights'), c.req.param('path'))));
+  r.get('/flows/exists/:path{.+}', async (c) => c.json(await flowExists(deps, c.get('rights'), c.req.param('path'))));
+  r.get('/scripts/list_paths', async (c) => c.json(await namesOf(listScripts(deps.store, c.get('rights')), (s) => s.path)));
+  r.get('/flows/list_paths', async (c) => c.json(await namesOf(listFlows(deps, c.get('rights')), (f) => f.path)));
+  r.get('/folders/listnames', async (c) => c.json(await namesOf(listFolders(deps, c.get('rights')), (f) => f.name)));
+  r.get('/groups/listnames', async (c) => c.json(await namesOf(listGroups(deps, c.get('rights')), (g) => g.name)));
+  r.get('/resources/type/listnames', async (c) => c.json(await namesOf(listResourceTypes(deps, c.get('rights')), (t) => t.name)));
+  r.get('/users/list_usernames', async (c) => c.json(await namesOf(listMembers(deps, c.get('rights')), (m) => m.username)));
+  // Windmill's CLI waits on this after a push; svc locks at create, so a stored version is ready.
+  r.get('/scripts/deployment_status/h/:hash', async (c) => c.json(await scriptDeploymentStatus(deps, c.get('rights'), c.req.param('hash'))));
+
+  // getCompletedJob / getJobLogs: a finished job as jobs_u/get shows it, and a job's logs as text.
+  r.get('/jobs_u/completed/get/:id', async (c) => {
+    const job = await completedJob(deps, c.get('rights'), c.req.param('id'));
+    const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
+    return c.json(withFlowStatus(jobView(job), run));
+  });
+  r.get('/jobs_u/get_logs/:id', async (c) => c.text(await jobLogs(deps, c.get('rights'), c.req.param('id'))));
 
   return r;
 }

@@ -89,6 +89,7 @@ beforeAll(async () => {
   alice = await memberToken('alice', 'developer');
   await createScript(s, 'u/alice/holder', 'bun', HOLDER);
   await createScript(s, 'u/alice/double', 'bun', 'export function main(x: number) { return x * 2 }');
+  await createScript(s, 'u/alice/logs', 'bun', 'export function main(x: number) { console.log("doubling " + x); return x * 2 }');
   await createScript(s, 'u/alice/boom', 'bun', 'export function main() { throw new Error("boom") }');
   await createScript(s, 'u/alice/env_ts', 'bun', ENV_TS);
   await createScript(s, 'u/alice/env_py', 'python3', ENV_PY);
@@ -191,6 +192,35 @@ describe('the windmill-client package with a job\'s environment', () => {
     // Nothing was saved at those paths.
     expect((await s.fetch(`${ws()}/scripts/get/p/u/alice/preview`, { token: alice })).status).toBe(404);
     expect((await s.fetch(`${ws()}/flows/get/u/alice/preview_flow`, { token: alice })).status).toBe(404);
+  });
+
+  it('answers the existence checks, name lists, completed jobs and logs its services ask for, as the caller may see them', async () => {
+    const workspace = wmill.getWorkspace();
+    expect(await wmill.ScriptService.existsScriptByPath({ workspace, path: 'u/alice/double' })).toBe(true);
+    expect(await wmill.ScriptService.existsScriptByPath({ workspace, path: 'u/alice/nothing' })).toBe(false);
+    expect(await wmill.FlowService.existsFlowByPath({ workspace, path: 'u/alice/double_flow' })).toBe(true);
+    expect(await wmill.FlowService.existsFlowByPath({ workspace, path: 'u/alice/double' })).toBe(false);
+    await expect(wmill.ScriptService.existsScriptByPath({ workspace, path: 'u/admin/private' })).rejects.toMatchObject({ status: 403 });
+    const scripts = await wmill.ScriptService.listScriptPaths({ workspace });
+    expect(scripts).toEqual(expect.arrayContaining(['u/alice/double', 'u/alice/holder']));
+    expect(scripts).not.toContain('u/admin/private');
+    expect(await wmill.FlowService.listFlowPaths({ workspace })).toContain('u/alice/double_flow');
+    expect(await wmill.ResourceService.listResourceTypeNames({ workspace })).toEqual(expect.arrayContaining(['any', 'state']));
+    expect(await wmill.UserService.listUsernames({ workspace })).toEqual(expect.arrayContaining(['admin', 'alice']));
+    // FolderService is a named export only, as a script imports it.
+    const { FolderService } = await import('windmill-client');
+    expect(await FolderService.listFolderNames({ workspace })).toEqual(expect.any(Array));
+    expect(await wmill.GroupService.listGroupNames({ workspace })).toEqual(expect.any(Array));
+    const script = await wmill.ScriptService.getScriptByPath({ workspace, path: 'u/alice/double' });
+    expect(await wmill.ScriptService.getScriptDeploymentStatus({ workspace, hash: script.hash })).toEqual({ lock: script.lock ?? null, lock_error_logs: null });
+
+    const id = await wmill.runScriptByPathAsync('u/alice/logs', { x: 3 });
+    expect(await wmill.waitJob(id)).toBe(6);
+    expect(await wmill.JobService.getCompletedJob({ workspace, id })).toMatchObject({ id, status: 'success', result: 6 });
+    expect(await wmill.JobService.getJobLogs({ workspace, id })).toContain('doubling 3');
+    // The holder job still runs: it is not among the completed.
+    await expect(wmill.JobService.getCompletedJob({ workspace, id: holder.jobId })).rejects.toMatchObject({ status: 404 });
+    await expect(wmill.JobService.getJobLogs({ workspace, id: '01a2223f-b8e9-7602-acd0-6d33e7d04109' })).rejects.toMatchObject({ status: 404 });
   });
 
   it('finds the root job: the job itself outside a flow', async () => {

@@ -1,9 +1,10 @@
 import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
-import { ApiError, badRequest, conflict } from '../common/errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
 import { getVisibleJob, isFinished } from '../jobs/jobs.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
+import type { Job } from '../../ports.js';
 import { rootJob } from './job-lineage.js';
 
 /**
@@ -104,4 +105,44 @@ export async function setJobProgress(deps: CoreDeps, rights: Rights, id: string,
 export async function getJobProgress(deps: CoreDeps, rights: Rights, id: string): Promise<number | null> {
   const job = await getVisibleJob(deps, rights, id);
   return (await getEntityValue(deps.store, 'job_progress', job.workspace_id, job.id))?.percent ?? null;
+}
+
+/** `scripts/exists/p`: whether a script is at the path, for a caller who may read that path. */
+export async function scriptExists(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<boolean> {
+  rights.check('scripts', 'read', path);
+  return (await deps.store.getLatestScript(rights.workspaceId, path)) !== null;
+}
+
+/** `flows/exists`: the same for a flow (an archived one too, as Windmill answers). */
+export async function flowExists(deps: Pick<CoreDeps, 'store'>, rights: Rights, path: string): Promise<boolean> {
+  rights.check('flows', 'read', path);
+  return (await getEntityValue(deps.store, 'flow', rights.workspaceId, path)) !== null;
+}
+
+/**
+ * The names Windmill's `list_paths` and `listnames` routes answer: those of svc's own lists (the
+ * same permission checks and filters), sorted, as plain strings.
+ */
+export async function namesOf<T>(list: Promise<T[]>, name: (item: T) => string): Promise<string[]> {
+  return (await list).map(name).sort();
+}
+
+/** `scripts/deployment_status/h`: svc locks a script's imports when it is created, so a stored version is deployed. */
+export async function scriptDeploymentStatus(deps: Pick<CoreDeps, 'store'>, rights: Rights, hash: string): Promise<{ lock: string | null; lock_error_logs: null }> {
+  const script = await deps.store.getScriptByHash(rights.workspaceId, hash);
+  // A version the caller may not read answers as an unknown hash, as scripts/get/h does.
+  if (!script || !rights.can('scripts', 'read', script.path)) throw notFound(`script version ${hash}`);
+  return { lock: script.lock ?? null, lock_error_logs: null };
+}
+
+/** `jobs_u/completed/get`: a job that has ended; one still queued or running is not found among the completed. */
+export async function completedJob(deps: CoreDeps, rights: Rights, id: string): Promise<Job> {
+  const job = await getVisibleJob(deps, rights, id);
+  if (!isFinished(job.status)) throw new ApiError(404, 'not_completed', `job ${job.id} has not completed yet (${job.status})`);
+  return job;
+}
+
+/** `jobs_u/get_logs`: a job's logs as text (empty once deleted after use). */
+export async function jobLogs(deps: CoreDeps, rights: Rights, id: string): Promise<string> {
+  return (await getVisibleJob(deps, rights, id)).logs;
 }

@@ -71,6 +71,9 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: '/api/settings/instance_events_deliveries/:id/redeliver', tag: 'events', summary: 'Send an instance event again', response: json('The delivery', deliverySchema) },
 
   { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
+  { method: 'get', path: ws('/groups/listnames'), tag: 'groups and folders', summary: 'The names of the groups the caller may read, sorted (Windmill clients)', response: json('Names', z.array(z.string())) },
+  { method: 'get', path: ws('/folders/listnames'), tag: 'groups and folders', summary: 'The names of the folders the caller may read, sorted (Windmill clients)', response: json('Names', z.array(z.string())) },
+  { method: 'get', path: ws('/users/list_usernames'), tag: 'workspaces', summary: 'The usernames of the workspace\'s members, sorted (Windmill clients)', response: json('Usernames', z.array(z.string())) },
   { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
   { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
   { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group', groupSchema) },

@@ -53,6 +53,8 @@ export const jobOperations: ApiOperation[] = [
   { method: 'get', path: ws('/jobs/flow/user_states/:id/:key{.+}'), tag: 'jobs', summary: 'The value a flow run\'s steps set under a key, null when none (Windmill clients\' getFlowUserState)', response: json('The value') },
   { method: 'post', path: ws('/job_metrics/set_progress/:id'), tag: 'jobs', summary: 'Set a job\'s progress in percent (Windmill clients\' setProgress): for a caller who may cancel the job', body: progressBody, response: text('Set') },
   { method: 'get', path: ws('/job_metrics/get_progress/:id'), tag: 'jobs', summary: 'A job\'s progress in percent as it last set it, null when it set none (Windmill clients\' getProgress)', response: json('The percent, or null') },
+  { method: 'get', path: ws('/jobs_u/completed/get/:id'), tag: 'jobs', summary: 'A job that has ended, as jobs_u/get shows it; 404 not_completed while it runs (Windmill clients\' getCompletedJob)', response: json('The job', jobWithFlowStatusSchema) },
+  { method: 'get', path: ws('/jobs_u/get_logs/:id'), tag: 'jobs', summary: 'A job\'s logs as text (Windmill clients\' getJobLogs)', response: text('The logs') },
   { method: 'get', path: ws('/jobs_u/get_root_job_id/:id'), tag: 'jobs', summary: 'The id of the flow a job belongs to, or its own (Windmill clients)', response: json('The root job id') },
   { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
   { method: 'get', path: ws('/jobs/list'), tag: 'jobs', summary: 'Recent jobs, newest first', query: listQuery, response: json('Jobs', jobListSchema) },
