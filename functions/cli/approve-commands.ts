@@ -42,6 +42,9 @@ const pathOf = (url: string) => {
   return `${u.pathname}${u.search}`;
 };
 
+/** How an approval step's form is filled from the CLI, as the hints and errors say it. */
+const FORM_FLAG = `-d '{"field": "value", ...}'`;
+
 export interface DecisionFlags {
   reason?: string;
   data?: string;
@@ -65,8 +68,12 @@ export async function jobDecide(decision: 'approve' | 'reject', id: string, flag
           : await remote.post<CanceledStepView>(pathOf(urls.cancel), { reason: flags.reason ?? '' });
     }
   } catch (e) {
-    // The server's reason (not an approver, already decided, self-approval...) is what the user needs.
-    if (e instanceof RemoteError && (e.status === 409 || e.status === 400)) throw new CliError(EXIT.failed, `job ${id}: ${e.message.replace(/^.*? \d{3} /, '')}`);
+    // The server's reason (not an approver, already decided, self-approval...) is what the user needs;
+    // a form value refused or missing also needs how to give them, which is the CLI's to say.
+    if (e instanceof RemoteError && (e.status === 409 || e.status === 400)) {
+      const how = e.code === 'invalid_payload' && flags.data === undefined ? ` (give the approval form's values with ${FORM_FLAG})` : '';
+      throw new CliError(EXIT.failed, `job ${id}: ${e.message.replace(/^.*? \d{3} /, '')}${how}`);
+    }
     throw e;
   }
   if (flags.jsonOutput) io.out(JSON.stringify({ id, decision, outcome }, null, 2));
@@ -93,6 +100,6 @@ export async function approvalHint(remote: Remote, id: string): Promise<string> 
   const urls = await signedUrls(remote, waiting.stepJob).catch(() => null);
   return [
     ...(urls ? [`  approval page (step ${waiting.module}): ${onThisServer(remote, urls.approvalPage)}`] : []),
-    `  decide with: svc job approve ${id}   or   svc job reject ${id} --reason "..."`,
+    `  decide with: svc job approve ${id} [${FORM_FLAG}: the approval form's values]   or   svc job reject ${id} --reason "..."`,
   ].join('\n');
 }

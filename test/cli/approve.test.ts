@@ -60,6 +60,32 @@ describe('approvals from the CLI', () => {
     expect(again.stderr).toContain(`job ${id} is success: it waits for no approval`);
   });
 
+  it('an approval form left empty is refused with how to fill it, and the hint of svc flow run says it', async () => {
+    const s = server();
+    const ws = await newWorkspace(s);
+    const [ask, after] = APPROVAL_FLOW.value.modules;
+    const form = { schema: { properties: { note: { type: 'string' } }, required: ['note'], order: ['note'] } };
+    await api(s, ws, '/flows/create', { path: 'f/ops/refund', ...APPROVAL_FLOW, value: { modules: [{ ...ask, suspend: { ...ask.suspend, resume_form: form } }, after] } });
+    const project = newProject();
+    const running = project.svc(['flow', 'run', 'f/ops/refund', ...target(s, ws)]);
+    const id = await until(async () => {
+      const listed = await apiGet<{ id: string; parent_job: string | null }[]>(s, ws, '/jobs/list?status=suspended');
+      return listed.body.find((j) => j.parent_job === null)?.id;
+    });
+
+    const bare = await project.svc(['job', 'approve', id, ...target(s, ws)]);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain(`job ${id}: note: required by the approval form (give the approval form's values with -d '{"field": "value", ...}')`);
+    expect(await statusOf(s, ws, id)).toBe('suspended');
+
+    const approved = await project.svc(['job', 'approve', id, '-d', '{"note": "ok"}', ...target(s, ws)]);
+    expect(approved.code, approved.stderr).toBe(0);
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`decide with: svc job approve ${id} [-d '{"field": "value", ...}': the approval form's values]`);
+    expect(JSON.parse(run.stdout)).toEqual({ approved_with: { note: 'ok' } });
+  });
+
   it('svc job reject cancels the approval step with the reason', async () => {
     const s = server();
     const ws = await newWorkspace(s);
