@@ -211,6 +211,14 @@ describe('the windmill-client package with a job\'s environment', () => {
     const { FolderService } = await import('windmill-client');
     expect(await FolderService.listFolderNames({ workspace })).toEqual(expect.any(Array));
     expect(await wmill.GroupService.listGroupNames({ workspace })).toEqual(expect.any(Array));
+    // The job's creator as a member: a developer, in the groups and folders that name her.
+    expect((await s.post(`${ws()}/groups/create`, { name: 'crew' })).status).toBe(201);
+    expect((await s.post(`${ws()}/groups/adduser/crew`, { username: 'alice' })).status).toBe(200);
+    expect((await s.post(`${ws()}/folders/create`, { name: 'shared', extra_perms: { 'g/crew': false } })).status).toBe(201);
+    expect(await wmill.UserService.whoami({ workspace })).toMatchObject({
+      username: 'alice', email: 'alice@example.com', is_admin: false, is_super_admin: false, operator: false, disabled: false,
+      groups: ['crew'], folders: [], folders_read: ['shared'], folders_owners: [],
+    });
     const script = await wmill.ScriptService.getScriptByPath({ workspace, path: 'u/alice/double' });
     expect(await wmill.ScriptService.getScriptDeploymentStatus({ workspace, hash: script.hash })).toEqual({ lock: script.lock ?? null, lock_error_logs: null });
 

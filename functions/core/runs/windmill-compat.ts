@@ -1,10 +1,11 @@
-import { getEntityValue, readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
+import { getEntityValue, listEntityValues, readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
 import { getVisibleJob, isFinished } from '../jobs/jobs.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job } from '../../ports.js';
+import type { WorkspaceUserView } from '../views/identity-views.js';
 import { rootJob } from './job-lineage.js';
 
 /**
@@ -146,3 +147,27 @@ export async function completedJob(deps: CoreDeps, rights: Rights, id: string): 
 export async function jobLogs(deps: CoreDeps, rights: Rights, id: string): Promise<string> {
   return (await getVisibleJob(deps, rights, id)).logs;
 }
+
+/** `users/whoami` of a workspace (Windmill's User): the caller, their role here, groups and folder rights. */
+export async function workspaceWhoami(deps: Pick<CoreDeps, 'store'>, rights: Rights): Promise<WorkspaceUserView> {
+  const username = rights.principal.username;
+  const user = await deps.store.getUser(username);
+  if (!user) throw notFound(`user ${username}`);
+  const [groups, folders] = await Promise.all([listEntityValues(deps.store, 'group', rights.workspaceId), listEntityValues(deps.store, 'folder', rights.workspaceId)]);
+  const names = folders.map((f) => f.key).sort();
+  const right = (folder: string) => rights.rightOn(`f/${folder}`);
+  return {
+    email: user.email,
+    username,
+    is_admin: rights.role === 'admin' || rights.role === 'instance_admin',
+    is_super_admin: user.is_admin,
+    created_at: user.created_at,
+    operator: rights.role === 'operator',
+    disabled: false,
+    groups: groups.filter((g) => g.value.members.includes(username)).map((g) => g.key).sort(),
+    folders: names.filter((f) => right(f) === 'owner' || right(f) === 'writer'),
+    folders_read: names.filter((f) => right(f) !== null),
+    folders_owners: names.filter((f) => right(f) === 'owner'),
+  };
+}
+

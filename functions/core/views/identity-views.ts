@@ -57,3 +57,20 @@ const agree: [
   Same<z.output<typeof auditEntrySchema>, Awaited<ReturnType<typeof listAudit>>[number]>,
 ] = [true, true, true, true, true, true, true];
 void agree;
+
+const names = z.array(z.string());
+/** `users/whoami` of a workspace, in Windmill's User shape. */
+export const workspaceUserSchema = z.object({
+  email: z.string(),
+  username: z.string(),
+  is_admin: z.boolean(),
+  is_super_admin: z.boolean(),
+  created_at: z.string(),
+  operator: z.boolean(),
+  disabled: z.boolean(),
+  groups: names,
+  folders: names,
+  folders_read: names,
+  folders_owners: names,
+});
+export type WorkspaceUserView = z.output<typeof workspaceUserSchema>;

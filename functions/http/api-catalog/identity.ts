@@ -15,7 +15,7 @@ import { editInstanceWebhookBody, editWorkspaceWebhookBody } from '../../core/ev
 import { deliveryListQuery } from '../../core/events/deliveries.js';
 import { chatConnectionInput } from '../../core/chat/chat-settings.js';
 import { folderSchema, groupSchema } from '../../core/views/item-views.js';
-import { auditEntrySchema, inviteSchema, loginSchema, memberSchema, myInviteSchema, noticeSchema, tokenSchema, userSchema } from '../../core/views/identity-views.js';
+import { auditEntrySchema, inviteSchema, loginSchema, memberSchema, myInviteSchema, noticeSchema, tokenSchema, userSchema, workspaceUserSchema } from '../../core/views/identity-views.js';
 import { runtimeSchema } from '../../core/views/approval-views.js';
 import { chatConnectionSchema, deliverySchema, errorHandlerSchema, instanceWebhookSchema, retentionSchema, routePrefixSchema, syncKeySchema, workspaceSchema, workspaceSettingsSchema, workspaceWebhookSchema } from '../../core/views/settings-views.js';
 import { created, createdText, json, text, ws } from './helpers.js';
@@ -73,6 +73,7 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/groups/create'), tag: 'groups and folders', summary: 'Create a group', body: createGroupBody, response: created('The group', groupSchema) },
   { method: 'get', path: ws('/groups/listnames'), tag: 'groups and folders', summary: 'The names of the groups the caller may read, sorted (Windmill clients)', response: json('Names', z.array(z.string())) },
   { method: 'get', path: ws('/folders/listnames'), tag: 'groups and folders', summary: 'The names of the folders the caller may read, sorted (Windmill clients)', response: json('Names', z.array(z.string())) },
+  { method: 'get', path: ws('/users/whoami'), tag: 'workspaces', summary: 'The caller as a member of the workspace: role, groups and folder rights (Windmill clients\' UserService.whoami)', response: json('The caller', workspaceUserSchema) },
   { method: 'get', path: ws('/users/list_usernames'), tag: 'workspaces', summary: 'The usernames of the workspace\'s members, sorted (Windmill clients)', response: json('Usernames', z.array(z.string())) },
   { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
   { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
@@ -89,3 +90,4 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/workspaces/chat_connections/:name'), tag: 'chat approvals', summary: 'Create or replace a chat connection', body: chatConnectionInput, response: json('The connection', chatConnectionSchema) },
   { method: 'delete', path: ws('/workspaces/chat_connections/:name'), tag: 'chat approvals', summary: 'Delete a chat connection', response: text('Deleted') },
 ];
+
