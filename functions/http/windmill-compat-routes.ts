@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { getVariable } from '../core/workspace/variables.js';
 import { updateResource } from '../core/workspace/resources.js';
-import { completedJob, flowExists, getFlowUserState, getJobProgress, jobLogs, jobResultMaybe, namesOf, resourceExists, rootJobId, scriptDeploymentStatus, scriptExists, setFlowUserState, setJobProgress, variableExists, workspaceWhoami } from '../core/runs/windmill-compat.js';
+import { completedJob, flowExists, getFlowUserState, getJobProgress, jobLogs, jobResultMaybe, namesOf, resourceExists, rootJobId, scriptDeploymentStatus, scriptExists, setFlowUserState, setJobProgress, variableExists, windmillJobList, workspaceWhoami } from '../core/runs/windmill-compat.js';
 import { listScripts } from '../core/scripts/scripts.js';
 import { listFlows } from '../core/flows/flows.js';
 import { listFolders } from '../core/identity/folders.js';
@@ -78,6 +78,9 @@ export function windmillCompatRoutes(deps: CoreDeps) {
     const run = job.kind === 'flow' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
     return c.json(withFlowStatus(jobView(job), run));
   });
+  // listQueue / listCompletedJobs: svc's job list, by Windmill's split of queued and finished jobs.
+  r.get('/jobs/queue/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'queue', c.req.query())).map(jobView)));
+  r.get('/jobs/completed/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'completed', c.req.query())).map(jobView)));
   r.get('/jobs_u/get_logs/:id', async (c) => c.text(await jobLogs(deps, c.get('rights'), c.req.param('id'))));
 
   return r;

@@ -226,6 +226,18 @@ describe('the windmill-client package with a job\'s environment', () => {
     expect(await wmill.waitJob(id)).toBe(6);
     expect(await wmill.JobService.getCompletedJob({ workspace, id })).toMatchObject({ id, status: 'success', result: 6 });
     expect(await wmill.JobService.getJobLogs({ workspace, id })).toContain('doubling 3');
+    const queue = await wmill.JobService.listQueue({ workspace });
+    expect(queue.map((j) => j.id)).toContain(holder.jobId);
+    expect(queue.map((j) => j.id)).not.toContain(id);
+    expect((await wmill.JobService.listQueue({ workspace, running: false })).map((j) => j.id)).not.toContain(holder.jobId);
+    const completed = await wmill.JobService.listCompletedJobs({ workspace, scriptPathExact: 'u/alice/logs' });
+    expect(completed.map((j) => j.id)).toEqual([id]);
+    expect(await wmill.JobService.listCompletedJobs({ workspace, scriptPathExact: 'u/alice/logs', success: false })).toEqual([]);
+    // A filter svc does not have is named, not dropped.
+    const filtered = await s.fetch(`${ws()}/jobs/queue/list?created_by=alice`);
+    expect(filtered.status).toBe(400);
+    expect(JSON.stringify(await filtered.json())).toContain('created_by');
+    expect((await s.fetch(`${ws()}/jobs/completed/list?per_page=0`)).status).toBe(400);
     // The holder job still runs: it is not among the completed.
     await expect(wmill.JobService.getCompletedJob({ workspace, id: holder.jobId })).rejects.toMatchObject({ status: 404 });
     await expect(wmill.JobService.getJobLogs({ workspace, id: '01a2223f-b8e9-7602-acd0-6d33e7d04109' })).rejects.toMatchObject({ status: 404 });

@@ -1,10 +1,12 @@
+import { z } from 'zod';
 import { getEntityValue, listEntityValues, readEntity, tryCreateEntity, tryReplaceEntity } from '../store/entities.js';
 import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
+import { parseBody } from '../common/validation.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
-import { getVisibleJob, isFinished } from '../jobs/jobs.js';
+import { getVisibleJob, isFinished, listJobs } from '../jobs/jobs.js';
 import type { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
-import type { Job } from '../../ports.js';
+import type { Job, JobStatus } from '../../ports.js';
 import type { WorkspaceUserView } from '../views/identity-views.js';
 import { rootJob } from './job-lineage.js';
 
@@ -171,3 +173,37 @@ export async function workspaceWhoami(deps: Pick<CoreDeps, 'store'>, rights: Rig
   };
 }
 
+
+const booleanQuery = z.enum(['true', 'false']).optional();
+/** `jobs/queue/list`: Windmill's queue is the jobs queued or running (`running=true|false` picks one). */
+export const queueListQuery = z.strictObject({
+  script_path_exact: z.string().optional(),
+  running: booleanQuery,
+  per_page: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+/** `jobs/completed/list`: the jobs that ended (`success=true|false` picks the successes or the rest). */
+export const completedListQuery = z.strictObject({
+  script_path_exact: z.string().optional(),
+  success: booleanQuery,
+  per_page: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+
+/** Windmill's queue or completed list: svc's job list for each status it covers, merged newest first. */
+export async function windmillJobList(deps: CoreDeps, rights: Rights, which: 'queue' | 'completed', query: unknown): Promise<Job[]> {
+  let statuses: JobStatus[];
+  let q: { script_path_exact?: string; per_page: number };
+  if (which === 'queue') {
+    const input = parseBody(queueListQuery, query);
+    statuses = input.running === undefined ? ['queued', 'running'] : input.running === 'true' ? ['running'] : ['queued'];
+    q = input;
+  } else {
+    const input = parseBody(completedListQuery, query);
+    statuses = input.success === undefined ? ['success', 'failed', 'canceled'] : input.success === 'true' ? ['success'] : ['failed', 'canceled'];
+    q = input;
+  }
+  const lists = await Promise.all(statuses.map((status) => listJobs(deps, rights, { status, script_path: q.script_path_exact, limit: q.per_page })));
+  return lists
+    .flat()
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))
+    .slice(0, q.per_page);
+}

@@ -15,6 +15,7 @@ import { jobListSchema, jobWithFlowStatusSchema } from '../../core/views/job-vie
 import { previewBody } from '../../core/scripts/script-preview.js';
 import { canceledStepSchema, consentOutcomeSchema, resumeOutcomeSchema, resumeUrlsSchema } from '../../core/views/approval-views.js';
 import { abortedUploadSchema, bulkCancelSchema, jobLogUpdateSchema, createdUploadSchema, runPageSchema, storedObjectSchema, uploadedPartSchema } from '../../core/views/run-views.js';
+import { completedListQuery, queueListQuery } from '../../core/runs/windmill-compat.js';
 import { created, createdText, json, sse, text, ws } from './helpers.js';
 
 const RUN_TARGETS = [
@@ -54,6 +55,8 @@ export const jobOperations: ApiOperation[] = [
   { method: 'post', path: ws('/job_metrics/set_progress/:id'), tag: 'jobs', summary: 'Set a job\'s progress in percent (Windmill clients\' setProgress): for a caller who may cancel the job', body: progressBody, response: text('Set') },
   { method: 'get', path: ws('/job_metrics/get_progress/:id'), tag: 'jobs', summary: 'A job\'s progress in percent as it last set it, null when it set none (Windmill clients\' getProgress)', response: json('The percent, or null') },
   { method: 'get', path: ws('/jobs_u/completed/get/:id'), tag: 'jobs', summary: 'A job that has ended, as jobs_u/get shows it; 404 not_completed while it runs (Windmill clients\' getCompletedJob)', response: json('The job', jobWithFlowStatusSchema) },
+  { method: 'get', path: ws('/jobs/queue/list'), tag: 'jobs', summary: 'Jobs queued or running, newest first (Windmill clients\' listQueue)', query: queueListQuery, response: json('Jobs', jobListSchema) },
+  { method: 'get', path: ws('/jobs/completed/list'), tag: 'jobs', summary: 'Jobs that ended, newest first (Windmill clients\' listCompletedJobs)', query: completedListQuery, response: json('Jobs', jobListSchema) },
   { method: 'get', path: ws('/jobs_u/get_logs/:id'), tag: 'jobs', summary: 'A job\'s logs as text (Windmill clients\' getJobLogs)', response: text('The logs') },
   { method: 'get', path: ws('/jobs_u/get_root_job_id/:id'), tag: 'jobs', summary: 'The id of the flow a job belongs to, or its own (Windmill clients)', response: json('The root job id') },
   { method: 'post', path: ws('/jobs_u/queue/cancel/:id'), tag: 'jobs', summary: 'Cancel a queued or running job', body: cancelBody, bodyOptional: true, response: text('Canceled') },
