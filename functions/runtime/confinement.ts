@@ -1,4 +1,4 @@
-import { chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
@@ -43,6 +43,51 @@ function traversableByAll(dir: string): boolean {
  * cannot bind what it may not enter (a 0700 temp dir holding a bundle, say).
  */
 const REBOUND_INSTALL = PRIVATE_DIRS.some((dir) => isInside(INSTALL_ROOT, dir)) && traversableByAll(INSTALL_ROOT) ? INSTALL_ROOT : null;
+
+/** Top-level entries a jail makes afresh (`--proc`, `--dev`, a private /tmp) rather than showing the host's. */
+const REPLACED_TOP_LEVEL = new Set(['/proc', '/dev', '/tmp']);
+
+/**
+ * The jail's view of the system: each top-level entry of the host's `/` bound read-only on its own
+ * (a symbolic link made again), except those the jail replaces. Not `--ro-bind / /`: a bind is
+ * recursive, so every mount of the host came along, and a job's /proc/self/mountinfo listed them,
+ * even those its private /tmp covered: every job slot of every service on the machine (under
+ * /tmp/svc-job-slots), the tmpfs hiding the data dir at the data dir's path. Worked out once:
+ * the warm path does not start processes.
+ */
+const SYSTEM_VIEW = systemViewArgs();
+
+function systemViewArgs(): string[] {
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/');
+  } catch {
+    return ['--ro-bind', '/', '/'];
+  }
+  for (const name of names.sort()) {
+    const path = `/${name}`;
+    if (REPLACED_TOP_LEVEL.has(path)) continue;
+    try {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(path), path);
+      else if (stat.isDirectory() || stat.isFile()) out.push('--ro-bind', path, path);
+    } catch {
+      // Gone since it was listed: nothing to show.
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a path the jail hides is in the jail's view at all. One under a replaced directory (the
+ * data dir under /tmp, say) is not, and hiding it would only show its path: bwrap makes a mount
+ * point for it in the private /tmp, and the mount is listed in the job's mountinfo.
+ */
+function inSystemView(path: string): boolean {
+  if (REBOUND_INSTALL && (isInside(path, REBOUND_INSTALL) || isInside(REBOUND_INSTALL, path))) return true;
+  return ![...REPLACED_TOP_LEVEL].some((dir) => isInside(path, dir));
+}
 
 export interface ConfinementOptions {
   /** Job uids come from here, one per running process; only used when the service runs as root. */
@@ -413,7 +458,7 @@ class ProcessJail implements Jail {
 function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined, readOnlyDirs: string[] = []): string[] {
   const tmpSize = String(limits.memoryBytes);
   const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-  out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  out.push('--die-with-parent', '--new-session', ...SYSTEM_VIEW, '--dev', '/dev', '--proc', '/proc');
   // The cgroup tree would show every other job's group, its limits and its usage.
   out.push('--tmpfs', '/sys/fs/cgroup');
   if (slot) {
@@ -424,7 +469,7 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   }
   // Before the data dir inside it is hidden again.
   if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
-  for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
+  for (const path of hiddenPaths) if (inSystemView(path) && existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
   for (const dir of readOnlyDirs) out.push('--ro-bind', dir, dir);
   out.push('--', command, ...args);

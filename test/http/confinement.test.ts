@@ -112,6 +112,31 @@ echo "{\\"found\\": $found, \\"foreign\\": $foreign, \\"signalled\\": $signalled
   }, 90_000);
 });
 
+describe("a job's mount table", () => {
+  it('lists its own view only: not the data dir, nor the job slots of other processes', async () => {
+    // Before, the jail bound the host's / recursively: every host mount came along, the slots of
+    // every service on the machine among them, and the tmpfs hiding the data dir sat at its path.
+    // Bash: on AWS a Python job runs in the Python sandbox function, which has no jail (Lambda).
+    await createScript(
+      s,
+      'u/alice/mounts',
+      'bash',
+      `points=$(cut -d' ' -f5 /proc/self/mountinfo | paste -sd, -)
+seen=$( { cat /proc/self/mountinfo /proc/mounts; tr '\\0' ' ' < /proc/1/cmdline; ls -a /tmp; } | base64 -w0)
+echo "{\\"points\\": \\"$points\\", \\"cwd\\": \\"$PWD\\", \\"seen\\": \\"$seen\\"}" > result.json
+`,
+    );
+    const report = await runWait('u/alice/mounts', alice);
+    const points = String(report.points).split(',');
+    expect(points).toContain('/proc');
+    expect(Buffer.from(report.seen, 'base64').toString()).not.toContain(s.dataDir);
+    // The only slot path a job sees is the one its own directory lies in.
+    const slotMounts = points.filter((point) => point.includes('svc-job-slots'));
+    expect(slotMounts.length).toBeGreaterThan(0);
+    expect(slotMounts.filter((point) => !String(report.cwd).startsWith(point))).toEqual([]);
+  }, 60_000);
+});
+
 describe("a job's token carries exactly the rights of what started it", () => {
   it('gives a job started by a scoped token those scopes, not the user full rights', async () => {
     await createScript(
