@@ -137,6 +137,20 @@ echo "{\\"points\\": \\"$points\\", \\"cwd\\": \\"$PWD\\", \\"seen\\": \\"$seen\
   }, 60_000);
 });
 
+describe('a job that closes its own output', () => {
+  it('is answered with its result, not held until its timeout, and the next run gets a working process', async () => {
+    // The TypeScript shim wrote the result behind the log on fd 1, which the job had closed.
+    await createScript(
+      s,
+      'u/alice/closes_stdout',
+      'bun',
+      'import { closeSync } from "node:fs";\n\nexport async function main() {\n  closeSync(1);\n  closeSync(2);\n  await new Promise((r) => setTimeout(r, 200));\n  return "after closing";\n}\n',
+    );
+    expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
+    expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
+  }, 60_000);
+});
+
 describe("a job's token carries exactly the rights of what started it", () => {
   it('gives a job started by a scoped token those scopes, not the user full rights', async () => {
     await createScript(
