@@ -149,6 +149,16 @@ describe('a job that closes its own output', () => {
     expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
     expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
   }, 60_000);
+
+  it('is answered with its result in Python too: silenced with dup2, or sys.stdout closed', async () => {
+    // Silencing a C library's output by putting /dev/null on fd 1 held the job until its timeout;
+    // closing sys.stdout made the shim itself fail.
+    await createScript(s, 'u/alice/silences_py', 'python3', 'import os\n\ndef main():\n    fd = os.open(os.devnull, os.O_WRONLY)\n    os.dup2(fd, 1)\n    os.dup2(fd, 2)\n    print("not logged")\n    return "after silencing"\n');
+    await createScript(s, 'u/alice/closes_py', 'python3', 'import sys\n\ndef main():\n    sys.stdout.close()\n    return "after closing"\n');
+    expect(await runWait('u/alice/silences_py', alice)).toBe('after silencing');
+    expect(await runWait('u/alice/silences_py', alice)).toBe('after silencing');
+    expect(await runWait('u/alice/closes_py', alice)).toBe('after closing');
+  }, 90_000);
 });
 
 describe("a job's token carries exactly the rights of what started it", () => {
