@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
@@ -134,6 +136,44 @@ echo "{\\"points\\": \\"$points\\", \\"cwd\\": \\"$PWD\\", \\"seen\\": \\"$seen\
     const slotMounts = points.filter((point) => point.includes('svc-job-slots'));
     expect(slotMounts.length).toBeGreaterThan(0);
     expect(slotMounts.filter((point) => !String(report.cwd).startsWith(point))).toEqual([]);
+  }, 60_000);
+});
+
+describe("the removal of a job's directory", () => {
+  it("never follows a link the job swaps in while it is removed: a host file of the same name stays", async () => {
+    // The runner (root) removed the job's directory with fs.rm, which walks by path: a thread the
+    // job left running replaced a directory being emptied with a link to a host directory, and root
+    // unlinked the file of the same name there. The target is any path on the host.
+    const victim = mkdtempSync(join(tmpdir(), 'svc-victim-'));
+    writeFileSync(join(victim, 'canary.key'), 'precious');
+    await createScript(
+      s,
+      'u/alice/swapper',
+      'python3',
+      `import os, threading
+
+def main(victim: str):
+    os.mkdir("y")
+    # A tmpfs lists the newest entry first: the name to strike comes last.
+    open("y/canary.key", "w").close()
+    for i in range(20000):
+        open(f"y/f{i:05d}", "w").close()
+    def swap():
+        while os.path.exists("y/f19999"):  # listed first, so removed first
+            pass
+        os.rename("y", "y2")
+        os.symlink(victim, "y")
+    threading.Thread(target=swap, daemon=True).start()
+    return "planted"
+`,
+    );
+    try {
+      const result = await runWait('u/alice/swapper', alice, { victim });
+      expect(readdirSync(victim)).toEqual(['canary.key']);
+      expect(result).toBe('planted');
+    } finally {
+      rmSync(victim, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
