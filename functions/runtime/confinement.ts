@@ -8,7 +8,7 @@ import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.j
 import { JobNetwork, type NetworkSetting, type SlotNetwork } from './job-network.js';
 import type { JobSlot } from './job-slots.js';
 import { largestCpuSeconds } from './process-tree.js';
-import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
+import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNestedUserns, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
 
 
 /** The directories a jail replaces with an empty tmpfs of its own. */
@@ -171,6 +171,8 @@ export class Confiner {
   private readonly freeUids: number[] = [];
   private readonly cgroupLayout: Parameters<typeof JobCgroup.create>[0] | undefined;
   private readonly networkSetting: NetworkSetting;
+  /** @internal bubblewrap's options beyond the namespaces every jail gets (what this machine allows). */
+  readonly bwrapOptions: string[] = [];
 
   /**
    * A Confiner whose probes of the machine ran at once and without blocking (the local service
@@ -198,6 +200,11 @@ export class Confiner {
       const probe = probes ? probes.namespaces : probeNamespaces(range.first);
       isolation = probe ? 'uid' : 'namespaces';
       if (probe) notes.push(`no namespaces (${probe}): uid per job and limits only`);
+      else {
+        const nested = probes ? probes.nestedUserns : probeNestedUserns(range.first);
+        if (nested) notes.push(`jobs may make user namespaces of their own (bwrap --disable-userns: ${nested})`);
+        else this.bwrapOptions.push('--disable-userns');
+      }
     }
     const cgroup = root ? JobCgroup.probe() : { reason: 'not root' };
     if ('layout' in cgroup) this.cgroupLayout = cgroup.layout;
@@ -375,7 +382,7 @@ class ProcessJail implements Jail {
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
     const script = `for f in ${procs.map((_, i) => `"$${i + 1}"`).join(' ')}; do echo $$ > "$f" || exit 125; done; ${ulimits.join('; ')}; shift ${procs.length}; exec "$@"`;
-    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot, readOnlyDirs) : [command, ...args];
+    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot, readOnlyDirs, this.confiner.bwrapOptions) : [command, ...args];
     const launch = ['-c', script, 'svc-launch', ...procs, ...inner];
     if (!this.boundary || this.uid === undefined) return { command: '/bin/sh', args: launch, uid: this.uid };
     // Joining the namespace takes root; nsenter drops to the job's uid (and no other group) right after.
@@ -455,9 +462,18 @@ class ProcessJail implements Jail {
  * Own user, PID, IPC and UTS namespaces; the system read-only; a private /tmp, /dev/shm and /proc;
  * the service's data hidden; only the job's own directories visible, writable where the uid owns them.
  */
-function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined, readOnlyDirs: string[] = []): string[] {
+function bwrapArgs(
+  command: string,
+  args: string[],
+  visibleDirs: string[],
+  hiddenPaths: string[],
+  limits: ResourceLimits,
+  slot: JobSlot | undefined,
+  readOnlyDirs: string[],
+  options: string[],
+): string[] {
   const tmpSize = String(limits.memoryBytes);
-  const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...options];
   out.push('--die-with-parent', '--new-session', ...SYSTEM_VIEW, '--dev', '/dev', '--proc', '/proc');
   // The cgroup tree would show every other job's group, its limits and its usage.
   out.push('--tmpfs', '/sys/fs/cgroup');

@@ -139,6 +139,13 @@ echo "{\\"points\\": \\"$points\\", \\"cwd\\": \\"$PWD\\", \\"seen\\": \\"$seen\
   }, 60_000);
 });
 
+describe('namespaces inside a job', () => {
+  it('refuses a job a user namespace of its own (and with it any capability over new namespaces)', async () => {
+    await createScript(s, 'u/alice/userns', 'bash', 'if unshare -Ur true 2>/dev/null; then echo made; else echo refused; fi\n');
+    expect(await runWait('u/alice/userns', alice)).toBe('refused');
+  }, 60_000);
+});
+
 describe("the removal of a job's directory", () => {
   it("never follows a link the job swaps in while it is removed: a host file of the same name stays", async () => {
     // The runner (root) removed the job's directory with fs.rm, which walks by path: a thread the
