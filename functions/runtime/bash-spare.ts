@@ -23,12 +23,15 @@ const SPARE_LAUNCH = [
   // by a script that succeeded is the result, printed as the last line (JSON holds no raw line
   // break but between tokens, so the document is joined onto one line).
   '__svc_dir=$PWD',
+  // The output the runner reads, kept aside (fd 10 or above): a script that silences or redirects
+  // its own (`exec >/dev/null 2>&1`, `exec > log.txt`) still has its result.json taken.
+  'exec {__svc_out}>&1',
   '__svc_result_json() {',
   '  local status=$? text',
   '  if [ "$status" -eq 0 ] && [ -f "$__svc_dir/result.json" ] && [ ! -L "$__svc_dir/result.json" ] && [ -s "$__svc_dir/result.json" ]; then',
   '    text=$(<"$__svc_dir/result.json")',
   "    text=${text//$'\\n'/}",
-  '    printf \'\\n%s\\n\' "${text//$\'\\r\'/}"',
+  '    printf \'\\n%s\\n\' "${text//$\'\\r\'/}" >&"$__svc_out"',
   '  fi',
   '  return $status',
   '}',

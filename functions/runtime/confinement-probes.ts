@@ -15,6 +15,11 @@ export interface ConfinementProbes {
   namespaces: string | undefined;
   /** Why job network namespaces cannot be made, or undefined when they can. */
   network: string | undefined;
+  /**
+   * Why bubblewrap cannot keep a job from making user namespaces of its own (`--disable-userns`,
+   * bubblewrap 0.8 and later), or undefined when it can.
+   */
+  nestedUserns?: string | undefined;
 }
 
 interface Probe {
@@ -50,6 +55,15 @@ function namespacesProbe(uid: number): Probe {
     options: { uid, gid: uid, env: {}, timeout: 10_000 },
     failed: 'bwrap',
   };
+}
+
+/**
+ * A user namespace inside the jail would give the job every capability over namespaces of its own
+ * (network, mount), the kernel surface most local privilege escalations start from; no job needs one.
+ */
+function nestedUsernsProbe(uid: number): Probe {
+  const probe = namespacesProbe(uid);
+  return { ...probe, args: ['--disable-userns', ...probe.args] };
 }
 
 /** util-linux's unshare and iproute2's ip make the namespace; nsenter (util-linux) later enters it. */
@@ -89,12 +103,20 @@ export function probeNamespaces(uid: number): string | undefined {
   return runSync(namespacesProbe(uid));
 }
 
+export function probeNestedUserns(uid: number): string | undefined {
+  return runSync(nestedUsernsProbe(uid));
+}
+
 export function probeNetworkNamespace(): string | undefined {
   return runSync(NETWORK_PROBE);
 }
 
 /** Both probes at once, without blocking; the network one only when it would be used. */
 export async function probeConfinement(uid: number, network: boolean): Promise<ConfinementProbes> {
-  const [namespaces, networkReason] = await Promise.all([runAsync(namespacesProbe(uid)), network ? runAsync(NETWORK_PROBE) : undefined]);
-  return { namespaces, network: networkReason };
+  const [namespaces, networkReason, nestedUserns] = await Promise.all([
+    runAsync(namespacesProbe(uid)),
+    network ? runAsync(NETWORK_PROBE) : undefined,
+    runAsync(nestedUsernsProbe(uid)),
+  ]);
+  return { namespaces, network: networkReason, nestedUserns };
 }

@@ -1,4 +1,4 @@
-import { chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobError } from '../ports.js';
@@ -8,7 +8,7 @@ import { DEFAULT_LIMITS, formatBytes, type ResourceLimits } from './job-limits.j
 import { JobNetwork, type NetworkSetting, type SlotNetwork } from './job-network.js';
 import type { JobSlot } from './job-slots.js';
 import { largestCpuSeconds } from './process-tree.js';
-import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
+import { BWRAP, NSENTER, probeConfinement, probeNamespaces, probeNestedUserns, probeNetworkNamespace, type ConfinementProbes } from './confinement-probes.js';
 
 
 /** The directories a jail replaces with an empty tmpfs of its own. */
@@ -43,6 +43,51 @@ function traversableByAll(dir: string): boolean {
  * cannot bind what it may not enter (a 0700 temp dir holding a bundle, say).
  */
 const REBOUND_INSTALL = PRIVATE_DIRS.some((dir) => isInside(INSTALL_ROOT, dir)) && traversableByAll(INSTALL_ROOT) ? INSTALL_ROOT : null;
+
+/** Top-level entries a jail makes afresh (`--proc`, `--dev`, a private /tmp) rather than showing the host's. */
+const REPLACED_TOP_LEVEL = new Set(['/proc', '/dev', '/tmp']);
+
+/**
+ * The jail's view of the system: each top-level entry of the host's `/` bound read-only on its own
+ * (a symbolic link made again), except those the jail replaces. Not `--ro-bind / /`: a bind is
+ * recursive, so every mount of the host came along, and a job's /proc/self/mountinfo listed them,
+ * even those its private /tmp covered: every job slot of every service on the machine (under
+ * /tmp/svc-job-slots), the tmpfs hiding the data dir at the data dir's path. Worked out once:
+ * the warm path does not start processes.
+ */
+const SYSTEM_VIEW = systemViewArgs();
+
+function systemViewArgs(): string[] {
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/');
+  } catch {
+    return ['--ro-bind', '/', '/'];
+  }
+  for (const name of names.sort()) {
+    const path = `/${name}`;
+    if (REPLACED_TOP_LEVEL.has(path)) continue;
+    try {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(path), path);
+      else if (stat.isDirectory() || stat.isFile()) out.push('--ro-bind', path, path);
+    } catch {
+      // Gone since it was listed: nothing to show.
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a path the jail hides is in the jail's view at all. One under a replaced directory (the
+ * data dir under /tmp, say) is not, and hiding it would only show its path: bwrap makes a mount
+ * point for it in the private /tmp, and the mount is listed in the job's mountinfo.
+ */
+function inSystemView(path: string): boolean {
+  if (REBOUND_INSTALL && (isInside(path, REBOUND_INSTALL) || isInside(REBOUND_INSTALL, path))) return true;
+  return ![...REPLACED_TOP_LEVEL].some((dir) => isInside(path, dir));
+}
 
 export interface ConfinementOptions {
   /** Job uids come from here, one per running process; only used when the service runs as root. */
@@ -126,6 +171,8 @@ export class Confiner {
   private readonly freeUids: number[] = [];
   private readonly cgroupLayout: Parameters<typeof JobCgroup.create>[0] | undefined;
   private readonly networkSetting: NetworkSetting;
+  /** @internal bubblewrap's options beyond the namespaces every jail gets (what this machine allows). */
+  readonly bwrapOptions: string[] = [];
 
   /**
    * A Confiner whose probes of the machine ran at once and without blocking (the local service
@@ -153,6 +200,11 @@ export class Confiner {
       const probe = probes ? probes.namespaces : probeNamespaces(range.first);
       isolation = probe ? 'uid' : 'namespaces';
       if (probe) notes.push(`no namespaces (${probe}): uid per job and limits only`);
+      else {
+        const nested = probes ? probes.nestedUserns : probeNestedUserns(range.first);
+        if (nested) notes.push(`jobs may make user namespaces of their own (bwrap --disable-userns: ${nested})`);
+        else this.bwrapOptions.push('--disable-userns');
+      }
     }
     const cgroup = root ? JobCgroup.probe() : { reason: 'not root' };
     if ('layout' in cgroup) this.cgroupLayout = cgroup.layout;
@@ -330,7 +382,7 @@ class ProcessJail implements Jail {
       this.cgroup ? '' : `ulimit -d ${Math.ceil((limits.memoryBytes * 2) / 1024)}`,
     ].filter(Boolean);
     const script = `for f in ${procs.map((_, i) => `"$${i + 1}"`).join(' ')}; do echo $$ > "$f" || exit 125; done; ${ulimits.join('; ')}; shift ${procs.length}; exec "$@"`;
-    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot, readOnlyDirs) : [command, ...args];
+    const inner = this.confiner.status.isolation === 'namespaces' ? bwrapArgs(command, args, visibleDirs, this.hiddenPaths, limits, this.boundary?.slot, readOnlyDirs, this.confiner.bwrapOptions) : [command, ...args];
     const launch = ['-c', script, 'svc-launch', ...procs, ...inner];
     if (!this.boundary || this.uid === undefined) return { command: '/bin/sh', args: launch, uid: this.uid };
     // Joining the namespace takes root; nsenter drops to the job's uid (and no other group) right after.
@@ -410,10 +462,19 @@ class ProcessJail implements Jail {
  * Own user, PID, IPC and UTS namespaces; the system read-only; a private /tmp, /dev/shm and /proc;
  * the service's data hidden; only the job's own directories visible, writable where the uid owns them.
  */
-function bwrapArgs(command: string, args: string[], visibleDirs: string[], hiddenPaths: string[], limits: ResourceLimits, slot: JobSlot | undefined, readOnlyDirs: string[] = []): string[] {
+function bwrapArgs(
+  command: string,
+  args: string[],
+  visibleDirs: string[],
+  hiddenPaths: string[],
+  limits: ResourceLimits,
+  slot: JobSlot | undefined,
+  readOnlyDirs: string[],
+  options: string[],
+): string[] {
   const tmpSize = String(limits.memoryBytes);
-  const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-  out.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  const out = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...options];
+  out.push('--die-with-parent', '--new-session', ...SYSTEM_VIEW, '--dev', '/dev', '--proc', '/proc');
   // The cgroup tree would show every other job's group, its limits and its usage.
   out.push('--tmpfs', '/sys/fs/cgroup');
   if (slot) {
@@ -424,7 +485,7 @@ function bwrapArgs(command: string, args: string[], visibleDirs: string[], hidde
   }
   // Before the data dir inside it is hidden again.
   if (REBOUND_INSTALL) out.push('--ro-bind', REBOUND_INSTALL, REBOUND_INSTALL);
-  for (const path of hiddenPaths) if (existsSync(path)) out.push('--tmpfs', path);
+  for (const path of hiddenPaths) if (inSystemView(path) && existsSync(path)) out.push('--tmpfs', path);
   for (const dir of visibleDirs) out.push('--bind', dir, dir);
   for (const dir of readOnlyDirs) out.push('--ro-bind', dir, dir);
   out.push('--', command, ...args);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endedServiceFolders } from './run-folder.js';
+import { removeTree } from './safe-remove.js';
 
 const SEED = fileURLToPath(new URL('./shims/netns-seed.mjs', import.meta.url));
 
@@ -111,7 +112,8 @@ export class JobSlots {
   async give(given: JobSlot): Promise<void> {
     const slot = given as Slot;
     try {
-      await Promise.all(readdirSync(slot.dir).map((name) => rm(join(slot.dir, name), { recursive: true, force: true, maxRetries: 2 })));
+      // Not fs.rm, which follows a link swapped in mid-walk (safe-remove.ts).
+      await Promise.all(readdirSync(slot.dir).map((name) => removeTree(join(slot.dir, name))));
     } catch {
       await this.destroy(slot);
       return;

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, lstatSync, mkdirSync, mkdtempSync, readdirSync, statfsSync, statSync } from 'node:fs';
-import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import type { Jail } from './confinement.js';
+import { removeTree } from './safe-remove.js';
 
 /** The only PATH user code gets; interpreters are looked up here first so a job's uid can run them. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -204,7 +205,8 @@ export function emptyDirCheck(parent: string): (dir: string) => boolean {
 }
 
 export async function removeDir(path: string): Promise<void> {
-  await rm(path, { recursive: true, force: true, maxRetries: 2 });
+  // Never fs.rm: a job may still be changing the tree (safe-remove.ts).
+  await removeTree(path);
 }
 
 /**

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScript, startServer, waitForJob, type TestServer } from './harness.js';
 
@@ -109,6 +111,100 @@ echo "{\\"found\\": $found, \\"foreign\\": $foreign, \\"signalled\\": $signalled
     expect(done.status).toBe('success');
     expect(done.logs).toContain('done');
     expect(hostCommandLines()).not.toContain(SECRET);
+  }, 90_000);
+});
+
+describe("a job's mount table", () => {
+  it('lists its own view only: not the data dir, nor the job slots of other processes', async () => {
+    // Before, the jail bound the host's / recursively: every host mount came along, the slots of
+    // every service on the machine among them, and the tmpfs hiding the data dir sat at its path.
+    // Bash: on AWS a Python job runs in the Python sandbox function, which has no jail (Lambda).
+    await createScript(
+      s,
+      'u/alice/mounts',
+      'bash',
+      `points=$(cut -d' ' -f5 /proc/self/mountinfo | paste -sd, -)
+seen=$( { cat /proc/self/mountinfo /proc/mounts; tr '\\0' ' ' < /proc/1/cmdline; ls -a /tmp; } | base64 -w0)
+echo "{\\"points\\": \\"$points\\", \\"cwd\\": \\"$PWD\\", \\"seen\\": \\"$seen\\"}" > result.json
+`,
+    );
+    const report = await runWait('u/alice/mounts', alice);
+    const points = String(report.points).split(',');
+    expect(points).toContain('/proc');
+    expect(Buffer.from(report.seen, 'base64').toString()).not.toContain(s.dataDir);
+    // The only slot path a job sees is the one its own directory lies in.
+    const slotMounts = points.filter((point) => point.includes('svc-job-slots'));
+    expect(slotMounts.length).toBeGreaterThan(0);
+    expect(slotMounts.filter((point) => !String(report.cwd).startsWith(point))).toEqual([]);
+  }, 60_000);
+});
+
+describe('namespaces inside a job', () => {
+  it('refuses a job a user namespace of its own (and with it any capability over new namespaces)', async () => {
+    await createScript(s, 'u/alice/userns', 'bash', 'if unshare -Ur true 2>/dev/null; then echo made; else echo refused; fi\n');
+    expect(await runWait('u/alice/userns', alice)).toBe('refused');
+  }, 60_000);
+});
+
+describe("the removal of a job's directory", () => {
+  it("never follows a link the job swaps in while it is removed: a host file of the same name stays", async () => {
+    // The runner (root) removed the job's directory with fs.rm, which walks by path: a thread the
+    // job left running replaced a directory being emptied with a link to a host directory, and root
+    // unlinked the file of the same name there. The target is any path on the host.
+    const victim = mkdtempSync(join(tmpdir(), 'svc-victim-'));
+    writeFileSync(join(victim, 'canary.key'), 'precious');
+    await createScript(
+      s,
+      'u/alice/swapper',
+      'python3',
+      `import os, threading
+
+def main(victim: str):
+    os.mkdir("y")
+    # A tmpfs lists the newest entry first: the name to strike comes last.
+    open("y/canary.key", "w").close()
+    for i in range(20000):
+        open(f"y/f{i:05d}", "w").close()
+    def swap():
+        while os.path.exists("y/f19999"):  # listed first, so removed first
+            pass
+        os.rename("y", "y2")
+        os.symlink(victim, "y")
+    threading.Thread(target=swap, daemon=True).start()
+    return "planted"
+`,
+    );
+    try {
+      const result = await runWait('u/alice/swapper', alice, { victim });
+      expect(readdirSync(victim)).toEqual(['canary.key']);
+      expect(result).toBe('planted');
+    } finally {
+      rmSync(victim, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('a job that closes its own output', () => {
+  it('is answered with its result, not held until its timeout, and the next run gets a working process', async () => {
+    // The TypeScript shim wrote the result behind the log on fd 1, which the job had closed.
+    await createScript(
+      s,
+      'u/alice/closes_stdout',
+      'bun',
+      'import { closeSync } from "node:fs";\n\nexport async function main() {\n  closeSync(1);\n  closeSync(2);\n  await new Promise((r) => setTimeout(r, 200));\n  return "after closing";\n}\n',
+    );
+    expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
+    expect(await runWait('u/alice/closes_stdout', alice)).toBe('after closing');
+  }, 60_000);
+
+  it('is answered with its result in Python too: silenced with dup2, or sys.stdout closed', async () => {
+    // Silencing a C library's output by putting /dev/null on fd 1 held the job until its timeout;
+    // closing sys.stdout made the shim itself fail.
+    await createScript(s, 'u/alice/silences_py', 'python3', 'import os\n\ndef main():\n    fd = os.open(os.devnull, os.O_WRONLY)\n    os.dup2(fd, 1)\n    os.dup2(fd, 2)\n    print("not logged")\n    return "after silencing"\n');
+    await createScript(s, 'u/alice/closes_py', 'python3', 'import sys\n\ndef main():\n    sys.stdout.close()\n    return "after closing"\n');
+    expect(await runWait('u/alice/silences_py', alice)).toBe('after silencing');
+    expect(await runWait('u/alice/silences_py', alice)).toBe('after silencing');
+    expect(await runWait('u/alice/closes_py', alice)).toBe('after closing');
   }, 90_000);
 });
 

@@ -311,6 +311,18 @@ echo "wrote the result"
     expect(await runSync(s, 'f/ops/sh_result_file', { name: 'n' })).toEqual({ status: 200, body: { name: 'n', items: [1, 2] } });
   });
 
+  it('takes ./result.json from a Bash script that silenced or redirected its own output', async () => {
+    await createScript(s, 'f/ops/sh_quiet_result', 'bash', `exec >/dev/null 2>&1
+echo "not logged"
+echo '{"kept": true}' > ./result.json
+`);
+    expect(await runSync(s, 'f/ops/sh_quiet_result')).toEqual({ status: 200, body: { kept: true } });
+    await createScript(s, 'f/ops/sh_closed_result', 'bash', `exec >&- 2>&-
+echo '"after closing stdout"' > ./result.json
+`);
+    expect(await runSync(s, 'f/ops/sh_closed_result')).toEqual({ status: 200, body: 'after closing stdout' });
+  });
+
   it('takes a Bash script\'s last line as JSON when it is JSON', async () => {
     await createScript(s, 'f/ops/json_sh', 'bash', `name="$1"
 count="$2"

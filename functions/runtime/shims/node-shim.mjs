@@ -2,7 +2,7 @@
 // arrive as JSON lines on fd 3, one at a time, so a warm process can run many jobs of one version;
 // replies leave as JSON lines on fd 4 (not Node's IPC channel: see shim-channel.ts).
 // stdout/stderr stay the user's: they are the job's log.
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
@@ -20,6 +20,20 @@ const replies = new net.Socket({ fd: 4, readable: false, writable: true });
 // The parent may be gone or may have killed us mid-send; there is no one left to tell.
 replies.on('error', () => undefined);
 const reply = (message) => new Promise((resolve) => replies.write(`${JSON.stringify(message)}\n`, () => resolve()));
+
+// The output the parent reads the log and the trailer from, as it was at start. A job may close
+// its fd 1 or put something else there (closeSync(1), a file opened after it): a trailer written
+// then never reached the parent, which waited for the job's whole timeout.
+const outputAtStart = outputIdentity();
+
+function outputIdentity() {
+  try {
+    const { dev, ino } = fstatSync(1);
+    return `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}
 
 // Imported on the first job, not at start, so the module's top level sees a job's env and cwd.
 let loading;
@@ -47,6 +61,11 @@ async function serve(job) {
   // a script that imports it gets a fresh process for each job (docs/windmill.md).
   if (importsTokenHoldingClient()) outcome.discard = true;
   const done = { type: 'done', id: job.id, ...outcome };
+  if (outputIdentity() !== outputAtStart) {
+    // The result goes on fd 4; without the marker the parent discards this process after the job.
+    await reply(done);
+    return;
+  }
   if (outcome.streamed || !job.trailer) {
     // The chunks went on fd 4 (or the parent reads the result there): the result follows them
     // there, after the marker closed the log.

@@ -32,6 +32,8 @@ class Shim:
         self.script_path = script_path
         self.replies = replies
         self.module = None
+        # The output the parent reads the log and the trailer from, as it was at start.
+        self.output = output_identity()
 
     def reply(self, message):
         self.replies.write(json.dumps(message) + "\n")
@@ -52,9 +54,19 @@ class Shim:
             # job ends: the next job gets a fresh process, so its client carries its own token.
             outcome["discard"] = True
         # Everything the job printed must reach the parent before the result.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # the job closed it (sys.stdout.close()): nothing of it is left to send
         done = {"type": "done", "id": job["id"], **outcome}
+        if output_identity() != self.output:
+            # The job closed its fd 1 or put another file there (os.dup2 of /dev/null, to silence a
+            # library): a trailer or marker written there would never reach the parent, which would
+            # wait for the job's timeout. The result goes on fd 4; without the marker the parent
+            # discards this process after the job.
+            self.reply(done)
+            return
         if outcome.get("streamed") or "trailer" not in job:
             # The chunks went on fd 4 (or the parent reads the result there, as the AWS sandbox
             # does): the result follows them there, after the marker closed the log.
@@ -258,6 +270,14 @@ def is_stream(value):
     if isinstance(value, (str, bytes, bytearray, dict, list, tuple)):
         return False
     return isinstance(value, collections.abc.Iterator)
+
+
+def output_identity():
+    try:
+        stat = os.fstat(1)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
 
 
 def write_all(fd, data):
