@@ -168,7 +168,7 @@ export function main() {
   // The whole tree the job can read: its environment, and every file of the installed packages.
   const root = join(dirname(fileURLToPath(import.meta.resolve('svc-test-private'))), '..', '..');
   const files: string[] = [];
-  const walk = (dir: string) => { for (const e of readdirSync(dir, { withFileTypes: true })) { const p = join(dir, e.name); if (e.isDirectory()) walk(p); else files.push(p); } };
+  const walk = (dir: string) => { for (const e of readdirSync(dir, { withFileTypes: true })) { const p = join(dir, e.name); if (e.isDirectory()) walk(p); else if (e.isFile()) files.push(p); } };
   walk(root);
   return { secretPackage, env: JSON.stringify(process.env), files: files.map((f) => readFileSync(f, 'utf8')).join(' '), names: files.map((f) => f.slice(root.length)) };
 }
