@@ -21,6 +21,21 @@ describeStoreContract('SqliteStore', async () => {
   };
 });
 
+/** Another connection (the checkpoint thread's, in the service) holding the write lock for 300 ms. */
+async function holdWriteLock(file: string): Promise<Worker> {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const holder = new Worker(
+    `const { workerData, parentPort } = require('node:worker_threads');
+     const db = new (require(workerData.driver))(workerData.file);
+     db.exec('BEGIN IMMEDIATE');
+     parentPort.postMessage('locked');
+     setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
+    { eval: true, workerData: { driver, file } },
+  );
+  await once(holder, 'message');
+  return holder;
+}
+
 describe('SqliteStore beside another connection', () => {
   it('waits for a write lock held elsewhere instead of failing a read-then-write transaction', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-store-lock-'));
@@ -29,21 +44,31 @@ describe('SqliteStore beside another connection', () => {
     const ws = aWorkspace();
     await store.createWorkspace(ws);
     try {
-      // Another connection (the checkpoint thread's, in the service) holds the write lock 300 ms.
-      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-      const holder = new Worker(
-        `const { workerData, parentPort } = require('node:worker_threads');
-         const db = new (require(workerData.driver))(workerData.file);
-         db.exec('BEGIN IMMEDIATE');
-         parentPort.postMessage('locked');
-         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
-        { eval: true, workerData: { driver, file } },
-      );
-      await once(holder, 'message');
+      const holder = await holdWriteLock(file);
       // insertScriptVersion reads the path's head, then writes: one transaction.
       const version = aScriptVersion(ws.id, 'u/admin/locked');
       await expect(store.insertScriptVersion(version, null)).resolves.toBe(true);
       expect((await store.getLatestScript(ws.id, version.path))?.hash).toBe(version.hash);
+      await once(holder, 'exit');
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("claims queued jobs once the lock is free: the pool's claim reads the queue before it writes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-store-claim-lock-'));
+    const file = join(dir, 'svc.db');
+    const store = new SqliteStore(file);
+    try {
+      const ws = aWorkspace();
+      await store.createWorkspace(ws);
+      const queued = aJob(ws.id, { status: 'queued' });
+      await store.insertJob(queued);
+      const holder = await holdWriteLock(file);
+      // Before: SQLITE_BUSY at once ("database is locked"), thrown into the pool, which crashed the service.
+      const claimed = store.claimQueued(10, nextTimestamp(), '2999-01-01T00:00:00.000Z');
+      expect(claimed.map((j) => [j.id, j.status])).toEqual([[queued.id, 'running']]);
       await once(holder, 'exit');
     } finally {
       store.close();

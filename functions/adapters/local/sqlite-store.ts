@@ -223,7 +223,8 @@ export class SqliteStore implements Store {
    * and a script's priority orders its own workspace's jobs only.
    */
   claimQueued(limit: number, startedAt: string, leaseUntil: string, turns: QueueTurns = { running: new Map(), lastServed: new Map() }): Job[] {
-    return this.db.transaction(() => claimFairly((sql) => this.stmt(sql), limit, startedAt, leaseUntil, turns))();
+    // Outside the group commit, so IMMEDIATE itself (see the class comment): the claim reads first.
+    return this.db.transaction(() => claimFairly((sql) => this.stmt(sql), limit, startedAt, leaseUntil, turns)).immediate();
   }
 
   async appendJobStream(id: string, chunk: string) {

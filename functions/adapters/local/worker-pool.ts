@@ -14,6 +14,8 @@ export interface PoolOptions {
 
 /** At most this many callers per worker wait in memory; later ones go through the queue table. */
 const CALLERS_PER_WORKER = 4;
+/** After a failed claim of queued jobs, the next try: nothing else may come to wake the pool. */
+const CLAIM_RETRY_MS = 100;
 
 interface WaitingCaller {
   jobId: string;
@@ -41,6 +43,7 @@ export class LocalWorkerPool implements JobQueue {
   /** Callers waiting in memory for a worker, oldest first; all older than anything queued in SQLite. */
   private waiting: WaitingCaller[] = [];
   private waitTimer: NodeJS.Timeout | null = null;
+  private claimRetry: NodeJS.Timeout | null = null;
   private readonly callerWaitMs: number;
   private readonly executeJob: typeof executeJob;
 
@@ -89,6 +92,8 @@ export class LocalWorkerPool implements JobQueue {
   /** Stops taking jobs and waits for the running ones; callers still waiting are queued for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.claimRetry) clearTimeout(this.claimRetry);
+    this.claimRetry = null;
     this.releaseWaiting();
     if (this.inFlight.size === 0) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
@@ -127,7 +132,19 @@ export class LocalWorkerPool implements JobQueue {
     if (free <= 0) return;
     // Claimed here, oldest first, in one statement: the worker gets them already running.
     const now = this.deps.clock.now();
-    const jobs = this.store.claimQueued(free, now.toISOString(), leaseUntil(now, this.deps.config), this.turns);
+    let jobs: Job[];
+    try {
+      jobs = this.store.claimQueued(free, now.toISOString(), leaseUntil(now, this.deps.config), this.turns);
+    } catch (e) {
+      // fill() runs when a job ends, inside that job's promise chain: a throw here would escape
+      // it, and the queued jobs would wait for a wake-up that may never come.
+      log.error('claiming queued jobs failed; trying again', { error: errorText(e) });
+      this.claimRetry ??= setTimeout(() => {
+        this.claimRetry = null;
+        this.fill();
+      }, CLAIM_RETRY_MS).unref();
+      return;
+    }
     // Fewer than asked for: everything queued is now in flight.
     if (jobs.length < free) this.backlog = false;
     for (const job of jobs) {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalWorkerPool } from '../../../functions/adapters/local/worker-pool.js';
 import { SqliteStore } from '../../../functions/adapters/local/sqlite-store.js';
 import { queuedJob } from '../../../functions/core/jobs/jobs.js';
@@ -97,6 +97,25 @@ describe('the local worker pool', () => {
     await runIn(granted!, 'b');
     await turns();
     expect(ran).toEqual(['a', 'b']);
+    expect(queuedRows().n).toBe(0);
+  });
+
+  it('claims a queued job later when a claim fails, instead of throwing out of the finished job', async () => {
+    const p = pool(1);
+    await runIn((await arrive(p, 'a', SYNC))!, 'a');
+    await queue(p, 'b');
+    // The database refuses the claim made when 'a' ends (a write lock held past busy_timeout).
+    const claim = store.claimQueued.bind(store);
+    let refused = 0;
+    store.claimQueued = (...args) => {
+      if (refused++ === 0) throw new Error('database is locked');
+      return claim(...args);
+    };
+    finish.get('a')!();
+    // Before: the error escaped the job's promise chain (an unhandled rejection that stopped the
+    // service) and 'b' waited in the table with no worker looking for it.
+    await vi.waitFor(() => expect(ran).toEqual(['a', 'b']));
+    expect(refused).toBe(2);
     expect(queuedRows().n).toBe(0);
   });
 
