@@ -8,6 +8,7 @@ import { deleteChatConnection, listChatConnections, setChatConnection } from '..
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { requestText } from './request-text.js';
 
 /**
  * Chat approvals (README: Chat approvals): the workspace's chat connections (admins set them up),
@@ -35,7 +36,7 @@ export function chatRoutes(deps: CoreDeps) {
     const answer = await handleSlackCallback(deps, c.get('workspace').id, {
       signature: c.req.header('x-slack-signature'),
       timestamp: c.req.header('x-slack-request-timestamp'),
-      rawBody: await c.req.text(),
+      rawBody: await requestText(c),
     });
     return answer.body ? c.json(answer.body, answer.status) : c.body(null, answer.status);
   });
@@ -45,7 +46,7 @@ export function chatRoutes(deps: CoreDeps) {
   r.post('/chat/teams/send_message/:job', async (c) => c.json(await sendConversationMessage(deps, c.get('rights'), c.req.param('job'), await readJsonBody(c))));
 
   r.post('/chat/teams/messages', async (c) => {
-    const answer = await handleTeamsCallback(deps, c.get('workspace').id, { authorization: c.req.header('authorization'), rawBody: await c.req.text() });
+    const answer = await handleTeamsCallback(deps, c.get('workspace').id, { authorization: c.req.header('authorization'), rawBody: await requestText(c) });
     return c.json(answer.body, answer.status);
   });
 

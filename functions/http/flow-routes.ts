@@ -9,6 +9,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody, readJsonBody } from './json-body.js';
 import { bearerToken } from './bearer.js';
+import { requestText } from './request-text.js';
 
 /** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
@@ -102,7 +103,7 @@ function resumeRequest(c: Context<AppEnv>): ResumeRequest {
 
 /** The approval form's values; an empty body is an approval without a form. */
 async function optionalJson(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
+  const text = await requestText(c);
   if (!text.trim()) return {};
   return parseJsonBody(text);
 }

@@ -11,6 +11,7 @@ import { parseJsonBody } from './json-body.js';
 import { downloadUpload } from '../core/uploads/uploads.js';
 import { getJobLogUpdate, parseLogOffset } from '../core/jobs/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
+import { requestText } from './request-text.js';
 
 export const listQuery = z.object({
   script_path_exact: z.string().optional(),
@@ -57,7 +58,7 @@ export function jobRoutes(deps: CoreDeps) {
 
   r.post('/jobs_u/queue/cancel/:id', async (c) => {
     // The reason is optional, so an empty or non-JSON body is accepted as "no reason".
-    const text = await c.req.text();
+    const text = await requestText(c);
     let body: unknown = {};
     if (text.trim()) body = parseJsonBody(text);
     const { reason } = parseBody(cancelBody, body);

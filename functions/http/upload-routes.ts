@@ -4,13 +4,14 @@ import { abortUpload, completeUpload, createUpload, putUploadPart } from '../cor
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { parseJsonBody } from './json-body.js';
+import { requestText } from './request-text.js';
 
 /** Large uploads (core/uploads/upload-sessions.ts): create, the local shell's part PUTs, complete, abort. */
 export function uploadRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
 
   r.post('/job_helpers/uploads/create', async (c) => {
-    const created = await createUpload(deps, c.get('rights'), c.get('workspace').object_storage_enabled, parseJsonBody(await c.req.text()));
+    const created = await createUpload(deps, c.get('rights'), c.get('workspace').object_storage_enabled, parseJsonBody(await requestText(c)));
     return c.json(created, 201);
   });
 
@@ -21,10 +22,10 @@ export function uploadRoutes(deps: CoreDeps) {
     return c.json({ part_number: part.partNumber, etag: part.etag }, 200, { etag: part.etag });
   });
 
-  r.post('/job_helpers/uploads/complete', async (c) => c.json(await completeUpload(deps, c.get('rights'), parseJsonBody(await c.req.text()))));
+  r.post('/job_helpers/uploads/complete', async (c) => c.json(await completeUpload(deps, c.get('rights'), parseJsonBody(await requestText(c)))));
 
   r.post('/job_helpers/uploads/abort', async (c) => {
-    await abortUpload(deps, c.get('rights'), parseJsonBody(await c.req.text()));
+    await abortUpload(deps, c.get('rights'), parseJsonBody(await requestText(c)));
     return c.json({ aborted: true });
   });
   return r;

@@ -53,8 +53,9 @@ export class Api extends Construct {
       description: `svc ${config.stage}: workflow automation API`,
       // Regional: a streamed response may idle 5 minutes there, 30 seconds on edge-optimized.
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
-      // Multipart uploads and raw bodies reach the app base64-encoded instead of mangled as text.
-      binaryMediaTypes: ['multipart/form-data', 'application/octet-stream'],
+      // Every body reaches the app base64-encoded, as the bytes the client sent: passed on as text,
+      // bytes that are not UTF-8 would be replaced by U+FFFD before the app could refuse them.
+      binaryMediaTypes: ['*/*'],
       // The account-wide role API Gateway needs to write execution logs (AWS::ApiGateway::Account).
       cloudWatchRole: true,
       deployOptions: {

@@ -13,7 +13,7 @@ import { HTTP_INTEGRATION_CONTENT_TYPE, type RuntimeResponseStream } from './lam
  */
 
 /** Request bodies of these types reach the function base64-encoded; others as UTF-8 text. */
-export const BINARY_MEDIA_TYPES = ['multipart/form-data', 'application/octet-stream']; // as lib/constructs/api.ts sets them
+export const BINARY_MEDIA_TYPES = ['*/*']; // as lib/constructs/api.ts sets them
 
 /** API Gateway looks for the metadata and its delimiter in the first 16 KB of the stream. */
 const METADATA_LIMIT = 16 * 1024;

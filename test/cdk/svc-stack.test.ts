@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition, TTL_ATTRIBUTE } from '../../functions/adapters/aws/dynamo-keys.js';
 import { MAX_RECEIVE_COUNT } from '../../lib/constructs/job-queue.js';
 import { EVENTS_STREAM_FILTERS } from '../../lib/constructs/events-filter.js';
+import { BINARY_MEDIA_TYPES } from '../aws/api-gateway-proxy.js';
 import { flowRunnerDefinition } from '../../statemachines/flow-runner.js';
 import type { SvcStack } from '../../lib/svc-stack.js';
 import { arnOf, buildSvcApp, logicalId } from './svc-app.js';
@@ -553,6 +554,10 @@ describe('API Gateway', () => {
       expect(uriParts.at(-1)).toBe('/response-streaming-invocations');
     }
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{proxy+}' });
+  });
+
+  it("passes every request body on base64-encoded, so the app reads the caller's bytes (test/aws/api-gateway-proxy.ts does the same)", () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: BINARY_MEDIA_TYPES });
   });
 
   it('deploys the stage named after the stage setting, with access logs and throttling', () => {

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'invalid_flow'
   | 'invalid_input'
   | 'invalid_json'
+  | 'invalid_utf8'
   | 'invalid_multipart'
   | 'invalid_path'
   | 'invalid_payload'

@@ -3,6 +3,7 @@ import { JsonSyntaxError, parseJsonWithLimits } from '../common/json-limits.js';
 import { checkNamedUploads } from '../uploads/named-uploads.js';
 import { safeFileName, uploadKey } from '../uploads/uploads.js';
 import type { BlobStore } from '../../ports.js';
+import { utf8Text } from '../common/utf8-text.js';
 
 /**
  * Turns a webhook request into the job's arguments: every rule of spec 4.2 and the query
@@ -39,8 +40,6 @@ export interface PayloadContext {
   ownerPath?: string;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: false });
-
 export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext): Promise<Record<string, unknown>> {
   const mediaType = (req.contentType ?? '').split(';')[0].trim().toLowerCase();
   if (mediaType === 'application/cloudevents-batch+json') {
@@ -48,7 +47,8 @@ export async function argsFromRequest(req: IncomingRequest, ctx: PayloadContext)
   }
   const wrapBody = req.query.wrap_body === 'true';
   // The GET form carries its body in `payload`: that JSON is the body `raw=true` gives.
-  const text = req.query.payload !== undefined ? decodePayloadText(req.query.payload) : decoder.decode(req.body);
+  // A multipart body is read as parts (its files may be binary); as text only for raw=true.
+  const text = req.query.payload !== undefined ? decodePayloadText(req.query.payload) : req.multipart && req.query.raw !== 'true' ? '' : utf8Text(req.body);
   let args: Record<string, unknown>;
 
   if (req.query.payload !== undefined) {
