@@ -7,8 +7,11 @@ const ws = () => `/api/w/${s.workspace}`;
 
 beforeAll(async () => {
   s = await startServer();
+  // Chunks 400 ms apart: the stream is stored at most every 100 ms, and on a loaded machine a
+  // DynamoDB Local write and the SSE reader's next look at the job took long enough that chunks
+  // 150 ms apart arrived as one update (CI, aws shell).
   await createScript(s, 'f/stream/ts', 'bun', `export async function* main(n = 3) {
-    for (let i = 0; i < n; i++) { yield 'tok' + i + ' '; await new Promise((r) => setTimeout(r, 150)); }
+    for (let i = 0; i < n; i++) { yield 'tok' + i + ' '; await new Promise((r) => setTimeout(r, 400)); }
   }`);
   await createScript(s, 'f/stream/py', 'python3', 'import time\ndef main(words: list = ["a", "b", "c"]):\n    for w in words:\n        yield w + ";"\n        time.sleep(0.15)\n');
   await createScript(s, 'f/stream/plain', 'bun', 'export function main(x = 1) { return { doubled: x * 2 }; }');
