@@ -6,7 +6,7 @@ import { ApiError } from '../core/common/errors.js';
 import { authenticate } from '../core/identity/auth.js';
 import { Rights } from '../core/identity/permissions.js';
 import { sessionOf } from './session-cookie.js';
-import { requireWorkspace } from '../core/workspace/workspaces.js';
+import { requireWorkspace, workspaceOrStandIn } from '../core/workspace/workspaces.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { RuntimeView } from '../core/views/approval-views.js';
 import type { AppEnv } from './context.js';
@@ -130,8 +130,9 @@ export function createApp(deps: CoreDeps, opts: AppOptions): Hono<AppEnv> {
     // Who asks before what exists: to a caller who is not a member (or whose token is for another
     // workspace), a workspace that does not exist answers like one they may not enter. Signed URLs
     // and chat callbacks prove their right themselves, further on.
-    if (rights && !rights.entersWorkspace() && !SIGNED_PATHS.test(c.req.path) && !CHAT_CALLBACKS.test(c.req.path)) throw rights.workspaceDenial();
-    c.set('workspace', await requireWorkspace(deps.store, id));
+    const provesItself = SIGNED_PATHS.test(c.req.path) || CHAT_CALLBACKS.test(c.req.path);
+    if (rights && !rights.entersWorkspace() && !provesItself) throw rights.workspaceDenial();
+    c.set('workspace', provesItself ? await workspaceOrStandIn(deps.store, id) : await requireWorkspace(deps.store, id));
     if (rights) c.set('rights', rights);
     await next();
   });

@@ -52,6 +52,16 @@ export async function requireWorkspace(store: Store, id: string): Promise<Worksp
   return ws;
 }
 
+/**
+ * For the routes whose callers prove their right themselves (signed resume, cancel and upload
+ * URLs, chat callbacks), before anything says who they are: a workspace that does not exist
+ * stands in as an empty one, so the route refuses a bad proof exactly as in a workspace that
+ * exists, and an outsider cannot tell which workspaces do from a 404.
+ */
+export async function workspaceOrStandIn(store: Store, id: string): Promise<Workspace> {
+  return (await store.getWorkspace(id)) ?? { id, name: id, created_at: new Date(0).toISOString(), object_storage_enabled: false };
+}
+
 export const objectStorageBody = z.strictObject({ enabled: z.boolean() });
 
 export async function setObjectStorage(store: Store, rights: Rights, body: unknown): Promise<Workspace> {
