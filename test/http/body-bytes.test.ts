@@ -40,6 +40,19 @@ describe('request bodies that are not UTF-8', () => {
     expect((await s.fetch(`${ws()}/variables/get/f/bytes/v`)).status).toBe(404);
   });
 
+  it('are refused by a JSON endpoint when the Content-Type names another charset, or two', async () => {
+    const create = (contentType: string, path: string) =>
+      s.fetch(`${ws()}/variables/create`, { method: 'POST', headers: { 'content-type': contentType }, body: JSON.stringify({ path, value: 'x', is_secret: false, description: '' }) });
+    for (const type of ['application/json; charset=latin1', 'application/json; charset=utf-8; charset=latin1', 'application/json; charset=utf-16']) {
+      const res = await create(type, 'f/bytes/refused');
+      expect(res.status, type).toBe(415);
+      expect((await res.json()).error.message).toMatch(/UTF-8/);
+    }
+    expect((await s.fetch(`${ws()}/variables/get/f/bytes/refused`)).status).toBe(404);
+    expect((await create('application/json; charset="UTF-8"', 'f/bytes/quoted')).status).toBe(201);
+    expect((await create('application/json;charset=utf8', 'f/bytes/bare')).status).toBe(201);
+  });
+
   it('while UTF-8 text, a BOM-less é and an emoji, reaches the script unchanged', async () => {
     const res = await s.fetch(`${ws()}/jobs/run_wait_result/p/f/bytes/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name":"café 🚀"}') });
     expect(res.status).toBe(200);
