@@ -397,6 +397,27 @@ describe('the console', { timeout: 90_000 }, () => {
     expect(await page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id))).toEqual(inRange);
   });
 
+  it("dates the chart's points in UTC, as the list does, in a browser whose clock is elsewhere", async () => {
+    // Kolkata is UTC+5:30: a local time there never reads as the UTC time of the same instant.
+    const kolkata = await launchBrowser({ timezoneId: 'Asia/Kolkata' });
+    sessions.push(kolkata);
+    for (let n = 0; n < 3; n++) await waitForJob(s, await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n }))).text());
+    const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/echo`, kolkata);
+    const chart = page.locator('#chart');
+    await chart.locator('canvas').waitFor();
+    const created = (await (await s.fetch(`${ws()}/jobs/runs?path=f/pub/echo&top_level=1&per_page=200`)).json()).runs.map((r: { created_at: string }) => r.created_at.replace('T', ' ').slice(0, 19));
+    // Hovering the plot shows, in the legend, the start of the run nearest the pointer.
+    const over = (await chart.locator('.u-over').boundingBox())!;
+    await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+    const legend = chart.locator('.u-legend tr').first();
+    await expect(legend.locator('th').textContent()).resolves.toBe('started (UTC)');
+    await expect.poll(() => legend.locator('.u-value').textContent()).not.toBe('--');
+    expect(created).toContain(await legend.locator('.u-value').textContent());
+    // The list beside it says the same times.
+    const firstRow = await page.locator('#rows tr td').allTextContents();
+    expect(firstRow.some((cell) => created.includes(cell))).toBe(true);
+  });
+
   it('re-runs a run with edited arguments from a form built from the schema', async () => {
     const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n: 7 }))).text();
     await waitForJob(s, id);
