@@ -431,6 +431,19 @@ describe('the console', { timeout: 90_000 }, () => {
     expect(overflowing).toEqual([]);
   });
 
+  it("lists on an item's page its own recent runs, never those of a path it begins", async () => {
+    await createScript(s, 'f/pub/rec', 'bash', 'exit 3');
+    await createScript(s, 'f/pub/recx', 'bash', 'echo ok');
+    const own = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/rec`, json({}))).text();
+    await waitForJob(s, own);
+    // More runs of f/pub/recx since than the page lists.
+    for (let i = 0; i < 11; i++) await waitForJob(s, await (await s.fetch(`${ws()}/jobs/run/p/f/pub/recx`, json({}))).text());
+    const page = await pageAs('ada', `/w/${s.workspace}/item/f/pub/rec`);
+    await page.locator('#recent a').first().waitFor();
+    expect(await page.locator('#recent a').evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).pathname))).toEqual([`/w/${s.workspace}/run/${own}`]);
+    await expect(page.locator('#recent .status').textContent()).resolves.toBe('failed');
+  });
+
   it("dates the chart's points in UTC, as the list does, in a browser whose clock is elsewhere", async () => {
     // Kolkata is UTC+5:30: a local time there never reads as the UTC time of the same instant.
     const kolkata = await launchBrowser({ timezoneId: 'Asia/Kolkata' });

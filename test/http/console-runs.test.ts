@@ -241,6 +241,10 @@ describe('console pages', () => {
     const lastRun = (path: string) => home.match(new RegExp(`>${path}</a></td>.*?<td>(?:<span class="[^"]*">([a-z_]+)</span>)</td></tr>`))?.[1];
     expect(lastRun('f/pub/b')).toBe('failed');
     expect(lastRun('f/pub/bc')).toBe('success');
+    // The run list's exact path filter, which the item page's recent runs read; `path` stays a prefix.
+    expect((await runs('path_exact=f/pub/b')).runs.map((r) => r.path)).toEqual(['f/pub/b']);
+    expect((await runs('path=f/pub/b&per_page=200')).runs.map((r) => r.path).filter((p) => p === 'f/pub/bc')).toHaveLength(6);
+    expect((await runs('path_exact=f/pub/b&folder=hidden')).runs).toEqual([]);
   });
 
   it('answer what the person may not see or change, or what is not there, with one Not available page and the API\'s status', async () => {

@@ -6,7 +6,7 @@ import { legacyScriptHash } from '../jobs/run-target.js';
 import { decodeCursor, encodeCursor, runFilterSchema, storeQuery, type RunFilter } from './run-filter.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
-import type { Job, JobPosition, JobQuery, JobTrigger } from '../../ports.js';
+import type { Job, JobPosition, JobTrigger } from '../../ports.js';
 
 /**
  * The console's run list: the jobs the caller may read (Rights.canJob, as for every job route),
@@ -52,21 +52,6 @@ export async function listRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: 
   rights.check('jobs', 'read');
   const query = storeQuery(rights.workspaceId, filter);
   if (!query) return { runs: [], next_cursor: null };
-  return readRuns(deps, rights, filter, query);
-}
-
-/**
- * The newest run of exactly this path the caller may read, or null: the workspace home's "Last
- * run". Not the run list's path filter, which is a prefix (f/a/b would also list f/a/bc's runs).
- */
-export async function lastRunOf(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string): Promise<RunSummary | null> {
-  rights.check('jobs', 'read');
-  const filter = runFilterSchema.parse({ per_page: 1 });
-  const page = await readRuns(deps, rights, filter, { workspace_id: rights.workspaceId, path });
-  return page.runs[0] ?? null;
-}
-
-async function readRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, filter: RunFilter, query: Omit<JobQuery, 'limit' | 'after'>): Promise<RunPage> {
   let after = decodeCursor(filter.cursor);
   const runs: RunSummary[] = [];
   const now = deps.clock.now().getTime();
@@ -87,6 +72,14 @@ async function readRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights,
     if (batch.length < filter.per_page) return { runs, next_cursor: null };
   }
   return { runs, next_cursor: after ? encodeCursor(after) : null };
+}
+
+/**
+ * The newest run of exactly this path the caller may read, or null: the workspace home's "Last
+ * run": `path_exact`, since the run list's `path` is a prefix (f/a/b would also list f/a/bc's runs).
+ */
+export async function lastRunOf(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string): Promise<RunSummary | null> {
+  return (await listRuns(deps, rights, runFilterSchema.parse({ path_exact: path, per_page: 1 }))).runs[0] ?? null;
 }
 
 function position(job: Job): JobPosition {
