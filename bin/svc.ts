@@ -13,10 +13,12 @@ async function serve() {
   closeInheritedDescriptors();
   const config = configFromEnv();
   const service = await startLocalService(config);
-  if (service.newAdminToken) {
-    console.log(`created workspace "${config.defaultWorkspace}" and user "admin"`);
-    console.log(`admin token (shown once, keep it): ${service.newAdminToken}`);
-    console.log(`open the console: ${service.url}/login and sign in with the admin token ("Sign in with an API token")`);
+  // A token chosen with SVC_ADMIN_TOKEN is the operator's already: never printed, but the rest is said all the same.
+  if (service.created) console.log(`created workspace "${config.defaultWorkspace}" and user "admin"`);
+  if (service.newAdminToken) console.log(`admin token (shown once, keep it): ${service.newAdminToken}`);
+  if (service.created) {
+    const which = service.newAdminToken ? 'the admin token' : 'the admin token (your SVC_ADMIN_TOKEN)';
+    console.log(`open the console: ${service.url}/login and sign in with ${which} ("Sign in with an API token")`);
   }
   console.log(`svc listening on ${service.url} (data in ${config.dataDir})`);
   let closing = false;

@@ -46,16 +46,25 @@ export function warnIfPlainHttp(baseUrl: string, io: Pick<Io, 'err'>): void {
   io.err(`svc: warning: ${url.origin} is plain http: the token crosses the network unencrypted, readable by anyone on the way; use https://`);
 }
 
+/**
+ * The refusal of a command that lacks part of its connection: what is missing and how to give
+ * just that. The token is asked for by SVC_TOKEN, never `--token`, which every user of the machine
+ * can read in `ps`.
+ */
+export function missingConnection(missing: { baseUrl: boolean; workspaceId: boolean; token: boolean }, context = ''): CliError {
+  const named = [missing.baseUrl && 'base URL', missing.workspaceId && 'workspace id', missing.token && 'token'].filter(Boolean).join(', ');
+  const flags = [missing.baseUrl && '--base-url', missing.workspaceId && '--workspace-id'].filter(Boolean).join(' and ');
+  const how = [flags && `pass ${flags}`, missing.token && 'set SVC_TOKEN'].filter(Boolean).join(' and ');
+  return new CliError(EXIT.usage, `no ${named}${context}: run svc workspace add, or ${how}`);
+}
+
 export function connect(flags: ConnectionFlags, io: Pick<Io, 'env' | 'err'>): Remote {
   const profiles = profilesOf(io);
   const profile = flags.workspace ? namedProfile(profiles, flags.workspace) : profiles.active();
   const baseUrl = flags.baseUrl ?? profile?.baseUrl;
   const workspaceId = flags.workspaceId ?? profile?.workspaceId;
   const token = flags.token ?? io.env.SVC_TOKEN ?? profile?.token;
-  if (!baseUrl || !workspaceId || !token) {
-    const missing = [!baseUrl && 'base URL', !workspaceId && 'workspace id', !token && 'token'].filter(Boolean).join(', ');
-    throw new CliError(EXIT.usage, `no ${missing}: run svc workspace add, or pass --base-url, --workspace-id and --token`);
-  }
+  if (!baseUrl || !workspaceId || !token) throw missingConnection({ baseUrl: !baseUrl, workspaceId: !workspaceId, token: !token });
   warnIfPlainHttp(baseUrl, io);
   return new Remote({ baseUrl, workspaceId, token });
 }

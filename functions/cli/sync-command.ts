@@ -3,6 +3,7 @@ import { effectiveOptions, loadConfig, selectWorkspace, specificItemsOf, validat
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { configDir, Profiles, type Profile } from './profiles.js';
 import { Remote } from './remote.js';
+import { missingConnection } from './connection.js';
 import { SyncState, targetKey } from './state.js';
 import { changeJson, changeLine, colourize, conflictDiff, summaryText } from './report.js';
 import { applyPull, applyPush, lintProblems, missingLocks, plan, readLocalSide, readRemote, type Sides } from './sync.js';
@@ -72,10 +73,7 @@ export function syncContext(flags: SyncFlags, io: Io): { ctx: SyncContext; warni
   const baseUrl = flags.baseUrl ?? selected?.baseUrl ?? profile?.baseUrl;
   const workspaceId = flags.workspaceId ?? (selected ? selected.workspaceId : profile?.workspaceId);
   const token = flags.token ?? io.env.SVC_TOKEN ?? profile?.token;
-  if (!baseUrl || !workspaceId || !token) {
-    const missing = [!baseUrl && 'base URL', !workspaceId && 'workspace id', !token && 'token'].filter(Boolean).join(', ');
-    throw new CliError(EXIT.usage, `no ${missing} to sync with: run svc workspace add, or pass --base-url, --workspace-id and --token`);
-  }
+  if (!baseUrl || !workspaceId || !token) throw missingConnection({ baseUrl: !baseUrl, workspaceId: !workspaceId, token: !token }, ' to sync with');
   const remote = new Remote({ baseUrl, workspaceId, token });
   const ctx: SyncContext = {
     remote,

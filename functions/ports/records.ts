@@ -233,6 +233,8 @@ export interface JobListFilter {
  */
 export interface JobQuery {
   workspace_id: string;
+  /** Only jobs of exactly this path (f/a/b, never f/a/bc). */
+  path?: string;
   path_prefix?: string;
   status?: JobStatus;
   kind?: JobKind;

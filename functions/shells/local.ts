@@ -37,7 +37,9 @@ import { guardConnections, type ConnectionLimits } from '../adapters/local/conne
 
 export interface RunningService {
   url: string;
-  /** A new admin token, when this start created the instance; shown once. */
+  /** Whether this start created the instance (its default workspace and the admin). */
+  created: boolean;
+  /** A new admin token, when this start created the instance without SVC_ADMIN_TOKEN; shown once. */
   newAdminToken: string | null;
   close(): Promise<void>;
 }
@@ -79,7 +81,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
   const outbound = new OutboundHttp({ allowPrivate: config.webhookAllowPrivate });
 
   const signingKey = loadOrCreateKeyFile(join(config.dataDir, 'signing.key'));
-  const { newAdminToken } = await bootstrapInstance(store, clock, {
+  const { created, newAdminToken } = await bootstrapInstance(store, clock, {
     adminToken: config.adminToken,
     defaultWorkspaceId: config.defaultWorkspace,
     signingKey,
@@ -139,6 +141,7 @@ export async function startLocalService(config: LocalConfig): Promise<RunningSer
 
   return {
     url,
+    created,
     newAdminToken,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -25,12 +25,13 @@ export interface WatchedPage {
   problems: string[];
 }
 
-export async function launchBrowser(): Promise<BrowserSession> {
+/** `timezoneId`: the browser's time zone (an IANA name), as a person's machine elsewhere would have it. */
+export async function launchBrowser(options: { timezoneId?: string } = {}): Promise<BrowserSession> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium`);
   const userDataDir = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 60_000, ...options });
   } catch (err) {
     await rm(userDataDir, { recursive: true, force: true });
     throw err;

@@ -397,6 +397,74 @@ describe('the console', { timeout: 90_000 }, () => {
     expect(await page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id))).toEqual(inRange);
   });
 
+  it("draws a flow's steps in nodes wide enough to read their names, no text running out of its box", async () => {
+    const flow = await s.post(`${ws()}/flows/create`, {
+      path: 'f/pub/named_steps',
+      value: {
+        modules: [
+          { id: 'notify_finance', summary: 'Email the team', value: { type: 'rawscript', language: 'bash', content: 'echo 1', input_transforms: {} }, retry: { constant: { attempts: 3, seconds: 5 } }, timeout: 120 },
+          { id: 'archive_the_monthly_report', value: { type: 'rawscript', language: 'bash', content: 'echo 2', input_transforms: {} } },
+          { id: 'load', summary: 'Load every invoice of the month into the ledger', value: { type: 'rawscript', language: 'bash', content: 'echo 3', input_transforms: {} } },
+        ],
+      },
+      schema: { type: 'object', properties: {}, required: [] },
+    });
+    expect(flow.status, await flow.clone().text()).toBe(201);
+    const page = await pageAs('ada', `/w/${s.workspace}/item/f/pub/named_steps`);
+    await node(page, 'notify_finance').waitFor();
+    for (const module of ['notify_finance', 'archive_the_monthly_report']) {
+      await expect(node(page, module).locator('rect').getAttribute('width')).resolves.toBe('240');
+    }
+    // Each step's name is there whole, not cut short with an ellipsis.
+    await expect(node(page, 'notify_finance').locator('text').first().textContent()).resolves.toBe('notify_finance: Email the team');
+    await expect(node(page, 'archive_the_monthly_report').locator('text').first().textContent()).resolves.toBe('archive_the_monthly_report');
+    // A longer one ends in an ellipsis, still inside the box; the whole name is its tooltip.
+    await expect(node(page, 'load').locator('text').first().textContent()).resolves.toMatch(/^load: Load every invoice .*…$/);
+    await expect(node(page, 'load').locator('title').textContent()).resolves.toBe('load: Load every invoice of the month into the ledger');
+    // Every line of every node (name, kind and status, failure settings) ends inside its box.
+    const overflowing = await page.locator('.graph g.node').evaluateAll((nodes) =>
+      nodes.flatMap((g) => {
+        const box = Number(g.querySelector('rect')!.getAttribute('width'));
+        return [...g.querySelectorAll('text')].filter((t) => Number(t.getAttribute('x')) + (t as SVGTextElement).getComputedTextLength() > box - 4).map((t) => t.textContent);
+      }),
+    );
+    expect(overflowing).toEqual([]);
+  });
+
+  it("lists on an item's page its own recent runs, never those of a path it begins", async () => {
+    await createScript(s, 'f/pub/rec', 'bash', 'exit 3');
+    await createScript(s, 'f/pub/recx', 'bash', 'echo ok');
+    const own = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/rec`, json({}))).text();
+    await waitForJob(s, own);
+    // More runs of f/pub/recx since than the page lists.
+    for (let i = 0; i < 11; i++) await waitForJob(s, await (await s.fetch(`${ws()}/jobs/run/p/f/pub/recx`, json({}))).text());
+    const page = await pageAs('ada', `/w/${s.workspace}/item/f/pub/rec`);
+    await page.locator('#recent a').first().waitFor();
+    expect(await page.locator('#recent a').evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).pathname))).toEqual([`/w/${s.workspace}/run/${own}`]);
+    await expect(page.locator('#recent .status').textContent()).resolves.toBe('failed');
+  });
+
+  it("dates the chart's points in UTC, as the list does, in a browser whose clock is elsewhere", async () => {
+    // Kolkata is UTC+5:30: a local time there never reads as the UTC time of the same instant.
+    const kolkata = await launchBrowser({ timezoneId: 'Asia/Kolkata' });
+    sessions.push(kolkata);
+    for (let n = 0; n < 3; n++) await waitForJob(s, await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n }))).text());
+    const page = await pageAs('ada', `/w/${s.workspace}/runs?path=f/pub/echo`, kolkata);
+    const chart = page.locator('#chart');
+    await chart.locator('canvas').waitFor();
+    const created = (await (await s.fetch(`${ws()}/jobs/runs?path=f/pub/echo&top_level=1&per_page=200`)).json()).runs.map((r: { created_at: string }) => r.created_at.replace('T', ' ').slice(0, 19));
+    // Hovering the plot shows, in the legend, the start of the run nearest the pointer.
+    const over = (await chart.locator('.u-over').boundingBox())!;
+    await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+    const legend = chart.locator('.u-legend tr').first();
+    await expect(legend.locator('th').textContent()).resolves.toBe('started (UTC)');
+    await expect.poll(() => legend.locator('.u-value').textContent()).not.toBe('--');
+    expect(created).toContain(await legend.locator('.u-value').textContent());
+    // The list beside it says the same times.
+    const firstRow = await page.locator('#rows tr td').allTextContents();
+    expect(firstRow.some((cell) => created.includes(cell))).toBe(true);
+  });
+
   it('re-runs a run with edited arguments from a form built from the schema', async () => {
     const id = await (await s.fetch(`${ws()}/jobs/run/p/f/pub/echo`, json({ env: 'dev', n: 7 }))).text();
     await waitForJob(s, id);

@@ -42,6 +42,11 @@ export function describeJobQueryContract(getStore: () => Store, newWorkspace: ()
       expect(ids(await q({ path_prefix: 'f/ops/clean' }))).toEqual(ids(newestFirst.filter((j) => j.script_path.startsWith('f/ops/clean'))));
       expect(ids(await q({ path_prefix: 'u/' }))).toEqual([u1.id]);
       expect(ids(await q({ path_prefix: 'f/ops/cleanup', created_by: 'alice' }))).toEqual([a2.id]);
+      // An exact path: f/ops/clean is not f/ops/cleanup (the workspace home's "Last run" of one item).
+      expect(ids(await q({ path: 'f/ops/clean' }))).toEqual(ids(newestFirst.filter((j) => j.script_path === 'f/ops/clean')));
+      expect(ids(await q({ path: 'f/ops/clean' }, 1))).toEqual(ids(newestFirst.filter((j) => j.script_path === 'f/ops/clean').slice(0, 1)));
+      expect(ids(await q({ path: 'f/ops/clean', path_prefix: 'f/ops/' }))).toEqual(ids(newestFirst.filter((j) => j.script_path === 'f/ops/clean')));
+      expect(ids(await q({ path: 'f/ops' }))).toEqual([]);
       // created_after is inclusive, created_before exclusive.
       expect(ids(await q({ created_after: b1.created_at, created_before: u1.created_at }))).toEqual([a2.id, b1.id]);
       expect(ids(await q({ created_after: FAR_FUTURE }))).toEqual([]);

@@ -231,6 +231,22 @@ describe('console pages', () => {
     expect((await s.fetch(`/w/${s.workspace}/item/f/hidden/echo`, { token: null, headers: { cookie } })).status).toBe(403);
   });
 
+  it("show on the workspace home each item's own last run, never that of a path it begins", async () => {
+    // f/pub/b ran once and failed; f/pub/bc, whose path begins with f/pub/b, ran after it, more often than a page of runs.
+    await createScript(s, 'f/pub/b', 'bash', 'exit 3');
+    await createScript(s, 'f/pub/bc', 'bash', 'echo ok');
+    await waitForJob(s, await start('f/pub/b', {}));
+    for (let i = 0; i < 6; i++) await waitForJob(s, await start('f/pub/bc', {}));
+    const home = await (await s.fetch(`/w/${s.workspace}`, { token: null, headers: { cookie: await login('opal') } })).text();
+    const lastRun = (path: string) => home.match(new RegExp(`>${path}</a></td>.*?<td>(?:<span class="[^"]*">([a-z_]+)</span>)</td></tr>`))?.[1];
+    expect(lastRun('f/pub/b')).toBe('failed');
+    expect(lastRun('f/pub/bc')).toBe('success');
+    // The run list's exact path filter, which the item page's recent runs read; `path` stays a prefix.
+    expect((await runs('path_exact=f/pub/b')).runs.map((r) => r.path)).toEqual(['f/pub/b']);
+    expect((await runs('path=f/pub/b&per_page=200')).runs.map((r) => r.path).filter((p) => p === 'f/pub/bc')).toHaveLength(6);
+    expect((await runs('path_exact=f/pub/b&folder=hidden')).runs).toEqual([]);
+  });
+
   it('answer what the person may not see or change, or what is not there, with one Not available page and the API\'s status', async () => {
     const cookie = await login('opal');
     const pages: [string, number, string][] = [

@@ -156,6 +156,23 @@ describe('nothing accepted is lost (issue point 8)', () => {
     expect((await second.fetch('/api/w/main/scripts/list', { token })).status).toBe(200);
   });
 
+  it.skipIf(localProcessOnly)('says on a first start with a chosen admin token what it created and where to sign in, never the token', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
+    dirs.push(dataDir);
+    const token = `chosen-${Math.random().toString(36).slice(2)}-admin-token`;
+    const first = await startServer({ dataDir, token, env: { SVC_DEFAULT_WORKSPACE: 'ops' } });
+    expect(first.output()).toContain('created workspace "ops" and user "admin"');
+    expect(first.output()).toContain(`open the console: ${first.url}/login and sign in with the admin token`);
+    expect(first.output()).not.toContain(token);
+    expect(first.output()).not.toMatch(/shown once/);
+    await first.stop();
+    // A later start created nothing, and says nothing of it.
+    const second = await startServer({ dataDir, token, env: { SVC_DEFAULT_WORKSPACE: 'ops' } });
+    servers.push(second);
+    expect(second.output()).not.toMatch(/created workspace|open the console/);
+    expect((await second.fetch('/api/w/ops/scripts/list')).status).toBe(200);
+  });
+
   it.skipIf(localProcessOnly)('keeps a suspended flow through kill -9: it resumes after a restart, and its timeout still fires', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-durable-'));
     dirs.push(dataDir);

@@ -11,7 +11,7 @@ import type { Item } from './dynamo-items.js';
  * WORKSPACE_JOB_SHARDS partitions, each newest first when read descending, merged into one order
  * (dynamo-sharded-query.ts); the time range and the cursor are every shard's key condition (the
  * cursor, a position in that total order, is each shard's position at once); status and
- * path prefix are filtered in the index (both are projected into it). The jobs are then read from
+ * path (exact or prefix) are filtered in the index (both are projected into it). The jobs are then read from
  * the table (consistent, and the index may lag) and the remaining filters — kind, user, args,
  * result — are applied to them, page after page until the limit is reached.
  *
@@ -48,6 +48,10 @@ export async function queryJobItems(doc: DynamoDBDocumentClient, table: string, 
   if (q.path_prefix) {
     filters.push('begins_with(script_path, :prefix)');
     values[':prefix'] = q.path_prefix;
+  }
+  if (q.path !== undefined) {
+    filters.push('script_path = :path');
+    values[':path'] = q.path;
   }
   const pages = mergedQuery(
     doc,

@@ -206,6 +206,6 @@ export function chooseLookup(db: Database.Database, q: JobQuery): FieldLookup | 
   // Jobs whose fields overflowed the index are read by every lookup of their field.
   const overflow = db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM job_fields f WHERE f.workspace_id = ? AND f.field = ? AND f.key = '' LIMIT ${RARE_VALUE_ROWS})`);
   const n = best.n + (overflow.get(q.workspace_id, best.lookup.field) as { n: number }).n;
-  const narrowed = Boolean(q.status || q.created_by || q.path_prefix);
+  const narrowed = Boolean(q.status || q.created_by || q.path_prefix || q.path !== undefined);
   return n < RARE_VALUE_ROWS || !narrowed ? best.lookup : null;
 }

@@ -25,7 +25,7 @@ export const BROAD_PREFIX_ROWS = 2000;
  * and quick for a narrow one; counting up to BROAD_PREFIX_ROWS entries of the range tells which.
  */
 export function broadPrefix(db: Database.Database, q: JobQuery): boolean {
-  if (!q.path_prefix || q.status || q.created_by) return false;
+  if (!q.path_prefix || q.path !== undefined || q.status || q.created_by) return false;
   const row = db
     .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_list_path WHERE workspace_id = ? AND script_path >= ? AND script_path < ? LIMIT ${BROAD_PREFIX_ROWS})`)
     .get(q.workspace_id, q.path_prefix, `${q.path_prefix}\uffff`) as { n: number };
@@ -53,6 +53,7 @@ export function jobQuerySql(q: JobQuery, plan: JobQueryPlan = {}): { sql: string
   if (q.kind) add('jobs.kind = @kind', { kind: q.kind });
   if (q.trigger) add('jobs.trigger_kind = @trigger_kind', { trigger_kind: q.trigger });
   if (q.created_by) add('jobs.created_by = @created_by', { created_by: q.created_by });
+  if (q.path !== undefined) add('jobs.script_path = @path', { path: q.path });
   // A range, not LIKE, so the path index serves it (LIKE is case-insensitive and would not).
   if (q.path_prefix) add('jobs.script_path >= @path_from AND jobs.script_path < @path_to', { path_from: q.path_prefix, path_to: `${q.path_prefix}\uffff` });
   if (q.created_after) add('jobs.created_at >= @created_after', { created_after: q.created_after });

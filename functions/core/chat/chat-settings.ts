@@ -96,7 +96,8 @@ async function requireChatAdmin(deps: Pick<CoreDeps, 'store'>, rights: Rights): 
 /** Creates or replaces connection `name`; a secret left out keeps the stored one (required on create). */
 export async function setChatConnection(deps: Deps, rights: Rights, name: string, body: unknown): Promise<ChatConnectionView> {
   await requireChatAdmin(deps, rights);
-  const validName = parseBody(CHAT_CONNECTION_NAME, name);
+  // Checked as the field `name` (it comes from the URL), so a bad one is reported by that name, not as the body.
+  const validName = parseBody(z.object({ name: CHAT_CONNECTION_NAME }), { name }).name;
   const input = parseBody(chatConnectionInput, body);
   const ws = rights.workspaceId;
   const current = await getEntityValue(deps.store, KIND, ws, validName);

@@ -28,6 +28,8 @@ const jsonObject = z.string().max(4000).transform((text, ctx) => {
 export const runFilterSchema = z.object({
   /** A path prefix: `f/ops/` lists every run of the folder ops, `f/ops/clean` also `f/ops/cleanup`. */
   path: optional(z.string().max(1000)),
+  /** Exactly this path: `f/ops/clean` lists its runs only, never those of `f/ops/cleanup` (an item's own runs). */
+  path_exact: optional(z.string().max(1000)),
   folder: optional(z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be a folder name')),
   status: optional(z.enum(RUN_STATUSES)),
   user: optional(z.string().max(255)),
@@ -56,10 +58,12 @@ export function storeQuery(workspaceId: string, f: RunFilter): Omit<JobQuery, 'l
     else if (folderPrefix.startsWith(f.path)) prefix = folderPrefix;
     else return null;
   }
+  if (f.path_exact !== undefined && prefix && !f.path_exact.startsWith(prefix)) return null;
   const waiting = f.status === 'suspended' || f.status === 'awaiting_approval';
   return {
     workspace_id: workspaceId,
     ...(prefix ? { path_prefix: prefix } : {}),
+    ...(f.path_exact !== undefined ? { path: f.path_exact } : {}),
     // A flow waiting for approvals is stored as a running flow: its run tells which kind of wait.
     ...(f.status ? { status: waiting ? 'running' : f.status } : {}),
     ...(waiting ? { kind: 'flow' as const } : f.kind ? { kind: f.kind } : {}),

@@ -3,7 +3,7 @@ import { cancelJob } from '../jobs/cancel-job.js';
 import { ApiError } from '../common/errors.js';
 import { getFlowRun, waitingStatus } from '../flows/run-state.js';
 import { legacyScriptHash } from '../jobs/run-target.js';
-import { decodeCursor, encodeCursor, storeQuery, type RunFilter } from './run-filter.js';
+import { decodeCursor, encodeCursor, runFilterSchema, storeQuery, type RunFilter } from './run-filter.js';
 import type { CoreDeps } from '../deps.js';
 import type { Rights } from '../identity/permissions.js';
 import type { Job, JobPosition, JobTrigger } from '../../ports.js';
@@ -50,9 +50,9 @@ const MAX_READS = 8;
 
 export async function listRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, filter: RunFilter): Promise<RunPage> {
   rights.check('jobs', 'read');
-  let after = decodeCursor(filter.cursor);
   const query = storeQuery(rights.workspaceId, filter);
   if (!query) return { runs: [], next_cursor: null };
+  let after = decodeCursor(filter.cursor);
   const runs: RunSummary[] = [];
   const now = deps.clock.now().getTime();
   for (let read = 0; read < MAX_READS; read++) {
@@ -72,6 +72,14 @@ export async function listRuns(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: 
     if (batch.length < filter.per_page) return { runs, next_cursor: null };
   }
   return { runs, next_cursor: after ? encodeCursor(after) : null };
+}
+
+/**
+ * The newest run of exactly this path the caller may read, or null: the workspace home's "Last
+ * run": `path_exact`, since the run list's `path` is a prefix (f/a/b would also list f/a/bc's runs).
+ */
+export async function lastRunOf(deps: Pick<CoreDeps, 'store' | 'clock'>, rights: Rights, path: string): Promise<RunSummary | null> {
+  return (await listRuns(deps, rights, runFilterSchema.parse({ path_exact: path, per_page: 1 }))).runs[0] ?? null;
 }
 
 function position(job: Job): JobPosition {

@@ -37,6 +37,7 @@ export function compareJobPositions(a: JobPosition, b: JobPosition): number {
  */
 export function matchesJobQuery(job: Job, q: JobQuery): boolean {
   if (job.workspace_id !== q.workspace_id) return false;
+  if (q.path !== undefined && job.script_path !== q.path) return false;
   if (q.path_prefix && !job.script_path.startsWith(q.path_prefix)) return false;
   if (q.status && job.status !== q.status) return false;
   if (q.kind && job.kind !== q.kind) return false;

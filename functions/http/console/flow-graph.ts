@@ -31,7 +31,11 @@ interface NodeInfo {
   field: string | null;
 }
 
-const NODE_W = 180;
+// Wide enough for a step's name and summary (LABEL_CHARS of 12px text) and its settings line.
+const NODE_W = 240;
+/** The longest label and settings line a node shows whole; longer ones end in an ellipsis inside the box. */
+const LABEL_CHARS = 34;
+const SETTINGS_CHARS = 42;
 const NODE_H = 40;
 /** One more line of 10px text under the status: the run's notes on the step, its settings. */
 const LINE_H = 14;
@@ -94,7 +98,7 @@ export function flowGraphSvg(
   });
   const boxes = [...nodes.values()].map((n) => {
     const at = g.node(n.id) as { x: number; y: number };
-    const label = n.label.length > 26 ? `${n.label.slice(0, 25)}…` : n.label;
+    const label = shortened(n.label, LABEL_CHARS);
     const box = `transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - NODE_H / 2).toFixed(1)})"`;
     if (options.editable) {
       const button = n.field ? html` data-step="${n.field}" tabindex="0" role="button" aria-label="${`step ${n.label}, ${n.kind}`}"` : '';
@@ -103,7 +107,7 @@ export function flowGraphSvg(
     const status = n.module ? statusOf(n.module) : 'none';
     const height = heightOf(n);
     const settingsY = 46 + (notesLine(n) ? LINE_H : 0);
-    return html`<g class="node k-${n.kind}${n.failure ? ' failure' : ''} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''}${n.within ? html` data-within="${n.within}"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - height / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${height}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${notesLine(n) ? html`<text x="8" y="46" class="notes"></text>` : ''}${n.settings ? html`<text x="8" y="${settingsY}" class="set">${n.settings.length > 32 ? `${n.settings.slice(0, 31)}…` : n.settings}</text>` : ''}</g>`;
+    return html`<g class="node k-${n.kind}${n.failure ? ' failure' : ''} s-${status}"${n.module ? html` data-module="${n.module}"${n.failure ? html` data-failure-module="1"` : ''}${n.within ? html` data-within="${n.within}"` : ''} tabindex="0" role="button" aria-label="${`step ${n.module}: ${status}`}"` : ''} transform="translate(${(at.x - NODE_W / 2).toFixed(1)},${(at.y - height / 2).toFixed(1)})"><title>${n.label}${n.settings ? ` (${n.settings})` : ''}</title><rect width="${NODE_W}" height="${height}" rx="6"/><text x="8" y="17">${label}</text><text x="8" y="32" class="sub">${n.kind}${n.module ? html` · <tspan class="st">${status}</tspan>` : ''}</text>${notesLine(n) ? html`<text x="8" y="46" class="notes"></text>` : ''}${n.settings ? html`<text x="8" y="${settingsY}" class="set">${shortened(n.settings, SETTINGS_CHARS)}</text>` : ''}</g>`;
   });
   return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${Math.ceil(size.width ?? 0)} ${Math.ceil(size.height ?? 0)}" width="${Math.ceil(size.width ?? 0)}" role="img" aria-label="flow graph"><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>${edges}${boxes}</svg>`;
 }
@@ -134,4 +138,8 @@ function kindOf(m: FlowModule): string {
     default:
       return m.value.type;
   }
+}
+
+function shortened(text: string, chars: number): string {
+  return text.length > chars ? `${text.slice(0, chars - 1)}…` : text;
 }

@@ -2,8 +2,7 @@ import { Hono } from 'hono';
 import { ApiError } from '../../core/common/errors.js';
 import { listScripts, getScriptByPath, scriptHistory } from '../../core/scripts/scripts.js';
 import { findLatestFlow, flowHistory, getFlow, listFlows } from '../../core/flows/flows.js';
-import { listRuns } from '../../core/console/runs.js';
-import { runFilterSchema } from '../../core/console/run-filter.js';
+import { lastRunOf } from '../../core/console/runs.js';
 import type { CoreDeps } from '../../core/deps.js';
 import type { Rights } from '../../core/identity/permissions.js';
 import { html, type Markup } from '../html.js';
@@ -72,11 +71,8 @@ async function visibleItems(deps: CoreDeps, rights: Rights): Promise<Item[]> {
     const flow = await findLatestFlow(deps.store, rights.workspaceId, f.path);
     items.push({ path: f.path, kind: 'flow', summary: flow?.summary ?? '', language: 'flow', last: '' });
   }
-  // The last run of each, through the run list itself (same rights).
-  for (const item of items) {
-    const page = await listRuns(deps, rights, runFilterSchema.parse({ path: item.path, per_page: 5 }));
-    item.last = page.runs.find((run) => run.path === item.path)?.status ?? '';
-  }
+  // The last run of each path exactly, read as the run list reads (same rights).
+  for (const item of items) item.last = (await lastRunOf(deps, rights, item.path))?.status ?? '';
   return items.sort((a, b) => a.path.localeCompare(b.path));
 }
 

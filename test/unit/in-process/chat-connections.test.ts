@@ -49,7 +49,12 @@ describe('chat connections', () => {
     expect(byDev.status).toBe(403);
     expect((await s.post(`${ws}/workspaces/chat_connections/nosecret`, { platform: 'slack', bot_token: 'x' })).status).toBe(400);
     expect((await s.post(`${ws}/workspaces/chat_connections/extra`, { platform: 'slack', bot_token: 'x', signing_secret: 'y', jwks: 'https://evil.example' })).status).toBe(400);
-    expect((await s.post(`${ws}/workspaces/chat_connections/Bad%20Name`, { platform: 'slack', bot_token: 'x', signing_secret: 'y' })).status).toBe(400);
+    for (const name of ['Bad%20Name', 'Ops', '-ops', 'x'.repeat(51)]) {
+      const badName = await s.post(`${ws}/workspaces/chat_connections/${name}`, { platform: 'slack', bot_token: 'x', signing_secret: 'y' });
+      expect(badName.status, name).toBe(400);
+      // The error names the field that is wrong: the connection's name in the URL, not the body.
+      expect((await badName.json()).error, name).toEqual({ code: 'invalid_request', field: 'name', message: 'name: lowercase letters, digits, _ and - (at most 50)' });
+    }
     expect((await s.post(`${ws}/workspaces/chat_connections/badurl`, { platform: 'slack', bot_token: 'x', signing_secret: 'y', api_url: 'file:///etc/passwd' })).status).toBe(400);
     expect((await s.post(`${ws}/workspaces/chat_connections/nope`, { platform: 'discord' })).status).toBe(400);
     expect(await list()).toEqual(before);

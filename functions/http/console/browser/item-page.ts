@@ -48,10 +48,9 @@ function none(): HTMLLIElement {
   return li;
 }
 
-// `path` is a prefix filter: only this item's own runs are listed.
-listRuns(new URLSearchParams({ per_page: '10', path }))
+// This item's own runs: `path_exact`, since `path` is a prefix (f/a/b would list f/a/bc's runs too).
+listRuns(new URLSearchParams({ per_page: '10', path_exact: path }))
   .then((page) => {
-    const mine = page.runs.filter((r) => r.path === path);
-    document.getElementById('recent')?.replaceChildren(...(mine.length ? mine.map(entry) : [none()]));
+    document.getElementById('recent')?.replaceChildren(...(page.runs.length ? page.runs.map(entry) : [none()]));
   })
   .catch(() => {});

@@ -1,6 +1,7 @@
 import type uPlotClass from 'uplot';
 import { cancelSelection, followRuns, listRuns } from './console-api.js';
 import type { RunPageView } from '../../../core/views/run-views.js';
+import { formatTime } from '../time-format.js';
 
 /**
  * The runs page's script (`/w/<ws>/runs`, runs-page.ts renders the page): reads the list from
@@ -272,8 +273,10 @@ function drawChart(runs: Run[]): void {
       height: 200,
       cursor: { drag: { x: true, y: false } },
       scales: { x: { time: true } },
+      // The console's times are UTC (time-format.ts): the axis's ticks and the legend too, not the browser's zone.
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       axes: [{}, { label: 'seconds', size: 60 }],
-      series: [{ label: 'started' }, { label: 'success', ...dot('#1b5e20', '#1b5e20') }, { label: 'failed or canceled', ...dot('#b00020', '#b00020') }],
+      series: [{ label: 'started (UTC)', value: (_u, ts) => (ts === null ? '--' : formatTime(new Date(ts * 1000).toISOString())) }, { label: 'success', ...dot('#1b5e20', '#1b5e20') }, { label: 'failed or canceled', ...dot('#b00020', '#b00020') }],
       hooks: { setSelect: [selectRange] },
     },
     data,
