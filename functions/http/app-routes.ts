@@ -5,6 +5,7 @@ import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { listQueryOf, pageQuery, pageOf } from './list-query.js';
 
 const versionId = z.object({ id: z.coerce.number().int().positive() });
 
@@ -16,7 +17,10 @@ export function appRoutes(deps: CoreDeps) {
   r.get('/apps/get/p/:path{.+}', async (c) => c.json(await getApp(deps, c.get('rights'), c.req.param('path'))));
   r.get('/apps/get/v/:id', async (c) => c.json(await getAppVersion(deps, c.get('rights'), parseBody(versionId, { id: c.req.param('id') }).id)));
   r.get('/apps/history/p/:path{.+}', async (c) => c.json(await appHistory(deps, c.get('rights'), c.req.param('path'))));
-  r.get('/apps/list', async (c) => c.json(await listApps(deps, c.get('rights'))));
+  r.get('/apps/list', async (c) => {
+    const q = listQueryOf(c, pageQuery);
+    return c.json(pageOf(await listApps(deps, c.get('rights')), q));
+  });
   r.delete('/apps/delete/:path{.+}', async (c) => {
     await deleteApp(deps, c.get('rights'), c.req.param('path'));
     return c.text(`deleted app ${c.req.param('path')}`);

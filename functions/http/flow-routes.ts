@@ -10,6 +10,7 @@ import type { AppEnv } from './context.js';
 import { parseJsonBody, readJsonBody } from './json-body.js';
 import { bearerToken } from './bearer.js';
 import { requestText } from './request-text.js';
+import { flowListQuery, listQueryOf, pageOf } from './list-query.js';
 
 /** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
@@ -30,7 +31,10 @@ export function flowRoutes(deps: CoreDeps) {
   r.post('/flows/validate', async (c) => c.json(await validateFlow(deps, c.get('rights'), await readJsonBody(c))));
   r.get('/flows/get/:path{.+}', async (c) => c.json(await getFlow(deps, c.get('rights'), c.req.param('path'))));
   r.get('/flows/history/p/:path{.+}', async (c) => c.json(await flowHistory(deps, c.get('rights'), c.req.param('path'))));
-  r.get('/flows/list', async (c) => c.json(await listFlows(deps, c.get('rights'), c.req.query('show_archived') === 'true')));
+  r.get('/flows/list', async (c) => {
+    const q = listQueryOf(c, flowListQuery);
+    return c.json(pageOf(await listFlows(deps, c.get('rights'), q.show_archived === 'true'), q));
+  });
   r.post('/flows/archive/:path{.+}', async (c) => c.json(await archiveFlow(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
   r.delete('/flows/delete/:path{.+}', async (c) => {
     await deleteFlow(deps, c.get('rights'), c.req.param('path'));

@@ -6,6 +6,7 @@ import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 import { readJsonBody } from './json-body.js';
 import { bearerToken } from './bearer.js';
+import { listQueryOf, pageQuery, pageOf } from './list-query.js';
 
 /** Managing custom HTTP routes (issue 21), under `/api/w/:workspace`. */
 export function httpTriggerRoutes(deps: CoreDeps) {
@@ -13,7 +14,10 @@ export function httpTriggerRoutes(deps: CoreDeps) {
   r.post('/http_triggers/create', async (c) => c.json(await createHttpTrigger(deps, c.get('rights'), await readJsonBody(c)), 201));
   r.post('/http_triggers/update/:path{.+}', async (c) => c.json(await updateHttpTrigger(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));
   r.get('/http_triggers/get/:path{.+}', async (c) => c.json(await getHttpTrigger(deps, c.get('rights'), c.req.param('path'))));
-  r.get('/http_triggers/list', async (c) => c.json(await listHttpTriggers(deps, c.get('rights'))));
+  r.get('/http_triggers/list', async (c) => {
+    const q = listQueryOf(c, pageQuery);
+    return c.json(pageOf(await listHttpTriggers(deps, c.get('rights')), q));
+  });
   r.delete('/http_triggers/delete/:path{.+}', async (c) => {
     await deleteHttpTrigger(deps, c.get('rights'), c.req.param('path'));
     return c.text(`deleted http route ${c.req.param('path')}`);

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { ApiError } from '../core/common/errors.js';
+import { ApiError, badRequest } from '../core/common/errors.js';
 import { getVisibleJob, isFinished, jobView, listJobs } from '../core/jobs/jobs.js';
 import { cancelJob } from '../core/jobs/cancel-job.js';
 import { parseBody } from '../core/common/validation.js';
@@ -12,13 +12,18 @@ import { downloadUpload } from '../core/uploads/uploads.js';
 import { getJobLogUpdate, parseLogOffset } from '../core/jobs/job-log-update.js';
 import { getFlowRun, waitingStatus, withFlowStatus } from '../core/flows/run-state.js';
 import { requestText } from './request-text.js';
+import { listQueryOf } from './list-query.js';
 
-export const listQuery = z.object({
+export const listQuery = z.strictObject({
   script_path_exact: z.string().optional(),
   schedule_path: z.string().optional(),
   status: z.enum(['queued', 'running', 'suspended', 'awaiting_approval', 'success', 'failed', 'canceled']).optional(),
   per_page: z.coerce.number().int().min(1).max(1000).default(30),
+  page: z.coerce.number().int().min(1).max(1000).default(1),
 });
+
+/** How deep `jobs/list` pages by `page` (each page reads the ones before it); `jobs/runs` pages further by cursor. */
+const MAX_LISTED_JOBS = 10_000;
 
 export const cancelBody = z.strictObject({ reason: z.string().max(1000).optional() });
 
@@ -67,7 +72,9 @@ export function jobRoutes(deps: CoreDeps) {
   });
 
   r.get('/jobs/list', async (c) => {
-    const q = parseBody(listQuery, c.req.query());
+    const q = listQueryOf(c, listQuery);
+    const end = q.page * q.per_page;
+    if (end > MAX_LISTED_JOBS) throw badRequest('invalid_input', `page: page × per_page may be at most ${MAX_LISTED_JOBS}; jobs/runs pages further by cursor`, { field: 'page' });
     // A flow waiting for approvals or a consent decision is stored as `running`: it is filtered by its run.
     const waiting = q.status === 'suspended' || q.status === 'awaiting_approval';
     const jobs = await listJobs(deps, c.get('rights'), {
@@ -76,14 +83,14 @@ export function jobRoutes(deps: CoreDeps) {
       ...(waiting ? { kind: 'flow' as const } : {}),
       script_path: q.script_path_exact,
       schedule_path: q.schedule_path,
-      limit: waiting ? 1000 : q.per_page,
+      limit: waiting ? 1000 : end,
     });
     const views = await Promise.all(jobs.map(async (job) => {
       const view = jobView(job);
       const run = job.kind === 'flow' && job.status === 'running' ? await getFlowRun(deps, job.workspace_id, job.id) : null;
       return run ? { ...view, status: waitingStatus(run, view.status) } : view;
     }));
-    return c.json(waiting ? views.filter((v) => v.status === q.status).slice(0, q.per_page) : views);
+    return c.json((waiting ? views.filter((v) => v.status === q.status) : views).slice(end - q.per_page, end));
   });
 
   return r;

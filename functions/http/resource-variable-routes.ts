@@ -6,6 +6,7 @@ import { BindingError, interpolate } from '../core/workspace/bindings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { listQueryOf, pageQuery, pageOf, resourceListQuery } from './list-query.js';
 
 /** Connections (resources), their types, and variables (spec 4.6). */
 export function resourceVariableRoutes(deps: CoreDeps) {
@@ -21,7 +22,10 @@ export function resourceVariableRoutes(deps: CoreDeps) {
   });
 
   r.post('/resources/create', async (c) => c.text((await createResource(deps, c.get('rights'), await readJsonBody(c))).path, 201));
-  r.get('/resources/list', async (c) => c.json(await listResources(deps, c.get('rights'), c.req.query('resource_type'))));
+  r.get('/resources/list', async (c) => {
+    const q = listQueryOf(c, resourceListQuery);
+    return c.json(pageOf(await listResources(deps, c.get('rights'), q.resource_type), q));
+  });
   r.get('/resources/get/:path{.+}', async (c) => c.json(await getResource(deps, c.get('rights'), c.req.param('path'))));
   // What client libraries call: the value with its `$var:`/`$res:` references resolved as the caller.
   r.get('/resources/get_value_interpolated/:path{.+}', async (c) => {
@@ -39,7 +43,10 @@ export function resourceVariableRoutes(deps: CoreDeps) {
   });
 
   r.post('/variables/create', async (c) => c.text((await createVariable(deps, c.get('rights'), await readJsonBody(c))).path, 201));
-  r.get('/variables/list', async (c) => c.json(await listVariables(deps, c.get('rights'))));
+  r.get('/variables/list', async (c) => {
+    const q = listQueryOf(c, pageQuery);
+    return c.json(pageOf(await listVariables(deps, c.get('rights')), q));
+  });
   r.get('/variables/get/:path{.+}', async (c) => {
     // ?encrypted=true: sealed with the workspace sync key, as the CLI pulls secrets.
     const get = c.req.query('encrypted') === 'true' ? getVariableSealed : getVariable;

@@ -5,6 +5,7 @@ import { scriptMetadata } from '../core/dependencies/lock-script.js';
 import { inferSchemaForEditor } from '../core/scripts/script-preview.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { listQueryOf, pageQuery, pageOf } from './list-query.js';
 
 export function scriptRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
@@ -20,7 +21,10 @@ export function scriptRoutes(deps: CoreDeps) {
   // The editor's live input form: the schema a save would infer, without the lock (no registry call).
   r.post('/scripts/infer_schema', async (c) => c.json(inferSchemaForEditor(c.get('rights'), await readJsonBody(c))));
 
-  r.get('/scripts/list', async (c) => c.json(await listScripts(deps.store, c.get('rights'))));
+  r.get('/scripts/list', async (c) => {
+    const q = listQueryOf(c, pageQuery);
+    return c.json(pageOf(await listScripts(deps.store, c.get('rights')), q));
+  });
   r.get('/scripts/get/p/:path{.+}', async (c) => c.json(await getScriptByPath(deps.store, c.get('rights'), c.req.param('path'))));
   r.get('/scripts/get/h/:hash', async (c) => c.json(await getScriptByHash(deps.store, c.get('rights'), c.req.param('hash'))));
 

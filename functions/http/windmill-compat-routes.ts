@@ -15,6 +15,7 @@ import { parseBody } from '../core/common/validation.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { listQueryOf } from './list-query.js';
 
 /**
  * The paths Windmill's client libraries call that svc's own API names differently or answers in
@@ -79,8 +80,8 @@ export function windmillCompatRoutes(deps: CoreDeps) {
     return c.json(withFlowStatus(jobView(job), run));
   });
   // listQueue / listCompletedJobs: svc's job list, by Windmill's split of queued and finished jobs.
-  r.get('/jobs/queue/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'queue', c.req.query())).map(jobView)));
-  r.get('/jobs/completed/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'completed', c.req.query())).map(jobView)));
+  r.get('/jobs/queue/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'queue', listQueryOf(c, z.record(z.string(), z.string())))).map(jobView)));
+  r.get('/jobs/completed/list', async (c) => c.json((await windmillJobList(deps, c.get('rights'), 'completed', listQueryOf(c, z.record(z.string(), z.string())))).map(jobView)));
   r.get('/jobs_u/get_logs/:id', async (c) => c.text(await jobLogs(deps, c.get('rights'), c.req.param('id'))));
 
   return r;

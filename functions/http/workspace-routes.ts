@@ -11,6 +11,7 @@ import type { WorkspaceSettingsView } from '../core/views/settings-views.js';
 import type { Same } from '../core/views/same.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
+import { listQueryOf, pageQuery, pageOf } from './list-query.js';
 
 export function workspaceRoutes(deps: CoreDeps) {
   const r = new Hono<AppEnv>();
@@ -59,7 +60,10 @@ export function workspaceMemberRoutes(deps: CoreDeps) {
   r.get('/workspaces/encryption_key', async (c) => c.json(await getSyncKey(deps, c.get('rights'))));
   r.post('/workspaces/encryption_key', async (c) => c.json(await setSyncKey(deps, c.get('rights'), await readJsonBody(c))));
 
-  r.get('/users/list', async (c) => c.json(await listMembers(deps, c.get('rights'))));
+  r.get('/users/list', async (c) => {
+    const q = listQueryOf(c, pageQuery);
+    return c.json(pageOf(await listMembers(deps, c.get('rights')), q));
+  });
   r.post('/workspaces/add_user', async (c) => c.json(await addMember(deps, c.get('rights'), await readJsonBody(c)), 201));
   r.post('/workspaces/remove_user', async (c) => {
     await removeMember(deps, c.get('rights'), await readJsonBody(c));

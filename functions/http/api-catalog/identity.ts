@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageQuery } from '../list-query.js';
 import type { ApiOperation } from '../../core/openapi/api-document.js';
 import { createUserBody, loginBody, setPasswordBody } from '../../core/identity/users.js';
 import { createTokenBody } from '../../core/identity/tokens.js';
@@ -54,7 +55,7 @@ export const identityOperations: ApiOperation[] = [
   { method: 'post', path: ws('/workspaces/encryption_key'), tag: 'workspaces', summary: 'Set the sync encryption key', body: setKeyBody, response: json('The key', syncKeySchema) },
   { method: 'get', path: ws('/workspaces/retention'), tag: 'console', summary: 'How long finished runs are kept', response: json('The retention setting', retentionSchema) },
   { method: 'post', path: ws('/workspaces/retention'), tag: 'console', summary: 'Set how long finished runs are kept', body: retentionInput, response: json('The retention setting', retentionSchema) },
-  { method: 'get', path: ws('/users/list'), tag: 'workspaces', summary: 'The workspace\'s members', response: json('Members and their roles', z.array(memberSchema)) },
+  { method: 'get', path: ws('/users/list'), tag: 'workspaces', summary: 'The workspace\'s members', query: pageQuery, response: json('Members and their roles', z.array(memberSchema)) },
   { method: 'post', path: ws('/workspaces/add_user'), tag: 'workspaces', summary: 'Add a member', body: addMemberBody, response: created('The membership', memberSchema) },
   { method: 'post', path: ws('/workspaces/remove_user'), tag: 'workspaces', summary: 'Remove a member', body: removeMemberBody, response: text('Removed') },
   { method: 'post', path: ws('/users/update/:username'), tag: 'workspaces', summary: 'Change a member\'s role', body: updateMemberBody, response: json('The membership', memberSchema) },
@@ -75,13 +76,13 @@ export const identityOperations: ApiOperation[] = [
   { method: 'get', path: ws('/folders/listnames'), tag: 'groups and folders', summary: 'The names of the folders the caller may read, sorted (Windmill clients)', response: json('Names', z.array(z.string())) },
   { method: 'get', path: ws('/users/whoami'), tag: 'workspaces', summary: 'The caller as a member of the workspace: role, groups and folder rights (Windmill clients\' UserService.whoami)', response: json('The caller', workspaceUserSchema) },
   { method: 'get', path: ws('/users/list_usernames'), tag: 'workspaces', summary: 'The usernames of the workspace\'s members, sorted (Windmill clients)', response: json('Usernames', z.array(z.string())) },
-  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', response: json('Groups', z.array(groupSchema)) },
+  { method: 'get', path: ws('/groups/list'), tag: 'groups and folders', summary: 'The workspace\'s groups', query: pageQuery, response: json('Groups', z.array(groupSchema)) },
   { method: 'get', path: ws('/groups/get/:name'), tag: 'groups and folders', summary: 'A group and its members', response: json('The group', groupSchema) },
   { method: 'post', path: ws('/groups/adduser/:name'), tag: 'groups and folders', summary: 'Add a member to a group', body: memberBody, response: json('The group', groupSchema) },
   { method: 'post', path: ws('/groups/removeuser/:name'), tag: 'groups and folders', summary: 'Remove a member from a group', body: memberBody, response: json('The group', groupSchema) },
   { method: 'delete', path: ws('/groups/delete/:name'), tag: 'groups and folders', summary: 'Delete a group', response: text('Deleted') },
   { method: 'post', path: ws('/folders/create'), tag: 'groups and folders', summary: 'Create a folder', body: createFolderBody, response: created('The folder', folderSchema) },
-  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', response: json('Folders', z.array(folderSchema)) },
+  { method: 'get', path: ws('/folders/list'), tag: 'groups and folders', summary: 'The workspace\'s folders', query: pageQuery, response: json('Folders', z.array(folderSchema)) },
   { method: 'get', path: ws('/folders/get/:name'), tag: 'groups and folders', summary: 'A folder and who may read or write it', response: json('The folder', folderSchema) },
   { method: 'post', path: ws('/folders/update/:name'), tag: 'groups and folders', summary: 'Change a folder\'s owners and extra permissions', body: updateFolderBody, response: json('The folder', folderSchema) },
   { method: 'delete', path: ws('/folders/delete/:name'), tag: 'groups and folders', summary: 'Delete an empty folder', response: text('Deleted') },
