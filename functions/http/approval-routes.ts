@@ -8,6 +8,7 @@ import type { CoreDeps } from '../core/deps.js';
 import { renderApprovalPage } from './approval-page.js';
 import { resumeIdOf } from './flow-routes.js';
 import { html } from './html.js';
+import { queryFlag } from './list-query.js';
 
 /**
  * The approval page of each resume URL (spec 2.4-2.6). The signed URL is the secret; a session
@@ -22,7 +23,7 @@ export function approvalRoutes(deps: CoreDeps) {
       const session = sessionOf(c);
       const principal: Principal | null = session ? await authenticate(deps, { bearer: null, session }).catch(() => null) : null;
       const approver = c.req.query('approver') || null;
-      const flowLevel = c.req.query('flow_level') === 'true';
+      const flowLevel = queryFlag(c, 'flow_level');
       const req = { workspaceId: workspace.id, stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), signature: c.req.param('signature'), approver, flowLevel, principal };
       const view = await approvalView(deps, req);
       // Same-origin paths, so the page's fetches carry the session cookie and pass its CSP.

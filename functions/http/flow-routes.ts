@@ -10,7 +10,7 @@ import type { AppEnv } from './context.js';
 import { parseJsonBody, readJsonBody } from './json-body.js';
 import { bearerToken } from './bearer.js';
 import { requestText } from './request-text.js';
-import { flowListQuery, listQueryOf, pageOf } from './list-query.js';
+import { flowListQuery, listQueryOf, pageOf, queryFlag } from './list-query.js';
 
 /** Flows and their versions (docs/spec.md 4), and the resume/cancel URLs of approval steps. */
 export function flowRoutes(deps: CoreDeps) {
@@ -43,7 +43,7 @@ export function flowRoutes(deps: CoreDeps) {
 
   // What getResumeUrls / get_resume_urls call from inside the step.
   r.get('/jobs/resume_urls/:job/:resumeId', async (c) => {
-    const key = { stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), approver: c.req.query('approver') || null, flowLevel: c.req.query('flow_level') === 'true' };
+    const key = { stepJobId: c.req.param('job'), resumeId: resumeIdOf(c.req.param('resumeId')), approver: c.req.query('approver') || null, flowLevel: queryFlag(c, 'flow_level') };
     return c.json(await getResumeUrls(deps, c.get('rights'), key));
   });
 
@@ -99,7 +99,7 @@ function resumeRequest(c: Context<AppEnv>): ResumeRequest {
     resumeId: resumeIdOf(c.req.param('resumeId') as string),
     signature: c.req.param('signature') as string,
     approver: c.req.query('approver') || null,
-    flowLevel: c.req.query('flow_level') === 'true',
+    flowLevel: queryFlag(c, 'flow_level'),
     principal,
     byGet,
   };

@@ -15,6 +15,11 @@ export function listQueryOf<S extends z.ZodType>(c: Context, schema: S): z.infer
 /** A query flag is `true` or `false`, nothing else (`1`, `yes`: a 400). */
 export const flagParam = z.enum(['true', 'false']).optional();
 
+/** The query flag `name`, absent = false; any value but `true` or `false` is a 400 naming it. */
+export function queryFlag(c: Context, name: string): boolean {
+  return parseBody(z.object({ [name]: flagParam }), { [name]: c.req.query(name) })[name] === 'true';
+}
+
 /** Windmill's paging of a list: `page` from 1, `per_page` items (30 when only `page` is given). */
 export const pageParams = {
   page: z.coerce.number().int().min(1).max(100_000).optional(),

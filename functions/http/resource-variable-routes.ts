@@ -6,7 +6,7 @@ import { BindingError, interpolate } from '../core/workspace/bindings.js';
 import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { readJsonBody } from './json-body.js';
-import { listQueryOf, pageQuery, pageOf, resourceListQuery } from './list-query.js';
+import { listQueryOf, pageOf, pageQuery, queryFlag, resourceListQuery } from './list-query.js';
 
 /** Connections (resources), their types, and variables (spec 4.6). */
 export function resourceVariableRoutes(deps: CoreDeps) {
@@ -49,7 +49,7 @@ export function resourceVariableRoutes(deps: CoreDeps) {
   });
   r.get('/variables/get/:path{.+}', async (c) => {
     // ?encrypted=true: sealed with the workspace sync key, as the CLI pulls secrets.
-    const get = c.req.query('encrypted') === 'true' ? getVariableSealed : getVariable;
+    const get = queryFlag(c, 'encrypted') ? getVariableSealed : getVariable;
     return c.json(await get(deps, c.get('rights'), c.req.param('path')));
   });
   r.post('/variables/update/:path{.+}', async (c) => c.json(await updateVariable(deps, c.get('rights'), c.req.param('path'), await readJsonBody(c))));

@@ -18,6 +18,7 @@ import type { CoreDeps } from '../core/deps.js';
 import type { AppEnv } from './context.js';
 import { toIncoming } from './incoming.js';
 import { freshRights } from './fresh-rights.js';
+import { queryFlag } from './list-query.js';
 
 /** The webhook endpoints of spec 4.1: async, sync and SSE, by path (latest) or by hash (fixed). */
 export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: number) {
@@ -99,7 +100,7 @@ export function runRoutes(deps: CoreDeps, sseKeepAliveMs: number, sseMaxMs?: num
       }
       // Following an existing job, its logs come too (Windmill's getupdate_sse), from `log_offset` on.
       const logOffset = parseLogOffset(c.req.query('log_offset'));
-      return sse(c, deps, c.get('workspace').id, id, { fast: c.req.query('fast') === 'true', keepAliveMs: sseKeepAliveMs, maxMs: sseMaxMs, streamOffset: Number(offset ?? 0), logOffset });
+      return sse(c, deps, c.get('workspace').id, id, { fast: queryFlag(c, 'fast'), keepAliveMs: sseKeepAliveMs, maxMs: sseMaxMs, streamOffset: Number(offset ?? 0), logOffset });
     });
   }
   return r;

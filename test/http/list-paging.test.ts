@@ -51,6 +51,7 @@ describe('list routes', () => {
     ['flows/list?show_archived=1', 'show_archived'],
     ['jobs/list?created_by=admin', 'created_by'],
     ['jobs/list?page=0', 'page'],
+    ['variables/get/f/paging/v1?encrypted=1', 'encrypted'],
   ])('refuse %s with a 400 naming %s', async (path, name) => {
     const res = await get(path);
     expect(res.status).toBe(400);
