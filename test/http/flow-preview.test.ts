@@ -63,7 +63,7 @@ describe('a test run of an unsaved flow', () => {
     const res = await s.fetch(`${ws()}/jobs/run_wait_result/preview_flow`, json({ value: VALUE, args: { name: 'fay' }, tag: null, restarted_from: null }));
     expect(res.status, await res.clone().text()).toBe(200);
     expect(await res.json()).toBe('HELLO FAY');
-    const [run] = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/preview_flow&job_kinds=flow`)).json();
+    const [run] = await (await s.fetch(`${ws()}/jobs/list?script_path_exact=u/admin/preview_flow`)).json();
     expect(run).toMatchObject({ status: 'success', result: 'HELLO FAY' });
     expect((await s.fetch(`${ws()}/flows/get/u/admin/preview_flow`)).status).toBe(404);
     const restarted = await s.fetch(`${ws()}/jobs/run_wait_result/preview_flow`, json({ value: VALUE, args: { name: 'fay' }, restarted_from: { step_id: 'shout' } }));
