@@ -9,7 +9,7 @@ import { inProcessInvoke } from '../../functions/adapters/aws/sandbox-in-process
 import type { SandboxEvent } from '../../functions/adapters/aws/sandbox-protocol.js';
 import { closeSandbox, handler, runSandboxed, setSandboxWorkDir } from '../../functions/handlers/sandbox.js';
 import type { RunRequest } from '../../functions/ports.js';
-import { eventually, isProcessGone, recorder, request, resultOf, runOnce, schemaOf } from '../unit/runtime/runtime-helpers.js';
+import { eventually, isProcessGone, processStartedAt, recorder, request, resultOf, runOnce, schemaOf } from '../unit/runtime/runtime-helpers.js';
 
 const sandboxDir = mkdtempSync(join(tmpdir(), 'svc-sandbox-test-'));
 setSandboxWorkDir(sandboxDir);
@@ -180,11 +180,12 @@ describe('the Python sandbox', () => {
     try {
       expect(await eventually(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '', 5_000)).toBe(true);
       const pid = Number(readFileSync(pidFile, 'utf8'));
+      const startedAt = processStartedAt(pid);
       abort.abort();
       expect(await running).toEqual({ ok: false, error: { name: 'Canceled', message: 'job was canceled' } });
       // The handler gets SIGTERM and kills the job's group on its way out: a Python start and exit,
       // which on a loaded CI machine took longer than the helper's default 3 s once.
-      expect(await eventually(() => isProcessGone(pid), 15_000)).toBe(true);
+      expect(await eventually(() => isProcessGone(pid, startedAt), 15_000)).toBe(true);
     } finally {
       rmSync(drop, { recursive: true, force: true });
     }

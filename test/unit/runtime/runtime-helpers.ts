@@ -81,16 +81,29 @@ export function errorOf(outcome: RunOutcome) {
  * True once the process no longer exists. A killed process whose parent died is a zombie until
  * someone reaps it, and this container's PID 1 does not reap: a zombie counts as gone.
  */
-export function isProcessGone(pid: number): boolean {
+export function isProcessGone(pid: number, startedAt?: string | null): boolean {
   try {
     process.kill(pid, 0);
   } catch {
     return true;
   }
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? false;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '';
+    // Another process with the same pid: pids wrap at pid_max (32768 here), and a busy CI machine
+    // handed a killed job's pid to a new process within seconds.
+    if (startedAt && stat.split(' ')[19] !== startedAt) return true;
+    return stat.startsWith('Z');
   } catch {
     return true;
+  }
+}
+
+/** When the process with `pid` started (/proc/<pid>/stat field 22): which process a pid names now. */
+export function processStartedAt(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }
 
