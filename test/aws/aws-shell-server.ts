@@ -32,6 +32,7 @@ import { sharedEndpointsFromEnv } from './shared-endpoints.js';
 import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
+import { installDynamoWriteObserver, onDynamoWrite } from './dynamodb-write-observer.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
 import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
@@ -172,6 +173,7 @@ async function countedDynamo<T>(payload: unknown, invoke: () => Promise<T>): Pro
 
 async function main(): Promise<void> {
   if (countDynamo) installDynamoRequestCounter();
+  installDynamoWriteObserver();
   const ownDataDir = !process.env.SVC_DATA_DIR;
   const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
   if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -302,7 +304,10 @@ async function startJobDispatcher(emulators: AwsEmulators): Promise<void> {
     retryAttempts: 10,
     onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'job dispatcher stream', error: String(error) })),
   });
+  // A job the api (or a flow runner) stores here is dispatched at once, not at the next idle poll.
+  const unobserve = onDynamoWrite(() => source.wake());
   cleanups.push(async () => {
+    unobserve();
     await source.stop();
     dynamo.destroy();
     streams.destroy();
@@ -391,7 +396,9 @@ async function startEventsFunction(env: Record<string, string>): Promise<void> {
     retryAttempts: 2,
     onError: (error) => console.error(JSON.stringify({ level: 'error', msg: 'events stream', error: String(error) })),
   });
+  const unobserve = onDynamoWrite(() => source.wake());
   cleanups.push(async () => {
+    unobserve();
     // Lambda's environment going away cuts an invocation short: one waiting out a webhook's
     // near retries (up to a minute) is not waited for.
     await source.stop({ abandon: true });

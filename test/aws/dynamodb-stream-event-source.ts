@@ -23,6 +23,8 @@ export interface StreamEventSource {
    * (the AWS shell server's shutdown, which must not wait out an events invocation's retries).
    */
   stop(opts?: { abandon?: boolean }): Promise<void>;
+  /** Polls now instead of waiting out the idle interval: something was just written. */
+  wake(): void;
 }
 
 export interface StreamSourceOptions {
@@ -33,16 +35,28 @@ export interface StreamSourceOptions {
   handler: StreamHandler;
   /** The mapping's filter patterns (Lambda event filtering, any may match); none: every record. */
   filters?: readonly unknown[];
+  /** How soon the next poll follows one that found records (50 ms). */
   pollMs?: number;
+  /**
+   * The longest wait between polls that find nothing: the wait doubles from `pollMs` up to this
+   * (250 ms, the four polls a second Lambda makes of each shard). wake() polls at once.
+   */
+  idlePollMs?: number;
   retryAttempts?: number;
   onError?: (error: unknown) => void;
 }
+
+const DESCRIBE_EVERY_MS = 1_000;
 
 export async function startStreamEventSource(opts: StreamSourceOptions): Promise<StreamEventSource> {
   const table = await opts.dynamo.send(new DescribeTableCommand({ TableName: opts.tableName }));
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
   const pollMs = opts.pollMs ?? 50;
+  const idlePollMs = Math.max(pollMs, opts.idlePollMs ?? 250);
+  /** Ends the wait between polls early (wake()); a wake during a poll makes the next wait none. */
+  let endWait: (() => void) | null = null;
+  let woken = false;
   const retryAttempts = opts.retryAttempts ?? 3;
   const iterators = new Map<string, string | null>();
   /** The last record read from each shard, where a fresh iterator picks up. */
@@ -58,10 +72,20 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
     return (await opts.streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...position }))).ShardIterator ?? null;
   };
 
+  /** When the stream's shards were last listed; a shard only appears when another closes. */
+  let describedAt = -Infinity;
+  let shardClosed = false;
   const pollOnce = async (): Promise<boolean> => {
-    const shards = (await opts.streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
-    for (const shard of shards) {
-      if (!iterators.has(shard.ShardId!)) iterators.set(shard.ShardId!, await iteratorAt(shard.ShardId!));
+    // Listing the shards each poll doubled the emulator's idle load (two requests every 50 ms per
+    // consumer, about a fifth of a core per AWS shell doing nothing): listed again when a shard
+    // has closed, and once a second in case one was split.
+    if (shardClosed || Date.now() - describedAt >= DESCRIBE_EVERY_MS) {
+      describedAt = Date.now();
+      shardClosed = false;
+      const shards = (await opts.streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
+      for (const shard of shards) {
+        if (!iterators.has(shard.ShardId!)) iterators.set(shard.ShardId!, await iteratorAt(shard.ShardId!));
+      }
     }
     let sawRecords = false;
     for (const [shardId, iterator] of iterators) {
@@ -81,6 +105,7 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
         continue;
       }
       iterators.set(shardId, page.NextShardIterator ?? null);
+      if (!page.NextShardIterator) shardClosed = true;
       const read = page.Records ?? [];
       if (read.length > 0) lastRead.set(shardId, read[read.length - 1].dynamodb!.SequenceNumber!);
       const records = read.map((r) => lambdaRecord(r, streamArn)).filter((r) => !opts.filters || opts.filters.some((pattern) => matches(pattern, r)));
@@ -113,31 +138,57 @@ export async function startStreamEventSource(opts: StreamSourceOptions): Promise
   };
 
   const loop = (async () => {
+    let wait = pollMs;
     while (!stopped) {
       let busy = false;
+      woken = false;
       try {
         busy = await pollOnce();
       } catch (error) {
         if (!stopped) opts.onError?.(error);
       }
-      if (!busy) {
-        for (const wake of idleWaiters) wake();
-        idleWaiters = [];
-        await new Promise((r) => setTimeout(r, pollMs));
+      if (busy) {
+        wait = pollMs;
+        continue;
       }
+      for (const wake of idleWaiters) wake();
+      idleWaiters = [];
+      if (woken) {
+        wait = pollMs;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        endWait = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      endWait = null;
+      wait = woken ? pollMs : Math.min(wait * 2, idlePollMs);
     }
   })();
 
   return {
     // Twice idle: a poll under way when drain() is called may have started before the last write.
     drain: async () => {
-      for (let i = 0; i < 2 && !stopped; i++) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      for (let i = 0; i < 2 && !stopped; i++) {
+        const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
+        woken = true;
+        endWait?.();
+        await idle;
+      }
     },
     async stop({ abandon = false } = {}) {
       stopped = true;
       // Without a handler under way, the loop ends with the poll in flight.
       if (!(abandon && handling)) await loop;
       for (const wake of idleWaiters) wake();
+      endWait?.();
+    },
+    wake() {
+      woken = true;
+      endWait?.();
     },
   };
 }
