@@ -130,8 +130,11 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     const firstStep = page.locator('#graph [data-step="value.modules.0"]');
     await firstStep.focus();
     await firstStep.evaluate((node) => node.setAttribute('data-drawn-before', ''));
+    await page.evaluate(() => ((window as unknown as { listed?: Element | null }).listed = document.querySelector('#problems')?.firstElementChild));
     releaseCheck();
-    await page.locator('#graph [data-drawn-before]').waitFor({ state: 'detached' });
+    // The check's answer is listed and the graph redrawn: the same steps, so the same node, still focused.
+    await expect.poll(() => page.evaluate(() => document.querySelector('#problems')?.firstElementChild !== (window as unknown as { listed: Element }).listed)).toBe(true);
+    await expect(page.locator('#graph [data-drawn-before]').getAttribute('data-step')).resolves.toBe('value.modules.0');
     await page.unroute('**/flows/validate');
     await expect(page.evaluate(() => document.activeElement?.getAttribute('data-step'))).resolves.toBe('value.modules.0');
     await page.keyboard.press('Enter');
@@ -267,6 +270,33 @@ describe('the flow editor', { timeout: 120_000 }, () => {
     await expect.poll(() => groups.inputValue()).toBe('ops');
     await reopen();
     await expect(groups.inputValue()).resolves.toBe('ops');
+  });
+
+  it("keeps the graph's step nodes while the graph stays the same: a click during a redraw is not lost", async () => {
+    const page = await pageAs('ada', `/w/${s.workspace}/flows/new`);
+    await page.locator('.cm-editor').waitFor();
+    await noProblem(page);
+    // The node a person is pressing on, and what the check last listed.
+    await page.evaluate(() => {
+      const probe = window as unknown as { stepNode?: Element | null; listed?: Element | null };
+      probe.stepNode = document.querySelector('#graph [data-step="value.modules.0"]');
+      probe.listed = document.querySelector('#problems')?.firstElementChild;
+    });
+    const stillThere = () => page.evaluate(() => (window as unknown as { stepNode: Element }).stepNode.isConnected);
+
+    // Selecting a step marks it on the same node.
+    await page.locator('#graph [data-step="value.modules.0"]').click();
+    await page.locator('#step-heading').getByText('Step greet').waitFor();
+    await expect(stillThere()).resolves.toBe(true);
+    await expect(page.evaluate(() => (window as unknown as { stepNode: Element }).stepNode.classList.contains('selected'))).resolves.toBe(true);
+
+    // A YAML edit that leaves the steps as they are, and the API's check answering it, redraw nothing.
+    const editor = page.getByRole('textbox', { name: 'Flow YAML' });
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.insertText('\n# a comment the graph does not show\n');
+    await expect.poll(() => page.evaluate(() => document.querySelector('#problems')?.firstElementChild !== (window as unknown as { listed: Element }).listed)).toBe(true);
+    await expect(stillThere()).resolves.toBe(true);
   });
 
   it("copies a saved flow's webhook as curl, with the token's placeholder", async () => {

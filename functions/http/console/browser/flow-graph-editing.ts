@@ -10,19 +10,33 @@ import { getAt, lengthAt, placeOf, type FlowEditorPage } from './flow-editor-con
  * with a free id, move, remove. Each is one edit of the YAML, which the graph and the check follow.
  */
 
+/** The markup the graph's nodes were last built from: a redraw of the same keeps them. */
+let drawnMarkup: string | null = null;
+
 export function drawGraph(page: FlowEditorPage): void {
   if (!page.lib) return;
   const box = byId('graph');
-  // Drawing replaces every node: the step that had the keyboard gets it back, or a redraw after
-  // the check (which answers while the user moves through the graph) would drop it on the page.
-  const focused = box.contains(document.activeElement) ? document.activeElement?.getAttribute('data-step') : null;
-  // The console's html template built this markup with every label escaped (flow-graph.ts).
-  box.innerHTML = page.lib.graph(getAt(page, 'value.modules'));
+  // The console's html template builds this markup with every label escaped (flow-graph.ts).
+  const markup = page.lib.graph(getAt(page, 'value.modules'));
+  // Nodes are replaced only when the graph changed: a redraw for a selection or the check's
+  // answer (which comes while the user moves through the graph) that replaced them lost a click
+  // pressed on a node and released on its replacement, and the keyboard's place in the graph.
+  if (markup !== drawnMarkup || !box.querySelector('[data-step]')) buildNodes(page, box, markup);
   const invalid = stepsWithProblems(page.problems);
   for (const node of box.querySelectorAll('[data-step]')) {
     const field = node.getAttribute('data-step') ?? '';
-    if (field === page.selected) node.classList.add('selected');
-    if (invalid.includes(field)) node.classList.add('invalid');
+    node.classList.toggle('selected', field === page.selected);
+    node.classList.toggle('invalid', invalid.includes(field));
+  }
+}
+
+function buildNodes(page: FlowEditorPage, box: HTMLElement, markup: string): void {
+  // The step that had the keyboard gets it back from its new node.
+  const focused = box.contains(document.activeElement) ? document.activeElement?.getAttribute('data-step') : null;
+  box.innerHTML = markup;
+  drawnMarkup = markup;
+  for (const node of box.querySelectorAll('[data-step]')) {
+    const field = node.getAttribute('data-step') ?? '';
     node.addEventListener('click', () => select(page, field, false));
     node.addEventListener('keydown', (event) => {
       const key = (event as KeyboardEvent).key;
