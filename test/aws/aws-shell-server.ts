@@ -32,7 +32,8 @@ import { sharedEndpointsFromEnv } from './shared-endpoints.js';
 import { S3_EMULATOR_ADDRESS } from './s3-local.js';
 import { dynamoClient } from './dynamodb-local.js';
 import { startStreamEventSource, streamsClient } from './dynamodb-stream-event-source.js';
-import { installDynamoWriteObserver, onDynamoWrite } from './dynamodb-write-observer.js';
+import { onDynamoWrite } from './dynamodb-write-observer.js';
+import { watchDynamoRequests } from './dynamodb-http-requests.js';
 import { startFlowRunnerLocal } from './flow-runner-local.js';
 import { FLOW_RUNNER_TIMEOUT_SECONDS } from '../../statemachines/flow-runner.js';
 import type { ExecutionStatusChangeEvent } from './step-functions-local.js';
@@ -172,8 +173,9 @@ async function countedDynamo<T>(payload: unknown, invoke: () => Promise<T>): Pro
 }
 
 async function main(): Promise<void> {
+  // Before any client sends: the stream pollers are woken by the writes of clients made later.
+  watchDynamoRequests();
   if (countDynamo) installDynamoRequestCounter();
-  installDynamoWriteObserver();
   const ownDataDir = !process.env.SVC_DATA_DIR;
   const dataDir = process.env.SVC_DATA_DIR ? resolve(process.env.SVC_DATA_DIR) : mkdtempSync(join(tmpdir(), 'svc-aws-shell-'));
   if (ownDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import http, { type ClientRequest, type RequestOptions } from 'node:http';
+import type { ClientRequest } from 'node:http';
+import { onDynamoRequest } from './dynamodb-http-requests.js';
 
 /**
  * Counts the DynamoDB requests made within a call, as they leave for the emulator: the AWS SDK's
@@ -65,17 +66,13 @@ function valueBytes(v: AttributeValue): number {
 
 let installed = false;
 
-/** Patches `http.request` once, before any DynamoDB client has sent. */
+/** Counts from now on; called before any DynamoDB client of the process has sent (dynamodb-http-requests.ts). */
 export function installDynamoRequestCounter(): void {
   if (installed) return;
   installed = true;
-  const original = http.request;
-  http.request = function request(this: unknown, ...args: Parameters<typeof http.request>): ClientRequest {
-    const req = original.apply(this, args);
+  onDynamoRequest((req, target) => {
     const counts = scope.getStore();
-    const headers = (typeof args[0] === 'object' && !(args[0] instanceof URL) ? (args[0] as RequestOptions).headers : undefined) as Record<string, string> | undefined;
-    const target = headers?.['x-amz-target'] ?? headers?.['X-Amz-Target'];
-    if (!counts || !target?.startsWith('DynamoDB_')) return req;
+    if (!counts || !target.startsWith('DynamoDB_')) return;
     const chunks: Buffer[] = [];
     const write = req.write.bind(req);
     const end = req.end.bind(req);
@@ -88,8 +85,7 @@ export function installDynamoRequestCounter(): void {
       record(counts, target, Buffer.concat(chunks).toString('utf8'));
       return (end as (...a: unknown[]) => ClientRequest)(chunk, ...rest);
     }) as typeof req.end;
-    return req;
-  } as typeof http.request;
+  });
 }
 
 /** Runs `fn`, counting the DynamoDB requests it makes (and everything it awaits) into `counts`. */
