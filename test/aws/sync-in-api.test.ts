@@ -49,6 +49,8 @@ let sandboxDir: string;
 const invocations = new Map<string, Promise<unknown>>();
 /** Sandbox runs of scripts whose content says HANG never report: the function running them "dies" with them. */
 const hanging = new Set<() => void>();
+/** Sandbox runs of scripts whose content says HOLD stop reporting after their first log line until the test lets them go: a job as long as the test needs, however slow the machine. */
+const held = new Set<() => void>();
 
 beforeAll(async () => {
   emulators = await startAwsEmulators({ shared: await sharedEndpoints() });
@@ -69,7 +71,10 @@ beforeAll(async () => {
   chmodSync(sandboxDir, 0o711);
   setSandboxWorkDir(sandboxDir);
   const real = inProcessInvoke();
-  const invoke: SandboxInvoke = (request, signal) => (request.content.includes('HANG') ? neverReports(signal) : real(request, signal));
+  const invoke: SandboxInvoke = (request, signal) => {
+    if (request.content.includes('HANG')) return neverReports(signal);
+    return request.content.includes('HOLD') ? heldAfterFirstLog(real(request, signal)) : real(request, signal);
+  };
   installLambdaStreamingGlobals();
   const { createApiHandler } = await import('../../functions/handlers/api.js');
   const handler = createApiHandler(() => invoke) as unknown as StreamingHandler;
@@ -95,7 +100,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const release of hanging) release();
+  for (const release of [...hanging, ...held]) release();
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   await source?.stop();
   dynamo?.destroy();
@@ -112,6 +117,17 @@ async function* neverReports(signal: AbortSignal): AsyncGenerator<SandboxEvent> 
     signal.addEventListener('abort', () => resolve(), { once: true });
   });
   yield { type: 'outcome', outcome: { ok: false, error: { name: 'Gone', message: 'the test let go of the run' } } };
+}
+
+async function* heldAfterFirstLog(events: AsyncIterable<SandboxEvent>): AsyncGenerator<SandboxEvent> {
+  let logged = false;
+  for await (const event of events) {
+    yield event;
+    if (event.type === 'log' && !logged) {
+      logged = true;
+      await new Promise<void>((resolve) => held.add(resolve));
+    }
+  }
 }
 
 function api(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
@@ -186,7 +202,7 @@ describe('a sync webhook runs in the api function', () => {
   });
 
   it('writes logs while the job runs, and keeps the invocation until a job longer than the sync wait is stored, after answering 504', async () => {
-    await createScript('u/admin/slow', `echo "started"\nsleep ${SYNC_MAX_WAIT_SECONDS + 2}\necho "finished"`);
+    await createScript('u/admin/slow', 'echo "started"\nsleep 1\necho "finished" # HOLD');
     const pending = api('/jobs/run_wait_result/p/u/admin/slow', { method: 'POST', body: '{}', headers: { 'x-test-invocation': 'slow' } });
     // Live: the running job's log is in the table before the script ends, as the worker writes it.
     const running = await until('the running job with its first log line', async () => {
@@ -200,7 +216,9 @@ describe('a sync webhook runs in the api function', () => {
     expect(res.status).toBe(504);
     const { error } = await res.json();
     expect(error.code).toBe('sync_wait_timeout');
+    expect((await getJob(error.job_id)).status).toBe('running');
     // Answered, yet the job goes on in the same invocation, which ends only once it is recorded.
+    for (const release of held) release();
     await invocations.get('slow');
     const job = await getJob(error.job_id);
     expect(job).toMatchObject({ status: 'success', result: 'finished' });
@@ -245,7 +263,7 @@ describe('a sync webhook runs in the api function', () => {
     expect(report.workerLost).toBeGreaterThanOrEqual(1);
     expect((await getJob(job.id))).toMatchObject({ status: 'failed', result: { error: { name: STUCK_JOB_ERRORS.workerLost } } });
 
-    for (const release of hanging) release();
+    for (const release of [...hanging, ...held]) release();
     await (await pending).arrayBuffer();
   });
 });

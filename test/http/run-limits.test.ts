@@ -110,8 +110,8 @@ describe('cache_ttl', () => {
   });
 });
 
-/** The job records when it started and ended, by its own clock, so overlaps are measured by the runs themselves. */
-const TIMED = 'export async function main(i: number) { const start = Date.now(); await new Promise((r) => setTimeout(r, 400)); return { i, start, end: Date.now() } }';
+/** The job records when it started and ended, by its own clock, so overlaps are measured by the runs themselves. It lasts `ms`. */
+const TIMED = 'export async function main(i: number, ms = 400) { const start = Date.now(); await new Promise((r) => setTimeout(r, ms)); return { i, start, end: Date.now() } }';
 
 /** The most runs that were running at one moment, from their own start and end times. */
 function maxOverlap(runs: { start: number; end: number }[]): number {
@@ -125,11 +125,13 @@ function maxOverlap(runs: { start: number; end: number }[]): number {
 describe('concurrent_limit', () => {
   it('runs 10 runs of a script with concurrent_limit 2 never more than 2 at once, all of them, in order', async () => {
     await createScript('u/admin/limited', TIMED, { concurrent_limit: 2 });
+    // The first two last long enough for the third to be seen waiting, however slow the machine's starts.
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push(await start('u/admin/limited', { i }));
+    for (let i = 0; i < 3; i++) ids.push(await start('u/admin/limited', i < 2 ? { i, ms: 2000 } : { i }));
     // Queued behind the first two, never failed or dropped.
-    const waiting = await job(ids[9]);
+    const waiting = await job(ids[2]);
     expect(waiting.status).toBe('queued');
+    for (let i = 3; i < 10; i++) ids.push(await start('u/admin/limited', { i }));
     const jobs = await Promise.all(ids.map((id) => waitForJob(s, id, 90_000)));
     expect(jobs.map((j) => j.status)).toEqual(Array(10).fill('success'));
     const runs = jobs.map((j) => j.result as { i: number; start: number; end: number });
