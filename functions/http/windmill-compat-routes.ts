@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { getVariable } from '../core/workspace/variables.js';
 import { updateResource } from '../core/workspace/resources.js';
-import { completedJob, flowExists, getFlowUserState, getJobProgress, jobLogs, jobResultMaybe, namesOf, resourceExists, rootJobId, scriptDeploymentStatus, scriptExists, setFlowUserState, setJobProgress, variableExists, windmillJobList, workspaceWhoami } from '../core/runs/windmill-compat.js';
+import { completedJob, flowExists, getFlowUserState, getJobProgress, jobLogs, jobResultMaybe, memberEmail, namesOf, resourceExists, rootJobId, scriptDeploymentStatus, scriptExists, setFlowUserState, setJobProgress, variableExists, windmillJobList, workspaceMember, workspaceWhoami } from '../core/runs/windmill-compat.js';
 import { listScripts } from '../core/scripts/scripts.js';
 import { listFlows } from '../core/flows/flows.js';
 import { listFolders } from '../core/identity/folders.js';
@@ -70,6 +70,10 @@ export function windmillCompatRoutes(deps: CoreDeps) {
   r.get('/users/list_usernames', async (c) => c.json(await namesOf(listMembers(deps, c.get('rights')), (m) => m.username)));
   // UserService.whoami with a workspace: the caller as a member of it (svc's /api/users/whoami is instance-wide).
   r.get('/users/whoami', async (c) => c.json(await workspaceWhoami(deps, c.get('rights'))));
+  // usernameToEmail: the email as text. whois / getUser: another member, in whoami's shape.
+  r.get('/users/username_to_email/:username', async (c) => c.text(await memberEmail(deps, c.get('rights'), c.req.param('username'))));
+  r.get('/users/whois/:username', async (c) => c.json(await workspaceMember(deps, c.get('rights'), c.req.param('username'))));
+  r.get('/users/get/:username', async (c) => c.json(await workspaceMember(deps, c.get('rights'), c.req.param('username'))));
   // Windmill's CLI waits on this after a push; svc locks at create, so a stored version is ready.
   r.get('/scripts/deployment_status/h/:hash', async (c) => c.json(await scriptDeploymentStatus(deps, c.get('rights'), c.req.param('hash'))));
 

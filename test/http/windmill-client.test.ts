@@ -118,6 +118,11 @@ afterAll(async () => {
   await s?.stop();
 });
 
+/** The admin's email as the instance has it (the instance-wide whoami of the admin token). */
+async function adminEmail(): Promise<string> {
+  return ((await (await s.fetch('/api/users/whoami')).json()) as { email: string }).email;
+}
+
 describe('the windmill-client package with a job\'s environment', () => {
   it('gives the job its WM_* variables with the values of its OV_* ones', () => {
     const e = holder.env;
@@ -219,6 +224,18 @@ describe('the windmill-client package with a job\'s environment', () => {
       username: 'alice', email: 'alice@example.com', is_admin: false, is_super_admin: false, operator: false, disabled: false,
       groups: ['crew'], folders: [], folders_read: ['shared'], folders_owners: [],
     });
+    // Other members, as the job's creator may list them: the admin's email, and what whois and getUser show of them.
+    expect(await wmill.usernameToEmail('admin')).toBe(await adminEmail());
+    const admin = { username: 'admin', is_admin: true, operator: false, disabled: false, groups: [], folders: ['shared'], folders_owners: ['shared'] };
+    expect(await wmill.UserService.whois({ workspace, username: 'admin' })).toMatchObject(admin);
+    expect(await wmill.UserService.getUser({ workspace, username: 'admin' })).toMatchObject(admin);
+    expect(await wmill.UserService.whois({ workspace, username: 'alice' })).toMatchObject({ username: 'alice', groups: ['crew'], folders_read: ['shared'], folders_owners: [] });
+    // A user of the instance who is no member here is as unknown as a name nobody has.
+    await s.post('/api/users/create', { username: 'outsider', email: 'outsider@example.com', password: 'outsider-password' });
+    for (const username of ['outsider', 'nobody']) {
+      await expect(wmill.usernameToEmail(username)).rejects.toMatchObject({ status: 404 });
+      await expect(wmill.UserService.whois({ workspace, username })).rejects.toMatchObject({ status: 404 });
+    }
     const script = await wmill.ScriptService.getScriptByPath({ workspace, path: 'u/alice/double' });
     expect(await wmill.ScriptService.getScriptDeploymentStatus({ workspace, hash: script.hash })).toEqual({ lock: script.lock ?? null, lock_error_logs: null });
 

@@ -4,7 +4,7 @@ import { ApiError, badRequest, conflict, notFound } from '../common/errors.js';
 import { parseBody } from '../common/validation.js';
 import { AGAIN, RACE, retry } from '../common/retry.js';
 import { getVisibleJob, isFinished, listJobs } from '../jobs/jobs.js';
-import type { Rights } from '../identity/permissions.js';
+import { Rights } from '../identity/permissions.js';
 import type { CoreDeps } from '../deps.js';
 import type { Job, JobStatus } from '../../ports.js';
 import type { WorkspaceUserView } from '../views/identity-views.js';
@@ -148,6 +148,27 @@ export async function completedJob(deps: CoreDeps, rights: Rights, id: string): 
 /** `jobs_u/get_logs`: a job's logs as text (empty once deleted after use). */
 export async function jobLogs(deps: CoreDeps, rights: Rights, id: string): Promise<string> {
   return (await getVisibleJob(deps, rights, id)).logs;
+}
+
+/** A member of the workspace and their user; an unknown username and a non-member are both 404. */
+async function memberUser(deps: Pick<CoreDeps, 'store'>, rights: Rights, username: string) {
+  rights.check('users', 'read');
+  const member = await getEntityValue(deps.store, 'member', rights.workspaceId, username);
+  const user = member && (await deps.store.getUser(username));
+  if (!user) throw notFound(`member ${username} of workspace ${rights.workspaceId}`);
+  return user;
+}
+
+/** `users/username_to_email` (the clients' usernameToEmail): a member's email, for anyone who may list the members. */
+export async function memberEmail(deps: Pick<CoreDeps, 'store'>, rights: Rights, username: string): Promise<string> {
+  return (await memberUser(deps, rights, username)).email;
+}
+
+/** `users/whois` and `users/get` (Windmill's User): another member as whoami shows them to themselves, with their own rights. */
+export async function workspaceMember(deps: Pick<CoreDeps, 'store'>, rights: Rights, username: string): Promise<WorkspaceUserView> {
+  const user = await memberUser(deps, rights, username);
+  const theirs = await Rights.load(deps, { username, isSuperadmin: user.is_admin, workspaceId: rights.workspaceId, scopes: null, via: 'token', jobId: null, tokenHash: null }, rights.workspaceId);
+  return workspaceWhoami(deps, theirs);
 }
 
 /** `users/whoami` of a workspace (Windmill's User): the caller, their role here, groups and folder rights. */
