@@ -1,9 +1,9 @@
 import { ApiError } from '../common/errors.js';
-import { scopesAllow, type Domain, type Verb } from './scopes.js';
+import { scopesAllow, type Domain, type Scope, type Verb } from './scopes.js';
 import { getEntityValue, listEntityValues } from '../store/entities.js';
 import type { Principal } from './auth.js';
 import type { CoreDeps } from '../deps.js';
-import type { Job } from '../../ports.js';
+import type { Job, User } from '../../ports.js';
 import type { Folder, Role } from './identity-documents.js';
 
 // The documents live in a leaf (identity-documents.ts); the modules that manage them import them from here.
@@ -57,6 +57,12 @@ export class Rights {
     for (const e of groupEntities) if (e.value.members.includes(principal.username)) groups.add(e.key);
     const folders = new Map(folderEntities.map((e) => [e.key, e.value]));
     return new Rights(principal, workspaceId, member.role, groups, folders);
+  }
+
+  /** What `user` may do in the workspace acting as themselves (no caller at hand: a trigger's author, another member), narrowed to `scopes`. */
+  static ofUser(deps: Pick<CoreDeps, 'store'>, user: Pick<User, 'username' | 'is_admin'>, workspaceId: string, scopes: Scope[] | null = null): Promise<Rights> {
+    const principal: Principal = { username: user.username, isSuperadmin: user.is_admin, workspaceId, scopes, via: 'token', jobId: null, tokenHash: null };
+    return Rights.load(deps, principal, workspaceId);
   }
 
   /** Whether the caller may `verb` in `domain`, for the item path (or folder/group name) given. */

@@ -167,8 +167,7 @@ export async function memberEmail(deps: Pick<CoreDeps, 'store'>, rights: Rights,
 /** `users/whois` and `users/get` (Windmill's User): another member as whoami shows them to themselves, with their own rights. */
 export async function workspaceMember(deps: Pick<CoreDeps, 'store'>, rights: Rights, username: string): Promise<WorkspaceUserView> {
   const user = await memberUser(deps, rights, username);
-  const theirs = await Rights.load(deps, { username, isSuperadmin: user.is_admin, workspaceId: rights.workspaceId, scopes: null, via: 'token', jobId: null, tokenHash: null }, rights.workspaceId);
-  return workspaceWhoami(deps, theirs);
+  return workspaceWhoami(deps, await Rights.ofUser(deps, user, rights.workspaceId));
 }
 
 /** `users/whoami` of a workspace (Windmill's User): the caller, their role here, groups and folder rights. */

@@ -1,7 +1,6 @@
 import { ApiError } from '../common/errors.js';
 import { parseScopes } from '../identity/scopes.js';
 import { Rights } from '../identity/permissions.js';
-import type { Principal } from '../identity/auth.js';
 import type { CoreDeps } from '../deps.js';
 
 /**
@@ -21,14 +20,5 @@ export function authorOf(rights: Rights): Author {
 export async function authorRights(deps: Pick<CoreDeps, 'store'>, workspaceId: string, author: Author, what: string): Promise<Rights> {
   const user = await deps.store.getUser(author.permissioned_as);
   if (!user) throw new ApiError(503, 'misconfigured', `the author of ${what}, ${author.permissioned_as}, no longer exists; save it again`);
-  const principal: Principal = {
-    username: user.username,
-    isSuperadmin: user.is_admin,
-    workspaceId,
-    scopes: author.permissioned_scopes ? parseScopes(author.permissioned_scopes) : null,
-    via: 'token',
-    jobId: null,
-    tokenHash: null,
-  };
-  return Rights.load(deps, principal, workspaceId);
+  return Rights.ofUser(deps, user, workspaceId, author.permissioned_scopes ? parseScopes(author.permissioned_scopes) : null);
 }
