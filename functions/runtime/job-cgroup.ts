@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ResourceLimits } from './job-limits.js';
+import { endedServiceFolders } from './run-folder.js';
 
 /**
  * A control group per sandboxed process: the one kernel mechanism that bounds the memory of the
@@ -45,6 +46,7 @@ export class JobCgroup {
           memoryParent: join('/sys/fs/cgroup/memory', memory),
           pidsParent: join('/sys/fs/cgroup/pids', pids),
         };
+        removeEndedServicesGroups(layout);
         JobCgroup.create(layout, { ...probeLimits }).remove();
         return { layout };
       }
@@ -56,6 +58,7 @@ export class JobCgroup {
       // Controllers must be on in the parent's subtree; the kernel refuses when it cannot.
       writeFileSync(join(parent, 'cgroup.subtree_control'), '+memory +pids');
       const layout: Layout = { kind: 'v2', memoryParent: parent, pidsParent: parent };
+      removeEndedServicesGroups(layout);
       JobCgroup.create(layout, { ...probeLimits }).remove();
       return { layout };
     } catch (error) {
@@ -64,7 +67,8 @@ export class JobCgroup {
   }
 
   static create(layout: Layout, limits: ResourceLimits, owner?: number): JobCgroup {
-    const name = `svc-${randomBytes(8).toString('hex')}`;
+    // The service's pid in the name: the next service to start removes the groups of one that was killed.
+    const name = `${GROUP_PREFIX}-${process.pid}-${randomBytes(8).toString('hex')}`;
     const memoryDir = join(layout.memoryParent, name);
     const pidsDir = join(layout.pidsParent, name);
     const dirs = layout.kind === 'v1' ? [memoryDir, pidsDir] : [memoryDir];
@@ -173,6 +177,53 @@ export class JobCgroup {
 }
 
 const readBuffer = Buffer.alloc(64 * 1024);
+
+/** Job groups are named `svc-job-<pid of the service>-<random>`. */
+const GROUP_PREFIX = 'svc-job';
+/** Named by svc before the service's pid was in the name. */
+const UNOWNED_GROUP = /^svc-[0-9a-f]{16}$/;
+/** An unowned group this old is nobody's: a service moves a process into a group it made at once. */
+const UNOWNED_GROUP_AGE_MS = 60 * 60_000;
+
+/**
+ * A service removes its job groups as their processes end, and all of them when it stops; one that
+ * was killed (kill -9, a crash) cannot, and the kernel keeps an empty group until it is removed.
+ * So each service, as it starts, removes the groups of services that have ended (known by the pid
+ * in their name, as run folders are: run-folder.ts), and those named before the pid was in the
+ * name once they are an hour old. The kernel refuses to remove a group a process is still in, so
+ * no group in use goes.
+ */
+function removeEndedServicesGroups(layout: Layout): void {
+  for (const parent of new Set([layout.memoryParent, layout.pidsParent])) {
+    for (const dir of [...endedServiceFolders(parent, GROUP_PREFIX), ...oldUnownedGroups(parent)]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // in use, or gone meanwhile
+      }
+    }
+  }
+}
+
+function oldUnownedGroups(parent: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return [];
+  }
+  const before = Date.now() - UNOWNED_GROUP_AGE_MS;
+  return names
+    .filter((name) => UNOWNED_GROUP.test(name))
+    .map((name) => join(parent, name))
+    .filter((dir) => {
+      try {
+        return statSync(dir).mtimeMs < before;
+      } catch {
+        return false;
+      }
+    });
+}
 
 /** The files of a group's directories (memory first, pids last; one directory under cgroup v2) it reads. */
 function cgroupFiles(layout: Layout, dirs: string[]) {
