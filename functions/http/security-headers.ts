@@ -8,15 +8,20 @@ import { ApiError } from '../core/common/errors.js';
  *
  * A response that already has a Content-Security-Policy keeps it: that is user content, which the
  * core serves sandboxed (core/runs/sync-response.ts) and which may be embedded where its owner wants.
+ *
+ * The request's id (hono's requestId middleware, app.ts) is added here too: that middleware names
+ * only the answers made with the context's helpers (c.json, c.text, ...), not a Response a route
+ * builds itself, such as a sync webhook's result.
  */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   const res = c.res;
+  const requestId = c.get('requestId') as string | undefined;
   if (!isHtml(res)) {
     // Set in place where the headers allow it: the Node adapter then still writes a string body
     // straight out (the sync webhooks' answers), without a stream and a second Response per request.
     try {
-      addSecurityHeaders(res.headers, null);
+      addSecurityHeaders(res.headers, null, requestId);
       return;
     } catch {
       // Immutable headers (a Response.redirect, a fetched response): a copy below.
@@ -25,11 +30,12 @@ export const securityHeaders: MiddlewareHandler = async (c, next) => {
   // A fresh Response: the Node adapter's lightweight responses drop header changes made after a read.
   const headers = new Headers(res.headers);
   const body = isHtml(res) ? await res.text() : res.body;
-  addSecurityHeaders(headers, typeof body === 'string' ? body : null);
+  addSecurityHeaders(headers, typeof body === 'string' ? body : null, requestId);
   c.res = new Response(body, { status: res.status, statusText: res.statusText, headers });
 };
 
-function addSecurityHeaders(headers: Headers, html: string | null): void {
+function addSecurityHeaders(headers: Headers, html: string | null, requestId: string | undefined): void {
+  if (requestId !== undefined && !headers.has('x-request-id')) headers.set('x-request-id', requestId);
   headers.set('x-content-type-options', 'nosniff');
   if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer');
   if (!headers.has('content-security-policy')) {
