@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approvalState } from '../../functions/core/approvals/resume.js';
-import { newRun } from '../../functions/core/flows/advance.js';
+import { newRun } from '../../functions/core/flows/flow-run-document.js';
 import type { FlowRun } from '../../functions/core/flows/run-state.js';
 
 /** The approval page's state comes from what the run recorded, never from reading error text. */

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../../functions/adapters/local/sqlite-store.js';
 import { StoredDocumentError } from '../../functions/core/documents/parse.js';
 import { createEntity, tryReplaceEntity } from '../../functions/core/store/entities.js';
-import { newRun } from '../../functions/core/flows/advance.js';
+import { newRun } from '../../functions/core/flows/flow-run-document.js';
 import { MAX_CACHED_CHARS, readFlowJob, readFlowRun, rememberFlowRun, runCacheChars, setRunCacheBudget } from '../../functions/core/flows/run-cache.js';
 import { runDocument } from '../../functions/core/flows/flow-run-document.js';
 import { aJob, aWorkspace, FAR_FUTURE, nextTimestamp } from '../contract/store-fixtures.js';

@@ -5,7 +5,7 @@ import { jobRecord, scriptVersionRecord } from '../../functions/core/documents/r
 import { ENTITY_VALUES } from '../../functions/core/documents/entity-values.js';
 import { createEntity, getEntityValue, listEntityValues } from '../../functions/core/store/entities.js';
 import { ENTITY_KINDS } from '../../functions/ports.js';
-import { newRun } from '../../functions/core/flows/advance.js';
+import { newRun } from '../../functions/core/flows/flow-run-document.js';
 import { resolveRun } from '../../functions/core/flows/flow-run-document.js';
 import { dueSuspendedFlows } from '../../functions/core/flows/timers.js';
 import { aJob, aScriptVersion, aWorkspace } from '../contract/store-fixtures.js';

@@ -6,6 +6,28 @@ import { withApart, withoutApart } from './results-apart.js';
 import type { FlowRun, FlowRunDocument, FlowVersion } from './flow-documents.js';
 import type { Store } from '../../ports.js';
 
+/** A run of `modules` that has not started: a flow's, or a branch's or iteration's (its `outerResults`: what the enclosing runs had). */
+export function newRun(flowJob: string, version: number, path: string, modules: FlowModule[], flowInput: Record<string, unknown>, outerResults: Record<string, unknown>): FlowRun {
+  return {
+    flow_job: flowJob,
+    version,
+    path,
+    modules,
+    flow_input: flowInput,
+    outer_results: outerResults,
+    results: {},
+    previous_result: null,
+    resume: null,
+    resumes: [],
+    approvers: [],
+    index: 0,
+    step: null,
+    status: 'running',
+    events: {},
+    step_modules: {},
+  };
+}
+
 /**
  * A flow run is stored without its modules: they never change during a run and are already in the
  * flow version, which is never deleted, so the document names where they are (`modules_at`) and

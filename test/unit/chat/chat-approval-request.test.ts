@@ -6,7 +6,7 @@ import { getFlowRun } from '../../../functions/core/flows/run-state.js';
 import { parseScopes } from '../../../functions/core/identity/scopes.js';
 import { Rights } from '../../../functions/core/identity/permissions.js';
 import type { Principal } from '../../../functions/core/identity/auth.js';
-import { newRun } from '../../../functions/core/flows/advance.js';
+import { newRun } from '../../../functions/core/flows/flow-run-document.js';
 import type { FlowModule } from '../../../functions/core/flows/definition.js';
 import { aJob } from '../../contract/store-fixtures.js';
 

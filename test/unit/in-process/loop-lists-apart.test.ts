@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { flowRunCharsWritten, inProcessService, type InProcessService } from './harness.js';
 import { putResultsApart } from '../../../functions/core/flows/results-apart.js';
 import { copyRun, resolveRun, runDocument } from '../../../functions/core/flows/flow-run-document.js';
-import { newRun } from '../../../functions/core/flows/advance.js';
+import { newRun } from '../../../functions/core/flows/flow-run-document.js';
 import { scrubJobPayloads } from '../../../functions/core/jobs/scrub.js';
 import type { FlowRun } from '../../../functions/core/flows/flow-documents.js';
 
