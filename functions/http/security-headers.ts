@@ -11,7 +11,8 @@ import { ApiError } from '../core/common/errors.js';
  *
  * The request's id (hono's requestId middleware, app.ts) is added here too: that middleware names
  * only the answers made with the context's helpers (c.json, c.text, ...), not a Response a route
- * builds itself, such as a sync webhook's result.
+ * builds itself, such as a sync webhook's result. An answer that names itself keeps its own (a
+ * script may set X-Request-Id in svc_headers, as Windmill's examples do).
  */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();

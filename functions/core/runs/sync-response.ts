@@ -81,8 +81,6 @@ const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
   'referrer-policy', 'strict-transport-security', 'permissions-policy', 'x-xss-protection',
   // Would let a script served from the service's origin register a service worker over all of it.
   'service-worker-allowed',
-  // The service's name for the request (its log lines carry it), not the script's.
-  'x-request-id',
 ]);
 
 /** Headers that navigate the browser or ask it for credentials (see ShapeOptions.navigation). */
