@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,7 +6,8 @@ import { join } from 'node:path';
  * The folder a local service keeps its warm processes' and jobs' files in (those outside a job
  * slot, job-slots.ts), under the system's temporary folder. A service that stops removes its own;
  * one that was killed (kill -9, a power cut) cannot: each service therefore removes, as it starts,
- * the folders of services that have ended, known by the pid in their name as slot sets are.
+ * the folders of services that have ended (or exited and wait to be collected), known by the pid in
+ * their name as slot sets are.
  */
 const PREFIX = 'svc-run';
 
@@ -55,9 +56,24 @@ export function endedServiceFolders(parent: string, prefix: string): string[] {
 function hasEnded(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return false;
   } catch (e) {
     // EPERM: it runs, as another user.
     return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  return isZombie(pid);
+}
+
+/**
+ * A process that has exited but whose parent has not yet collected it still answers signal 0. A
+ * service killed from a shell that has since exited stays so until init collects it, which some
+ * inits (a container's, a sandbox's) do late or never: it runs nothing and holds nothing.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    // `pid (comm) state ...`: the command may itself hold parentheses, so the last one ends it.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] === 'Z';
+  } catch {
+    return false;
   }
 }

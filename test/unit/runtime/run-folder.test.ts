@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -16,7 +16,27 @@ function folder(name: string): string {
   return dir;
 }
 
+/** A process that has exited but is not collected: sh starts it, then becomes a `sleep`, which collects nothing. */
+async function zombie(): Promise<{ pid: number; stop(): void }> {
+  const holder = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const [line] = (await once(holder.stdout!, 'data')) as [Buffer];
+  const pid = Number(line.toString().trim());
+  await expect.poll(() => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0]).toBe('Z');
+  return { pid, stop: () => holder.kill('SIGKILL') };
+}
+
 describe('run folders of ended services', () => {
+  it("removes the folder of a service that has exited but was not yet collected by its parent", async () => {
+    const ended = await zombie();
+    try {
+      const gone = folder(`svc-run-${ended.pid}-z0mb1e`);
+      removeEndedServiceFolders(parent, 'svc-run');
+      expect(existsSync(gone)).toBe(false);
+    } finally {
+      ended.stop();
+    }
+  });
+
   it('removes the folders whose service ended, and keeps those of running services', async () => {
     const running = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     const ended = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
