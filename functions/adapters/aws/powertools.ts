@@ -1,6 +1,5 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 import { redact, type LogFields, type Logger, type LogLevel } from '../../core/common/logger.js';
 
 /**
@@ -17,8 +16,20 @@ const SERVICE = 'svc';
 
 export const powertoolsLogger = new PowertoolsLogger({ serviceName: SERVICE });
 export const metrics = new Metrics({ namespace: process.env[METRICS_NAMESPACE_ENV] || SERVICE, serviceName: SERVICE });
-/** Off outside Lambda (tests, the local shell): `captureAWSv3Client` then hands the client back as is. */
-export const tracer = new Tracer({ serviceName: SERVICE });
+/** What the shell asks of a tracer: an SDK client whose calls are X-Ray subsegments. */
+export interface ClientTracer {
+  captureAWSv3Client<T>(client: T): T;
+}
+
+/**
+ * Powertools' tracer in Lambda; outside it (the AWS shell's tests) a tracer that hands each client
+ * back as is, which is all Powertools' own does there (it traces only where AWS_EXECUTION_ENV says
+ * Lambda). Not even loaded there: the X-Ray SDK under it turns on, when imported, async hooks that
+ * track every promise of the process, traced or not (a tenth of the AWS shell's CPU in its tests).
+ */
+export const tracer: ClientTracer = process.env.AWS_EXECUTION_ENV
+  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: SERVICE })
+  : { captureAWSv3Client: (client) => client };
 
 /** The core's Logger interface over a Powertools logger. */
 export function powertoolsCoreLogger(target: PowertoolsLogger = powertoolsLogger, context: LogFields = {}): Logger {
