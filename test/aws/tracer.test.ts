@@ -18,7 +18,7 @@ const PROBE = `
 `;
 
 function probe(env: Record<string, string>): { clsNamespaces: string[]; xrayMiddleware: number } {
-  const { AWS_EXECUTION_ENV: _, ...inherited } = process.env;
+  const { AWS_LAMBDA_FUNCTION_NAME: _, ...inherited } = process.env;
   const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], {
     cwd: new URL('../..', import.meta.url),
     env: { ...inherited, ...env },
@@ -34,7 +34,7 @@ describe('X-Ray tracing of the SDK clients', () => {
   });
 
   it('in Lambda: each client call is a traced subsegment', () => {
-    const traced = probe({ AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs20.x' });
+    const traced = probe({ AWS_LAMBDA_FUNCTION_NAME: 'svc-api', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x' });
     expect(traced.xrayMiddleware).toBe(1);
     expect(traced.clsNamespaces).toContain('AWSXRay');
   });

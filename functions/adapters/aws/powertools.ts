@@ -22,12 +22,12 @@ export interface ClientTracer {
 }
 
 /**
- * Powertools' tracer in Lambda; outside it (the AWS shell's tests) a tracer that hands each client
- * back as is, which is all Powertools' own does there (it traces only where AWS_EXECUTION_ENV says
- * Lambda). Not even loaded there: the X-Ray SDK under it turns on, when imported, async hooks that
- * track every promise of the process, traced or not (a tenth of the AWS shell's CPU in its tests).
+ * Powertools' tracer in Lambda (AWS_LAMBDA_FUNCTION_NAME set); outside it (the AWS shell's tests) a
+ * tracer that hands each client back as is, which is all Powertools' own does there. Not even
+ * loaded there: the X-Ray SDK under it turns on, when imported, async hooks that track every
+ * promise of the process, traced or not (a tenth of the AWS shell's CPU in its tests).
  */
-export const tracer: ClientTracer = process.env.AWS_EXECUTION_ENV
+export const tracer: ClientTracer = process.env.AWS_LAMBDA_FUNCTION_NAME
   ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: SERVICE })
   : { captureAWSv3Client: (client) => client };
 
